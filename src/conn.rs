@@ -1,0 +1,1 @@
+//! placeholder (connection helper)

@@ -1,0 +1,223 @@
+//! Bytes as text and back: the one escaping used everywhere raw bytes are shown or stored.
+//!
+//! Operators paste frames as `>4\r\n$6\r\nMOVING\r\n...`, so that is how maintwatch prints them
+//! too. The escaping is a bijection (backslash itself is escaped), which is what lets JSON-lines
+//! captures carry raw bytes losslessly while staying readable, instead of base64 or lossy UTF-8.
+
+use std::fmt;
+
+/// Escapes bytes: printable ASCII stays, `\\`, `\r`, `\n`, `\t` are named, anything else is
+/// `\xNN`.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 4);
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\r' => out.push_str("\\r"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\x");
+                out.push(HEX[(b >> 4) as usize] as char);
+                out.push(HEX[(b & 15) as usize] as char);
+            }
+        }
+    }
+    out
+}
+
+/// Where and why text could not be turned back into bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextError {
+    /// 1-based line of the input.
+    pub line: usize,
+    /// 1-based column (in characters) of the offending character.
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for TextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for TextError {}
+
+/// Reverses [`escape`], and also takes what people paste: `\0`, `\"`, `\'`, `\e`, upper-case hex.
+/// Real line breaks are layout, not data (the bytes come from the escapes), and a line wrapped
+/// in double quotes loses them.
+pub fn unescape(text: &str) -> Result<Vec<u8>, TextError> {
+    let mut out = Vec::with_capacity(text.len());
+    for (index, raw_line) in text.split('\n').enumerate() {
+        let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
+        let trimmed = line.trim();
+        let (body, skipped) = if trimmed.len() >= 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
+            let lead = line.len() - line.trim_start().len();
+            (&trimmed[1..trimmed.len() - 1], line[..lead].chars().count() + 1)
+        } else {
+            (line, 0)
+        };
+        unescape_line(body, &mut out).map_err(|(col, message)| TextError {
+            line: index + 1,
+            column: skipped + col,
+            message,
+        })?;
+    }
+    Ok(out)
+}
+
+fn unescape_line(line: &str, out: &mut Vec<u8>) -> Result<(), (usize, String)> {
+    let mut chars = line.char_indices().enumerate().peekable();
+    while let Some((col, (_, c))) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        let Some((_, (_, e))) = chars.next() else {
+            return Err((col + 1, "a backslash ends the line: nothing to escape".into()));
+        };
+        match e {
+            'r' => out.push(b'\r'),
+            'n' => out.push(b'\n'),
+            't' => out.push(b'\t'),
+            '0' => out.push(0),
+            'e' => out.push(0x1b),
+            '\\' => out.push(b'\\'),
+            '"' => out.push(b'"'),
+            '\'' => out.push(b'\''),
+            'x' => {
+                let mut value = 0u8;
+                for _ in 0..2 {
+                    match chars.next() {
+                        Some((_, (_, h))) if h.is_ascii_hexdigit() => {
+                            value = value * 16 + h.to_digit(16).unwrap_or(0) as u8
+                        }
+                        Some((hcol, (_, h))) => {
+                            return Err((hcol + 1, format!("expected a hex digit after \\x, found {h:?}")))
+                        }
+                        None => return Err((col + 1, "\\x needs two hex digits".into())),
+                    }
+                }
+                out.push(value);
+            }
+            other => return Err((col + 1, format!("unknown escape \\{other}"))),
+        }
+    }
+    Ok(())
+}
+
+/// Reads hex text (whitespace, `0x` prefixes and `:` separators allowed between bytes).
+pub fn unhex(text: &str) -> Result<Vec<u8>, TextError> {
+    let mut out = Vec::with_capacity(text.len() / 2);
+    for (index, line) in text.lines().enumerate() {
+        let mut pending: Option<u8> = None;
+        let cleaned = line.replace("0x", "  ").replace("0X", "  ");
+        for (col, c) in cleaned.chars().enumerate() {
+            if c.is_whitespace() || c == ':' {
+                if pending.is_some() {
+                    return Err(TextError {
+                        line: index + 1,
+                        column: col + 1,
+                        message: "odd number of hex digits in a byte".into(),
+                    });
+                }
+                continue;
+            }
+            let Some(d) = c.to_digit(16) else {
+                return Err(TextError {
+                    line: index + 1,
+                    column: col + 1,
+                    message: format!("expected a hex digit, found {c:?}"),
+                });
+            };
+            match pending.take() {
+                None => pending = Some(d as u8),
+                Some(hi) => out.push(hi * 16 + d as u8),
+            }
+        }
+        if pending.is_some() {
+            return Err(TextError {
+                line: index + 1,
+                column: cleaned.chars().count(),
+                message: "odd number of hex digits at the end of the line".into(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Guesses how input text encodes bytes: escaped text if it holds a `\r` or `\n` escape and no
+/// real carriage return, hex if it is only hex digits and spacing, raw otherwise.
+pub fn detect(input: &[u8]) -> InputFormat {
+    let has_escapes = input.windows(2).any(|w| w == b"\\r" || w == b"\\n");
+    if has_escapes && !input.contains(&b'\r') {
+        return InputFormat::Escaped;
+    }
+    let hexish = input
+        .iter()
+        .all(|b| b.is_ascii_hexdigit() || b.is_ascii_whitespace() || *b == b':' || *b == b'x');
+    if hexish && input.iter().any(u8::is_ascii_hexdigit) && !input.contains(&b'\r') {
+        return InputFormat::Hex;
+    }
+    InputFormat::Raw
+}
+
+/// The ways `decode` can be given bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    Raw,
+    Escaped,
+    Hex,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_is_readable_and_lossless() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(unescape(&escape(&all)).unwrap(), all);
+        assert_eq!(escape(b">1\r\n+a\\b\r\n"), ">1\\r\\n+a\\\\b\\r\\n");
+        assert_eq!(escape(&[0xc3, 0x28]), "\\xc3(");
+    }
+
+    #[test]
+    fn pasted_text_with_quotes_and_line_breaks() {
+        let text = "\">4\\r\\n$6\\r\\nMOVING\\r\\n\"\n\":0\\r\\n:15\\r\\n_\\r\\n\"\n";
+        assert_eq!(unescape(text).unwrap(), b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+    }
+
+    #[test]
+    fn bad_escapes_name_line_and_column() {
+        let e = unescape("+OK\\r\\n\n+X\\q").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 4));
+        assert!(e.message.contains("\\q"), "{e}");
+        let e = unescape("\\x4g").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 4));
+    }
+
+    #[test]
+    fn hex_input() {
+        assert_eq!(unhex("3e 31 0d0a\n0x2b 0x61 0d 0a").unwrap(), b">1\r\n+a\r\n");
+        let e = unhex("3e 3").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = unhex("3e zz").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 4));
+    }
+
+    #[test]
+    fn detection() {
+        assert_eq!(detect(b">4\\r\\n$6\\r\\nMOVING"), InputFormat::Escaped);
+        assert_eq!(detect(b"3e340d0a"), InputFormat::Hex);
+        assert_eq!(detect(b">4\r\n$6\r\nMOVING\r\n"), InputFormat::Raw);
+    }
+}

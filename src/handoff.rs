@@ -1,0 +1,1043 @@
+//! The handoff decision of PROTOCOL.md section 5, run as a dry run.
+//!
+//! When a `MOVING` arrives, a client must decide where to reconnect: to a named successor, on the
+//! clock, or to whichever address DNS advertises once it stops naming the node being retired.
+//! maintwatch does not reconnect anywhere; it replays that decision so an operator can see what a
+//! well-behaved client would have done and when. Everything that touches the outside world (DNS,
+//! time, randomness, cancellation) comes in through a trait or an argument, so the decision is
+//! tested with scripted answers and a paused clock instead of sockets and sleeps.
+
+use std::fmt;
+use std::future::Future;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+
+/// One answer to "which addresses does this name advertise right now?".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "resolution", rename_all = "snake_case")]
+pub enum Resolution {
+    /// The name resolved. An empty list (NXDOMAIN, no A/AAAA records) is kept as such but counts
+    /// as "cannot tell", never as "the address is gone".
+    Addresses {
+        addrs: Vec<IpAddr>,
+        /// Smallest TTL of the answer, in seconds, when the resolver reports one.
+        ttl: Option<u32>,
+    },
+    /// The resolution failed (timeout, SERVFAIL, network error ...).
+    Failed { reason: String },
+}
+
+impl Resolution {
+    /// The advertised addresses, or `None` when this answer cannot tell (failed or empty).
+    pub fn usable_addrs(&self) -> Option<&[IpAddr]> {
+        match self {
+            Resolution::Addresses { addrs, .. } if !addrs.is_empty() => Some(addrs),
+            _ => None,
+        }
+    }
+}
+
+/// "Am I still advertised?" is tri-state (PROTOCOL.md section 5, rule 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Advertised {
+    Yes,
+    No,
+    /// The resolution failed or returned nothing. Must never be read as `No`, or one DNS blip
+    /// recycles every healthy connection.
+    CannotTell,
+}
+
+/// Whether `addr` is among the addresses of `res`.
+pub fn advertised(res: &Resolution, addr: IpAddr) -> Advertised {
+    match res.usable_addrs() {
+        None => Advertised::CannotTell,
+        Some(addrs) if addrs.contains(&addr) => Advertised::Yes,
+        Some(_) => Advertised::No,
+    }
+}
+
+/// The DNS seam: resolve a host name to its A and AAAA addresses.
+pub trait Resolve {
+    fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send;
+}
+
+impl<R: Resolve + ?Sized> Resolve for &R {
+    fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send {
+        (**self).resolve(host)
+    }
+}
+
+impl<R: Resolve + ?Sized> Resolve for Arc<R> {
+    fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send {
+        (**self).resolve(host)
+    }
+}
+
+/// The time seam. `now` is measured from an arbitrary origin; only differences are used.
+pub trait Clock {
+    fn now(&self) -> Duration;
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
+}
+
+/// [`Clock`] on `tokio::time`, so that `tokio::time::pause` (and `start_paused` tests) drive it.
+///
+/// It carries its own origin because `tokio::time::Instant` has no epoch to measure from.
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    origin: tokio::time::Instant,
+}
+
+impl TokioClock {
+    pub fn new() -> Self {
+        Self {
+            origin: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Default for TokioClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for TokioClock {
+    fn now(&self) -> Duration {
+        tokio::time::Instant::now().saturating_duration_since(self.origin)
+    }
+
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(d)
+    }
+}
+
+/// The randomness seam for the pre-action jitter.
+pub trait Jitter {
+    /// A duration uniform in `[0, upper)`; zero when `upper` is zero.
+    fn pick(&mut self, upper: Duration) -> Duration;
+}
+
+/// [`Jitter`] from the thread-local `rand` generator.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RandJitter;
+
+impl Jitter for RandJitter {
+    fn pick(&mut self, upper: Duration) -> Duration {
+        use rand::Rng;
+        // Sampled in whole nanoseconds so the half-open upper bound is exact.
+        let nanos = u64::try_from(upper.as_nanos()).unwrap_or(u64::MAX);
+        if nanos == 0 {
+            return Duration::ZERO;
+        }
+        Duration::from_nanos(rand::rng().random_range(0..nanos))
+    }
+}
+
+/// A [`Jitter`] that always picks the same value (clamped into `[0, upper)`), for reproducible
+/// dry runs and tests.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedJitter(pub Duration);
+
+impl Jitter for FixedJitter {
+    fn pick(&mut self, upper: Duration) -> Duration {
+        if upper.is_zero() {
+            Duration::ZERO
+        } else {
+            self.0.min(upper - Duration::from_nanos(1))
+        }
+    }
+}
+
+/// Upper bound of the pre-action jitter: `min(window / 10, 1 s)`, zero for a window <= 0.
+pub fn jitter_upper(window_secs: i64) -> Duration {
+    if window_secs <= 0 {
+        return Duration::ZERO;
+    }
+    // window / 10 in milliseconds; saturating so an absurd window still caps at 1 s.
+    let tenth_ms = u64::try_from(window_secs)
+        .unwrap_or(u64::MAX)
+        .saturating_mul(100);
+    Duration::from_millis(tenth_ms).min(Duration::from_secs(1))
+}
+
+/// The endpoint as the user configured it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointHost {
+    Name(String),
+    Ip(IpAddr),
+}
+
+impl EndpointHost {
+    /// An IP literal (bracketed IPv6 included) is an address; anything else is a name.
+    pub fn parse(host: &str) -> Self {
+        let bare = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        match bare.parse::<IpAddr>() {
+            Ok(ip) => EndpointHost::Ip(ip),
+            Err(_) => EndpointHost::Name(host.to_string()),
+        }
+    }
+}
+
+/// Everything the decision needs, captured when the `MOVING` arrived.
+#[derive(Debug, Clone)]
+pub struct HandoffInput {
+    pub endpoint: EndpointHost,
+    pub port: u16,
+    /// The address the connection that received the `MOVING` is connected to.
+    pub current: Option<IpAddr>,
+    /// The `host:port` named by the `MOVING`, if any (usually none in the field).
+    pub successor: Option<(String, u16)>,
+    /// The window announced by the `MOVING`, in seconds; 0 or negative means "already under way".
+    pub window_secs: i64,
+    /// Interval between DNS polls; the reference client uses 1 s.
+    pub poll_interval: Duration,
+}
+
+/// Why a handoff falls back to reconnecting on the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockReason {
+    /// The endpoint is an address: there is no name to re-resolve.
+    AddressEndpoint,
+    /// The connected address is unknown, so "an address that is not mine" means nothing.
+    UnknownCurrent,
+}
+
+/// What the reference client would do. Every `at` is the offset since the `MOVING` (more exactly,
+/// since [`run`] was called, which the caller does on receipt).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Rule 1: the `MOVING` named a successor; move to it at once.
+    MoveToSuccessor {
+        host: String,
+        port: u16,
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+    },
+    /// Rule 2: nothing to re-resolve; `at` is when the reconnect is due (half the window, 0 for a
+    /// window <= 0). The decision itself is immediate.
+    ReconnectOnClock {
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+        reason: ClockReason,
+    },
+    /// The first answer already named a live sibling (the multi-proxy norm).
+    SteppedSideways {
+        to: IpAddr,
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+    },
+    /// The record stopped naming only the retiring address after `polls` polls.
+    Moved {
+        to: IpAddr,
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+        polls: u32,
+    },
+    /// The budget ran out with the record still stale: a normal outcome, not an error; the
+    /// client reconnects after the server closes the socket. `cannot_tell` counts the polls that
+    /// failed or came back empty.
+    StaleAtExpiry {
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+        polls: u32,
+        cannot_tell: u32,
+    },
+    /// The caller cancelled the handoff (socket closed, shutdown ...).
+    Cancelled {
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+        polls: u32,
+    },
+}
+
+impl Outcome {
+    /// The offset since the `MOVING` at which this outcome happened (or, for
+    /// [`Outcome::ReconnectOnClock`], is due).
+    pub fn at(&self) -> Duration {
+        match self {
+            Outcome::MoveToSuccessor { at, .. }
+            | Outcome::ReconnectOnClock { at, .. }
+            | Outcome::SteppedSideways { at, .. }
+            | Outcome::Moved { at, .. }
+            | Outcome::StaleAtExpiry { at, .. }
+            | Outcome::Cancelled { at, .. } => *at,
+        }
+    }
+}
+
+fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// `+9.8 s`: one decimal is the resolution the measurements in PROTOCOL.md are quoted at.
+struct Offset(Duration);
+
+impl fmt::Display for Offset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "+{:.1} s", self.0.as_secs_f64())
+    }
+}
+
+fn plural(n: u32, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::MoveToSuccessor { host, port, at } => {
+                // A bare IPv6 host needs brackets to stay readable as host:port.
+                if host.contains(':') && !host.starts_with('[') {
+                    write!(
+                        f,
+                        "move to the named successor [{host}]:{port} at {}",
+                        Offset(*at)
+                    )
+                } else {
+                    write!(
+                        f,
+                        "move to the named successor {host}:{port} at {}",
+                        Offset(*at)
+                    )
+                }
+            }
+            Outcome::ReconnectOnClock { at, reason } => {
+                let why = match reason {
+                    ClockReason::AddressEndpoint => {
+                        "the endpoint is an address, nothing to re-resolve"
+                    }
+                    ClockReason::UnknownCurrent => "the connected address is unknown",
+                };
+                write!(
+                    f,
+                    "reconnect on the clock at {} (half the window; {why})",
+                    Offset(*at)
+                )
+            }
+            Outcome::SteppedSideways { to, at } => {
+                write!(f, "stepped sideways to {to} at {}", Offset(*at))
+            }
+            Outcome::Moved { to, at, polls } => {
+                write!(
+                    f,
+                    "moved to {to} after {} at {}",
+                    plural(*polls, "poll"),
+                    Offset(*at)
+                )
+            }
+            Outcome::StaleAtExpiry {
+                at,
+                polls,
+                cannot_tell,
+            } => {
+                write!(
+                    f,
+                    "window expired at {} with the record still stale after {}",
+                    Offset(*at),
+                    plural(*polls, "poll")
+                )?;
+                if *cannot_tell > 0 {
+                    write!(f, ", {cannot_tell} could not tell")?;
+                }
+                f.write_str(" (a normal outcome: reconnect after the server closes)")
+            }
+            Outcome::Cancelled { at, polls } => {
+                write!(
+                    f,
+                    "handoff cancelled at {} after {}",
+                    Offset(*at),
+                    plural(*polls, "poll")
+                )
+            }
+        }
+    }
+}
+
+/// Run the handoff decision of PROTOCOL.md section 5 to its outcome.
+///
+/// `cancel` completing at any await point ends the run with [`Outcome::Cancelled`].
+pub async fn run<R: Resolve, C: Clock, J: Jitter>(
+    input: &HandoffInput,
+    resolver: &R,
+    clock: &C,
+    jitter: &mut J,
+    cancel: impl Future<Output = ()>,
+) -> Outcome {
+    let origin = clock.now();
+    let elapsed = || clock.now().saturating_sub(origin);
+    let window = Duration::from_secs(u64::try_from(input.window_secs).unwrap_or(0));
+
+    // Rule 1.
+    if let Some((host, port)) = &input.successor {
+        return Outcome::MoveToSuccessor {
+            host: host.clone(),
+            port: *port,
+            at: elapsed(),
+        };
+    }
+
+    // Rule 2.
+    let (host, current) = match (&input.endpoint, input.current) {
+        (EndpointHost::Ip(_), _) => {
+            return Outcome::ReconnectOnClock {
+                at: window / 2,
+                reason: ClockReason::AddressEndpoint,
+            }
+        }
+        (EndpointHost::Name(_), None) => {
+            return Outcome::ReconnectOnClock {
+                at: window / 2,
+                reason: ClockReason::UnknownCurrent,
+            }
+        }
+        (EndpointHost::Name(host), Some(current)) => (host.as_str(), current),
+    };
+
+    // Rule 3 with the jitter of rule 4.
+    let mut cancel = std::pin::pin!(cancel);
+    let mut polls: u32 = 0;
+    let mut cannot_tell: u32 = 0;
+
+    let wait = jitter.pick(jitter_upper(input.window_secs));
+    if !wait.is_zero() {
+        tokio::select! {
+            biased;
+            () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
+            () = clock.sleep(wait) => {}
+        }
+    }
+    // The budget is window minus jitter, so polling ends at the window itself.
+    let deadline = window.max(wait);
+    // A zero interval would hammer the nameserver in a tight loop; 1 ms is still "as fast as
+    // possible" for any real resolver.
+    let interval = input.poll_interval.max(Duration::from_millis(1));
+
+    loop {
+        let started = elapsed();
+        let resolution = if polls == 0 {
+            // The first attempt is never cut short: a window <= 0 means "act now", and acting
+            // needs at least one answer (rule 4).
+            tokio::select! {
+                biased;
+                () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
+                r = resolver.resolve(host) => Some(r),
+            }
+        } else {
+            tokio::select! {
+                biased;
+                () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
+                r = resolver.resolve(host) => Some(r),
+                // A resolution still in flight when the budget runs out cannot change the outcome.
+                () = clock.sleep(deadline.saturating_sub(started)) => None,
+            }
+        };
+        polls += 1;
+
+        match resolution.as_ref().and_then(Resolution::usable_addrs) {
+            Some(addrs) => {
+                // "Any address that isn't mine", not "prefer the newcomer": a live sibling is
+                // available now, the newcomer only once DNS moves.
+                if let Some(&to) = addrs.iter().find(|a| **a != current) {
+                    let at = elapsed();
+                    return if polls == 1 {
+                        Outcome::SteppedSideways { to, at }
+                    } else {
+                        Outcome::Moved { to, at, polls }
+                    };
+                }
+            }
+            // Failed, empty or cut by the deadline: cannot tell, never "gone"; keep polling.
+            None => cannot_tell += 1,
+        }
+
+        let now = elapsed();
+        let next = (started + interval).max(now);
+        if next >= deadline {
+            if now < deadline {
+                tokio::select! {
+                    biased;
+                    () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
+                    () = clock.sleep(deadline - now) => {}
+                }
+            }
+            return Outcome::StaleAtExpiry {
+                at: elapsed(),
+                polls,
+                cannot_tell,
+            };
+        }
+        if next > now {
+            tokio::select! {
+                biased;
+                () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
+                () = clock.sleep(next - now) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::net::Ipv4Addr;
+    use std::sync::Mutex;
+
+    const OLD: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+    const NEW: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3));
+
+    /// Virtual time for [`drive`]: sleeping registers a deadline, and time only moves when the
+    /// driven future can make no progress without it. Tests therefore run instantly and assert
+    /// exact offsets that cannot depend on machine load.
+    #[derive(Clone, Default)]
+    struct FakeClock(Arc<Mutex<FakeTime>>);
+
+    #[derive(Default)]
+    struct FakeTime {
+        now: Duration,
+        /// Deadlines of the sleeps found pending during the latest poll.
+        waiting: Vec<Duration>,
+    }
+
+    impl Clock for FakeClock {
+        fn now(&self) -> Duration {
+            self.0.lock().unwrap().now
+        }
+
+        fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+            let deadline = self.now() + d;
+            let time = self.0.clone();
+            std::future::poll_fn(move |_| {
+                let mut t = time.lock().unwrap();
+                if t.now >= deadline {
+                    std::task::Poll::Ready(())
+                } else {
+                    t.waiting.push(deadline);
+                    std::task::Poll::Pending
+                }
+            })
+        }
+    }
+
+    /// Poll `fut` to completion, advancing the fake clock to the earliest pending sleep whenever
+    /// the future is stuck. Panics if it is stuck with no sleep pending (it would hang forever).
+    fn drive<F: Future>(clock: &FakeClock, fut: F) -> F::Output {
+        let mut fut = std::pin::pin!(fut);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        loop {
+            clock.0.lock().unwrap().waiting.clear();
+            if let std::task::Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+                return out;
+            }
+            let mut t = clock.0.lock().unwrap();
+            let next = t.waiting.iter().min().copied();
+            t.now = next.expect("future is stuck with no sleep pending");
+        }
+    }
+
+    fn addrs(list: &[IpAddr]) -> Resolution {
+        Resolution::Addresses {
+            addrs: list.to_vec(),
+            ttl: Some(5),
+        }
+    }
+
+    fn failed() -> Resolution {
+        Resolution::Failed {
+            reason: "request timed out".into(),
+        }
+    }
+
+    /// Answers from a script, one per call; once the script runs out it repeats the last
+    /// answer. Records the clock offset of every call so tests can assert the poll schedule.
+    struct Scripted {
+        clock: FakeClock,
+        script: Mutex<VecDeque<Resolution>>,
+        last: Mutex<Option<Resolution>>,
+        calls: Mutex<Vec<(String, Duration)>>,
+    }
+
+    impl Scripted {
+        fn new(clock: FakeClock, script: Vec<Resolution>) -> Self {
+            Self {
+                clock,
+                script: Mutex::new(script.into()),
+                last: Mutex::new(None),
+                calls: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn call_times(&self) -> Vec<Duration> {
+            self.calls.lock().unwrap().iter().map(|c| c.1).collect()
+        }
+    }
+
+    impl Resolve for Scripted {
+        fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send {
+            self.calls
+                .lock()
+                .unwrap()
+                .push((host.to_string(), self.clock.now()));
+            let next = self.script.lock().unwrap().pop_front();
+            let answer = match next {
+                Some(r) => {
+                    *self.last.lock().unwrap() = Some(r.clone());
+                    r
+                }
+                None => self.last.lock().unwrap().clone().expect("empty script"),
+            };
+            std::future::ready(answer)
+        }
+    }
+
+    /// Never answers: a resolver stuck on a dead nameserver.
+    struct Hung;
+
+    impl Resolve for Hung {
+        fn resolve(&self, _host: &str) -> impl Future<Output = Resolution> + Send {
+            std::future::pending()
+        }
+    }
+
+    fn input(window_secs: i64) -> HandoffInput {
+        HandoffInput {
+            endpoint: EndpointHost::Name("db.example.test".into()),
+            port: 12000,
+            current: Some(OLD),
+            successor: None,
+            window_secs,
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+
+    fn never() -> std::future::Pending<()> {
+        std::future::pending()
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn dns_trailing_the_notification_moves_after_n_polls() {
+        let clock = FakeClock::default();
+        // The measured case: DNS still names only the old node for the first polls (+4.4 s).
+        let mut script = vec![addrs(&[OLD]); 5];
+        script.push(addrs(&[NEW]));
+        let dns = Scripted::new(clock.clone(), script);
+        let out = drive(
+            &clock,
+            run(&input(15), &dns, &clock, &mut FixedJitter(ms(400)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::Moved {
+                to: NEW,
+                at: ms(5400),
+                polls: 6
+            }
+        );
+        assert_eq!(
+            out.to_string(),
+            "moved to 127.0.0.3 after 6 polls at +5.4 s"
+        );
+        assert_eq!(
+            dns.call_times(),
+            (0..6).map(|k| ms(400 + 1000 * k)).collect::<Vec<_>>()
+        );
+        assert!(dns
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(h, _)| h == "db.example.test"));
+    }
+
+    #[test]
+    fn resolution_blip_is_never_read_as_gone() {
+        let clock = FakeClock::default();
+        let empty = addrs(&[]);
+        let dns = Scripted::new(
+            clock.clone(),
+            vec![addrs(&[OLD]), failed(), empty, addrs(&[NEW])],
+        );
+        let out = drive(
+            &clock,
+            run(&input(15), &dns, &clock, &mut FixedJitter(ms(0)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::Moved {
+                to: NEW,
+                at: ms(3000),
+                polls: 4
+            }
+        );
+    }
+
+    #[test]
+    fn round_robin_record_naming_both_nodes_steps_sideways() {
+        let clock = FakeClock::default();
+        // The retiring address comes first: the sibling must still be found.
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD, NEW])]);
+        let out = drive(
+            &clock,
+            run(&input(15), &dns, &clock, &mut FixedJitter(ms(400)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::SteppedSideways {
+                to: NEW,
+                at: ms(400)
+            }
+        );
+        assert_eq!(out.to_string(), "stepped sideways to 127.0.0.3 at +0.4 s");
+        assert_eq!(dns.call_times(), vec![ms(400)]);
+    }
+
+    #[test]
+    fn sibling_available_at_once_steps_sideways() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
+        let out = drive(
+            &clock,
+            run(&input(2), &dns, &clock, &mut FixedJitter(ms(150)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::SteppedSideways {
+                to: NEW,
+                at: ms(150)
+            }
+        );
+    }
+
+    #[test]
+    fn zero_window_gets_exactly_one_attempt() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD])]);
+        // The jitter source would wait if asked; a zero window must not ask it for anything.
+        let out = drive(
+            &clock,
+            run(&input(0), &dns, &clock, &mut FixedJitter(ms(700)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::StaleAtExpiry {
+                at: Duration::ZERO,
+                polls: 1,
+                cannot_tell: 0
+            }
+        );
+        assert_eq!(dns.call_times(), vec![Duration::ZERO]);
+    }
+
+    #[test]
+    fn zero_window_single_attempt_can_still_step_sideways() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD, NEW])]);
+        let out = drive(
+            &clock,
+            run(&input(0), &dns, &clock, &mut RandJitter, never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::SteppedSideways {
+                to: NEW,
+                at: Duration::ZERO
+            }
+        );
+    }
+
+    #[test]
+    fn negative_window_gets_exactly_one_attempt() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![failed()]);
+        let out = drive(
+            &clock,
+            run(&input(-3), &dns, &clock, &mut FixedJitter(ms(700)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::StaleAtExpiry {
+                at: Duration::ZERO,
+                polls: 1,
+                cannot_tell: 1
+            }
+        );
+        assert_eq!(dns.call_times().len(), 1);
+    }
+
+    #[test]
+    fn stale_at_expiry_is_a_normal_outcome() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD]), failed(), addrs(&[OLD])]);
+        let out = drive(
+            &clock,
+            run(&input(15), &dns, &clock, &mut FixedJitter(ms(400)), never()),
+        );
+        // Polls at +0.4 .. +14.4 s, then the budget (15 - 0.4 s) runs out at the window.
+        assert_eq!(
+            out,
+            Outcome::StaleAtExpiry {
+                at: ms(15_000),
+                polls: 15,
+                cannot_tell: 1
+            }
+        );
+        assert_eq!(dns.call_times().last(), Some(&ms(14_400)));
+        assert_eq!(
+            out.to_string(),
+            "window expired at +15.0 s with the record still stale after 15 polls, 1 could not \
+             tell (a normal outcome: reconnect after the server closes)"
+        );
+    }
+
+    /// Answers stale once, then never again: a nameserver that dies mid-handoff.
+    struct StaleThenHung(std::sync::atomic::AtomicU32);
+
+    impl Resolve for StaleThenHung {
+        fn resolve(&self, _host: &str) -> impl Future<Output = Resolution> + Send {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    addrs(&[OLD])
+                } else {
+                    std::future::pending().await
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn resolution_hanging_past_the_window_ends_stale_at_the_window() {
+        let clock = FakeClock::default();
+        let dns = StaleThenHung(0.into());
+        let out = drive(
+            &clock,
+            run(&input(2), &dns, &clock, &mut FixedJitter(ms(100)), never()),
+        );
+        assert_eq!(
+            out,
+            Outcome::StaleAtExpiry {
+                at: ms(2000),
+                polls: 2,
+                cannot_tell: 1
+            }
+        );
+    }
+
+    #[test]
+    fn cancellation_during_polling_returns_cancelled() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD])]);
+        let cancel = clock.sleep(ms(2500));
+        let out = drive(
+            &clock,
+            run(&input(15), &dns, &clock, &mut FixedJitter(ms(0)), cancel),
+        );
+        assert_eq!(
+            out,
+            Outcome::Cancelled {
+                at: ms(2500),
+                polls: 3
+            }
+        );
+    }
+
+    #[test]
+    fn cancellation_during_jitter_returns_cancelled_without_polling() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
+        let out = drive(
+            &clock,
+            run(
+                &input(15),
+                &dns,
+                &clock,
+                &mut FixedJitter(ms(900)),
+                std::future::ready(()),
+            ),
+        );
+        assert_eq!(
+            out,
+            Outcome::Cancelled {
+                at: Duration::ZERO,
+                polls: 0
+            }
+        );
+        assert!(dns.call_times().is_empty());
+    }
+
+    #[test]
+    fn cancellation_while_resolution_hangs() {
+        let clock = FakeClock::default();
+        let cancel = clock.sleep(ms(3000));
+        let out = drive(
+            &clock,
+            run(&input(15), &Hung, &clock, &mut FixedJitter(ms(0)), cancel),
+        );
+        assert_eq!(
+            out,
+            Outcome::Cancelled {
+                at: ms(3000),
+                polls: 0
+            }
+        );
+    }
+
+    #[test]
+    fn jitter_upper_bounds() {
+        assert_eq!(jitter_upper(2), ms(200));
+        assert_eq!(jitter_upper(15), Duration::from_secs(1));
+        assert_eq!(jitter_upper(10), Duration::from_secs(1));
+        assert_eq!(jitter_upper(5), ms(500));
+        assert_eq!(jitter_upper(0), Duration::ZERO);
+        assert_eq!(jitter_upper(-1), Duration::ZERO);
+        assert_eq!(jitter_upper(i64::MAX), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn rand_jitter_stays_below_the_upper_bound() {
+        let mut j = RandJitter;
+        for window in [2, 15] {
+            let upper = jitter_upper(window);
+            let picks: Vec<Duration> = (0..10_000).map(|_| j.pick(upper)).collect();
+            assert!(picks.iter().all(|p| *p < upper), "window {window}");
+            // Uniform over the range, not stuck at one end: both halves get hit.
+            assert!(picks.iter().any(|p| *p < upper / 2));
+            assert!(picks.iter().any(|p| *p >= upper / 2));
+        }
+        assert_eq!(j.pick(Duration::ZERO), Duration::ZERO);
+    }
+
+    #[test]
+    fn fixed_jitter_is_clamped_into_range() {
+        assert_eq!(
+            FixedJitter(ms(400)).pick(ms(200)),
+            ms(200) - Duration::from_nanos(1)
+        );
+        assert_eq!(FixedJitter(ms(100)).pick(ms(200)), ms(100));
+        assert_eq!(FixedJitter(ms(100)).pick(Duration::ZERO), Duration::ZERO);
+    }
+
+    #[test]
+    fn successor_named_moves_at_once_without_resolving() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
+        let mut inp = input(15);
+        inp.successor = Some(("10.0.0.9".into(), 13000));
+        let out = drive(&clock, run(&inp, &dns, &clock, &mut RandJitter, never()));
+        assert_eq!(
+            out,
+            Outcome::MoveToSuccessor {
+                host: "10.0.0.9".into(),
+                port: 13000,
+                at: Duration::ZERO
+            }
+        );
+        assert_eq!(
+            out.to_string(),
+            "move to the named successor 10.0.0.9:13000 at +0.0 s"
+        );
+        assert!(dns.call_times().is_empty());
+    }
+
+    #[test]
+    fn address_endpoint_reconnects_on_the_clock() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
+        let mut inp = input(15);
+        inp.endpoint = EndpointHost::Ip(OLD);
+        let out = drive(&clock, run(&inp, &dns, &clock, &mut RandJitter, never()));
+        assert_eq!(
+            out,
+            Outcome::ReconnectOnClock {
+                at: ms(7500),
+                reason: ClockReason::AddressEndpoint
+            }
+        );
+        assert!(dns.call_times().is_empty());
+
+        inp.window_secs = -2;
+        let out = drive(&clock, run(&inp, &dns, &clock, &mut RandJitter, never()));
+        assert_eq!(out.at(), Duration::ZERO);
+    }
+
+    #[test]
+    fn unknown_current_reconnects_on_the_clock() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
+        let mut inp = input(2);
+        inp.current = None;
+        let out = drive(&clock, run(&inp, &dns, &clock, &mut RandJitter, never()));
+        assert_eq!(
+            out,
+            Outcome::ReconnectOnClock {
+                at: Duration::from_secs(1),
+                reason: ClockReason::UnknownCurrent
+            }
+        );
+        assert!(dns.call_times().is_empty());
+    }
+
+    #[test]
+    fn advertised_is_tri_state() {
+        assert_eq!(advertised(&addrs(&[OLD, NEW]), OLD), Advertised::Yes);
+        assert_eq!(advertised(&addrs(&[NEW]), OLD), Advertised::No);
+        assert_eq!(advertised(&addrs(&[]), OLD), Advertised::CannotTell);
+        assert_eq!(advertised(&failed(), OLD), Advertised::CannotTell);
+    }
+
+    #[test]
+    fn endpoint_host_parse() {
+        assert_eq!(EndpointHost::parse("127.0.0.2"), EndpointHost::Ip(OLD));
+        assert_eq!(
+            EndpointHost::parse("[::1]"),
+            EndpointHost::Ip("::1".parse().unwrap())
+        );
+        assert_eq!(
+            EndpointHost::parse("db.example.test"),
+            EndpointHost::Name("db.example.test".into())
+        );
+    }
+
+    #[test]
+    fn outcome_serializes_with_a_tag_and_seconds() {
+        let out = Outcome::Moved {
+            to: NEW,
+            at: ms(9800),
+            polls: 10,
+        };
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"outcome":"moved","to":"127.0.0.3","at_s":9.8,"polls":10}"#
+        );
+        let out = Outcome::ReconnectOnClock {
+            at: ms(7500),
+            reason: ClockReason::UnknownCurrent,
+        };
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"outcome":"reconnect_on_clock","at_s":7.5,"reason":"unknown_current"}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&failed()).unwrap(),
+            r#"{"resolution":"failed","reason":"request timed out"}"#
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! maintwatch: a watcher and diagnostic tool for Redis maintenance notifications.
+//!
+//! The library holds everything; the binary in `main.rs` only parses arguments and maps errors to
+//! exit codes, so that tests and benchmarks drive the same code the operator runs.
+
+pub mod cli;
+pub mod commands;
+pub mod conn;
+pub mod dns;
+pub mod escape;
+pub mod exit;
+pub mod handoff;
+pub mod notification;
+pub mod output;
+pub mod record;
+pub mod resp;
+pub mod sim;

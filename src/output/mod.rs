@@ -1,0 +1,4 @@
+//! Formatting for people and machines. Sinks decide nothing: they render what the modules
+//! computed.
+
+pub mod text;

@@ -1,0 +1,1007 @@
+//! A strict RESP3 scanner that keeps the exact bytes of every frame.
+//!
+//! maintwatch is a diagnostic instrument: it prints and captures the bytes a server sent, so its
+//! reader must tell *where* a malformed frame went wrong, check every CRLF, and refuse absurd
+//! declared sizes before allocating anything. General-purpose client codecs are lenient and fast
+//! to accept; this one is strict and cheap to run: frames borrow from the read buffer, and the
+//! only allocation per frame is one `Vec` per aggregate, bounded by the bytes actually present.
+//!
+//! "Incomplete, read more" is not an error: [`Scanner::scan`] returns [`Scan::Incomplete`] with a
+//! lower bound on how many bytes the frame needs, so a reader need not rescan a large blob on every
+//! small read.
+
+use std::fmt;
+
+/// Size limits; exceeding one is a typed error, raised from the declared length before any
+/// allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest blob (`$`, `!`, `=`) accepted. Redis' own `proto-max-bulk-len` defaults to 512 MiB.
+    pub max_blob: u64,
+    /// Most elements one aggregate may declare (a map's pairs count twice).
+    pub max_elements: u64,
+    /// Deepest nesting of aggregates (and attributes). Recursion is bounded by this.
+    pub max_depth: usize,
+    /// Largest whole frame, in bytes.
+    pub max_frame: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_blob: 512 * 1024 * 1024,
+            // Replies such as KEYS * legitimately carry millions of elements.
+            max_elements: 1 << 27,
+            max_depth: 64,
+            max_frame: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// One RESP3 value, borrowing its text from the buffer it was scanned from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame<'a> {
+    /// `+text`
+    Simple(&'a [u8]),
+    /// `-ERR text`
+    Error(&'a [u8]),
+    /// `:123`
+    Integer(i64),
+    /// `$N` blob string
+    Blob(&'a [u8]),
+    /// `!N` blob error
+    BlobError(&'a [u8]),
+    /// `=N` verbatim string: a three-byte format (`txt`, `mkd`) and the text after the colon
+    Verbatim { format: &'a [u8], text: &'a [u8] },
+    /// `_`, and RESP2's `$-1` / `*-1`
+    Null,
+    /// `,1.5`, `,inf`, `,-inf`, `,nan`
+    Double(f64),
+    /// `#t` / `#f`
+    Boolean(bool),
+    /// `(123...` kept as its digits
+    BigNumber(&'a [u8]),
+    /// `*N`
+    Array(Vec<Frame<'a>>),
+    /// `%N`: N key/value pairs, in wire order
+    Map(Vec<(Frame<'a>, Frame<'a>)>),
+    /// `~N`
+    Set(Vec<Frame<'a>>),
+    /// `>N`: out-of-band data, where maintenance notifications live
+    Push(Vec<Frame<'a>>),
+    /// `|N` attributes followed by the value they describe
+    Attributed {
+        attributes: Vec<(Frame<'a>, Frame<'a>)>,
+        value: Box<Frame<'a>>,
+    },
+}
+
+impl<'a> Frame<'a> {
+    /// The text of a simple or blob string (or verbatim text), if this is one.
+    pub fn as_text(&self) -> Option<&'a [u8]> {
+        match self {
+            Frame::Simple(s) | Frame::Blob(s) => Some(s),
+            Frame::Verbatim { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The value behind any attributes.
+    pub fn unattributed(&self) -> &Frame<'a> {
+        match self {
+            Frame::Attributed { value, .. } => value.unattributed(),
+            other => other,
+        }
+    }
+
+    /// A short name of the RESP3 type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Frame::Simple(_) => "simple string",
+            Frame::Error(_) => "simple error",
+            Frame::Integer(_) => "integer",
+            Frame::Blob(_) => "blob string",
+            Frame::BlobError(_) => "blob error",
+            Frame::Verbatim { .. } => "verbatim string",
+            Frame::Null => "null",
+            Frame::Double(_) => "double",
+            Frame::Boolean(_) => "boolean",
+            Frame::BigNumber(_) => "big number",
+            Frame::Array(_) => "array",
+            Frame::Map(_) => "map",
+            Frame::Set(_) => "set",
+            Frame::Push(_) => "push",
+            Frame::Attributed { .. } => "attributed value",
+        }
+    }
+
+    /// Appends this frame's RESP3 encoding to `out`. Encoding a scanned frame gives back its
+    /// bytes, except for forms with two spellings (RESP2 nulls become `_`, `+1` integers lose
+    /// the sign, doubles are re-printed).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Frame::Simple(s) => line(out, b'+', s),
+            Frame::Error(s) => line(out, b'-', s),
+            Frame::Integer(n) => line(out, b':', n.to_string().as_bytes()),
+            Frame::Blob(s) => blob(out, b'$', &[s]),
+            Frame::BlobError(s) => blob(out, b'!', &[s]),
+            Frame::Verbatim { format, text } => blob(out, b'=', &[format, b":", text]),
+            Frame::Null => out.extend_from_slice(b"_\r\n"),
+            Frame::Double(d) => {
+                let text = if d.is_nan() {
+                    "nan".to_string()
+                } else if d.is_infinite() {
+                    if *d > 0.0 { "inf" } else { "-inf" }.to_string()
+                } else {
+                    format!("{d:?}")
+                };
+                line(out, b',', text.as_bytes())
+            }
+            Frame::Boolean(b) => line(out, b'#', if *b { b"t" } else { b"f" }),
+            Frame::BigNumber(s) => line(out, b'(', s),
+            Frame::Array(items) => aggregate(out, b'*', items),
+            Frame::Set(items) => aggregate(out, b'~', items),
+            Frame::Push(items) => aggregate(out, b'>', items),
+            Frame::Map(pairs) => pairs_out(out, b'%', pairs),
+            Frame::Attributed { attributes, value } => {
+                pairs_out(out, b'|', attributes);
+                value.encode(out);
+            }
+        }
+    }
+
+    /// The encoding as a new buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+}
+
+fn line(out: &mut Vec<u8>, tag: u8, text: &[u8]) {
+    out.push(tag);
+    out.extend_from_slice(text);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn blob(out: &mut Vec<u8>, tag: u8, parts: &[&[u8]]) {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    line(out, tag, len.to_string().as_bytes());
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+fn aggregate(out: &mut Vec<u8>, tag: u8, items: &[Frame<'_>]) {
+    line(out, tag, items.len().to_string().as_bytes());
+    for item in items {
+        item.encode(out);
+    }
+}
+
+fn pairs_out(out: &mut Vec<u8>, tag: u8, pairs: &[(Frame<'_>, Frame<'_>)]) {
+    line(out, tag, pairs.len().to_string().as_bytes());
+    for (k, v) in pairs {
+        k.encode(out);
+        v.encode(out);
+    }
+}
+
+/// Encodes a command the way clients send them: an array of blob strings.
+pub fn encode_command<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.as_ref().len() + 16).sum::<usize>());
+    line(&mut out, b'*', args.len().to_string().as_bytes());
+    for a in args {
+        blob(&mut out, b'$', &[a.as_ref()]);
+    }
+    out
+}
+
+/// What went wrong in a frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The first byte of a value is not a RESP3 type marker.
+    UnknownType(u8),
+    /// A specific byte or token was required here.
+    Expected {
+        expected: &'static str,
+        found: String,
+    },
+    /// A length or number header that is not a decimal integer.
+    BadNumber(String),
+    BlobTooLong { declared: u64, limit: u64 },
+    TooManyElements { declared: u64, limit: u64 },
+    TooDeep { limit: usize },
+    FrameTooLarge { size: u64, limit: u64 },
+    /// `$?` / `*?` / `%?` / `~?`: streamed types, which Redis never sends to clients.
+    Streamed(u8),
+}
+
+/// A framing error: what was wrong and the byte offset where it was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RespError {
+    /// Offset of the offending byte, counted from the start of the stream (or slice) scanned.
+    pub offset: u64,
+    pub kind: ErrorKind,
+}
+
+impl fmt::Display for RespError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: ", self.offset)?;
+        match &self.kind {
+            ErrorKind::UnknownType(b) => write!(
+                f,
+                "expected a RESP3 type marker (one of +-:$!=_,#(*%~>|), found {}",
+                show_byte(*b)
+            ),
+            ErrorKind::Expected { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
+            ErrorKind::BadNumber(text) => write!(f, "expected a decimal integer, found {text:?}"),
+            ErrorKind::BlobTooLong { declared, limit } => write!(
+                f,
+                "blob declares {declared} bytes, over the limit of {limit}"
+            ),
+            ErrorKind::TooManyElements { declared, limit } => write!(
+                f,
+                "aggregate declares {declared} elements, over the limit of {limit}"
+            ),
+            ErrorKind::TooDeep { limit } => {
+                write!(f, "aggregates nested deeper than the limit of {limit}")
+            }
+            ErrorKind::FrameTooLarge { size, limit } => write!(
+                f,
+                "frame needs at least {size} bytes, over the limit of {limit}"
+            ),
+            ErrorKind::Streamed(t) => write!(
+                f,
+                "streamed {} ('{}?') is not supported: Redis does not send it to clients",
+                match t {
+                    b'$' => "blob string",
+                    b'*' => "array",
+                    b'%' => "map",
+                    b'~' => "set",
+                    b'>' => "push",
+                    _ => "aggregate",
+                },
+                *t as char
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RespError {}
+
+/// A byte as a human reads it in an error: `'x'` or `0x0d`.
+fn show_byte(b: u8) -> String {
+    match b {
+        b'\r' => "'\\r'".into(),
+        b'\n' => "'\\n'".into(),
+        0x21..=0x7e => format!("'{}'", b as char),
+        _ => format!("0x{b:02x}"),
+    }
+}
+
+/// The outcome of one scan.
+#[derive(Debug, PartialEq)]
+pub enum Scan<'a> {
+    /// A whole frame and the number of bytes it occupied at the start of the buffer.
+    Frame(Frame<'a>, usize),
+    /// More bytes are needed; the frame is at least `need` bytes long in total.
+    Incomplete { need: usize },
+}
+
+/// Scans frames from the start of a buffer, within [`Limits`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scanner {
+    pub limits: Limits,
+}
+
+/// Internal: incomplete or failed.
+enum Stop {
+    Incomplete(usize),
+    Error(RespError),
+}
+
+type R<T> = Result<T, Stop>;
+
+impl Scanner {
+    pub fn new(limits: Limits) -> Self {
+        Scanner { limits }
+    }
+
+    /// Scans one frame at the start of `buf`. Error offsets are relative to `buf`.
+    pub fn scan<'a>(&self, buf: &'a [u8]) -> Result<Scan<'a>, RespError> {
+        let mut cur = Cursor {
+            buf,
+            pos: 0,
+            limits: &self.limits,
+        };
+        match cur.value(0) {
+            Ok(frame) => Ok(Scan::Frame(frame, cur.pos)),
+            Err(Stop::Incomplete(need)) => {
+                if need as u64 > self.limits.max_frame {
+                    return Err(RespError {
+                        offset: 0,
+                        kind: ErrorKind::FrameTooLarge {
+                            size: need as u64,
+                            limit: self.limits.max_frame,
+                        },
+                    });
+                }
+                Ok(Scan::Incomplete { need })
+            }
+            Err(Stop::Error(e)) => Err(e),
+        }
+    }
+
+    /// Scans every complete frame in `buf`, returning them with their byte spans. Stops at the
+    /// first error or at a trailing incomplete frame (whose start is the returned offset).
+    pub fn scan_all<'a>(
+        &self,
+        buf: &'a [u8],
+    ) -> (Vec<(Frame<'a>, std::ops::Range<usize>)>, usize, Option<RespError>) {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < buf.len() {
+            match self.scan(&buf[pos..]) {
+                Ok(Scan::Frame(f, n)) => {
+                    out.push((f, pos..pos + n));
+                    pos += n;
+                }
+                Ok(Scan::Incomplete { .. }) => break,
+                Err(mut e) => {
+                    e.offset += pos as u64;
+                    return (out, pos, Some(e));
+                }
+            }
+        }
+        (out, pos, None)
+    }
+}
+
+struct Cursor<'a, 'l> {
+    buf: &'a [u8],
+    pos: usize,
+    limits: &'l Limits,
+}
+
+impl<'a> Cursor<'a, '_> {
+    fn err<T>(&self, offset: usize, kind: ErrorKind) -> R<T> {
+        Err(Stop::Error(RespError {
+            offset: offset as u64,
+            kind,
+        }))
+    }
+
+    fn check_size(&self, need: usize) -> R<()> {
+        if need as u64 > self.limits.max_frame {
+            return self.err(
+                0,
+                ErrorKind::FrameTooLarge {
+                    size: need as u64,
+                    limit: self.limits.max_frame,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The bytes up to the next CRLF, which must not contain a bare CR or LF.
+    fn line(&mut self) -> R<&'a [u8]> {
+        let start = self.pos;
+        let rest = &self.buf[start..];
+        // A simple line never holds CR or LF, so the first of either must be the CRLF.
+        match rest.iter().position(|&b| b == b'\r' || b == b'\n') {
+            None => {
+                self.check_size(self.buf.len() + 2)?;
+                Err(Stop::Incomplete(self.buf.len() + 2))
+            }
+            Some(i) => {
+                if rest[i] == b'\n' {
+                    return self.err(
+                        start + i,
+                        ErrorKind::Expected {
+                            expected: "CRLF",
+                            found: "a bare '\\n'".into(),
+                        },
+                    );
+                }
+                match rest.get(i + 1) {
+                    None => Err(Stop::Incomplete(start + i + 2)),
+                    Some(b'\n') => {
+                        self.pos = start + i + 2;
+                        Ok(&rest[..i])
+                    }
+                    Some(&b) => self.err(
+                        start + i + 1,
+                        ErrorKind::Expected {
+                            expected: "'\\n' after '\\r'",
+                            found: show_byte(b),
+                        },
+                    ),
+                }
+            }
+        }
+    }
+
+    /// A signed decimal integer line (an optional sign, then at least one digit).
+    fn integer_line(&mut self) -> R<i64> {
+        let start = self.pos;
+        let text = self.line()?;
+        parse_i64(text).ok_or_else(|| {
+            Stop::Error(RespError {
+                offset: start as u64,
+                kind: ErrorKind::BadNumber(String::from_utf8_lossy(text).into_owned()),
+            })
+        })
+    }
+
+    /// A length header: `?` (streamed) is rejected, -1 is RESP2's null.
+    fn length(&mut self, tag: u8) -> R<Option<u64>> {
+        let start = self.pos;
+        if self.buf.get(start) == Some(&b'?') {
+            return self.err(start - 1, ErrorKind::Streamed(tag));
+        }
+        let n = self.integer_line()?;
+        match n {
+            -1 if tag == b'$' || tag == b'*' => Ok(None),
+            n if n < 0 => self.err(
+                start,
+                ErrorKind::Expected {
+                    expected: "a length of 0 or more",
+                    found: n.to_string(),
+                },
+            ),
+            n => Ok(Some(n as u64)),
+        }
+    }
+
+    fn blob(&mut self, tag: u8) -> R<Option<&'a [u8]>> {
+        let header = self.pos - 1;
+        let Some(len) = self.length(tag)? else {
+            return Ok(None);
+        };
+        if len > self.limits.max_blob {
+            return self.err(
+                header,
+                ErrorKind::BlobTooLong {
+                    declared: len,
+                    limit: self.limits.max_blob,
+                },
+            );
+        }
+        let len = len as usize;
+        let start = self.pos;
+        let end = start + len;
+        self.check_size(end + 2)?;
+        if self.buf.len() < end + 2 {
+            return Err(Stop::Incomplete(end + 2));
+        }
+        if &self.buf[end..end + 2] != b"\r\n" {
+            let at = if self.buf[end] == b'\r' { end + 1 } else { end };
+            return self.err(
+                at,
+                ErrorKind::Expected {
+                    expected: "CRLF after the blob's declared length",
+                    found: show_byte(self.buf[at]),
+                },
+            );
+        }
+        self.pos = end + 2;
+        Ok(Some(&self.buf[start..end]))
+    }
+
+    fn count(&mut self, tag: u8, per_item: u64) -> R<Option<usize>> {
+        let header = self.pos - 1;
+        let Some(n) = self.length(tag)? else {
+            return Ok(None);
+        };
+        let elements = n.saturating_mul(per_item);
+        if elements > self.limits.max_elements {
+            return self.err(
+                header,
+                ErrorKind::TooManyElements {
+                    declared: elements,
+                    limit: self.limits.max_elements,
+                },
+            );
+        }
+        // Every element takes at least three bytes; a frame this short cannot be complete yet.
+        let min_end = (self.pos as u64).saturating_add(elements.saturating_mul(3));
+        if min_end > self.limits.max_frame {
+            return self.err(
+                header,
+                ErrorKind::FrameTooLarge {
+                    size: min_end,
+                    limit: self.limits.max_frame,
+                },
+            );
+        }
+        Ok(Some(n as usize))
+    }
+
+    /// Capacity for `n` declared items: never more than the bytes present could hold, so a
+    /// hostile count allocates nothing it has not been sent.
+    fn capacity(&self, n: usize, per_item: usize) -> usize {
+        n.min((self.buf.len() - self.pos) / (3 * per_item) + 1)
+    }
+
+    fn items(&mut self, n: usize, depth: usize) -> R<Vec<Frame<'a>>> {
+        let mut items = Vec::with_capacity(self.capacity(n, 1));
+        for _ in 0..n {
+            items.push(self.value(depth + 1)?);
+        }
+        Ok(items)
+    }
+
+    fn pairs(&mut self, n: usize, depth: usize) -> R<Vec<(Frame<'a>, Frame<'a>)>> {
+        let mut pairs = Vec::with_capacity(self.capacity(n, 2));
+        for _ in 0..n {
+            let k = self.value(depth + 1)?;
+            let v = self.value(depth + 1)?;
+            pairs.push((k, v));
+        }
+        Ok(pairs)
+    }
+
+    fn value(&mut self, depth: usize) -> R<Frame<'a>> {
+        let at = self.pos;
+        let Some(&tag) = self.buf.get(at) else {
+            return Err(Stop::Incomplete(at + 3));
+        };
+        self.pos += 1;
+        let aggregate = matches!(tag, b'*' | b'%' | b'~' | b'>' | b'|');
+        if aggregate && depth >= self.limits.max_depth {
+            return self.err(
+                at,
+                ErrorKind::TooDeep {
+                    limit: self.limits.max_depth,
+                },
+            );
+        }
+        Ok(match tag {
+            b'+' => Frame::Simple(self.line()?),
+            b'-' => Frame::Error(self.line()?),
+            b':' => Frame::Integer(self.integer_line()?),
+            b'$' => self.blob(tag)?.map_or(Frame::Null, Frame::Blob),
+            b'!' => match self.blob(tag)? {
+                Some(s) => Frame::BlobError(s),
+                None => unreachable!("only $ and * accept -1"),
+            },
+            b'=' => {
+                let body_at = self.pos;
+                let Some(s) = self.blob(tag)? else {
+                    unreachable!("only $ and * accept -1")
+                };
+                if s.len() < 4 || s[3] != b':' {
+                    return self.err(
+                        body_at,
+                        ErrorKind::Expected {
+                            expected: "a verbatim string starting with a 3-byte format and ':'",
+                            found: format!("{:?}", String::from_utf8_lossy(&s[..s.len().min(4)])),
+                        },
+                    );
+                }
+                Frame::Verbatim {
+                    format: &s[..3],
+                    text: &s[4..],
+                }
+            }
+            b'_' => {
+                let text = self.line()?;
+                if !text.is_empty() {
+                    return self.err(
+                        at + 1,
+                        ErrorKind::Expected {
+                            expected: "CRLF right after '_'",
+                            found: show_byte(text[0]),
+                        },
+                    );
+                }
+                Frame::Null
+            }
+            b',' => {
+                let start = self.pos;
+                let text = self.line()?;
+                match parse_double(text) {
+                    Some(d) => Frame::Double(d),
+                    None => {
+                        return self.err(
+                            start,
+                            ErrorKind::Expected {
+                                expected: "a double (digits, '.', exponent, inf, -inf or nan)",
+                                found: format!("{:?}", String::from_utf8_lossy(text)),
+                            },
+                        )
+                    }
+                }
+            }
+            b'#' => {
+                let start = self.pos;
+                match self.line()? {
+                    b"t" => Frame::Boolean(true),
+                    b"f" => Frame::Boolean(false),
+                    other => {
+                        return self.err(
+                            start,
+                            ErrorKind::Expected {
+                                expected: "'t' or 'f'",
+                                found: format!("{:?}", String::from_utf8_lossy(other)),
+                            },
+                        )
+                    }
+                }
+            }
+            b'(' => {
+                let start = self.pos;
+                let text = self.line()?;
+                let digits = text.strip_prefix(b"-").or(text.strip_prefix(b"+")).unwrap_or(text);
+                if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                    return self.err(
+                        start,
+                        ErrorKind::BadNumber(String::from_utf8_lossy(text).into_owned()),
+                    );
+                }
+                Frame::BigNumber(text)
+            }
+            b'*' => match self.count(tag, 1)? {
+                None => Frame::Null,
+                Some(n) => Frame::Array(self.items(n, depth)?),
+            },
+            b'~' | b'>' => {
+                let n = self.count(tag, 1)?.unwrap_or(0);
+                let items = self.items(n, depth)?;
+                if tag == b'~' {
+                    Frame::Set(items)
+                } else {
+                    Frame::Push(items)
+                }
+            }
+            b'%' => {
+                let n = self.count(tag, 2)?.unwrap_or(0);
+                Frame::Map(self.pairs(n, depth)?)
+            }
+            b'|' => {
+                let n = self.count(tag, 2)?.unwrap_or(0);
+                let attributes = self.pairs(n, depth)?;
+                let value = Box::new(self.value(depth + 1)?);
+                Frame::Attributed { attributes, value }
+            }
+            other => return self.err(at, ErrorKind::UnknownType(other)),
+        })
+    }
+}
+
+fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (neg, digits) = match text.first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let v = (d - b'0') as i64;
+        n = if neg {
+            n.checked_mul(10)?.checked_sub(v)?
+        } else {
+            n.checked_mul(10)?.checked_add(v)?
+        };
+    }
+    Some(n)
+}
+
+fn parse_double(text: &[u8]) -> Option<f64> {
+    match text {
+        b"inf" | b"+inf" => return Some(f64::INFINITY),
+        b"-inf" => return Some(f64::NEG_INFINITY),
+        b"nan" | b"-nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    // Rust's parser also takes "infinity" and "NaN"; RESP3 spells those only as above.
+    if text.is_empty()
+        || !text
+            .iter()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+        || !text.iter().any(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// Reads frames from a byte stream: owns the growing buffer, counts absolute offsets, and
+/// remembers how many bytes the pending frame needs so a large blob is scanned once.
+#[derive(Debug, Default)]
+pub struct StreamReader {
+    buf: Vec<u8>,
+    /// Bytes of the stream already consumed before `buf[0]`.
+    consumed: u64,
+    need: usize,
+    scanner: Scanner,
+}
+
+impl StreamReader {
+    pub fn new(limits: Limits) -> Self {
+        StreamReader {
+            scanner: Scanner::new(limits),
+            ..Default::default()
+        }
+    }
+
+    /// Appends bytes that arrived.
+    pub fn extend(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+    }
+
+    /// The unread bytes (for the read call to append into, or to report).
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Mutable access for reading straight into the buffer.
+    pub fn buffer_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Absolute stream offset of the next unread byte.
+    pub fn offset(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Calls `each(frame, raw, offset)` for every complete frame buffered, then drops them from
+    /// the buffer. An error carries the absolute offset; the frames before it were delivered.
+    pub fn drain<F>(&mut self, mut each: F) -> Result<(), RespError>
+    where
+        F: FnMut(&Frame<'_>, &[u8], u64),
+    {
+        if self.buf.len() < self.need {
+            return Ok(());
+        }
+        let mut pos = 0;
+        let result = loop {
+            if pos == self.buf.len() {
+                self.need = 0;
+                break Ok(());
+            }
+            match self.scanner.scan(&self.buf[pos..]) {
+                Ok(Scan::Frame(frame, n)) => {
+                    each(&frame, &self.buf[pos..pos + n], self.consumed + pos as u64);
+                    pos += n;
+                }
+                Ok(Scan::Incomplete { need }) => {
+                    self.need = need;
+                    break Ok(());
+                }
+                Err(mut e) => {
+                    e.offset += self.consumed + pos as u64;
+                    break Err(e);
+                }
+            }
+        };
+        self.buf.drain(..pos);
+        self.consumed += pos as u64;
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(bytes: &[u8]) -> Frame<'_> {
+        match Scanner::default().scan(bytes) {
+            Ok(Scan::Frame(f, n)) => {
+                assert_eq!(n, bytes.len(), "frame should occupy the whole input");
+                f
+            }
+            other => panic!("expected a frame, got {other:?}"),
+        }
+    }
+
+    fn error(bytes: &[u8]) -> RespError {
+        Scanner::default()
+            .scan(bytes)
+            .expect_err("expected a framing error")
+    }
+
+    #[test]
+    fn every_type_scans() {
+        assert_eq!(one(b"+OK\r\n"), Frame::Simple(b"OK"));
+        assert_eq!(one(b"-ERR x\r\n"), Frame::Error(b"ERR x"));
+        assert_eq!(one(b":-42\r\n"), Frame::Integer(-42));
+        assert_eq!(one(b"$3\r\na\r\n\r\n"), Frame::Blob(b"a\r\n"));
+        assert_eq!(one(b"$0\r\n\r\n"), Frame::Blob(b""));
+        assert_eq!(one(b"$-1\r\n"), Frame::Null);
+        assert_eq!(one(b"*-1\r\n"), Frame::Null);
+        assert_eq!(one(b"!5\r\nERR x\r\n"), Frame::BlobError(b"ERR x"));
+        assert_eq!(
+            one(b"=7\r\ntxt:abc\r\n"),
+            Frame::Verbatim {
+                format: b"txt",
+                text: b"abc"
+            }
+        );
+        assert_eq!(one(b"_\r\n"), Frame::Null);
+        assert_eq!(one(b",1.5\r\n"), Frame::Double(1.5));
+        assert_eq!(one(b",-inf\r\n"), Frame::Double(f64::NEG_INFINITY));
+        assert!(matches!(one(b",nan\r\n"), Frame::Double(d) if d.is_nan()));
+        assert_eq!(one(b"#t\r\n"), Frame::Boolean(true));
+        assert_eq!(one(b"(12345678901234567890\r\n"), Frame::BigNumber(b"12345678901234567890"));
+        assert_eq!(
+            one(b"*2\r\n:1\r\n+a\r\n"),
+            Frame::Array(vec![Frame::Integer(1), Frame::Simple(b"a")])
+        );
+        assert_eq!(
+            one(b"%1\r\n+k\r\n:1\r\n"),
+            Frame::Map(vec![(Frame::Simple(b"k"), Frame::Integer(1))])
+        );
+        assert_eq!(one(b"~1\r\n#f\r\n"), Frame::Set(vec![Frame::Boolean(false)]));
+        assert_eq!(one(b">1\r\n+x\r\n"), Frame::Push(vec![Frame::Simple(b"x")]));
+        assert_eq!(
+            one(b"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n"),
+            Frame::Attributed {
+                attributes: vec![(Frame::Simple(b"ttl"), Frame::Integer(3))],
+                value: Box::new(Frame::Blob(b"v")),
+            }
+        );
+    }
+
+    #[test]
+    fn encoding_round_trips_canonical_frames() {
+        let inputs: &[&[u8]] = &[
+            b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n",
+            b"%1\r\n+k\r\n*2\r\n#t\r\n,1.5\r\n",
+            b"|1\r\n+a\r\n:1\r\n=7\r\ntxt:abc\r\n",
+            b"!3\r\nERR\r\n",
+            b"(-99\r\n",
+        ];
+        for input in inputs {
+            assert_eq!(&one(input).to_bytes(), input);
+        }
+    }
+
+    #[test]
+    fn encode_command_builds_blob_arrays() {
+        assert_eq!(
+            encode_command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]),
+            b"*3\r\n$6\r\nCLIENT\r\n$19\r\nMAINT_NOTIFICATIONS\r\n$2\r\nON\r\n"
+        );
+    }
+
+    #[test]
+    fn incomplete_is_not_an_error() {
+        let full = b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n";
+        for cut in 0..full.len() {
+            match Scanner::default().scan(&full[..cut]) {
+                Ok(Scan::Incomplete { need }) => {
+                    assert!(need > cut && need <= full.len(), "cut {cut}: need {need}")
+                }
+                other => panic!("cut {cut}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn blob_header_gives_the_whole_length_needed() {
+        assert_eq!(
+            Scanner::default().scan(b"$100\r\nab"),
+            Ok(Scan::Incomplete { need: 108 })
+        );
+    }
+
+    #[test]
+    fn missing_crlf_names_the_offset() {
+        let e = error(b"$2\r\nabX\n");
+        assert_eq!(e.offset, 6);
+        assert!(e.to_string().contains("at byte 6"), "{e}");
+        let e = error(b"+OK\n");
+        assert_eq!(e.offset, 3);
+        let e = error(b"+OK\rX");
+        assert_eq!(e.offset, 4);
+        assert!(e.to_string().contains("'\\n' after '\\r'"), "{e}");
+        let e = error(b"*1\r\n:1\r\r");
+        assert_eq!(e.offset, 7);
+    }
+
+    #[test]
+    fn bad_headers_are_errors() {
+        assert_eq!(error(b"?x\r\n").kind, ErrorKind::UnknownType(b'?'));
+        assert!(matches!(error(b"$x\r\n").kind, ErrorKind::BadNumber(_)));
+        assert!(matches!(error(b"$-2\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b"%-1\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b":\r\n").kind, ErrorKind::BadNumber(_)));
+        assert!(matches!(error(b":99999999999999999999\r\n").kind, ErrorKind::BadNumber(_)));
+        assert!(matches!(error(b"#x\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b",1.2.x\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b",infinity\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b"_x\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b"=3\r\ntxt\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(error(b"(12a\r\n").kind, ErrorKind::BadNumber(_)));
+    }
+
+    #[test]
+    fn streamed_types_are_rejected_clearly() {
+        let e = error(b"$?\r\n;4\r\nabcd\r\n;0\r\n");
+        assert_eq!(e.kind, ErrorKind::Streamed(b'$'));
+        assert_eq!(e.offset, 0);
+        assert!(e.to_string().contains("streamed blob string"), "{e}");
+        assert_eq!(error(b">1\r\n*?\r\n").offset, 4);
+    }
+
+    #[test]
+    fn limits_are_checked_before_allocating() {
+        let e = error(b"$4294967296\r\n");
+        assert_eq!(
+            e.kind,
+            ErrorKind::BlobTooLong {
+                declared: 4294967296,
+                limit: 512 * 1024 * 1024
+            }
+        );
+        let e = error(b"*9223372036854775807\r\n");
+        assert!(matches!(e.kind, ErrorKind::TooManyElements { .. }), "{e}");
+        let deep = b"*1\r\n".repeat(10_000);
+        let e = error(&deep);
+        assert_eq!(e.kind, ErrorKind::TooDeep { limit: 64 });
+        assert_eq!(e.offset, 64 * 4);
+        let small = Scanner::new(Limits {
+            max_frame: 10,
+            ..Limits::default()
+        });
+        let e = small.scan(b"$20\r\n").unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::FrameTooLarge { .. }), "{e}");
+        let e = small.scan(b"+aaaaaaaaaaaaaaaa").unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::FrameTooLarge { .. }), "{e}");
+    }
+
+    #[test]
+    fn depth_limit_allows_exactly_the_limit() {
+        let limits = Limits {
+            max_depth: 3,
+            ..Limits::default()
+        };
+        let s = Scanner::new(limits);
+        assert!(matches!(
+            s.scan(b"*1\r\n*1\r\n*1\r\n:1\r\n"),
+            Ok(Scan::Frame(..))
+        ));
+        assert!(s.scan(b"*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n").is_err());
+    }
+
+    #[test]
+    fn stream_reader_reports_absolute_offsets_after_good_frames() {
+        let mut r = StreamReader::default();
+        r.extend(b"+OK\r\n:1\r\n$2\r\nab\r\r");
+        let mut seen = Vec::new();
+        let e = r
+            .drain(|f, raw, off| seen.push((f.type_name(), raw.to_vec(), off)))
+            .unwrap_err();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], ("integer", b":1\r\n".to_vec(), 5));
+        assert_eq!(e.offset, 9 + 7);
+    }
+
+    #[test]
+    fn stream_reader_waits_for_the_declared_length() {
+        let mut r = StreamReader::default();
+        r.extend(b"$5\r\nab");
+        let mut n = 0;
+        r.drain(|_, _, _| n += 1).unwrap();
+        r.extend(b"c");
+        r.drain(|_, _, _| n += 1).unwrap();
+        assert_eq!(n, 0);
+        r.extend(b"de\r\n+x\r\n");
+        r.drain(|_, _, _| n += 1).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(r.offset(), 15);
+        assert!(r.buffered().is_empty());
+    }
+}

@@ -1,0 +1,3 @@
+//! The built-in simulator.
+
+pub mod dns;
