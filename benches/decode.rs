@@ -1,1 +1,122 @@
-fn main(){}
+//! Decoding throughput: one buffer of 1,000,000 capture-shaped push frames (a fixed mix of the
+//! seven captures in tests/fixtures/captures), decoded
+//! - by the project's scanner, yielding each frame and its byte span (`Scanner::scan` in a loop);
+//! - by the project's `StreamReader::drain`, the path the watcher uses;
+//! - by redis-protocol 6's `decode_bytes_mut`, looping over the `BytesMut`.
+//!
+//! Throughput is reported in elements (frames) per second. Run with `cargo bench --bench decode`.
+
+use bytes::BytesMut;
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
+use maintwatch::resp::{Scan, Scanner, StreamReader};
+use std::hint::black_box;
+use std::time::Duration;
+
+const FRAMES: usize = 1_000_000;
+
+const CAPTURES: [&str; 7] = [
+    "moving-null-target.resp",
+    "migrating.resp",
+    "migrated.resp",
+    "failing-over.resp",
+    "failed-over.resp",
+    "smigrating.resp",
+    "smigrated.resp",
+];
+
+/// The captures, concatenated in a fixed pseudo-random order (no branch-predictor-friendly
+/// period), `FRAMES` frames in all.
+fn buffer() -> Vec<u8> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/captures");
+    let captures: Vec<Vec<u8>> = CAPTURES
+        .iter()
+        .map(|name| std::fs::read(format!("{dir}/{name}")).expect("capture"))
+        .collect();
+    let mut out = Vec::with_capacity(FRAMES * 64);
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..FRAMES {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out.extend_from_slice(&captures[(state >> 33) as usize % captures.len()]);
+    }
+    out
+}
+
+fn ours(buf: &[u8]) -> usize {
+    let scanner = Scanner::default();
+    let mut pos = 0;
+    let mut frames = 0;
+    while pos < buf.len() {
+        match scanner.scan(&buf[pos..]) {
+            Ok(Scan::Frame(frame, len)) => {
+                black_box((&frame, pos..pos + len));
+                pos += len;
+                frames += 1;
+            }
+            other => panic!("at byte {pos}: {other:?}"),
+        }
+    }
+    frames
+}
+
+fn ours_stream(mut reader: StreamReader) -> usize {
+    let mut frames = 0;
+    reader
+        .drain(|frame, raw, offset| {
+            black_box((frame, raw, offset));
+            frames += 1;
+        })
+        .expect("valid input");
+    frames
+}
+
+fn redis_protocol(mut buf: BytesMut) -> usize {
+    let mut frames = 0;
+    while let Some((frame, len, bytes)) =
+        redis_protocol::resp3::decode::complete::decode_bytes_mut(&mut buf).expect("valid input")
+    {
+        black_box((&frame, len, &bytes));
+        frames += 1;
+    }
+    assert!(buf.is_empty());
+    frames
+}
+
+fn bench(c: &mut Criterion) {
+    let buf = buffer();
+    // Every decoder must see every frame, or the comparison means nothing.
+    assert_eq!(ours(&buf), FRAMES);
+    assert_eq!(redis_protocol(BytesMut::from(&buf[..])), FRAMES);
+
+    let mut group = c.benchmark_group(format!("decode_1M_push_frames_{}MB", buf.len() >> 20));
+    group.throughput(Throughput::Elements(FRAMES as u64));
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(2));
+    group.measurement_time(Duration::from_secs(10));
+
+    group.bench_function("maintwatch_scanner", |b| b.iter(|| ours(black_box(&buf))));
+    group.bench_function("maintwatch_stream_reader", |b| {
+        b.iter_batched(
+            || {
+                let mut reader = StreamReader::default();
+                reader.extend(&buf);
+                reader
+            },
+            ours_stream,
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("redis_protocol_decode_bytes_mut", |b| {
+        b.iter_batched(
+            || BytesMut::from(&buf[..]),
+            redis_protocol,
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -58,12 +58,16 @@ pub fn unescape(text: &str) -> Result<Vec<u8>, TextError> {
     for (index, raw_line) in text.split('\n').enumerate() {
         let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
         let trimmed = line.trim();
-        let (body, skipped) = if trimmed.len() >= 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
-            let lead = line.len() - line.trim_start().len();
-            (&trimmed[1..trimmed.len() - 1], line[..lead].chars().count() + 1)
-        } else {
-            (line, 0)
-        };
+        let (body, skipped) =
+            if trimmed.len() >= 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
+                let lead = line.len() - line.trim_start().len();
+                (
+                    &trimmed[1..trimmed.len() - 1],
+                    line[..lead].chars().count() + 1,
+                )
+            } else {
+                (line, 0)
+            };
         unescape_line(body, &mut out).map_err(|(col, message)| TextError {
             line: index + 1,
             column: skipped + col,
@@ -82,7 +86,10 @@ fn unescape_line(line: &str, out: &mut Vec<u8>) -> Result<(), (usize, String)> {
             continue;
         }
         let Some((_, (_, e))) = chars.next() else {
-            return Err((col + 1, "a backslash ends the line: nothing to escape".into()));
+            return Err((
+                col + 1,
+                "a backslash ends the line: nothing to escape".into(),
+            ));
         };
         match e {
             'r' => out.push(b'\r'),
@@ -101,14 +108,17 @@ fn unescape_line(line: &str, out: &mut Vec<u8>) -> Result<(), (usize, String)> {
                             value = value * 16 + h.to_digit(16).unwrap_or(0) as u8
                         }
                         Some((hcol, (_, h))) => {
-                            return Err((hcol + 1, format!("expected a hex digit after \\x, found {h:?}")))
+                            return Err((
+                                hcol + 1,
+                                format!("expected a hex digit after \\x, found {h:?}"),
+                            ))
                         }
                         None => return Err((col + 1, "\\x needs two hex digits".into())),
                     }
                 }
                 out.push(value);
             }
-            other => return Err((col + 1, format!("unknown escape \\{other}"))),
+            other => return Err((col + 2, format!("unknown escape \\{other}"))),
         }
     }
     Ok(())
@@ -193,7 +203,10 @@ mod tests {
     #[test]
     fn pasted_text_with_quotes_and_line_breaks() {
         let text = "\">4\\r\\n$6\\r\\nMOVING\\r\\n\"\n\":0\\r\\n:15\\r\\n_\\r\\n\"\n";
-        assert_eq!(unescape(text).unwrap(), b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        assert_eq!(
+            unescape(text).unwrap(),
+            b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n"
+        );
     }
 
     #[test]
@@ -207,7 +220,10 @@ mod tests {
 
     #[test]
     fn hex_input() {
-        assert_eq!(unhex("3e 31 0d0a\n0x2b 0x61 0d 0a").unwrap(), b">1\r\n+a\r\n");
+        assert_eq!(
+            unhex("3e 31 0d0a\n0x2b 0x61 0d 0a").unwrap(),
+            b">1\r\n+a\r\n"
+        );
         let e = unhex("3e 3").unwrap_err();
         assert_eq!(e.line, 1);
         let e = unhex("3e zz").unwrap_err();

@@ -245,7 +245,7 @@ pub enum Outcome {
     },
     /// The budget ran out with the record still stale: a normal outcome, not an error; the
     /// client reconnects after the server closes the socket. `cannot_tell` counts the polls that
-    /// failed or came back empty.
+    /// failed, came back empty, or were still unanswered when the budget ran out.
     StaleAtExpiry {
         #[serde(rename = "at_s", serialize_with = "secs")]
         at: Duration,
@@ -412,7 +412,14 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
     let mut polls: u32 = 0;
     let mut cannot_tell: u32 = 0;
 
-    let wait = jitter.pick(jitter_upper(input.window_secs));
+    // A window <= 0 has no jitter at all; the source is not even asked, so a custom `Jitter`
+    // cannot delay an "act now". A pick outside its range is clamped for the same reason.
+    let upper = jitter_upper(input.window_secs);
+    let wait = if upper.is_zero() {
+        Duration::ZERO
+    } else {
+        jitter.pick(upper).min(upper)
+    };
     if !wait.is_zero() {
         tokio::select! {
             biased;
@@ -613,6 +620,15 @@ mod tests {
         }
     }
 
+    /// A window <= 0 must not wait, so it must not even ask for a jitter.
+    struct MustNotJitter;
+
+    impl Jitter for MustNotJitter {
+        fn pick(&mut self, upper: Duration) -> Duration {
+            panic!("jitter asked for with upper bound {upper:?}")
+        }
+    }
+
     fn input(window_secs: i64) -> HandoffInput {
         HandoffInput {
             endpoint: EndpointHost::Name("db.example.test".into()),
@@ -730,10 +746,9 @@ mod tests {
     fn zero_window_gets_exactly_one_attempt() {
         let clock = FakeClock::default();
         let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD])]);
-        // The jitter source would wait if asked; a zero window must not ask it for anything.
         let out = drive(
             &clock,
-            run(&input(0), &dns, &clock, &mut FixedJitter(ms(700)), never()),
+            run(&input(0), &dns, &clock, &mut MustNotJitter, never()),
         );
         assert_eq!(
             out,
@@ -769,7 +784,7 @@ mod tests {
         let dns = Scripted::new(clock.clone(), vec![failed()]);
         let out = drive(
             &clock,
-            run(&input(-3), &dns, &clock, &mut FixedJitter(ms(700)), never()),
+            run(&input(-3), &dns, &clock, &mut MustNotJitter, never()),
         );
         assert_eq!(
             out,
@@ -898,6 +913,15 @@ mod tests {
                 polls: 0
             }
         );
+    }
+
+    #[tokio::test]
+    async fn tokio_clock_moves_forward_with_sleep() {
+        let clock = TokioClock::new();
+        let before = clock.now();
+        clock.sleep(ms(5)).await;
+        // tokio guarantees a sleep lasts at least its duration; only that lower bound is checked.
+        assert!(clock.now() >= before + ms(5));
     }
 
     #[test]

@@ -15,3 +15,4 @@ pub mod output;
 pub mod record;
 pub mod resp;
 pub mod sim;
+pub mod timeline;

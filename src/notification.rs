@@ -574,7 +574,9 @@ fn parse_shards(f: &Frame<'_>, notes: &mut Vec<String>) -> ShardIds {
             }
         }
         Frame::Integer(i) => ShardIds::parse(format!("[{i}]")),
-        other => ShardIds::parse(text_of(other).unwrap_or_else(|| format!("<{}>", other.type_name()))),
+        other => {
+            ShardIds::parse(text_of(other).unwrap_or_else(|| format!("<{}>", other.type_name())))
+        }
     };
     if shards.ids.is_none() {
         notes.push("shard ids are not a JSON array: raw kept".into());
@@ -721,7 +723,10 @@ mod tests {
         assert!(!Kind::SMigrated.opens());
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.name().to_lowercase().as_bytes()), Some(k));
-            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.name()));
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.name())
+            );
         }
     }
 
@@ -736,7 +741,10 @@ mod tests {
             })
         );
         assert_eq!(hp("2001:db8::1:6379").unwrap().host, "2001:db8::1");
-        assert_eq!(hp("[2001:db8::1]:6379").unwrap().to_string(), "[2001:db8::1]:6379");
+        assert_eq!(
+            hp("[2001:db8::1]:6379").unwrap().to_string(),
+            "[2001:db8::1]:6379"
+        );
         assert_eq!(hp("?:7002"), None);
         assert_eq!(hp(":7002"), None);
         assert_eq!(hp("10.0.0.1:0"), None);
@@ -747,7 +755,10 @@ mod tests {
     #[test]
     fn slot_grammar() {
         let r = |s: &str| parse_slot_list(s);
-        assert_eq!(r("0-5,7,,16383"), Some(vec![(0, 5), (7, 7), (16383, 16383)]));
+        assert_eq!(
+            r("0-5,7,,16383"),
+            Some(vec![(0, 5), (7, 7), (16383, 16383)])
+        );
         assert_eq!(r(""), Some(vec![]));
         assert_eq!(r("5-3"), None);
         assert_eq!(r("16384"), None);
@@ -759,17 +770,33 @@ mod tests {
     #[test]
     fn pubsub_and_tracking_pushes_are_not_maintenance() {
         let c = parse(b">3\r\n$7\r\nmessage\r\n$3\r\nch1\r\n$5\r\nhello\r\n");
-        assert!(matches!(c, Classified::OtherPush(OtherPush { known: true, .. })));
+        assert!(matches!(
+            c,
+            Classified::OtherPush(OtherPush { known: true, .. })
+        ));
         let c = parse(b">2\r\n$10\r\ninvalidate\r\n_\r\n");
-        assert!(matches!(c, Classified::OtherPush(OtherPush { known: true, elements: 2, .. })));
+        assert!(matches!(
+            c,
+            Classified::OtherPush(OtherPush {
+                known: true,
+                elements: 2,
+                ..
+            })
+        ));
         // A message whose *payload* says MOVING is still a message.
         let c = parse(b">3\r\n$7\r\nmessage\r\n$6\r\nMOVING\r\n$6\r\nMOVING\r\n");
         assert!(matches!(c, Classified::OtherPush(_)));
         let c = parse(b">1\r\n$7\r\nunknown\r\n");
-        assert!(matches!(c, Classified::OtherPush(OtherPush { known: false, .. })));
+        assert!(matches!(
+            c,
+            Classified::OtherPush(OtherPush { known: false, .. })
+        ));
         assert_eq!(parse(b"*1\r\n$6\r\nMOVING\r\n"), Classified::NotPush);
         let c = parse(b">0\r\n");
-        assert!(matches!(c, Classified::OtherPush(OtherPush { name: None, .. })));
+        assert!(matches!(
+            c,
+            Classified::OtherPush(OtherPush { name: None, .. })
+        ));
     }
 
     #[test]

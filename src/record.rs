@@ -74,3 +74,263 @@ pub enum DecodeLine {
         message: String,
     },
 }
+
+/// How a line relates to the latest opening notification: `+s.mmm` after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rel {
+    /// The opening event, e.g. `MOVING seq 0`.
+    pub to: String,
+    /// Seconds since it arrived (negative never happens; 0 is the event itself).
+    pub s: f64,
+}
+
+/// Why a push got a label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Label {
+    /// A retained MIGRATED/FAILED_OVER replayed with the opt-in's reply: an old event.
+    CatchUp,
+    /// Same type and seq as one already seen: not a new event.
+    Resent,
+    /// Arrived with the opt-in's reply (a MOVING whose window is still open).
+    WithOptIn,
+}
+
+/// The opt-in's outcome on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptInOutcome {
+    Accepted,
+    Refused,
+    Resp3Unavailable,
+    AuthFailed,
+}
+
+/// One row of the end-of-watch summary: one logical event and what followed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventRow {
+    pub kind: String,
+    pub seq: Option<i64>,
+    /// Seconds since the watch started.
+    pub t: f64,
+    pub window_s: Option<i64>,
+    /// Offsets below are seconds after this event.
+    pub closed_by_notification_s: Option<f64>,
+    pub dns_moved_s: Option<f64>,
+    pub socket_closed_s: Option<f64>,
+    /// Close minus window: positive is past the declared window.
+    pub overshoot_s: Option<f64>,
+    pub handoff: Option<String>,
+    pub handoff_s: Option<f64>,
+    /// Socket close minus the dry-run's move: how early a client following it would have been.
+    pub margin_s: Option<f64>,
+    /// Copies of this event seen (re-sent, or from other connections).
+    pub copies: u32,
+}
+
+/// Per-connection totals for the summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnTotals {
+    pub conn: u32,
+    pub endpoint: String,
+    pub notifications: u32,
+    pub other_pushes: u32,
+    pub closes: u32,
+    pub reconnects: u32,
+}
+
+/// Lines written by `watch --json` and `--capture`, and read by `replay`. Each carries the schema
+/// version `v`, `t` (seconds since the watch started, monotonic) and `at` (wall clock, RFC 3339
+/// with microseconds, UTC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WatchLine {
+    /// First line: what is watched, by which version.
+    Start {
+        v: u32,
+        t: f64,
+        at: String,
+        endpoint: String,
+        version: String,
+        /// Scenario seconds per real second: 1, or the simulator's `--speed` (`--sim-speed`).
+        /// Offsets after events (`rel.s`, `past_s`, summary offsets) are in scenario seconds.
+        speed: f64,
+    },
+    /// A TCP (and TLS) connection was established.
+    Connected {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        addr: String,
+        tls: bool,
+        /// 1 for the first connection, then one more per reconnect.
+        session: u32,
+        rel: Option<Rel>,
+    },
+    /// Connecting failed; another attempt follows after `retry_in_s` unless the watch stops.
+    ConnectFailed {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        error: String,
+        retry_in_s: Option<f64>,
+    },
+    /// HELLO 3 and the opt-in's outcome.
+    Handshake {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        opt_in: OptInOutcome,
+        /// The server's text for a refusal or error.
+        text: Option<String>,
+        server: Option<String>,
+        version: Option<String>,
+        mode: Option<String>,
+        /// The exact CLIENT MAINT_NOTIFICATIONS command sent.
+        sent: Option<String>,
+    },
+    /// A push frame (or an unexpected reply) received.
+    Push {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        labels: Vec<Label>,
+        rel: Option<Rel>,
+        frame: FrameRecord,
+    },
+    /// The byte stream could not be framed; the connection is dropped and re-established.
+    Malformed {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        offset: u64,
+        error: String,
+    },
+    /// The connection ended.
+    Closed {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        /// `server` (the server closed it), `error` (reset, I/O error), or `watch` (we stopped).
+        by: String,
+        error: Option<String>,
+        /// Whether a MOVING on this connection announced it.
+        announced: bool,
+        window_s: Option<i64>,
+        /// Seconds past the declared window (negative: before it ended).
+        past_s: Option<f64>,
+        rel: Option<Rel>,
+    },
+    /// The DNS watch saw something.
+    Dns {
+        v: u32,
+        t: f64,
+        at: String,
+        host: String,
+        /// `initial`, `changed`, `cannot_tell`, `recovered`
+        event: String,
+        before: Vec<String>,
+        after: Vec<String>,
+        ttl: Option<u32>,
+        reason: Option<String>,
+        /// `left` or `rejoined` when our connected address did.
+        ours: Option<String>,
+        rel: Option<Rel>,
+    },
+    /// The dry-run handoff decided.
+    Handoff {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        /// The event it answers, e.g. `MOVING seq 0`.
+        event: String,
+        outcome: String,
+        /// Seconds after the event when the client would act.
+        at_s: f64,
+        /// Whether a client would have moved (successor, sibling, new address, or the clock).
+        moves: bool,
+        text: String,
+        rel: Option<Rel>,
+    },
+    /// What the dry-run would have done, set against what the server did.
+    Verdict {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        event: String,
+        text: String,
+        /// Close minus the dry-run's move, when it moved.
+        margin_s: Option<f64>,
+    },
+    /// "Is our address still advertised?" after a MIGRATED.
+    Advertised {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        addr: String,
+        /// `yes`, `no`, `cannot_tell`
+        answer: String,
+        rel: Option<Rel>,
+    },
+    /// A `--traffic` PING and what came back.
+    Ping {
+        v: u32,
+        t: f64,
+        at: String,
+        conn: u32,
+        latency_ms: Option<f64>,
+        error: Option<String>,
+        /// The open window this is attributed to, if any.
+        window: Option<String>,
+    },
+    /// Last line: one row per event and totals per connection.
+    Summary {
+        v: u32,
+        t: f64,
+        at: String,
+        /// `interrupted`, `duration`, `count`, `ended`
+        reason: String,
+        events: Vec<EventRow>,
+        conns: Vec<ConnTotals>,
+    },
+}
+
+impl WatchLine {
+    /// Seconds since the watch started.
+    pub fn t(&self) -> f64 {
+        match self {
+            WatchLine::Start { t, .. }
+            | WatchLine::Connected { t, .. }
+            | WatchLine::ConnectFailed { t, .. }
+            | WatchLine::Handshake { t, .. }
+            | WatchLine::Push { t, .. }
+            | WatchLine::Malformed { t, .. }
+            | WatchLine::Closed { t, .. }
+            | WatchLine::Dns { t, .. }
+            | WatchLine::Handoff { t, .. }
+            | WatchLine::Verdict { t, .. }
+            | WatchLine::Advertised { t, .. }
+            | WatchLine::Ping { t, .. }
+            | WatchLine::Summary { t, .. } => *t,
+        }
+    }
+}
+
+/// Wall-clock time as written in JSON lines: RFC 3339, microseconds, UTC.
+pub fn wall(at: std::time::SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(at)
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
+}

@@ -190,7 +190,8 @@ fn pairs_out(out: &mut Vec<u8>, tag: u8, pairs: &[(Frame<'_>, Frame<'_>)]) {
 
 /// Encodes a command the way clients send them: an array of blob strings.
 pub fn encode_command<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.as_ref().len() + 16).sum::<usize>());
+    let mut out =
+        Vec::with_capacity(16 + args.iter().map(|a| a.as_ref().len() + 16).sum::<usize>());
     line(&mut out, b'*', args.len().to_string().as_bytes());
     for a in args {
         blob(&mut out, b'$', &[a.as_ref()]);
@@ -210,10 +211,21 @@ pub enum ErrorKind {
     },
     /// A length or number header that is not a decimal integer.
     BadNumber(String),
-    BlobTooLong { declared: u64, limit: u64 },
-    TooManyElements { declared: u64, limit: u64 },
-    TooDeep { limit: usize },
-    FrameTooLarge { size: u64, limit: u64 },
+    BlobTooLong {
+        declared: u64,
+        limit: u64,
+    },
+    TooManyElements {
+        declared: u64,
+        limit: u64,
+    },
+    TooDeep {
+        limit: usize,
+    },
+    FrameTooLarge {
+        size: u64,
+        limit: u64,
+    },
     /// `$?` / `*?` / `%?` / `~?`: streamed types, which Redis never sends to clients.
     Streamed(u8),
 }
@@ -341,7 +353,11 @@ impl Scanner {
     pub fn scan_all<'a>(
         &self,
         buf: &'a [u8],
-    ) -> (Vec<(Frame<'a>, std::ops::Range<usize>)>, usize, Option<RespError>) {
+    ) -> (
+        Vec<(Frame<'a>, std::ops::Range<usize>)>,
+        usize,
+        Option<RespError>,
+    ) {
         let mut out = Vec::new();
         let mut pos = 0;
         while pos < buf.len() {
@@ -526,6 +542,7 @@ impl<'a> Cursor<'a, '_> {
     /// hostile count allocates nothing it has not been sent.
     fn capacity(&self, n: usize, per_item: usize) -> usize {
         n.min((self.buf.len() - self.pos) / (3 * per_item) + 1)
+            .min(1024)
     }
 
     fn items(&mut self, n: usize, depth: usize) -> R<Vec<Frame<'a>>> {
@@ -637,7 +654,10 @@ impl<'a> Cursor<'a, '_> {
             b'(' => {
                 let start = self.pos;
                 let text = self.line()?;
-                let digits = text.strip_prefix(b"-").or(text.strip_prefix(b"+")).unwrap_or(text);
+                let digits = text
+                    .strip_prefix(b"-")
+                    .or(text.strip_prefix(b"+"))
+                    .unwrap_or(text);
                 if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
                     return self.err(
                         start,
@@ -834,7 +854,10 @@ mod tests {
         assert_eq!(one(b",-inf\r\n"), Frame::Double(f64::NEG_INFINITY));
         assert!(matches!(one(b",nan\r\n"), Frame::Double(d) if d.is_nan()));
         assert_eq!(one(b"#t\r\n"), Frame::Boolean(true));
-        assert_eq!(one(b"(12345678901234567890\r\n"), Frame::BigNumber(b"12345678901234567890"));
+        assert_eq!(
+            one(b"(12345678901234567890\r\n"),
+            Frame::BigNumber(b"12345678901234567890")
+        );
         assert_eq!(
             one(b"*2\r\n:1\r\n+a\r\n"),
             Frame::Array(vec![Frame::Integer(1), Frame::Simple(b"a")])
@@ -843,7 +866,10 @@ mod tests {
             one(b"%1\r\n+k\r\n:1\r\n"),
             Frame::Map(vec![(Frame::Simple(b"k"), Frame::Integer(1))])
         );
-        assert_eq!(one(b"~1\r\n#f\r\n"), Frame::Set(vec![Frame::Boolean(false)]));
+        assert_eq!(
+            one(b"~1\r\n#f\r\n"),
+            Frame::Set(vec![Frame::Boolean(false)])
+        );
         assert_eq!(one(b">1\r\n+x\r\n"), Frame::Push(vec![Frame::Simple(b"x")]));
         assert_eq!(
             one(b"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n"),
@@ -918,12 +944,24 @@ mod tests {
         assert!(matches!(error(b"$-2\r\n").kind, ErrorKind::Expected { .. }));
         assert!(matches!(error(b"%-1\r\n").kind, ErrorKind::Expected { .. }));
         assert!(matches!(error(b":\r\n").kind, ErrorKind::BadNumber(_)));
-        assert!(matches!(error(b":99999999999999999999\r\n").kind, ErrorKind::BadNumber(_)));
+        assert!(matches!(
+            error(b":99999999999999999999\r\n").kind,
+            ErrorKind::BadNumber(_)
+        ));
         assert!(matches!(error(b"#x\r\n").kind, ErrorKind::Expected { .. }));
-        assert!(matches!(error(b",1.2.x\r\n").kind, ErrorKind::Expected { .. }));
-        assert!(matches!(error(b",infinity\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(
+            error(b",1.2.x\r\n").kind,
+            ErrorKind::Expected { .. }
+        ));
+        assert!(matches!(
+            error(b",infinity\r\n").kind,
+            ErrorKind::Expected { .. }
+        ));
         assert!(matches!(error(b"_x\r\n").kind, ErrorKind::Expected { .. }));
-        assert!(matches!(error(b"=3\r\ntxt\r\n").kind, ErrorKind::Expected { .. }));
+        assert!(matches!(
+            error(b"=3\r\ntxt\r\n").kind,
+            ErrorKind::Expected { .. }
+        ));
         assert!(matches!(error(b"(12a\r\n").kind, ErrorKind::BadNumber(_)));
     }
 

@@ -1,1 +1,324 @@
-//! placeholder (connection helper)
+//! The connection flags shared by `watch` and `probe`, named as redis-cli names them.
+//!
+//! Operators arrive with a redis-cli command line that works; the same flags must work here
+//! (`-h -p -u -a --user --pass --tls --cacert --cacertdir --cert --key --sni --insecure`, and
+//! `REDISCLI_AUTH`). redis-cli's `-h` is the host, so these arguments take over `-h` from clap's
+//! help flag and offer `--help` alone.
+//!
+//! clap stays in this file: [`ConnectArgs::config`] turns the flags into a plain
+//! [`ConnectConfig`], and `ConnectOptions::from_args` into the options for one endpoint.
+
+use std::ffi::OsStr;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::TypedValueParser;
+use clap::{Args, ValueEnum};
+
+use crate::conn::{
+    ConfigError, ConnectConfig, ConnectOptions, EndpointTypeChoice, RedisUrl, Secret, TlsFiles,
+};
+
+/// `--endpoint-type`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointTypeArg {
+    /// Ask MOVING to name an internal IP address.
+    InternalIp,
+    /// Ask MOVING to name an internal hostname.
+    InternalFqdn,
+    /// Ask MOVING to name an external IP address.
+    ExternalIp,
+    /// Ask MOVING to name an external hostname.
+    ExternalFqdn,
+    /// Ask MOVING to name no endpoint.
+    None,
+    /// Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip.
+    Auto,
+    /// Send a bare `ON`: the server picks.
+    ServerDefault,
+}
+
+impl From<EndpointTypeArg> for EndpointTypeChoice {
+    fn from(a: EndpointTypeArg) -> Self {
+        match a {
+            EndpointTypeArg::InternalIp => EndpointTypeChoice::InternalIp,
+            EndpointTypeArg::InternalFqdn => EndpointTypeChoice::InternalFqdn,
+            EndpointTypeArg::ExternalIp => EndpointTypeChoice::ExternalIp,
+            EndpointTypeArg::ExternalFqdn => EndpointTypeChoice::ExternalFqdn,
+            EndpointTypeArg::None => EndpointTypeChoice::None,
+            EndpointTypeArg::Auto => EndpointTypeChoice::Auto,
+            EndpointTypeArg::ServerDefault => EndpointTypeChoice::ServerDefault,
+        }
+    }
+}
+
+/// Parses an endpoint URL for clap. Its error is written here rather than by clap, because
+/// clap's own message quotes the rejected value, and this value may hold a password.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UrlParser;
+
+impl TypedValueParser for UrlParser {
+    type Value = RedisUrl;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<RedisUrl, clap::Error> {
+        let name = arg
+            .map(|a| a.to_string())
+            .unwrap_or_else(|| "URL".to_string());
+        let fail = |msg: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for {name}: {msg}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| fail("the endpoint is not valid UTF-8".into()))?;
+        RedisUrl::parse(text).map_err(|e| fail(e.to_string()))
+    }
+}
+
+/// Seconds, decimals allowed (`0.5`), or a duration with a unit (`500ms`, `2s`).
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = super::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("the timeout must be more than 0".into());
+    }
+    Ok(d)
+}
+
+fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {
+    crate::dns::parse_dns_server(s).map_err(|e| e.to_string())
+}
+
+/// Connection flags, as redis-cli names them. Flattened into `watch` and `probe`.
+#[derive(Args, Debug, Clone)]
+#[command(
+    disable_help_flag = true,
+    next_help_heading = "Connection (as redis-cli)"
+)]
+pub struct ConnectArgs {
+    /// Server hostname or IP address [default: 127.0.0.1].
+    #[arg(short = 'h', long = "host", value_name = "HOST")]
+    pub host: Option<String>,
+
+    /// Server port [default: 6379].
+    #[arg(short = 'p', long = "port", value_name = "PORT",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
+
+    /// Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info
+    /// without ':' is the password, as in redis-cli.
+    #[arg(short = 'u', long = "uri", value_name = "URI", value_parser = UrlParser,
+          conflicts_with_all = ["host", "port"])]
+    pub uri: Option<RedisUrl>,
+
+    /// Password (a URL's password wins). Prefer the REDISCLI_AUTH environment variable: a
+    /// password on the command line is visible to other local users.
+    #[arg(
+        short = 'a',
+        long = "pass",
+        value_name = "PASSWORD",
+        env = "REDISCLI_AUTH",
+        hide_env_values = true
+    )]
+    pub password: Option<Secret>,
+
+    /// User name for ACL authentication (with a password).
+    #[arg(long = "user", value_name = "USERNAME")]
+    pub user: Option<String>,
+
+    /// Database number to SELECT (a URL's /db wins).
+    #[arg(short = 'n', long = "db", value_name = "DB")]
+    pub db: Option<u32>,
+
+    /// Connect with TLS (implied by rediss://).
+    #[arg(long)]
+    pub tls: bool,
+
+    /// CA certificate bundle (PEM) to verify the server with, instead of the system's.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+
+    /// Directory of trusted CA certificates (PEM), instead of the system's.
+    #[arg(long, value_name = "DIR")]
+    pub cacertdir: Option<PathBuf>,
+
+    /// Client certificate (PEM) for mutual TLS; needs --key.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+
+    /// Private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+
+    /// TLS server name to send and verify, instead of the host.
+    #[arg(long, value_name = "NAME")]
+    pub sni: Option<String>,
+
+    /// Do not verify the server's certificate or name (prints a warning).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...).
+    #[arg(long, value_enum, value_name = "TYPE", default_value_t = EndpointTypeArg::Auto)]
+    pub endpoint_type: EndpointTypeArg,
+
+    /// Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries
+    /// (seconds, or 500ms / 2s).
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_timeout)]
+    pub connect_timeout: Duration,
+
+    /// Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the
+    /// system's; the DNS watch uses it too.
+    #[arg(long, value_name = "IP[:PORT]", value_parser = parse_dns_server)]
+    pub dns_server: Option<SocketAddr>,
+
+    /// Print help (-h is the host, as in redis-cli).
+    #[arg(long, action = clap::ArgAction::HelpLong)]
+    pub help: Option<bool>,
+}
+
+impl ConnectArgs {
+    /// The flags as plain settings, without the endpoint.
+    pub fn config(&self) -> ConnectConfig {
+        ConnectConfig {
+            user: self.user.clone(),
+            password: self.password.clone(),
+            db: self.db,
+            tls: self.tls,
+            tls_files: TlsFiles {
+                cacert: self.cacert.clone(),
+                cacertdir: self.cacertdir.clone(),
+                cert: self.cert.clone(),
+                key: self.key.clone(),
+                insecure: self.insecure,
+            },
+            sni: self.sni.clone(),
+            endpoint_type: self.endpoint_type.into(),
+            connect_timeout: self.connect_timeout,
+            dns_server: self.dns_server,
+            ..ConnectConfig::default()
+        }
+    }
+
+    /// Whether `-h` or `-p` was given (they cannot be combined with endpoint URLs).
+    pub fn has_host_or_port(&self) -> bool {
+        self.host.is_some() || self.port.is_some()
+    }
+
+    /// The endpoint the flags name: `-u`, else `-h`/`-p` (127.0.0.1:6379 by default, as
+    /// redis-cli).
+    pub fn endpoint(&self) -> Result<RedisUrl, ConfigError> {
+        if let Some(url) = &self.uri {
+            return Ok(url.clone());
+        }
+        let host = self.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .map(str::to_string)
+            .unwrap_or(host);
+        if host.is_empty() {
+            return Err(ConfigError::Invalid("-h: the host is empty".into()));
+        }
+        Ok(RedisUrl {
+            tls: false,
+            host,
+            port: self.port,
+            user: None,
+            password: None,
+            db: None,
+        })
+    }
+}
+
+impl ConnectOptions {
+    /// The options for the endpoint the flags name (`-u`, or `-h`/`-p`).
+    pub fn from_args(args: &ConnectArgs) -> Result<ConnectOptions, ConfigError> {
+        args.config().options_for(&args.endpoint()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct T {
+        #[command(flatten)]
+        connect: ConnectArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<T, clap::Error> {
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn redis_cli_flags_parse() {
+        let t = parse(&[
+            "-h",
+            "10.0.0.5",
+            "-p",
+            "12000",
+            "-a",
+            "pw",
+            "--user",
+            "alice",
+            "-n",
+            "3",
+            "--tls",
+            "--sni",
+            "db.example",
+            "--insecure",
+            "--endpoint-type",
+            "external-fqdn",
+            "--connect-timeout",
+            "1.5",
+            "--dns-server",
+            "127.0.0.1:5353",
+        ])
+        .unwrap();
+        let c = &t.connect;
+        assert_eq!(c.host.as_deref(), Some("10.0.0.5"));
+        assert_eq!(c.port, Some(12000));
+        assert_eq!(c.password.as_ref().map(Secret::expose), Some("pw"));
+        assert_eq!(c.endpoint_type, EndpointTypeArg::ExternalFqdn);
+        assert_eq!(c.connect_timeout, Duration::from_millis(1500));
+        assert_eq!(c.dns_server, Some("127.0.0.1:5353".parse().unwrap()));
+        let opts = ConnectOptions::from_args(c).unwrap();
+        assert!(opts.tls() && opts.insecure());
+        assert_eq!(opts.display_endpoint(), "rediss://alice@10.0.0.5:12000/3");
+        assert!(!format!("{t:?}").contains("pw\""), "{t:?}");
+    }
+
+    #[test]
+    fn defaults_are_redis_clis() {
+        let t = parse(&[]).unwrap();
+        let opts = ConnectOptions::from_args(&t.connect).unwrap();
+        assert_eq!(opts.display_endpoint(), "redis://127.0.0.1:6379");
+        assert_eq!(opts.endpoint_type(), EndpointTypeChoice::Auto);
+    }
+
+    #[test]
+    fn a_bad_uri_is_a_usage_error_that_hides_the_password() {
+        let e = parse(&["-u", "redis://u:hunter2@h:badport"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let text = e.to_string();
+        assert!(text.contains("badport"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+
+    #[test]
+    fn uri_conflicts_with_host_and_cert_needs_key() {
+        assert!(parse(&["-u", "redis://h", "-h", "x"]).is_err());
+        assert!(parse(&["--cert", "c.pem"]).is_err());
+    }
+}

@@ -3,8 +3,10 @@
 
 pub mod connect;
 pub mod simulate;
+pub mod watch;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 
 /// Watch and diagnose Redis maintenance notifications.
 #[derive(Parser, Debug)]
@@ -26,8 +28,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Connect with a forced opt-in and show every notification, its bytes, and what follows.
+    Watch(watch::WatchArgs),
     /// Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes.
     Decode(DecodeArgs),
+    /// Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test.
+    Replay(ReplayArgs),
 }
 
 /// How `decode` should read its input.
@@ -60,4 +66,78 @@ pub struct DecodeArgs {
     /// One JSON object per frame (schema: docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = "Reads a JSON-lines capture written by `watch --json` or `--capture`, parses every \
+captured raw frame again with this version's parser and prints the timeline. With --check, each \
+line whose fresh parse differs from the one recorded is listed by line number and the exit code \
+is 1, so captures serve as regression fixtures. A torn last line (the watch was killed mid-write) \
+is reported and tolerated.",
+    after_help = "Examples:\n  maintwatch replay maint.jsonl\n  maintwatch replay --check tests/fixtures/captures/*.jsonl"
+)]
+pub struct ReplayArgs {
+    /// Capture files (JSON lines).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Compare each frame's fresh parse with the recorded one; exit 1 on any difference.
+    #[arg(long)]
+    pub check: bool,
+    /// Print the re-parsed lines as JSON instead of human lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Colour: auto, always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// Parses `500ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (try 500ms, 15s, 2m, 1h)"))?;
+    let factor = match unit {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {s:?} (use ms, s, m or h)"
+            ))
+        }
+    };
+    if !(n * factor).is_finite() || n < 0.0 {
+        return Err(format!("{s:?} is not a usable duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(n * factor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("15"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("5x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("abc").is_err());
+    }
 }

@@ -1,1 +1,128 @@
-//! placeholder (sim helper)
+//! The flags of `maintwatch simulate` and `maintwatch demo`.
+//!
+//! Both help texts list every embedded scenario with its one line, generated from the scenario
+//! files themselves, so the help cannot drift from what the simulator actually plays.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::sim::scenarios;
+
+/// Help is wrapped by clap at the terminal's width (100 columns when unknown); the scenario list
+/// is pre-wrapped narrower so its hanging indent survives.
+const HELP_WIDTH: usize = 96;
+
+fn simulate_after_help() -> String {
+    format!(
+        "Scenarios:\n{}\nExamples:\n  \
+         maintwatch simulate                         # single-proxy at real speed\n  \
+         maintwatch simulate --scenario dns-race --speed 4\n  \
+         maintwatch simulate --scenario multi-proxy --loop --port 16379\n  \
+         maintwatch simulate --password s3cret --user app\n  \
+         maintwatch simulate --scenario-file my.scn  # format: scenarios/README.md\n  \
+         maintwatch simulate --list\n\n\
+         Then, in another terminal (PORT and DNSPORT as printed):\n  \
+         maintwatch watch redis://db.sim.maintwatch.test:PORT --dns-server 127.0.0.1:DNSPORT\n  \
+         redis-cli -3 -h 127.0.0.2 -p PORT           # then: CLIENT MAINT_NOTIFICATIONS ON\n  \
+         dig @127.0.0.1 -p DNSPORT db.sim.maintwatch.test",
+        scenarios::listing_wrapped(HELP_WIDTH)
+    )
+}
+
+fn demo_after_help() -> String {
+    format!(
+        "Scenarios:\n{}\nExamples:\n  maintwatch demo\n  maintwatch demo --scenario dns-race --speed 2\n  maintwatch demo --scenario oss-cluster",
+        scenarios::listing_wrapped(HELP_WIDTH)
+    )
+}
+
+/// `maintwatch simulate`.
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = "Runs a simulated deployment that sends maintenance notifications, on loopback, so \
+that maintwatch or any client library can be pointed at it. It is a RESP3 server speaking enough \
+Redis for real clients (HELLO 2/3 with AUTH, CLIENT ID/SETNAME/SETINFO/MAINT_NOTIFICATIONS, PING, \
+ECHO, GET/SET/DEL, SELECT, QUIT, CLUSTER SLOTS/SHARDS/NODES on the cluster scenario), one listener \
+per proxy on 127.0.0.2, 127.0.0.3 ... sharing one port, plus an authoritative DNS server on \
+127.0.0.1 for db.sim.maintwatch.test whose A records change on the scenario's clock.\n\n\
+The server behaves as Redis Enterprise was measured to: one sequence counter per database shared \
+by every type, the last MIGRATED/FAILED_OVER replayed right after an opt-in's +OK, a MOVING re-sent \
+(same seq) to connections that opt in while its window is open, notifications only to opted-in \
+connections, and MOVING's close node-wide: every connection of that proxy, opted in or not.\n\n\
+It prints where it listens, then narrates each step as it happens. Without --loop it exits when \
+the scenario ends.",
+    after_help = simulate_after_help()
+)]
+pub struct SimulateArgs {
+    /// The embedded scenario to play (see --list).
+    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT, conflicts_with = "scenario_file")]
+    pub scenario: String,
+
+    /// Play a scenario file from disk instead (format: scenarios/README.md).
+    #[arg(long, value_name = "PATH")]
+    pub scenario_file: Option<PathBuf>,
+
+    /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
+    /// change, so MOVING still declares its real window).
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    pub speed: f64,
+
+    /// Play the scenario again and again; between rounds DNS and listeners are reset and every
+    /// connection is closed so clients start over.
+    #[arg(long = "loop")]
+    pub repeat: bool,
+
+    /// List the scenarios, one line each, and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Port shared by every proxy (0 picks a free one).
+    #[arg(long, short = 'p', default_value_t = 0)]
+    pub port: u16,
+
+    /// Require this password (AUTH / HELLO 3 AUTH). Never printed.
+    #[arg(long, env = "MAINTWATCH_SIM_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+
+    /// The ACL user the password belongs to (default: default).
+    #[arg(long, requires = "password")]
+    pub user: Option<String>,
+
+    /// Do not replay the last MIGRATED/FAILED_OVER after an opt-in's +OK.
+    #[arg(long)]
+    pub no_catch_up: bool,
+
+    /// Print where it listens and the scenario's steps only, not every connection and command.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `maintwatch demo`.
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = "Runs the simulator in-process and watches it: a client resolves the database \
+hostname through the simulator's DNS, connects, sends HELLO 3 and the opt-in, and prints every push \
+frame parsed beside its exact bytes, the DNS changes the simulator makes, and the server's close \
+with its offset from the first notification. It needs nothing else running and exits when the \
+scenario ends.",
+    after_help = demo_after_help()
+)]
+pub struct DemoArgs {
+    /// The embedded scenario to play.
+    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT)]
+    pub scenario: String,
+
+    /// Run the scenario clock this many times faster.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    pub speed: f64,
+}
+
+fn positive_speed(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!(
+            "expected a number above 0, such as 1, 4 or 0.5, found {text:?}"
+        )),
+    }
+}

@@ -71,7 +71,11 @@ fn decode_one(
             Err(e) => return report(args, source, 0, &format!("hex text, {e}"), out, err),
         },
     };
-    let decoded = if format == InputFormat::Raw { "" } else { " of the decoded bytes" };
+    let decoded = if format == InputFormat::Raw {
+        ""
+    } else {
+        " of the decoded bytes"
+    };
     let (frames, end, error) = Scanner::default().scan_all(&bytes);
     for (frame, span) in frames {
         let record = FrameRecord::new(&frame, &bytes[span.clone()], span.start as u64);

@@ -2,22 +2,29 @@
 //! nothing the modules own.
 
 pub mod decode;
+pub mod replay;
 pub mod simulate;
+pub mod watch;
 
 use crate::cli::{Cli, Command};
 
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
+        Command::Watch(args) => runtime()?.block_on(watch::run(&args)),
         Command::Decode(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             decode::run(&args, &mut out, &mut std::io::stderr())
         }
+        Command::Replay(args) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            replay::run(&args, &mut out, &mut std::io::stderr())
+        }
     }
 }
 
-#[allow(dead_code)]
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,4 +1,6 @@
-//! Formatting for people and machines. Sinks decide nothing: they render what the modules
-//! computed.
+//! Formatting for people and machines. Sinks decide nothing: they render what the timeline and
+//! the other modules computed.
 
+pub mod human;
+pub mod summary;
 pub mod text;

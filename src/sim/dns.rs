@@ -286,25 +286,4 @@ mod tests {
             .unwrap();
         dns.set_records("db.example.test.", &[], 5).await;
     }
-
-    #[tokio::test]
-    async fn explicit_port_is_used_for_both_protocols() {
-        // Find a port that is free for both, then ask for it explicitly.
-        let probe = SimDns::start("127.0.0.1:0".parse().unwrap(), ZONE)
-            .await
-            .unwrap();
-        let addr = probe.addr();
-        probe.shutdown().await;
-        let dns = SimDns::start(addr, ZONE).await.unwrap();
-        assert_eq!(dns.addr(), addr);
-        dns.set_records(
-            "db.sim.maintwatch.test.",
-            &["127.0.0.2".parse().unwrap()],
-            5,
-        )
-        .await;
-        let m = ask_tcp(addr, "db.sim.maintwatch.test.", RecordType::A).await;
-        assert_eq!(a_records(&m).len(), 1);
-        dns.shutdown().await;
-    }
 }

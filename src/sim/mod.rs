@@ -1,3 +1,843 @@
-//! The built-in simulator.
+//! The built-in simulator: a deployment that sends maintenance notifications, on loopback.
+//!
+//! No public server sends these notifications (Redis OSS and Valkey refuse the opt-in), so this is
+//! how users try maintwatch, how client-library authors test their handoff code against realistic
+//! timing, and how the tests see a real MOVING, a real DNS move and a real socket close over real
+//! sockets. It is three things on one clock:
+//!
+//! - a RESP3 server speaking enough Redis for real clients ([`server`]), one listener per "proxy"
+//!   on its own loopback address and the same port, as proxies behind one hostname are;
+//! - an authoritative DNS server ([`dns`]) for `db.sim.maintwatch.test`, whose A records change
+//!   on the scenario's clock;
+//! - a player that runs a [`Scenario`] (a data file in `scenarios/`) step by step, with the
+//!   server behaviour of PROTOCOL.md sections 1, 3 and 4: one sequence counter per database shared
+//!   by all types, catch-up replay of the last MIGRATED / FAILED_OVER after the opt-in's `+OK`,
+//!   a MOVING re-sent to connections that opt in while its window is open, and a node-wide close.
+//!
+//! Everything it does is narrated as [`SimEvent`]s on a broadcast channel, each stamped with the
+//! wall clock and the scenario clock, so the CLI can print it and a benchmark can measure latency
+//! from the moment a frame was written.
+//!
+//! The simulator shares no code with the watcher beyond `resp` (encoding and scanning): a
+//! misunderstanding of the protocol in one must not be silently mirrored by the other.
 
+pub mod cluster;
 pub mod dns;
+pub mod escape;
+pub mod scenario;
+pub mod scenarios;
+mod server;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+
+use self::cluster::Topology;
+use self::dns::SimDns;
+use self::escape::escape;
+use self::scenario::{Action, Mode, Push, PushKind, Start, Step, To};
+pub use self::scenario::{Scenario, ScenarioError};
+
+/// The DNS zone the simulator is authoritative for.
+pub const ZONE: &str = "sim.maintwatch.test.";
+/// The database hostname whose A records the scenario changes.
+pub const HOSTNAME: &str = "db.sim.maintwatch.test.";
+
+/// How many events a slow subscriber may fall behind before it loses the oldest.
+const EVENT_CAPACITY: usize = 4096;
+/// Attempts at finding one port free on every proxy address before giving up.
+const PORT_ATTEMPTS: usize = 20;
+
+/// How to run a scenario.
+#[derive(Clone)]
+pub struct SimOptions {
+    pub scenario: Scenario,
+    /// The scenario clock runs this many times faster than the wall clock (> 0).
+    pub speed: f64,
+    /// Port shared by every proxy; 0 picks a free one.
+    pub port: u16,
+    /// Require this password (AUTH / HELLO AUTH). Never printed.
+    pub password: Option<String>,
+    /// The ACL user the password belongs to (default: `default`). Needs a password.
+    pub user: Option<String>,
+    /// Replay the last MIGRATED / FAILED_OVER after an opt-in's `+OK` (if the scenario does too).
+    pub catch_up: bool,
+    /// Play the scenario again and again (see [`Simulator::finished`]).
+    pub repeat: bool,
+}
+
+impl SimOptions {
+    /// Speed 1, a free port, no password, catch-up as the scenario says, played once.
+    pub fn new(scenario: Scenario) -> SimOptions {
+        SimOptions {
+            scenario,
+            speed: 1.0,
+            port: 0,
+            password: None,
+            user: None,
+            catch_up: true,
+            repeat: false,
+        }
+    }
+}
+
+// Hand-written so that a password never reaches a log through `{:?}`.
+impl fmt::Debug for SimOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimOptions")
+            .field("scenario", &self.scenario.name)
+            .field("speed", &self.speed)
+            .field("port", &self.port)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("user", &self.user)
+            .field("catch_up", &self.catch_up)
+            .field("repeat", &self.repeat)
+            .finish()
+    }
+}
+
+/// Why the simulator could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("invalid simulator options: {0}")]
+    Options(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("no port was free on all of {addrs} after {attempts} attempts")]
+    NoCommonPort { addrs: String, attempts: usize },
+    #[error("cannot start the DNS server on 127.0.0.1: {0}")]
+    Dns(std::io::Error),
+}
+
+/// One thing the simulator did, as it did it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimEvent {
+    /// Wall clock when it happened; for a frame, right after the bytes were written.
+    pub at: SystemTime,
+    /// Scenario seconds since the clock started (at speed 1), `None` before it has started.
+    pub clock: Option<f64>,
+    pub what: What,
+}
+
+/// Why a notification frame was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A scenario step (its line in the file).
+    Step { line: usize },
+    /// The retained MIGRATED / FAILED_OVER, replayed after an opt-in's `+OK`.
+    CatchUp,
+    /// An open MOVING, re-sent (same seq) to a connection that opted in during its window.
+    Resent,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum What {
+    /// The scenario clock started (iterations count from 1).
+    Started { iteration: u64 },
+    Connected {
+        conn: u64,
+        proxy: SocketAddr,
+        peer: SocketAddr,
+    },
+    /// A command that is part of a handshake or of the topology (data commands such as GET,
+    /// SET and PING are served but not narrated). Passwords are redacted.
+    Command {
+        conn: u64,
+        proxy: SocketAddr,
+        command: String,
+        reply: String,
+    },
+    /// `CLIENT MAINT_NOTIFICATIONS ON|OFF`, answered.
+    OptIn {
+        conn: u64,
+        proxy: SocketAddr,
+        on: bool,
+        accepted: bool,
+        endpoint_type: Option<String>,
+    },
+    /// A push step ran: what, with which seq, to how many opted-in connections.
+    Pushed {
+        line: usize,
+        summary: String,
+        seq: Option<i64>,
+        proxies: Vec<SocketAddr>,
+        recipients: usize,
+    },
+    /// A notification frame was written to a connection (exact bytes).
+    Sent {
+        conn: u64,
+        proxy: SocketAddr,
+        bytes: Vec<u8>,
+        why: Why,
+    },
+    /// The database hostname now answers these A records (already in effect).
+    Dns { records: Vec<IpAddr>, ttl: u32 },
+    /// A node-wide close: every connection of that proxy, opted in or not.
+    Closed {
+        proxy: SocketAddr,
+        connections: usize,
+        opted_in: usize,
+        restart: bool,
+    },
+    /// A proxy stopped or started listening (already in effect).
+    Listening { proxy: SocketAddr, up: bool },
+    /// Cluster slots changed owner.
+    Assigned { slots: String, node: SocketAddr },
+    /// A narration line from the scenario (something with no wire effect).
+    Say { line: usize, text: String },
+    /// A connection ended, closed by the server (a close step, QUIT, a protocol error) or not.
+    Disconnected {
+        conn: u64,
+        proxy: SocketAddr,
+        by_server: bool,
+    },
+    /// The scenario reached its end.
+    Finished { iteration: u64 },
+    /// Between loop iterations: DNS and listeners back to their initial state, every connection
+    /// closed so clients start over.
+    Reset { connections: usize },
+    /// Something went wrong that does not stop the simulation (a proxy could not listen again).
+    Error { message: String },
+}
+
+impl fmt::Display for SimEvent {
+    /// One narration line: `+  9.700 s  DNS db.sim.maintwatch.test. -> 127.0.0.3 (TTL 5 s)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.clock {
+            Some(t) => write!(f, "+{t:7.3} s  ")?,
+            None => f.write_str("   waiting  ")?,
+        }
+        let list = |a: &[SocketAddr]| {
+            a.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match &self.what {
+            What::Started { iteration: 1 } => write!(f, "scenario clock started"),
+            What::Started { iteration } => write!(f, "scenario clock started (iteration {iteration})"),
+            What::Connected { conn, proxy, peer } => {
+                write!(f, "conn {conn}: connected to {proxy} from {peer}")
+            }
+            What::Command {
+                conn,
+                proxy,
+                command,
+                reply,
+            } => write!(f, "conn {conn} @{proxy}: {command} -> {reply}"),
+            What::OptIn {
+                conn,
+                proxy,
+                on,
+                accepted,
+                endpoint_type,
+            } => {
+                let what = if *on { "opt-in" } else { "opt-out" };
+                let how = match endpoint_type {
+                    Some(t) => format!(" (moving-endpoint-type {t})"),
+                    None => String::new(),
+                };
+                let verdict = if *accepted { "accepted" } else { "refused" };
+                write!(f, "conn {conn} @{proxy}: {what}{how} {verdict}")
+            }
+            What::Pushed {
+                line,
+                summary,
+                seq,
+                proxies,
+                recipients,
+            } => {
+                let seq = seq.map(|s| format!(" seq {s}")).unwrap_or_default();
+                write!(
+                    f,
+                    "step line {line}: {summary}{seq} on {} -> {recipients} opted-in connection(s)",
+                    list(proxies)
+                )
+            }
+            What::Sent {
+                conn,
+                proxy,
+                bytes,
+                why,
+            } => {
+                let why = match why {
+                    Why::Step { .. } => "",
+                    Why::CatchUp => " (catch-up replay)",
+                    Why::Resent => " (re-sent: window still open)",
+                };
+                write!(f, "conn {conn} @{proxy}: sent {}{why}", escape(bytes))
+            }
+            What::Dns { records, ttl } => {
+                let r = records
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let r = if r.is_empty() { "no records (NXDOMAIN)".into() } else { r };
+                write!(f, "DNS {HOSTNAME} -> {r} (TTL {ttl} s)")
+            }
+            What::Closed {
+                proxy,
+                connections,
+                opted_in,
+                restart,
+            } => write!(
+                f,
+                "{} {proxy}: closed {connections} connection(s), {opted_in} opted in, {} not",
+                if *restart { "proxy restart" } else { "node-wide close" },
+                connections - opted_in
+            ),
+            What::Listening { proxy, up: true } => write!(f, "{proxy} listening"),
+            What::Listening { proxy, up: false } => {
+                write!(f, "{proxy} stopped listening (connections refused)")
+            }
+            What::Assigned { slots, node } => write!(f, "slots {slots} now served by {node}"),
+            What::Say { text, .. } => write!(f, "{text}"),
+            What::Disconnected {
+                conn,
+                proxy,
+                by_server,
+            } => write!(
+                f,
+                "conn {conn} @{proxy}: {}",
+                if *by_server {
+                    "closed by the server"
+                } else {
+                    "closed by the client"
+                }
+            ),
+            What::Finished { .. } => write!(f, "scenario ended"),
+            What::Reset { connections } => write!(
+                f,
+                "loop: DNS and listeners reset, {connections} connection(s) closed so clients start over"
+            ),
+            What::Error { message } => write!(f, "error: {message}"),
+        }
+    }
+}
+
+/// What the player waits on to start the clock.
+#[derive(Debug, Clone, Copy, Default)]
+struct Triggers {
+    /// Connections ever accepted.
+    connects: u64,
+    /// Opt-in attempts ever answered (accepted or refused).
+    attempts: u64,
+    /// Connections opted in right now.
+    opted_in: usize,
+    /// Connection tasks still running (their sockets not yet closed).
+    live: usize,
+}
+
+/// A message to a connection's task. Writes go through the task so that a notification can never
+/// land in the middle of a reply.
+enum ConnMsg {
+    Push(Arc<[u8]>, Why),
+    Close,
+}
+
+struct ConnEntry {
+    proxy: Ipv4Addr,
+    opted_in: bool,
+    tx: mpsc::UnboundedSender<ConnMsg>,
+}
+
+/// Everything the player and the connections share, behind one lock so that "opted in" and
+/// "sent the push" can never disagree (a push either reaches a connection through its queue or,
+/// for an open MOVING, through the opt-in's re-send, never both and never neither).
+struct State {
+    next_conn: u64,
+    conns: HashMap<u64, ConnEntry>,
+    /// The database's one sequence counter (PROTOCOL.md section 3).
+    seq: i64,
+    /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins.
+    retained: Option<Arc<[u8]>>,
+    /// MOVING frames whose window is open, per proxy; ended by that proxy's close.
+    open_moving: HashMap<Ipv4Addr, Arc<[u8]>>,
+    topology: Topology,
+    keys: HashMap<(u8, Vec<u8>), Vec<u8>>,
+}
+
+struct Shared {
+    scenario: Scenario,
+    speed: f64,
+    port: u16,
+    /// The scenario's TTL scaled to the speed (at least 1 s).
+    ttl: u32,
+    password: Option<String>,
+    user: String,
+    catch_up: bool,
+    events: broadcast::Sender<SimEvent>,
+    state: Mutex<State>,
+    clock: Mutex<Option<Instant>>,
+    triggers: watch::Sender<Triggers>,
+    listening: HashMap<Ipv4Addr, watch::Sender<bool>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock is a bug already reported; keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn clock(&self) -> Option<f64> {
+        let start = *self.clock.lock().unwrap_or_else(|e| e.into_inner());
+        start.map(|s| s.elapsed().as_secs_f64() * self.speed)
+    }
+
+    fn emit(&self, what: What) {
+        self.emit_at(SystemTime::now(), what);
+    }
+
+    fn emit_at(&self, at: SystemTime, what: What) {
+        // No subscriber is fine: the narration is optional.
+        let _ = self.events.send(SimEvent {
+            at,
+            clock: self.clock(),
+            what,
+        });
+    }
+
+    fn addr(&self, ip: Ipv4Addr) -> SocketAddr {
+        SocketAddr::new(IpAddr::V4(ip), self.port)
+    }
+
+    /// Republishes the opted-in count after the connection table changed.
+    fn sync_opted_in(&self, state: &State) {
+        let n = state.conns.values().filter(|c| c.opted_in).count();
+        self.triggers.send_if_modified(|t| {
+            let changed = t.opted_in != n;
+            t.opted_in = n;
+            changed
+        });
+    }
+}
+
+/// A running simulator.
+pub struct Simulator {
+    shared: Arc<Shared>,
+    /// `None` once shut down.
+    dns: Option<Arc<SimDns>>,
+    dns_addr: SocketAddr,
+    first_events: Mutex<Option<broadcast::Receiver<SimEvent>>>,
+    finished: watch::Receiver<bool>,
+    tasks: Vec<JoinHandle<()>>,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Simulator {
+    /// Binds every proxy on one port and the DNS server, publishes the initial records, and starts
+    /// the scenario (whose clock waits for its `start` condition).
+    pub async fn start(opts: SimOptions) -> Result<Simulator, SimError> {
+        if !(opts.speed.is_finite() && opts.speed > 0.0) {
+            return Err(SimError::Options(format!(
+                "speed must be a number above 0, got {}",
+                opts.speed
+            )));
+        }
+        if opts.user.is_some() && opts.password.is_none() {
+            return Err(SimError::Options("a user needs a password".into()));
+        }
+        let scenario = opts.scenario;
+        let (port, mut listeners) = bind_proxies(&scenario.proxies, opts.port).await?;
+        let dns = SimDns::start(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE)
+            .await
+            .map_err(SimError::Dns)?;
+        let ttl = ((f64::from(scenario.ttl) / opts.speed).ceil() as u32).max(1);
+        dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
+        let dns_addr = dns.addr();
+
+        let (events, first) = broadcast::channel(EVENT_CAPACITY);
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let (finished_tx, finished_rx) = watch::channel(false);
+        let mut listening = HashMap::new();
+        let mut wants = Vec::new();
+        for ip in &scenario.proxies {
+            let (tx, rx) = watch::channel(!scenario.initially_down.contains(ip));
+            listening.insert(*ip, tx);
+            wants.push(rx);
+        }
+        let topology = initial_topology(&scenario);
+        let shared = Arc::new(Shared {
+            speed: opts.speed,
+            port,
+            ttl,
+            catch_up: opts.catch_up && scenario.catch_up,
+            user: opts.user.unwrap_or_else(|| "default".into()),
+            password: opts.password,
+            events,
+            state: Mutex::new(State {
+                next_conn: 1,
+                conns: HashMap::new(),
+                seq: scenario.first_seq,
+                retained: None,
+                open_moving: HashMap::new(),
+                topology,
+                keys: HashMap::new(),
+            }),
+            clock: Mutex::new(None),
+            triggers: watch::channel(Triggers::default()).0,
+            listening,
+            shutdown: shutdown_rx,
+            scenario,
+        });
+
+        let dns = Arc::new(dns);
+        let mut tasks = Vec::new();
+        for (i, want) in wants.into_iter().enumerate() {
+            let ip = shared.scenario.proxies[i];
+            // A proxy that starts down gives its socket back now; `up` binds it again.
+            let listener = listeners[i].take().filter(|_| *want.borrow());
+            tasks.push(tokio::spawn(server::listen(
+                shared.clone(),
+                ip,
+                listener,
+                want,
+            )));
+        }
+        tasks.push(tokio::spawn(play(
+            shared.clone(),
+            dns.clone(),
+            opts.repeat,
+            finished_tx,
+        )));
+        Ok(Simulator {
+            shared,
+            dns: Some(dns),
+            dns_addr,
+            first_events: Mutex::new(Some(first)),
+            finished: finished_rx,
+            tasks,
+            shutdown: shutdown_tx,
+        })
+    }
+
+    /// The port every proxy listens on.
+    pub fn port(&self) -> u16 {
+        self.shared.port
+    }
+
+    /// Every proxy's address (including ones not listening yet).
+    pub fn proxies(&self) -> Vec<SocketAddr> {
+        self.shared
+            .scenario
+            .proxies
+            .iter()
+            .map(|ip| self.shared.addr(*ip))
+            .collect()
+    }
+
+    /// Where the DNS server answers, UDP and TCP.
+    pub fn dns_addr(&self) -> SocketAddr {
+        self.dns_addr
+    }
+
+    /// The database hostname (fully qualified, with the final dot).
+    pub fn hostname(&self) -> &'static str {
+        HOSTNAME
+    }
+
+    /// The scenario being played.
+    pub fn scenario(&self) -> &Scenario {
+        &self.shared.scenario
+    }
+
+    /// The DNS TTL actually served (the scenario's, divided by the speed, at least 1 s).
+    pub fn ttl(&self) -> u32 {
+        self.shared.ttl
+    }
+
+    /// The narration. The first call receives every event since [`Simulator::start`] (so a
+    /// `start now` scenario loses nothing); later calls receive events from then on.
+    pub fn events(&self) -> broadcast::Receiver<SimEvent> {
+        let first = self
+            .first_events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        first.unwrap_or_else(|| self.shared.events.subscribe())
+    }
+
+    /// Resolves when the scenario has ended (never, when it repeats). The servers keep serving
+    /// until [`Simulator::shutdown`].
+    pub async fn finished(&self) {
+        let mut rx = self.finished.clone();
+        // An error means the player is gone, which only happens at shutdown: nothing to wait for.
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Stops the player, every listener and connection, and the DNS server, and waits until
+    /// every socket is closed.
+    pub async fn shutdown(mut self) {
+        let _ = self.shutdown.send(true);
+        let tasks = std::mem::take(&mut self.tasks);
+        for task in &tasks {
+            task.abort();
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+        // Connection tasks see the shutdown signal and close their sockets. Bounded, because a
+        // task stuck writing to a client that stopped reading must not hang the caller forever.
+        let mut live = self.shared.triggers.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(2), live.wait_for(|t| t.live == 0)).await;
+        // The player held the other reference to the DNS server; it has ended.
+        if let Some(dns) = self.dns.take().and_then(|d| Arc::try_unwrap(d).ok()) {
+            dns.shutdown().await;
+        }
+    }
+}
+
+/// Dropped without [`Simulator::shutdown`] (a test that panicked, say): stop everything anyway,
+/// without waiting.
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Binds every proxy address on one port: the first on `port` (or a free one), the others on the
+/// same number, trying again with a new port when one is taken on some address.
+async fn bind_proxies(
+    proxies: &[Ipv4Addr],
+    port: u16,
+) -> Result<(u16, Vec<Option<TcpListener>>), SimError> {
+    let attempts = if port == 0 { PORT_ATTEMPTS } else { 1 };
+    for _ in 0..attempts {
+        let mut listeners = Vec::with_capacity(proxies.len());
+        let mut chosen = port;
+        let mut taken = false;
+        for ip in proxies {
+            let addr = SocketAddr::new(IpAddr::V4(*ip), chosen);
+            match TcpListener::bind(addr).await {
+                Ok(l) => {
+                    if chosen == 0 {
+                        chosen = l
+                            .local_addr()
+                            .map_err(|source| SimError::Bind { addr, source })?
+                            .port();
+                    }
+                    listeners.push(Some(l));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && port == 0 => {
+                    taken = true;
+                    break;
+                }
+                Err(source) => return Err(SimError::Bind { addr, source }),
+            }
+        }
+        if !taken {
+            return Ok((chosen, listeners));
+        }
+    }
+    Err(SimError::NoCommonPort {
+        addrs: proxies
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        attempts,
+    })
+}
+
+fn initial_topology(s: &Scenario) -> Topology {
+    let nodes: Vec<(Ipv4Addr, Vec<(u16, u16)>)> = s
+        .cluster
+        .iter()
+        .map(|n| (n.addr, n.slots.clone()))
+        .collect();
+    Topology::new(&nodes)
+}
+
+/// The player: waits for the start condition, runs the steps on the scaled clock, ends, and on a
+/// loop resets the deployment and does it again.
+async fn play(shared: Arc<Shared>, dns: Arc<SimDns>, repeat: bool, finished: watch::Sender<bool>) {
+    let scenario = &shared.scenario;
+    let scaled = |secs: f64| Duration::from_secs_f64(secs / shared.speed);
+    let mut iteration = 0;
+    loop {
+        iteration += 1;
+        let mut triggers = shared.triggers.subscribe();
+        let base = *triggers.borrow();
+        let refusing = scenario.mode == Mode::Refusing;
+        // wait_for fails only when the sender is gone, i.e. never while `shared` lives.
+        match scenario.start {
+            Start::Now => {}
+            Start::Connect => {
+                let _ = triggers.wait_for(|t| t.connects > base.connects).await;
+            }
+            Start::OptIn(n) => {
+                // A refusing server never accepts an opt-in: there the attempt starts the clock.
+                let _ = triggers
+                    .wait_for(|t| t.opted_in >= n || (refusing && t.attempts > base.attempts))
+                    .await;
+            }
+        }
+        let t0 = tokio::time::Instant::now();
+        *shared.clock.lock().unwrap_or_else(|e| e.into_inner()) = Some(t0.into_std());
+        shared.emit(What::Started { iteration });
+        for step in &scenario.steps {
+            tokio::time::sleep_until(t0 + scaled(step.at)).await;
+            run_step(&shared, &dns, step).await;
+        }
+        tokio::time::sleep_until(t0 + scaled(scenario.end)).await;
+        shared.emit(What::Finished { iteration });
+        if !repeat {
+            let _ = finished.send(true);
+            return;
+        }
+        reset(&shared, &dns).await;
+    }
+}
+
+async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
+    match &step.action {
+        Action::Push { to, push } => {
+            let targets = match to {
+                To::All => shared.scenario.proxies.clone(),
+                To::One(p) => vec![*p],
+            };
+            broadcast_push(shared, step.line, &targets, push);
+        }
+        Action::Dns(records) => {
+            dns.set_records(HOSTNAME, records, shared.ttl).await;
+            shared.emit(What::Dns {
+                records: records.clone(),
+                ttl: shared.ttl,
+            });
+        }
+        Action::Close { proxy, restart } => {
+            let (connections, opted_in) = close_proxy(shared, Some(*proxy));
+            shared.emit(What::Closed {
+                proxy: shared.addr(*proxy),
+                connections,
+                opted_in,
+                restart: *restart,
+            });
+        }
+        Action::Down(p) | Action::Up(p) => {
+            let up = matches!(step.action, Action::Up(_));
+            if let Some(tx) = shared.listening.get(p) {
+                // The listener task narrates once the socket is really open or closed.
+                tx.send_replace(up);
+            }
+        }
+        Action::Assign { slots, node } => {
+            shared.lock().topology.assign(slots, *node);
+            let text = slots
+                .iter()
+                .map(|(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            shared.emit(What::Assigned {
+                slots: text,
+                node: shared.addr(*node),
+            });
+        }
+        Action::Say(text) => shared.emit(What::Say {
+            line: step.line,
+            text: text.clone(),
+        }),
+    }
+}
+
+/// Numbers the push from the database counter, remembers what must be replayed or re-sent, and
+/// queues it to every opted-in connection of the targets, all under one lock.
+fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Push) {
+    let mut st = shared.lock();
+    let seq = push.kind().map(|_| {
+        let s = st.seq;
+        st.seq += 1;
+        s
+    });
+    let bytes: Arc<[u8]> = push.encode(seq.unwrap_or(0), shared.port).into();
+    match push.kind() {
+        Some(PushKind::Moving) => {
+            for p in targets {
+                st.open_moving.insert(*p, bytes.clone());
+            }
+        }
+        Some(k) if k.is_retained() => st.retained = Some(bytes.clone()),
+        _ => {}
+    }
+    let recipients: Vec<&ConnEntry> = st
+        .conns
+        .values()
+        .filter(|c| c.opted_in && targets.contains(&c.proxy))
+        .collect();
+    // Narrated before the frames go out, so the narration reads cause then effect.
+    shared.emit(What::Pushed {
+        line,
+        summary: push.summary(shared.port),
+        seq,
+        proxies: targets.iter().map(|p| shared.addr(*p)).collect(),
+        recipients: recipients.len(),
+    });
+    for c in recipients {
+        // A send fails only if the connection task already ended; it is about to leave the table.
+        let _ = c.tx.send(ConnMsg::Push(bytes.clone(), Why::Step { line }));
+    }
+}
+
+/// Closes every connection of `proxy` (of every proxy for `None`); returns (all, opted in).
+fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
+    let mut st = shared.lock();
+    let ids: Vec<u64> = st
+        .conns
+        .iter()
+        .filter(|(_, c)| proxy.is_none_or(|p| c.proxy == p))
+        .map(|(id, _)| *id)
+        .collect();
+    let mut opted_in = 0;
+    for id in &ids {
+        if let Some(c) = st.conns.remove(id) {
+            opted_in += usize::from(c.opted_in);
+            let _ = c.tx.send(ConnMsg::Close);
+        }
+    }
+    match proxy {
+        Some(p) => {
+            st.open_moving.remove(&p);
+        }
+        None => st.open_moving.clear(),
+    }
+    shared.sync_opted_in(&st);
+    (ids.len(), opted_in)
+}
+
+/// Between loop iterations: the deployment goes back to how the scenario starts. The counter and
+/// the retained completion survive, as they do on a real database.
+async fn reset(shared: &Shared, dns: &SimDns) {
+    let s = &shared.scenario;
+    dns.set_records(HOSTNAME, &s.dns, shared.ttl).await;
+    shared.emit(What::Dns {
+        records: s.dns.clone(),
+        ttl: shared.ttl,
+    });
+    for (ip, tx) in &shared.listening {
+        tx.send_replace(!s.initially_down.contains(ip));
+    }
+    shared.lock().topology = initial_topology(s);
+    let (connections, _) = close_proxy(shared, None);
+    shared.emit(What::Reset { connections });
+}

@@ -1,0 +1,61 @@
+//! Arguments of `watch`.
+
+use super::{parse_duration, ColorChoice};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = "Connects with a forced RESP3 opt-in (HELLO 3, then CLIENT MAINT_NOTIFICATIONS ON) \
+and prints every push frame parsed, beside its exact bytes. What follows an opening notification \
+(MOVING, MIGRATING, FAILING_OVER, SMIGRATING) is also shown as +s.mmm after it: the closing \
+notification, DNS record changes, the server closing the socket (with how far past the declared \
+window), the reconnect and what the new opt-in replayed. On each new MOVING a dry-run of a client's \
+handoff decision runs, and its outcome is set against what the server did. The watch reconnects \
+with backoff until Ctrl-C, --duration or --count, then prints a summary.",
+    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  maintwatch watch rediss://user@db.example.net:12000 --cacert ca.pem --capture maint.jsonl\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count, 130 Ctrl-C, 3/4/5 with --require \
+(refused, RESP3 unavailable, authentication failed), 1 other errors."
+)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub connect: super::connect::ConnectArgs,
+    /// Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable,
+    /// instead of watching whatever pushes arrive.
+    #[arg(long)]
+    pub require: bool,
+    /// Stop after this long (e.g. 90s, 10m, 1h).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// Stop after N maintenance notifications.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u32>,
+    /// One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write JSON lines to FILE, flushed line by line, alongside the human output.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
+    /// Send a PING every interval and report latency and errors, attributing failures to the
+    /// open window.
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "1s")]
+    pub traffic: Option<std::time::Duration>,
+    /// How often to poll the hostname's A/AAAA records.
+    #[arg(long, value_parser = parse_duration, default_value = "500ms")]
+    pub dns_interval: std::time::Duration,
+    /// Do not watch DNS.
+    #[arg(long)]
+    pub no_dns: bool,
+    /// Do not run the handoff decision in dry-run.
+    #[arg(long)]
+    pub no_handoff: bool,
+    /// Interval of the dry-run's DNS polls (the reference client uses 1 s).
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub handoff_poll: std::time::Duration,
+    /// The endpoint is the built-in simulator running N times faster (`simulate --speed N`):
+    /// declared windows, polls and offsets are read at that speed.
+    #[arg(long, value_name = "N", default_value_t = 1.0)]
+    pub sim_speed: f64,
+    /// Colour: auto (a terminal and no NO_COLOR), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}

@@ -1,0 +1,599 @@
+//! `maintwatch watch`: the live watch, wiring connection, DNS poller, dry-run handoff and
+//! timeline together.
+//!
+//! Every source sends an [`Observation`] down one channel to one loop that owns the timeline and
+//! the sinks, so ordering between sources is the order of arrival and nothing is printed from two
+//! places. The connection task never gives up on its own: it reconnects with bounded, jittered
+//! exponential backoff until the watch stops.
+
+use crate::cli::watch::WatchArgs;
+use crate::conn::{self, ConnectOptions};
+use crate::dns::{self, DnsResolver};
+use crate::exit;
+use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
+use crate::output::human::{self, Style};
+use crate::record::{FrameRecord, OptInOutcome, WatchLine};
+use crate::timeline::{Action, CloseCause, Observation, Timeline, What};
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::Write;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::{mpsc, oneshot};
+
+/// Everything the watch needs, validated, free of clap.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    pub connect: ConnectOptions,
+    pub require: bool,
+    pub duration: Option<Duration>,
+    pub count: Option<u32>,
+    pub json: bool,
+    pub capture: Option<std::path::PathBuf>,
+    pub traffic: Option<Duration>,
+    pub dns_interval: Duration,
+    pub dns: bool,
+    pub handoff: bool,
+    pub handoff_poll: Duration,
+    /// Scenario seconds per real second (1 outside the simulator).
+    pub speed: f64,
+    pub color: bool,
+}
+
+impl WatchSettings {
+    pub fn from_args(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
+        if !(args.sim_speed.is_finite() && args.sim_speed > 0.0) {
+            anyhow::bail!(
+                "--sim-speed must be a positive number, not {}",
+                args.sim_speed
+            );
+        }
+        if args.count == Some(0) {
+            anyhow::bail!("--count must be at least 1");
+        }
+        Ok(WatchSettings {
+            connect: ConnectOptions::from_args(&args.connect)?,
+            require: args.require,
+            duration: args.duration,
+            count: args.count,
+            json: args.json,
+            capture: args.capture.clone(),
+            traffic: args.traffic,
+            dns_interval: args.dns_interval,
+            dns: !args.no_dns,
+            handoff: !args.no_handoff,
+            handoff_poll: args.handoff_poll,
+            speed: args.sim_speed,
+            color: Style::choose(args.color, args.json).color,
+        })
+    }
+}
+
+/// Why the watch stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Interrupted,
+    Duration,
+    Count,
+    /// The caller's stop future completed (the demo's scenario ended).
+    Ended,
+    /// `--require` and the opt-in was not accepted.
+    Required(i32),
+}
+
+impl StopReason {
+    fn name(self) -> &'static str {
+        match self {
+            StopReason::Interrupted => "interrupted",
+            StopReason::Duration => "duration",
+            StopReason::Count => "count",
+            StopReason::Ended => "ended",
+            StopReason::Required(_) => "opt-in not accepted",
+        }
+    }
+
+    pub fn exit_code(self) -> i32 {
+        match self {
+            StopReason::Interrupted => exit::INTERRUPTED,
+            StopReason::Required(code) => code,
+            _ => exit::SUCCESS,
+        }
+    }
+}
+
+pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
+    let settings = WatchSettings::from_args(args)?;
+    if settings.connect.insecure() {
+        eprintln!(
+            "maintwatch: warning: --insecure: the server's certificate is NOT verified; anyone on the path can read and change this session"
+        );
+    }
+    let stdout = std::io::stdout();
+    let mut sink = Sink::new(&settings, Box::new(stdout.lock()))?;
+    let reason = watch(&settings, &mut sink, std::future::pending::<()>()).await?;
+    Ok(reason.exit_code())
+}
+
+/// Where lines go: stdout (human or JSON) and optionally a capture file, flushed per line.
+pub struct Sink<'a> {
+    out: Box<dyn Write + 'a>,
+    capture: Option<std::io::BufWriter<std::fs::File>>,
+    json: bool,
+    style: Style,
+}
+
+impl<'a> Sink<'a> {
+    pub fn new(settings: &WatchSettings, out: Box<dyn Write + 'a>) -> anyhow::Result<Sink<'a>> {
+        let capture = match &settings.capture {
+            Some(path) => Some(std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .map_err(|e| anyhow::anyhow!("--capture {}: {e}", path.display()))?,
+            )),
+            None => None,
+        };
+        Ok(Sink {
+            out,
+            capture,
+            json: settings.json,
+            style: Style {
+                color: settings.color,
+            },
+        })
+    }
+
+    pub fn emit(&mut self, line: &WatchLine) -> anyhow::Result<()> {
+        if let Some(capture) = &mut self.capture {
+            // One whole line per write and a flush after it: a killed watch leaves at most one
+            // torn line at the end of the capture.
+            let mut text = serde_json::to_vec(line)?;
+            text.push(b'\n');
+            capture.write_all(&text)?;
+            capture.flush()?;
+        }
+        if self.json {
+            let mut text = serde_json::to_vec(line)?;
+            text.push(b'\n');
+            self.out.write_all(&text)?;
+        } else {
+            for text in human::render(line, &self.style) {
+                writeln!(self.out, "{text}")?;
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+/// A [`Clock`] running `speed` times faster than real time, so the dry-run against a sped-up
+/// simulator decides in scenario seconds.
+#[derive(Debug, Clone, Copy)]
+struct ScaledClock {
+    inner: handoff::TokioClock,
+    speed: f64,
+}
+
+impl Clock for ScaledClock {
+    fn now(&self) -> Duration {
+        self.inner.now().mul_f64(self.speed)
+    }
+
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(d.div_f64(self.speed))
+    }
+}
+
+/// Bounded exponential backoff with jitter: 100 ms doubling to 5 s, each delay drawn from its
+/// upper half so reconnects from many watchers spread out but never stall.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+    base: Duration,
+    cap: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            next: Duration::from_millis(100),
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Backoff {
+    /// The next delay; `unit` is a number in [0, 1) from the caller's randomness.
+    pub fn next_delay(&mut self, unit: f64) -> Duration {
+        let d = self.next;
+        self.next = (self.next * 2).min(self.cap);
+        d.mul_f64(0.5 + unit.clamp(0.0, 1.0) * 0.5)
+    }
+
+    pub fn reset(&mut self) {
+        self.next = self.base;
+    }
+}
+
+fn observe(tx: &mpsc::UnboundedSender<Observation>, conn: u32, what: What) {
+    let _ = tx.send(Observation {
+        at: Instant::now(),
+        wall: SystemTime::now(),
+        conn,
+        what,
+    });
+}
+
+/// Runs a watch until Ctrl-C, `--duration`, `--count`, `--require` or `stop` completes.
+pub async fn watch(
+    settings: &WatchSettings,
+    sink: &mut Sink<'_>,
+    stop: impl Future<Output = ()>,
+) -> anyhow::Result<StopReason> {
+    let start = Instant::now();
+    let mut timeline = Timeline::new(start);
+    timeline.set_speed(settings.speed);
+    let resolver = Arc::new(DnsResolver::new(&settings.connect.dns_options())?);
+    sink.emit(&timeline.start_line(SystemTime::now(), &settings.connect.display_endpoint()))?;
+
+    let (tx, mut rx) = mpsc::unbounded_channel::<Observation>();
+    let mut tasks = Vec::new();
+    tasks.push(tokio::spawn(connection_task(
+        1,
+        settings.clone(),
+        resolver.clone(),
+        tx.clone(),
+    )));
+    let host = settings.connect.host().to_string();
+    if settings.dns && host.parse::<IpAddr>().is_err() {
+        let (dtx, mut drx) = mpsc::unbounded_channel();
+        tasks.push(dns::spawn_poller(
+            resolver.clone(),
+            host.clone(),
+            settings.dns_interval.div_f64(settings.speed),
+            dtx,
+        ));
+        let tx = tx.clone();
+        let host = host.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = drx.recv().await {
+                let _ = tx.send(Observation {
+                    at: ev.at.into_std(),
+                    wall: SystemTime::now(),
+                    conn: 0,
+                    what: What::Dns {
+                        host: host.clone(),
+                        kind: ev.kind,
+                    },
+                });
+            }
+        }));
+    }
+
+    let mut cancels: HashMap<u32, Vec<oneshot::Sender<()>>> = HashMap::new();
+    let mut seen = 0u32;
+    let deadline = async {
+        match settings.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    tokio::pin!(stop);
+    let reason = loop {
+        tokio::select! {
+            biased;
+            obs = rx.recv() => {
+                let Some(obs) = obs else { break StopReason::Ended };
+                let required = match &obs.what {
+                    What::Handshake { opt_in, .. } if settings.require && *opt_in != OptInOutcome::Accepted => {
+                        Some(required_code(*opt_in))
+                    }
+                    _ => None,
+                };
+                let step = timeline.observe(obs);
+                for line in &step.lines {
+                    sink.emit(line)?;
+                }
+                for action in step.actions {
+                    act(settings, &resolver, &tx, &mut cancels, action);
+                }
+                if let Some(code) = required {
+                    break StopReason::Required(code);
+                }
+                seen += step.notifications;
+                if settings.count.is_some_and(|n| seen >= n) {
+                    break StopReason::Count;
+                }
+            }
+            _ = tokio::signal::ctrl_c() => break StopReason::Interrupted,
+            () = &mut deadline => break StopReason::Duration,
+            () = &mut stop => break StopReason::Ended,
+        }
+    };
+    for t in &tasks {
+        t.abort();
+    }
+    sink.emit(&timeline.summary(Instant::now(), SystemTime::now(), reason.name()))?;
+    Ok(reason)
+}
+
+fn required_code(outcome: OptInOutcome) -> i32 {
+    match outcome {
+        OptInOutcome::Accepted => exit::SUCCESS,
+        OptInOutcome::Refused => exit::REFUSED,
+        OptInOutcome::Resp3Unavailable => exit::RESP3_UNAVAILABLE,
+        OptInOutcome::AuthFailed => exit::AUTH_FAILED,
+    }
+}
+
+fn act(
+    settings: &WatchSettings,
+    resolver: &Arc<DnsResolver>,
+    tx: &mpsc::UnboundedSender<Observation>,
+    cancels: &mut HashMap<u32, Vec<oneshot::Sender<()>>>,
+    action: Action,
+) {
+    match action {
+        Action::StartHandoff {
+            conn,
+            event,
+            window_s,
+            successor,
+            current,
+            since,
+        } => {
+            if !settings.handoff {
+                return;
+            }
+            let input = HandoffInput {
+                endpoint: EndpointHost::parse(settings.connect.host()),
+                port: settings.connect.port(),
+                current,
+                successor: successor.map(|s| (s.host, s.port)),
+                window_secs: window_s,
+                poll_interval: settings.handoff_poll,
+            };
+            let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
+            cancels.entry(conn).or_default().push(cancel_tx);
+            let resolver = resolver.clone();
+            let tx = tx.clone();
+            let speed = settings.speed;
+            tokio::spawn(async move {
+                let clock = ScaledClock {
+                    inner: handoff::TokioClock::new(),
+                    speed,
+                };
+                let outcome = handoff::run(&input, &resolver, &clock, &mut RandJitter, async {
+                    let _ = cancel_rx.await;
+                })
+                .await;
+                let _ = since;
+                observe(&tx, conn, What::Handoff { event, outcome });
+            });
+        }
+        Action::CheckAdvertised { conn, addr } => {
+            let host = settings.connect.host().to_string();
+            if host.parse::<IpAddr>().is_ok() || !settings.dns {
+                return;
+            }
+            let resolver = resolver.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let res = handoff::Resolve::resolve(&*resolver, &host).await;
+                let answer = handoff::advertised(&res, addr);
+                observe(&tx, conn, What::Advertised { addr, answer });
+            });
+        }
+        Action::CancelHandoff { conn } => {
+            // A dry-run outlives the close on purpose: its verdict is what the close is compared
+            // with. Only a stop of the watch cancels it (the tasks are aborted then).
+            let _ = (conn, cancels.get(&conn));
+        }
+    }
+}
+
+/// One watched connection: connect, handshake, read until closed, back off, again.
+async fn connection_task(
+    id: u32,
+    settings: WatchSettings,
+    resolver: Arc<DnsResolver>,
+    tx: mpsc::UnboundedSender<Observation>,
+) {
+    let opts = &settings.connect;
+    let mut backoff = Backoff::default();
+    loop {
+        let mut connection = match conn::connect(opts, &resolver).await {
+            Ok(c) => c,
+            Err(e) => {
+                let delay = backoff.next_delay(rand::random());
+                observe(
+                    &tx,
+                    id,
+                    What::ConnectFailed {
+                        error: e.to_string(),
+                        retry_in: Some(delay),
+                    },
+                );
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+        };
+        observe(
+            &tx,
+            id,
+            What::Connected {
+                addr: connection.peer(),
+                tls: opts.tls(),
+                endpoint: opts.display_endpoint(),
+            },
+        );
+        let handshake = match connection.handshake(opts).await {
+            Ok(h) => h,
+            Err(e) => {
+                if e.is_auth() {
+                    observe(
+                        &tx,
+                        id,
+                        What::Handshake {
+                            opt_in: OptInOutcome::AuthFailed,
+                            text: Some(e.to_string()),
+                            server: None,
+                            version: None,
+                            mode: None,
+                            sent: None,
+                        },
+                    );
+                }
+                observe(
+                    &tx,
+                    id,
+                    What::Closed {
+                        cause: CloseCause::Error,
+                        error: Some(format!("during the handshake: {e}")),
+                    },
+                );
+                tokio::time::sleep(backoff.next_delay(rand::random())).await;
+                continue;
+            }
+        };
+        observe(&tx, id, handshake_observation(&handshake));
+        for r in handshake.early {
+            if let Some(what) = frame_observation(r, true) {
+                observe_at(&tx, id, what.0, what.1, what.2);
+            }
+        }
+        backoff.reset();
+        let (mut reader, mut writer) = connection.into_split();
+        let mut pings: std::collections::VecDeque<Instant> = Default::default();
+        let mut ticker = settings.traffic.map(|d| {
+            let mut t = tokio::time::interval(d.max(Duration::from_millis(1)));
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            t
+        });
+        let end = loop {
+            tokio::select! {
+                r = reader.next() => match r {
+                    Ok(Some(received)) => {
+                        if let conn::Item::Reply(summary, is_error) = &received.item {
+                            if let Some(sent) = pings.pop_front() {
+                                let latency = received.at.into_std().saturating_duration_since(sent);
+                                observe(&tx, id, What::Ping {
+                                    latency: (!is_error).then_some(latency),
+                                    error: is_error.then(|| summary.clone()),
+                                });
+                                continue;
+                            }
+                        }
+                        if let Some(what) = frame_observation(received, false) {
+                            observe_at(&tx, id, what.0, what.1, what.2);
+                        }
+                    }
+                    Ok(None) => break (CloseCause::Server, None),
+                    Err(e) => {
+                        if let Some((offset, error)) = e.framing() {
+                            observe(&tx, id, What::Malformed { offset, error });
+                        }
+                        break (CloseCause::Error, Some(e.to_string()));
+                    }
+                },
+                _ = async { ticker.as_mut().unwrap().tick().await }, if ticker.is_some() => {
+                    pings.push_back(Instant::now());
+                    if let Err(e) = writer.send(&[b"PING"]).await {
+                        pings.pop_back();
+                        observe(&tx, id, What::Ping { latency: None, error: Some(e.to_string()) });
+                    }
+                }
+            }
+        };
+        for _ in pings.drain(..) {
+            observe(
+                &tx,
+                id,
+                What::Ping {
+                    latency: None,
+                    error: Some("no reply before the connection closed".into()),
+                },
+            );
+        }
+        observe(
+            &tx,
+            id,
+            What::Closed {
+                cause: end.0,
+                error: end.1,
+            },
+        );
+        tokio::time::sleep(backoff.next_delay(rand::random())).await;
+    }
+}
+
+fn observe_at(
+    tx: &mpsc::UnboundedSender<Observation>,
+    conn: u32,
+    at: Instant,
+    wall: SystemTime,
+    what: What,
+) {
+    let _ = tx.send(Observation {
+        at,
+        wall,
+        conn,
+        what,
+    });
+}
+
+fn frame_observation(r: conn::Received, early: bool) -> Option<(Instant, SystemTime, What)> {
+    let parsed = match r.item {
+        conn::Item::Push(c) => c,
+        conn::Item::Reply(..) => crate::notification::Classified::NotPush,
+    };
+    Some((
+        r.at.into_std(),
+        r.wall,
+        What::Frame {
+            record: FrameRecord {
+                offset: r.offset,
+                len: r.raw.len(),
+                raw: crate::escape::escape(&r.raw),
+                parsed,
+            },
+            early,
+        },
+    ))
+}
+
+fn handshake_observation(h: &conn::Handshake) -> What {
+    let (opt_in, text) = h.outcome();
+    What::Handshake {
+        opt_in,
+        text,
+        server: h.server().map(str::to_string),
+        version: h.version().map(str::to_string),
+        mode: h.mode().map(str::to_string),
+        sent: h.sent().map(str::to_string),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Backoff;
+    use std::time::Duration;
+
+    #[test]
+    fn backoff_doubles_to_a_cap_with_jitter_in_the_upper_half() {
+        let mut b = Backoff::default();
+        assert_eq!(b.next_delay(0.0), Duration::from_millis(50));
+        assert_eq!(b.next_delay(1.0), Duration::from_millis(200));
+        for _ in 0..10 {
+            b.next_delay(0.5);
+        }
+        let d = b.next_delay(0.999);
+        assert!(
+            d <= Duration::from_secs(5) && d >= Duration::from_millis(2500),
+            "{d:?}"
+        );
+        b.reset();
+        assert_eq!(b.next_delay(1.0), Duration::from_millis(100));
+    }
+}

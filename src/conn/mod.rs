@@ -1,0 +1,1125 @@
+//! The connection layer: TCP or TLS to one endpoint, the RESP3 opt-in handshake, and a framed
+//! reader that keeps every frame's exact bytes and the time it was read.
+//!
+//! Both `watch` and `probe` go through here, so "does this endpoint deliver maintenance
+//! notifications?" is answered by the same code that then watches them. The rules that shaped
+//! it (PROTOCOL.md sections 1 and 7):
+//!
+//! - The handshake is `HELLO 3` (with `AUTH` and `SETNAME`), optionally `SELECT`, then
+//!   `CLIENT MAINT_NOTIFICATIONS ON`. Commands are sent one at a time and exactly one reply is
+//!   read per command, so a refused opt-in can never shift a later reply (the "spurious NOAUTH"
+//!   pitfall of shipped clients).
+//! - A push frame may arrive at any moment, including while a reply is awaited and in the same
+//!   read as the opt-in's `+OK` (Enterprise's catch-up replay of a retained `MIGRATED` /
+//!   `FAILED_OVER`, or a `MOVING` re-sent because its window is still open). None of them is
+//!   dropped: the handshake hands them back in [`Handshake::early`], each with its raw bytes, its
+//!   stream offset and the instant its read returned.
+//! - "RESP3 unavailable" (HELLO answered with an error), "refused" (the opt-in answered with an
+//!   error) and "authentication failed" are different outcomes, because an operator fixes them
+//!   differently.
+//! - Passwords are [`Secret`]s: no `Debug`, `Display` or error message shows one.
+//!
+//! This module prints nothing; callers decide what to show.
+
+mod error;
+mod options;
+pub mod probe;
+pub mod tls;
+pub mod url;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf, ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+use tokio_rustls::rustls::pki_types::ServerName;
+use tokio_rustls::TlsConnector;
+
+use crate::dns::DnsResolver;
+use crate::notification::{classify, Classified, Notification};
+use crate::resp::{encode_command, Frame, RespError, Scan, Scanner, StreamReader};
+
+pub use error::{Attempt, ConnectError, ReadError, Stage, WriteError};
+pub use options::{
+    is_internal, ConfigError, ConnectConfig, ConnectOptions, EndpointType, EndpointTypeChoice,
+    Secret, TlsOptions,
+};
+pub use tls::{TlsFailure, TlsFiles};
+pub use url::{RedisUrl, UrlError, DEFAULT_PORT};
+
+/// The client name set with `HELLO ... SETNAME`, so the connection is recognisable in
+/// `CLIENT LIST` on the server.
+pub const CLIENT_NAME: &str = "maintwatch";
+
+/// How much to ask the socket for per read when the buffer has no room left.
+const READ_CHUNK: usize = 16 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// What was read
+// ---------------------------------------------------------------------------------------------
+
+/// One frame as it arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Received {
+    /// When the read that completed this frame returned (monotonic, for offsets between events).
+    pub at: Instant,
+    /// The same moment on the wall clock, for display.
+    pub wall: SystemTime,
+    /// Offset of the frame's first byte in the connection's byte stream.
+    pub offset: u64,
+    /// The frame's exact bytes.
+    pub raw: Vec<u8>,
+    pub item: Item,
+}
+
+/// What a frame is, to a watcher.
+// Push is the large variant and also the one that matters: boxing it would cost an allocation
+// per notification to shrink the rare replies, and make every match on it clumsier.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A push frame, classified: a maintenance notification or another push.
+    Push(Classified),
+    /// A reply to a command: a short summary (`OK`, `PONG`, the error text, `map of 7`) and
+    /// whether it is an error.
+    Reply(String, bool),
+}
+
+impl Received {
+    pub fn is_push(&self) -> bool {
+        matches!(self.item, Item::Push(_))
+    }
+
+    /// The maintenance notification this frame carries, if any.
+    pub fn notification(&self) -> Option<&Notification> {
+        match &self.item {
+            Item::Push(Classified::Maintenance(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The text of an error reply.
+    pub fn error_text(&self) -> Option<&str> {
+        match &self.item {
+            Item::Reply(text, true) => Some(text),
+            _ => None,
+        }
+    }
+}
+
+fn received(frame: &Frame<'_>, raw: &[u8], offset: u64, at: Instant, wall: SystemTime) -> Received {
+    let item = match classify(frame) {
+        Classified::NotPush => {
+            let value = frame.unattributed();
+            let is_error = matches!(value, Frame::Error(_) | Frame::BlobError(_));
+            Item::Reply(summarize(value), is_error)
+        }
+        pushed => Item::Push(pushed),
+    };
+    Received {
+        at,
+        wall,
+        offset,
+        raw: raw.to_vec(),
+        item,
+    }
+}
+
+/// A reply in a few words.
+fn summarize(frame: &Frame<'_>) -> String {
+    const MAX: usize = 200;
+    let text = |t: &[u8]| {
+        let s = String::from_utf8_lossy(t);
+        if s.chars().count() > MAX {
+            format!("{}...", s.chars().take(MAX).collect::<String>())
+        } else {
+            s.into_owned()
+        }
+    };
+    match frame {
+        Frame::Simple(t) | Frame::Error(t) | Frame::Blob(t) | Frame::BlobError(t) => text(t),
+        Frame::Verbatim { text: t, .. } => text(t),
+        Frame::Integer(n) => n.to_string(),
+        Frame::Null => "(nil)".into(),
+        Frame::Double(d) => d.to_string(),
+        Frame::Boolean(b) => b.to_string(),
+        Frame::BigNumber(t) => text(t),
+        Frame::Array(v) => format!("array of {}", v.len()),
+        Frame::Set(v) => format!("set of {}", v.len()),
+        Frame::Push(v) => format!("push of {}", v.len()),
+        Frame::Map(v) => format!("map of {}", v.len()),
+        Frame::Attributed { value, .. } => summarize(value),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams and the read side
+// ---------------------------------------------------------------------------------------------
+
+/// Plain TCP or TLS, behind one type so the rest of the module does not care.
+enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// The read state shared by [`Connection`] and [`FrameReader`]: the scanner's buffer, frames
+/// already scanned but not yet handed out, and a sticky framing error or end of stream.
+#[derive(Debug, Default)]
+struct Inbound {
+    reader: StreamReader,
+    pending: VecDeque<Received>,
+    error: Option<RespError>,
+    eof: bool,
+}
+
+impl Inbound {
+    /// The next frame, reading as needed. Cancel-safe: the only await is the socket read, and
+    /// what it returns is queued before anything else can happen, so a `select!` that drops this
+    /// future loses nothing.
+    async fn next<R: AsyncRead + Unpin>(
+        &mut self,
+        io: &mut R,
+        peer: SocketAddr,
+    ) -> Result<Option<Received>, ReadError> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
+            }
+            if let Some(e) = &self.error {
+                return Err(ReadError::Framing {
+                    peer,
+                    offset: e.offset,
+                    source: e.clone(),
+                });
+            }
+            if self.eof {
+                let buffered = self.reader.buffered().len();
+                return if buffered == 0 {
+                    Ok(None)
+                } else {
+                    Err(ReadError::Truncated {
+                        peer,
+                        offset: self.reader.offset(),
+                        buffered,
+                    })
+                };
+            }
+            let buf = self.reader.buffer_mut();
+            if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+                buf.reserve(READ_CHUNK);
+            }
+            let n = match io.read_buf(buf).await {
+                Ok(n) => n,
+                // TLS peers often close without close_notify (Redis does); rustls reports that
+                // as UnexpectedEof. For a watcher it is the server closing, like a TCP FIN.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
+                Err(e) => return Err(read_error(e, peer)),
+            };
+            let (at, wall) = (Instant::now(), SystemTime::now());
+            if n == 0 {
+                self.eof = true;
+                continue;
+            }
+            let pending = &mut self.pending;
+            if let Err(e) = self.reader.drain(|frame, raw, offset| {
+                pending.push_back(received(frame, raw, offset, at, wall))
+            }) {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
+fn read_error(e: io::Error, peer: SocketAddr) -> ReadError {
+    if let Some(tls_err) = tls::rustls_error(&e) {
+        let (failure, detail) = tls::explain(tls_err, "the server");
+        return ReadError::Tls {
+            peer,
+            failure,
+            detail,
+        };
+    }
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted
+        | io::ErrorKind::BrokenPipe => ReadError::Reset { peer, source: e },
+        _ => ReadError::Io { peer, source: e },
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connecting
+// ---------------------------------------------------------------------------------------------
+
+/// Resolves the host through `dns` (the resolver the DNS watch uses, so `--dns-server` applies
+/// to connecting too). An IP literal is returned without a query.
+pub async fn resolve(
+    opts: &ConnectOptions,
+    dns: &DnsResolver,
+) -> Result<Vec<IpAddr>, ConnectError> {
+    if let Ok(ip) = opts.host.parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    // The resolver has its own per-query timeout (normally the same value); this guard only
+    // bounds the TCP fallback and retries on top of it.
+    let guard = opts.connect_timeout.saturating_mul(2);
+    match tokio::time::timeout(guard, dns.resolve_for_connect(&opts.host)).await {
+        Err(_) => Err(ConnectError::Timeout {
+            endpoint: opts.display_endpoint(),
+            addr: None,
+            stage: Stage::Resolving,
+            timeout: guard,
+        }),
+        Ok(Err(source)) => Err(ConnectError::Resolve {
+            endpoint: opts.display_endpoint(),
+            source,
+        }),
+        Ok(Ok(addrs)) if addrs.is_empty() => Err(ConnectError::NoAddresses {
+            endpoint: opts.display_endpoint(),
+        }),
+        Ok(Ok(addrs)) => Ok(addrs),
+    }
+}
+
+/// Resolves the endpoint and connects (TCP, then TLS when configured) to the first address that
+/// answers. The handshake is a separate step: [`Connection::handshake`].
+pub async fn connect(opts: &ConnectOptions, dns: &DnsResolver) -> Result<Connection, ConnectError> {
+    let addrs = resolve(opts, dns).await?;
+    connect_to(opts, &addrs).await
+}
+
+/// Connects to the first of `addrs` (on the endpoint's port) that answers. Each address gets the
+/// whole connect timeout, like redis-cli. A TLS failure stops the search: a certificate problem
+/// is not an address problem, and trying the others would only hide it.
+pub async fn connect_to(
+    opts: &ConnectOptions,
+    addrs: &[IpAddr],
+) -> Result<Connection, ConnectError> {
+    let endpoint = opts.display_endpoint();
+    let timeout = opts.connect_timeout;
+    let mut attempts = Vec::new();
+    for ip in addrs {
+        let addr = SocketAddr::new(*ip, opts.port);
+        let tcp = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
+            Err(_) => {
+                attempts.push(Attempt {
+                    addr,
+                    error: format!("timed out after {timeout:?}"),
+                    timed_out: true,
+                });
+                continue;
+            }
+            Ok(Err(e)) => {
+                attempts.push(Attempt {
+                    addr,
+                    error: e.to_string(),
+                    timed_out: false,
+                });
+                continue;
+            }
+            Ok(Ok(tcp)) => tcp,
+        };
+        // Commands are tiny and latency is what is measured: no Nagle delay.
+        let _ = tcp.set_nodelay(true);
+        let local = tcp.local_addr().ok();
+        let stream = match &opts.tls {
+            None => Stream::Tcp(tcp),
+            Some(t) => {
+                let connector = TlsConnector::from(t.config.clone());
+                match tokio::time::timeout(timeout, connector.connect(t.server_name.clone(), tcp))
+                    .await
+                {
+                    Err(_) => {
+                        return Err(ConnectError::Timeout {
+                            endpoint,
+                            addr: Some(addr),
+                            stage: Stage::TlsHandshake,
+                            timeout,
+                        })
+                    }
+                    Ok(Err(e)) => {
+                        let (failure, detail) = tls_handshake_failure(&e, &t.server_name);
+                        return Err(ConnectError::Tls {
+                            endpoint,
+                            addr,
+                            failure,
+                            detail,
+                        });
+                    }
+                    Ok(Ok(s)) => Stream::Tls(Box::new(s)),
+                }
+            }
+        };
+        return Ok(Connection {
+            stream,
+            inbound: Inbound::default(),
+            peer: addr,
+            local,
+            endpoint,
+            tls: opts.tls.is_some(),
+            timeout,
+        });
+    }
+    if attempts.is_empty() {
+        return Err(ConnectError::NoAddresses { endpoint });
+    }
+    if attempts.iter().all(|a| a.timed_out) {
+        return Err(ConnectError::Timeout {
+            endpoint,
+            addr: attempts.last().map(|a| a.addr),
+            stage: Stage::Connecting,
+            timeout,
+        });
+    }
+    Err(ConnectError::Unreachable { endpoint, attempts })
+}
+
+fn tls_handshake_failure(e: &io::Error, name: &ServerName<'_>) -> (TlsFailure, String) {
+    let expected = match name {
+        ServerName::DnsName(n) => n.as_ref().to_string(),
+        ServerName::IpAddress(ip) => IpAddr::from(*ip).to_string(),
+        other => format!("{other:?}"),
+    };
+    if let Some(err) = tls::rustls_error(e) {
+        return tls::explain(err, &expected);
+    }
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof
+        | io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted => (
+            TlsFailure::Handshake,
+            format!(
+                "the server closed the connection during the TLS handshake ({e}); is TLS enabled \
+                 on this port, and does it accept this client?"
+            ),
+        ),
+        _ => (TlsFailure::Handshake, format!("TLS handshake failed: {e}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The connection and its handshake
+// ---------------------------------------------------------------------------------------------
+
+/// An open connection, before or after the handshake.
+pub struct Connection {
+    stream: Stream,
+    inbound: Inbound,
+    peer: SocketAddr,
+    local: Option<SocketAddr>,
+    endpoint: String,
+    tls: bool,
+    timeout: Duration,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("endpoint", &self.endpoint)
+            .field("peer", &self.peer)
+            .field("tls", &self.tls)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `HELLO 3` said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Hello {
+    /// RESP3 is on; what the server said about itself.
+    Resp3(HelloInfo),
+    /// HELLO was answered with an error (`-ERR unknown command 'HELLO'`, `-NOPROTO ...`), or
+    /// with another protocol than 3: no push frame can ever arrive.
+    Unavailable { text: String },
+}
+
+/// The fields of the HELLO map that matter for a diagnosis. Each is `None` when absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HelloInfo {
+    pub server: Option<String>,
+    pub version: Option<String>,
+    pub proto: Option<i64>,
+    pub id: Option<i64>,
+    pub mode: Option<String>,
+    pub role: Option<String>,
+}
+
+impl HelloInfo {
+    /// Reads the map (or, from a RESP2-style server, the flat key/value array).
+    pub fn from_frame(frame: &Frame<'_>) -> HelloInfo {
+        let mut info = HelloInfo::default();
+        let pairs: Vec<(&Frame<'_>, &Frame<'_>)> = match frame.unattributed() {
+            Frame::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
+            Frame::Array(items) => items.chunks_exact(2).map(|kv| (&kv[0], &kv[1])).collect(),
+            _ => Vec::new(),
+        };
+        let text = |f: &Frame<'_>| f.as_text().map(|t| String::from_utf8_lossy(t).into_owned());
+        let int = |f: &Frame<'_>| match f {
+            Frame::Integer(n) => Some(*n),
+            other => other
+                .as_text()
+                .and_then(|t| std::str::from_utf8(t).ok()?.parse().ok()),
+        };
+        for (k, v) in pairs {
+            let Some(key) = k.as_text() else { continue };
+            match key.to_ascii_lowercase().as_slice() {
+                b"server" => info.server = text(v),
+                b"version" => info.version = text(v),
+                b"proto" => info.proto = int(v),
+                b"id" => info.id = int(v),
+                b"mode" => info.mode = text(v),
+                b"role" => info.role = text(v),
+                _ => {}
+            }
+        }
+        info
+    }
+
+    /// `redis 7.4.0 standalone master`, from whatever is known.
+    pub fn describe(&self) -> String {
+        [&self.server, &self.version, &self.mode, &self.role]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What the opt-in got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", content = "text", rename_all = "snake_case")]
+pub enum OptIn {
+    Accepted,
+    /// The server's error text, exactly (without the leading `-`).
+    Refused(String),
+    /// Not sent, because RESP3 is unavailable.
+    NotAttempted,
+}
+
+/// The result of a handshake that got as far as answers (authentication failures are
+/// [`ConnectError::Auth`]: nothing can follow them).
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    pub hello: Hello,
+    /// The HELLO reply itself, with its bytes.
+    pub hello_reply: Received,
+    pub opt_in: OptIn,
+    /// The opt-in's reply itself, when it was sent.
+    pub opt_in_reply: Option<Received>,
+    /// The `moving-endpoint-type` sent; `None` for a bare `ON` or when not sent.
+    pub endpoint_type: Option<EndpointType>,
+    /// The opt-in command as sent, for display: `CLIENT MAINT_NOTIFICATIONS ON
+    /// moving-endpoint-type internal-ip`.
+    pub opt_in_command: Option<String>,
+    /// Push frames read during the handshake (while a reply was awaited) and every frame that
+    /// came in the same read as the opt-in's reply (catch-up replays, a re-sent MOVING), in
+    /// stream order.
+    pub early: Vec<Received>,
+}
+
+impl Handshake {
+    pub fn hello_info(&self) -> Option<&HelloInfo> {
+        match &self.hello {
+            Hello::Resp3(info) => Some(info),
+            Hello::Unavailable { .. } => None,
+        }
+    }
+
+    pub fn server(&self) -> Option<&str> {
+        self.hello_info()?.server.as_deref()
+    }
+
+    pub fn version(&self) -> Option<&str> {
+        self.hello_info()?.version.as_deref()
+    }
+
+    pub fn mode(&self) -> Option<&str> {
+        self.hello_info()?.mode.as_deref()
+    }
+
+    /// The opt-in command sent, if one was.
+    pub fn sent(&self) -> Option<&str> {
+        self.opt_in_command.as_deref()
+    }
+
+    /// The outcome in the watch's terms, and the server's text when it refused.
+    pub fn outcome(&self) -> (crate::record::OptInOutcome, Option<String>) {
+        use crate::record::OptInOutcome as O;
+        match (&self.hello, &self.opt_in) {
+            (Hello::Unavailable { text }, _) => (O::Resp3Unavailable, Some(text.clone())),
+            (_, OptIn::Refused(text)) => (O::Refused, Some(text.clone())),
+            (_, OptIn::Accepted) => (O::Accepted, None),
+            // Unreachable in practice: the opt-in is only skipped when HELLO failed.
+            (_, OptIn::NotAttempted) => (O::Resp3Unavailable, None),
+        }
+    }
+
+    pub fn accepted(&self) -> bool {
+        self.opt_in == OptIn::Accepted
+    }
+}
+
+/// Error codes that mean the credentials (or their absence) are the problem. NOPERM on HELLO
+/// means the user may not even say hello: an authorisation failure, reported with them. On the
+/// opt-in, NOPERM is the server refusing *this* command, so it counts as a refusal there.
+fn is_auth_error(text: &str, noperm_counts: bool) -> bool {
+    let code = text.split_whitespace().next().unwrap_or("");
+    let lower = text.to_ascii_lowercase();
+    code.eq_ignore_ascii_case("WRONGPASS")
+        || code.eq_ignore_ascii_case("NOAUTH")
+        || (noperm_counts && code.eq_ignore_ascii_case("NOPERM"))
+        || lower.contains("invalid password")
+        || lower.contains("invalid username-password")
+}
+
+impl Connection {
+    /// The address connected to.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.local
+    }
+
+    /// The endpoint as displayed (no secrets).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.tls
+    }
+
+    /// `HELLO 3 [AUTH user pass] [SETNAME name]`, `SELECT db` when not 0, then
+    /// `CLIENT MAINT_NOTIFICATIONS ON [moving-endpoint-type T]`, one reply read per command.
+    ///
+    /// Returns `Ok` for every outcome that has an answer (accepted, refused, RESP3 unavailable);
+    /// authentication failure and everything that stops the conversation are errors.
+    pub async fn handshake(&mut self, opts: &ConnectOptions) -> Result<Handshake, ConnectError> {
+        let mut early = Vec::new();
+
+        let mut hello: Vec<&[u8]> = vec![b"HELLO", b"3"];
+        if let Some(password) = &opts.password {
+            // HELLO's AUTH always takes a user name; "default" is what AUTH <pass> means.
+            let user = opts.user.as_deref().unwrap_or("default");
+            hello.extend([
+                b"AUTH" as &[u8],
+                user.as_bytes(),
+                password.expose().as_bytes(),
+            ]);
+        }
+        if let Some(name) = &opts.client_name {
+            hello.extend([b"SETNAME" as &[u8], name.as_bytes()]);
+        }
+        let hello_reply = self.command(&hello, Stage::Hello, &mut early).await?;
+        let hello = match hello_reply.error_text() {
+            Some(text) if is_auth_error(text, true) => return Err(self.auth_error(text)),
+            Some(text) => Hello::Unavailable {
+                text: text.to_string(),
+            },
+            None => {
+                let info = rescan(&hello_reply.raw)
+                    .map(|f| HelloInfo::from_frame(&f))
+                    .unwrap_or_default();
+                match info.proto {
+                    Some(p) if p != 3 => Hello::Unavailable {
+                        text: format!("HELLO 3 was answered with protocol {p}"),
+                    },
+                    _ => Hello::Resp3(info),
+                }
+            }
+        };
+        if let Hello::Unavailable { .. } = hello {
+            early.extend(self.inbound.pending.drain(..));
+            return Ok(Handshake {
+                hello,
+                hello_reply,
+                opt_in: OptIn::NotAttempted,
+                opt_in_reply: None,
+                endpoint_type: None,
+                opt_in_command: None,
+                early,
+            });
+        }
+
+        if opts.db != 0 {
+            let db = opts.db.to_string();
+            let reply = self
+                .command(
+                    &[b"SELECT" as &[u8], db.as_bytes()],
+                    Stage::Select,
+                    &mut early,
+                )
+                .await?;
+            if let Some(text) = reply.error_text() {
+                if is_auth_error(text, false) {
+                    return Err(self.auth_error(text));
+                }
+                return Err(ConnectError::Command {
+                    endpoint: self.endpoint.clone(),
+                    addr: self.peer,
+                    command: "SELECT",
+                    text: text.to_string(),
+                });
+            }
+        }
+
+        let endpoint_type = opts.endpoint_type.resolve(self.peer.ip(), self.tls);
+        let mut opt_in: Vec<&str> = vec!["CLIENT", "MAINT_NOTIFICATIONS", "ON"];
+        if let Some(t) = endpoint_type {
+            opt_in.extend(["moving-endpoint-type", t.as_str()]);
+        }
+        let opt_in_command = opt_in.join(" ");
+        let args: Vec<&[u8]> = opt_in.iter().map(|a| a.as_bytes()).collect();
+        let reply = self.command(&args, Stage::OptIn, &mut early).await?;
+        let outcome = match reply.error_text() {
+            Some(text) if is_auth_error(text, false) => return Err(self.auth_error(text)),
+            Some(text) => OptIn::Refused(text.to_string()),
+            None => OptIn::Accepted,
+        };
+        // Whatever came in the same read as the reply (the catch-up replay usually does) is
+        // handed over now; an incomplete tail stays buffered for the next read.
+        early.extend(self.inbound.pending.drain(..));
+        Ok(Handshake {
+            hello,
+            hello_reply,
+            opt_in: outcome,
+            opt_in_reply: Some(reply),
+            endpoint_type,
+            opt_in_command: Some(opt_in_command),
+            early,
+        })
+    }
+
+    fn auth_error(&self, text: &str) -> ConnectError {
+        ConnectError::Auth {
+            endpoint: self.endpoint.clone(),
+            addr: self.peer,
+            text: text.to_string(),
+        }
+    }
+
+    /// Sends one command and reads its one reply; push frames met on the way go to `early`.
+    async fn command(
+        &mut self,
+        args: &[&[u8]],
+        stage: Stage,
+        early: &mut Vec<Received>,
+    ) -> Result<Received, ConnectError> {
+        let bytes = encode_command(args);
+        let written = async {
+            self.stream.write_all(&bytes).await?;
+            self.stream.flush().await
+        };
+        match tokio::time::timeout(self.timeout, written).await {
+            Err(_) => return Err(self.timeout_error(stage)),
+            Ok(Err(e)) => return Err(self.io_error(e, stage)),
+            Ok(Ok(())) => {}
+        }
+        loop {
+            let next = self.inbound.next(&mut self.stream, self.peer);
+            match tokio::time::timeout(self.timeout, next).await {
+                Err(_) => return Err(self.timeout_error(stage)),
+                Ok(Ok(Some(r))) if r.is_push() => early.push(r),
+                Ok(Ok(Some(r))) => return Ok(r),
+                Ok(Ok(None)) => {
+                    return Err(ConnectError::Closed {
+                        endpoint: self.endpoint.clone(),
+                        addr: self.peer,
+                        stage,
+                        hint: self.tls_hint(stage),
+                    })
+                }
+                Ok(Err(e)) => return Err(self.read_failure(e, stage)),
+            }
+        }
+    }
+
+    /// A TLS server drops (or resets) a plaintext client at its first bytes: when that happens
+    /// to the first command of a plain connection, say so.
+    fn tls_hint(&self, stage: Stage) -> String {
+        if self.tls || stage != Stage::Hello {
+            String::new()
+        } else {
+            " (if this port speaks TLS, use --tls or rediss://)".into()
+        }
+    }
+
+    fn timeout_error(&self, stage: Stage) -> ConnectError {
+        ConnectError::Timeout {
+            endpoint: self.endpoint.clone(),
+            addr: Some(self.peer),
+            stage,
+            timeout: self.timeout,
+        }
+    }
+
+    fn io_error(&self, e: io::Error, stage: Stage) -> ConnectError {
+        match read_error(e, self.peer) {
+            ReadError::Tls {
+                failure, detail, ..
+            } => ConnectError::Tls {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                failure,
+                detail,
+            },
+            ReadError::Reset { source, .. } => ConnectError::Io {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                stage,
+                source,
+                hint: self.tls_hint(stage),
+            },
+            ReadError::Io { source, .. } => ConnectError::Io {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                stage,
+                source,
+                hint: String::new(),
+            },
+            other => ConnectError::Io {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                stage,
+                source: io::Error::other(other.to_string()),
+                hint: String::new(),
+            },
+        }
+    }
+
+    fn read_failure(&self, e: ReadError, stage: Stage) -> ConnectError {
+        match e {
+            ReadError::Framing { source, .. } => {
+                // A TLS record (handshake 0x16, alert 0x15) where RESP was expected: this port
+                // speaks TLS and we did not.
+                let first = self.inbound.reader.buffered().first().copied();
+                let hint = if !self.tls && source.offset == 0 && matches!(first, Some(0x15 | 0x16))
+                {
+                    " (this looks like TLS: use --tls or rediss://)".to_string()
+                } else {
+                    String::new()
+                };
+                ConnectError::Protocol {
+                    endpoint: self.endpoint.clone(),
+                    addr: self.peer,
+                    stage,
+                    source,
+                    hint,
+                }
+            }
+            ReadError::Truncated { .. } => ConnectError::Closed {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                stage,
+                hint: " in the middle of a reply".into(),
+            },
+            ReadError::Tls {
+                failure, detail, ..
+            } => ConnectError::Tls {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                failure,
+                detail,
+            },
+            ReadError::Reset { source, .. } => ConnectError::Io {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                stage,
+                source,
+                hint: self.tls_hint(stage),
+            },
+            ReadError::Io { source, .. } => ConnectError::Io {
+                endpoint: self.endpoint.clone(),
+                addr: self.peer,
+                stage,
+                source,
+                hint: String::new(),
+            },
+        }
+    }
+
+    /// The next frame (None: the server closed the connection cleanly). Cancel-safe.
+    pub async fn next(&mut self) -> Result<Option<Received>, ReadError> {
+        self.inbound.next(&mut self.stream, self.peer).await
+    }
+
+    /// Sends one command (not cancel-safe: do not race it in `select!`).
+    pub async fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), WriteError> {
+        send_on(&mut self.stream, args, self.peer).await
+    }
+
+    /// Splits into a read side for `select!` loops and a write side for commands such as PING.
+    pub fn into_split(self) -> (FrameReader, CommandWriter) {
+        let (rd, wr) = tokio::io::split(self.stream);
+        (
+            FrameReader {
+                rd,
+                inbound: self.inbound,
+                peer: self.peer,
+            },
+            CommandWriter {
+                wr,
+                peer: self.peer,
+            },
+        )
+    }
+}
+
+/// Scans one frame from bytes that are known to hold exactly one.
+fn rescan(raw: &[u8]) -> Option<Frame<'_>> {
+    match Scanner::default().scan(raw) {
+        Ok(Scan::Frame(frame, _)) => Some(frame),
+        _ => None,
+    }
+}
+
+async fn send_on<W: AsyncWrite + Unpin, A: AsRef<[u8]>>(
+    w: &mut W,
+    args: &[A],
+    peer: SocketAddr,
+) -> Result<(), WriteError> {
+    let bytes = encode_command(args);
+    let result = async {
+        w.write_all(&bytes).await?;
+        // tokio-rustls buffers until flushed.
+        w.flush().await
+    };
+    result.await.map_err(|source| WriteError { peer, source })
+}
+
+/// The read side of a connection after the handshake.
+pub struct FrameReader {
+    rd: ReadHalf<Stream>,
+    inbound: Inbound,
+    peer: SocketAddr,
+}
+
+impl fmt::Debug for FrameReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FrameReader")
+            .field("peer", &self.peer)
+            .field("offset", &self.inbound.reader.offset())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FrameReader {
+    /// The next frame, push or reply. `Ok(None)`: the server closed the connection cleanly
+    /// (a TLS close without close_notify counts as clean). After a framing error every later call
+    /// returns the same error: the stream cannot be resynchronised. Cancel-safe.
+    pub async fn next(&mut self) -> Result<Option<Received>, ReadError> {
+        self.inbound.next(&mut self.rd, self.peer).await
+    }
+
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Bytes of the stream consumed so far (frames handed out or queued).
+    pub fn offset(&self) -> u64 {
+        self.inbound.reader.offset()
+    }
+}
+
+/// The write side of a connection after the handshake.
+pub struct CommandWriter {
+    wr: WriteHalf<Stream>,
+    peer: SocketAddr,
+}
+
+impl fmt::Debug for CommandWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandWriter")
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CommandWriter {
+    /// Sends one command, e.g. `send(&[b"PING"])`. Not cancel-safe: a command cut in half
+    /// would desynchronise the server, so do not race this in `select!`.
+    pub async fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), WriteError> {
+        send_on(&mut self.wr, args, self.peer).await
+    }
+
+    /// Closes the write side (TLS close_notify, then TCP FIN).
+    pub async fn shutdown(&mut self) -> Result<(), WriteError> {
+        self.wr.shutdown().await.map_err(|source| WriteError {
+            peer: self.peer,
+            source,
+        })
+    }
+
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_format() {
+        let s = Secret::new("hunter2");
+        assert_eq!(format!("{s} {s:?} {:?}", Some(&s)), "*** *** Some(***)");
+        assert_eq!(s.expose(), "hunter2");
+        let url = RedisUrl::parse("redis://u:hunter2@h").unwrap();
+        assert!(!format!("{url:?} {url}").contains("hunter2"));
+        let opts = ConnectConfig::default().options_for(&url).unwrap();
+        assert!(!format!("{opts:?}").contains("hunter2"));
+        assert!(opts.has_password());
+    }
+
+    #[test]
+    fn auto_endpoint_type_follows_the_shipped_clients() {
+        let auto = EndpointTypeChoice::Auto;
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(
+            auto.resolve(ip("10.1.2.3"), false),
+            Some(EndpointType::InternalIp)
+        );
+        assert_eq!(
+            auto.resolve(ip("192.168.0.1"), true),
+            Some(EndpointType::InternalFqdn)
+        );
+        assert_eq!(
+            auto.resolve(ip("169.254.1.1"), false),
+            Some(EndpointType::InternalIp)
+        );
+        assert_eq!(
+            auto.resolve(ip("127.0.0.1"), false),
+            Some(EndpointType::InternalIp)
+        );
+        assert_eq!(
+            auto.resolve(ip("fd00::1"), false),
+            Some(EndpointType::InternalIp)
+        );
+        assert_eq!(
+            auto.resolve(ip("fe80::1"), true),
+            Some(EndpointType::InternalFqdn)
+        );
+        assert_eq!(
+            auto.resolve(ip("::ffff:10.0.0.1"), false),
+            Some(EndpointType::InternalIp)
+        );
+        assert_eq!(
+            auto.resolve(ip("8.8.8.8"), false),
+            Some(EndpointType::ExternalIp)
+        );
+        assert_eq!(
+            auto.resolve(ip("2001:db8::1"), true),
+            Some(EndpointType::ExternalFqdn)
+        );
+        assert_eq!(
+            auto.resolve(ip("172.32.0.1"), false),
+            Some(EndpointType::ExternalIp)
+        );
+        assert_eq!(
+            EndpointTypeChoice::ServerDefault.resolve(ip("10.0.0.1"), false),
+            None
+        );
+        assert_eq!(
+            EndpointTypeChoice::None.resolve(ip("10.0.0.1"), false),
+            Some(EndpointType::None)
+        );
+    }
+
+    #[test]
+    fn auth_errors_are_told_apart_from_refusals() {
+        assert!(is_auth_error(
+            "WRONGPASS invalid username-password pair or user is disabled.",
+            true
+        ));
+        assert!(is_auth_error(
+            "NOAUTH HELLO must be called with the client already authenticated",
+            true
+        ));
+        assert!(is_auth_error("ERR invalid password", false));
+        assert!(is_auth_error("NOPERM this user has no permissions", true));
+        assert!(!is_auth_error("NOPERM this user has no permissions", false));
+        assert!(!is_auth_error(
+            "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.",
+            true
+        ));
+        assert!(!is_auth_error("NOPROTO unsupported protocol version", true));
+    }
+
+    #[test]
+    fn hello_info_reads_the_map() {
+        let raw = b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:4\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n";
+        let info = HelloInfo::from_frame(&rescan(raw).unwrap());
+        assert_eq!(info.server.as_deref(), Some("redis"));
+        assert_eq!(info.version.as_deref(), Some("7.0.15"));
+        assert_eq!((info.proto, info.id), (Some(3), Some(4)));
+        assert_eq!(info.describe(), "redis 7.0.15 standalone master");
+    }
+
+    #[test]
+    fn options_merge_url_over_flags() {
+        let config = ConnectConfig {
+            user: Some("flaguser".into()),
+            password: Some(Secret::new("flagpass")),
+            db: Some(4),
+            ..ConnectConfig::default()
+        };
+        let o = config
+            .options_for(&RedisUrl::parse("redis://urluser:urlpass@h:7000/2").unwrap())
+            .unwrap();
+        assert_eq!((o.user(), o.db(), o.port()), (Some("urluser"), 2, 7000));
+        assert_eq!(o.password.as_ref().unwrap().expose(), "urlpass");
+        let o = config.options_for(&RedisUrl::parse("h").unwrap()).unwrap();
+        assert_eq!((o.user(), o.db(), o.port()), (Some("flaguser"), 4, 6379));
+        assert_eq!(o.display_endpoint(), "redis://flaguser@h:6379/4");
+    }
+}

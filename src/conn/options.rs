@@ -1,0 +1,358 @@
+//! The settings of a connection, validated: what `watch` and `probe` connect with.
+//!
+//! Kept apart from the socket code so the rules about *what* to connect with (URL over flags,
+//! TLS built once per run, the auto endpoint type, secrets that never print) read on their own.
+
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio_rustls::rustls::{pki_types::ServerName, ClientConfig};
+
+use super::{tls, url, RedisUrl, TlsFiles, UrlError, CLIENT_NAME, DEFAULT_PORT};
+use crate::dns::DnsOptions;
+
+/// A password or token. `Debug` and `Display` print `***`; only [`Secret::expose`] gives the
+/// text, and it is called in exactly one place: when the `HELLO` command is encoded.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    /// The secret text. Never format it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(text: String) -> Secret {
+        Secret(text)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(text: &str) -> Secret {
+        Secret(text.to_string())
+    }
+}
+
+/// What to ask for as MOVING's endpoint form (`--endpoint-type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndpointTypeChoice {
+    InternalIp,
+    InternalFqdn,
+    ExternalIp,
+    ExternalFqdn,
+    /// Ask for no endpoint in MOVING at all.
+    None,
+    /// Decide from the connected address and TLS, as the shipped clients do.
+    Auto,
+    /// Send a bare `ON` and let the server pick.
+    ServerDefault,
+}
+
+/// A `moving-endpoint-type` value as sent on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum EndpointType {
+    #[serde(rename = "internal-ip")]
+    InternalIp,
+    #[serde(rename = "internal-fqdn")]
+    InternalFqdn,
+    #[serde(rename = "external-ip")]
+    ExternalIp,
+    #[serde(rename = "external-fqdn")]
+    ExternalFqdn,
+    #[serde(rename = "none")]
+    None,
+}
+
+impl EndpointType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointType::InternalIp => "internal-ip",
+            EndpointType::InternalFqdn => "internal-fqdn",
+            EndpointType::ExternalIp => "external-ip",
+            EndpointType::ExternalFqdn => "external-fqdn",
+            EndpointType::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for EndpointType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl EndpointTypeChoice {
+    /// The value to send for a connection to `peer`; `None` means a bare `ON`.
+    ///
+    /// `Auto` follows the shipped clients (PROTOCOL.md section 6): a private, loopback or
+    /// link-local connected address means `internal-*`, anything else `external-*`; TLS means
+    /// `*-fqdn` (a certificate names a host, an address would fail verification), plain TCP `*-ip`.
+    pub fn resolve(self, peer: IpAddr, tls: bool) -> Option<EndpointType> {
+        Some(match self {
+            EndpointTypeChoice::ServerDefault => return None,
+            EndpointTypeChoice::InternalIp => EndpointType::InternalIp,
+            EndpointTypeChoice::InternalFqdn => EndpointType::InternalFqdn,
+            EndpointTypeChoice::ExternalIp => EndpointType::ExternalIp,
+            EndpointTypeChoice::ExternalFqdn => EndpointType::ExternalFqdn,
+            EndpointTypeChoice::None => EndpointType::None,
+            EndpointTypeChoice::Auto => match (is_internal(peer), tls) {
+                (true, false) => EndpointType::InternalIp,
+                (true, true) => EndpointType::InternalFqdn,
+                (false, false) => EndpointType::ExternalIp,
+                (false, true) => EndpointType::ExternalFqdn,
+            },
+        })
+    }
+}
+
+/// Private (RFC 1918, IPv6 ULA), loopback or link-local: Go's `IsPrivate || IsLoopback ||
+/// IsLinkLocalUnicast`, which go-redis uses for its auto endpoint type.
+pub fn is_internal(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_private() || v4.is_loopback() || v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_internal(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            v6.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+        }
+    }
+}
+
+/// Why the settings could not be turned into something to connect with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error("{}: {reason}", path.display())]
+    File {
+        path: std::path::PathBuf,
+        reason: String,
+    },
+    #[error("TLS: {reason}")]
+    Tls { reason: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The connection settings of one run, without the endpoint: the flags. One of these serves
+/// every endpoint of a probe, so the TLS configuration (files, system roots) is built once, the
+/// first time a TLS endpoint asks for it.
+#[derive(Debug, Clone)]
+pub struct ConnectConfig {
+    pub user: Option<String>,
+    pub password: Option<Secret>,
+    /// Database to `SELECT`; a URL's `/db` wins.
+    pub db: Option<u32>,
+    /// `--tls`: TLS even for `redis://` URLs and `-h`/`-p`.
+    pub tls: bool,
+    pub tls_files: TlsFiles,
+    /// `--sni`: the TLS server name sent and verified instead of the host.
+    pub sni: Option<String>,
+    pub endpoint_type: EndpointTypeChoice,
+    /// Bounds each TCP connect plus TLS handshake, each handshake reply, and DNS queries.
+    pub connect_timeout: Duration,
+    /// `--dns-server`: resolve through this nameserver instead of the system's.
+    pub dns_server: Option<SocketAddr>,
+    /// `SETNAME` in `HELLO`; `None` sends none.
+    pub client_name: Option<String>,
+    pub(crate) tls_config: Arc<OnceLock<Result<Arc<ClientConfig>, ConfigError>>>,
+}
+
+impl Default for ConnectConfig {
+    fn default() -> Self {
+        ConnectConfig {
+            user: None,
+            password: None,
+            db: None,
+            tls: false,
+            tls_files: TlsFiles::default(),
+            sni: None,
+            endpoint_type: EndpointTypeChoice::Auto,
+            connect_timeout: Duration::from_secs(5),
+            dns_server: None,
+            client_name: Some(CLIENT_NAME.to_string()),
+            tls_config: Arc::default(),
+        }
+    }
+}
+
+impl ConnectConfig {
+    /// The options for one endpoint. What the URL says wins over the flags (it names this
+    /// endpoint); the flags fill in what it leaves out. `rediss://` or `--tls` means TLS.
+    pub fn options_for(&self, url: &RedisUrl) -> Result<ConnectOptions, ConfigError> {
+        let tls = if url.tls || self.tls {
+            let config = self
+                .tls_config
+                .get_or_init(|| tls::client_config(&self.tls_files))
+                .clone()?;
+            Some(TlsOptions {
+                config,
+                server_name: tls::server_name(&url.host, self.sni.as_deref())?,
+                insecure: self.tls_files.insecure,
+            })
+        } else {
+            None
+        };
+        if self.connect_timeout.is_zero() {
+            return Err(ConfigError::Invalid(
+                "the connect timeout must be more than 0".into(),
+            ));
+        }
+        Ok(ConnectOptions {
+            host: url.host.clone(),
+            port: url.port.unwrap_or(DEFAULT_PORT),
+            user: url.user.clone().or_else(|| self.user.clone()),
+            password: url.password.clone().or_else(|| self.password.clone()),
+            db: url.db.or(self.db).unwrap_or(0),
+            tls,
+            endpoint_type: self.endpoint_type,
+            connect_timeout: self.connect_timeout,
+            dns_server: self.dns_server,
+            client_name: self.client_name.clone(),
+        })
+    }
+}
+
+/// TLS settings of one endpoint.
+#[derive(Clone)]
+pub struct TlsOptions {
+    pub config: Arc<ClientConfig>,
+    /// Sent as SNI (unless an IP address) and verified against the certificate.
+    pub server_name: ServerName<'static>,
+    pub insecure: bool,
+}
+
+impl fmt::Debug for TlsOptions {
+    // ClientConfig's Debug is long and includes key material handles; the name is what matters.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsOptions")
+            .field("server_name", &self.server_name)
+            .field("insecure", &self.insecure)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything needed to connect to one endpoint, validated. Built by
+/// [`ConnectConfig::options_for`] (or `ConnectOptions::from_args` in `cli::connect`).
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub(super) host: String,
+    pub(super) port: u16,
+    pub(super) user: Option<String>,
+    pub(super) password: Option<Secret>,
+    pub(super) db: u32,
+    pub(super) tls: Option<TlsOptions>,
+    pub(super) endpoint_type: EndpointTypeChoice,
+    pub(super) connect_timeout: Duration,
+    pub(super) dns_server: Option<SocketAddr>,
+    pub(super) client_name: Option<String>,
+}
+
+impl ConnectOptions {
+    /// Hostname or IP literal as given (IPv6 without brackets).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    pub fn has_password(&self) -> bool {
+        self.password.is_some()
+    }
+
+    pub fn db(&self) -> u32 {
+        self.db
+    }
+
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    pub fn tls_options(&self) -> Option<&TlsOptions> {
+        self.tls.as_ref()
+    }
+
+    /// TLS with certificate verification off.
+    pub fn insecure(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.insecure)
+    }
+
+    pub fn endpoint_type(&self) -> EndpointTypeChoice {
+        self.endpoint_type
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    pub fn dns_server(&self) -> Option<SocketAddr> {
+        self.dns_server
+    }
+
+    /// The host is an IP literal: connecting needs no resolver.
+    pub fn host_is_ip(&self) -> bool {
+        self.host.parse::<IpAddr>().is_ok()
+    }
+
+    /// The resolver settings for connecting (and for watching the same name).
+    pub fn dns_options(&self) -> DnsOptions {
+        DnsOptions {
+            server: self.dns_server,
+            timeout: self.connect_timeout,
+        }
+    }
+
+    /// The endpoint for people and logs, never with a password:
+    /// `rediss://alice@cache.example:6380/2`.
+    pub fn display_endpoint(&self) -> String {
+        url::display_endpoint(
+            self.tls.is_some(),
+            self.user.as_deref(),
+            &self.host,
+            self.port,
+            self.db,
+        )
+    }
+
+    /// Warnings the caller should show before connecting (this module prints nothing).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.insecure() {
+            out.push(format!(
+                "--insecure: the certificate of {} is NOT verified; anyone on the path can read \
+                 and change this session",
+                self.display_endpoint()
+            ));
+        }
+        out
+    }
+}

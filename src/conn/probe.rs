@@ -1,0 +1,605 @@
+//! `probe`: one handshake per endpoint, classified, for many endpoints at once.
+//!
+//! The question a probe answers is "would a client that opts in get maintenance notifications
+//! from this endpoint, and is a maintenance going on?". It runs exactly the handshake `watch`
+//! runs ([`Connection::handshake`]), then keeps the connection open a little (the linger) because
+//! Enterprise replays its retained completion about 16-17 ms after the `+OK`, usually but not
+//! always in the same read. What arrived is reported: a catch-up replay (`MIGRATED` /
+//! `FAILED_OVER`: a maintenance completed on that database) or a `MOVING` (one is under way
+//! right now).
+//!
+//! Outcomes are ordered by severity ([`Severity`]); the exit code of a run is the most severe
+//! outcome's code (see `crate::exit`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::{
+    connect_to, resolve, ConfigError, ConnectError, ConnectOptions, EndpointType, Hello, HelloInfo,
+    Item, OptIn, Received, RedisUrl, Stage, TlsFailure,
+};
+use crate::dns::DnsResolver;
+use crate::exit;
+use crate::notification::{Classified, Kind, Notification};
+
+/// How bad an outcome is; the order is the severity order and the exit-code order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Accepted,
+    Refused,
+    Resp3Unavailable,
+    AuthFailed,
+    ConnectionFailed,
+}
+
+impl Severity {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Severity::Accepted => exit::SUCCESS,
+            Severity::Refused => exit::REFUSED,
+            Severity::Resp3Unavailable => exit::RESP3_UNAVAILABLE,
+            Severity::AuthFailed => exit::AUTH_FAILED,
+            Severity::ConnectionFailed => exit::CONNECTION_FAILED,
+        }
+    }
+}
+
+/// What one endpoint answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    /// `CLIENT MAINT_NOTIFICATIONS ON` answered `+OK`.
+    Accepted,
+    /// The opt-in was answered with an error; the server's text, exactly.
+    Refused {
+        text: String,
+    },
+    /// `HELLO 3` was refused (or answered with another protocol): no push can ever arrive.
+    Resp3Unavailable {
+        text: String,
+    },
+    /// `-WRONGPASS`, `-NOAUTH` ...; the server's text.
+    AuthFailed {
+        text: String,
+    },
+    TlsFailed {
+        failure: TlsFailure,
+        detail: String,
+    },
+    /// Name resolution failed, or no address accepted a TCP connection.
+    Unreachable {
+        detail: String,
+    },
+    TimedOut {
+        stage: Stage,
+        detail: String,
+    },
+    /// The server closed the connection or sent something that is not a RESP reply.
+    ProtocolError {
+        detail: String,
+    },
+}
+
+impl ProbeOutcome {
+    /// The machine name used in JSON and the table.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProbeOutcome::Accepted => "accepted",
+            ProbeOutcome::Refused { .. } => "refused",
+            ProbeOutcome::Resp3Unavailable { .. } => "resp3_unavailable",
+            ProbeOutcome::AuthFailed { .. } => "auth_failed",
+            ProbeOutcome::TlsFailed { .. } => "tls_failed",
+            ProbeOutcome::Unreachable { .. } => "unreachable",
+            ProbeOutcome::TimedOut { .. } => "timed_out",
+            ProbeOutcome::ProtocolError { .. } => "protocol_error",
+        }
+    }
+
+    pub fn severity(&self) -> Severity {
+        match self {
+            ProbeOutcome::Accepted => Severity::Accepted,
+            ProbeOutcome::Refused { .. } => Severity::Refused,
+            ProbeOutcome::Resp3Unavailable { .. } => Severity::Resp3Unavailable,
+            ProbeOutcome::AuthFailed { .. } => Severity::AuthFailed,
+            ProbeOutcome::TlsFailed { .. }
+            | ProbeOutcome::Unreachable { .. }
+            | ProbeOutcome::TimedOut { .. }
+            | ProbeOutcome::ProtocolError { .. } => Severity::ConnectionFailed,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        self.severity().exit_code()
+    }
+
+    /// The server's text or the failure's explanation.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            ProbeOutcome::Accepted => None,
+            ProbeOutcome::Refused { text }
+            | ProbeOutcome::Resp3Unavailable { text }
+            | ProbeOutcome::AuthFailed { text } => Some(text),
+            ProbeOutcome::TlsFailed { detail, .. }
+            | ProbeOutcome::Unreachable { detail }
+            | ProbeOutcome::TimedOut { detail, .. }
+            | ProbeOutcome::ProtocolError { detail } => Some(detail),
+        }
+    }
+
+    /// Sorts a connection or handshake error into an outcome.
+    pub fn from_error(e: &ConnectError) -> ProbeOutcome {
+        match e {
+            ConnectError::Auth { text, .. } => ProbeOutcome::AuthFailed { text: text.clone() },
+            ConnectError::Tls {
+                failure, detail, ..
+            } => ProbeOutcome::TlsFailed {
+                failure: *failure,
+                detail: detail.clone(),
+            },
+            ConnectError::Timeout { stage, .. } => ProbeOutcome::TimedOut {
+                stage: *stage,
+                detail: e.reason(),
+            },
+            ConnectError::Resolve { .. }
+            | ConnectError::NoResolver { .. }
+            | ConnectError::NoAddresses { .. }
+            | ConnectError::Unreachable { .. } => ProbeOutcome::Unreachable { detail: e.reason() },
+            ConnectError::Command { .. }
+            | ConnectError::Closed { .. }
+            | ConnectError::Protocol { .. }
+            | ConnectError::Io { .. } => ProbeOutcome::ProtocolError { detail: e.reason() },
+        }
+    }
+}
+
+/// Why a push is in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PushRole {
+    /// A retained `MIGRATED` / `FAILED_OVER` replayed to a new opt-in: a maintenance completed.
+    CatchUp,
+    /// A `MOVING`: its window is open right now (sent again to every new opt-in).
+    Moving,
+    /// Another maintenance notification that arrived while the probe listened.
+    Live,
+    /// A push that is not a maintenance notification.
+    Other,
+}
+
+/// One push frame the probe received.
+#[derive(Debug, Clone)]
+pub struct ProbePush {
+    pub received: Received,
+    pub role: PushRole,
+    /// Read during the handshake (with a reply), rather than during the linger.
+    pub with_opt_in: bool,
+}
+
+/// Whether a maintenance was seen, from the pushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaintenanceState {
+    /// A MOVING (or another opening notification) arrived: a maintenance is under way.
+    UnderWay,
+    /// Only a catch-up replay arrived: a maintenance completed on this database.
+    Completed,
+}
+
+/// Everything a probe learned about one endpoint.
+#[derive(Debug, Clone)]
+pub struct ProbeReport {
+    /// The endpoint as displayed (no secrets).
+    pub endpoint: String,
+    pub address: Option<SocketAddr>,
+    pub tls: bool,
+    pub outcome: ProbeOutcome,
+    pub hello: Option<HelloInfo>,
+    /// The `moving-endpoint-type` sent (`None`: bare `ON`, or the opt-in was not sent).
+    pub endpoint_type: Option<EndpointType>,
+    pub pushes: Vec<ProbePush>,
+    pub elapsed: Duration,
+}
+
+/// The JSON line of one report (schema documented on [`ProbeReport::json_line`]).
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    endpoint: &'a str,
+    address: Option<String>,
+    tls: bool,
+    outcome: &'static str,
+    exit_code: i32,
+    detail: Option<&'a str>,
+    tls_failure: Option<TlsFailure>,
+    hello: Option<&'a HelloInfo>,
+    endpoint_type: Option<EndpointType>,
+    maintenance: Option<JsonMaintenance<'a>>,
+    pushes: Vec<JsonPush<'a>>,
+    elapsed_ms: f64,
+}
+
+#[derive(Serialize)]
+struct JsonMaintenance<'a> {
+    state: MaintenanceState,
+    kind: Kind,
+    seq: Option<i64>,
+    describe: String,
+    notification: &'a Notification,
+}
+
+#[derive(Serialize)]
+struct JsonPush<'a> {
+    role: PushRole,
+    with_opt_in: bool,
+    offset: u64,
+    raw: String,
+    parsed: &'a Classified,
+}
+
+impl ProbeReport {
+    fn new(opts: &ConnectOptions) -> ProbeReport {
+        ProbeReport {
+            endpoint: opts.display_endpoint(),
+            address: None,
+            tls: opts.tls(),
+            outcome: ProbeOutcome::Accepted,
+            hello: None,
+            endpoint_type: None,
+            pushes: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    /// A report for an endpoint that could not even be attempted.
+    pub fn failed(endpoint: String, tls: bool, outcome: ProbeOutcome) -> ProbeReport {
+        ProbeReport {
+            endpoint,
+            address: None,
+            tls,
+            outcome,
+            hello: None,
+            endpoint_type: None,
+            pushes: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    /// The maintenance notifications received, in arrival order.
+    pub fn notifications(&self) -> impl Iterator<Item = (&ProbePush, &Notification)> {
+        self.pushes
+            .iter()
+            .filter_map(|p| p.received.notification().map(|n| (p, n)))
+    }
+
+    /// The maintenance the pushes reveal: an opening notification (MOVING first) means under
+    /// way; otherwise the last catch-up replay means completed.
+    pub fn maintenance(&self) -> Option<(MaintenanceState, &Notification)> {
+        let opening = self
+            .notifications()
+            .find(|(_, n)| n.kind == Kind::Moving)
+            .or_else(|| self.notifications().find(|(_, n)| n.kind.opens()));
+        if let Some((_, n)) = opening {
+            return Some((MaintenanceState::UnderWay, n));
+        }
+        self.notifications()
+            .filter(|(p, _)| p.role == PushRole::CatchUp)
+            .last()
+            .map(|(_, n)| (MaintenanceState::Completed, n))
+    }
+
+    /// The catch-up replays received (retained completions).
+    pub fn catch_up(&self) -> Vec<&Notification> {
+        self.notifications()
+            .filter(|(p, _)| p.role == PushRole::CatchUp)
+            .map(|(_, n)| n)
+            .collect()
+    }
+
+    /// The MOVING received, if any.
+    pub fn moving(&self) -> Option<&Notification> {
+        self.notifications()
+            .find(|(_, n)| n.kind == Kind::Moving)
+            .map(|(_, n)| n)
+    }
+
+    /// One JSON object, no newline. Fields: `type` ("probe"), `endpoint`, `address`, `tls`,
+    /// `outcome` (accepted, refused, resp3_unavailable, auth_failed, tls_failed, unreachable,
+    /// timed_out, protocol_error), `exit_code`, `detail` (the server's text or the error),
+    /// `tls_failure` (unknown_ca, name_mismatch, ...), `hello` ({server, version, proto, id,
+    /// mode, role}), `endpoint_type` (sent; null for a bare ON), `maintenance` ({state:
+    /// under_way|completed, kind, seq, describe, notification}), `pushes` ([{role:
+    /// catch_up|moving|live|other, with_opt_in, offset, raw (escaped bytes), parsed}]),
+    /// `elapsed_ms`.
+    pub fn json_line(&self) -> String {
+        let json = JsonReport {
+            kind: "probe",
+            endpoint: &self.endpoint,
+            address: self.address.map(|a| a.to_string()),
+            tls: self.tls,
+            outcome: self.outcome.name(),
+            exit_code: self.outcome.exit_code(),
+            detail: self.outcome.detail(),
+            tls_failure: match &self.outcome {
+                ProbeOutcome::TlsFailed { failure, .. } => Some(*failure),
+                _ => None,
+            },
+            hello: self.hello.as_ref(),
+            endpoint_type: self.endpoint_type,
+            maintenance: self.maintenance().map(|(state, n)| JsonMaintenance {
+                state,
+                kind: n.kind,
+                seq: n.seq,
+                describe: n.describe(),
+                notification: n,
+            }),
+            pushes: self
+                .pushes
+                .iter()
+                .filter_map(|p| match &p.received.item {
+                    Item::Push(parsed) => Some(JsonPush {
+                        role: p.role,
+                        with_opt_in: p.with_opt_in,
+                        offset: p.received.offset,
+                        raw: crate::escape::escape(&p.received.raw),
+                        parsed,
+                    }),
+                    Item::Reply(..) => None,
+                })
+                .collect(),
+            elapsed_ms: self.elapsed.as_secs_f64() * 1000.0,
+        };
+        serde_json::to_string(&json).expect("a probe report always serializes")
+    }
+
+    /// The table row: see [`TABLE_HEADER`].
+    pub fn cells(&self) -> [String; 6] {
+        let maintenance = match self.maintenance() {
+            None => String::new(),
+            Some((MaintenanceState::UnderWay, n)) => format!("under way: {}", n.describe()),
+            Some((MaintenanceState::Completed, n)) => {
+                format!("completed: {} (catch-up)", n.describe())
+            }
+        };
+        let outcome = match &self.outcome {
+            ProbeOutcome::TlsFailed { failure, .. } => format!("TLS failed: {failure}"),
+            ProbeOutcome::TimedOut { stage, .. } => format!("timed out {stage}"),
+            other => other.name().replace('_', " "),
+        };
+        [
+            self.endpoint.clone(),
+            self.address.map(|a| a.to_string()).unwrap_or_default(),
+            outcome,
+            self.hello
+                .as_ref()
+                .map(HelloInfo::describe)
+                .unwrap_or_default(),
+            maintenance,
+            self.outcome.detail().unwrap_or_default().to_string(),
+        ]
+    }
+}
+
+/// Column names of [`ProbeReport::cells`].
+pub const TABLE_HEADER: [&str; 6] = [
+    "endpoint",
+    "address",
+    "outcome",
+    "server",
+    "maintenance",
+    "detail",
+];
+
+/// The exit code of a run: the most severe outcome's (0 for no reports).
+pub fn exit_code(reports: &[ProbeReport]) -> i32 {
+    reports
+        .iter()
+        .map(|r| r.outcome.severity())
+        .max()
+        .unwrap_or(Severity::Accepted)
+        .exit_code()
+}
+
+fn role_of(r: &Received) -> PushRole {
+    match r.notification() {
+        None => PushRole::Other,
+        Some(n) if n.kind.is_retained() => PushRole::CatchUp,
+        Some(n) if n.kind == Kind::Moving => PushRole::Moving,
+        Some(_) => PushRole::Live,
+    }
+}
+
+/// Probes one endpoint: resolve (unless an IP literal), connect, handshake, and when the opt-in
+/// is accepted listen for `linger` more. `dns` may be `None` when the host is an IP literal.
+pub async fn probe(
+    opts: &ConnectOptions,
+    dns: Option<&DnsResolver>,
+    linger: Duration,
+) -> ProbeReport {
+    let started = Instant::now();
+    let mut report = ProbeReport::new(opts);
+    let result = run_probe(opts, dns, linger, &mut report).await;
+    if let Err(e) = result {
+        report.address = report.address.or(e.addr());
+        report.outcome = ProbeOutcome::from_error(&e);
+    }
+    report.elapsed = started.elapsed();
+    report
+}
+
+async fn run_probe(
+    opts: &ConnectOptions,
+    dns: Option<&DnsResolver>,
+    linger: Duration,
+    report: &mut ProbeReport,
+) -> Result<(), ConnectError> {
+    let addrs = match (opts.host.parse(), dns) {
+        (Ok(ip), _) => vec![ip],
+        (Err(_), Some(dns)) => resolve(opts, dns).await?,
+        (Err(_), None) => {
+            return Err(ConnectError::NoResolver {
+                endpoint: opts.display_endpoint(),
+                host: opts.host.clone(),
+            })
+        }
+    };
+    let mut conn = connect_to(opts, &addrs).await?;
+    report.address = Some(conn.peer());
+    let handshake = conn.handshake(opts).await?;
+    report.endpoint_type = handshake.endpoint_type;
+    for r in handshake.early {
+        report.pushes.push(ProbePush {
+            role: role_of(&r),
+            received: r,
+            with_opt_in: true,
+        });
+    }
+    report.outcome = match (&handshake.hello, &handshake.opt_in) {
+        (Hello::Unavailable { text }, _) => ProbeOutcome::Resp3Unavailable { text: text.clone() },
+        (_, OptIn::Refused(text)) => ProbeOutcome::Refused { text: text.clone() },
+        (_, OptIn::Accepted) => ProbeOutcome::Accepted,
+        (_, OptIn::NotAttempted) => ProbeOutcome::Resp3Unavailable {
+            text: "the opt-in was not sent".into(),
+        },
+    };
+    if let Hello::Resp3(info) = handshake.hello {
+        report.hello = Some(info);
+    }
+    if report.outcome == ProbeOutcome::Accepted && !linger.is_zero() {
+        // Listen for a replay that missed the reply's read. Anything that ends the connection
+        // ends the listening; it does not change the outcome, which the opt-in decided.
+        let deadline = Instant::now() + linger;
+        while let Ok(Ok(Some(r))) = tokio::time::timeout_at(deadline, conn.next()).await {
+            if r.is_push() {
+                report.pushes.push(ProbePush {
+                    role: role_of(&r),
+                    received: r,
+                    with_opt_in: false,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Probes every endpoint, at most `concurrency` at a time. `on_report` is called in the input
+/// order as soon as each report and all before it are done (so output streams, yet stays
+/// deterministic); the reports are also returned in input order.
+pub async fn probe_all<F>(
+    endpoints: Vec<ConnectOptions>,
+    dns: Option<Arc<DnsResolver>>,
+    concurrency: usize,
+    linger: Duration,
+    mut on_report: F,
+) -> Vec<ProbeReport>
+where
+    F: FnMut(&ProbeReport),
+{
+    let total = endpoints.len();
+    let permits = Arc::new(Semaphore::new(concurrency.max(1)));
+    let mut tasks = JoinSet::new();
+    for (index, opts) in endpoints.into_iter().enumerate() {
+        let permits = permits.clone();
+        let dns = dns.clone();
+        tasks.spawn(async move {
+            let _permit = permits
+                .acquire_owned()
+                .await
+                .expect("the semaphore is never closed");
+            (index, probe(&opts, dns.as_deref(), linger).await)
+        });
+    }
+    let mut slots: Vec<Option<ProbeReport>> = (0..total).map(|_| None).collect();
+    let mut next = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (index, report) = match joined {
+            Ok(done) => done,
+            // A panic in a probe is a bug: surface it rather than report a made-up outcome.
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        };
+        slots[index] = Some(report);
+        while next < total {
+            match &slots[next] {
+                Some(r) => on_report(r),
+                None => break,
+            }
+            next += 1;
+        }
+    }
+    slots
+        .into_iter()
+        .map(|r| r.expect("every probe task reports"))
+        .collect()
+}
+
+/// Reads an endpoint list: one URL (or `host[:port]`) per line; blank lines and lines starting
+/// with `#` are skipped. An invalid line is an error naming its line number.
+pub fn parse_endpoint_list(text: &str, source: &str) -> Result<Vec<RedisUrl>, ConfigError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let url = RedisUrl::parse(line)
+            .map_err(|e| ConfigError::Invalid(format!("{source}, line {}: {e}", i + 1)))?;
+        out.push(url);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_orders_outcomes_and_maps_to_distinct_codes() {
+        let outcomes = [
+            ProbeOutcome::Accepted,
+            ProbeOutcome::Refused { text: "x".into() },
+            ProbeOutcome::Resp3Unavailable { text: "x".into() },
+            ProbeOutcome::AuthFailed { text: "x".into() },
+            ProbeOutcome::Unreachable { detail: "x".into() },
+        ];
+        let codes: Vec<i32> = outcomes.iter().map(ProbeOutcome::exit_code).collect();
+        assert_eq!(codes, vec![0, 3, 4, 5, 6]);
+        assert!(outcomes
+            .windows(2)
+            .all(|w| w[0].severity() < w[1].severity()));
+        let tls = ProbeOutcome::TlsFailed {
+            failure: TlsFailure::UnknownCa,
+            detail: "x".into(),
+        };
+        assert_eq!(tls.exit_code(), exit::CONNECTION_FAILED);
+    }
+
+    #[test]
+    fn the_most_severe_outcome_wins() {
+        let r = |o| ProbeReport::failed("e".into(), false, o);
+        let reports = vec![
+            r(ProbeOutcome::Accepted),
+            r(ProbeOutcome::AuthFailed { text: "x".into() }),
+            r(ProbeOutcome::Refused { text: "x".into() }),
+        ];
+        assert_eq!(exit_code(&reports), exit::AUTH_FAILED);
+        assert_eq!(exit_code(&reports[..1]), exit::SUCCESS);
+        assert_eq!(exit_code(&[]), exit::SUCCESS);
+    }
+
+    #[test]
+    fn endpoint_lists_skip_comments_and_name_bad_lines() {
+        let urls = parse_endpoint_list("# fleet\n\nredis://a:1\n  b:2  \n", "list").unwrap();
+        assert_eq!(urls.len(), 2);
+        assert_eq!((urls[1].host.as_str(), urls[1].port), ("b", Some(2)));
+        let e = parse_endpoint_list("a\nredis://u:secret@h:x\n", "list").unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("list, line 2"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+}

@@ -1,0 +1,101 @@
+//! The end-of-watch summary: one row per logical event and what followed it, then totals per
+//! connection, as comfy-tables that fit 80 columns.
+
+use crate::output::human::Style;
+use crate::record::WatchLine;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+
+fn s(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("+{x:.1} s"))
+}
+
+/// Renders a `Summary` line; other lines render as nothing.
+pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
+    let WatchLine::Summary {
+        reason,
+        events,
+        conns,
+        t,
+        ..
+    } = line
+    else {
+        return Vec::new();
+    };
+    let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
+    if events.is_empty() {
+        out.push("no maintenance notification was seen".into());
+    } else {
+        let mut table = Table::new();
+        table
+            .load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(80)
+            .set_header(vec![
+                "event",
+                "window",
+                "closed by",
+                "DNS moved",
+                "socket",
+                "dry-run",
+                "margin",
+            ]);
+        for e in events {
+            let socket = match (e.socket_closed_s, e.overshoot_s) {
+                (Some(c), Some(o)) => format!("+{c:.1} s ({o:+.1})"),
+                (Some(c), None) => format!("+{c:.1} s"),
+                _ => "-".into(),
+            };
+            let handoff = match (&e.handoff, e.handoff_s) {
+                (Some(h), Some(at)) => format!("{} +{at:.1} s", h.replace('_', " ")),
+                (Some(h), None) => h.replace('_', " "),
+                _ => "-".into(),
+            };
+            let name = match e.seq {
+                Some(seq) => format!("{} {seq}", e.kind),
+                None => format!("{} ?", e.kind),
+            };
+            let name = if e.copies > 0 {
+                format!("{name} (x{})", e.copies + 1)
+            } else {
+                name
+            };
+            table.add_row(vec![
+                name,
+                e.window_s.map_or("-".into(), |w| format!("{w} s")),
+                s(e.closed_by_notification_s),
+                s(e.dns_moved_s),
+                socket,
+                handoff,
+                e.margin_s.map_or("-".into(), |m| format!("{m:.1} s")),
+            ]);
+        }
+        out.extend(table.to_string().lines().map(str::to_string));
+    }
+    let mut totals = Table::new();
+    totals
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(80)
+        .set_header(vec![
+            "conn",
+            "endpoint",
+            "notifications",
+            "other pushes",
+            "closes",
+            "reconnects",
+        ]);
+    for c in conns {
+        totals.add_row(vec![
+            c.conn.to_string(),
+            c.endpoint.clone(),
+            c.notifications.to_string(),
+            c.other_pushes.to_string(),
+            c.closes.to_string(),
+            c.reconnects.to_string(),
+        ]);
+    }
+    if !conns.is_empty() {
+        out.extend(totals.to_string().lines().map(str::to_string));
+    }
+    out
+}

@@ -1,0 +1,979 @@
+//! Scenario files: what the simulated deployment does, and when.
+//!
+//! A scenario is data, not code, so that the measured timings of PROTOCOL.md section 4 can be read
+//! (and checked) in one place, and so that users can write their own without rebuilding. The format
+//! is line based so that every error names the file, the line and the field (`scenarios/x.scn:7:
+//! field 'time': expected an integer, found "abc"`); `scenarios/README.md` documents it.
+//!
+//! A structured push (`push P MOVING time=15 target=null`) takes its sequence id from the
+//! database's one counter at the moment it is sent and encodes exactly like the Enterprise captures
+//! (bulk-string type, integer seq and time, `_` for a null endpoint, shard ids as one bulk string);
+//! a `raw` push sends the given bytes untouched, for the shapes other clients' fixtures use.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::resp::{Frame, Scan, Scanner};
+
+use super::escape::unescape;
+
+/// Placeholder replaced by the simulator's listening port in endpoint texts.
+pub const PORT_PLACEHOLDER: &str = "{port}";
+
+/// A bad scenario file: where, which field, and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The name the file was loaded under (`scenarios/single-proxy.scn` or a user's path).
+    pub file: String,
+    /// 1-based line; `None` for a whole-file problem (a required line missing).
+    pub line: Option<usize>,
+    /// The keyword or `key=` of the offending field.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        f.write_str(": ")?;
+        if let Some(field) = &self.field {
+            write!(f, "field '{field}': ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// When the scenario's clock starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// As soon as the simulator is listening.
+    Now,
+    /// When the first client connects to any proxy.
+    Connect,
+    /// When at least this many connections are opted in at once (usually 1; one per proxy
+    /// when every proxy's connection must hear the first step).
+    OptIn(usize),
+}
+
+/// How the server answers the opt-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Like Redis Enterprise with notifications enabled: `+OK`, then notifications.
+    Enterprise,
+    /// Like Redis OSS / Valkey: the opt-in is an unknown subcommand, byte for byte.
+    Refusing,
+}
+
+/// The seven notification types, as the simulator writes them. (The simulator keeps its own
+/// list rather than the watcher's parse model: they must not share code beyond `resp`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushKind {
+    Moving,
+    Migrating,
+    Migrated,
+    FailingOver,
+    FailedOver,
+    SMigrating,
+    SMigrated,
+}
+
+impl PushKind {
+    const ALL: [PushKind; 7] = [
+        PushKind::Moving,
+        PushKind::Migrating,
+        PushKind::Migrated,
+        PushKind::FailingOver,
+        PushKind::FailedOver,
+        PushKind::SMigrating,
+        PushKind::SMigrated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PushKind::Moving => "MOVING",
+            PushKind::Migrating => "MIGRATING",
+            PushKind::Migrated => "MIGRATED",
+            PushKind::FailingOver => "FAILING_OVER",
+            PushKind::FailedOver => "FAILED_OVER",
+            PushKind::SMigrating => "SMIGRATING",
+            PushKind::SMigrated => "SMIGRATED",
+        }
+    }
+
+    /// The `key=value` fields this type takes, in wire order.
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            PushKind::Moving => &["time", "target"],
+            PushKind::Migrating | PushKind::FailingOver => &["time", "shards"],
+            PushKind::Migrated | PushKind::FailedOver => &["shards"],
+            PushKind::SMigrating => &["slots"],
+            PushKind::SMigrated => &["move"],
+        }
+    }
+
+    /// Enterprise retains the last completion of a shard-scoped event and replays it to every
+    /// connection that opts in (PROTOCOL.md section 1); nothing else is replayed.
+    pub fn is_retained(self) -> bool {
+        matches!(self, PushKind::Migrated | PushKind::FailedOver)
+    }
+}
+
+/// MOVING's endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// RESP3 null: "reconnect the way you connected" (every MOVING seen in the field).
+    Null,
+    /// `host:port`; `{port}` is replaced by the simulator's port.
+    Text(String),
+}
+
+/// One slot movement of SMIGRATED: source, target (`host:port`, `{port}` allowed) and slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotMove {
+    pub source: String,
+    pub target: String,
+    pub slots: String,
+}
+
+/// What a push step sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Push {
+    /// A notification numbered from the database counter, encoded like the captures.
+    Structured {
+        kind: PushKind,
+        time: Option<i64>,
+        target: Option<Endpoint>,
+        shards: Option<String>,
+        slots: Option<String>,
+        moves: Vec<SlotMove>,
+    },
+    /// Exact bytes (already checked to be one RESP3 frame); no counter, no window, no replay.
+    Raw(Vec<u8>),
+}
+
+impl Push {
+    /// The structured kind, if any.
+    pub fn kind(&self) -> Option<PushKind> {
+        match self {
+            Push::Structured { kind, .. } => Some(*kind),
+            Push::Raw(_) => None,
+        }
+    }
+
+    /// The bytes to write, given the sequence id and the simulator's port.
+    pub fn encode(&self, seq: i64, port: u16) -> Vec<u8> {
+        let (kind, time, target, shards, slots, moves) = match self {
+            Push::Raw(bytes) => return bytes.clone(),
+            Push::Structured {
+                kind,
+                time,
+                target,
+                shards,
+                slots,
+                moves,
+            } => (kind, time, target, shards, slots, moves),
+        };
+        let port_text = port.to_string();
+        let fill = |s: &str| s.replace(PORT_PLACEHOLDER, &port_text);
+        let owned: Vec<(String, String, String)> = moves
+            .iter()
+            .map(|m| (fill(&m.source), fill(&m.target), m.slots.clone()))
+            .collect();
+        let target_text = match target {
+            Some(Endpoint::Text(t)) => Some(fill(t)),
+            _ => None,
+        };
+        let mut items = vec![Frame::Blob(kind.name().as_bytes()), Frame::Integer(seq)];
+        if let Some(t) = time {
+            items.push(Frame::Integer(*t));
+        }
+        match kind {
+            PushKind::Moving => items.push(match &target_text {
+                Some(t) => Frame::Blob(t.as_bytes()),
+                None => Frame::Null,
+            }),
+            PushKind::Migrating
+            | PushKind::Migrated
+            | PushKind::FailingOver
+            | PushKind::FailedOver => {
+                items.push(Frame::Blob(shards.as_deref().unwrap_or("").as_bytes()))
+            }
+            PushKind::SMigrating => {
+                items.push(Frame::Blob(slots.as_deref().unwrap_or("").as_bytes()))
+            }
+            PushKind::SMigrated => items.push(Frame::Array(
+                owned
+                    .iter()
+                    .map(|(s, t, sl)| {
+                        Frame::Array(vec![
+                            Frame::Blob(s.as_bytes()),
+                            Frame::Blob(t.as_bytes()),
+                            Frame::Blob(sl.as_bytes()),
+                        ])
+                    })
+                    .collect(),
+            )),
+        }
+        Frame::Push(items).to_bytes()
+    }
+
+    /// A short description for the narration (`MOVING time=15 target=null`), with `{port}`
+    /// filled in.
+    pub fn summary(&self, port: u16) -> String {
+        let text = match self {
+            Push::Raw(bytes) => {
+                let shown = super::escape::escape(bytes);
+                if shown.len() > 90 {
+                    format!("raw {}...", &shown[..87])
+                } else {
+                    format!("raw {shown}")
+                }
+            }
+            Push::Structured {
+                kind,
+                time,
+                target,
+                shards,
+                slots,
+                moves,
+            } => {
+                let mut s = kind.name().to_string();
+                if let Some(t) = time {
+                    s.push_str(&format!(" time={t}"));
+                }
+                match target {
+                    Some(Endpoint::Null) => s.push_str(" target=null"),
+                    Some(Endpoint::Text(t)) => s.push_str(&format!(" target={t}")),
+                    None => {}
+                }
+                if let Some(sh) = shards {
+                    s.push_str(&format!(" shards={sh}"));
+                }
+                if let Some(sl) = slots {
+                    s.push_str(&format!(" slots={sl}"));
+                }
+                for m in moves {
+                    s.push_str(&format!(" move={},{},{}", m.source, m.target, m.slots));
+                }
+                s
+            }
+        };
+        text.replace(PORT_PLACEHOLDER, &port.to_string())
+    }
+}
+
+/// Which proxies a push goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum To {
+    /// Every proxy (a database-wide event: one seq, delivered once per connection).
+    All,
+    One(Ipv4Addr),
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send a notification to every opted-in connection of the proxies named.
+    Push { to: To, push: Push },
+    /// Replace the A records of the database hostname.
+    Dns(Vec<IpAddr>),
+    /// Close every connection of that proxy (opted in or not); `restart` only labels it.
+    Close { proxy: Ipv4Addr, restart: bool },
+    /// Stop listening on that proxy (new connections are refused).
+    Down(Ipv4Addr),
+    /// Listen again on that proxy.
+    Up(Ipv4Addr),
+    /// Give a slot range to a cluster node (what CLUSTER SLOTS / SHARDS answer from then on).
+    Assign {
+        slots: Vec<(u16, u16)>,
+        node: Ipv4Addr,
+    },
+    /// A narration line for something with no wire effect (a server-side move, say).
+    Say(String),
+}
+
+/// One timed step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Seconds after the clock started, at speed 1.
+    pub at: f64,
+    /// Line in the scenario file, for narration and errors.
+    pub line: usize,
+    pub action: Action,
+}
+
+/// A cluster node of the OSS-cluster topology and the slots it starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterNode {
+    pub addr: Ipv4Addr,
+    pub slots: Vec<(u16, u16)>,
+}
+
+/// A parsed scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    /// One line for `--list` and `--help`.
+    pub about: String,
+    /// The name the file was loaded under.
+    pub source: String,
+    /// One listener per proxy, all on the same port.
+    pub proxies: Vec<Ipv4Addr>,
+    /// Proxies that are not listening when the scenario starts (brought up by an `up` step).
+    pub initially_down: Vec<Ipv4Addr>,
+    /// Initial A records of the database hostname.
+    pub dns: Vec<IpAddr>,
+    /// TTL of those records, seconds (at speed 1).
+    pub ttl: u32,
+    pub start: Start,
+    pub mode: Mode,
+    /// Whether the last MIGRATED / FAILED_OVER is replayed after an opt-in's `+OK`.
+    pub catch_up: bool,
+    /// The database counter's first value (0 on a fresh database).
+    pub first_seq: i64,
+    /// OSS-cluster topology; empty for a standalone database.
+    pub cluster: Vec<ClusterNode>,
+    /// Steps in clock order (file order among equal times).
+    pub steps: Vec<Step>,
+    /// When the scenario ends, seconds.
+    pub end: f64,
+}
+
+impl Scenario {
+    /// Parses a scenario file. `file` is only used in error messages.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        Parser {
+            file,
+            line: 0,
+            field: None,
+        }
+        .parse(text)
+    }
+
+    /// Whether the database is an OSS cluster (answers CLUSTER SLOTS / SHARDS / NODES).
+    pub fn is_cluster(&self) -> bool {
+        !self.cluster.is_empty()
+    }
+}
+
+struct Parser<'f> {
+    file: &'f str,
+    line: usize,
+    field: Option<String>,
+}
+
+/// Strips a comment: `#` at the start of the line or after whitespace (so `#` inside a raw
+/// frame such as `#t` is kept).
+fn strip_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'#' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+impl Parser<'_> {
+    fn err(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: (self.line > 0).then_some(self.line),
+            field: self.field.clone(),
+            message: message.into(),
+        }
+    }
+
+    fn whole_file_err(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: None,
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    fn field(&mut self, name: &str) {
+        self.field = Some(name.to_string());
+    }
+
+    fn parse(mut self, text: &str) -> Result<Scenario, ScenarioError> {
+        let mut name = None;
+        let mut about = None;
+        let mut proxies: Option<Vec<Ipv4Addr>> = None;
+        let mut initially_down = Vec::new();
+        let mut dns = None;
+        let mut ttl = 5;
+        let mut start = Start::OptIn(1);
+        let mut mode = Mode::Enterprise;
+        let mut catch_up = true;
+        let mut first_seq = 0;
+        let mut cluster = Vec::new();
+        let mut steps = Vec::new();
+        let mut end = None;
+
+        for (i, raw_line) in text.lines().enumerate() {
+            self.line = i + 1;
+            self.field = None;
+            let line = strip_comment(raw_line).trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (keyword, rest) = split_word(line);
+            self.field(keyword);
+            match keyword {
+                "name" => {
+                    let n = self.one_word(rest, "a scenario name")?;
+                    if !n
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                    {
+                        return Err(
+                            self.err(format!("expected letters, digits, '-' or '_', found {n:?}"))
+                        );
+                    }
+                    set_once(&self, &mut name, n.to_string())?;
+                }
+                "about" => {
+                    if rest.is_empty() {
+                        return Err(self.err("expected one line of text"));
+                    }
+                    set_once(&self, &mut about, rest.to_string())?;
+                }
+                "proxies" => {
+                    let list = self.proxy_list(rest)?;
+                    if list.is_empty() {
+                        return Err(self.err("expected at least one loopback address"));
+                    }
+                    for (j, a) in list.iter().enumerate() {
+                        if list[..j].contains(a) {
+                            return Err(self.err(format!("{a} is listed twice")));
+                        }
+                    }
+                    set_once(&self, &mut proxies, list)?;
+                }
+                "down" => initially_down.push(self.proxy(self.one_word(rest, "an address")?)?),
+                "dns" => set_once(&self, &mut dns, self.addr_list(rest)?)?,
+                "ttl" => {
+                    ttl = self.number::<u32>(
+                        self.one_word(rest, "seconds")?,
+                        "a whole number of seconds",
+                    )?;
+                    if ttl == 0 {
+                        return Err(
+                            self.err("a TTL of 0 would defeat every resolver; use 1 or more")
+                        );
+                    }
+                }
+                "start" => {
+                    let mut words = rest.split_whitespace();
+                    start = match (words.next(), words.next(), words.next()) {
+                        (Some("now"), None, _) => Start::Now,
+                        (Some("connect"), None, _) => Start::Connect,
+                        (Some("opt-in"), None, _) => Start::OptIn(1),
+                        (Some("opt-in"), Some(n), None) => {
+                            let n: usize = self.number(n, "a number of connections")?;
+                            if n == 0 {
+                                return Err(self.err("expected 1 or more connections, found 0"));
+                            }
+                            Start::OptIn(n)
+                        }
+                        _ => {
+                            return Err(self.err(format!(
+                                "expected now, connect, opt-in or opt-in N, found {rest:?}"
+                            )))
+                        }
+                    }
+                }
+                "mode" => {
+                    mode = match self.one_word(rest, "enterprise or refusing")? {
+                        "enterprise" => Mode::Enterprise,
+                        "refusing" => Mode::Refusing,
+                        other => {
+                            return Err(self
+                                .err(format!("expected enterprise or refusing, found {other:?}")))
+                        }
+                    }
+                }
+                "catch-up" => {
+                    catch_up = match self.one_word(rest, "on or off")? {
+                        "on" => true,
+                        "off" => false,
+                        other => {
+                            return Err(self.err(format!("expected on or off, found {other:?}")))
+                        }
+                    }
+                }
+                "seq" => {
+                    first_seq =
+                        self.number::<i64>(self.one_word(rest, "an integer")?, "an integer")?
+                }
+                "node" => {
+                    let (addr, slots) = split_word(rest);
+                    let addr = self.proxy(addr)?;
+                    let slots = self.slot_list(slots)?;
+                    cluster.push(ClusterNode { addr, slots });
+                }
+                "at" => steps.push(self.step(rest)?),
+                "end" => {
+                    let t = self.seconds(self.one_word(rest, "seconds")?)?;
+                    set_once(&self, &mut end, t)?;
+                }
+                other => {
+                    self.field = None;
+                    return Err(self.err(format!(
+                        "unknown keyword {other:?} (expected name, about, proxies, down, dns, ttl, \
+                         start, mode, catch-up, seq, node, at or end)"
+                    )));
+                }
+            }
+        }
+
+        let name = name.ok_or_else(|| self.whole_file_err("no 'name' line"))?;
+        let about = about.ok_or_else(|| self.whole_file_err("no 'about' line"))?;
+        let proxies = proxies.ok_or_else(|| self.whole_file_err("no 'proxies' line"))?;
+        let dns = dns.ok_or_else(|| self.whole_file_err("no 'dns' line"))?;
+        let end = end.ok_or_else(|| self.whole_file_err("no 'end' line"))?;
+
+        // Cross-checks, reported at the line that breaks them.
+        let known = |a: &Ipv4Addr| proxies.contains(a);
+        for a in &initially_down {
+            if !known(a) {
+                return Err(
+                    self.whole_file_err(format!("'down {a}': {a} is not one of the proxies"))
+                );
+            }
+        }
+        for node in &cluster {
+            if !known(&node.addr) {
+                return Err(
+                    self.whole_file_err(format!("'node {}': not one of the proxies", node.addr))
+                );
+            }
+        }
+        for step in &steps {
+            self.line = step.line;
+            self.field = None;
+            if step.at > end {
+                self.field("at");
+                return Err(self.err(format!("{} s is after the end ({end} s)", step.at)));
+            }
+            let proxy = match &step.action {
+                Action::Push { to: To::One(p), .. }
+                | Action::Close { proxy: p, .. }
+                | Action::Down(p)
+                | Action::Up(p) => Some(*p),
+                Action::Assign { node, .. } => {
+                    if cluster.is_empty() {
+                        return Err(self.err("'assign' needs a cluster topology ('node' lines)"));
+                    }
+                    Some(*node)
+                }
+                _ => None,
+            };
+            if let Some(p) = proxy {
+                if !known(&p) {
+                    return Err(self.err(format!("{p} is not one of the proxies")));
+                }
+            }
+        }
+        steps.sort_by(|a, b| a.at.total_cmp(&b.at));
+
+        Ok(Scenario {
+            name,
+            about,
+            source: self.file.to_string(),
+            proxies,
+            initially_down,
+            dns,
+            ttl,
+            start,
+            mode,
+            catch_up,
+            first_seq,
+            cluster,
+            steps,
+            end,
+        })
+    }
+
+    fn one_word<'t>(&self, rest: &'t str, what: &str) -> Result<&'t str, ScenarioError> {
+        let mut words = rest.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some(w), None) => Ok(w),
+            (None, _) => Err(self.err(format!("expected {what}, found nothing"))),
+            (Some(_), Some(extra)) => {
+                Err(self.err(format!("expected {what} only, found {extra:?} after it")))
+            }
+        }
+    }
+
+    fn number<T: std::str::FromStr>(&self, word: &str, what: &str) -> Result<T, ScenarioError> {
+        word.parse()
+            .map_err(|_| self.err(format!("expected {what}, found {word:?}")))
+    }
+
+    fn seconds(&self, word: &str) -> Result<f64, ScenarioError> {
+        let t: f64 = self.number(word, "seconds (a number such as 9.7)")?;
+        if !t.is_finite() || t < 0.0 {
+            return Err(self.err(format!("expected 0 or more seconds, found {word:?}")));
+        }
+        Ok(t)
+    }
+
+    fn proxy(&self, word: &str) -> Result<Ipv4Addr, ScenarioError> {
+        let a: Ipv4Addr = self.number(word, "an IPv4 loopback address such as 127.0.0.2")?;
+        if !a.is_loopback() {
+            return Err(self.err(format!(
+                "{a} is not a loopback address: the simulator listens on 127.0.0.0/8 only"
+            )));
+        }
+        Ok(a)
+    }
+
+    fn proxy_list(&self, rest: &str) -> Result<Vec<Ipv4Addr>, ScenarioError> {
+        rest.split_whitespace().map(|w| self.proxy(w)).collect()
+    }
+
+    fn addr_list(&self, rest: &str) -> Result<Vec<IpAddr>, ScenarioError> {
+        rest.split_whitespace()
+            .map(|w| self.number(w, "IP addresses"))
+            .collect()
+    }
+
+    fn slot_list(&self, text: &str) -> Result<Vec<(u16, u16)>, ScenarioError> {
+        parse_slots(text).map_err(|why| self.err(why))
+    }
+
+    fn step(&mut self, rest: &str) -> Result<Step, ScenarioError> {
+        let line = self.line;
+        self.field("at");
+        let (t, rest) = split_word(rest);
+        let at = self.seconds(t)?;
+        let (verb, rest) = split_word(rest);
+        self.field(verb);
+        let action = match verb {
+            "push" => {
+                let (to, rest) = split_word(rest);
+                self.field("push");
+                let to = match to {
+                    "*" => To::All,
+                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+                    p => To::One(self.proxy(p)?),
+                };
+                Action::Push {
+                    to,
+                    push: self.push(rest)?,
+                }
+            }
+            "dns" => Action::Dns(self.addr_list(rest)?),
+            "close" => {
+                let mut words = rest.split_whitespace();
+                let proxy = self.proxy(words.next().unwrap_or(""))?;
+                let restart = match words.next() {
+                    None => false,
+                    Some("restart") => true,
+                    Some(other) => {
+                        return Err(
+                            self.err(format!("expected 'restart' or nothing, found {other:?}"))
+                        )
+                    }
+                };
+                if let Some(extra) = words.next() {
+                    return Err(self.err(format!("unexpected {extra:?}")));
+                }
+                Action::Close { proxy, restart }
+            }
+            "down" => Action::Down(self.proxy(self.one_word(rest, "an address")?)?),
+            "up" => Action::Up(self.proxy(self.one_word(rest, "an address")?)?),
+            "assign" => {
+                let (slots, node) = split_word(rest);
+                let slots = self.slot_list(slots)?;
+                if slots.is_empty() {
+                    return Err(self.err("expected slots such as 8892-8991"));
+                }
+                let node = self.proxy(self.one_word(node, "a node address")?)?;
+                Action::Assign { slots, node }
+            }
+            "say" => {
+                if rest.is_empty() {
+                    return Err(self.err("expected a line of text"));
+                }
+                Action::Say(rest.to_string())
+            }
+            "" => return Err(self.err("expected an action after the time, found nothing")),
+            other => {
+                self.field = None;
+                return Err(self.err(format!(
+                    "unknown action {other:?} (expected push, dns, close, down, up, assign or say)"
+                )));
+            }
+        };
+        Ok(Step { at, line, action })
+    }
+
+    fn push(&mut self, rest: &str) -> Result<Push, ScenarioError> {
+        let (kind_word, rest) = split_word(rest);
+        if kind_word == "raw" {
+            self.field("raw");
+            let bytes = unescape(rest).map_err(|why| self.err(why))?;
+            match Scanner::default().scan(&bytes) {
+                Ok(Scan::Frame(Frame::Push(_), n)) if n == bytes.len() => {}
+                Ok(Scan::Frame(Frame::Push(_), n)) => {
+                    return Err(self.err(format!(
+                        "{} bytes left over after one push frame of {n} bytes",
+                        bytes.len() - n
+                    )))
+                }
+                Ok(Scan::Frame(other, _)) => {
+                    return Err(self.err(format!(
+                        "expected a push frame ('>'), found a {}",
+                        other.type_name()
+                    )))
+                }
+                Ok(Scan::Incomplete { need }) => {
+                    return Err(self.err(format!(
+                        "incomplete frame: {} bytes given, at least {need} needed",
+                        bytes.len()
+                    )))
+                }
+                Err(e) => return Err(self.err(format!("not a RESP3 frame: {e}"))),
+            }
+            return Ok(Push::Raw(bytes));
+        }
+        self.field("push");
+        let Some(kind) = PushKind::ALL.into_iter().find(|k| k.name() == kind_word) else {
+            return Err(self.err(format!(
+                "expected a notification type (MOVING, MIGRATING, MIGRATED, FAILING_OVER, \
+                 FAILED_OVER, SMIGRATING, SMIGRATED) or 'raw', found {kind_word:?}"
+            )));
+        };
+        let allowed = kind.fields();
+        let mut time = None;
+        let mut target = None;
+        let mut shards = None;
+        let mut slots = None;
+        let mut moves = Vec::new();
+        for word in rest.split_whitespace() {
+            let Some((key, value)) = word.split_once('=') else {
+                self.field = None;
+                return Err(self.err(format!("expected key=value, found {word:?}")));
+            };
+            self.field(key);
+            if !allowed.contains(&key) {
+                return Err(self.err(format!(
+                    "not a field of {} (it takes {})",
+                    kind.name(),
+                    allowed.join(", ")
+                )));
+            }
+            let repeated = match key {
+                "time" => time
+                    .replace(self.number::<i64>(value, "an integer")?)
+                    .is_some(),
+                "target" => {
+                    let e = match value {
+                        "null" => Endpoint::Null,
+                        "" => return Err(self.err("expected null or host:port, found nothing")),
+                        t => Endpoint::Text(t.to_string()),
+                    };
+                    target.replace(e).is_some()
+                }
+                "shards" => {
+                    let ok = serde_json::from_str::<Vec<String>>(value).is_ok();
+                    if !ok {
+                        return Err(self.err(format!(
+                            "expected a JSON array of id strings such as [\"27\"], found {value:?}"
+                        )));
+                    }
+                    shards.replace(value.to_string()).is_some()
+                }
+                "slots" => {
+                    self.slot_list(value)?;
+                    slots.replace(value.to_string()).is_some()
+                }
+                "move" => {
+                    let parts: Vec<&str> = value.splitn(3, ',').collect();
+                    let [source, target, s] = parts[..] else {
+                        return Err(self.err(format!(
+                            "expected source,target,slots (e.g. 127.0.0.3:{{port}},127.0.0.4:{{port}},8892-8991), found {value:?}"
+                        )));
+                    };
+                    self.slot_list(s)?;
+                    moves.push(SlotMove {
+                        source: source.to_string(),
+                        target: target.to_string(),
+                        slots: s.to_string(),
+                    });
+                    false
+                }
+                _ => unreachable!("checked against the allowed fields"),
+            };
+            if repeated {
+                return Err(self.err("given twice"));
+            }
+        }
+        for &required in allowed {
+            let missing = match required {
+                "time" => time.is_none(),
+                "target" => target.is_none(),
+                "shards" => shards.is_none(),
+                "slots" => slots.is_none(),
+                _ => moves.is_empty(),
+            };
+            if missing {
+                self.field(required);
+                return Err(self.err(format!("{} needs it", kind.name())));
+            }
+        }
+        Ok(Push::Structured {
+            kind,
+            time,
+            target,
+            shards,
+            slots,
+            moves,
+        })
+    }
+}
+
+fn set_once<T>(p: &Parser<'_>, slot: &mut Option<T>, value: T) -> Result<(), ScenarioError> {
+    if slot.replace(value).is_some() {
+        return Err(p.err("given twice"));
+    }
+    Ok(())
+}
+
+/// The first whitespace-separated word and the trimmed rest.
+fn split_word(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    match text.find(char::is_whitespace) {
+        Some(i) => (&text[..i], text[i..].trim_start()),
+        None => (text, ""),
+    }
+}
+
+/// A slot list: comma-separated `N` or `N-M` items within 0..=16383 (empty items skipped).
+pub fn parse_slots(text: &str) -> Result<Vec<(u16, u16)>, String> {
+    let slot = |s: &str| -> Result<u16, String> {
+        match s.parse::<u16>() {
+            Ok(n) if n <= 16383 && s.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+            _ => Err(format!("expected a slot 0..16383, found {s:?}")),
+        }
+    };
+    let mut out = Vec::new();
+    for item in text.split(',').filter(|i| !i.is_empty()) {
+        let (a, b) = match item.split_once('-') {
+            Some((a, b)) => (slot(a)?, slot(b)?),
+            None => {
+                let n = slot(item)?;
+                (n, n)
+            }
+        };
+        if a > b {
+            return Err(format!("slot range {item:?} runs backwards"));
+        }
+        out.push((a, b));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "name t\nabout a test\nproxies 127.0.0.2\ndns 127.0.0.2\nend 1\n";
+
+    fn err(extra: &str) -> String {
+        Scenario::parse("scenarios/x.scn", &format!("{MINIMAL}{extra}\n"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        assert_eq!(
+            err("at 0 push 127.0.0.2 MOVING time=abc target=null"),
+            "scenarios/x.scn:6: field 'time': expected an integer, found \"abc\""
+        );
+        assert_eq!(
+            err("at 0 push 127.0.0.2 MOVING time=15"),
+            "scenarios/x.scn:6: field 'target': MOVING needs it"
+        );
+        assert_eq!(
+            err("at 0 push 127.0.0.2 MIGRATED time=2 shards=[\"1\"]"),
+            "scenarios/x.scn:6: field 'time': not a field of MIGRATED (it takes shards)"
+        );
+        assert_eq!(
+            err("at 2 dns 127.0.0.3"),
+            "scenarios/x.scn:6: field 'at': 2 s is after the end (1 s)"
+        );
+        assert_eq!(
+            err("at 0 close 127.0.0.9"),
+            "scenarios/x.scn:6: 127.0.0.9 is not one of the proxies"
+        );
+        assert!(err("ttl five").starts_with("scenarios/x.scn:6: field 'ttl': expected"));
+        assert!(err("at 0 push * raw >1\\r\\n+x").contains("incomplete frame"));
+        assert!(err("at 0 push * raw +OK\\r\\n").contains("expected a push frame"));
+        assert!(err("bogus 1").contains("unknown keyword \"bogus\""));
+        assert!(err("start opt-in 0").contains("field 'start': expected 1 or more"));
+        assert!(err("start later").contains("field 'start': expected now, connect"));
+        assert_eq!(
+            Scenario::parse("f.scn", "name t\n")
+                .unwrap_err()
+                .to_string(),
+            "f.scn: no 'about' line"
+        );
+    }
+
+    #[test]
+    fn structured_pushes_encode_like_the_captures() {
+        let s = Scenario::parse(
+            "x",
+            &format!(
+                "{MINIMAL}at 0 push 127.0.0.2 MOVING time=15 target=null\n\
+                 at 0 push * MIGRATING time=2 shards=[\"27\"]   # comment\n\
+                 at 0 push * SMIGRATED move=10.129.228.140:13486,10.252.90.18:13486,8892-8991\n\
+                 at 0 push * MOVING time=15 target=127.0.0.3:{{port}}\n\
+                 at 0 push * raw >2\\r\\n#t\\r\\n+x\\r\\n\n"
+            ),
+        )
+        .unwrap();
+        let bytes: Vec<Vec<u8>> = s
+            .steps
+            .iter()
+            .map(|st| match &st.action {
+                Action::Push { push, .. } => push.encode(if st.line == 8 { 19 } else { 0 }, 6380),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(bytes[0], b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        assert_eq!(
+            bytes[1],
+            b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n"
+        );
+        assert_eq!(
+            bytes[2],
+            &b">3\r\n$9\r\nSMIGRATED\r\n:19\r\n*1\r\n*3\r\n$20\r\n10.129.228.140:13486\r\n$18\r\n10.252.90.18:13486\r\n$9\r\n8892-8991\r\n"[..]
+        );
+        assert_eq!(
+            bytes[3],
+            b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n$14\r\n127.0.0.3:6380\r\n"
+        );
+        assert_eq!(bytes[4], b">2\r\n#t\r\n+x\r\n");
+    }
+
+    #[test]
+    fn slot_lists() {
+        assert_eq!(
+            parse_slots("0-5,7,,16383"),
+            Ok(vec![(0, 5), (7, 7), (16383, 16383)])
+        );
+        assert!(parse_slots("5-3").is_err());
+        assert!(parse_slots("16384").is_err());
+        assert!(parse_slots("+1").is_err());
+    }
+}

@@ -1,0 +1,166 @@
+//! The scenarios shipped with maintwatch, embedded in the binary.
+//!
+//! They live as data files in `scenarios/` (one per scenario, documented in
+//! `scenarios/README.md`) and are compiled in with `include_str!`, so `maintwatch demo` and
+//! `maintwatch simulate` work from any directory on a machine that has only the binary.
+
+use super::scenario::{Scenario, ScenarioError};
+
+/// `(file name as shown in errors, contents)`, in the order `--list` shows them.
+const FILES: &[(&str, &str)] = &[
+    (
+        "scenarios/single-proxy.scn",
+        include_str!("../../scenarios/single-proxy.scn"),
+    ),
+    (
+        "scenarios/multi-proxy.scn",
+        include_str!("../../scenarios/multi-proxy.scn"),
+    ),
+    (
+        "scenarios/dns-race.scn",
+        include_str!("../../scenarios/dns-race.scn"),
+    ),
+    (
+        "scenarios/shard-migration.scn",
+        include_str!("../../scenarios/shard-migration.scn"),
+    ),
+    (
+        "scenarios/failover.scn",
+        include_str!("../../scenarios/failover.scn"),
+    ),
+    (
+        "scenarios/silent-shrink.scn",
+        include_str!("../../scenarios/silent-shrink.scn"),
+    ),
+    (
+        "scenarios/silent-widening.scn",
+        include_str!("../../scenarios/silent-widening.scn"),
+    ),
+    (
+        "scenarios/oss-cluster.scn",
+        include_str!("../../scenarios/oss-cluster.scn"),
+    ),
+    (
+        "scenarios/refusing.scn",
+        include_str!("../../scenarios/refusing.scn"),
+    ),
+    (
+        "scenarios/peer-variants.scn",
+        include_str!("../../scenarios/peer-variants.scn"),
+    ),
+];
+
+/// The scenario the CLI plays when none is named.
+pub const DEFAULT: &str = "single-proxy";
+
+/// Every embedded scenario, parsed.
+///
+/// # Panics
+/// If an embedded file does not parse: a build defect, caught by this module's tests.
+pub fn all() -> Vec<Scenario> {
+    FILES
+        .iter()
+        .map(|(file, text)| {
+            Scenario::parse(file, text).unwrap_or_else(|e| panic!("embedded scenario: {e}"))
+        })
+        .collect()
+}
+
+/// The embedded scenario of that name.
+pub fn by_name(name: &str) -> Option<Scenario> {
+    all().into_iter().find(|s| s.name == name)
+}
+
+/// Loads a scenario file from disk; errors name the path as given.
+pub fn load(path: &std::path::Path) -> Result<Scenario, LoadError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    Ok(Scenario::parse(&shown, &text)?)
+}
+
+/// Why a scenario file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read scenario file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Parse(#[from] ScenarioError),
+}
+
+/// Names and one-line descriptions, one per line, for `--list` and `--help`.
+pub fn listing() -> String {
+    let all = all();
+    let width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    all.iter()
+        .map(|s| format!("  {:width$}  {}\n", s.name, s.about))
+        .collect()
+}
+
+/// The same listing for help texts: descriptions wrapped to `width` columns with a hanging
+/// indent, so the names stay in a column however long a description is.
+pub fn listing_wrapped(width: usize) -> String {
+    let all = all();
+    let name_width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let indent = name_width + 4;
+    let room = width.saturating_sub(indent).max(20);
+    let mut out = String::new();
+    for s in &all {
+        let mut line = String::new();
+        let mut first = true;
+        for word in s.about.split_whitespace() {
+            if !line.is_empty() && line.len() + 1 + word.len() > room {
+                push_line(&mut out, first.then_some(&s.name[..]), name_width, &line);
+                first = false;
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        push_line(&mut out, first.then_some(&s.name[..]), name_width, &line);
+    }
+    out
+}
+
+fn push_line(out: &mut String, name: Option<&str>, name_width: usize, text: &str) {
+    out.push_str(&format!("  {:name_width$}  {text}\n", name.unwrap_or("")));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_scenario_parses_with_a_unique_name() {
+        let all = all();
+        assert_eq!(all.len(), FILES.len());
+        for (i, s) in all.iter().enumerate() {
+            assert!(
+                FILES[i].0.ends_with(&format!("/{}.scn", s.name)),
+                "{} is named {}",
+                FILES[i].0,
+                s.name
+            );
+            assert!(all[..i].iter().all(|o| o.name != s.name));
+        }
+        assert!(by_name(DEFAULT).is_some());
+    }
+
+    #[test]
+    fn wrapped_listing_keeps_names_in_a_column() {
+        let text = listing_wrapped(80);
+        assert!(text.lines().all(|l| l.len() <= 80), "{text}");
+        for s in all() {
+            assert!(text.contains(&format!("  {} ", s.name)), "{text}");
+        }
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words(&text).contains(&words(&all()[0].about)));
+    }
+}

@@ -1,0 +1,1004 @@
+//! The timeline: every observation in, the lines people and scripts read out.
+//!
+//! A maintenance is a story told across several sources: a notification on one socket, a DNS
+//! record changing, the server closing the socket some seconds later, our reconnect, the replay
+//! that came with the new opt-in. One task owns all cross-source state here — open windows, the
+//! `(type, seq)` dedup, which event the next line is relative to, the summary — so the sinks only
+//! format, and the same logic runs live and in `replay`. It decides what a dry-run client should
+//! start (returned as actions) but starts nothing itself.
+
+use crate::dns::DnsEventKind;
+use crate::handoff::{Advertised, Outcome};
+use crate::notification::{Classified, HostPort, Kind};
+use crate::record::{
+    wall, ConnTotals, EventRow, FrameRecord, Label, OptInOutcome, Rel, WatchLine, SCHEMA_VERSION,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Something that happened, stamped when it was seen.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    pub at: Instant,
+    pub wall: SystemTime,
+    /// Which watched connection (stable across its reconnects).
+    pub conn: u32,
+    pub what: What,
+}
+
+/// Who ended a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseCause {
+    /// Clean end of stream from the server.
+    Server,
+    /// Reset or another I/O error.
+    Error,
+    /// We closed it (shutting down).
+    Watch,
+}
+
+#[derive(Debug, Clone)]
+pub enum What {
+    Connected {
+        addr: SocketAddr,
+        tls: bool,
+        endpoint: String,
+    },
+    ConnectFailed {
+        error: String,
+        retry_in: Option<Duration>,
+    },
+    Handshake {
+        opt_in: OptInOutcome,
+        text: Option<String>,
+        server: Option<String>,
+        version: Option<String>,
+        mode: Option<String>,
+        sent: Option<String>,
+    },
+    Frame {
+        record: FrameRecord,
+        /// Read together with the opt-in's reply.
+        early: bool,
+    },
+    Malformed {
+        offset: u64,
+        error: String,
+    },
+    Closed {
+        cause: CloseCause,
+        error: Option<String>,
+    },
+    Dns {
+        host: String,
+        kind: DnsEventKind,
+    },
+    Handoff {
+        /// The index of the event in the summary rows (from [`Action::StartHandoff`]).
+        event: usize,
+        outcome: Outcome,
+    },
+    Advertised {
+        addr: IpAddr,
+        answer: Advertised,
+    },
+    Ping {
+        latency: Option<Duration>,
+        error: Option<String>,
+    },
+}
+
+/// Work the timeline asks the watch to start; the watch feeds the results back as observations.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A new MOVING: run the handoff decision in dry-run.
+    StartHandoff {
+        conn: u32,
+        event: usize,
+        window_s: i64,
+        successor: Option<HostPort>,
+        current: Option<IpAddr>,
+        /// When the MOVING arrived: the decision's time zero.
+        since: Instant,
+    },
+    /// A MIGRATED arrived: ask DNS whether `addr` is still advertised.
+    CheckAdvertised { conn: u32, addr: IpAddr },
+    /// The connection closed: a dry-run still polling for it can stop.
+    CancelHandoff { conn: u32 },
+}
+
+/// What one observation produced.
+#[derive(Debug, Default)]
+pub struct Step {
+    pub lines: Vec<WatchLine>,
+    pub actions: Vec<Action>,
+    /// Maintenance notifications in this step (for `--count`).
+    pub notifications: u32,
+}
+
+struct Event {
+    kind: Kind,
+    seq: Option<i64>,
+    at: Instant,
+    row: EventRow,
+    /// Set when the dry-run reported a move (seconds after the event).
+    moved_s: Option<f64>,
+    stale: bool,
+    verdict_done: bool,
+    conn: u32,
+}
+
+impl Event {
+    fn name(&self) -> String {
+        match self.seq {
+            Some(s) => format!("{} seq {s}", self.kind),
+            None => format!("{} seq ?", self.kind),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Conn {
+    endpoint: String,
+    addr: Option<SocketAddr>,
+    /// The MOVING this connection was told about, whose close is announced.
+    moving: Option<usize>,
+    sessions: u32,
+    totals_notifications: u32,
+    totals_other: u32,
+    totals_closes: u32,
+}
+
+/// The state machine. Feed it observations in arrival order.
+pub struct Timeline {
+    start: Instant,
+    events: Vec<Event>,
+    /// The latest new opening event: what "+s.mmm" is relative to.
+    anchor: Option<usize>,
+    seen: HashSet<(Kind, i64)>,
+    by_key: HashMap<(Kind, i64), usize>,
+    conns: HashMap<u32, Conn>,
+    dns_set: Option<BTreeSet<IpAddr>>,
+    /// Scenario seconds per real second: offsets after an event are reported in scenario time so
+    /// a sped-up simulator run reads like the measurements it reproduces.
+    speed: f64,
+}
+
+fn secs(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e6
+}
+
+impl Timeline {
+    pub fn new(start: Instant) -> Timeline {
+        Timeline {
+            start,
+            events: Vec::new(),
+            anchor: None,
+            seen: HashSet::new(),
+            by_key: HashMap::new(),
+            conns: HashMap::new(),
+            dns_set: None,
+            speed: 1.0,
+        }
+    }
+
+    /// Reads offsets after events at `speed` (see the field).
+    pub fn set_speed(&mut self, speed: f64) {
+        self.speed = speed;
+    }
+
+    /// An offset between two instants, in scenario seconds.
+    fn span(&self, from: Instant, to: Instant) -> f64 {
+        secs_f(to.saturating_duration_since(from).as_secs_f64() * self.speed)
+    }
+
+    /// The first line of a watch.
+    pub fn start_line(&self, wall_at: SystemTime, endpoint: &str) -> WatchLine {
+        WatchLine::Start {
+            v: SCHEMA_VERSION,
+            t: 0.0,
+            at: wall(wall_at),
+            endpoint: endpoint.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            speed: self.speed,
+        }
+    }
+
+    fn t(&self, at: Instant) -> f64 {
+        secs(at.saturating_duration_since(self.start))
+    }
+
+    fn rel_to(&self, event: Option<usize>, at: Instant) -> Option<Rel> {
+        event.map(|i| {
+            let e = &self.events[i];
+            Rel {
+                to: e.name(),
+                s: self.span(e.at, at),
+            }
+        })
+    }
+
+    /// Processes one observation.
+    pub fn observe(&mut self, obs: Observation) -> Step {
+        let mut step = Step::default();
+        let t = self.t(obs.at);
+        let at = wall(obs.wall);
+        let conn_id = obs.conn;
+        let v = SCHEMA_VERSION;
+        match obs.what {
+            What::Connected {
+                addr,
+                tls,
+                endpoint,
+            } => {
+                let rel = self.rel_to(self.anchor, obs.at);
+                let c = self.conns.entry(conn_id).or_default();
+                c.sessions += 1;
+                c.addr = Some(addr);
+                c.endpoint = endpoint;
+                step.lines.push(WatchLine::Connected {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    addr: addr.to_string(),
+                    tls,
+                    session: c.sessions,
+                    rel: if c.sessions > 1 { rel } else { None },
+                });
+            }
+            What::ConnectFailed { error, retry_in } => {
+                step.lines.push(WatchLine::ConnectFailed {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    error,
+                    retry_in_s: retry_in.map(secs),
+                });
+            }
+            What::Handshake {
+                opt_in,
+                text,
+                server,
+                version,
+                mode,
+                sent,
+            } => step.lines.push(WatchLine::Handshake {
+                v,
+                t,
+                at,
+                conn: conn_id,
+                opt_in,
+                text,
+                server,
+                version,
+                mode,
+                sent,
+            }),
+            What::Frame { record, early } => {
+                self.frame(&mut step, obs.at, t, at, conn_id, record, early)
+            }
+            What::Malformed { offset, error } => step.lines.push(WatchLine::Malformed {
+                v,
+                t,
+                at,
+                conn: conn_id,
+                offset,
+                error,
+            }),
+            What::Closed { cause, error } => {
+                self.closed(&mut step, obs.at, t, at, conn_id, cause, error)
+            }
+            What::Dns { host, kind } => self.dns(&mut step, obs.at, t, at, host, kind),
+            What::Handoff { event, outcome } => {
+                self.handoff(&mut step, obs.at, t, at, conn_id, event, outcome)
+            }
+            What::Advertised { addr, answer } => {
+                let rel = self.rel_to(self.anchor, obs.at);
+                step.lines.push(WatchLine::Advertised {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    addr: addr.to_string(),
+                    answer: match answer {
+                        Advertised::Yes => "yes",
+                        Advertised::No => "no",
+                        Advertised::CannotTell => "cannot_tell",
+                    }
+                    .into(),
+                    rel,
+                })
+            }
+            What::Ping { latency, error } => {
+                let window = self.open_window(obs.at);
+                step.lines.push(WatchLine::Ping {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
+                    error,
+                    window,
+                })
+            }
+        }
+        step
+    }
+
+    /// The window a failure at `at` falls into: an opening event whose declared window (plus the
+    /// measured slack, since closes come up to ~4 s late) has not ended and that nothing closed.
+    fn open_window(&self, at: Instant) -> Option<String> {
+        let i = self.anchor?;
+        let e = &self.events[i];
+        if e.row.closed_by_notification_s.is_some() || e.row.socket_closed_s.is_some() {
+            return None;
+        }
+        let window = e.row.window_s.unwrap_or(0).max(0) as f64 + 5.0;
+        (self.span(e.at, at) <= window).then(|| e.name())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn frame(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        record: FrameRecord,
+        early: bool,
+    ) {
+        let mut labels = Vec::new();
+        let mut rel = self.rel_to(self.anchor, now);
+        if let Classified::Maintenance(n) = &record.parsed {
+            step.notifications += 1;
+            let catch_up = early && n.kind.is_retained();
+            let key = n.seq.map(|s| (n.kind, s));
+            let resent = key.is_some_and(|k| !self.seen.insert(k));
+            if catch_up {
+                labels.push(Label::CatchUp);
+            }
+            if resent {
+                labels.push(Label::Resent);
+            }
+            if early && !catch_up {
+                labels.push(Label::WithOptIn);
+            }
+            let event_index = if resent || catch_up {
+                let idx = key.and_then(|k| self.by_key.get(&k).copied());
+                if let Some(i) = idx {
+                    self.events[i].row.copies += 1;
+                }
+                idx
+            } else {
+                let i = self.events.len();
+                self.events.push(Event {
+                    kind: n.kind,
+                    seq: n.seq,
+                    at: now,
+                    row: EventRow {
+                        kind: n.kind.name().into(),
+                        seq: n.seq,
+                        t,
+                        window_s: n.time,
+                        closed_by_notification_s: None,
+                        dns_moved_s: None,
+                        socket_closed_s: None,
+                        overshoot_s: None,
+                        handoff: None,
+                        handoff_s: None,
+                        margin_s: None,
+                        copies: 0,
+                    },
+                    moved_s: None,
+                    stale: false,
+                    verdict_done: false,
+                    conn: conn_id,
+                });
+                if let Some(k) = key {
+                    self.by_key.insert(k, i);
+                }
+                Some(i)
+            };
+            let new = !resent && !catch_up;
+            if new && n.kind.opens() {
+                self.anchor = event_index;
+                rel = self.rel_to(event_index, now);
+            }
+            if new {
+                if let Some(opened) = n.kind.closes() {
+                    let open = self.events.iter().rposition(|e| {
+                        e.kind == opened && e.row.closed_by_notification_s.is_none()
+                    });
+                    if let Some(o) = open {
+                        let s = self.span(self.events[o].at, now);
+                        self.events[o].row.closed_by_notification_s = Some(s);
+                        rel = self.rel_to(Some(o), now);
+                    }
+                }
+            }
+            if n.kind == Kind::Moving && !catch_up {
+                let current = self
+                    .conns
+                    .get(&conn_id)
+                    .and_then(|c| c.addr)
+                    .map(|a| a.ip());
+                if let Some(c) = self.conns.get_mut(&conn_id) {
+                    c.moving = event_index;
+                }
+                // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
+                if new {
+                    if let Some(i) = event_index {
+                        step.actions.push(Action::StartHandoff {
+                            conn: conn_id,
+                            event: i,
+                            window_s: n.time.unwrap_or(0),
+                            successor: n.successor().cloned(),
+                            current,
+                            since: now,
+                        });
+                    }
+                }
+            }
+            if n.kind == Kind::Migrated && new {
+                if let Some(addr) = self.conns.get(&conn_id).and_then(|c| c.addr) {
+                    step.actions.push(Action::CheckAdvertised {
+                        conn: conn_id,
+                        addr: addr.ip(),
+                    });
+                }
+            }
+            if let Some(c) = self.conns.get_mut(&conn_id) {
+                c.totals_notifications += 1;
+            }
+        } else if let Some(c) = self.conns.get_mut(&conn_id) {
+            c.totals_other += 1;
+        }
+        step.lines.push(WatchLine::Push {
+            v: SCHEMA_VERSION,
+            t,
+            at,
+            conn: conn_id,
+            labels,
+            rel,
+            frame: record,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn closed(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        cause: CloseCause,
+        error: Option<String>,
+    ) {
+        let c = self.conns.entry(conn_id).or_default();
+        let moving = c.moving.take();
+        if cause != CloseCause::Watch {
+            c.totals_closes += 1;
+        }
+        let (announced, window_s, past_s, rel) = match moving {
+            Some(i) if cause != CloseCause::Watch => {
+                let since = self.span(self.events[i].at, now);
+                let e = &mut self.events[i];
+                let past = e.row.window_s.map(|w| secs_f(since - w as f64));
+                if e.row.socket_closed_s.is_none() {
+                    e.row.socket_closed_s = Some(secs_f(since));
+                    e.row.overshoot_s = past;
+                }
+                (true, e.row.window_s, past, self.rel_to(Some(i), now))
+            }
+            _ => (false, None, None, self.rel_to(self.anchor, now)),
+        };
+        step.actions.push(Action::CancelHandoff { conn: conn_id });
+        step.lines.push(WatchLine::Closed {
+            v: SCHEMA_VERSION,
+            t,
+            at: at.clone(),
+            conn: conn_id,
+            by: match cause {
+                CloseCause::Server => "server",
+                CloseCause::Error => "error",
+                CloseCause::Watch => "watch",
+            }
+            .into(),
+            error,
+            announced,
+            window_s,
+            past_s,
+            rel,
+        });
+        if let Some(i) = moving {
+            self.verdict(step, t, at, i);
+        }
+    }
+
+    fn dns(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        host: String,
+        kind: DnsEventKind,
+    ) {
+        let ours: Vec<IpAddr> = self
+            .conns
+            .values()
+            .filter_map(|c| c.addr.map(|a| a.ip()))
+            .collect();
+        let list = |s: &BTreeSet<IpAddr>| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        let rel = self.rel_to(self.anchor, now);
+        let (event, before, after, ttl, reason) = match &kind {
+            DnsEventKind::Initial { addrs, ttl } => ("initial", vec![], list(addrs), *ttl, None),
+            DnsEventKind::Changed { before, after, ttl } => {
+                ("changed", list(before), list(after), *ttl, None)
+            }
+            DnsEventKind::CannotTell { reason } => {
+                ("cannot_tell", vec![], vec![], None, Some(reason.clone()))
+            }
+            DnsEventKind::Recovered { addrs, ttl } => {
+                ("recovered", vec![], list(addrs), *ttl, None)
+            }
+        };
+        let mut ours_change = None;
+        if let DnsEventKind::Changed { before, after, .. } = &kind {
+            if ours
+                .iter()
+                .any(|a| before.contains(a) && !after.contains(a))
+            {
+                ours_change = Some("left".to_string());
+            } else if ours
+                .iter()
+                .any(|a| !before.contains(a) && after.contains(a))
+            {
+                ours_change = Some("rejoined".to_string());
+            }
+            // The first change after an open MOVING is "DNS moved" for the summary.
+            if let Some(i) = self.anchor {
+                let since = self.span(self.events[i].at, now);
+                let e = &mut self.events[i];
+                if e.kind == Kind::Moving && e.row.dns_moved_s.is_none() {
+                    e.row.dns_moved_s = Some(since);
+                }
+            }
+            self.dns_set = Some(after.clone());
+        }
+        if let DnsEventKind::Initial { addrs, .. } | DnsEventKind::Recovered { addrs, .. } = &kind {
+            self.dns_set = Some(addrs.clone());
+        }
+        step.lines.push(WatchLine::Dns {
+            v: SCHEMA_VERSION,
+            t,
+            at,
+            host,
+            event: event.into(),
+            before,
+            after,
+            ttl,
+            reason,
+            ours: ours_change,
+            rel,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn handoff(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        event: usize,
+        outcome: Outcome,
+    ) {
+        let Some(e) = self.events.get_mut(event) else {
+            return;
+        };
+        let (name, at_s, moves) = outcome_facts(&outcome);
+        let at_s = secs(at_s);
+        if !matches!(outcome, Outcome::Cancelled { .. }) || e.row.handoff.is_none() {
+            e.row.handoff = Some(name.to_string());
+            e.row.handoff_s = Some(at_s);
+        }
+        if moves {
+            e.moved_s = Some(at_s);
+        }
+        e.stale = matches!(outcome, Outcome::StaleAtExpiry { .. });
+        let event_name = e.name();
+        let rel = self.rel_to(Some(event), now);
+        step.lines.push(WatchLine::Handoff {
+            v: SCHEMA_VERSION,
+            t,
+            at: at.clone(),
+            conn: conn_id,
+            event: event_name,
+            outcome: name.into(),
+            at_s: at_s,
+            moves,
+            text: outcome.to_string(),
+            rel,
+        });
+        if self.events[event].row.socket_closed_s.is_some() {
+            self.verdict(step, t, at, event);
+        }
+    }
+
+    /// Sets the dry-run against the close, once both are known.
+    fn verdict(&mut self, step: &mut Step, t: f64, at: String, i: usize) {
+        let e = &mut self.events[i];
+        if e.verdict_done {
+            return;
+        }
+        let Some(closed) = e.row.socket_closed_s else {
+            return;
+        };
+        let text;
+        let mut margin = None;
+        if let Some(moved) = e.moved_s {
+            let m = secs_f(closed - moved);
+            margin = Some(m);
+            text = if m >= 0.0 {
+                format!(
+                    "a client following the dry-run would have moved at +{moved:.1} s, {m:.1} s before the close at +{closed:.1} s"
+                )
+            } else {
+                format!(
+                    "a client following the dry-run would have moved at +{moved:.1} s, {:.1} s after the close at +{closed:.1} s",
+                    -m
+                )
+            };
+        } else if e.stale {
+            text = format!(
+                "a client following the dry-run would have been pushed: the record was still stale when the window expired (close at +{closed:.1} s)"
+            );
+        } else {
+            // The dry-run has not decided yet; its result will bring the verdict.
+            return;
+        }
+        e.verdict_done = true;
+        e.row.margin_s = margin;
+        let (conn, event) = (e.conn, e.name());
+        step.lines.push(WatchLine::Verdict {
+            v: SCHEMA_VERSION,
+            t,
+            at,
+            conn,
+            event,
+            text,
+            margin_s: margin,
+        });
+    }
+
+    /// The final line.
+    pub fn summary(&self, now: Instant, wall_at: SystemTime, reason: &str) -> WatchLine {
+        let mut conns: Vec<ConnTotals> = self
+            .conns
+            .iter()
+            .map(|(id, c)| ConnTotals {
+                conn: *id,
+                endpoint: c.endpoint.clone(),
+                notifications: c.totals_notifications,
+                other_pushes: c.totals_other,
+                closes: c.totals_closes,
+                reconnects: c.sessions.saturating_sub(1),
+            })
+            .collect();
+        conns.sort_by_key(|c| c.conn);
+        WatchLine::Summary {
+            v: SCHEMA_VERSION,
+            t: self.t(now),
+            at: wall(wall_at),
+            reason: reason.into(),
+            events: self.events.iter().map(|e| e.row.clone()).collect(),
+            conns,
+        }
+    }
+}
+
+fn secs_f(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
+}
+
+/// The outcome's name, when the client would act (after the event), and whether it moves.
+fn outcome_facts(outcome: &Outcome) -> (&'static str, Duration, bool) {
+    match outcome {
+        Outcome::MoveToSuccessor { at, .. } => ("move_to_successor", *at, true),
+        Outcome::ReconnectOnClock { at, .. } => ("reconnect_on_clock", *at, true),
+        Outcome::SteppedSideways { at, .. } => ("stepped_sideways", *at, true),
+        Outcome::Moved { at, .. } => ("moved", *at, true),
+        Outcome::StaleAtExpiry { at, .. } => ("stale_at_expiry", *at, false),
+        Outcome::Cancelled { at, .. } => ("cancelled", *at, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::{Scan, Scanner};
+
+    const MOVING: &[u8] = b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n";
+    const MIGRATING: &[u8] = b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n";
+    const MIGRATED: &[u8] = b">3\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n";
+
+    fn record(raw: &[u8]) -> FrameRecord {
+        match Scanner::default().scan(raw).unwrap() {
+            Scan::Frame(f, _) => FrameRecord::new(&f, raw, 0),
+            _ => unreachable!(),
+        }
+    }
+
+    struct Fixture {
+        tl: Timeline,
+        t0: Instant,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let t0 = Instant::now();
+            let mut tl = Timeline::new(t0);
+            tl.observe(obs(
+                t0,
+                0.0,
+                1,
+                What::Connected {
+                    addr: "127.0.0.2:6379".parse().unwrap(),
+                    tls: false,
+                    endpoint: "db:6379".into(),
+                },
+            ));
+            Fixture { tl, t0 }
+        }
+        fn at(&mut self, s: f64, conn: u32, what: What) -> Step {
+            let o = obs(self.t0, s, conn, what);
+            self.tl.observe(o)
+        }
+        fn frame(&mut self, s: f64, raw: &[u8], early: bool) -> Step {
+            self.at(
+                s,
+                1,
+                What::Frame {
+                    record: record(raw),
+                    early,
+                },
+            )
+        }
+    }
+
+    fn obs(t0: Instant, s: f64, conn: u32, what: What) -> Observation {
+        Observation {
+            at: t0 + Duration::from_secs_f64(s),
+            wall: SystemTime::UNIX_EPOCH,
+            conn,
+            what,
+        }
+    }
+
+    fn closed(step: &Step) -> (bool, Option<f64>, Option<Rel>) {
+        step.lines
+            .iter()
+            .find_map(|l| match l {
+                WatchLine::Closed {
+                    announced,
+                    past_s,
+                    rel,
+                    ..
+                } => Some((*announced, *past_s, rel.clone())),
+                _ => None,
+            })
+            .expect("a closed line")
+    }
+
+    #[test]
+    fn moving_then_close_reports_the_overshoot_and_starts_one_handoff() {
+        let mut f = Fixture::new();
+        let step = f.frame(1.0, MOVING, false);
+        assert_eq!(step.notifications, 1);
+        assert!(matches!(
+            step.actions.as_slice(),
+            [Action::StartHandoff {
+                window_s: 15,
+                successor: None,
+                current: Some(_),
+                ..
+            }]
+        ));
+        let step = f.at(
+            17.6,
+            1,
+            What::Closed {
+                cause: CloseCause::Server,
+                error: None,
+            },
+        );
+        let (announced, past, rel) = closed(&step);
+        assert!(announced);
+        assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
+        assert_eq!(rel.unwrap().to, "MOVING seq 0");
+    }
+
+    #[test]
+    fn a_resent_moving_is_labelled_and_starts_no_second_decision() {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        let step = f.frame(3.0, MOVING, true);
+        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(labels, &vec![Label::Resent, Label::WithOptIn]);
+        assert!(step.actions.is_empty());
+        let summary = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "ended");
+        let WatchLine::Summary { events, .. } = summary else {
+            panic!()
+        };
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].copies, 1);
+    }
+
+    #[test]
+    fn catch_up_is_labelled_and_closes_nothing() {
+        let mut f = Fixture::new();
+        let step = f.frame(0.1, MIGRATED, true);
+        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(labels, &vec![Label::CatchUp]);
+        assert!(step.actions.is_empty(), "a replayed MIGRATED is old news");
+    }
+
+    #[test]
+    fn closing_notification_is_relative_to_what_it_closes() {
+        let mut f = Fixture::new();
+        f.frame(1.0, MIGRATING, false);
+        let step = f.frame(3.5, MIGRATED, false);
+        let WatchLine::Push { rel, .. } = &step.lines[0] else {
+            panic!()
+        };
+        let rel = rel.clone().unwrap();
+        assert_eq!(rel.to, "MIGRATING seq 0");
+        assert!((rel.s - 2.5).abs() < 1e-6);
+        assert!(matches!(
+            step.actions.as_slice(),
+            [Action::CheckAdvertised { .. }]
+        ));
+    }
+
+    #[test]
+    fn a_close_without_moving_is_unannounced() {
+        let mut f = Fixture::new();
+        f.frame(1.0, MIGRATING, false);
+        let step = f.at(
+            35.0,
+            1,
+            What::Closed {
+                cause: CloseCause::Server,
+                error: None,
+            },
+        );
+        let (announced, past, rel) = closed(&step);
+        assert!(!announced);
+        assert_eq!(past, None);
+        assert!((rel.unwrap().s - 34.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn verdict_compares_the_dry_run_with_the_close_in_either_order() {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        let step = f.at(
+            9.8,
+            1,
+            What::Handoff {
+                event: 0,
+                outcome: Outcome::Moved {
+                    to: "127.0.0.3".parse().unwrap(),
+                    at: Duration::from_millis(9800),
+                    polls: 10,
+                },
+            },
+        );
+        assert!(!step
+            .lines
+            .iter()
+            .any(|l| matches!(l, WatchLine::Verdict { .. })));
+        let step = f.at(
+            16.6,
+            1,
+            What::Closed {
+                cause: CloseCause::Server,
+                error: None,
+            },
+        );
+        let margin = step.lines.iter().find_map(|l| match l {
+            WatchLine::Verdict { margin_s, text, .. } => {
+                assert!(text.contains("6.8 s before the close at +16.6 s"), "{text}");
+                *margin_s
+            }
+            _ => None,
+        });
+        assert!((margin.unwrap() - 6.8).abs() < 1e-6);
+
+        // Close first, then a stale dry-run.
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        f.at(
+            15.7,
+            1,
+            What::Closed {
+                cause: CloseCause::Server,
+                error: None,
+            },
+        );
+        let step = f.at(
+            15.8,
+            1,
+            What::Handoff {
+                event: 0,
+                outcome: Outcome::StaleAtExpiry {
+                    at: Duration::from_secs(15),
+                    polls: 15,
+                    cannot_tell: 0,
+                },
+            },
+        );
+        assert!(step
+            .lines
+            .iter()
+            .any(|l| matches!(l, WatchLine::Verdict { text, .. } if text.contains("still stale"))));
+    }
+
+    #[test]
+    fn dns_change_marks_our_address_leaving_and_the_event_row() {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        let a2: IpAddr = "127.0.0.2".parse().unwrap();
+        let a3: IpAddr = "127.0.0.3".parse().unwrap();
+        let step = f.at(
+            9.7,
+            0,
+            What::Dns {
+                host: "db".into(),
+                kind: DnsEventKind::Changed {
+                    before: [a2].into(),
+                    after: [a3].into(),
+                    ttl: Some(5),
+                },
+            },
+        );
+        let WatchLine::Dns { ours, rel, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(ours.as_deref(), Some("left"));
+        assert!((rel.clone().unwrap().s - 9.7).abs() < 1e-6);
+        let WatchLine::Summary { events, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        else {
+            panic!()
+        };
+        assert!((events[0].dns_moved_s.unwrap() - 9.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn speed_scales_offsets_into_scenario_seconds() {
+        let mut f = Fixture::new();
+        f.tl.set_speed(10.0);
+        f.frame(0.0, MOVING, false);
+        let step = f.at(
+            1.66,
+            1,
+            What::Closed {
+                cause: CloseCause::Server,
+                error: None,
+            },
+        );
+        let (_, past, _) = closed(&step);
+        assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
+    }
+}
