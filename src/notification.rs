@@ -82,6 +82,15 @@ impl Kind {
         matches!(self, Kind::Moving | Kind::Migrating | Kind::FailingOver)
     }
 
+    /// How many elements follow the type in the current wire form.
+    pub fn fields(self) -> usize {
+        if self.has_time() {
+            3
+        } else {
+            2
+        }
+    }
+
     /// Whether a server replays this kind to new opt-ins (Enterprise retains the last
     /// shard-scoped completion only).
     pub fn is_retained(self) -> bool {
@@ -119,6 +128,10 @@ impl HostPort {
             .strip_prefix('[')
             .and_then(|h| h.strip_suffix(']'))
             .unwrap_or(host);
+        // A bare IPv6 address has no port: its last colon-split leaves a host ending in ':'.
+        if text[..colon].ends_with(':') || !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("{port:?} in {text:?} is not a port number"));
+        }
         let port: u16 = port
             .parse()
             .map_err(|_| format!("{port:?} in {text:?} is not a port number"))?;
@@ -387,6 +400,9 @@ const KNOWN_PUSHES: &[&str] = &[
 ];
 
 /// What a frame is, as far as a watcher cares.
+// Most frames that matter are notifications: boxing the large variant would add an allocation
+// to the common case to save bytes in the rare one.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "class", rename_all = "snake_case")]
 pub enum Classified {
@@ -462,6 +478,11 @@ fn parse_notification(kind: Kind, items: &[Frame<'_>]) -> Notification {
         Some(Frame::Null) => {
             n.notes.push("seq is null".into());
             rest = &rest[1..];
+        }
+        // Too few elements and the first is no number: the seq was left out, and the element is
+        // the next field (`FAILED_OVER ["21"]`), not an unreadable seq.
+        Some(f) if rest.len() < kind.fields() && integer(f).is_none() => {
+            n.notes.push("seq missing".into());
         }
         Some(f) => {
             match integer(f) {
@@ -750,6 +771,12 @@ mod tests {
         assert_eq!(hp("10.0.0.1:0"), None);
         assert!(HostPort::parse("10.0.0.1:x").is_err());
         assert!(HostPort::parse("nohost").is_err());
+        assert!(
+            HostPort::parse("2001:db8::1").is_err(),
+            "a bare IPv6 address has no port"
+        );
+        assert!(HostPort::parse("10.0.0.1:+7002").is_err());
+        assert_eq!(hp("[::]:7000").unwrap().host, "::");
     }
 
     #[test]
@@ -797,6 +824,18 @@ mod tests {
             c,
             Classified::OtherPush(OtherPush { name: None, .. })
         ));
+    }
+
+    #[test]
+    fn a_left_out_seq_does_not_swallow_the_next_field() {
+        let n = note(b">2\r\n$11\r\nFAILED_OVER\r\n$6\r\n[\"21\"]\r\n");
+        assert_eq!(n.seq, None);
+        assert_eq!(n.shards.unwrap().ids, Some(vec!["21".to_string()]));
+        assert!(n.notes.contains(&"seq missing".to_string()));
+        // With every element present, a bad seq is unreadable and the fields stay in place.
+        let n = note(b">3\r\n$8\r\nMIGRATED\r\n$1\r\nx\r\n$6\r\n[\"27\"]\r\n");
+        assert_eq!(n.seq, None);
+        assert_eq!(n.shards.unwrap().ids, Some(vec!["27".to_string()]));
     }
 
     #[test]

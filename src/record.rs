@@ -57,6 +57,8 @@ pub fn reparse(raw_escaped: &str) -> Result<Classified, String> {
 }
 
 /// Lines written by `decode --json`.
+// One line exists at a time, written and dropped: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DecodeLine {

@@ -304,6 +304,9 @@ pub enum Scan<'a> {
     Incomplete { need: usize },
 }
 
+/// A frame and the byte range it occupied.
+pub type Spanned<'a> = (Frame<'a>, std::ops::Range<usize>);
+
 /// Scans frames from the start of a buffer, within [`Limits`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Scanner {
@@ -350,14 +353,7 @@ impl Scanner {
 
     /// Scans every complete frame in `buf`, returning them with their byte spans. Stops at the
     /// first error or at a trailing incomplete frame (whose start is the returned offset).
-    pub fn scan_all<'a>(
-        &self,
-        buf: &'a [u8],
-    ) -> (
-        Vec<(Frame<'a>, std::ops::Range<usize>)>,
-        usize,
-        Option<RespError>,
-    ) {
+    pub fn scan_all<'a>(&self, buf: &'a [u8]) -> (Vec<Spanned<'a>>, usize, Option<RespError>) {
         let mut out = Vec::new();
         let mut pos = 0;
         while pos < buf.len() {
@@ -411,8 +407,9 @@ impl<'a> Cursor<'a, '_> {
         // A simple line never holds CR or LF, so the first of either must be the CRLF.
         match rest.iter().position(|&b| b == b'\r' || b == b'\n') {
             None => {
-                self.check_size(self.buf.len() + 2)?;
-                Err(Stop::Incomplete(self.buf.len() + 2))
+                // One more byte might already be a bare LF: ask for no more than that.
+                self.check_size(self.buf.len() + 1)?;
+                Err(Stop::Incomplete(self.buf.len() + 1))
             }
             Some(i) => {
                 if rest[i] == b'\n' {
@@ -442,8 +439,46 @@ impl<'a> Cursor<'a, '_> {
         }
     }
 
-    /// A signed decimal integer line (an optional sign, then at least one digit).
+    /// A signed decimal integer line (an optional sign, then at least one digit). Headers are
+    /// most of what a scanner reads, so the common case (up to 18 digits, then CRLF) is one pass;
+    /// anything else goes the exact way, which also finds the error to report.
+    #[inline]
     fn integer_line(&mut self) -> R<i64> {
+        let buf = self.buf;
+        let mut i = self.pos;
+        let neg = match buf.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let digits = i;
+        let mut n: u64 = 0;
+        while let Some(&b) = buf.get(i) {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            n = n * 10 + u64::from(d);
+            i += 1;
+            if i - digits > 18 {
+                return self.integer_line_exact();
+            }
+        }
+        if i == digits || buf.get(i) != Some(&b'\r') || buf.get(i + 1) != Some(&b'\n') {
+            return self.integer_line_exact();
+        }
+        self.pos = i + 2;
+        Ok(if neg { -(n as i64) } else { n as i64 })
+    }
+
+    #[cold]
+    fn integer_line_exact(&mut self) -> R<i64> {
         let start = self.pos;
         let text = self.line()?;
         parse_i64(text).ok_or_else(|| {
@@ -566,7 +601,7 @@ impl<'a> Cursor<'a, '_> {
     fn value(&mut self, depth: usize) -> R<Frame<'a>> {
         let at = self.pos;
         let Some(&tag) = self.buf.get(at) else {
-            return Err(Stop::Incomplete(at + 3));
+            return Err(Stop::Incomplete(at + 1));
         };
         self.pos += 1;
         let aggregate = matches!(tag, b'*' | b'%' | b'~' | b'>' | b'|');

@@ -622,7 +622,7 @@ impl Timeline {
             conn: conn_id,
             event: event_name,
             outcome: name.into(),
-            at_s: at_s,
+            at_s,
             moves,
             text: outcome.to_string(),
             rel,

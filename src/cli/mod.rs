@@ -26,12 +26,18 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Connect with a forced opt-in and show every notification, its bytes, and what follows.
     Watch(watch::WatchArgs),
     /// Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes.
     Decode(DecodeArgs),
+    /// Run a simulated deployment that sends maintenance notifications (for trying clients).
+    Simulate(simulate::SimulateArgs),
+    /// Run the simulator and watch it: see maintenance notifications with nothing else running.
+    Demo(simulate::DemoArgs),
     /// Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test.
     Replay(ReplayArgs),
 }

@@ -116,6 +116,14 @@ pub struct DemoArgs {
     /// Run the scenario clock this many times faster.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
     pub speed: f64,
+
+    /// Also write the watch's JSON lines to FILE (a capture `replay` reads back).
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<std::path::PathBuf>,
+
+    /// Colour: auto (a terminal and no NO_COLOR), always, never.
+    #[arg(long, value_enum, default_value_t = crate::cli::ColorChoice::Auto)]
+    pub color: crate::cli::ColorChoice,
 }
 
 fn positive_speed(text: &str) -> Result<f64, String> {

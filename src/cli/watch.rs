@@ -17,6 +17,10 @@ with backoff until Ctrl-C, --duration or --count, then prints a summary.",
 (refused, RESP3 unavailable, authentication failed), 1 other errors."
 )]
 pub struct WatchArgs {
+    /// The endpoint: redis://[[user]:password@]host[:port][/db] or rediss:// (or use -u, -h/-p).
+    #[arg(value_name = "URL", value_parser = super::connect::UrlParser,
+          conflicts_with_all = ["uri", "host", "port"])]
+    pub url: Option<crate::conn::url::RedisUrl>,
     #[command(flatten)]
     pub connect: super::connect::ConnectArgs,
     /// Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable,

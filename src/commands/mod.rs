@@ -2,6 +2,7 @@
 //! nothing the modules own.
 
 pub mod decode;
+pub mod demo;
 pub mod replay;
 pub mod simulate;
 pub mod watch;
@@ -12,6 +13,8 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Watch(args) => runtime()?.block_on(watch::run(&args)),
+        Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
+        Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
         Command::Decode(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

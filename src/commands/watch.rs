@@ -11,6 +11,7 @@ use crate::conn::{self, ConnectOptions};
 use crate::dns::{self, DnsResolver};
 use crate::exit;
 use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
+use crate::output::countdown::Countdown;
 use crate::output::human::{self, Style};
 use crate::record::{FrameRecord, OptInOutcome, WatchLine};
 use crate::timeline::{Action, CloseCause, Observation, Timeline, What};
@@ -39,6 +40,8 @@ pub struct WatchSettings {
     /// Scenario seconds per real second (1 outside the simulator).
     pub speed: f64,
     pub color: bool,
+    /// Show the open-window countdown (on stderr, only when it is a terminal).
+    pub countdown: bool,
 }
 
 impl WatchSettings {
@@ -52,8 +55,12 @@ impl WatchSettings {
         if args.count == Some(0) {
             anyhow::bail!("--count must be at least 1");
         }
+        let connect = match &args.url {
+            Some(url) => args.connect.config().options_for(url)?,
+            None => ConnectOptions::from_args(&args.connect)?,
+        };
         Ok(WatchSettings {
-            connect: ConnectOptions::from_args(&args.connect)?,
+            connect,
             require: args.require,
             duration: args.duration,
             count: args.count,
@@ -66,6 +73,7 @@ impl WatchSettings {
             handoff_poll: args.handoff_poll,
             speed: args.sim_speed,
             color: Style::choose(args.color, args.json).color,
+            countdown: !args.json,
         })
     }
 }
@@ -121,6 +129,7 @@ pub struct Sink<'a> {
     capture: Option<std::io::BufWriter<std::fs::File>>,
     json: bool,
     style: Style,
+    countdown: Option<Countdown>,
 }
 
 impl<'a> Sink<'a> {
@@ -139,7 +148,19 @@ impl<'a> Sink<'a> {
             style: Style {
                 color: settings.color,
             },
+            countdown: if settings.countdown {
+                Countdown::on_terminal(settings.speed)
+            } else {
+                None
+            },
         })
+    }
+
+    /// Refreshes the countdown, if one is shown.
+    pub fn tick(&mut self) {
+        if let Some(c) = &mut self.countdown {
+            c.tick();
+        }
     }
 
     pub fn emit(&mut self, line: &WatchLine) -> anyhow::Result<()> {
@@ -151,16 +172,28 @@ impl<'a> Sink<'a> {
             capture.write_all(&text)?;
             capture.flush()?;
         }
+        let mut text = Vec::new();
         if self.json {
-            let mut text = serde_json::to_vec(line)?;
+            serde_json::to_writer(&mut text, line)?;
             text.push(b'\n');
-            self.out.write_all(&text)?;
         } else {
-            for text in human::render(line, &self.style) {
-                writeln!(self.out, "{text}")?;
+            for l in human::render(line, &self.style) {
+                text.extend_from_slice(l.as_bytes());
+                text.push(b'\n');
             }
         }
-        self.out.flush()?;
+        let out = &mut self.out;
+        let mut write = || -> std::io::Result<()> {
+            out.write_all(&text)?;
+            out.flush()
+        };
+        match &mut self.countdown {
+            Some(c) => {
+                c.suspend(write)?;
+                c.on_line(line);
+            }
+            None => write()?,
+        }
         Ok(())
     }
 }
@@ -280,6 +313,7 @@ pub async fn watch(
     };
     tokio::pin!(deadline);
     tokio::pin!(stop);
+    let mut redraw = tokio::time::interval(Duration::from_millis(100));
     let reason = loop {
         tokio::select! {
             biased;
@@ -306,6 +340,7 @@ pub async fn watch(
                     break StopReason::Count;
                 }
             }
+            _ = redraw.tick() => sink.tick(),
             _ = tokio::signal::ctrl_c() => break StopReason::Interrupted,
             () = &mut deadline => break StopReason::Duration,
             () = &mut stop => break StopReason::Ended,

@@ -1,6 +1,7 @@
 //! Formatting for people and machines. Sinks decide nothing: they render what the timeline and
 //! the other modules computed.
 
+pub mod countdown;
 pub mod human;
 pub mod summary;
 pub mod text;

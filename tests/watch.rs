@@ -1,0 +1,495 @@
+//! `maintwatch watch` as a user runs it: the real binary against the built-in simulator, over
+//! real TCP on loopback and the simulator's real authoritative DNS.
+//!
+//! Every assertion is about outcomes and order (the DNS change before the close, the close after
+//! the MOVING and past its window), never wall-clock durations. The simulator runs faster than
+//! real time and the watch is told so with `--sim-speed`, so offsets come out in scenario seconds
+//! and the dry-run decides on the scenario's clock.
+
+use maintwatch::escape::unescape;
+use maintwatch::notification::{Classified, Kind};
+use maintwatch::record::{Label, OptInOutcome, WatchLine};
+use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// A hang guard only: no test waits this long unless something is broken.
+const GUARD: Duration = Duration::from_secs(60);
+
+struct Run {
+    sim: Simulator,
+    child: Child,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<WatchLine>,
+    sent: tokio::sync::broadcast::Receiver<maintwatch::sim::SimEvent>,
+}
+
+async fn start(scenario: &str, speed: f64, extra: &[&str]) -> Run {
+    let scenario = scenarios::by_name(scenario).expect("a bundled scenario");
+    let mut opts = SimOptions::new(scenario);
+    opts.speed = speed;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let sent = sim.events();
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &url, "--json", "--dns-server"])
+        .arg(sim.dns_addr().to_string())
+        .args(["--sim-speed", &speed.to_string()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    Run {
+        sim,
+        child,
+        lines,
+        seen: Vec::new(),
+        sent,
+    }
+}
+
+impl Run {
+    /// Reads lines until `done` holds over everything seen so far.
+    async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
+        let result = tokio::time::timeout(GUARD, async {
+            while !done(&self.seen) {
+                let line = self
+                    .lines
+                    .next_line()
+                    .await
+                    .expect("stdout readable")
+                    .unwrap_or_else(|| panic!("watch ended before {what}: {:#?}", self.seen));
+                let parsed: WatchLine = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a schema line ({e}): {line}"));
+                self.seen.push(parsed);
+            }
+        })
+        .await;
+        if result.is_err() {
+            panic!("hang guard: never saw {what}: {:#?}", self.seen);
+        }
+    }
+
+    /// Ctrl-C, then the rest of the output; returns the exit code.
+    async fn interrupt(&mut self) -> i32 {
+        let pid = self.child.id().expect("running");
+        let status = std::process::Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            self.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        self.child.wait().await.unwrap().code().expect("exit code")
+    }
+
+    /// Every frame the simulator wrote so far, in order.
+    fn sent_frames(&mut self) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Ok(ev) = self.sent.try_recv() {
+            if let SimWhat::Sent { bytes, .. } = ev.what {
+                out.push(bytes);
+            }
+        }
+        out
+    }
+}
+
+fn pushes(lines: &[WatchLine]) -> Vec<(Vec<u8>, Classified, Vec<Label>)> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            WatchLine::Push { frame, labels, .. } => Some((
+                unescape(&frame.raw).unwrap(),
+                frame.parsed.clone(),
+                labels.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn position(lines: &[WatchLine], pred: impl Fn(&WatchLine) -> bool) -> Option<usize> {
+    lines.iter().position(pred)
+}
+
+fn is_kind(l: &WatchLine, kind: Kind) -> bool {
+    matches!(l, WatchLine::Push { frame, .. }
+        if matches!(&frame.parsed, Classified::Maintenance(n) if n.kind == kind))
+}
+
+fn reconnected(l: &[WatchLine]) -> bool {
+    l.iter()
+        .any(|l| matches!(l, WatchLine::Connected { session: 2, .. }))
+        && l.iter()
+            .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+            .count()
+            >= 2
+}
+
+/// Asserts the watch printed exactly the frames the simulator sent, byte for byte, in order.
+fn assert_nothing_missing(run: &mut Run) {
+    let sent = run.sent_frames();
+    let got: Vec<Vec<u8>> = pushes(&run.seen).into_iter().map(|p| p.0).collect();
+    assert!(!sent.is_empty(), "the scenario sent something");
+    assert_eq!(
+        got, sent,
+        "every notification the simulator wrote is in the watch output, byte for byte"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_proxy_maintenance_is_timed_against_the_moving() {
+    let mut run = start("single-proxy", 5.0, &[]).await;
+    run.until("the reconnect after the close", reconnected)
+        .await;
+    let code = run.interrupt().await;
+    assert_eq!(code, 130, "Ctrl-C exits 130");
+    let seen = &run.seen;
+
+    let (raw, parsed, labels) = &pushes(seen)[0];
+    assert_eq!(raw, b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+    assert!(labels.is_empty());
+    let Classified::Maintenance(n) = parsed else {
+        panic!("MOVING parsed as maintenance")
+    };
+    assert_eq!((n.kind, n.seq, n.time), (Kind::Moving, Some(0), Some(15)));
+
+    let moving = position(seen, |l| is_kind(l, Kind::Moving)).unwrap();
+    let dns = position(
+        seen,
+        |l| matches!(l, WatchLine::Dns { event, .. } if event == "changed"),
+    )
+    .expect("the DNS change is reported");
+    let close = position(
+        seen,
+        |l| matches!(l, WatchLine::Closed { by, .. } if by == "server"),
+    )
+    .expect("the close is reported");
+    let again = position(seen, |l| {
+        matches!(l, WatchLine::Connected { session: 2, .. })
+    })
+    .unwrap();
+    assert!(
+        moving < dns && dns < close && close < again,
+        "MOVING, DNS, close, reconnect in order"
+    );
+
+    let WatchLine::Dns {
+        before,
+        after,
+        ours,
+        ttl,
+        ..
+    } = &seen[dns]
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (before.as_slice(), after.as_slice()),
+        (
+            &["127.0.0.2".to_string()][..],
+            &["127.0.0.3".to_string()][..]
+        )
+    );
+    assert_eq!(ours.as_deref(), Some("left"));
+    assert_eq!(
+        *ttl,
+        Some(run.sim.ttl()),
+        "the record's TTL as served (5 s, scaled by the speed)"
+    );
+
+    let WatchLine::Closed {
+        announced,
+        window_s,
+        past_s,
+        rel,
+        ..
+    } = &seen[close]
+    else {
+        unreachable!()
+    };
+    assert!(*announced, "the MOVING announced this close");
+    assert_eq!(*window_s, Some(15));
+    assert!(
+        past_s.unwrap() > 0.0,
+        "closed past the declared window: {past_s:?}"
+    );
+    assert_eq!(rel.as_ref().unwrap().to, "MOVING seq 0");
+    assert!(rel.as_ref().unwrap().s > 15.0);
+
+    let WatchLine::Connected { addr, .. } = &seen[again] else {
+        unreachable!()
+    };
+    assert_eq!(
+        addr,
+        &format!("127.0.0.3:{}", run.sim.port()),
+        "the hostname was re-resolved"
+    );
+
+    // The dry-run moved after the DNS change and before the close. "After" is causal: it polled
+    // the record stale first and moved to the address only the change brought. "Before" compares
+    // the two offsets after the MOVING, both on the scenario clock (the two observers poll DNS
+    // independently, so their lines' order in the output is not what is asserted).
+    let handoff = position(seen, |l| matches!(l, WatchLine::Handoff { .. })).expect("a dry-run");
+    let WatchLine::Handoff {
+        outcome,
+        moves,
+        at_s,
+        text,
+        ..
+    } = &seen[handoff]
+    else {
+        unreachable!()
+    };
+    assert_eq!(outcome, "moved", "{text}");
+    assert!(*moves);
+    assert!(text.contains("moved to 127.0.0.3 after"), "{text}");
+    let closed_at = rel.as_ref().unwrap().s;
+    assert!(
+        *at_s < closed_at,
+        "moved at +{at_s} s, before the close at +{closed_at} s"
+    );
+    assert!(seen
+        .iter()
+        .any(|l| matches!(l, WatchLine::Verdict { margin_s: Some(m), .. } if *m > 0.0)));
+    assert_eq!(
+        seen.iter()
+            .filter(|l| matches!(l, WatchLine::Handoff { .. }))
+            .count(),
+        1,
+        "one MOVING, one decision"
+    );
+
+    let WatchLine::Summary {
+        reason,
+        events,
+        conns,
+        ..
+    } = seen.last().unwrap()
+    else {
+        panic!("the last line is the summary")
+    };
+    assert_eq!(reason, "interrupted");
+    assert_eq!(events.len(), 1);
+    assert!(events[0].socket_closed_s.is_some() && events[0].dns_moved_s.is_some());
+    assert_eq!((conns[0].closes, conns[0].reconnects), (1, 1));
+    assert_nothing_missing(&mut run);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_proxy_rebind_steps_sideways_at_once() {
+    let mut run = start("multi-proxy", 10.0, &[]).await;
+    run.until("the dry-run outcome", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Handoff { .. }))
+    })
+    .await;
+    run.interrupt().await;
+    let h = run
+        .seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Handoff { outcome, text, .. } => Some((outcome.clone(), text.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(h.0, "stepped_sideways", "{}", h.1);
+    assert!(h.1.contains("127.0.0.3"), "{}", h.1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dns_losing_the_race_is_stale_at_expiry_and_closes_first() {
+    // Speed 4 leaves 0.75 s of real time between the close and the DNS change.
+    let mut run = start("dns-race", 4.0, &[]).await;
+    run.until("the DNS change after the close", |l| {
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Dns { event, .. } if event == "changed"))
+    })
+    .await;
+    run.interrupt().await;
+    let seen = &run.seen;
+    let close = position(
+        seen,
+        |l| matches!(l, WatchLine::Closed { by, .. } if by == "server"),
+    )
+    .unwrap();
+    let dns = position(
+        seen,
+        |l| matches!(l, WatchLine::Dns { event, .. } if event == "changed"),
+    )
+    .unwrap();
+    assert!(close < dns, "the close came before the DNS change");
+    let outcome = seen.iter().find_map(|l| match l {
+        WatchLine::Handoff { outcome, .. } => Some(outcome.as_str()),
+        _ => None,
+    });
+    assert_eq!(outcome, Some("stale_at_expiry"));
+    assert!(seen.iter().any(
+        |l| matches!(l, WatchLine::Verdict { text, margin_s: None, .. } if text.contains("stale"))
+    ));
+    // The reconnect went back to the old proxy (DNS still named it) while the window was open:
+    // no second decision for the same MOVING.
+    assert_eq!(
+        seen.iter()
+            .filter(|l| matches!(l, WatchLine::Handoff { .. }))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shard_migration_closes_its_window_without_a_drop() {
+    let mut run = start("shard-migration", 10.0, &["--count", "2"]).await;
+    run.until("the end of the watch", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+    })
+    .await;
+    let code = run.child.wait().await.unwrap().code();
+    assert_eq!(code, Some(0), "--count ends the watch with success");
+    let seen = &run.seen;
+    let p = pushes(seen);
+    assert_eq!(
+        p[0].0,
+        b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n"
+    );
+    assert_eq!(p[1].0, b">3\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n");
+    let migrated = position(seen, |l| is_kind(l, Kind::Migrated)).unwrap();
+    let WatchLine::Push { rel, .. } = &seen[migrated] else {
+        unreachable!()
+    };
+    assert_eq!(rel.as_ref().unwrap().to, "MIGRATING seq 0");
+    assert!(!seen
+        .iter()
+        .any(|l| matches!(l, WatchLine::Closed { by, .. } if by != "watch")));
+    let WatchLine::Summary { reason, events, .. } = seen.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(reason, "count");
+    assert!(events[0].closed_by_notification_s.is_some());
+    assert_nothing_missing(&mut run);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failover_pairs_failing_over_with_failed_over() {
+    let mut run = start("failover", 10.0, &["--count", "2"]).await;
+    run.until("the summary", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+    })
+    .await;
+    let p = pushes(&run.seen);
+    assert_eq!(
+        p[0].0,
+        b">4\r\n$12\r\nFAILING_OVER\r\n:0\r\n:2\r\n$6\r\n[\"21\"]\r\n"
+    );
+    assert_eq!(
+        p[1].0,
+        b">3\r\n$11\r\nFAILED_OVER\r\n:1\r\n$6\r\n[\"21\"]\r\n"
+    );
+    let WatchLine::Summary { events, .. } = run.seen.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(events[0].kind, "FAILING_OVER");
+    assert!(events[0].closed_by_notification_s.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_shrink_shows_our_address_leaving_before_the_unannounced_close() {
+    let mut run = start("silent-shrink", 20.0, &[]).await;
+    run.until("the reconnect after the silent close", reconnected)
+        .await;
+    run.interrupt().await;
+    let seen = &run.seen;
+    let migrated = position(seen, |l| is_kind(l, Kind::Migrated)).unwrap();
+    let advertised = position(seen, |l| matches!(l, WatchLine::Advertised { .. }))
+        .expect("after a MIGRATED: still advertised?");
+    assert!(migrated < advertised);
+    let left = position(
+        seen,
+        |l| matches!(l, WatchLine::Dns { ours: Some(o), .. } if o == "left"),
+    )
+    .expect("our address leaves the record");
+    let close = position(
+        seen,
+        |l| matches!(l, WatchLine::Closed { by, .. } if by == "server"),
+    )
+    .unwrap();
+    assert!(
+        left < close,
+        "the record stopped naming us before the close"
+    );
+    let WatchLine::Closed { announced, .. } = &seen[close] else {
+        unreachable!()
+    };
+    assert!(!announced, "no MOVING announced this close");
+    // The reconnect's opt-in replays the retained MIGRATED: labelled, not a new event.
+    let catch_up = seen.iter().skip(close).find_map(|l| match l {
+        WatchLine::Push { labels, frame, .. } if labels.contains(&Label::CatchUp) => {
+            Some(frame.clone())
+        }
+        _ => None,
+    });
+    let frame = catch_up.expect("the catch-up replay after reconnecting");
+    assert!(matches!(&frame.parsed, Classified::Maintenance(n) if n.kind == Kind::Migrated));
+    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        events.len(),
+        2,
+        "MIGRATING and MIGRATED; the replay is not a new event"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusal_is_reported_with_the_servers_text_and_require_exits() {
+    let mut run = start("refusing", 10.0, &["--require"]).await;
+    run.until("the summary", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+    })
+    .await;
+    let code = run.child.wait().await.unwrap().code();
+    assert_eq!(code, Some(maintwatch::exit::REFUSED));
+    let hs = run.seen.iter().find_map(|l| match l {
+        WatchLine::Handshake { opt_in, text, .. } => Some((*opt_in, text.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        hs,
+        Some((
+            OptInOutcome::Refused,
+            Some("ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.".into())
+        ))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peer_variants_all_arrive_parsed_and_the_message_is_not_maintenance() {
+    let mut run = start("peer-variants", 10.0, &[]).await;
+    run.until("the pub/sub message", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Push { frame, .. } if matches!(frame.parsed, Classified::OtherPush(_))))
+    })
+    .await;
+    run.interrupt().await;
+    let p = pushes(&run.seen);
+    let maintenance = p
+        .iter()
+        .filter(|p| matches!(p.1, Classified::Maintenance(_)))
+        .count();
+    assert_eq!(
+        maintenance,
+        p.len() - 1,
+        "every variant but the message is maintenance"
+    );
+    assert!(matches!(p.last().unwrap().1, Classified::OtherPush(_)));
+    assert_nothing_missing(&mut run);
+}
