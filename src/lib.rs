@@ -9,6 +9,7 @@ pub mod conn;
 pub mod dns;
 pub mod escape;
 pub mod exit;
+pub mod generate;
 pub mod handoff;
 pub mod notification;
 pub mod output;

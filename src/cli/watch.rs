@@ -43,6 +43,17 @@ pub struct WatchArgs {
     /// open window.
     #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "1s")]
     pub traffic: Option<std::time::Duration>,
+    /// Open N connections to the endpoint (a node-wide close takes them all at once).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub connections: u32,
+    /// SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside
+    /// maintenance notifications, as what they are.
+    #[arg(long, value_name = "CHANNEL")]
+    pub subscribe: Vec<String>,
+    /// CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are.
+    #[arg(long)]
+    pub tracking: bool,
     /// How often to poll the hostname's A/AAAA records.
     #[arg(long, value_parser = parse_duration, default_value = "500ms")]
     pub dns_interval: std::time::Duration,

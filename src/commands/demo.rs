@@ -89,6 +89,9 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         speed: args.speed,
         color: style.color,
         countdown: true,
+        connections: 1,
+        subscribe: Vec::new(),
+        tracking: false,
     };
 
     let mut events = sim.events();

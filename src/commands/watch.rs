@@ -42,6 +42,12 @@ pub struct WatchSettings {
     pub color: bool,
     /// Show the open-window countdown (on stderr, only when it is a terminal).
     pub countdown: bool,
+    /// Parallel connections to the endpoint (a node-wide close takes them all).
+    pub connections: u32,
+    /// Channels to SUBSCRIBE to on each connection, to see pub/sub beside maintenance pushes.
+    pub subscribe: Vec<String>,
+    /// CLIENT TRACKING ON BCAST on each connection, to see invalidations.
+    pub tracking: bool,
 }
 
 impl WatchSettings {
@@ -74,6 +80,9 @@ impl WatchSettings {
             speed: args.sim_speed,
             color: Style::choose(args.color, args.json).color,
             countdown: !args.json,
+            connections: args.connections,
+            subscribe: args.subscribe.clone(),
+            tracking: args.tracking,
         })
     }
 }
@@ -271,12 +280,14 @@ pub async fn watch(
 
     let (tx, mut rx) = mpsc::unbounded_channel::<Observation>();
     let mut tasks = Vec::new();
-    tasks.push(tokio::spawn(connection_task(
-        1,
-        settings.clone(),
-        resolver.clone(),
-        tx.clone(),
-    )));
+    for id in 1..=settings.connections.max(1) {
+        tasks.push(tokio::spawn(connection_task(
+            id,
+            settings.clone(),
+            resolver.clone(),
+            tx.clone(),
+        )));
+    }
     let host = settings.connect.host().to_string();
     if settings.dns && host.parse::<IpAddr>().is_err() {
         let (dtx, mut drx) = mpsc::unbounded_channel();
@@ -500,7 +511,36 @@ async fn connection_task(
         }
         backoff.reset();
         let (mut reader, mut writer) = connection.into_split();
-        let mut pings: std::collections::VecDeque<Instant> = Default::default();
+        // Replies come back in command order: each is matched with what asked for it.
+        let mut pending: std::collections::VecDeque<Pending> = Default::default();
+        let mut setup: Vec<Vec<Vec<u8>>> = Vec::new();
+        if !settings.subscribe.is_empty() {
+            // In RESP3 the confirmations of SUBSCRIBE are push frames, not replies.
+            let mut cmd = vec![b"SUBSCRIBE".to_vec()];
+            cmd.extend(settings.subscribe.iter().map(|c| c.as_bytes().to_vec()));
+            setup.push(cmd);
+        }
+        if settings.tracking {
+            pending.push_back(Pending::Other);
+            setup.push(vec![
+                b"CLIENT".to_vec(),
+                b"TRACKING".to_vec(),
+                b"ON".to_vec(),
+                b"BCAST".to_vec(),
+            ]);
+        }
+        for cmd in &setup {
+            if let Err(e) = writer.send(cmd).await {
+                observe(
+                    &tx,
+                    id,
+                    What::ConnectFailed {
+                        error: format!("sending {}: {e}", String::from_utf8_lossy(&cmd[0])),
+                        retry_in: None,
+                    },
+                );
+            }
+        }
         let mut ticker = settings.traffic.map(|d| {
             let mut t = tokio::time::interval(d.max(Duration::from_millis(1)));
             t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -511,14 +551,16 @@ async fn connection_task(
                 r = reader.next() => match r {
                     Ok(Some(received)) => {
                         if let conn::Item::Reply(summary, is_error) = &received.item {
-                            if let Some(sent) = pings.pop_front() {
-                                let latency = received.at.into_std().saturating_duration_since(sent);
+                            if let Some(Pending::Ping(sent)) = pending.front() {
+                                let latency = received.at.into_std().saturating_duration_since(*sent);
+                                pending.pop_front();
                                 observe(&tx, id, What::Ping {
                                     latency: (!is_error).then_some(latency),
                                     error: is_error.then(|| summary.clone()),
                                 });
                                 continue;
                             }
+                            pending.pop_front();
                         }
                         if let Some(what) = frame_observation(received, false) {
                             observe_at(&tx, id, what.0, what.1, what.2);
@@ -533,15 +575,15 @@ async fn connection_task(
                     }
                 },
                 _ = async { ticker.as_mut().unwrap().tick().await }, if ticker.is_some() => {
-                    pings.push_back(Instant::now());
+                    pending.push_back(Pending::Ping(Instant::now()));
                     if let Err(e) = writer.send(&[b"PING"]).await {
-                        pings.pop_back();
+                        pending.pop_back();
                         observe(&tx, id, What::Ping { latency: None, error: Some(e.to_string()) });
                     }
                 }
             }
         };
-        for _ in pings.drain(..) {
+        for _ in pending.drain(..).filter(|p| matches!(p, Pending::Ping(_))) {
             observe(
                 &tx,
                 id,
@@ -561,6 +603,12 @@ async fn connection_task(
         );
         tokio::time::sleep(backoff.next_delay(rand::random())).await;
     }
+}
+
+/// What a reply still to come answers.
+enum Pending {
+    Ping(Instant),
+    Other,
 }
 
 fn observe_at(
