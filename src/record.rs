@@ -100,7 +100,7 @@ pub enum Label {
 }
 
 /// The opt-in's outcome on one connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OptInOutcome {
     Accepted,
@@ -132,6 +132,24 @@ pub struct EventRow {
     pub copies: u32,
 }
 
+/// Where a copy of an event was first seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopyOf {
+    pub conn: u32,
+    /// Milliseconds after the first copy.
+    pub after_ms: f64,
+}
+
+/// How many connections got one opt-in outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptInTally {
+    pub opt_in: OptInOutcome,
+    pub text: Option<String>,
+    pub conns: u32,
+}
+
 /// Per-connection totals for the summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +165,9 @@ pub struct ConnTotals {
 /// Lines written by `watch --json` and `--capture`, and read by `replay`. Each carries the schema
 /// version `v`, `t` (seconds since the watch started, monotonic) and `at` (wall clock, RFC 3339
 /// with microseconds, UTC).
+// Lines are made, written and dropped one at a time: the size of the largest variant is not
+// worth an allocation per push frame.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WatchLine {
@@ -196,6 +217,10 @@ pub enum WatchLine {
         mode: Option<String>,
         /// The exact CLIENT MAINT_NOTIFICATIONS command sent.
         sent: Option<String>,
+        /// The same outcome and text were already reported by this connection: a cluster of
+        /// refusing nodes is reported once, not once per node.
+        #[serde(default)]
+        repeat_of: Option<u32>,
     },
     /// A push frame (or an unexpected reply) received.
     Push {
@@ -206,6 +231,13 @@ pub enum WatchLine {
         labels: Vec<Label>,
         rel: Option<Rel>,
         frame: FrameRecord,
+        /// For a copy of an event first seen on another connection (every cluster node
+        /// broadcasts the same event): where and how much earlier it was first seen.
+        #[serde(default)]
+        copy_of: Option<CopyOf>,
+        /// SMIGRATED: the sources (`host:port`) that are nodes this watch is connected to.
+        #[serde(default)]
+        sources_ours: Vec<String>,
     },
     /// The byte stream could not be framed; the connection is dropped and re-established.
     Malformed {
@@ -297,6 +329,18 @@ pub enum WatchLine {
         /// The open window this is attributed to, if any.
         window: Option<String>,
     },
+    /// The cluster's nodes, as CLUSTER SHARDS (or SLOTS) reported them.
+    Topology {
+        v: u32,
+        t: f64,
+        at: String,
+        /// `discovered` or `refreshed` (after an SMIGRATED).
+        reason: String,
+        nodes: Vec<String>,
+        added: Vec<String>,
+        removed: Vec<String>,
+        rel: Option<Rel>,
+    },
     /// Last line: one row per event and totals per connection.
     Summary {
         v: u32,
@@ -306,6 +350,9 @@ pub enum WatchLine {
         reason: String,
         events: Vec<EventRow>,
         conns: Vec<ConnTotals>,
+        /// Opt-in outcomes, counted over connections (a cluster reports one line per outcome).
+        #[serde(default)]
+        opt_in: Vec<OptInTally>,
     },
 }
 
@@ -325,6 +372,7 @@ impl WatchLine {
             | WatchLine::Verdict { t, .. }
             | WatchLine::Advertised { t, .. }
             | WatchLine::Ping { t, .. }
+            | WatchLine::Topology { t, .. }
             | WatchLine::Summary { t, .. } => *t,
         }
     }

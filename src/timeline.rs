@@ -11,7 +11,8 @@ use crate::dns::DnsEventKind;
 use crate::handoff::{Advertised, Outcome};
 use crate::notification::{Classified, HostPort, Kind};
 use crate::record::{
-    wall, ConnTotals, EventRow, FrameRecord, Label, OptInOutcome, Rel, WatchLine, SCHEMA_VERSION,
+    wall, ConnTotals, CopyOf, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
+    WatchLine, SCHEMA_VERSION,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
@@ -87,6 +88,21 @@ pub enum What {
         latency: Option<Duration>,
         error: Option<String>,
     },
+    /// Nodes read from CLUSTER SHARDS/SLOTS; the watch loop turns them into [`What::Topology`].
+    Nodes(Vec<crate::cluster::ClusterNode>),
+    /// The cluster's nodes, discovered or re-read.
+    Topology {
+        reason: String,
+        nodes: Vec<String>,
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
+    /// The dry-run's answer to an SMIGRATED naming our nodes: one topology refresh after a jitter.
+    Refresh {
+        event: usize,
+        jitter_s: f64,
+        sources: Vec<String>,
+    },
 }
 
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
@@ -106,6 +122,12 @@ pub enum Action {
     CheckAdvertised { conn: u32, addr: IpAddr },
     /// The connection closed: a dry-run still polling for it can stop.
     CancelHandoff { conn: u32 },
+    /// A new SMIGRATED moved slots away from nodes we watch: refresh the topology once.
+    RefreshTopology {
+        conn: u32,
+        event: usize,
+        sources: Vec<String>,
+    },
 }
 
 /// What one observation produced.
@@ -160,6 +182,8 @@ pub struct Timeline {
     by_key: HashMap<(Kind, i64), usize>,
     conns: HashMap<u32, Conn>,
     dns_set: Option<BTreeSet<IpAddr>>,
+    /// Connections per opt-in outcome and text, in the order they reported it.
+    opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
     /// a sped-up simulator run reads like the measurements it reproduces.
     speed: f64,
@@ -179,6 +203,7 @@ impl Timeline {
             by_key: HashMap::new(),
             conns: HashMap::new(),
             dns_set: None,
+            opt_in: HashMap::new(),
             speed: 1.0,
         }
     }
@@ -265,18 +290,72 @@ impl Timeline {
                 version,
                 mode,
                 sent,
-            } => step.lines.push(WatchLine::Handshake {
-                v,
-                t,
-                at,
-                conn: conn_id,
-                opt_in,
-                text,
-                server,
-                version,
-                mode,
-                sent,
-            }),
+            } => {
+                let key = (opt_in, text.clone());
+                let tally = self.opt_in.entry(key).or_default();
+                let repeat_of = tally.first().copied().filter(|&c| c != conn_id);
+                if !tally.contains(&conn_id) {
+                    tally.push(conn_id);
+                }
+                step.lines.push(WatchLine::Handshake {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    opt_in,
+                    text,
+                    server,
+                    version,
+                    mode,
+                    sent,
+                    // Accepted opt-ins are each worth a line; a refusal repeated by every node
+                    // of a cluster is one fact.
+                    repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
+                })
+            }
+            // The watch loop resolves node lists into a topology before the timeline sees them.
+            What::Nodes(_) => {}
+            What::Topology {
+                reason,
+                nodes,
+                added,
+                removed,
+            } => {
+                let rel = self.rel_to(self.anchor, obs.at);
+                step.lines.push(WatchLine::Topology {
+                    v,
+                    t,
+                    at,
+                    reason,
+                    nodes,
+                    added,
+                    removed,
+                    rel,
+                })
+            }
+            What::Refresh {
+                event,
+                jitter_s,
+                sources,
+            } => {
+                let rel = self.rel_to(Some(event), obs.at);
+                let name = self.events.get(event).map(Event::name).unwrap_or_default();
+                step.lines.push(WatchLine::Handoff {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    event: name,
+                    outcome: "refresh_topology".into(),
+                    at_s: secs_f(jitter_s),
+                    moves: false,
+                    text: format!(
+                        "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
+                        sources.join(", ")
+                    ),
+                    rel,
+                });
+            }
             What::Frame { record, early } => {
                 self.frame(&mut step, obs.at, t, at, conn_id, record, early)
             }
@@ -353,6 +432,8 @@ impl Timeline {
     ) {
         let mut labels = Vec::new();
         let mut rel = self.rel_to(self.anchor, now);
+        let mut copy_of = None;
+        let mut sources_ours = Vec::new();
         if let Classified::Maintenance(n) = &record.parsed {
             step.notifications += 1;
             let catch_up = early && n.kind.is_retained();
@@ -370,7 +451,16 @@ impl Timeline {
             let event_index = if resent || catch_up {
                 let idx = key.and_then(|k| self.by_key.get(&k).copied());
                 if let Some(i) = idx {
-                    self.events[i].row.copies += 1;
+                    let first = &mut self.events[i];
+                    first.row.copies += 1;
+                    if resent && first.conn != conn_id {
+                        copy_of = Some(CopyOf {
+                            conn: first.conn,
+                            after_ms: (now.saturating_duration_since(first.at).as_secs_f64() * 1e6)
+                                .round()
+                                / 1e3,
+                        });
+                    }
                 }
                 idx
             } else {
@@ -443,6 +533,32 @@ impl Timeline {
                     }
                 }
             }
+            if let (Some(m), true, Some(i)) = (&n.migrations, new, event_index) {
+                let ours: Vec<String> = self
+                    .conns
+                    .values()
+                    .flat_map(|c| [c.addr.map(|a| a.to_string()), Some(c.endpoint.clone())])
+                    .flatten()
+                    .collect();
+                sources_ours = m
+                    .moves
+                    .iter()
+                    .filter_map(|mv| mv.source.clone())
+                    .filter(|s| {
+                        ours.iter()
+                            .any(|o| o == s || o.ends_with(&format!("//{s}")))
+                    })
+                    .collect();
+                sources_ours.sort();
+                sources_ours.dedup();
+                if !sources_ours.is_empty() {
+                    step.actions.push(Action::RefreshTopology {
+                        conn: conn_id,
+                        event: i,
+                        sources: sources_ours.clone(),
+                    });
+                }
+            }
             if n.kind == Kind::Migrated && new {
                 if let Some(addr) = self.conns.get(&conn_id).and_then(|c| c.addr) {
                     step.actions.push(Action::CheckAdvertised {
@@ -465,6 +581,8 @@ impl Timeline {
             labels,
             rel,
             frame: record,
+            copy_of,
+            sources_ours,
         });
     }
 
@@ -700,6 +818,19 @@ impl Timeline {
             reason: reason.into(),
             events: self.events.iter().map(|e| e.row.clone()).collect(),
             conns,
+            opt_in: {
+                let mut tallies: Vec<OptInTally> = self
+                    .opt_in
+                    .iter()
+                    .map(|((opt_in, text), conns)| OptInTally {
+                        opt_in: *opt_in,
+                        text: text.clone(),
+                        conns: conns.len() as u32,
+                    })
+                    .collect();
+                tallies.sort_by(|a, b| b.conns.cmp(&a.conns).then(a.text.cmp(&b.text)));
+                tallies
+            },
         }
     }
 }

@@ -8,9 +8,11 @@
 //! No test measures time: where the server must act "later", it acts on a command the client
 //! sends (PING), so every ordering is decided by the protocol, not by a sleep.
 
+mod common;
+
+use common::{closed_port, RealRedis};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -276,12 +278,6 @@ fn options(args: &[&str]) -> ConnectOptions {
 /// Probe without lingering: what arrives with the replies is all that is asserted.
 async fn probe_now(opts: &ConnectOptions) -> ProbeReport {
     probe::probe(opts, None, Duration::ZERO).await
-}
-
-/// An address on which nothing listens (bound, then released).
-fn closed_port() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
 }
 
 async fn connect_plain(opts: &ConnectOptions) -> conn::Connection {
@@ -1104,63 +1100,6 @@ async fn tls_to_a_plaintext_port_and_plaintext_to_a_tls_port_are_told_apart() {
 // ---------------------------------------------------------------------------------------------
 // A real redis-server (MAINTWATCH_REDIS_SERVER=/path/to/redis-server)
 // ---------------------------------------------------------------------------------------------
-
-struct RealRedis {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl RealRedis {
-    /// Starts redis-server on a free loopback port, or returns `None` (with a SKIP line) when
-    /// the variable is unset. Set but failing to start is a test failure.
-    async fn start(test: &str, extra: &[&str]) -> Option<RealRedis> {
-        let Ok(bin) = std::env::var("MAINTWATCH_REDIS_SERVER") else {
-            eprintln!("SKIP: {test}: MAINTWATCH_REDIS_SERVER not set");
-            return None;
-        };
-        let addr = closed_port();
-        let port = addr.port().to_string();
-        let mut child = Command::new(&bin)
-            .args([
-                "--port",
-                &port,
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-        // Readiness, not timing: poll until it accepts, failing if it exits or never does.
-        for _ in 0..500 {
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("{bin} exited at start: {status}");
-            }
-            if tokio::net::TcpStream::connect(addr).await.is_ok() {
-                return Some(RealRedis { child, addr });
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let _ = child.kill();
-        panic!("{bin} did not accept connections on {addr}");
-    }
-
-    fn url(&self) -> String {
-        format!("redis://{}", self.addr)
-    }
-}
-
-impl Drop for RealRedis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[tokio::test]
 async fn real_redis_refuses_with_its_exact_text() {

@@ -641,7 +641,7 @@ async fn oss_cluster_slot_migration_on_every_node() {
             c.opt_in().await;
             nodes.push(c);
         }
-        let expected = smigrated_for(addr(&sim, 3), addr(&sim, 4));
+        let expected = smigrated_for(addr(&sim, 3), addr(&sim, 5));
         for c in &mut nodes {
             // Every node broadcasts the same event with the same seq.
             assert_eq!(show(&c.expect("SMIGRATING").await), show(SMIGRATING));
@@ -650,14 +650,14 @@ async fn oss_cluster_slot_migration_on_every_node() {
         // The topology had changed when SMIGRATED was sent.
         let after = slot_runs(&probe.call(&["CLUSTER", "SLOTS"]).await);
         assert!(
-            after.contains(&(8892, 8991, "127.0.0.4".into(), port)),
+            after.contains(&(8892, 8991, "127.0.0.5".into(), port)),
             "{after:?}"
         );
         let moved = probe.call(&["GET", &key]).await;
         let slot = maintwatch::sim::cluster::key_slot(key.as_bytes());
         assert_eq!(
             show(&moved),
-            format!("-MOVED {slot} 127.0.0.4:{port}\\r\\n")
+            format!("-MOVED {slot} 127.0.0.5:{port}\\r\\n")
         );
         probe.nothing_pending().await; // not opted in: no notification
         sim.finished().await;

@@ -6,6 +6,8 @@
 //! real time and the watch is told so with `--sim-speed`, so offsets come out in scenario seconds
 //! and the dry-run decides on the scenario's clock.
 
+mod common;
+
 use maintwatch::escape::unescape;
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::record::{Label, OptInOutcome, WatchLine};
@@ -492,4 +494,344 @@ async fn peer_variants_all_arrive_parsed_and_the_message_is_not_maintenance() {
     );
     assert!(matches!(p.last().unwrap().1, Classified::OtherPush(_)));
     assert_nothing_missing(&mut run);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched() {
+    let mut run = start("oss-cluster", 10.0, &[]).await;
+    let port = run.sim.port();
+    let new_node = format!("127.0.0.5:{port}");
+    run.until("a watch on the node the migration added", |l| {
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Connected { addr, .. } if *addr == new_node))
+    })
+    .await;
+    run.interrupt().await;
+    let seen = &run.seen;
+
+    let WatchLine::Topology { nodes, reason, .. } = seen
+        .iter()
+        .find(|l| matches!(l, WatchLine::Topology { .. }))
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(reason, "discovered");
+    assert_eq!(nodes.len(), 3);
+    for n in 2..=4 {
+        let addr = format!("127.0.0.{n}:{port}");
+        assert!(
+            seen.iter()
+                .any(|l| matches!(l, WatchLine::Connected { addr: a, .. } if *a == addr)),
+            "a watching connection to {addr}"
+        );
+    }
+
+    for kind in [Kind::SMigrating, Kind::SMigrated] {
+        let copies: Vec<_> = seen
+            .iter()
+            .filter_map(|l| match l {
+                WatchLine::Push { frame, copy_of, .. }
+                    if matches!(&frame.parsed, Classified::Maintenance(n) if n.kind == kind) =>
+                {
+                    Some(copy_of.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            copies.len(),
+            3,
+            "{kind}: one copy per node in the JSON lines"
+        );
+        assert_eq!(
+            copies.iter().filter(|c| c.is_none()).count(),
+            1,
+            "{kind}: one entry, the other copies point at it"
+        );
+    }
+
+    let smigrated = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Push {
+                frame,
+                copy_of: None,
+                sources_ours,
+                ..
+            } => match &frame.parsed {
+                Classified::Maintenance(n) if n.kind == Kind::SMigrated => {
+                    Some((n.clone(), sources_ours.clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .unwrap();
+    let m = &smigrated.0.migrations.as_ref().unwrap().moves[0];
+    assert_eq!(
+        m.source.as_deref(),
+        Some(format!("127.0.0.3:{port}").as_str())
+    );
+    assert_eq!(m.target, new_node);
+    assert_eq!(m.slots.ranges, Some(vec![(8892, 8991)]));
+    assert_eq!(
+        smigrated.1,
+        vec![format!("127.0.0.3:{port}")],
+        "the source is a node we watch"
+    );
+
+    let refreshes = seen
+        .iter()
+        .filter(
+            |l| matches!(l, WatchLine::Handoff { outcome, .. } if outcome == "refresh_topology"),
+        )
+        .count();
+    assert_eq!(refreshes, 1, "three copies of SMIGRATED, one refresh");
+    let refreshed = position(
+        seen,
+        |l| matches!(l, WatchLine::Topology { reason, .. } if reason == "refreshed"),
+    )
+    .expect("the topology is read again");
+    let WatchLine::Topology { added, removed, .. } = &seen[refreshed] else {
+        unreachable!()
+    };
+    assert_eq!(added, &vec![new_node.clone()]);
+    assert!(removed.is_empty());
+    let joined = position(
+        seen,
+        |l| matches!(l, WatchLine::Connected { addr, .. } if *addr == new_node),
+    )
+    .unwrap();
+    assert!(refreshed < joined);
+    let WatchLine::Summary { conns, .. } = seen.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        conns.len(),
+        4,
+        "per node totals: three nodes and the one that joined"
+    );
+}
+
+/// Reads JSON lines of a watch of a real server until `done`.
+async fn real_watch(
+    url: &str,
+    extra: &[&str],
+) -> (
+    Child,
+    tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", url, "--json"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
+async fn read_until(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    seen: &mut Vec<WatchLine>,
+    what: &str,
+    done: impl Fn(&[WatchLine]) -> bool,
+) {
+    tokio::time::timeout(GUARD, async {
+        while !done(seen) {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("watch ended before {what}: {seen:#?}"));
+            seen.push(serde_json::from_str(&line).unwrap());
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("hang guard: never saw {what}: {seen:#?}"));
+}
+
+fn other_push_names(seen: &[WatchLine]) -> Vec<(String, usize)> {
+    seen.iter()
+        .filter_map(|l| match l {
+            WatchLine::Push { frame, .. } => match &frame.parsed {
+                Classified::OtherPush(p) => Some((p.name.clone().unwrap_or_default(), p.elements)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_server_refusal_pubsub_tracking_and_a_restart() {
+    let test = "real_server_refusal_pubsub_tracking_and_a_restart";
+    let Some(mut redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let (mut child, mut lines) =
+        real_watch(&redis.url(), &["--subscribe", "ch1", "--tracking"]).await;
+    let mut seen = Vec::new();
+    read_until(&mut lines, &mut seen, "the subscription", |l| {
+        other_push_names(l).iter().any(|(n, _)| n == "subscribe")
+    })
+    .await;
+    let refusal = seen.iter().find_map(|l| match l {
+        WatchLine::Handshake { opt_in, text, .. } => Some((*opt_in, text.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        refusal,
+        Some((
+            OptInOutcome::Refused,
+            Some("ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.".into())
+        ))
+    );
+    common::command(redis.addr, &["PUBLISH", "ch1", "hello"]).await;
+    common::command(redis.addr, &["SET", "k", "1"]).await;
+    common::command(redis.addr, &["FLUSHALL"]).await;
+    read_until(&mut lines, &mut seen, "the null invalidation after FLUSHALL", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Push { frame, .. } if frame.raw == ">2\\r\\n$10\\r\\ninvalidate\\r\\n_\\r\\n"))
+    })
+    .await;
+    let names = other_push_names(&seen);
+    assert!(names.contains(&("message".into(), 3)), "{names:?}");
+    assert!(names.contains(&("invalidate".into(), 2)), "{names:?}");
+    assert!(
+        !seen.iter().any(|l| matches!(l, WatchLine::Push { frame, .. } if matches!(frame.parsed, Classified::Maintenance(_)))),
+        "nothing here is a maintenance notification"
+    );
+
+    redis.restart().await;
+    read_until(
+        &mut lines,
+        &mut seen,
+        "the reconnect and a new opt-in",
+        |l| {
+            l.iter()
+                .any(|l| matches!(l, WatchLine::Connected { session: 2, .. }))
+                && l.iter()
+                    .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+                    .count()
+                    == 2
+        },
+    )
+    .await;
+    let close = position(&seen, |l| matches!(l, WatchLine::Closed { .. })).unwrap();
+    let WatchLine::Closed { announced, .. } = &seen[close] else {
+        unreachable!()
+    };
+    assert!(!announced, "a killed server announces nothing");
+    let pid = child.id().unwrap();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().await.unwrap().code(), Some(130));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_cluster_every_node_watched_and_the_refusal_reported_once() {
+    let test = "real_cluster_every_node_watched_and_the_refusal_reported_once";
+    let Some(_) = common::redis_server_binary(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = Vec::new();
+    for i in 0..3 {
+        let conf = dir.path().join(format!("nodes-{i}.conf"));
+        let node = common::RealRedis::start(
+            test,
+            &[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                conf.to_str().unwrap(),
+                "--dir",
+                dir.path().to_str().unwrap(),
+            ],
+        )
+        .await
+        .unwrap();
+        nodes.push(node);
+    }
+    let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
+    for (node, (a, b)) in nodes.iter().zip(ranges) {
+        let reply = common::command(node.addr, &["CLUSTER", "ADDSLOTSRANGE", a, b]).await;
+        assert_eq!(reply, b"+OK\r\n");
+    }
+    for node in &nodes[1..] {
+        let port = node.addr.port().to_string();
+        common::command(nodes[0].addr, &["CLUSTER", "MEET", "127.0.0.1", &port]).await;
+    }
+    // Wait for gossip to agree (readiness, not timing).
+    let mut agreed = false;
+    for _ in 0..500 {
+        let mut all = true;
+        for n in &nodes {
+            let info = common::command(n.addr, &["CLUSTER", "INFO"]).await;
+            let info = String::from_utf8_lossy(&info);
+            all &= info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3");
+        }
+        if all {
+            agreed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(agreed, "the three nodes formed a cluster");
+
+    let (mut child, mut lines) = real_watch(&nodes[0].url(), &[]).await;
+    let mut seen = Vec::new();
+    read_until(&mut lines, &mut seen, "a handshake on every node", |l| {
+        l.iter()
+            .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+            .count()
+            == 3
+    })
+    .await;
+    let pid = child.id().unwrap();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        seen.push(serde_json::from_str(&line).unwrap());
+    }
+    child.wait().await.unwrap();
+    let WatchLine::Topology { nodes: found, .. } = seen
+        .iter()
+        .find(|l| matches!(l, WatchLine::Topology { .. }))
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    let mut expected: Vec<String> = nodes.iter().map(|n| n.addr.to_string()).collect();
+    expected.sort();
+    let mut found = found.clone();
+    found.sort();
+    assert_eq!(found, expected, "discovered through CLUSTER SHARDS");
+    let human: Vec<String> = seen
+        .iter()
+        .flat_map(|l| {
+            maintwatch::output::human::render(l, &maintwatch::output::human::Style::default())
+        })
+        .collect();
+    let refusals = human
+        .iter()
+        .filter(|l| l.contains("opt-in refused"))
+        .count();
+    assert_eq!(
+        refusals, 2,
+        "one timeline line and one summary line, not one per node: {human:#?}"
+    );
+    assert!(
+        human
+            .iter()
+            .any(|l| l.contains("opt-in refused on 3 connection(s)")),
+        "{human:#?}"
+    );
 }

@@ -2,6 +2,7 @@
 //! settings by the code that uses them, so no clap type travels past the command layer.
 
 pub mod connect;
+pub mod probe;
 pub mod simulate;
 pub mod watch;
 
@@ -31,14 +32,22 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Connect with a forced opt-in and show every notification, its bytes, and what follows.
+    #[command(long_about = watch::LONG_ABOUT)]
     Watch(watch::WatchArgs),
     /// Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes.
+    #[command(long_about = DECODE_LONG_ABOUT)]
     Decode(DecodeArgs),
+    /// Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)
+    #[command(long_about = probe::LONG_ABOUT)]
+    Probe(probe::ProbeArgs),
     /// Run a simulated deployment that sends maintenance notifications (for trying clients).
+    #[command(long_about = simulate::SIMULATE_LONG_ABOUT)]
     Simulate(simulate::SimulateArgs),
     /// Run the simulator and watch it: see maintenance notifications with nothing else running.
+    #[command(long_about = simulate::DEMO_LONG_ABOUT)]
     Demo(simulate::DemoArgs),
     /// Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test.
+    #[command(long_about = REPLAY_LONG_ABOUT)]
     Replay(ReplayArgs),
 }
 
@@ -55,12 +64,17 @@ pub enum InputFormatArg {
     Hex,
 }
 
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = "Reads RESP3 frames from files (or standard input when none, or `-`) and prints each \
+/// The long description of `decode`. The `Command::Decode` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const DECODE_LONG_ABOUT: &str =
+    "Reads RESP3 frames from files (or standard input when none, or `-`) and prints each \
 one parsed, beside its exact bytes, escaped. Frames that are not maintenance notifications are \
 named as what they are. A framing error stops that input with the byte offset where it went \
-wrong, after every frame before it has been printed, and the exit code is 1.",
+wrong, after every frame before it has been printed, and the exit code is 1.";
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = DECODE_LONG_ABOUT,
     after_help = "Examples:\n  maintwatch decode capture.resp\n  maintwatch decode --json capture.resp | jq .frame.parsed\n  printf '>4\\\\r\\\\n$6\\\\r\\\\nMOVING\\\\r\\\\n:0\\\\r\\\\n:15\\\\r\\\\n_\\\\r\\\\n' | maintwatch decode\n  maintwatch decode --format hex dump.hex"
 )]
 pub struct DecodeArgs {
@@ -81,13 +95,18 @@ pub enum ColorChoice {
     Never,
 }
 
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = "Reads a JSON-lines capture written by `watch --json` or `--capture`, parses every \
+/// The long description of `replay`. The `Command::Replay` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const REPLAY_LONG_ABOUT: &str =
+    "Reads a JSON-lines capture written by `watch --json` or `--capture`, parses every \
 captured raw frame again with this version's parser and prints the timeline. With --check, each \
 line whose fresh parse differs from the one recorded is listed by line number and the exit code \
 is 1, so captures serve as regression fixtures. A torn last line (the watch was killed mid-write) \
-is reported and tolerated.",
+is reported and tolerated.";
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = REPLAY_LONG_ABOUT,
     after_help = "Examples:\n  maintwatch replay maint.jsonl\n  maintwatch replay --check tests/fixtures/captures/*.jsonl"
 )]
 pub struct ReplayArgs {

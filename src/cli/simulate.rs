@@ -37,10 +37,9 @@ fn demo_after_help() -> String {
     )
 }
 
-/// `maintwatch simulate`.
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = "Runs a simulated deployment that sends maintenance notifications, on loopback, so \
+/// The long description of `simulate`. The `Command::Simulate` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const SIMULATE_LONG_ABOUT: &str = "Runs a simulated deployment that sends maintenance notifications, on loopback, so \
 that maintwatch or any client library can be pointed at it. It is a RESP3 server speaking enough \
 Redis for real clients (HELLO 2/3 with AUTH, CLIENT ID/SETNAME/SETINFO/MAINT_NOTIFICATIONS, PING, \
 ECHO, GET/SET/DEL, SELECT, QUIT, CLUSTER SLOTS/SHARDS/NODES on the cluster scenario), one listener \
@@ -51,7 +50,12 @@ by every type, the last MIGRATED/FAILED_OVER replayed right after an opt-in's +O
 (same seq) to connections that opt in while its window is open, notifications only to opted-in \
 connections, and MOVING's close node-wide: every connection of that proxy, opted in or not.\n\n\
 It prints where it listens, then narrates each step as it happens. Without --loop it exits when \
-the scenario ends.",
+the scenario ends.";
+
+/// `maintwatch simulate`.
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = SIMULATE_LONG_ABOUT,
     after_help = simulate_after_help()
 )]
 pub struct SimulateArgs {
@@ -98,14 +102,18 @@ pub struct SimulateArgs {
     pub quiet: bool,
 }
 
-/// `maintwatch demo`.
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = "Runs the simulator in-process and watches it: a client resolves the database \
+/// The long description of `demo`. The `Command::Demo` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const DEMO_LONG_ABOUT: &str = "Runs the simulator in-process and watches it: a client resolves the database \
 hostname through the simulator's DNS, connects, sends HELLO 3 and the opt-in, and prints every push \
 frame parsed beside its exact bytes, the DNS changes the simulator makes, and the server's close \
 with its offset from the first notification. It needs nothing else running and exits when the \
-scenario ends.",
+scenario ends.";
+
+/// `maintwatch demo`.
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = DEMO_LONG_ABOUT,
     after_help = demo_after_help()
 )]
 pub struct DemoArgs {

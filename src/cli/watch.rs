@@ -4,15 +4,19 @@ use super::{parse_duration, ColorChoice};
 use clap::Args;
 use std::path::PathBuf;
 
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = "Connects with a forced RESP3 opt-in (HELLO 3, then CLIENT MAINT_NOTIFICATIONS ON) \
+/// The long description of `watch`. The `Command::Watch` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const LONG_ABOUT: &str = "Connects with a forced RESP3 opt-in (HELLO 3, then CLIENT MAINT_NOTIFICATIONS ON) \
 and prints every push frame parsed, beside its exact bytes. What follows an opening notification \
 (MOVING, MIGRATING, FAILING_OVER, SMIGRATING) is also shown as +s.mmm after it: the closing \
 notification, DNS record changes, the server closing the socket (with how far past the declared \
 window), the reconnect and what the new opt-in replayed. On each new MOVING a dry-run of a client's \
 handoff decision runs, and its outcome is set against what the server did. The watch reconnects \
-with backoff until Ctrl-C, --duration or --count, then prints a summary.",
+with backoff until Ctrl-C, --duration or --count, then prints a summary.";
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = LONG_ABOUT,
     after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  maintwatch watch rediss://user@db.example.net:12000 --cacert ca.pem --capture maint.jsonl\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count, 130 Ctrl-C, 3/4/5 with --require \
 (refused, RESP3 unavailable, authentication failed), 1 other errors."
 )]
@@ -54,6 +58,16 @@ pub struct WatchArgs {
     /// CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are.
     #[arg(long)]
     pub tracking: bool,
+    /// Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the
+    /// default when HELLO reports mode `cluster`.
+    #[arg(long, conflicts_with = "no_cluster")]
+    pub cluster: bool,
+    /// Watch only the endpoint given, even when HELLO reports mode `cluster`.
+    #[arg(long)]
+    pub no_cluster: bool,
+    /// With a cluster, watch the masters only (not the replicas).
+    #[arg(long)]
+    pub masters_only: bool,
     /// How often to poll the hostname's A/AAAA records.
     #[arg(long, value_parser = parse_duration, default_value = "500ms")]
     pub dns_interval: std::time::Duration,

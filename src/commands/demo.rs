@@ -92,6 +92,8 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         connections: 1,
         subscribe: Vec::new(),
         tracking: false,
+        cluster: watch::ClusterMode::Auto,
+        masters_only: false,
     };
 
     let mut events = sim.events();

@@ -3,6 +3,7 @@
 
 pub mod decode;
 pub mod demo;
+pub mod probe;
 pub mod replay;
 pub mod simulate;
 pub mod watch;
@@ -13,6 +14,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Watch(args) => runtime()?.block_on(watch::run(&args)),
+        Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
         Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
         Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
         Command::Decode(args) => {

@@ -7,6 +7,7 @@
 //! exponential backoff until the watch stops.
 
 use crate::cli::watch::WatchArgs;
+use crate::cluster::{self, ClusterNode};
 use crate::conn::{self, ConnectOptions};
 use crate::dns::{self, DnsResolver};
 use crate::exit;
@@ -48,6 +49,19 @@ pub struct WatchSettings {
     pub subscribe: Vec<String>,
     /// CLIENT TRACKING ON BCAST on each connection, to see invalidations.
     pub tracking: bool,
+    /// Watch every node of an OSS cluster.
+    pub cluster: ClusterMode,
+    /// With a cluster, watch the masters only.
+    pub masters_only: bool,
+}
+
+/// Whether to watch a whole cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterMode {
+    /// When HELLO reports mode `cluster`.
+    Auto,
+    On,
+    Off,
 }
 
 impl WatchSettings {
@@ -83,6 +97,14 @@ impl WatchSettings {
             connections: args.connections,
             subscribe: args.subscribe.clone(),
             tracking: args.tracking,
+            cluster: if args.cluster {
+                ClusterMode::On
+            } else if args.no_cluster {
+                ClusterMode::Off
+            } else {
+                ClusterMode::Auto
+            },
+            masters_only: args.masters_only,
         })
     }
 }
@@ -280,14 +302,22 @@ pub async fn watch(
 
     let (tx, mut rx) = mpsc::unbounded_channel::<Observation>();
     let mut tasks = Vec::new();
+    let mut watched: HashMap<u32, Watched> = HashMap::new();
     for id in 1..=settings.connections.max(1) {
-        tasks.push(tokio::spawn(connection_task(
+        // Only the first connection reads the cluster's topology.
+        let w = Watched::spawn(
             id,
-            settings.clone(),
-            resolver.clone(),
-            tx.clone(),
-        )));
+            settings,
+            settings.connect.clone(),
+            id == 1,
+            &resolver,
+            &tx,
+        );
+        watched.insert(id, w);
     }
+    let mut next_id = settings.connections.max(1) + 1;
+    let mut nodes: Option<Vec<ClusterNode>> = None;
+    let mut peers: HashMap<u32, std::net::SocketAddr> = HashMap::new();
     let host = settings.connect.host().to_string();
     if settings.dns && host.parse::<IpAddr>().is_err() {
         let (dtx, mut drx) = mpsc::unbounded_channel();
@@ -329,7 +359,63 @@ pub async fn watch(
         tokio::select! {
             biased;
             obs = rx.recv() => {
-                let Some(obs) = obs else { break StopReason::Ended };
+                let Some(mut obs) = obs else { break StopReason::Ended };
+                match &obs.what {
+                    What::Connected { addr, .. } => {
+                        peers.insert(obs.conn, *addr);
+                    }
+                    What::Nodes(found) => {
+                        let found: Vec<ClusterNode> = found
+                            .iter()
+                            .filter(|n| !settings.masters_only || n.is_master())
+                            .cloned()
+                            .collect();
+                        let reason = if nodes.is_some() { "refreshed" } else { "discovered" };
+                        let before = nodes.take().unwrap_or_default();
+                        let (added, removed) = cluster::diff(&before, &found);
+                        for node in &added {
+                            let addr = node.addr();
+                            let covered = watched.iter_mut().find(|(id, w)| {
+                                w.node.is_none() && peers.get(id).is_some_and(|p| p.to_string() == addr)
+                            });
+                            match covered {
+                                Some((_, w)) => w.node = Some(addr),
+                                None => {
+                                    let opts = settings.connect.for_node(&node.host, node.port);
+                                    let mut w = Watched::spawn(next_id, settings, opts, false, &resolver, &tx);
+                                    w.node = Some(addr);
+                                    watched.insert(next_id, w);
+                                    next_id += 1;
+                                }
+                            }
+                        }
+                        for node in &removed {
+                            let addr = node.addr();
+                            let gone: Vec<u32> = watched
+                                .iter()
+                                .filter(|(_, w)| w.node.as_deref() == Some(addr.as_str()))
+                                .map(|(id, _)| *id)
+                                .collect();
+                            for id in gone {
+                                if let Some(w) = watched.remove(&id) {
+                                    w.task.abort();
+                                    observe(&tx, id, What::Closed {
+                                        cause: CloseCause::Watch,
+                                        error: Some(format!("{addr} left the cluster")),
+                                    });
+                                }
+                            }
+                        }
+                        nodes = Some(found.clone());
+                        obs.what = What::Topology {
+                            reason: reason.into(),
+                            nodes: found.iter().map(ClusterNode::addr).collect(),
+                            added: added.iter().map(ClusterNode::addr).collect(),
+                            removed: removed.iter().map(ClusterNode::addr).collect(),
+                        };
+                    }
+                    _ => {}
+                }
                 let required = match &obs.what {
                     What::Handshake { opt_in, .. } if settings.require && *opt_in != OptInOutcome::Accepted => {
                         Some(required_code(*opt_in))
@@ -341,6 +427,10 @@ pub async fn watch(
                     sink.emit(line)?;
                 }
                 for action in step.actions {
+                    if let Action::RefreshTopology { conn, event, sources } = action {
+                        refresh(settings, &watched, &tx, conn, event, sources);
+                        continue;
+                    }
                     act(settings, &resolver, &tx, &mut cancels, action);
                 }
                 if let Some(code) = required {
@@ -359,6 +449,9 @@ pub async fn watch(
     };
     for t in &tasks {
         t.abort();
+    }
+    for w in watched.values() {
+        w.task.abort();
     }
     sink.emit(&timeline.summary(Instant::now(), SystemTime::now(), reason.name()))?;
     Ok(reason)
@@ -431,6 +524,7 @@ fn act(
                 observe(&tx, conn, What::Advertised { addr, answer });
             });
         }
+        Action::RefreshTopology { .. } => {}
         Action::CancelHandoff { conn } => {
             // A dry-run outlives the close on purpose: its verdict is what the close is compared
             // with. Only a stop of the watch cancels it (the tasks are aborted then).
@@ -439,14 +533,92 @@ fn act(
     }
 }
 
+/// A request to a connection task from the watch loop.
+enum ConnCmd {
+    /// Read the cluster topology (CLUSTER SHARDS, else CLUSTER SLOTS) and report it.
+    Topology,
+}
+
+/// A connection task and how to reach it.
+struct Watched {
+    task: tokio::task::JoinHandle<()>,
+    cmds: mpsc::UnboundedSender<ConnCmd>,
+    /// The cluster node it watches, once the topology named it.
+    node: Option<String>,
+}
+
+impl Watched {
+    fn spawn(
+        id: u32,
+        settings: &WatchSettings,
+        opts: ConnectOptions,
+        discover: bool,
+        resolver: &Arc<DnsResolver>,
+        tx: &mpsc::UnboundedSender<Observation>,
+    ) -> Watched {
+        let (cmds, cmd_rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(connection_task(
+            id,
+            settings.clone(),
+            opts,
+            discover,
+            resolver.clone(),
+            tx.clone(),
+            cmd_rx,
+        ));
+        Watched {
+            task,
+            cmds,
+            node: None,
+        }
+    }
+}
+
+/// The dry-run's answer to an SMIGRATED that moved slots off our nodes (reported at once), then
+/// the real refresh after the same jitter, so the new topology is watched.
+fn refresh(
+    settings: &WatchSettings,
+    watched: &HashMap<u32, Watched>,
+    tx: &mpsc::UnboundedSender<Observation>,
+    conn: u32,
+    event: usize,
+    sources: Vec<String>,
+) {
+    // Up to 1 s of jitter, as clients spread their refreshes (scenario seconds).
+    let jitter_s: f64 = rand::random::<f64>();
+    observe(
+        tx,
+        conn,
+        What::Refresh {
+            event,
+            jitter_s,
+            sources,
+        },
+    );
+    let asker = watched
+        .get(&1)
+        .or_else(|| watched.get(&conn))
+        .map(|w| w.cmds.clone());
+    let delay = Duration::from_secs_f64(jitter_s / settings.speed);
+    if let Some(cmds) = asker {
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = cmds.send(ConnCmd::Topology);
+        });
+    }
+}
+
 /// One watched connection: connect, handshake, read until closed, back off, again.
 async fn connection_task(
     id: u32,
     settings: WatchSettings,
+    opts: ConnectOptions,
+    discover: bool,
     resolver: Arc<DnsResolver>,
     tx: mpsc::UnboundedSender<Observation>,
+    mut cmds: mpsc::UnboundedReceiver<ConnCmd>,
 ) {
-    let opts = &settings.connect;
+    let opts = &opts;
     let mut backoff = Backoff::default();
     loop {
         let mut connection = match conn::connect(opts, &resolver).await {
@@ -504,6 +676,11 @@ async fn connection_task(
             }
         };
         observe(&tx, id, handshake_observation(&handshake));
+        let in_cluster = match settings.cluster {
+            ClusterMode::On => true,
+            ClusterMode::Off => false,
+            ClusterMode::Auto => handshake.mode() == Some("cluster"),
+        };
         for r in handshake.early {
             if let Some(what) = frame_observation(r, true) {
                 observe_at(&tx, id, what.0, what.1, what.2);
@@ -529,6 +706,10 @@ async fn connection_task(
                 b"BCAST".to_vec(),
             ]);
         }
+        if discover && in_cluster {
+            pending.push_back(Pending::Shards);
+            setup.push(vec![b"CLUSTER".to_vec(), b"SHARDS".to_vec()]);
+        }
         for cmd in &setup {
             if let Err(e) = writer.send(cmd).await {
                 observe(
@@ -550,6 +731,23 @@ async fn connection_task(
             tokio::select! {
                 r = reader.next() => match r {
                     Ok(Some(received)) => {
+                        if let conn::Item::Reply(_, is_error) = &received.item {
+                            match pending.front() {
+                                Some(Pending::Shards) if *is_error => {
+                                    // Before Redis 7 there is no CLUSTER SHARDS.
+                                    pending.pop_front();
+                                    pending.push_back(Pending::Slots);
+                                    let _ = writer.send(&[b"CLUSTER" as &[u8], b"SLOTS"]).await;
+                                    continue;
+                                }
+                                Some(Pending::Shards | Pending::Slots) => {
+                                    let shards = matches!(pending.pop_front(), Some(Pending::Shards));
+                                    topology_reply(&tx, id, &received.raw, shards);
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        }
                         if let conn::Item::Reply(summary, is_error) = &received.item {
                             if let Some(Pending::Ping(sent)) = pending.front() {
                                 let latency = received.at.into_std().saturating_duration_since(*sent);
@@ -574,6 +772,10 @@ async fn connection_task(
                         break (CloseCause::Error, Some(e.to_string()));
                     }
                 },
+                Some(ConnCmd::Topology) = cmds.recv() => {
+                    pending.push_back(Pending::Shards);
+                    let _ = writer.send(&[b"CLUSTER" as &[u8], b"SHARDS"]).await;
+                }
                 _ = async { ticker.as_mut().unwrap().tick().await }, if ticker.is_some() => {
                     pending.push_back(Pending::Ping(Instant::now()));
                     if let Err(e) = writer.send(&[b"PING"]).await {
@@ -608,7 +810,37 @@ async fn connection_task(
 /// What a reply still to come answers.
 enum Pending {
     Ping(Instant),
+    Shards,
+    Slots,
     Other,
+}
+
+/// Reads a CLUSTER SHARDS / SLOTS reply and hands the nodes to the watch loop.
+fn topology_reply(tx: &mpsc::UnboundedSender<Observation>, id: u32, raw: &[u8], shards: bool) {
+    let nodes = match crate::resp::Scanner::default().scan(raw) {
+        Ok(crate::resp::Scan::Frame(frame, _)) => {
+            if shards {
+                cluster::from_shards(&frame)
+            } else {
+                cluster::from_slots(&frame)
+            }
+        }
+        _ => None,
+    };
+    match nodes {
+        Some(nodes) if !nodes.is_empty() => observe(tx, id, What::Nodes(nodes)),
+        _ => observe(
+            tx,
+            id,
+            What::ConnectFailed {
+                error: format!(
+                    "could not read the cluster topology from {}",
+                    crate::escape::escape(&raw[..raw.len().min(120)])
+                ),
+                retry_in: None,
+            },
+        ),
+    }
 }
 
 fn observe_at(

@@ -343,6 +343,16 @@ impl ConnectOptions {
         )
     }
 
+    /// The same credentials, TLS settings and handshake for another node of the same database
+    /// (a cluster node discovered through CLUSTER SHARDS).
+    pub fn for_node(&self, host: &str, port: u16) -> ConnectOptions {
+        ConnectOptions {
+            host: host.to_string(),
+            port,
+            ..self.clone()
+        }
+    }
+
     /// Warnings the caller should show before connecting (this module prints nothing).
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();

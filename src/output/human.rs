@@ -117,6 +117,10 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Error, &format!("connect failed: {error}{retry}"))
             )]
         }
+        // A cluster whose nodes all refuse says so once; the summary counts them.
+        WatchLine::Handshake {
+            repeat_of: Some(_), ..
+        } => Vec::new(),
         WatchLine::Handshake {
             at,
             conn,
@@ -161,12 +165,30 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             }
             out
         }
+        // Every cluster node broadcasts the same event: one entry, then one short line per copy.
+        WatchLine::Push {
+            at,
+            conn,
+            copy_of: Some(copy),
+            ..
+        } => vec![format!(
+            "{} {}",
+            head(at, Some(*conn)),
+            style.paint(
+                Role::Dim,
+                &format!(
+                    "  also from [{conn}], {:.1} ms after [{}]",
+                    copy.after_ms, copy.conn
+                )
+            )
+        )],
         WatchLine::Push {
             at,
             conn,
             labels,
             rel: r,
             frame,
+            sources_ours,
             ..
         } => {
             let role = match &frame.parsed {
@@ -190,6 +212,12 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 labels
             )];
             out.push(format!("      {}", style.paint(Role::Dim, &frame.raw)));
+            if !sources_ours.is_empty() {
+                out.push(format!(
+                    "      source(s) we are connected to: {}",
+                    sources_ours.join(", ")
+                ));
+            }
             if let crate::notification::Classified::Maintenance(n) = &frame.parsed {
                 for note in &n.notes {
                     out.push(format!("      note: {note}"));
@@ -341,6 +369,29 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 .as_ref()
                 .map_or(String::new(), |w| format!(" (during {w})"));
             vec![format!("{} {what}{window}", head(at, Some(*conn)))]
+        }
+        WatchLine::Topology {
+            at,
+            reason,
+            nodes,
+            added,
+            removed,
+            rel: r,
+            ..
+        } => {
+            let mut what = format!("cluster topology {reason}: {} node(s)", nodes.len());
+            if !added.is_empty() {
+                what.push_str(&format!(", added {}", added.join(", ")));
+            }
+            if !removed.is_empty() {
+                what.push_str(&format!(", removed {}", removed.join(", ")));
+            }
+            vec![format!(
+                "{} {}{}",
+                head(at, None),
+                rel(r),
+                style.paint(Role::Socket, &what)
+            )]
         }
         WatchLine::Summary { .. } => crate::output::summary::render(line, style),
     }

@@ -16,12 +16,26 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         events,
         conns,
         t,
+        opt_in,
         ..
     } = line
     else {
         return Vec::new();
     };
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
+    for tally in opt_in {
+        let what = match tally.opt_in {
+            crate::record::OptInOutcome::Accepted => "opt-in accepted",
+            crate::record::OptInOutcome::Refused => "opt-in refused",
+            crate::record::OptInOutcome::Resp3Unavailable => "RESP3 unavailable",
+            crate::record::OptInOutcome::AuthFailed => "authentication failed",
+        };
+        let text = tally
+            .text
+            .as_deref()
+            .map_or(String::new(), |t| format!(": {t}"));
+        out.push(format!("{what} on {} connection(s){text}", tally.conns));
+    }
     if events.is_empty() {
         out.push("no maintenance notification was seen".into());
     } else {

@@ -41,7 +41,7 @@ use tokio::task::JoinHandle;
 use self::cluster::Topology;
 use self::dns::SimDns;
 use self::escape::escape;
-use self::scenario::{Action, Mode, Push, PushKind, Start, Step, To};
+use self::scenario::{Action, Hostile, Mode, Push, PushKind, Start, Step, To};
 pub use self::scenario::{Scenario, ScenarioError};
 
 /// The DNS zone the simulator is authoritative for.
@@ -208,6 +208,20 @@ pub enum What {
     Reset { connections: usize },
     /// Something went wrong that does not stop the simulation (a proxy could not listen again).
     Error { message: String },
+    /// A hostile step acted on a connection (`written`: bytes written at once; for a trickle,
+    /// the frame's length, announced as it starts).
+    Hostile {
+        conn: u64,
+        proxy: SocketAddr,
+        kind: Hostile,
+        written: usize,
+    },
+    /// `mode silent`: bytes read from a connection and answered with nothing.
+    Ignored {
+        conn: u64,
+        proxy: SocketAddr,
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for SimEvent {
@@ -322,6 +336,39 @@ impl fmt::Display for SimEvent {
                 "loop: DNS and listeners reset, {connections} connection(s) closed so clients start over"
             ),
             What::Error { message } => write!(f, "error: {message}"),
+            What::Hostile {
+                conn,
+                proxy,
+                kind,
+                written,
+            } => {
+                write!(f, "conn {conn} @{proxy}: hostile {kind}: ")?;
+                match kind {
+                    Hostile::HugeBlob => write!(
+                        f,
+                        "declared a {} byte blob, wrote {written} bytes of it",
+                        scenario::HUGE_BLOB_DECLARED
+                    ),
+                    Hostile::Deep => write!(
+                        f,
+                        "wrote a push nested {} deep ({written} bytes)",
+                        scenario::DEEP_LEVELS
+                    ),
+                    Hostile::Trickle => write!(
+                        f,
+                        "writing a {written} byte push one byte per scenario second"
+                    ),
+                    Hostile::MidFrame => write!(
+                        f,
+                        "wrote {written} of the {} bytes of a push, then closed",
+                        scenario::MID_FRAME.len()
+                    ),
+                }
+            }
+            What::Ignored { conn, proxy, bytes } => write!(
+                f,
+                "conn {conn} @{proxy}: read {bytes} bytes, answered nothing (mode silent)"
+            ),
         }
     }
 }
@@ -343,6 +390,8 @@ struct Triggers {
 /// land in the middle of a reply.
 enum ConnMsg {
     Push(Arc<[u8]>, Why),
+    /// A hostile step, from the scenario line given.
+    Hostile(Hostile, usize),
     Close,
 }
 
@@ -407,6 +456,11 @@ impl Shared {
             clock: self.clock(),
             what,
         });
+    }
+
+    /// One scenario second of real time.
+    fn second(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.speed)
     }
 
     fn addr(&self, ip: Ipv4Addr) -> SocketAddr {
@@ -758,6 +812,28 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             line: step.line,
             text: text.clone(),
         }),
+        Action::Hostile { to, kind } => {
+            let targets = match to {
+                To::All => shared.scenario.proxies.clone(),
+                To::One(p) => vec![*p],
+            };
+            let st = shared.lock();
+            let recipients: Vec<&ConnEntry> = st
+                .conns
+                .values()
+                .filter(|c| c.opted_in && targets.contains(&c.proxy))
+                .collect();
+            shared.emit(What::Pushed {
+                line: step.line,
+                summary: format!("hostile {kind}"),
+                seq: None,
+                proxies: targets.iter().map(|p| shared.addr(*p)).collect(),
+                recipients: recipients.len(),
+            });
+            for c in recipients {
+                let _ = c.tx.send(ConnMsg::Hostile(*kind, step.line));
+            }
+        }
     }
 }
 

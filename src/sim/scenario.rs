@@ -67,6 +67,81 @@ pub enum Mode {
     Refusing,
 }
 
+/// What a hostile server does to a connection (`at T hostile P KIND`): the failures a watcher
+/// must survive with bounded memory, a clear message and a reconnect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hostile {
+    /// A push whose blob declares 4 GiB, followed by [`HUGE_BLOB_SENT`] bytes of it (more than a
+    /// bounded reader would ever hold); the connection stays open for the client to drop.
+    HugeBlob,
+    /// A push nested [`DEEP_LEVELS`] aggregates deep (about 40 KB); the connection stays open.
+    Deep,
+    /// A valid push frame ([`TRICKLE_FRAME`]) written one byte per scenario second. Anything
+    /// else for that connection (pushes, replies) waits until the frame is complete, so nothing is
+    /// ever written into the middle of it.
+    Trickle,
+    /// The first half of a push frame ([`MID_FRAME`]), then the server closes the connection.
+    MidFrame,
+}
+
+/// The blob length a `huge-blob` declares: 4 GiB.
+pub const HUGE_BLOB_DECLARED: u64 = 4 << 30;
+/// How many bytes of that blob are really written (unless the client hangs up first): 64 MiB.
+pub const HUGE_BLOB_SENT: usize = 64 << 20;
+/// How deep a `deep` frame nests: a push holding arrays holding arrays ... 10,000 levels.
+pub const DEEP_LEVELS: usize = 10_000;
+/// The frame a `trickle` writes one byte at a time: a valid push, not a notification.
+pub const TRICKLE_FRAME: &[u8] = b">2\r\n$7\r\ntrickle\r\n$11\r\nhello world\r\n";
+/// The frame whose first half `mid-frame` writes before closing.
+pub const MID_FRAME: &[u8] = b">4\r\n$6\r\nMOVING\r\n:999\r\n:15\r\n$14\r\n127.0.0.9:6379\r\n";
+
+impl Hostile {
+    pub const ALL: [Hostile; 4] = [
+        Hostile::HugeBlob,
+        Hostile::Deep,
+        Hostile::Trickle,
+        Hostile::MidFrame,
+    ];
+
+    /// The keyword in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hostile::HugeBlob => "huge-blob",
+            Hostile::Deep => "deep",
+            Hostile::Trickle => "trickle",
+            Hostile::MidFrame => "mid-frame",
+        }
+    }
+
+    /// The bytes written at once (for `huge-blob`, the header only: the declared blob follows in
+    /// chunks; for `trickle`, the whole frame, written one byte at a time; for `mid-frame`, the
+    /// half that is written).
+    pub fn bytes(self) -> Vec<u8> {
+        match self {
+            Hostile::HugeBlob => {
+                format!(">2\r\n$9\r\nhuge-blob\r\n${HUGE_BLOB_DECLARED}\r\n").into_bytes()
+            }
+            Hostile::Deep => {
+                let mut out = Vec::with_capacity(DEEP_LEVELS * 4 + 4);
+                out.extend_from_slice(b">1\r\n");
+                for _ in 1..DEEP_LEVELS {
+                    out.extend_from_slice(b"*1\r\n");
+                }
+                out.extend_from_slice(b":1\r\n");
+                out
+            }
+            Hostile::Trickle => TRICKLE_FRAME.to_vec(),
+            Hostile::MidFrame => MID_FRAME[..MID_FRAME.len() / 2].to_vec(),
+        }
+    }
+}
+
+impl fmt::Display for Hostile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The seven notification types, as the simulator writes them. (The simulator keeps its own
 /// list rather than the watcher's parse model: they must not share code beyond `resp`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +368,8 @@ pub enum Action {
     },
     /// A narration line for something with no wire effect (a server-side move, say).
     Say(String),
+    /// Misbehave towards every opted-in connection of the proxies named.
+    Hostile { to: To, kind: Hostile },
 }
 
 /// One timed step.
@@ -330,6 +407,8 @@ pub struct Scenario {
     pub ttl: u32,
     pub start: Start,
     pub mode: Mode,
+    /// `mode silent`: connections are accepted and read, and never answered (not even HELLO).
+    pub silent: bool,
     /// Whether the last MIGRATED / FAILED_OVER is replayed after an opt-in's `+OK`.
     pub catch_up: bool,
     /// The database counter's first value (0 on a fresh database).
@@ -409,6 +488,7 @@ impl Parser<'_> {
         let mut ttl = 5;
         let mut start = Start::OptIn(1);
         let mut mode = Mode::Enterprise;
+        let mut silent = false;
         let mut catch_up = true;
         let mut first_seq = 0;
         let mut cluster = Vec::new();
@@ -489,12 +569,14 @@ impl Parser<'_> {
                     }
                 }
                 "mode" => {
-                    mode = match self.one_word(rest, "enterprise or refusing")? {
-                        "enterprise" => Mode::Enterprise,
-                        "refusing" => Mode::Refusing,
+                    (mode, silent) = match self.one_word(rest, "enterprise, refusing or silent")? {
+                        "enterprise" => (Mode::Enterprise, false),
+                        "refusing" => (Mode::Refusing, false),
+                        "silent" => (Mode::Enterprise, true),
                         other => {
-                            return Err(self
-                                .err(format!("expected enterprise or refusing, found {other:?}")))
+                            return Err(self.err(format!(
+                                "expected enterprise, refusing or silent, found {other:?}"
+                            )))
                         }
                     }
                 }
@@ -563,6 +645,7 @@ impl Parser<'_> {
             }
             let proxy = match &step.action {
                 Action::Push { to: To::One(p), .. }
+                | Action::Hostile { to: To::One(p), .. }
                 | Action::Close { proxy: p, .. }
                 | Action::Down(p)
                 | Action::Up(p) => Some(*p),
@@ -592,6 +675,7 @@ impl Parser<'_> {
             ttl,
             start,
             mode,
+            silent,
             catch_up,
             first_seq,
             cluster,
@@ -704,11 +788,27 @@ impl Parser<'_> {
                 }
                 Action::Say(rest.to_string())
             }
+            "hostile" => {
+                let (to, rest) = split_word(rest);
+                let to = match to {
+                    "*" => To::All,
+                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+                    p => To::One(self.proxy(p)?),
+                };
+                let word = self.one_word(rest, "huge-blob, deep, trickle or mid-frame")?;
+                let Some(kind) = Hostile::ALL.into_iter().find(|k| k.name() == word) else {
+                    return Err(self.err(format!(
+                        "expected huge-blob, deep, trickle or mid-frame, found {word:?}"
+                    )));
+                };
+                Action::Hostile { to, kind }
+            }
             "" => return Err(self.err("expected an action after the time, found nothing")),
             other => {
                 self.field = None;
                 return Err(self.err(format!(
-                    "unknown action {other:?} (expected push, dns, close, down, up, assign or say)"
+                    "unknown action {other:?} (expected push, dns, close, down, up, assign, say or \
+                     hostile)"
                 )));
             }
         };

@@ -13,17 +13,19 @@
 //! Each connection is one task that owns its socket. Notifications and closes reach it through a
 //! queue, so a push is never written into the middle of a reply.
 
+use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 
 use super::cluster::{as_map, key_slot, node_id};
 use super::escape::escape;
-use super::scenario::Mode;
+use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
 use super::{ConnEntry, ConnMsg, Shared, What, Why};
 use crate::resp::{Frame, Limits, Scan, Scanner};
 
@@ -151,6 +153,26 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
     tokio::spawn(conn.run(stream, rx));
 }
 
+/// A frame being written one byte per scenario second.
+struct Trickle {
+    bytes: Vec<u8>,
+    /// Bytes already written.
+    pos: usize,
+    /// When the next byte is due.
+    next: tokio::time::Instant,
+    /// The scenario line of the step.
+    line: usize,
+}
+
+/// Sleeps until `at`, or forever for `None` (a `select!` branch that is disabled by its guard
+/// still builds its future).
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// What one batch of commands produced: the bytes to write, the notifications among them (for
 /// the narration), and whether to close afterwards.
 #[derive(Default)]
@@ -178,19 +200,36 @@ impl Conn {
         let (mut rd, mut wr) = stream.into_split();
         let mut shutdown = self.shared.shutdown.clone();
         let mut buf: Vec<u8> = Vec::with_capacity(4096);
-        let by_server = loop {
+        // A frame being written one byte at a time, and what waits for it to be complete.
+        let mut trickle: Option<Trickle> = None;
+        let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
+        let by_server = 'run: loop {
+            while trickle.is_none() {
+                let Some(msg) = backlog.pop_front() else {
+                    break;
+                };
+                if let Some(by_server) = self.deliver(msg, &mut wr, &mut trickle).await {
+                    break 'run by_server;
+                }
+            }
+            let next_byte = trickle.as_ref().map(|t| t.next);
             tokio::select! {
                 msg = rx.recv() => match msg {
-                    Some(ConnMsg::Push(bytes, why)) => {
-                        if wr.write_all(&bytes).await.is_err() {
-                            break false;
-                        }
-                        self.sent(SystemTime::now(), bytes.to_vec(), why);
-                    }
                     Some(ConnMsg::Close) | None => break true,
+                    Some(msg) if trickle.is_some() => backlog.push_back(msg),
+                    Some(msg) => {
+                        if let Some(by_server) = self.deliver(msg, &mut wr, &mut trickle).await {
+                            break by_server;
+                        }
+                    }
                 },
-                read = rd.read_buf(&mut buf) => match read {
+                // While a frame trickles out, commands wait unread: no reply may land inside it.
+                read = rd.read_buf(&mut buf), if trickle.is_none() => match read {
                     Ok(0) | Err(_) => break false,
+                    Ok(n) if self.shared.scenario.silent => {
+                        buf.clear();
+                        self.shared.emit(What::Ignored { conn: self.id, proxy: self.proxy, bytes: n });
+                    }
                     Ok(_) => {
                         let batch = self.process(&mut buf);
                         if !batch.out.is_empty() && wr.write_all(&batch.out).await.is_err() {
@@ -206,6 +245,18 @@ impl Conn {
                         if batch.close {
                             break true;
                         }
+                    }
+                },
+                () = sleep_until_some(next_byte) => {
+                    let Some(t) = trickle.as_mut() else { continue };
+                    if wr.write_all(&t.bytes[t.pos..t.pos + 1]).await.is_err() {
+                        break false;
+                    }
+                    t.pos += 1;
+                    t.next += self.shared.second();
+                    if t.pos == t.bytes.len() {
+                        let t = trickle.take().expect("trickling");
+                        self.sent(SystemTime::now(), t.bytes, Why::Step { line: t.line });
                     }
                 },
                 _ = wait_until(&mut shutdown, true) => break true,
@@ -226,6 +277,79 @@ impl Conn {
             proxy: self.proxy,
             by_server,
         });
+    }
+
+    /// Writes a notification or carries out a hostile step. `Some(by_server)`: the connection
+    /// ends (the client went away, or the step closes it).
+    async fn deliver(
+        &self,
+        msg: ConnMsg,
+        wr: &mut OwnedWriteHalf,
+        trickle: &mut Option<Trickle>,
+    ) -> Option<bool> {
+        match msg {
+            ConnMsg::Close => Some(true),
+            ConnMsg::Push(bytes, why) => {
+                if wr.write_all(&bytes).await.is_err() {
+                    return Some(false);
+                }
+                self.sent(SystemTime::now(), bytes.to_vec(), why);
+                None
+            }
+            ConnMsg::Hostile(kind, line) => {
+                let bytes = kind.bytes();
+                let hostile = |written| What::Hostile {
+                    conn: self.id,
+                    proxy: self.proxy,
+                    kind,
+                    written,
+                };
+                match kind {
+                    Hostile::Trickle => {
+                        self.shared.emit(hostile(bytes.len()));
+                        *trickle = Some(Trickle {
+                            bytes,
+                            pos: 0,
+                            next: tokio::time::Instant::now(),
+                            line,
+                        });
+                        None
+                    }
+                    Hostile::Deep => {
+                        let gone = wr.write_all(&bytes).await.is_err();
+                        self.shared.emit(hostile(bytes.len()));
+                        gone.then_some(false)
+                    }
+                    Hostile::MidFrame => {
+                        let gone = wr.write_all(&bytes).await.is_err();
+                        self.shared.emit(hostile(bytes.len()));
+                        Some(!gone)
+                    }
+                    Hostile::HugeBlob => {
+                        // The header, then the blob in chunks until the promised amount is out or
+                        // the client hangs up (what a bounded reader does at the header).
+                        let mut written = 0;
+                        let mut gone = wr.write_all(&bytes).await.is_err();
+                        if !gone {
+                            written += bytes.len();
+                            let chunk = vec![b'x'; 64 * 1024];
+                            let mut left = HUGE_BLOB_SENT;
+                            while left > 0 {
+                                let n = left.min(chunk.len());
+                                if wr.write_all(&chunk[..n]).await.is_err() {
+                                    gone = true;
+                                    break;
+                                }
+                                written += n;
+                                left -= n;
+                            }
+                        }
+                        self.shared.emit(hostile(written));
+                        gone.then_some(false)
+                    }
+                }
+            }
+        }
     }
 
     fn sent(&self, at: SystemTime, bytes: Vec<u8>, why: Why) {

@@ -1,0 +1,187 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'maintwatch'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'maintwatch' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
+            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
+            [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'maintwatch;watch' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
+            [CompletionResult]::new('-u', '-u', [CompletionResultType]::ParameterName, 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli')
+            [CompletionResult]::new('--uri', '--uri', [CompletionResultType]::ParameterName, 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli')
+            [CompletionResult]::new('-a', '-a', [CompletionResultType]::ParameterName, 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users')
+            [CompletionResult]::new('--pass', '--pass', [CompletionResultType]::ParameterName, 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'User name for ACL authentication (with a password)')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number to SELECT (a URL''s /db wins)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number to SELECT (a URL''s /db wins)')
+            [CompletionResult]::new('--cacert', '--cacert', [CompletionResultType]::ParameterName, 'CA certificate bundle (PEM) to verify the server with, instead of the system''s')
+            [CompletionResult]::new('--cacertdir', '--cacertdir', [CompletionResultType]::ParameterName, 'Directory of trusted CA certificates (PEM), instead of the system''s')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'Client certificate (PEM) for mutual TLS; needs --key')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Private key (PEM) of --cert')
+            [CompletionResult]::new('--sni', '--sni', [CompletionResultType]::ParameterName, 'TLS server name to send and verify, instead of the host')
+            [CompletionResult]::new('--endpoint-type', '--endpoint-type', [CompletionResultType]::ParameterName, 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)')
+            [CompletionResult]::new('--dns-server', '--dns-server', [CompletionResultType]::ParameterName, 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this long (e.g. 90s, 10m, 1h)')
+            [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N maintenance notifications')
+            [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write JSON lines to FILE, flushed line by line, alongside the human output')
+            [CompletionResult]::new('--traffic', '--traffic', [CompletionResultType]::ParameterName, 'Send a PING every interval and report latency and errors, attributing failures to the open window')
+            [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Open N connections to the endpoint (a node-wide close takes them all at once)')
+            [CompletionResult]::new('--subscribe', '--subscribe', [CompletionResultType]::ParameterName, 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are')
+            [CompletionResult]::new('--dns-interval', '--dns-interval', [CompletionResultType]::ParameterName, 'How often to poll the hostname''s A/AAAA records')
+            [CompletionResult]::new('--handoff-poll', '--handoff-poll', [CompletionResultType]::ParameterName, 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)')
+            [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (implied by rediss://)')
+            [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s certificate or name (prints a warning)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h is the host, as in redis-cli)')
+            [CompletionResult]::new('--require', '--require', [CompletionResultType]::ParameterName, 'Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable, instead of watching whatever pushes arrive')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md)')
+            [CompletionResult]::new('--tracking', '--tracking', [CompletionResultType]::ParameterName, 'CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the default when HELLO reports mode `cluster`')
+            [CompletionResult]::new('--no-cluster', '--no-cluster', [CompletionResultType]::ParameterName, 'Watch only the endpoint given, even when HELLO reports mode `cluster`')
+            [CompletionResult]::new('--masters-only', '--masters-only', [CompletionResultType]::ParameterName, 'With a cluster, watch the masters only (not the replicas)')
+            [CompletionResult]::new('--no-dns', '--no-dns', [CompletionResultType]::ParameterName, 'Do not watch DNS')
+            [CompletionResult]::new('--no-handoff', '--no-handoff', [CompletionResultType]::ParameterName, 'Do not run the handoff decision in dry-run')
+            break
+        }
+        'maintwatch;decode' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How the input encodes the bytes')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per frame (schema: docs/jsonl.md)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'maintwatch;probe' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Also read endpoints from FILE, one per line; `-` reads standard input')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'How many endpoints to probe at once')
+            [CompletionResult]::new('--linger', '--linger', [CompletionResultType]::ParameterName, 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply''s read (measured at 16-17 ms after the +OK); 0 disables')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
+            [CompletionResult]::new('-u', '-u', [CompletionResultType]::ParameterName, 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli')
+            [CompletionResult]::new('--uri', '--uri', [CompletionResultType]::ParameterName, 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli')
+            [CompletionResult]::new('-a', '-a', [CompletionResultType]::ParameterName, 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users')
+            [CompletionResult]::new('--pass', '--pass', [CompletionResultType]::ParameterName, 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'User name for ACL authentication (with a password)')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number to SELECT (a URL''s /db wins)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number to SELECT (a URL''s /db wins)')
+            [CompletionResult]::new('--cacert', '--cacert', [CompletionResultType]::ParameterName, 'CA certificate bundle (PEM) to verify the server with, instead of the system''s')
+            [CompletionResult]::new('--cacertdir', '--cacertdir', [CompletionResultType]::ParameterName, 'Directory of trusted CA certificates (PEM), instead of the system''s')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'Client certificate (PEM) for mutual TLS; needs --key')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Private key (PEM) of --cert')
+            [CompletionResult]::new('--sni', '--sni', [CompletionResultType]::ParameterName, 'TLS server name to send and verify, instead of the host')
+            [CompletionResult]::new('--endpoint-type', '--endpoint-type', [CompletionResultType]::ParameterName, 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)')
+            [CompletionResult]::new('--dns-server', '--dns-server', [CompletionResultType]::ParameterName, 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per endpoint per line (fields: type, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (implied by rediss://)')
+            [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s certificate or name (prints a warning)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h is the host, as in redis-cli)')
+            break
+        }
+        'maintwatch;simulate' {
+            [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play (see --list)')
+            [CompletionResult]::new('--scenario-file', '--scenario-file', [CompletionResultType]::ParameterName, 'Play a scenario file from disk instead (format: scenarios/README.md)')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port shared by every proxy (0 picks a free one)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port shared by every proxy (0 picks a free one)')
+            [CompletionResult]::new('--password', '--password', [CompletionResultType]::ParameterName, 'Require this password (AUTH / HELLO 3 AUTH). Never printed')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The ACL user the password belongs to (default: default)')
+            [CompletionResult]::new('--loop', '--loop', [CompletionResultType]::ParameterName, 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over')
+            [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List the scenarios, one line each, and exit')
+            [CompletionResult]::new('--no-catch-up', '--no-catch-up', [CompletionResultType]::ParameterName, 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print where it listens and the scenario''s steps only, not every connection and command')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print where it listens and the scenario''s steps only, not every connection and command')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'maintwatch;demo' {
+            [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster')
+            [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'maintwatch;replay' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto, always, never')
+            [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Compare each frame''s fresh parse with the recorded one; exit 1 on any difference')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the re-parsed lines as JSON instead of human lines')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'maintwatch;help' {
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
+            [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
+            [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'maintwatch;help;watch' {
+            break
+        }
+        'maintwatch;help;decode' {
+            break
+        }
+        'maintwatch;help;probe' {
+            break
+        }
+        'maintwatch;help;simulate' {
+            break
+        }
+        'maintwatch;help;demo' {
+            break
+        }
+        'maintwatch;help;replay' {
+            break
+        }
+        'maintwatch;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

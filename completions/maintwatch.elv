@@ -1,0 +1,167 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[maintwatch] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'maintwatch'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'maintwatch'= {
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+            cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+            cand probe 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+            cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+            cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+            cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'maintwatch;watch'= {
+            cand -h 'Server hostname or IP address [default: 127.0.0.1]'
+            cand --host 'Server hostname or IP address [default: 127.0.0.1]'
+            cand -p 'Server port [default: 6379]'
+            cand --port 'Server port [default: 6379]'
+            cand -u 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli'
+            cand --uri 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli'
+            cand -a 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users'
+            cand --pass 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users'
+            cand --user 'User name for ACL authentication (with a password)'
+            cand -n 'Database number to SELECT (a URL''s /db wins)'
+            cand --db 'Database number to SELECT (a URL''s /db wins)'
+            cand --cacert 'CA certificate bundle (PEM) to verify the server with, instead of the system''s'
+            cand --cacertdir 'Directory of trusted CA certificates (PEM), instead of the system''s'
+            cand --cert 'Client certificate (PEM) for mutual TLS; needs --key'
+            cand --key 'Private key (PEM) of --cert'
+            cand --sni 'TLS server name to send and verify, instead of the host'
+            cand --endpoint-type 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)'
+            cand --connect-timeout 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)'
+            cand --dns-server 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too'
+            cand --duration 'Stop after this long (e.g. 90s, 10m, 1h)'
+            cand --count 'Stop after N maintenance notifications'
+            cand --capture 'Also write JSON lines to FILE, flushed line by line, alongside the human output'
+            cand --traffic 'Send a PING every interval and report latency and errors, attributing failures to the open window'
+            cand --connections 'Open N connections to the endpoint (a node-wide close takes them all at once)'
+            cand --subscribe 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are'
+            cand --dns-interval 'How often to poll the hostname''s A/AAAA records'
+            cand --handoff-poll 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)'
+            cand --sim-speed 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed'
+            cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
+            cand --tls 'Connect with TLS (implied by rediss://)'
+            cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'
+            cand --help 'Print help (-h is the host, as in redis-cli)'
+            cand --require 'Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable, instead of watching whatever pushes arrive'
+            cand --json 'One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md)'
+            cand --tracking 'CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are'
+            cand --cluster 'Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the default when HELLO reports mode `cluster`'
+            cand --no-cluster 'Watch only the endpoint given, even when HELLO reports mode `cluster`'
+            cand --masters-only 'With a cluster, watch the masters only (not the replicas)'
+            cand --no-dns 'Do not watch DNS'
+            cand --no-handoff 'Do not run the handoff decision in dry-run'
+        }
+        &'maintwatch;decode'= {
+            cand --format 'How the input encodes the bytes'
+            cand --json 'One JSON object per frame (schema: docs/jsonl.md)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'maintwatch;probe'= {
+            cand --from 'Also read endpoints from FILE, one per line; `-` reads standard input'
+            cand --concurrency 'How many endpoints to probe at once'
+            cand --linger 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply''s read (measured at 16-17 ms after the +OK); 0 disables'
+            cand -h 'Server hostname or IP address [default: 127.0.0.1]'
+            cand --host 'Server hostname or IP address [default: 127.0.0.1]'
+            cand -p 'Server port [default: 6379]'
+            cand --port 'Server port [default: 6379]'
+            cand -u 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli'
+            cand --uri 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli'
+            cand -a 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users'
+            cand --pass 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users'
+            cand --user 'User name for ACL authentication (with a password)'
+            cand -n 'Database number to SELECT (a URL''s /db wins)'
+            cand --db 'Database number to SELECT (a URL''s /db wins)'
+            cand --cacert 'CA certificate bundle (PEM) to verify the server with, instead of the system''s'
+            cand --cacertdir 'Directory of trusted CA certificates (PEM), instead of the system''s'
+            cand --cert 'Client certificate (PEM) for mutual TLS; needs --key'
+            cand --key 'Private key (PEM) of --cert'
+            cand --sni 'TLS server name to send and verify, instead of the host'
+            cand --endpoint-type 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)'
+            cand --connect-timeout 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)'
+            cand --dns-server 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too'
+            cand --json 'One JSON object per endpoint per line (fields: type, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
+            cand -q 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
+            cand --quiet 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
+            cand --tls 'Connect with TLS (implied by rediss://)'
+            cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'
+            cand --help 'Print help (-h is the host, as in redis-cli)'
+        }
+        &'maintwatch;simulate'= {
+            cand --scenario 'The embedded scenario to play (see --list)'
+            cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
+            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)'
+            cand -p 'Port shared by every proxy (0 picks a free one)'
+            cand --port 'Port shared by every proxy (0 picks a free one)'
+            cand --password 'Require this password (AUTH / HELLO 3 AUTH). Never printed'
+            cand --user 'The ACL user the password belongs to (default: default)'
+            cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
+            cand --list 'List the scenarios, one line each, and exit'
+            cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'
+            cand -q 'Print where it listens and the scenario''s steps only, not every connection and command'
+            cand --quiet 'Print where it listens and the scenario''s steps only, not every connection and command'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'maintwatch;demo'= {
+            cand --scenario 'The embedded scenario to play'
+            cand --speed 'Run the scenario clock this many times faster'
+            cand --capture 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)'
+            cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'maintwatch;replay'= {
+            cand --color 'Colour: auto, always, never'
+            cand --check 'Compare each frame''s fresh parse with the recorded one; exit 1 on any difference'
+            cand --json 'Print the re-parsed lines as JSON instead of human lines'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'maintwatch;help'= {
+            cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+            cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+            cand probe 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+            cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+            cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+            cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'maintwatch;help;watch'= {
+        }
+        &'maintwatch;help;decode'= {
+        }
+        &'maintwatch;help;probe'= {
+        }
+        &'maintwatch;help;simulate'= {
+        }
+        &'maintwatch;help;demo'= {
+        }
+        &'maintwatch;help;replay'= {
+        }
+        &'maintwatch;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,143 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_maintwatch_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_maintwatch_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_maintwatch_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_maintwatch_using_subcommand
+    set -l cmd (__fish_maintwatch_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -s V -l version -d 'Print version'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s p -l port -d 'Server port [default: 6379]' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s u -l uri -d 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without \':\' is the password, as in redis-cli' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s a -l pass -d 'Password (a URL\'s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l user -d 'User name for ACL authentication (with a password)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s n -l db -d 'Database number to SELECT (a URL\'s /db wins)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l cacert -d 'CA certificate bundle (PEM) to verify the server with, instead of the system\'s' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l cacertdir -d 'Directory of trusted CA certificates (PEM), instead of the system\'s' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l key -d 'Private key (PEM) of --cert' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l sni -d 'TLS server name to send and verify, instead of the host' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l endpoint-type -d 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)' -r -f -a "internal-ip\t'Ask MOVING to name an internal IP address'
+internal-fqdn\t'Ask MOVING to name an internal hostname'
+external-ip\t'Ask MOVING to name an external IP address'
+external-fqdn\t'Ask MOVING to name an external hostname'
+none\t'Ask MOVING to name no endpoint'
+auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip'
+server-default\t'Send a bare `ON`: the server picks'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connect-timeout -d 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connections -d 'Open N connections to the endpoint (a node-wide close takes them all at once)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l subscribe -d 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-interval -d 'How often to poll the hostname\'s A/AAAA records' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l handoff-poll -d 'Interval of the dry-run\'s DNS polls (the reference client uses 1 s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l sim-speed -d 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tls -d 'Connect with TLS (implied by rediss://)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l help -d 'Print help (-h is the host, as in redis-cli)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l require -d 'Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable, instead of watching whatever pushes arrive'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l json -d 'One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tracking -d 'CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l cluster -d 'Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the default when HELLO reports mode `cluster`'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-cluster -d 'Watch only the endpoint given, even when HELLO reports mode `cluster`'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l masters-only -d 'With a cluster, watch the masters only (not the replicas)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-dns -d 'Do not watch DNS'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-handoff -d 'Do not run the handoff decision in dry-run'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l format -d 'How the input encodes the bytes' -r -f -a "auto\t'Escaped text if it has `\\r\\n` escapes, hex if only hex digits, else raw bytes'
+raw\t'The bytes as they are'
+escaped\t'Text with escapes as people paste it: `>4\\r\\n$6\\r\\nMOVING\\r\\n...`'
+hex\t'Hex digits; whitespace, `0x` and `:` between bytes are ignored'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l json -d 'One JSON object per frame (schema: docs/jsonl.md)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l from -d 'Also read endpoints from FILE, one per line; `-` reads standard input' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l concurrency -d 'How many endpoints to probe at once' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l linger -d 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply\'s read (measured at 16-17 ms after the +OK); 0 disables' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s p -l port -d 'Server port [default: 6379]' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s u -l uri -d 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without \':\' is the password, as in redis-cli' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s a -l pass -d 'Password (a URL\'s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l user -d 'User name for ACL authentication (with a password)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s n -l db -d 'Database number to SELECT (a URL\'s /db wins)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l cacert -d 'CA certificate bundle (PEM) to verify the server with, instead of the system\'s' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l cacertdir -d 'Directory of trusted CA certificates (PEM), instead of the system\'s' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l key -d 'Private key (PEM) of --cert' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l sni -d 'TLS server name to send and verify, instead of the host' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l endpoint-type -d 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)' -r -f -a "internal-ip\t'Ask MOVING to name an internal IP address'
+internal-fqdn\t'Ask MOVING to name an internal hostname'
+external-ip\t'Ask MOVING to name an external IP address'
+external-fqdn\t'Ask MOVING to name an external hostname'
+none\t'Ask MOVING to name no endpoint'
+auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip'
+server-default\t'Send a bare `ON`: the server picks'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l connect-timeout -d 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l json -d 'One JSON object per endpoint per line (fields: type, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s q -l quiet -d 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l help -d 'Print help (-h is the host, as in redis-cli)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario -d 'The embedded scenario to play (see --list)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l port -d 'Port shared by every proxy (0 picks a free one)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l password -d 'Require this password (AUTH / HELLO 3 AUTH). Never printed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l user -d 'The ACL user the password belongs to (default: default)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-catch-up -d 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in\'s +OK'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s q -l quiet -d 'Print where it listens and the scenario\'s steps only, not every connection and command'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l check -d 'Compare each frame\'s fresh parse with the recorded one; exit 1 on any difference'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d 'Print the re-parsed lines as JSON instead of human lines'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,128 @@
+//! The real-server test tier, shared by the test binaries: a Debian `redis-server` started on a
+//! free loopback port when `MAINTWATCH_REDIS_SERVER` names one. Unset, a test prints a visible
+//! SKIP line and passes; set but failing to start, it fails.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A port nothing listens on (bound, then released).
+pub fn closed_port() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// The configured redis-server binary, or `None` after printing the SKIP line.
+pub fn redis_server_binary(test: &str) -> Option<String> {
+    match std::env::var("MAINTWATCH_REDIS_SERVER") {
+        Ok(bin) if !bin.is_empty() => Some(bin),
+        _ => {
+            eprintln!("SKIP: {test}: MAINTWATCH_REDIS_SERVER not set");
+            None
+        }
+    }
+}
+
+pub struct RealRedis {
+    child: Child,
+    bin: String,
+    extra: Vec<String>,
+    pub addr: SocketAddr,
+}
+
+impl RealRedis {
+    /// Starts redis-server on a free loopback port, or returns `None` (with a SKIP line) when
+    /// the variable is unset.
+    pub async fn start(test: &str, extra: &[&str]) -> Option<RealRedis> {
+        let bin = redis_server_binary(test)?;
+        let addr = closed_port();
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let child = spawn(&bin, addr, &extra).await;
+        Some(RealRedis {
+            child,
+            bin,
+            extra,
+            addr,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
+    /// Kills the server (SIGKILL: no goodbye to clients) and starts it again on the same port.
+    pub async fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(&self.bin, self.addr, &self.extra).await;
+    }
+}
+
+async fn spawn(bin: &str, addr: SocketAddr, extra: &[String]) -> Child {
+    let port = addr.port().to_string();
+    let mut child = Command::new(bin)
+        .args([
+            "--port",
+            &port,
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    // Readiness, not timing: poll until it accepts, failing if it exits or never does.
+    for _ in 0..500 {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("{bin} exited at start: {status}");
+        }
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = child.kill();
+    panic!("{bin} did not accept connections on {addr}");
+}
+
+impl Drop for RealRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a command on a server with redis-cli semantics over a plain RESP2 connection, returning
+/// the raw reply bytes (enough for test setup: CLUSTER MEET, PUBLISH, SET ...).
+pub async fn command(addr: SocketAddr, args: &[&str]) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    s.write_all(&maintwatch::resp::encode_command(args))
+        .await
+        .unwrap();
+    let mut reader = maintwatch::resp::StreamReader::default();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0, "server closed before replying to {args:?}");
+        reader.extend(&buf[..n]);
+        let mut reply = None;
+        reader
+            .drain(|_, raw, _| {
+                if reply.is_none() {
+                    reply = Some(raw.to_vec())
+                }
+            })
+            .unwrap();
+        if let Some(r) = reply {
+            return r;
+        }
+    }
+}
