@@ -99,9 +99,25 @@ pub fn man_pages() -> io::Result<Vec<Generated>> {
 }
 
 fn push_pages(cmd: &clap::Command, source: &str, out: &mut Vec<Generated>) -> io::Result<()> {
-    let man = clap_mangen::Man::new(cmd.clone()).source(source);
+    // clap_mangen fills the after-help text like prose, which runs the examples together and
+    // justifies them; the page gets it without, and the text is added below as written.
+    let after = cmd
+        .get_after_long_help()
+        .or_else(|| cmd.get_after_help())
+        .map(|text| text.to_string());
+    let bare = cmd
+        .clone()
+        .after_help(None::<&'static str>)
+        .after_long_help(None::<&'static str>);
+    let man = clap_mangen::Man::new(bare).source(source);
     let mut bytes = Vec::new();
     man.render(&mut bytes)?;
+    if let Some(after) = after {
+        let section = roff_section("EXTRA", &after);
+        // Before the VERSION section, where clap_mangen puts it (only the top page has one).
+        let at = find(&bytes, b"\n.SH VERSION\n").map_or(bytes.len(), |i| i + 1);
+        bytes.splice(at..at, section.into_bytes());
+    }
     out.push(Generated {
         path: Path::new(MAN_DIR).join(man.get_filename()),
         bytes,
@@ -112,6 +128,53 @@ fn push_pages(cmd: &clap::Command, source: &str, out: &mut Vec<Generated>) -> io
     Ok(())
 }
 
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A man page section holding help text as `--help` shows it: indented lines (examples, tables,
+/// the scenario list) are set verbatim, other lines are filled but keep their line breaks, and a
+/// blank line starts a new paragraph.
+fn roff_section(title: &str, text: &str) -> String {
+    let mut out = format!(".SH {title}\n");
+    let mut verbatim = false;
+    for line in text.trim_end().lines() {
+        let indented = line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        if indented != verbatim {
+            out.push_str(if indented { ".nf\n" } else { ".fi\n" });
+            verbatim = indented;
+        }
+        if line.trim().is_empty() {
+            out.push_str(".PP\n");
+        } else {
+            out.push_str(&roff_escape(line));
+            out.push('\n');
+            if !indented {
+                out.push_str(".br\n");
+            }
+        }
+    }
+    if verbatim {
+        out.push_str(".fi\n");
+    }
+    out
+}
+
+/// Escapes a text line for roff: backslashes, hyphens (so that they stay minus signs one can
+/// copy), apostrophes (through the `Aq` string clap_mangen's preamble defines) and a leading
+/// control character.
+fn roff_escape(line: &str) -> String {
+    let escaped = line
+        .replace('\\', "\\e")
+        .replace('-', "\\-")
+        .replace('\'', "\\*(Aq");
+    if escaped.starts_with('.') {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +182,16 @@ mod tests {
     #[test]
     fn the_same_definitions_give_the_same_bytes() {
         assert_eq!(all().unwrap(), all().unwrap());
+    }
+
+    #[test]
+    fn help_text_becomes_roff_as_written() {
+        let text = "Examples:\n  maintwatch decode <<< '>4\\r\\n'\n  maintwatch -x\n\nExit codes: 0 ok.\n.dot";
+        assert_eq!(
+            roff_section("EXTRA", text),
+            ".SH EXTRA\nExamples:\n.br\n.nf\n  maintwatch decode <<< \\*(Aq>4\\er\\en\\*(Aq\n  \
+             maintwatch \\-x\n.fi\n.PP\nExit codes: 0 ok.\n.br\n\\&.dot\n.br\n"
+        );
     }
 
     #[test]

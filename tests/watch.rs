@@ -30,6 +30,10 @@ struct Run {
 
 async fn start(scenario: &str, speed: f64, extra: &[&str]) -> Run {
     let scenario = scenarios::by_name(scenario).expect("a bundled scenario");
+    start_with(scenario, speed, extra).await
+}
+
+async fn start_with(scenario: maintwatch::sim::Scenario, speed: f64, extra: &[&str]) -> Run {
     let mut opts = SimOptions::new(scenario);
     opts.speed = speed;
     let sim = Simulator::start(opts).await.expect("simulator starts");
@@ -834,4 +838,215 @@ async fn real_cluster_every_node_watched_and_the_refusal_reported_once() {
             .any(|l| l.contains("opt-in refused on 3 connection(s)")),
         "{human:#?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_moving_is_labelled_and_gets_exactly_one_decision() {
+    // Two connections to one proxy: the second opts in either before the MOVING (and hears the
+    // broadcast) or after it (and is sent it again with its +OK). Either way the same
+    // (type, seq) arrives twice, and only the first starts a dry-run.
+    let scenario = maintwatch::sim::Scenario::parse(
+        "resend.scn",
+        "name resend\nabout one MOVING, two connections\nproxies 127.0.0.2 127.0.0.3\n\
+         dns 127.0.0.2 127.0.0.3\nstart opt-in\n\
+         at 0.0 push 127.0.0.2 MOVING time=15 target=null\nend 30.0\n",
+    )
+    .unwrap();
+    // A sibling is advertised, so a decision ends at its first poll; the unit tests of the
+    // timeline pin the rule itself, this shows it end to end.
+    let mut run = start_with(scenario, 10.0, &["--connections", "2"]).await;
+    run.until("both copies and the decision", |l| {
+        l.iter().filter(|l| is_kind(l, Kind::Moving)).count() == 2
+            && l.iter().any(|l| matches!(l, WatchLine::Handoff { .. }))
+    })
+    .await;
+    run.interrupt().await;
+    let seen = &run.seen;
+    let movings: Vec<&Vec<Label>> = seen
+        .iter()
+        .filter_map(|l| match l {
+            WatchLine::Push { labels, .. } if is_kind(l, Kind::Moving) => Some(labels),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(movings.len(), 2);
+    assert!(
+        !movings[0].contains(&Label::Resent),
+        "the first copy is the event"
+    );
+    assert!(movings[1].contains(&Label::Resent));
+    assert_eq!(
+        seen.iter()
+            .filter(|l| matches!(l, WatchLine::Handoff { .. }))
+            .count(),
+        1,
+        "exactly one decision for one MOVING"
+    );
+    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!((events.len(), events[0].copies), (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_check_passes_on_a_capture_and_names_the_line_of_a_changed_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("capture.jsonl");
+    let mut run = start(
+        "shard-migration",
+        10.0,
+        &["--count", "2", "--capture", capture.to_str().unwrap()],
+    )
+    .await;
+    run.until("the summary", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+    })
+    .await;
+    assert_eq!(run.child.wait().await.unwrap().code(), Some(0));
+    let bin = env!("CARGO_BIN_EXE_maintwatch");
+    let ok = std::process::Command::new(bin)
+        .args(["replay", "--check"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let text = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        text.contains("MIGRATING seq 0 window 2 s shards 27"),
+        "{text}"
+    );
+
+    // One raw byte changed: MIGRATED's seq 1 becomes 7 in the bytes, not in the recorded parse.
+    let original = std::fs::read_to_string(&capture).unwrap();
+    let (n, _) = original
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(r"$8\\r\\nMIGRATED\\r\\n:1\\r\\n"))
+        .expect("the MIGRATED line");
+    let changed: Vec<String> = original
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == n {
+                l.replacen(r"MIGRATED\\r\\n:1\\r\\n", r"MIGRATED\\r\\n:7\\r\\n", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&capture, changed.join("\n") + "\n").unwrap();
+    let bad = std::process::Command::new(bin)
+        .args(["replay", "--check"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains(&format!("capture.jsonl:{}: parse differs", n + 1)),
+        "names the line: {err}"
+    );
+
+    // A torn last line (killed mid-write) is reported and tolerated.
+    let torn = original.clone() + "{\"type\":\"push\",\"v\":1,\"t\":9.9";
+    std::fs::write(&capture, torn).unwrap();
+    let tolerated = std::process::Command::new(bin)
+        .args(["replay", "--check"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(tolerated.status.success());
+    assert!(String::from_utf8_lossy(&tolerated.stderr).contains("torn last line"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_password_in_any_output_or_capture() {
+    const SECRET: &str = "s3cret-Pw-4711";
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("c.jsonl");
+    let bin = env!("CARGO_BIN_EXE_maintwatch");
+    for (right, json) in [(true, false), (true, true), (false, false)] {
+        // A fresh simulator each time: the scenario plays once.
+        let mut opts = SimOptions::new(scenarios::by_name("shard-migration").unwrap());
+        opts.speed = 10.0;
+        opts.password = Some(SECRET.into());
+        let sim = Simulator::start(opts).await.unwrap();
+        let host = sim.hostname().trim_end_matches('.').to_string();
+        let dns = sim.dns_addr().to_string();
+        let good = format!("redis://:{SECRET}@{host}:{}", sim.port());
+        let wrong = format!("redis://:{SECRET}-wrong@{host}:{}", sim.port());
+        let url = if right { &good } else { &wrong };
+        let mut args = vec![
+            "watch",
+            url.as_str(),
+            "--dns-server",
+            &dns,
+            "--sim-speed",
+            "10",
+        ];
+        args.extend(["--capture", capture.to_str().unwrap()]);
+        if json {
+            args.push("--json");
+        }
+        if url == &wrong {
+            args.push("--require");
+        } else {
+            args.extend(["--count", "2"]);
+        }
+        let out = tokio::time::timeout(GUARD, Command::new(bin).args(&args).output())
+            .await
+            .expect("the watch ends")
+            .unwrap();
+        let all = [
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            std::fs::read_to_string(&capture).unwrap(),
+        ];
+        for text in &all {
+            assert!(!text.contains(SECRET), "the password leaked: {text}");
+        }
+        if url == &wrong {
+            assert_eq!(out.status.code(), Some(maintwatch::exit::AUTH_FAILED));
+            assert!(all[0].contains("authentication failed"), "{}", all[0]);
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{}", all[1]);
+            assert!(
+                all[2].contains("MIGRATED"),
+                "the capture has the notifications"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decide_steps_sideways_against_the_simulators_dns() {
+    let sim = Simulator::start(SimOptions::new(scenarios::by_name("multi-proxy").unwrap()))
+        .await
+        .unwrap();
+    let endpoint = format!("{}:{}", sim.hostname().trim_end_matches('.'), sim.port());
+    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args([
+            "decide",
+            "--endpoint",
+            &endpoint,
+            "--current",
+            "127.0.0.2",
+            "--json",
+        ])
+        .args(["--dns-server", &sim.dns_addr().to_string()])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], "stepped_sideways");
+    assert_eq!(v["to"], "127.0.0.3");
 }

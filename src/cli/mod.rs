@@ -2,6 +2,7 @@
 //! settings by the code that uses them, so no clap type travels past the command layer.
 
 pub mod connect;
+pub mod decide;
 pub mod probe;
 pub mod simulate;
 pub mod watch;
@@ -40,6 +41,9 @@ pub enum Command {
     /// Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)
     #[command(long_about = probe::LONG_ABOUT)]
     Probe(probe::ProbeArgs),
+    /// Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS.
+    #[command(long_about = decide::LONG_ABOUT)]
+    Decide(decide::DecideArgs),
     /// Run a simulated deployment that sends maintenance notifications (for trying clients).
     #[command(long_about = simulate::SIMULATE_LONG_ABOUT)]
     Simulate(simulate::SimulateArgs),

@@ -1,6 +1,7 @@
 //! One module per subcommand: each wires the library's modules together for one job and owns
 //! nothing the modules own.
 
+pub mod decide;
 pub mod decode;
 pub mod demo;
 pub mod probe;
@@ -15,6 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Watch(args) => runtime()?.block_on(watch::run(&args)),
         Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
+        Command::Decide(args) => runtime()?.block_on(decide::run(&args)),
         Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
         Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
         Command::Decode(args) => {

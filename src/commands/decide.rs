@@ -1,0 +1,53 @@
+//! `maintwatch decide`: the handoff decision on its own, for a client author comparing their
+//! client's choice with the reference one, against the same live DNS.
+
+use crate::cli::decide::DecideArgs;
+use crate::dns::{DnsOptions, DnsResolver};
+use crate::exit;
+use crate::handoff::{self, EndpointHost, HandoffInput, RandJitter, TokioClock};
+use crate::notification::HostPort;
+use anyhow::{anyhow, Context};
+use std::time::Duration;
+
+pub async fn run(args: &DecideArgs) -> anyhow::Result<i32> {
+    let endpoint = HostPort::parse(&args.endpoint)
+        .map_err(|e| anyhow!("--endpoint: {e}"))?
+        .ok_or_else(|| anyhow!("--endpoint: {:?} names no address", args.endpoint))?;
+    let successor = match &args.successor {
+        Some(s) => HostPort::parse(s).map_err(|e| anyhow!("--successor: {e}"))?,
+        None => None,
+    };
+    if args.window.subsec_nanos() != 0 {
+        anyhow::bail!(
+            "--window: MOVING declares whole seconds; {:?} is not one",
+            args.window
+        );
+    }
+    let input = HandoffInput {
+        endpoint: EndpointHost::parse(&endpoint.host),
+        port: endpoint.port,
+        current: args.current,
+        successor: successor.map(|s| (s.host, s.port)),
+        window_secs: i64::try_from(args.window.as_secs()).unwrap_or(i64::MAX),
+        poll_interval: args.poll,
+    };
+    let resolver = DnsResolver::new(&DnsOptions {
+        server: args.dns_server,
+        timeout: Duration::from_secs(2),
+    })
+    .context("setting up the resolver")?;
+    let outcome = handoff::run(
+        &input,
+        &resolver,
+        &TokioClock::new(),
+        &mut RandJitter,
+        std::future::pending::<()>(),
+    )
+    .await;
+    if args.json {
+        println!("{}", serde_json::to_string(&outcome)?);
+    } else {
+        println!("{outcome}");
+    }
+    Ok(exit::SUCCESS)
+}
