@@ -28,6 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)')
+            [CompletionResult]::new('decide', 'decide', [CompletionResultType]::ParameterValue, 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
@@ -115,6 +116,18 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h is the host, as in redis-cli)')
             break
         }
+        'maintwatch;decide' {
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'The endpoint as the client was configured: HOST:PORT (a name or an address)')
+            [CompletionResult]::new('--current', '--current', [CompletionResultType]::ParameterName, 'The address the client is connected to (the one being retired)')
+            [CompletionResult]::new('--successor', '--successor', [CompletionResultType]::ParameterName, 'The endpoint the MOVING named, if it named one')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'The window the MOVING declared (whole seconds; 0 means "already under way")')
+            [CompletionResult]::new('--poll', '--poll', [CompletionResultType]::ParameterName, 'Interval between DNS polls (the reference client uses 1 s)')
+            [CompletionResult]::new('--dns-server', '--dns-server', [CompletionResultType]::ParameterName, 'Ask this nameserver (IP[:PORT]) instead of the system''s resolver')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the outcome as one JSON object')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'maintwatch;simulate' {
             [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play (see --list)')
             [CompletionResult]::new('--scenario-file', '--scenario-file', [CompletionResultType]::ParameterName, 'Play a scenario file from disk instead (format: scenarios/README.md)')
@@ -153,6 +166,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)')
+            [CompletionResult]::new('decide', 'decide', [CompletionResultType]::ParameterValue, 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
@@ -166,6 +180,9 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;help;probe' {
+            break
+        }
+        'maintwatch;help;decide' {
             break
         }
         'maintwatch;help;simulate' {

@@ -16,6 +16,9 @@ _maintwatch() {
             ",$1")
                 cmd="maintwatch"
                 ;;
+            maintwatch,decide)
+                cmd="maintwatch__subcmd__decide"
+                ;;
             maintwatch,decode)
                 cmd="maintwatch__subcmd__decode"
                 ;;
@@ -36,6 +39,9 @@ _maintwatch() {
                 ;;
             maintwatch,watch)
                 cmd="maintwatch__subcmd__watch"
+                ;;
+            maintwatch__subcmd__help,decide)
+                cmd="maintwatch__subcmd__help__subcmd__decide"
                 ;;
             maintwatch__subcmd__help,decode)
                 cmd="maintwatch__subcmd__help__subcmd__decode"
@@ -65,12 +71,50 @@ _maintwatch() {
 
     case "${cmd}" in
         maintwatch)
-            opts="-h -V --help --version watch decode probe simulate demo replay help"
+            opts="-h -V --help --version watch decode probe decide simulate demo replay help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        maintwatch__subcmd__decide)
+            opts="-h --endpoint --current --successor --window --poll --dns-server --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --current)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --successor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dns-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -127,8 +171,22 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__help)
-            opts="watch decode probe simulate demo replay help"
+            opts="watch decode probe decide simulate demo replay help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        maintwatch__subcmd__help__subcmd__decide)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

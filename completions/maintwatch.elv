@@ -25,6 +25,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
             cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
             cand probe 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+            cand decide 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
             cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
             cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
@@ -108,6 +109,17 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'
             cand --help 'Print help (-h is the host, as in redis-cli)'
         }
+        &'maintwatch;decide'= {
+            cand --endpoint 'The endpoint as the client was configured: HOST:PORT (a name or an address)'
+            cand --current 'The address the client is connected to (the one being retired)'
+            cand --successor 'The endpoint the MOVING named, if it named one'
+            cand --window 'The window the MOVING declared (whole seconds; 0 means "already under way")'
+            cand --poll 'Interval between DNS polls (the reference client uses 1 s)'
+            cand --dns-server 'Ask this nameserver (IP[:PORT]) instead of the system''s resolver'
+            cand --json 'Print the outcome as one JSON object'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'maintwatch;simulate'= {
             cand --scenario 'The embedded scenario to play (see --list)'
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
@@ -143,6 +155,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
             cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
             cand probe 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+            cand decide 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
             cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
             cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
@@ -153,6 +166,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;help;decode'= {
         }
         &'maintwatch;help;probe'= {
+        }
+        &'maintwatch;help;decide'= {
         }
         &'maintwatch;help;simulate'= {
         }

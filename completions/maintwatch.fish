@@ -29,6 +29,7 @@ complete -c maintwatch -n "__fish_maintwatch_needs_command" -s V -l version -d '
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
@@ -110,6 +111,14 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s q -l qui
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l help -d 'Print help (-h is the host, as in redis-cli)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l endpoint -d 'The endpoint as the client was configured: HOST:PORT (a name or an address)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l current -d 'The address the client is connected to (the one being retired)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l successor -d 'The endpoint the MOVING named, if it named one' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l window -d 'The window the MOVING declared (whole seconds; 0 means "already under way")' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l poll -d 'Interval between DNS polls (the reference client uses 1 s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l dns-server -d 'Ask this nameserver (IP[:PORT]) instead of the system\'s resolver' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l json -d 'Print the outcome as one JSON object'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario -d 'The embedded scenario to play (see --list)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)' -r
@@ -134,10 +143,11 @@ never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l check -d 'Compare each frame\'s fresh parse with the recorded one; exit 1 on any difference'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d 'Print the re-parsed lines as JSON instead of human lines'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe simulate demo replay help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

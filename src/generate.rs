@@ -113,6 +113,7 @@ fn push_pages(cmd: &clap::Command, source: &str, out: &mut Vec<Generated>) -> io
     let mut bytes = Vec::new();
     man.render(&mut bytes)?;
     if let Some(after) = after {
+        // EXTRA, as clap_mangen names this section.
         let section = roff_section("EXTRA", &after);
         // Before the VERSION section, where clap_mangen puts it (only the top page has one).
         let at = find(&bytes, b"\n.SH VERSION\n").map_or(bytes.len(), |i| i + 1);

@@ -445,7 +445,9 @@ impl Timeline {
             if resent {
                 labels.push(Label::Resent);
             }
-            if early && !catch_up {
+            // Only a MOVING is sent again to a new opt-in; another kind that merely arrived in
+            // the same read as the +OK is news, not a re-send.
+            if early && n.kind == Kind::Moving {
                 labels.push(Label::WithOptIn);
             }
             let event_index = if resent || catch_up {

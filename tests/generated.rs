@@ -127,7 +127,13 @@ fn each_subcommand_page_is_complete() {
     };
     let version = env!("CARGO_PKG_VERSION");
     let cli = Cli::command();
-    for name in ["watch", "decode", "simulate", "demo", "replay"] {
+    let names: Vec<String> = cli
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(|c| c.get_name().to_string())
+        .collect();
+    assert!(names.len() >= 5, "{names:?}");
+    for name in names.iter().map(String::as_str) {
         let text = page(name);
         let title = text
             .lines()
@@ -149,7 +155,10 @@ fn each_subcommand_page_is_complete() {
             .unwrap_or_else(|| panic!("{name} has no long_about"))
             .to_string();
         let opening: Vec<&str> = long.split_whitespace().take(4).collect();
-        let opening = opening.join(" ").replace('-', "\\-");
+        let opening = opening
+            .join(" ")
+            .replace('-', "\\-")
+            .replace('\'', "\\*(Aq");
         let description = text.split(".SH DESCRIPTION\n").nth(1).unwrap_or_default();
         assert!(
             description.starts_with(&opening),

@@ -151,7 +151,11 @@ fuzz_target!(|data: &[u8]| {
                 unreachable!()
             };
             let first = items.first().and_then(Frame::as_text).unwrap_or_default();
-            assert_eq!(Kind::from_name(first), Some(n.kind), "named by its first element");
+            assert_eq!(
+                Kind::from_name(first),
+                Some(n.kind),
+                "named by its first element"
+            );
         }
         (Classified::OtherPush(_), Some(_)) => assert!(!first_is_name, "{classified:?}"),
         (Classified::OtherPush(_), None) => {}

@@ -3,10 +3,31 @@
 
 use crate::output::human::Style;
 use crate::record::WatchLine;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
+};
+
+/// Keeps a column at least `width` wide so names such as `FAILING_OVER 12` never break.
+fn keep(table: &mut Table, column: usize, width: u16) {
+    if let Some(c) = table.column_mut(column) {
+        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
+    }
+}
 
 fn s(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("+{x:.1} s"))
+}
+
+/// A dry-run outcome in a word, to fit the table (the timeline line has the sentence).
+fn short(outcome: &str) -> &str {
+    match outcome {
+        "move_to_successor" => "successor",
+        "reconnect_on_clock" => "clock",
+        "stepped_sideways" => "sideways",
+        "stale_at_expiry" => "stale",
+        "refresh_topology" => "refresh",
+        other => other,
+    }
 }
 
 /// Renders a `Summary` line; other lines render as nothing.
@@ -45,13 +66,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(80)
             .set_header(vec![
-                "event",
-                "window",
-                "closed by",
-                "DNS moved",
-                "socket",
-                "dry-run",
-                "margin",
+                "event", "window", "closed", "DNS", "socket", "dry-run", "margin",
             ]);
         for e in events {
             let socket = match (e.socket_closed_s, e.overshoot_s) {
@@ -60,8 +75,8 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
                 _ => "-".into(),
             };
             let handoff = match (&e.handoff, e.handoff_s) {
-                (Some(h), Some(at)) => format!("{} +{at:.1} s", h.replace('_', " ")),
-                (Some(h), None) => h.replace('_', " "),
+                (Some(h), Some(at)) => format!("{} +{at:.1} s", short(h)),
+                (Some(h), None) => short(h).to_string(),
                 _ => "-".into(),
             };
             let name = match e.seq {
@@ -83,6 +98,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
                 e.margin_s.map_or("-".into(), |m| format!("{m:.1} s")),
             ]);
         }
+        keep(&mut table, 0, 17);
         out.extend(table.to_string().lines().map(str::to_string));
     }
     let mut totals = Table::new();
@@ -91,12 +107,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(80)
         .set_header(vec![
-            "conn",
-            "endpoint",
-            "notifications",
-            "other pushes",
-            "closes",
-            "reconnects",
+            "conn", "endpoint", "notif.", "other", "closes", "reconn.",
         ]);
     for c in conns {
         totals.add_row(vec![
@@ -109,6 +120,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         ]);
     }
     if !conns.is_empty() {
+        keep(&mut totals, 1, 36);
         out.extend(totals.to_string().lines().map(str::to_string));
     }
     out

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Push flood: N pub/sub messages from a real redis-server, consumed by
+
+    maintwatch watch -h 127.0.0.1 -p P --subscribe ch --json > /dev/null
+    redis-cli -3 --show-pushes yes -p P SUBSCRIBE ch > /dev/null
+
+Each consumer is measured alone, in two ways, on the same server and the same publisher
+(redis-benchmark, pipelined PUBLISH of `msg:<12 digits>`):
+
+- preloaded: the consumer is stopped (SIGSTOP) while all N messages are published (the server
+  holds them in the subscriber's output buffer, whose limit is lifted), then resumed (SIGCONT).
+  Time to drain = from SIGCONT until the server's output buffer for it and its socket's receive
+  queue are both empty. This isolates the consumer's own throughput.
+- live: the consumer runs while the publisher publishes; time to drain = from the publisher's
+  start until drained as above (server, publisher and consumer share the machine's cores).
+
+CPU time is the consumer's (all threads, from /proc/PID/task/*/schedstat) over the same interval.
+Each measurement is repeated and the median reported. Finally one more maintwatch run writes its
+JSON lines to a file, whose push lines are counted (nothing lost) and which becomes the capture
+for the replay benchmark.
+
+    scripts/bench_flood.py --bin target/release/maintwatch [--messages 1000000] [--repeat 3]
+                           [--capture FILE]
+"""
+
+import argparse
+import glob
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Redis:
+    """A tiny RESP2 client: enough for PING, PUBSUB NUMSUB and CLIENT LIST."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("redis closed the connection")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _read(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind in (b"+", b"-"):
+            return rest.decode()
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self.buf += self.sock.recv(65536)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data.decode()
+        if kind == b"*":
+            return [self._read() for _ in range(int(rest))]
+        raise ValueError(f"unexpected reply {line!r}")
+
+    def call(self, *args):
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = a.encode() if isinstance(a, str) else a
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        self.sock.sendall(out)
+        return self._read()
+
+
+def start_redis(port):
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--client-output-buffer-limit", "pubsub 0 0 0",
+         "--maxclients", "10000", "--protected-mode", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(500):
+        try:
+            r = Redis(port)
+            if r.call("PING") == "PONG":
+                return proc, r
+        except OSError:
+            time.sleep(0.01)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of a process, in nanoseconds."""
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+def subscriber(r):
+    """(addr, omem, obl, oll) of the one pub/sub client, or None."""
+    text = r.call("CLIENT", "LIST", "TYPE", "pubsub")
+    for line in text.splitlines():
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if int(fields.get("sub", "0")) > 0:
+            return fields["addr"], int(fields["omem"]), int(fields["obl"]), int(fields["oll"])
+    return None
+
+
+def rx_queue(local_port):
+    """Bytes waiting in the receive queue of the loopback socket bound to local_port."""
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            parts = line.split()
+            port = int(parts[1].split(":")[1], 16)
+            if port == local_port:
+                return int(parts[4].split(":")[1], 16)
+    return 0
+
+
+def wait_drained(r, local_port, guard=300.0):
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        sub = subscriber(r)
+        if sub is None:
+            raise RuntimeError("the subscriber disappeared")
+        _, omem, obl, oll = sub
+        if omem == 0 and obl == 0 and oll == 0 and rx_queue(local_port) == 0:
+            return time.monotonic()
+        time.sleep(0.002)
+    raise RuntimeError("the consumer never drained")
+
+
+def publish(port, messages):
+    subprocess.run(
+        ["redis-benchmark", "-p", str(port), "-n", str(messages), "-P", "100", "-c", "1",
+         "-r", "1000000000", "-q", "PUBLISH", "ch", "msg:__rand_int__"],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def consumer_cmd(name, binary, port):
+    if name == "maintwatch":
+        return [binary, "watch", "-h", "127.0.0.1", "-p", str(port), "--subscribe", "ch", "--json"]
+    return ["redis-cli", "-3", "--show-pushes", "yes", "-p", str(port), "SUBSCRIBE", "ch"]
+
+
+def run_once(name, binary, port, r, messages, mode, out=subprocess.DEVNULL):
+    proc = subprocess.Popen(consumer_cmd(name, binary, port), stdout=out,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(1000):
+            if r.call("PUBSUB", "NUMSUB", "ch")[1] == 1:
+                break
+            time.sleep(0.01)
+        else:
+            raise RuntimeError(f"{name} never subscribed")
+        local_port = int(subscriber(r)[0].rsplit(":", 1)[1])
+        if mode == "preloaded":
+            os.kill(proc.pid, signal.SIGSTOP)
+            publish(port, messages)
+            c0, t0 = cpu_ns(proc.pid), time.monotonic()
+            os.kill(proc.pid, signal.SIGCONT)
+        else:
+            c0, t0 = cpu_ns(proc.pid), time.monotonic()
+            publish(port, messages)
+        t1 = wait_drained(r, local_port)
+        c1 = cpu_ns(proc.pid)
+        return t1 - t0, (c1 - c0) / 1e9
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            os.kill(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="target/release/maintwatch")
+    ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--capture", help="also write maintwatch's JSON lines here (replay input)")
+    ap.add_argument("--capture-only", action="store_true",
+                    help="only write the capture (for the replay benchmark), measure nothing")
+    a = ap.parse_args()
+
+    port = free_port()
+    server, r = start_redis(port)
+    try:
+        for mode in () if a.capture_only else ("preloaded", "live"):
+            results = {}
+            for name in ("maintwatch", "redis-cli"):
+                runs = [run_once(name, a.bin, port, r, a.messages, mode) for _ in range(a.repeat)]
+                drain = statistics.median(x[0] for x in runs)
+                cpu = statistics.median(x[1] for x in runs)
+                results[name] = (drain, cpu)
+                print(f"flood {mode} {name}: {a.messages} messages, time to drain "
+                      f"{drain:.3f} s, consumer CPU {cpu:.3f} s (median of {a.repeat}: "
+                      + ", ".join(f"{d:.3f}/{c:.3f}" for d, c in runs) + ")", flush=True)
+            mw, rc = results["maintwatch"], results["redis-cli"]
+            print(f"flood {mode} ratio redis-cli/maintwatch: drain {rc[0] / mw[0]:.2f}x, "
+                  f"CPU {rc[1] / mw[1]:.2f}x", flush=True)
+
+        if a.capture:
+            with open(a.capture, "wb") as out:
+                run_once("maintwatch", a.bin, port, r, a.messages, "preloaded", out=out)
+            pushes = 0
+            lines = 0
+            with open(a.capture, "rb") as f:
+                for line in f:
+                    lines += 1
+                    if line.startswith(b'{"type":"push"'):
+                        pushes += 1
+            print(f"flood capture: {lines} lines, {pushes} push lines "
+                  f"({'all' if pushes == a.messages + 1 else 'NOT all'} of {a.messages} messages "
+                  f"+ the subscribe confirmation) -> {a.capture}", flush=True)
+            if pushes != a.messages + 1:
+                sys.exit(1)
+    finally:
+        try:
+            r.call("SHUTDOWN", "NOSAVE")
+        except (OSError, ConnectionError):
+            pass
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Benchmarks driven from outside the process (see BENCHMARKS.md for the method):
+
+    bench_tools.py conns   --bin B [--connections 1000] [--idle 10]
+        RSS and idle CPU of one `watch --connections N` process, against the simulator (opt-in
+        accepted) and against a real redis-server (opt-in refused, maxclients raised).
+    bench_tools.py replay  --bin B --capture FILE [--repeat 5]
+        `maintwatch replay --json FILE > /dev/null` (and --check) against `jq -c . FILE > /dev/null`.
+    bench_tools.py startup --bin B [--runs 200]
+        start-up plus probe of one loopback endpoint (the simulator) against
+        `redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON`, one process per run.
+"""
+
+import argparse
+import glob
+import os
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+IDLE_SCENARIO = """name idle
+about Nothing happens: a deployment at rest, for resource measurements.
+proxies 127.0.0.2
+dns 127.0.0.2
+start now
+end 86400
+"""
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_listening(host, port, guard=10.0):
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((host, port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"nothing listens on {host}:{port}")
+
+
+def cpu_ns(pid):
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def stop(proc, sig=signal.SIGINT):
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def start_simulator(binary, tmp):
+    scn = os.path.join(tmp, "idle.scn")
+    with open(scn, "w") as f:
+        f.write(IDLE_SCENARIO)
+    port = free_port()
+    sim = subprocess.Popen([binary, "simulate", "--scenario-file", scn, "--port", str(port),
+                            "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening("127.0.0.2", port)
+    return sim, port
+
+
+def start_redis(port):
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--maxclients", "10000", "--protected-mode", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening("127.0.0.1", port)
+    return proc
+
+
+def conns_one(binary, host, port, n, idle, outcome, tmp):
+    out_path = os.path.join(tmp, "conns.jsonl")
+    with open(out_path, "wb") as out:
+        watch = subprocess.Popen([binary, "watch", "-h", host, "-p", str(port),
+                                  "--connections", str(n), "--json"],
+                                 stdout=out, stderr=subprocess.DEVNULL)
+    try:
+        t0 = time.monotonic()
+        needle = b'"opt_in":"%s"' % outcome.encode()
+        while True:
+            with open(out_path, "rb") as f:
+                done = sum(1 for line in f if line.startswith(b'{"type":"handshake"')
+                           and needle in line)
+            if done >= n:
+                break
+            if time.monotonic() - t0 > 120 or watch.poll() is not None:
+                raise RuntimeError(f"only {done} of {n} connections opted in")
+            time.sleep(0.05)
+        ready = time.monotonic() - t0
+        time.sleep(2.0)  # settle
+        c0, w0 = cpu_ns(watch.pid), time.monotonic()
+        time.sleep(idle)
+        c1, w1 = cpu_ns(watch.pid), time.monotonic()
+        rss = status_kib(watch.pid, "VmRSS")
+        hwm = status_kib(watch.pid, "VmHWM")
+        cpu_pct = 100.0 * (c1 - c0) / 1e9 / (w1 - w0)
+        return ready, rss, hwm, cpu_pct
+    finally:
+        stop(watch)
+
+
+def cmd_conns(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        sim, port = start_simulator(a.bin, tmp)
+        try:
+            ready, rss, hwm, cpu = conns_one(a.bin, "127.0.0.2", port, a.connections, a.idle,
+                                             "accepted", tmp)
+        finally:
+            stop(sim)
+        print(f"conns simulator: {a.connections} connections opted in after {ready:.2f} s; "
+              f"RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB); idle CPU {cpu:.2f} % "
+              f"of one core over {a.idle:.0f} s", flush=True)
+        port = free_port()
+        redis = start_redis(port)
+        try:
+            ready, rss, hwm, cpu = conns_one(a.bin, "127.0.0.1", port, a.connections, a.idle,
+                                             "refused", tmp)
+        finally:
+            stop(redis, signal.SIGTERM)
+        print(f"conns redis-server: {a.connections} connections (opt-in refused) after "
+              f"{ready:.2f} s; RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB); idle CPU "
+              f"{cpu:.2f} % of one core over {a.idle:.0f} s", flush=True)
+
+
+def timed(cmd, stdout=subprocess.DEVNULL):
+    """Wall seconds and CPU seconds (user + system) of one run of cmd."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.returncode
+
+
+def cmd_replay(a):
+    lines = sum(1 for _ in open(a.capture, "rb"))
+    size = os.path.getsize(a.capture)
+    rows = [
+        ("maintwatch replay --json", [a.bin, "replay", "--json", a.capture]),
+        ("maintwatch replay --check", [a.bin, "replay", "--check", "--json", a.capture]),
+        ("jq -c .", ["jq", "-c", ".", a.capture]),
+    ]
+    results = {}
+    for name, cmd in rows:
+        runs = []
+        for _ in range(a.repeat):
+            wall, cpu, code = timed(cmd)
+            if code != 0:
+                raise RuntimeError(f"{name} exited {code}")
+            runs.append((wall, cpu))
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        results[name] = wall
+        print(f"replay {name}: {lines} lines ({size / 1e6:.0f} MB): {wall:.3f} s wall, "
+              f"{cpu:.3f} s CPU (median of {a.repeat})", flush=True)
+    print(f"replay ratio jq/maintwatch (replay --json): "
+          f"{results['jq -c .'] / results['maintwatch replay --json']:.2f}x; "
+          f"jq/maintwatch (replay --check): "
+          f"{results['jq -c .'] / results['maintwatch replay --check']:.2f}x", flush=True)
+
+
+def cmd_startup(a):
+    if subprocess.run([a.bin, "probe", "--help"], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        print("startup: skipped: this maintwatch has no probe subcommand", flush=True)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        sim, port = start_simulator(a.bin, tmp)
+        try:
+            rows = [
+                ("maintwatch probe --linger 0",
+                 [a.bin, "probe", "-h", "127.0.0.2", "-p", str(port), "--quiet", "--linger", "0"]),
+                ("maintwatch probe (default --linger 50ms)",
+                 [a.bin, "probe", "-h", "127.0.0.2", "-p", str(port), "--quiet"]),
+                ("redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON",
+                 ["redis-cli", "-3", "-h", "127.0.0.2", "-p", str(port), "CLIENT",
+                  "MAINT_NOTIFICATIONS", "ON"]),
+            ]
+            results = {}
+            for name, cmd in rows:
+                walls = []
+                # Interleaving would be fairer to drift; runs are short, so each row runs as a
+                # block after a few warm-up runs.
+                for _ in range(5):
+                    timed(cmd)
+                for _ in range(a.runs):
+                    wall, _, code = timed(cmd)
+                    if code != 0:
+                        raise RuntimeError(f"{name} exited {code}")
+                    walls.append(wall)
+                walls.sort()
+                med = statistics.median(walls)
+                p90 = walls[int(0.9 * (len(walls) - 1))]
+                results[name] = med
+                print(f"startup {name}: median {med * 1000:.2f} ms, p90 {p90 * 1000:.2f} ms "
+                      f"({a.runs} runs)", flush=True)
+        finally:
+            stop(sim)
+    rc = results["redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON"]
+    print(f"startup ratio maintwatch/redis-cli: --linger 0 "
+          f"{results['maintwatch probe --linger 0'] / rc:.2f}x, default "
+          f"{results['maintwatch probe (default --linger 50ms)'] / rc:.2f}x", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("conns")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--connections", type=int, default=1000)
+    p.add_argument("--idle", type=float, default=10.0)
+    p = sub.add_parser("replay")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--capture", required=True)
+    p.add_argument("--repeat", type=int, default=5)
+    p = sub.add_parser("startup")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--runs", type=int, default=200)
+    a = ap.parse_args()
+    {"conns": cmd_conns, "replay": cmd_replay, "startup": cmd_startup}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
