@@ -97,15 +97,13 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     };
 
     let mut events = sim.events();
+    let (notes, notes_rx) = tokio::sync::mpsc::unbounded_channel();
     let narrate = tokio::spawn(async move {
         loop {
             match events.recv().await {
                 Ok(e) => {
                     if demo_shows(&e) {
-                        let line = style.paint(Role::Dim, &format!("    sim | {e}"));
-                        let mut out = std::io::stdout().lock();
-                        let _ = writeln!(out, "{line}");
-                        let _ = out.flush();
+                        let _ = notes.send(style.paint(Role::Dim, &format!("    sim | {e}")));
                     }
                     if matches!(e.what, What::Finished { .. }) {
                         return;
@@ -117,9 +115,14 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         }
     });
     let mut sink = Sink::new(&settings, Box::new(std::io::stdout()))?;
-    let reason = watch::watch(&settings, &mut sink, async {
-        let _ = narrate.await;
-    })
+    let reason = watch::watch(
+        &settings,
+        &mut sink,
+        async {
+            let _ = narrate.await;
+        },
+        Some(notes_rx),
+    )
     .await?;
     sim.shutdown().await;
     Ok(reason.exit_code())

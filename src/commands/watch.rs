@@ -150,7 +150,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     }
     let stdout = std::io::stdout();
     let mut sink = Sink::new(&settings, Box::new(stdout.lock()))?;
-    let reason = watch(&settings, &mut sink, std::future::pending::<()>()).await?;
+    let reason = watch(&settings, &mut sink, std::future::pending::<()>(), None).await?;
     Ok(reason.exit_code())
 }
 
@@ -185,6 +185,21 @@ impl<'a> Sink<'a> {
                 None
             },
         })
+    }
+
+    /// Writes a line that is not part of the timeline (the demo's simulator narration), under
+    /// the same care for the countdown.
+    pub fn note(&mut self, text: &str) -> anyhow::Result<()> {
+        let out = &mut self.out;
+        let mut write = || -> std::io::Result<()> {
+            writeln!(out, "{text}")?;
+            out.flush()
+        };
+        match &self.countdown {
+            Some(c) => c.suspend(write)?,
+            None => write()?,
+        }
+        Ok(())
     }
 
     /// Refreshes the countdown, if one is shown.
@@ -293,6 +308,7 @@ pub async fn watch(
     settings: &WatchSettings,
     sink: &mut Sink<'_>,
     stop: impl Future<Output = ()>,
+    mut notes: Option<mpsc::UnboundedReceiver<String>>,
 ) -> anyhow::Result<StopReason> {
     let start = Instant::now();
     let mut timeline = Timeline::new(start);
@@ -358,6 +374,10 @@ pub async fn watch(
     let reason = loop {
         tokio::select! {
             biased;
+            // A narrator (the demo's simulator) tells a step before its frames leave: cause first.
+            Some(text) = async { notes.as_mut()?.recv().await }, if notes.is_some() => {
+                sink.note(&text)?;
+            }
             obs = rx.recv() => {
                 let Some(mut obs) = obs else { break StopReason::Ended };
                 match &obs.what {

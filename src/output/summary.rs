@@ -107,12 +107,16 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(80)
         .set_header(vec![
-            "conn", "endpoint", "notif.", "other", "closes", "reconn.",
+            "conn", "endpoint", "notif.", "other", "closes", "reconn",
         ]);
     for c in conns {
         totals.add_row(vec![
             c.conn.to_string(),
-            c.endpoint.clone(),
+            // The scheme is noise here unless it says TLS.
+            c.endpoint
+                .strip_prefix("redis://")
+                .unwrap_or(&c.endpoint)
+                .to_string(),
             c.notifications.to_string(),
             c.other_pushes.to_string(),
             c.closes.to_string(),
@@ -120,7 +124,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         ]);
     }
     if !conns.is_empty() {
-        keep(&mut totals, 1, 36);
+        keep(&mut totals, 1, 34);
         out.extend(totals.to_string().lines().map(str::to_string));
     }
     out
