@@ -894,6 +894,16 @@ mod tests {
             let o = obs(self.t0, s, conn, what);
             self.tl.observe(o)
         }
+        fn server_close(&mut self, s: f64) -> Step {
+            self.at(
+                s,
+                1,
+                What::Closed {
+                    cause: CloseCause::Server,
+                    error: None,
+                },
+            )
+        }
         fn frame(&mut self, s: f64, raw: &[u8], early: bool) -> Step {
             self.at(
                 s,
@@ -944,14 +954,7 @@ mod tests {
                 ..
             }]
         ));
-        let step = f.at(
-            17.6,
-            1,
-            What::Closed {
-                cause: CloseCause::Server,
-                error: None,
-            },
-        );
+        let step = f.server_close(17.6);
         let (announced, past, rel) = closed(&step);
         assert!(announced);
         assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
@@ -1008,14 +1011,7 @@ mod tests {
     fn a_close_without_moving_is_unannounced() {
         let mut f = Fixture::new();
         f.frame(1.0, MIGRATING, false);
-        let step = f.at(
-            35.0,
-            1,
-            What::Closed {
-                cause: CloseCause::Server,
-                error: None,
-            },
-        );
+        let step = f.server_close(35.0);
         let (announced, past, rel) = closed(&step);
         assert!(!announced);
         assert_eq!(past, None);
@@ -1042,14 +1038,7 @@ mod tests {
             .lines
             .iter()
             .any(|l| matches!(l, WatchLine::Verdict { .. })));
-        let step = f.at(
-            16.6,
-            1,
-            What::Closed {
-                cause: CloseCause::Server,
-                error: None,
-            },
-        );
+        let step = f.server_close(16.6);
         let margin = step.lines.iter().find_map(|l| match l {
             WatchLine::Verdict { margin_s, text, .. } => {
                 assert!(text.contains("6.8 s before the close at +16.6 s"), "{text}");
@@ -1062,14 +1051,7 @@ mod tests {
         // Close first, then a stale dry-run.
         let mut f = Fixture::new();
         f.frame(0.0, MOVING, false);
-        f.at(
-            15.7,
-            1,
-            What::Closed {
-                cause: CloseCause::Server,
-                error: None,
-            },
-        );
+        f.server_close(15.7);
         let step = f.at(
             15.8,
             1,
@@ -1123,14 +1105,7 @@ mod tests {
         let mut f = Fixture::new();
         f.tl.set_speed(10.0);
         f.frame(0.0, MOVING, false);
-        let step = f.at(
-            1.66,
-            1,
-            What::Closed {
-                cause: CloseCause::Server,
-                error: None,
-            },
-        );
+        let step = f.server_close(1.66);
         let (_, past, _) = closed(&step);
         assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
     }

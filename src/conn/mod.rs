@@ -804,37 +804,7 @@ impl Connection {
     }
 
     fn io_error(&self, e: io::Error, stage: Stage) -> ConnectError {
-        match read_error(e, self.peer) {
-            ReadError::Tls {
-                failure, detail, ..
-            } => ConnectError::Tls {
-                endpoint: self.endpoint.clone(),
-                addr: self.peer,
-                failure,
-                detail,
-            },
-            ReadError::Reset { source, .. } => ConnectError::Io {
-                endpoint: self.endpoint.clone(),
-                addr: self.peer,
-                stage,
-                source,
-                hint: self.tls_hint(stage),
-            },
-            ReadError::Io { source, .. } => ConnectError::Io {
-                endpoint: self.endpoint.clone(),
-                addr: self.peer,
-                stage,
-                source,
-                hint: String::new(),
-            },
-            other => ConnectError::Io {
-                endpoint: self.endpoint.clone(),
-                addr: self.peer,
-                stage,
-                source: io::Error::other(other.to_string()),
-                hint: String::new(),
-            },
-        }
+        self.read_failure(read_error(e, self.peer), stage)
     }
 
     fn read_failure(&self, e: ReadError, stage: Stage) -> ConnectError {
