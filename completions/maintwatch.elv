@@ -102,7 +102,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --endpoint-type 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)'
             cand --connect-timeout 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)'
             cand --dns-server 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too'
-            cand --json 'One JSON object per endpoint per line (fields: type, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
+            cand --json 'One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
             cand -q 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
             cand --quiet 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
             cand --tls 'Connect with TLS (implied by rediss://)'

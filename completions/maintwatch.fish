@@ -106,7 +106,7 @@ auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, 
 server-default\t'Send a bare `ON`: the server picks'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l connect-timeout -d 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l json -d 'One JSON object per endpoint per line (fields: type, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l json -d 'One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s q -l quiet -d 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'

@@ -743,6 +743,7 @@ async fn a_json_line_carries_the_outcome_and_the_replay() {
     let report = probe_now(&options(&["-u", &server.url()])).await;
     let v: serde_json::Value = serde_json::from_str(&report.json_line()).unwrap();
     assert_eq!(v["type"], "probe");
+    assert_eq!(v["v"], maintwatch::record::SCHEMA_VERSION);
     assert_eq!(v["outcome"], "accepted");
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["address"], server.addr.to_string());
@@ -773,7 +774,8 @@ async fn a_json_line_carries_the_outcome_and_the_replay() {
             "pushes",
             "tls",
             "tls_failure",
-            "type"
+            "type",
+            "v"
         ]
     );
 }

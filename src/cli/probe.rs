@@ -64,7 +64,7 @@ pub struct ProbeArgs {
           value_parser = super::parse_duration)]
     pub linger: Duration,
 
-    /// One JSON object per endpoint per line (fields: type, endpoint, address, tls, outcome,
+    /// One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome,
     /// exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms).
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,

@@ -211,6 +211,8 @@ pub struct ProbeReport {
 struct JsonReport<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
+    /// The JSON-lines schema version, as on every maintwatch line.
+    v: u32,
     endpoint: &'a str,
     address: Option<String>,
     tls: bool,
@@ -320,6 +322,7 @@ impl ProbeReport {
     pub fn json_line(&self) -> String {
         let json = JsonReport {
             kind: "probe",
+            v: crate::record::SCHEMA_VERSION,
             endpoint: &self.endpoint,
             address: self.address.map(|a| a.to_string()),
             tls: self.tls,
