@@ -149,7 +149,9 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         );
     }
     let stdout = std::io::stdout();
-    let mut sink = Sink::new(&settings, Box::new(stdout.lock()))?;
+    // Rust's stdout flushes at every newline; the watch decides when to flush instead.
+    let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut sink = Sink::new(&settings, Box::new(out))?;
     let reason = watch(&settings, &mut sink, std::future::pending::<()>(), None).await?;
     Ok(reason.exit_code())
 }
@@ -229,17 +231,23 @@ impl<'a> Sink<'a> {
             }
         }
         let out = &mut self.out;
-        let mut write = || -> std::io::Result<()> {
-            out.write_all(&text)?;
-            out.flush()
-        };
         match &mut self.countdown {
             Some(c) => {
-                c.suspend(write)?;
+                // Under a countdown the line must be on the terminal before the bar is redrawn.
+                c.suspend(|| -> std::io::Result<()> {
+                    out.write_all(&text)?;
+                    out.flush()
+                })?;
                 c.on_line(line);
             }
-            None => write()?,
+            None => out.write_all(&text)?,
         }
+        Ok(())
+    }
+
+    /// Flushes standard output (the capture is flushed line by line already).
+    pub fn flush(&mut self) -> anyhow::Result<()> {
+        self.out.flush()?;
         Ok(())
     }
 }
@@ -317,6 +325,9 @@ pub async fn watch(
     sink.emit(&timeline.start_line(SystemTime::now(), &settings.connect.display_endpoint()))?;
 
     let (tx, mut rx) = mpsc::unbounded_channel::<Observation>();
+    // Frames waiting for the sinks are bounded: when output is slower than the server (a pub/sub
+    // flood into a slow pipe), readers wait and TCP pushes back, instead of memory growing.
+    let permits = Arc::new(Backpressure::default());
     let mut tasks = Vec::new();
     let mut watched: HashMap<u32, Watched> = HashMap::new();
     for id in 1..=settings.connections.max(1) {
@@ -328,6 +339,7 @@ pub async fn watch(
             id == 1,
             &resolver,
             &tx,
+            &permits,
         );
         watched.insert(id, w);
     }
@@ -402,7 +414,7 @@ pub async fn watch(
                                 Some((_, w)) => w.node = Some(addr),
                                 None => {
                                     let opts = settings.connect.for_node(&node.host, node.port);
-                                    let mut w = Watched::spawn(next_id, settings, opts, false, &resolver, &tx);
+                                    let mut w = Watched::spawn(next_id, settings, opts, false, &resolver, &tx, &permits);
                                     w.node = Some(addr);
                                     watched.insert(next_id, w);
                                     next_id += 1;
@@ -442,9 +454,17 @@ pub async fn watch(
                     }
                     _ => None,
                 };
+                if matches!(obs.what, What::Frame { .. }) {
+                    permits.release();
+                }
                 let step = timeline.observe(obs);
                 for line in &step.lines {
                     sink.emit(line)?;
+                }
+                // Flush when nothing else is waiting: live output stays live, and a flood is
+                // written in large writes instead of one system call per line.
+                if rx.is_empty() {
+                    sink.flush()?;
                 }
                 for action in step.actions {
                     if let Action::RefreshTopology { conn, event, sources } = action {
@@ -474,6 +494,7 @@ pub async fn watch(
         w.task.abort();
     }
     sink.emit(&timeline.summary(Instant::now(), SystemTime::now(), reason.name()))?;
+    sink.flush()?;
     Ok(reason)
 }
 
@@ -553,6 +574,43 @@ fn act(
     }
 }
 
+/// Frames read but not yet written out, across all connections.
+const FRAMES_IN_FLIGHT: usize = 4096;
+
+/// Bounds the frames between the readers and the sinks. Readers stop at the limit and are woken
+/// only once the sinks have caught up by half of it, so a flood costs two atomic operations per
+/// frame and one wake-up per two thousand, not a lock and a wake-up per frame.
+#[derive(Default)]
+struct Backpressure {
+    in_flight: std::sync::atomic::AtomicUsize,
+    room: tokio::sync::Notify,
+}
+
+impl Backpressure {
+    /// Called by the watch loop when a frame has been written.
+    fn release(&self) {
+        use std::sync::atomic::Ordering;
+        let before = self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if before == FRAMES_IN_FLIGHT / 2 {
+            self.room.notify_waiters();
+        }
+    }
+}
+
+/// Waits until the sinks have room for one more frame.
+async fn frame_permit(bp: &Backpressure) {
+    use std::sync::atomic::Ordering;
+    loop {
+        // Registered before the check, so a release in between is not missed.
+        let room = bp.room.notified();
+        if bp.in_flight.load(Ordering::Acquire) < FRAMES_IN_FLIGHT {
+            break;
+        }
+        room.await;
+    }
+    bp.in_flight.fetch_add(1, Ordering::AcqRel);
+}
+
 /// A request to a connection task from the watch loop.
 enum ConnCmd {
     /// Read the cluster topology (CLUSTER SHARDS, else CLUSTER SLOTS) and report it.
@@ -575,6 +633,7 @@ impl Watched {
         discover: bool,
         resolver: &Arc<DnsResolver>,
         tx: &mpsc::UnboundedSender<Observation>,
+        permits: &Arc<Backpressure>,
     ) -> Watched {
         let (cmds, cmd_rx) = mpsc::unbounded_channel();
         let task = tokio::spawn(connection_task(
@@ -585,6 +644,7 @@ impl Watched {
             resolver.clone(),
             tx.clone(),
             cmd_rx,
+            permits.clone(),
         ));
         Watched {
             task,
@@ -629,6 +689,8 @@ fn refresh(
 }
 
 /// One watched connection: connect, handshake, read until closed, back off, again.
+// Each argument is a different shared handle the task owns a clone of; a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 async fn connection_task(
     id: u32,
     settings: WatchSettings,
@@ -637,6 +699,7 @@ async fn connection_task(
     resolver: Arc<DnsResolver>,
     tx: mpsc::UnboundedSender<Observation>,
     mut cmds: mpsc::UnboundedReceiver<ConnCmd>,
+    permits: Arc<Backpressure>,
 ) {
     let opts = &opts;
     let mut backoff = Backoff::default();
@@ -703,6 +766,7 @@ async fn connection_task(
         };
         for r in handshake.early {
             if let Some(what) = frame_observation(r, true) {
+                frame_permit(&permits).await;
                 observe_at(&tx, id, what.0, what.1, what.2);
             }
         }
@@ -781,6 +845,7 @@ async fn connection_task(
                             pending.pop_front();
                         }
                         if let Some(what) = frame_observation(received, false) {
+                            frame_permit(&permits).await;
                             observe_at(&tx, id, what.0, what.1, what.2);
                         }
                     }
