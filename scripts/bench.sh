@@ -2,7 +2,7 @@
 # Reproduces every figure in BENCHMARKS.md, in one run, printing each with the command that made
 # it; a copy of the output goes to $BENCH_LOG (default /tmp/maintwatch-bench.txt).
 #
-#   scripts/bench.sh                    # everything (about 25 minutes on 2 cores)
+#   scripts/bench.sh                    # everything (~10 minutes on 2 cores, plus ~25 for fuzz)
 #   scripts/bench.sh decode latency     # only some parts
 #
 # Parts: decode flood latency conns replay startup fuzz reliability
@@ -40,7 +40,9 @@ for part in "${parts[@]}"; do
     decode)
         step "decode throughput: project scanner vs redis-protocol 6, same 1M-frame buffer" \
             "cargo bench --bench decode"
-        cargo bench --quiet --bench decode 2>&1 | grep -E 'decode_1M|time:|thrpt:' | sed 's/^/   /'
+        # (criterion's comparison with a previous run, the lines with %, is left out)
+        cargo bench --quiet --bench decode 2>&1 | grep -E '^decode_1M|time:|thrpt:' | grep -v '%' \
+            | sed 's/^/   /'
         ;;
     flood)
         step "push flood: ${FLOOD_MESSAGES:-1000000} PUBLISH from redis-benchmark, watch --json vs redis-cli -3" \
@@ -49,10 +51,11 @@ for part in "${parts[@]}"; do
             --repeat "${FLOOD_REPEAT:-3}" --capture "$work/flood.jsonl" | sed 's/^/   /'
         ;;
     latency)
-        step "latency from bytes arriving to their timestamp (simulator send time vs watch 'at')" \
-            "cargo build --release --manifest-path benches/harness/Cargo.toml && $CARGO_TARGET_DIR/release/latency --bin $bin --pushes ${LATENCY_PUSHES:-10000}"
+        step "latency from bytes arriving to their timestamp (simulator send time vs watch 'at'; then the machine's floor)" \
+            "cargo build --release --manifest-path benches/harness/Cargo.toml && $CARGO_TARGET_DIR/release/latency --bin $bin --pushes ${LATENCY_PUSHES:-10000} [--reader baseline]"
         cargo build --release --quiet --manifest-path benches/harness/Cargo.toml
         "$CARGO_TARGET_DIR/release/latency" --bin "$bin" --pushes "${LATENCY_PUSHES:-10000}" | sed 's/^/   /'
+        "$CARGO_TARGET_DIR/release/latency" --bin "$bin" --pushes "${LATENCY_PUSHES:-10000}" --reader baseline | sed 's/^/   /'
         ;;
     conns)
         step "${CONNECTIONS:-1000} connections watched by one process: RSS and idle CPU" \

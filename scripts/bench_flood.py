@@ -116,6 +116,14 @@ def cpu_ns(pid):
     return total
 
 
+def peak_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def subscriber(r):
     """(addr, omem, obl, oll) of the one pub/sub client, or None."""
     text = r.call("CLIENT", "LIST", "TYPE", "pubsub")
@@ -185,11 +193,13 @@ def run_once(name, binary, port, r, messages, mode, out=subprocess.DEVNULL):
             publish(port, messages)
         t1 = wait_drained(r, local_port)
         c1 = cpu_ns(proc.pid)
-        return t1 - t0, (c1 - c0) / 1e9
+        return t1 - t0, (c1 - c0) / 1e9, peak_rss_mib(proc.pid)
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGCONT)
-            os.kill(proc.pid, signal.SIGINT)
+            # maintwatch ends on Ctrl-C; redis-cli gets SIGTERM (a background job started by a
+            # shell ignores SIGINT, and redis-cli does not install a handler for it).
+            os.kill(proc.pid, signal.SIGINT if name == "maintwatch" else signal.SIGTERM)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -216,10 +226,12 @@ def main():
                 runs = [run_once(name, a.bin, port, r, a.messages, mode) for _ in range(a.repeat)]
                 drain = statistics.median(x[0] for x in runs)
                 cpu = statistics.median(x[1] for x in runs)
+                rss = max(x[2] for x in runs)
                 results[name] = (drain, cpu)
                 print(f"flood {mode} {name}: {a.messages} messages, time to drain "
-                      f"{drain:.3f} s, consumer CPU {cpu:.3f} s (median of {a.repeat}: "
-                      + ", ".join(f"{d:.3f}/{c:.3f}" for d, c in runs) + ")", flush=True)
+                      f"{drain:.3f} s, consumer CPU {cpu:.3f} s, peak RSS {rss:.0f} MiB "
+                      f"(median of {a.repeat}; drain/CPU per run: "
+                      + ", ".join(f"{d:.3f}/{c:.3f}" for d, c, _ in runs) + ")", flush=True)
             mw, rc = results["maintwatch"], results["redis-cli"]
             print(f"flood {mode} ratio redis-cli/maintwatch: drain {rc[0] / mw[0]:.2f}x, "
                   f"CPU {rc[1] / mw[1]:.2f}x", flush=True)

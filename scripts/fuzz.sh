@@ -5,7 +5,9 @@
 #
 #   scripts/fuzz.sh                 # 10,000,000 inputs per target (the figure in BENCHMARKS.md)
 #   scripts/fuzz.sh 200000          # a quick pass
-#   MINIMIZE=1 scripts/fuzz.sh      # afterwards, shrink each corpus to the inputs that add coverage
+#   MINIMIZE=1 scripts/fuzz.sh      # afterwards, shrink each corpus to a small set of inputs
+#                                   # that still reaches every coverage edge (what is committed;
+#                                   # a run adds every new interesting input to fuzz/corpus/)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz`); builds into $CARGO_TARGET_DIR (default
 # /tmp/mw-fuzz) so the main build is not disturbed. Exits non-zero on the first crash, leaving
@@ -36,7 +38,7 @@ for target in scanner notification; do
     set -e
     end=$(date +%s)
     done_line=$(grep -E '^Done [0-9]+ runs' "$log" || true)
-    cov=$(grep -E '^#[0-9]+ +DONE' "$log" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+' || true)
+    cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+' || true)
     echo "fuzz $target: ${done_line:-no Done line} ($(( end - start )) s wall), $cov, exit $code"
     if (( code != 0 )); then
         grep -E 'panicked|ERROR|artifact' "$log" | head -20 >&2
@@ -45,7 +47,7 @@ for target in scanner notification; do
     rm -f "$log"
     if [[ "${MINIMIZE:-0}" == 1 && $code == 0 ]]; then
         tmp=$(mktemp -d)
-        "$bin/$target" -merge=1 "$tmp" "fuzz/corpus/$target" >/dev/null 2>&1
+        "$bin/$target" -set_cover_merge=1 -use_counters=0 "$tmp" "fuzz/corpus/$target" >/dev/null 2>&1
         rm -rf "fuzz/corpus/$target" && mv "$tmp" "fuzz/corpus/$target"
         echo "fuzz $target: corpus minimized to $(ls "fuzz/corpus/$target" | wc -l) inputs"
     fi

@@ -334,6 +334,14 @@ impl Scanner {
             limits: &self.limits,
         };
         match cur.value(0) {
+            // The limit holds however the frame arrived: whole in one read as when streamed in.
+            Ok(_) if cur.pos as u64 > self.limits.max_frame => Err(RespError {
+                offset: 0,
+                kind: ErrorKind::FrameTooLarge {
+                    size: cur.pos as u64,
+                    limit: self.limits.max_frame,
+                },
+            }),
             Ok(frame) => Ok(Scan::Frame(frame, cur.pos)),
             Err(Stop::Incomplete(need)) => {
                 if need as u64 > self.limits.max_frame {
@@ -1032,6 +1040,9 @@ mod tests {
         let e = small.scan(b"$20\r\n").unwrap_err();
         assert!(matches!(e.kind, ErrorKind::FrameTooLarge { .. }), "{e}");
         let e = small.scan(b"+aaaaaaaaaaaaaaaa").unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::FrameTooLarge { .. }), "{e}");
+        // A whole frame over the limit, arrived in one read, is refused too.
+        let e = small.scan(b"*2\r\n:1\r\n:2\r\n").unwrap_err();
         assert!(matches!(e.kind, ErrorKind::FrameTooLarge { .. }), "{e}");
     }
 

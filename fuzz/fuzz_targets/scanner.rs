@@ -47,10 +47,9 @@ fn key(e: &RespError) -> (u64, std::mem::Discriminant<ErrorKind>) {
 fn check(input: &[u8], limits: Limits, chunk: usize) {
     let scanner = Scanner::new(limits);
     let (frames, end, error) = scanner.scan_all(input);
-    // Known gap (reported for src/resp.rs): `max_frame` is only checked while a frame is
-    // incomplete, so a frame longer than the limit is accepted when it is whole in one buffer and
-    // refused when it streams in. Until that is closed, such frames are left out of the
-    // prefix and streaming checks (they can only occur with the tiny limits here).
+    // A frame over `max_frame` is refused whole or streamed alike (this target found the gap
+    // when only incomplete frames were checked), but which error comes first still depends on
+    // how much had arrived, so such frames stay out of the prefix and streaming checks.
     let oversized = |len: usize| len as u64 > limits.max_frame;
 
     let mut pos = 0;

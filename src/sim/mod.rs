@@ -173,12 +173,15 @@ pub enum What {
         proxies: Vec<SocketAddr>,
         recipients: usize,
     },
-    /// A notification frame was written to a connection (exact bytes).
+    /// A notification frame was written to a connection (exact bytes). The event's `at` is the
+    /// wall clock right after the write returned; `writing` is right before it began (for a
+    /// trickled frame, its last byte), so the bytes reached the socket between the two.
     Sent {
         conn: u64,
         proxy: SocketAddr,
         bytes: Vec<u8>,
         why: Why,
+        writing: SystemTime,
     },
     /// The database hostname now answers these A records (already in effect).
     Dns { records: Vec<IpAddr>, ttl: u32 },
@@ -283,6 +286,7 @@ impl fmt::Display for SimEvent {
                 proxy,
                 bytes,
                 why,
+                ..
             } => {
                 let why = match why {
                     Why::Step { .. } => "",

@@ -232,6 +232,7 @@ impl Conn {
                     }
                     Ok(_) => {
                         let batch = self.process(&mut buf);
+                        let writing = SystemTime::now();
                         if !batch.out.is_empty() && wr.write_all(&batch.out).await.is_err() {
                             break false;
                         }
@@ -240,7 +241,7 @@ impl Conn {
                             self.shared.emit_at(at, what);
                         }
                         for (bytes, why) in batch.notes {
-                            self.sent(at, bytes.to_vec(), why);
+                            self.sent(writing, at, bytes.to_vec(), why);
                         }
                         if batch.close {
                             break true;
@@ -249,6 +250,7 @@ impl Conn {
                 },
                 () = sleep_until_some(next_byte) => {
                     let Some(t) = trickle.as_mut() else { continue };
+                    let writing = SystemTime::now();
                     if wr.write_all(&t.bytes[t.pos..t.pos + 1]).await.is_err() {
                         break false;
                     }
@@ -256,7 +258,8 @@ impl Conn {
                     t.next += self.shared.second();
                     if t.pos == t.bytes.len() {
                         let t = trickle.take().expect("trickling");
-                        self.sent(SystemTime::now(), t.bytes, Why::Step { line: t.line });
+                        let why = Why::Step { line: t.line };
+                        self.sent(writing, SystemTime::now(), t.bytes, why);
                     }
                 },
                 _ = wait_until(&mut shutdown, true) => break true,
@@ -290,10 +293,11 @@ impl Conn {
         match msg {
             ConnMsg::Close => Some(true),
             ConnMsg::Push(bytes, why) => {
+                let writing = SystemTime::now();
                 if wr.write_all(&bytes).await.is_err() {
                     return Some(false);
                 }
-                self.sent(SystemTime::now(), bytes.to_vec(), why);
+                self.sent(writing, SystemTime::now(), bytes.to_vec(), why);
                 None
             }
             ConnMsg::Hostile(kind, line) => {
@@ -352,7 +356,7 @@ impl Conn {
         }
     }
 
-    fn sent(&self, at: SystemTime, bytes: Vec<u8>, why: Why) {
+    fn sent(&self, writing: SystemTime, at: SystemTime, bytes: Vec<u8>, why: Why) {
         self.shared.emit_at(
             at,
             What::Sent {
@@ -360,6 +364,7 @@ impl Conn {
                 proxy: self.proxy,
                 bytes,
                 why,
+                writing,
             },
         );
     }

@@ -1,12 +1,21 @@
 //! Latency from bytes arriving to their timestamp, on loopback.
 //!
 //! The simulator runs in this process and records, for every notification frame, the wall clock
-//! right after the write returned (`SimEvent::Sent.at`). The real `maintwatch watch` binary
-//! watches it with `--json`; each push line's `at` is the wall clock stamped in `src/conn` right
-//! after the read that completed the frame returned. The difference, frame by frame (matched by
-//! their bytes: every frame carries its own sequence id), is what is reported.
+//! right before its write began (`SimEvent::Sent { writing }`) and right after it returned
+//! (`SimEvent::Sent.at`); on loopback the bytes reach the reader's socket inside that write. The
+//! real `maintwatch watch` binary watches it with `--json`; each push line's `at` is the wall clock
+//! stamped in `src/conn` right after the read that completed the frame returned. The difference,
+//! frame by frame (matched by their bytes: every frame carries its own sequence id), is reported
+//! against both: from the write's start (an upper bound: it includes the write call) and from its
+//! end (a lower bound: negative when the writer was preempted by the woken reader right after its
+//! write, before it could read the clock).
 //!
-//!   latency --bin target/release/maintwatch [--pushes 10000] [--gap-ms 1]
+//!   latency --bin target/release/maintwatch [--pushes 10000] [--gap-ms 1] [--reader watch|baseline]
+//!
+//! `--reader baseline` replaces the watch with the floor of this machine: a minimal blocking
+//! reader (this program again, one thread, `std::net::TcpStream`) that opts in, reads, scans with
+//! the same scanner and stamps each push the same way, doing nothing else. The difference between
+//! the two is what the watch adds; the baseline is what the machine (scheduler, loopback) costs.
 //!
 //! Frames are sent one at a time, `--gap-ms` apart, so each is its own read (the figure is per
 //! frame, not amortised over a batch).
@@ -23,6 +32,7 @@ struct Args {
     bin: String,
     pushes: usize,
     gap_ms: f64,
+    baseline: bool,
 }
 
 fn args() -> Args {
@@ -30,6 +40,7 @@ fn args() -> Args {
         bin: "target/release/maintwatch".into(),
         pushes: 10_000,
         gap_ms: 1.0,
+        baseline: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -38,6 +49,13 @@ fn args() -> Args {
             "--bin" => a.bin = value,
             "--pushes" => a.pushes = value.parse().expect("--pushes N"),
             "--gap-ms" => a.gap_ms = value.parse().expect("--gap-ms MS"),
+            "--reader" => {
+                a.baseline = match value.as_str() {
+                    "watch" => false,
+                    "baseline" => true,
+                    other => panic!("--reader watch|baseline, not {other}"),
+                }
+            }
             other => panic!("unknown flag {other}"),
         }
     }
@@ -75,8 +93,51 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// The baseline reader: opt in, then print `<wall micros> <escaped frame>` for every push.
+fn baseline_child(port: &str) {
+    use maintwatch::resp::{encode_command, Frame, Scan, Scanner};
+    use std::io::{Read, Write};
+    let mut sock = std::net::TcpStream::connect(format!("127.0.0.2:{port}")).expect("connect");
+    sock.set_nodelay(true).expect("nodelay");
+    sock.write_all(&encode_command(&["HELLO", "3"]))
+        .expect("write");
+    sock.write_all(&encode_command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]))
+        .expect("write");
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    let scanner = Scanner::default();
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match sock.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let at = micros(SystemTime::now());
+        buf.extend_from_slice(&chunk[..n]);
+        let mut pos = 0;
+        while let Ok(Scan::Frame(frame, len)) = scanner.scan(&buf[pos..]) {
+            if matches!(frame, Frame::Push(_)) {
+                let raw = maintwatch::escape::escape(&buf[pos..pos + len]);
+                writeln!(out, "{at} {raw}").expect("stdout");
+                out.flush().expect("stdout");
+            }
+            pos += len;
+        }
+        buf.drain(..pos);
+    }
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("--baseline-child") {
+        return baseline_child(&argv[2]);
+    }
+    run();
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+async fn run() {
     let a = args();
     // Scenario seconds are spaced 0.1 apart and the clock runs 100 / gap_ms times faster, so the
     // frames leave gap_ms apart in real time.
@@ -102,25 +163,38 @@ async fn main() {
     let sim = Simulator::start(opts).await.expect("simulator");
     let mut events = sim.events();
 
-    let mut child = Command::new(&a.bin)
-        .args([
-            "watch",
-            &format!("redis://127.0.0.2:{}", sim.port()),
-            "--json",
-            "--no-handoff",
-            "--sim-speed",
-            &speed.to_string(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the maintwatch binary runs");
+    let mut child = if a.baseline {
+        Command::new(std::env::current_exe().expect("own path"))
+            .args(["--baseline-child", &sim.port().to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the baseline reader runs")
+    } else {
+        Command::new(&a.bin)
+            .args([
+                "watch",
+                &format!("redis://127.0.0.2:{}", sim.port()),
+                "--json",
+                "--no-handoff",
+                "--sim-speed",
+                &speed.to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the maintwatch binary runs")
+    };
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let reader = tokio::spawn(async move {
         let mut got: Vec<(Vec<u8>, i64)> = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(WatchLine::Push { at, frame, .. }) = serde_json::from_str(&line) {
+            if let Some((at, raw)) = line.split_once(' ').filter(|_| a.baseline) {
+                let raw = maintwatch::escape::unescape(raw).expect("escaped");
+                got.push((raw, at.parse().expect("micros")));
+            } else if let Ok(WatchLine::Push { at, frame, .. }) = serde_json::from_str(&line) {
                 let raw = maintwatch::escape::unescape(&frame.raw).expect("escaped");
                 got.push((raw, parse_at(&at)));
             }
@@ -128,15 +202,15 @@ async fn main() {
         got
     });
 
-    let mut sent: HashMap<Vec<u8>, i64> = HashMap::new();
+    let mut sent: HashMap<Vec<u8>, (i64, i64)> = HashMap::new();
     loop {
         let e = tokio::time::timeout(Duration::from_secs(120), events.recv())
             .await
             .expect("the scenario ends in time")
             .expect("narration");
         match e.what {
-            What::Sent { bytes, .. } => {
-                sent.insert(bytes, micros(e.at));
+            What::Sent { bytes, writing, .. } => {
+                sent.insert(bytes, (micros(writing), micros(e.at)));
             }
             What::Finished { .. } => break,
             _ => {}
@@ -144,31 +218,52 @@ async fn main() {
     }
     // The last frames reach the watch within moments; then Ctrl-C and collect.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = child.id().expect("running");
-    std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .expect("kill");
+    // The watch ends on Ctrl-C (printing its summary); the baseline reader is simply killed (a
+    // SIGINT may be ignored: shells start background jobs with SIGINT ignored).
+    if a.baseline {
+        child.start_kill().expect("kill");
+    } else {
+        let pid = child.id().expect("running");
+        std::process::Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .expect("kill");
+    }
     let got = reader.await.expect("reader");
     let _ = child.wait().await;
     sim.shutdown().await;
 
-    let mut lat: Vec<i64> = got
+    let from_start: Vec<i64> = got
         .iter()
-        .filter_map(|(raw, at)| sent.get(raw).map(|s| at - s))
+        .filter_map(|(raw, at)| sent.get(raw).map(|s| at - s.0))
+        .collect();
+    let from_end: Vec<i64> = got
+        .iter()
+        .filter_map(|(raw, at)| sent.get(raw).map(|s| at - s.1))
         .collect();
     assert_eq!(
-        lat.len(),
+        from_start.len(),
         sent.len(),
         "every frame sent was printed by the watch"
     );
     assert_eq!(sent.len(), a.pushes, "every step sent its frame");
+    let who = if a.baseline {
+        "baseline reader"
+    } else {
+        "watch"
+    };
+    report(who, "from the write's start", from_start, a.gap_ms);
+    report(who, "from the write's end", from_end, a.gap_ms);
+}
+
+fn report(who: &str, what: &str, mut lat: Vec<i64>, gap_ms: f64) {
     lat.sort_unstable();
     let mean = lat.iter().sum::<i64>() as f64 / lat.len() as f64;
     println!(
-        "latency: {} frames, {} ms apart: min {} us, p50 {} us, p90 {} us, p99 {} us, p99.9 {} us, max {} us, mean {:.1} us",
+        "latency {who}, {what}: {} frames, {} ms apart: min {} us, p50 {} us, p90 {} us, p99 {} us, \
+         p99.9 {} us, max {} us, mean {:.1} us",
         lat.len(),
-        a.gap_ms,
+        gap_ms,
         lat[0],
         percentile(&lat, 50.0),
         percentile(&lat, 90.0),
