@@ -380,7 +380,37 @@ impl WatchLine {
 
 /// Wall-clock time as written in JSON lines: RFC 3339, microseconds, UTC.
 pub fn wall(at: std::time::SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(at)
-        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
-        .to_string()
+    use chrono::{Datelike, Timelike};
+    // Written field by field: `format` parses its pattern on every call, and this runs once per
+    // line of a push flood.
+    let t = chrono::DateTime::<chrono::Utc>::from(at);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+        t.year(),
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.nanosecond() / 1000 % 1_000_000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wall;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn wall_clock_is_rfc3339_with_microseconds() {
+        let at = SystemTime::UNIX_EPOCH + Duration::new(1_764_459_487, 123_456_789);
+        assert_eq!(wall(at), "2025-11-29T23:38:07.123456Z");
+        assert_eq!(wall(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(
+            wall(at),
+            chrono::DateTime::<chrono::Utc>::from(at)
+                .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                .to_string()
+        );
+    }
 }
