@@ -13,6 +13,8 @@
 //! Nothing here asserts a duration. The simulator runs sped up; sleeps only pace polling, and
 //! every wait has a hang guard that fails loudly instead of hanging.
 
+mod common;
+
 use maintwatch::escape::unescape;
 use maintwatch::notification::Classified;
 use maintwatch::record::{OptInOutcome, WatchLine};
@@ -88,23 +90,7 @@ impl Watch {
 
     /// Reads lines until `done` holds over everything seen so far.
     async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        let result = tokio::time::timeout(GUARD, async {
-            while !done(&self.seen) {
-                let line = self
-                    .lines
-                    .next_line()
-                    .await
-                    .expect("stdout readable")
-                    .unwrap_or_else(|| panic!("watch ended before {what}: {:#?}", self.seen));
-                let parsed: WatchLine = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a schema line ({e}): {line}"));
-                self.seen.push(parsed);
-            }
-        })
-        .await;
-        if result.is_err() {
-            panic!("hang guard: never saw {what}: {:#?}", self.seen);
-        }
+        common::read_until(&mut self.lines, &mut self.seen, GUARD, what, done).await;
     }
 
     fn pid(&self) -> u32 {

@@ -66,23 +66,7 @@ async fn start_with(scenario: maintwatch::sim::Scenario, speed: f64, extra: &[&s
 impl Run {
     /// Reads lines until `done` holds over everything seen so far.
     async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        let result = tokio::time::timeout(GUARD, async {
-            while !done(&self.seen) {
-                let line = self
-                    .lines
-                    .next_line()
-                    .await
-                    .expect("stdout readable")
-                    .unwrap_or_else(|| panic!("watch ended before {what}: {:#?}", self.seen));
-                let parsed: WatchLine = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a schema line ({e}): {line}"));
-                self.seen.push(parsed);
-            }
-        })
-        .await;
-        if result.is_err() {
-            panic!("hang guard: never saw {what}: {:#?}", self.seen);
-        }
+        common::read_until(&mut self.lines, &mut self.seen, GUARD, what, done).await;
     }
 
     /// Ctrl-C, then the rest of the output; returns the exit code.
@@ -639,23 +623,12 @@ async fn real_watch(
 }
 
 async fn read_until(
-    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    lines: &mut common::JsonLines,
     seen: &mut Vec<WatchLine>,
     what: &str,
     done: impl Fn(&[WatchLine]) -> bool,
 ) {
-    tokio::time::timeout(GUARD, async {
-        while !done(seen) {
-            let line = lines
-                .next_line()
-                .await
-                .unwrap()
-                .unwrap_or_else(|| panic!("watch ended before {what}: {seen:#?}"));
-            seen.push(serde_json::from_str(&line).unwrap());
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("hang guard: never saw {what}: {seen:#?}"));
+    common::read_until(lines, seen, GUARD, what, done).await;
 }
 
 fn other_push_names(seen: &[WatchLine]) -> Vec<(String, usize)> {

@@ -126,3 +126,33 @@ pub async fn command(addr: SocketAddr, args: &[&str]) -> Vec<u8> {
         }
     }
 }
+
+/// The lines of a running `maintwatch ... --json`.
+pub type JsonLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>;
+
+/// Reads schema lines into `seen` until `done` holds over everything seen so far. Waiting is on
+/// events; the guard only turns a hang into a failure that shows what was seen.
+pub async fn read_until(
+    lines: &mut JsonLines,
+    seen: &mut Vec<maintwatch::record::WatchLine>,
+    guard: Duration,
+    what: &str,
+    done: impl Fn(&[maintwatch::record::WatchLine]) -> bool,
+) {
+    let result = tokio::time::timeout(guard, async {
+        while !done(seen) {
+            let line = lines
+                .next_line()
+                .await
+                .expect("stdout readable")
+                .unwrap_or_else(|| panic!("watch ended before {what}: {seen:#?}"));
+            let parsed = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not a schema line ({e}): {line}"));
+            seen.push(parsed);
+        }
+    })
+    .await;
+    if result.is_err() {
+        panic!("hang guard: never saw {what}: {seen:#?}");
+    }
+}
