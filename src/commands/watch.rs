@@ -382,6 +382,10 @@ pub async fn watch(
     };
     tokio::pin!(deadline);
     tokio::pin!(stop);
+    // One future for the whole watch: a fresh ctrl_c() per loop turn only hears signals sent
+    // after it was first polled, so a Ctrl-C arriving while a turn was busy was lost.
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
     let reason = loop {
         tokio::select! {
@@ -482,7 +486,7 @@ pub async fn watch(
                 }
             }
             _ = redraw.tick() => sink.tick(),
-            _ = tokio::signal::ctrl_c() => break StopReason::Interrupted,
+            _ = &mut interrupted => break StopReason::Interrupted,
             () = &mut deadline => break StopReason::Duration,
             () = &mut stop => break StopReason::Ended,
         }
