@@ -769,10 +769,8 @@ async fn connection_task(
             ClusterMode::Auto => handshake.mode() == Some("cluster"),
         };
         for r in handshake.early {
-            if let Some(what) = frame_observation(r, true) {
-                frame_permit(&permits).await;
-                observe_at(&tx, id, what.0, what.1, what.2);
-            }
+            frame_permit(&permits).await;
+            let _ = tx.send(frame_observation(id, r, true));
         }
         backoff.reset();
         let (mut reader, mut writer) = connection.into_split();
@@ -848,10 +846,8 @@ async fn connection_task(
                             }
                             pending.pop_front();
                         }
-                        if let Some(what) = frame_observation(received, false) {
-                            frame_permit(&permits).await;
-                            observe_at(&tx, id, what.0, what.1, what.2);
-                        }
+                        frame_permit(&permits).await;
+                        let _ = tx.send(frame_observation(id, received, false));
                     }
                     Ok(None) => break (CloseCause::Server, None),
                     Err(e) => {
@@ -932,30 +928,17 @@ fn topology_reply(tx: &mpsc::UnboundedSender<Observation>, id: u32, raw: &[u8], 
     }
 }
 
-fn observe_at(
-    tx: &mpsc::UnboundedSender<Observation>,
-    conn: u32,
-    at: Instant,
-    wall: SystemTime,
-    what: What,
-) {
-    let _ = tx.send(Observation {
-        at,
-        wall,
-        conn,
-        what,
-    });
-}
-
-fn frame_observation(r: conn::Received, early: bool) -> Option<(Instant, SystemTime, What)> {
+/// A received frame as an observation, stamped when its bytes were read.
+fn frame_observation(conn: u32, r: conn::Received, early: bool) -> Observation {
     let parsed = match r.item {
         conn::Item::Push(c) => c,
         conn::Item::Reply(..) => crate::notification::Classified::NotPush,
     };
-    Some((
-        r.at.into_std(),
-        r.wall,
-        What::Frame {
+    Observation {
+        at: r.at.into_std(),
+        wall: r.wall,
+        conn,
+        what: What::Frame {
             record: FrameRecord {
                 offset: r.offset,
                 len: r.raw.len(),
@@ -964,7 +947,7 @@ fn frame_observation(r: conn::Received, early: bool) -> Option<(Instant, SystemT
             },
             early,
         },
-    ))
+    }
 }
 
 fn handshake_observation(h: &conn::Handshake) -> What {
