@@ -142,6 +142,22 @@ pub struct DemoArgs {
     pub color: crate::cli::ColorChoice,
 }
 
+/// The embedded scenario names as clap's possible values: a wrong name is a usage error that
+/// lists them, and the shell completions offer them (the help lists them with their
+/// descriptions, so clap's own list is hidden there).
+fn scenario_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(scenarios::names())
+}
+
+fn positive_speed(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!(
+            "expected a number above 0, such as 1, 4 or 0.5, found {text:?}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,21 +214,5 @@ mod tests {
             Some(std::path::Path::new("my.scn"))
         );
         assert!(parse(&["demo", "--scenario-file", "a", "--scenario", "dns-race"]).is_err());
-    }
-}
-
-/// The embedded scenario names as clap's possible values: a wrong name is a usage error that
-/// lists them, and the shell completions offer them (the help lists them with their
-/// descriptions, so clap's own list is hidden there).
-fn scenario_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(scenarios::names())
-}
-
-fn positive_speed(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
-        _ => Err(format!(
-            "expected a number above 0, such as 1, 4 or 0.5, found {text:?}"
-        )),
     }
 }
