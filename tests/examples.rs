@@ -218,6 +218,11 @@ fn the_extractor_finds_the_examples_of_every_source() {
         );
     }
     assert_eq!(
+        missing_tool("maintwatch decode x | no-such-tool-here ."),
+        Some("no-such-tool-here".into())
+    );
+    assert_eq!(missing_tool("grep x f || echo \"no\""), None);
+    assert_eq!(
         split_comment("grep -v '^#' f | maintwatch probe --from - # all"),
         ("grep -v '^#' f | maintwatch probe --from - ", "all")
     );
@@ -610,6 +615,10 @@ async fn every_example_runs_as_written() {
             }
             continue;
         }
+        if let Some(tool) = missing_tool(&e.command) {
+            eprintln!("SKIP: {}: {tool} is not installed", e.command);
+            continue;
+        }
         if let Some(dir) = unmatched_glob(&e.command) {
             eprintln!(
                 "SKIP: {}: no .jsonl capture fixture in {dir} yet",
@@ -643,6 +652,20 @@ async fn every_example_runs_as_written() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// A program other than maintwatch that the example pipes into (`| jq ...`) and that is not on
+/// the PATH: the example is fine, this machine lacks the tool.
+fn missing_tool(command: &str) -> Option<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    command
+        .replace("||", ";")
+        .split('|')
+        .skip(1)
+        .filter_map(|part| part.split_whitespace().next())
+        .filter(|tool| *tool != "maintwatch" && !tool.is_empty())
+        .find(|tool| !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+        .map(str::to_string)
 }
 
 /// The directory of a `DIR/*.jsonl` argument that matches no file (the capture fixtures the

@@ -39,7 +39,7 @@ Exit codes (with several endpoints, the most severe wins):
 
 Examples:
   maintwatch probe redis://10.0.0.5:12000
-  maintwatch probe rediss://default@db.example.net:12000 --cacert ca.pem   # password from REDISCLI_AUTH
+  REDISCLI_AUTH=\"$PASS\" maintwatch probe rediss://default@db.example.net:12000 --cacert ca.pem
   maintwatch probe --from endpoints.txt --json > probe.jsonl
   grep -v '^#' fleet.txt | maintwatch probe --from - --quiet || echo \"not all opted in\"
   REDISCLI_AUTH=secret maintwatch probe -h 10.0.0.5 -p 12000";

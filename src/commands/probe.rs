@@ -240,38 +240,24 @@ struct Column {
     drop: Option<u8>,
 }
 
+const fn column(min: usize, drop: Option<u8>) -> Column {
+    Column { min, drop }
+}
+
 /// In [`TABLE_HEADER`] order. The endpoint is never shortened (it is what a reader looks up);
 /// the address is dropped rather than cut (a cut address is a wrong address); the texts shorten,
-/// the server's detail first. Full texts are always in `--json`.
+/// the widest first. Full texts are always in `--json`.
 const COLUMNS: [Column; 6] = [
-    Column {
-        min: usize::MAX,
-        drop: None,
-    }, // endpoint
-    Column {
-        min: usize::MAX,
-        drop: Some(1),
-    }, // address
-    Column {
-        min: 20,
-        drop: None,
-    }, // outcome
-    Column {
-        min: 10,
-        drop: Some(2),
-    }, // server
-    Column {
-        min: 18,
-        drop: None,
-    }, // maintenance
-    Column {
-        min: 12,
-        drop: None,
-    }, // detail
+    column(usize::MAX, None),    // endpoint
+    column(usize::MAX, Some(1)), // address
+    column(20, None),            // outcome
+    column(10, Some(2)),         // server
+    column(18, None),            // maintenance
+    column(12, None),            // detail
 ];
 
-/// Which columns give up room first, most willing first.
-const SHRINK_ORDER: [usize; 4] = [5, 4, 3, 2];
+/// The columns that shorten; among equally wide ones, the last here gives way first.
+const SHRINKABLE: [usize; 4] = [2, 3, 4, 5];
 
 const GAP: &str = "  ";
 
@@ -335,7 +321,7 @@ fn fit(cells: &[Vec<String>], natural: Vec<usize>, width: usize) -> (Vec<usize>,
         // The widest text gives up a character first, so that no one column is cut to its
         // minimum while another keeps everything.
         while total(&widths, &shown) > width {
-            let widest = SHRINK_ORDER
+            let widest = SHRINKABLE
                 .iter()
                 .filter(|&&i| shown.contains(&i) && widths[i] > floor(i))
                 .max_by_key(|&&i| widths[i]);
