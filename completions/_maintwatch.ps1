@@ -147,6 +147,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
         }
         'maintwatch;demo' {
             [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play')
+            [CompletionResult]::new('--scenario-file', '--scenario-file', [CompletionResultType]::ParameterName, 'Play a scenario file from disk instead (format: scenarios/README.md)')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster')
             [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')

@@ -141,13 +141,17 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__demo)
-            opts="-h --scenario --speed --capture --color --help"
+            opts="-h --scenario --scenario-file --speed --capture --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --scenario)
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants" -- "${cur}"))
+                    return 0
+                    ;;
+                --scenario-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -424,7 +428,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenario)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants" -- "${cur}"))
                     return 0
                     ;;
                 --scenario-file)

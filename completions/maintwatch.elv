@@ -138,6 +138,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         }
         &'maintwatch;demo'= {
             cand --scenario 'The embedded scenario to play'
+            cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
             cand --speed 'Run the scenario clock this many times faster'
             cand --capture 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'

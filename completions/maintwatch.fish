@@ -119,7 +119,16 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l poll -d
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l dns-server -d 'Ask this nameserver (IP[:PORT]) instead of the system\'s resolver' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l json -d 'Print the outcome as one JSON object'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario -d 'The embedded scenario to play (see --list)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario -d 'The embedded scenario to play (see --list)' -r -f -a "single-proxy\t''
+multi-proxy\t''
+dns-race\t''
+shard-migration\t''
+failover\t''
+silent-shrink\t''
+silent-widening\t''
+oss-cluster\t''
+refusing\t''
+peer-variants\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l port -d 'Port shared by every proxy (0 picks a free one)' -r
@@ -130,7 +139,17 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-catch-up -d 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in\'s +OK'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s q -l quiet -d 'Print where it listens and the scenario\'s steps only, not every connection and command'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play' -r -f -a "single-proxy\t''
+multi-proxy\t''
+dns-race\t''
+shard-migration\t''
+failover\t''
+silent-shrink\t''
+silent-widening\t''
+oss-cluster\t''
+refusing\t''
+peer-variants\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''

@@ -28,6 +28,32 @@ pub fn escape(bytes: &[u8]) -> String {
     out
 }
 
+/// Makes text from a server (or any untrusted source) safe to print on a terminal: every control
+/// character (C0 including ESC, CR, LF and TAB, DEL, C1) and every bidirectional-formatting
+/// character (the overrides and isolates that reorder what a reader sees) is shown as an escape
+/// (`\r`, `\n`, `\t`, `\x1b`, `\u{202e}`) instead of acting on the terminal. Everything else,
+/// including non-ASCII text, stays as it is; the function is for people, so unlike [`escape`] it
+/// is not reversible (a backslash stays a backslash).
+pub fn sanitize_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\u{0}'..='\u{1f}' | '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            '\u{80}'..='\u{9f}'
+            | '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Where and why text could not be turned back into bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextError {
@@ -228,6 +254,19 @@ mod tests {
         assert_eq!(e.line, 1);
         let e = unhex("3e zz").unwrap_err();
         assert_eq!((e.line, e.column), (1, 4));
+    }
+
+    #[test]
+    fn sanitized_text_cannot_drive_the_terminal() {
+        let hostile =
+            "ERR \x1b]0;pwned\x07\x1b[2J\r00:00 FAKE\nnext\u{202e}txt\u{2066}\u{85}\x7f ok é";
+        let shown = sanitize_text(hostile);
+        assert_eq!(
+            shown,
+            "ERR \\x1b]0;pwned\\x07\\x1b[2J\\r00:00 FAKE\\nnext\\u{202e}txt\\u{2066}\\u{85}\\x7f ok é"
+        );
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert_eq!(sanitize_text("redis 7.4.0"), "redis 7.4.0");
     }
 
     #[test]

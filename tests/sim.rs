@@ -12,7 +12,8 @@
 //! enough to leave three quarters of a second of slack.
 //!
 //! The real-server tier compares the refusing mode with a real `redis-server` byte for byte when
-//! `MAINTWATCH_REDIS_SERVER` names one.
+//! `MAINTWATCH_REDIS_SERVER` names one (through `tests/common`, which skips when it is unset or
+//! empty).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -32,6 +33,8 @@ use maintwatch::notification::{classify, Classified};
 use maintwatch::resp::{encode_command, Frame, Scan, Scanner, StreamReader};
 use maintwatch::sim::scenario::{Action, Push, Start};
 use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What, Why};
+
+mod common;
 
 /// Hang guard for a whole test; every wait inside is for an event, not for time.
 const HANG_GUARD: Duration = Duration::from_secs(30);
@@ -730,37 +733,12 @@ async fn refusal_replies(c: &mut Client) -> Vec<Vec<u8>> {
 /// Real-server tier: the refusing mode's bytes against a real `redis-server`'s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusing_mode_matches_a_real_redis_server_byte_for_byte() {
-    let Some(binary) = std::env::var_os("MAINTWATCH_REDIS_SERVER") else {
-        eprintln!("SKIP: MAINTWATCH_REDIS_SERVER not set");
+    let test = "refusing_mode_matches_a_real_redis_server_byte_for_byte";
+    let Some(server) = common::RealRedis::start(test, &[]).await else {
         return;
     };
     guarded(async {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
-        let mut server = tokio::process::Command::new(&binary)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {binary:?}: {e}"));
-        let real_addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let mut real = loop {
-            if let Ok(s) = TcpStream::connect(real_addr).await {
-                break Client {
-                    stream: s,
-                    reader: StreamReader::default(),
-                    frames: VecDeque::new(),
-                    closed: false,
-                };
-            }
-            if let Some(status) = server.try_wait().unwrap() {
-                panic!("{binary:?} exited before accepting connections: {status}");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        let mut real = Client::connect(server.addr).await;
         let from_real = refusal_replies(&mut real).await;
 
         let sim = start_named("refusing", 10.0).await;
@@ -770,9 +748,47 @@ async fn refusing_mode_matches_a_real_redis_server_byte_for_byte() {
             assert_eq!(show(s), show(r), "reply {i} differs from the real server's");
         }
         sim.shutdown().await;
-        server.kill().await.unwrap();
     })
     .await;
+}
+
+/// The README's test command gives `MAINTWATCH_REDIS_SERVER=""` on a machine without
+/// redis-server: that must skip, not try to start `""`.
+#[test]
+fn an_absent_or_empty_server_variable_skips() {
+    assert_eq!(common::redis_server_from(None), None);
+    assert_eq!(common::redis_server_from(Some("".into())), None);
+    assert_eq!(common::redis_server_from(Some("  ".into())), None);
+    assert_eq!(
+        common::redis_server_from(Some("/usr/bin/redis-server".into())).as_deref(),
+        Some("/usr/bin/redis-server")
+    );
+}
+
+/// One rule for the real-server tier: no test file reads the variable itself, they all go
+/// through `common::redis_server_binary` (a file that did its own check treated an empty value
+/// as set and panicked with `cannot start ""`).
+#[test]
+fn only_the_shared_helper_reads_the_server_variable() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let reads = ["var(\"", "var_os(\""]
+            .iter()
+            .any(|f| text.contains(&format!("{f}{}", common::REDIS_SERVER_VAR)));
+        if reads {
+            offenders.push(path.display().to_string());
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "read the variable through tests/common: {offenders:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

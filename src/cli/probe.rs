@@ -21,7 +21,9 @@ came with the reply: a catch-up replay (a retained MIGRATED or FAILED_OVER and i
 maintenance completed on that database) or a MOVING (a maintenance is under way right now), and \
 the server, version and mode from HELLO. After an accepted opt-in it listens for --linger more, \
 because the replay can arrive just after the reply. Endpoints come from the arguments, from \
---from FILE (one per line, # comments; - for standard input), or from -u / -h / -p.";
+--from FILE (one per line; # starts a comment at the start of a line or after a blank; - \
+for standard input), or from -u / -h / -p. A line of --from that is not an endpoint is reported \
+with its line number and skipped; the other endpoints are still probed.";
 
 /// The `after_help` of `probe`: exit codes, then examples.
 pub const AFTER_HELP: &str = "\
@@ -31,12 +33,13 @@ Exit codes (with several endpoints, the most severe wins):
   4  RESP3 unavailable: HELLO 3 was refused (no push frame can arrive)
   5  authentication failed (WRONGPASS, NOAUTH ...)
   6  connection or TLS failure: unreachable, timed out, TLS failed, broken reply
-  2  usage error (bad flag or endpoint)
+  2  usage error (bad flag or endpoint); also when --from had a bad line and no endpoint did
+     worse than accepted (a code from 3 to 6 wins over it)
   1  other error (unreadable --from file, resolver setup ...)
 
 Examples:
   maintwatch probe redis://10.0.0.5:12000
-  maintwatch probe rediss://default@db.example.net:12000 --cacert ca.pem
+  REDISCLI_AUTH=\"$PASS\" maintwatch probe rediss://default@db.example.net:12000 --cacert ca.pem
   maintwatch probe --from endpoints.txt --json > probe.jsonl
   grep -v '^#' fleet.txt | maintwatch probe --from - --quiet || echo \"not all opted in\"
   REDISCLI_AUTH=secret maintwatch probe -h 10.0.0.5 -p 12000";

@@ -32,7 +32,7 @@ fn simulate_after_help() -> String {
 
 fn demo_after_help() -> String {
     format!(
-        "Scenarios:\n{}\nExamples:\n  maintwatch demo\n  maintwatch demo --scenario dns-race --speed 2\n  maintwatch demo --scenario oss-cluster",
+        "Scenarios:\n{}\nExamples:\n  maintwatch demo\n  maintwatch demo --scenario dns-race --speed 2\n  maintwatch demo --scenario oss-cluster\n  maintwatch demo --scenario-file my.scn      # format: scenarios/README.md",
         scenarios::listing_wrapped(HELP_WIDTH)
     )
 }
@@ -60,7 +60,9 @@ the scenario ends.";
 )]
 pub struct SimulateArgs {
     /// The embedded scenario to play (see --list).
-    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT, conflicts_with = "scenario_file")]
+    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
+          value_parser = scenario_names(), hide_possible_values = true,
+          conflicts_with = "scenario_file")]
     pub scenario: String,
 
     /// Play a scenario file from disk instead (format: scenarios/README.md).
@@ -118,8 +120,14 @@ scenario ends.";
 )]
 pub struct DemoArgs {
     /// The embedded scenario to play.
-    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT)]
+    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
+          value_parser = scenario_names(), hide_possible_values = true,
+          conflicts_with = "scenario_file")]
     pub scenario: String,
+
+    /// Play a scenario file from disk instead (format: scenarios/README.md).
+    #[arg(long, value_name = "PATH")]
+    pub scenario_file: Option<PathBuf>,
 
     /// Run the scenario clock this many times faster.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
@@ -134,11 +142,77 @@ pub struct DemoArgs {
     pub color: crate::cli::ColorChoice,
 }
 
+/// The embedded scenario names as clap's possible values: a wrong name is a usage error that
+/// lists them, and the shell completions offer them (the help lists them with their
+/// descriptions, so clap's own list is hidden there).
+fn scenario_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(scenarios::names())
+}
+
 fn positive_speed(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
         _ => Err(format!(
             "expected a number above 0, such as 1, 4 or 0.5, found {text:?}"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(subcommand)]
+        command: Sub,
+    }
+
+    #[derive(clap::Subcommand)]
+    enum Sub {
+        Simulate(SimulateArgs),
+        Demo(DemoArgs),
+    }
+
+    fn parse(args: &[&str]) -> Result<T, clap::Error> {
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+    }
+
+    /// Completion offers what clap knows as possible values; a free string offered nothing.
+    #[test]
+    fn scenario_names_are_possible_values_for_completion() {
+        use clap::CommandFactory;
+        let cmd = T::command();
+        for sub in ["simulate", "demo"] {
+            let arg = cmd
+                .find_subcommand(sub)
+                .and_then(|c| c.get_arguments().find(|a| a.get_id() == "scenario"))
+                .unwrap();
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            assert_eq!(values, scenarios::names(), "{sub}");
+        }
+        let e = parse(&["simulate", "--scenario", "nope"]).err().unwrap();
+        assert_eq!(e.exit_code(), crate::exit::USAGE);
+        assert!(e.to_string().contains("dns-race"), "{e}");
+    }
+
+    #[test]
+    fn demo_takes_a_scenario_file_but_not_with_a_name() {
+        let Sub::Demo(d) = parse(&["demo", "--scenario-file", "my.scn"])
+            .unwrap()
+            .command
+        else {
+            panic!("not demo")
+        };
+        assert_eq!(
+            d.scenario_file.as_deref(),
+            Some(std::path::Path::new("my.scn"))
+        );
+        assert!(parse(&["demo", "--scenario-file", "a", "--scenario", "dns-race"]).is_err());
     }
 }

@@ -19,13 +19,16 @@ use tokio::sync::broadcast::error::RecvError;
 
 /// Runs `maintwatch demo`.
 pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
-    let scenario = scenarios::by_name(&args.scenario).ok_or_else(|| {
-        anyhow!(
-            "no scenario named {:?}; the scenarios are:\n{}",
-            args.scenario,
-            scenarios::listing().trim_end()
-        )
-    })?;
+    let scenario = match &args.scenario_file {
+        Some(path) => scenarios::load(path)?,
+        None => scenarios::by_name(&args.scenario).ok_or_else(|| {
+            anyhow!(
+                "no scenario named {:?}; the scenarios are:\n{}",
+                args.scenario,
+                scenarios::listing().trim_end()
+            )
+        })?,
+    };
     let opts = SimOptions {
         speed: args.speed,
         ..SimOptions::new(scenario)

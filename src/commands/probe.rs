@@ -9,39 +9,58 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::sync::Arc;
 
 use anyhow::Context;
-use comfy_table::{presets, ContentArrangement, Table};
 
 use crate::cli::probe::ProbeArgs;
 use crate::conn::probe::{self, ProbeReport, TABLE_HEADER};
 use crate::conn::{ConnectOptions, RedisUrl};
 use crate::dns::DnsResolver;
+use crate::escape::sanitize_text;
 use crate::exit;
+
+/// How the human table is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// A terminal this many columns wide: the table fits it, long cells end in an ellipsis.
+    Terminal { width: usize },
+    /// Piped or redirected: the same aligned columns, nothing shortened.
+    Piped,
+}
+
+impl Layout {
+    /// The layout for the process's stdout: its terminal's width (80 when it cannot be read).
+    pub fn detect() -> Layout {
+        if !io::stdout().is_terminal() {
+            return Layout::Piped;
+        }
+        let width = comfy_table::Table::new().width().map_or(80, usize::from);
+        Layout::Terminal { width }
+    }
+}
 
 /// Runs `probe` on the process's stdin, stdout and stderr.
 pub async fn run(args: &ProbeArgs) -> anyhow::Result<i32> {
-    let terminal = io::stdout().is_terminal();
     run_with(
         args,
         &mut io::stdin(),
         &mut io::stdout(),
         &mut io::stderr(),
-        terminal,
+        Layout::detect(),
     )
     .await
 }
 
-/// `run` with its streams given, for tests. `terminal` picks the table style.
+/// `run` with its streams and table layout given, for tests.
 pub async fn run_with(
     args: &ProbeArgs,
     stdin: &mut (dyn Read + Send),
     out: &mut (dyn Write + Send),
     err: &mut (dyn Write + Send),
-    terminal: bool,
+    layout: Layout,
 ) -> anyhow::Result<i32> {
-    let urls = match endpoints(args, stdin)? {
-        Ok(urls) => urls,
+    let (urls, bad_lines) = match endpoints(args, stdin, err)? {
+        Ok(found) => found,
         Err(message) => {
-            writeln!(err, "maintwatch probe: error: {message}")?;
+            writeln!(err, "maintwatch probe: error: {}", sanitize_text(&message))?;
             return Ok(exit::USAGE);
         }
     };
@@ -72,17 +91,32 @@ pub async fn run_with(
         output.report(r)
     })
     .await;
-    output.finish(&reports, terminal)?;
-    Ok(probe::exit_code(&reports))
+    output.finish(&reports, layout)?;
+    Ok(run_exit_code(&reports, bad_lines))
 }
 
-/// The endpoints to probe, or a usage error message.
+/// The exit code of a run. Bad lines in `--from` make it a usage error (2), unless an endpoint
+/// that was probed did worse (3-6): every code above 2 is about a server, which is what a
+/// script gating on the probe most needs to hear, and the bad lines are on stderr either way.
+fn run_exit_code(reports: &[ProbeReport], bad_lines: bool) -> i32 {
+    let probed = probe::exit_code(reports);
+    if bad_lines {
+        probed.max(exit::USAGE)
+    } else {
+        probed
+    }
+}
+
+/// The endpoints to probe and whether `--from` had bad lines (each reported on `err` with its
+/// line number), or a usage error message.
 fn endpoints(
     args: &ProbeArgs,
     stdin: &mut (dyn Read + Send),
-) -> anyhow::Result<Result<Vec<RedisUrl>, String>> {
+    err: &mut (dyn Write + Send),
+) -> anyhow::Result<Result<(Vec<RedisUrl>, bool), String>> {
     let mut urls = args.urls.clone();
     urls.extend(args.connect.uri.clone());
+    let mut bad_lines = false;
     if let Some(from) = &args.from {
         let (text, source) = if from == "-" {
             let mut text = String::new();
@@ -95,21 +129,25 @@ fn endpoints(
                 .with_context(|| format!("cannot read endpoints from {from}"))?;
             (text, from.clone())
         };
-        match probe::parse_endpoint_list(&text, &source) {
-            Ok(list) => {
-                if list.is_empty() {
-                    return Ok(Err(format!("no endpoint in {source}")));
-                }
-                urls.extend(list);
-            }
-            Err(e) => return Ok(Err(e.to_string())),
+        let list = probe::parse_endpoint_list(&text, &source);
+        for e in &list.errors {
+            writeln!(
+                err,
+                "maintwatch probe: error: {} (skipped)",
+                sanitize_text(&e.to_string())
+            )?;
         }
+        bad_lines = !list.errors.is_empty();
+        if list.urls.is_empty() && urls.is_empty() {
+            return Ok(Err(format!("no endpoint in {source}")));
+        }
+        urls.extend(list.urls);
     }
     if urls.is_empty() {
         return Ok(args
             .connect
             .endpoint()
-            .map(|u| vec![u])
+            .map(|u| (vec![u], false))
             .map_err(|e| e.to_string()));
     }
     if args.connect.has_host_or_port() {
@@ -117,7 +155,7 @@ fn endpoints(
             "-h/-p cannot be combined with endpoint URLs: put the host and port in the URLs".into(),
         ));
     }
-    Ok(Ok(urls))
+    Ok(Ok((urls, bad_lines)))
 }
 
 /// One warning for `--insecure`, however many endpoints it affects.
@@ -180,22 +218,10 @@ impl<'a> Output<'a> {
         }
     }
 
-    fn finish(mut self, reports: &[ProbeReport], terminal: bool) -> io::Result<()> {
+    fn finish(mut self, reports: &[ProbeReport], layout: Layout) -> io::Result<()> {
         if !self.json && !self.quiet {
-            let mut table = Table::new();
-            if terminal {
-                table
-                    .load_style(presets::UTF8_FULL_CONDENSED)
-                    .set_content_arrangement(ContentArrangement::Dynamic);
-            } else {
-                // Piped or redirected: a Markdown table pastes into tickets and chat as is.
-                table.load_style(presets::ASCII_MARKDOWN);
-            }
-            table.set_header(TABLE_HEADER);
-            for r in reports {
-                table.add_row(r.cells());
-            }
-            self.write(&table.to_string());
+            let rows: Vec<[String; 6]> = reports.iter().map(ProbeReport::cells).collect();
+            self.write(render_table(&rows, layout).trim_end());
             self.write(&summary(reports));
         }
         match self.error {
@@ -203,6 +229,136 @@ impl<'a> Output<'a> {
             None => Ok(()),
         }
     }
+}
+
+/// How a column of the table gives way when the terminal is narrow.
+#[derive(Clone, Copy)]
+struct Column {
+    /// Shortened (with an ellipsis) down to this many characters; `usize::MAX`: never.
+    min: usize,
+    /// Left out entirely, in this order (1 first), when shortening is not enough.
+    drop: Option<u8>,
+}
+
+const fn column(min: usize, drop: Option<u8>) -> Column {
+    Column { min, drop }
+}
+
+/// In [`TABLE_HEADER`] order. The endpoint is never shortened (it is what a reader looks up);
+/// the address is dropped rather than cut (a cut address is a wrong address); the texts shorten,
+/// the widest first. Full texts are always in `--json`.
+const COLUMNS: [Column; 6] = [
+    column(usize::MAX, None),    // endpoint
+    column(usize::MAX, Some(1)), // address
+    column(20, None),            // outcome
+    column(10, Some(2)),         // server
+    column(18, None),            // maintenance
+    column(12, None),            // detail
+];
+
+/// The columns that shorten; among equally wide ones, the last here gives way first.
+const SHRINKABLE: [usize; 4] = [2, 3, 4, 5];
+
+const GAP: &str = "  ";
+
+/// The table as aligned columns: a header, then one line per endpoint, no borders. Every cell is
+/// sanitised (server texts are untrusted) and an empty cell shows `-`, so each line splits on
+/// whitespace into the same columns. On a terminal it fits `width` columns where it can: empty
+/// columns are left out, long texts end in `…`, then the address and server columns go.
+fn render_table(rows: &[[String; 6]], layout: Layout) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| match sanitize_text(c) {
+                    t if t.is_empty() => "-".to_string(),
+                    t => t,
+                })
+                .collect()
+        })
+        .collect();
+    let natural: Vec<usize> = (0..6)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([TABLE_HEADER[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let (shown, widths) = match layout {
+        Layout::Piped => ((0..6).collect(), natural),
+        Layout::Terminal { width } => fit(&cells, natural, width),
+    };
+    let mut out = String::new();
+    let header: Vec<String> = TABLE_HEADER.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header).chain(&cells) {
+        let line: Vec<String> = shown
+            .iter()
+            .map(|&i| pad(&shorten(&row[i], widths[i]), widths[i]))
+            .collect();
+        out.push_str(line.join(GAP).trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The columns to show and every column's width, for a terminal `width` wide.
+fn fit(cells: &[Vec<String>], natural: Vec<usize>, width: usize) -> (Vec<usize>, Vec<usize>) {
+    // A column nobody has anything to say in costs room and tells nothing.
+    let mut shown: Vec<usize> = (0..6)
+        .filter(|&i| i == 0 || i == 2 || cells.iter().any(|r| r[i] != "-"))
+        .collect();
+    let mut drops: Vec<usize> = (0..6).filter(|&i| COLUMNS[i].drop.is_some()).collect();
+    drops.sort_by_key(|&i| COLUMNS[i].drop);
+    let mut drops = drops.into_iter();
+    loop {
+        let mut widths = natural.clone();
+        let total = |w: &[usize], shown: &[usize]| {
+            shown.iter().map(|&i| w[i]).sum::<usize>() + GAP.len() * shown.len().saturating_sub(1)
+        };
+        // The widest text gives up a character first, so that no one column is cut to its
+        // minimum while another keeps everything.
+        while total(&widths, &shown) > width {
+            let widest = SHRINKABLE
+                .iter()
+                .filter(|&&i| shown.contains(&i) && widths[i] > floor(i))
+                .max_by_key(|&&i| widths[i]);
+            match widest {
+                Some(&i) => widths[i] -= 1,
+                None => break,
+            }
+        }
+        if total(&widths, &shown) <= width {
+            return (shown, widths);
+        }
+        match drops.next() {
+            Some(d) => shown.retain(|&i| i != d),
+            // Nothing left to give: the line overflows rather than cut an endpoint.
+            None => return (shown, widths),
+        }
+    }
+}
+
+/// The narrowest a column may get: its minimum, and never below its header.
+fn floor(i: usize) -> usize {
+    COLUMNS[i].min.max(TABLE_HEADER[i].len())
+}
+
+/// `text` cut to `width` characters, the last one an ellipsis when anything was cut.
+fn shorten(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn pad(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    format!("{text}{}", " ".repeat(width.saturating_sub(n)))
 }
 
 /// `3 endpoints: 1 accepted, 1 refused, 1 unreachable`.
@@ -234,6 +390,8 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     const HELLO: &[u8] = b"%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.4.0\r\n";
+    /// A HELLO whose `server` holds CR, LF, ESC and a bidi override.
+    const HOSTILE_HELLO: &[u8] = b"%2\r\n$6\r\nserver\r\n$27\r\nredis\r\n00:00:00 FAKE\x1b[2J\xe2\x80\xae\r\n$7\r\nversion\r\n$5\r\n7.4.0\r\n";
     const REFUSAL: &[u8] = b"-ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.\r\n";
 
     #[derive(Parser)]
@@ -250,13 +408,18 @@ mod tests {
 
     /// Answers HELLO with a map and the opt-in with `opt_in`, one reply per command.
     async fn responder(opt_in: &'static [u8]) -> SocketAddr {
+        responder_with(HELLO, opt_in).await
+    }
+
+    /// Answers HELLO with `hello` and the opt-in with `opt_in`, one reply per command.
+    async fn responder_with(hello: &'static [u8], opt_in: &'static [u8]) -> SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             while let Ok((mut s, _)) = listener.accept().await {
                 tokio::spawn(async move {
                     let mut reader = StreamReader::default();
-                    let mut replies = [HELLO, opt_in].into_iter();
+                    let mut replies = [hello, opt_in].into_iter();
                     let mut buf = [0u8; 1024];
                     while let Ok(n @ 1..) = s.read(&mut buf).await {
                         reader.extend(&buf[..n]);
@@ -286,7 +449,7 @@ mod tests {
 
     async fn run_capture(a: &ProbeArgs, stdin: &str) -> (i32, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run_with(a, &mut stdin.as_bytes(), &mut out, &mut err, false)
+        let code = run_with(a, &mut stdin.as_bytes(), &mut out, &mut err, Layout::Piped)
             .await
             .unwrap();
         (
@@ -340,6 +503,127 @@ mod tests {
         );
     }
 
+    /// What an operator at 80 columns saw as 40 lines of box table with split words.
+    #[tokio::test]
+    async fn five_endpoints_fit_80_columns_without_splitting_words() {
+        let ok = responder(b"+OK\r\n").await;
+        let moving = responder(b"+OK\r\n>4\r\n$6\r\nMOVING\r\n:7\r\n:15\r\n_\r\n").await;
+        let refusing = responder(REFUSAL).await;
+        let hostile = responder(b"-ERR \xe2\x80\xaeopt-in accepted FAKE\r\n").await;
+        let closed = closed_port();
+        let endpoints: Vec<String> = [ok, moving, refusing, closed, hostile]
+            .iter()
+            .map(|a| format!("redis://{a}"))
+            .collect();
+        let mut list: Vec<&str> = endpoints.iter().map(String::as_str).collect();
+        list.extend(["--linger", "0"]);
+        let a = args(&list);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let width = 80;
+        let code = run_with(
+            &a,
+            &mut "".as_bytes(),
+            &mut out,
+            &mut err,
+            Layout::Terminal { width },
+        )
+        .await
+        .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(code, exit::CONNECTION_FAILED);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1 + 5 + 1,
+            "header, one line per endpoint, summary:\n{out}"
+        );
+        for line in &lines {
+            assert!(
+                line.chars().count() <= width,
+                "wider than {width}: {line:?}\n{out}"
+            );
+        }
+        for (row, endpoint) in lines[1..6].iter().zip(&endpoints) {
+            assert!(
+                row.starts_with(endpoint.as_str()),
+                "{endpoint} not whole in {row:?}"
+            );
+        }
+        assert!(lines[4].contains(" unreachable "), "{out}");
+        assert!(lines[2].contains("under way: MOVING"), "{out}");
+        assert!(out.contains('…'), "long details end in an ellipsis:\n{out}");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(!out.contains('\u{202e}'), "{out:?}");
+        assert!(lines[5].contains(" refused "), "{out}");
+    }
+
+    /// Piped, the table is plain aligned columns with every text whole (sanitised), not a
+    /// 180-column Markdown table.
+    #[tokio::test]
+    async fn piped_the_table_is_plain_aligned_columns_with_whole_texts() {
+        let refusing = responder(REFUSAL).await;
+        let hostile = responder_with(HOSTILE_HELLO, b"-ERR bad\x1b[31mRED\xc2\x9b\r\n").await;
+        let closed = closed_port();
+        let a = args(&[
+            &format!("redis://{refusing}"),
+            &format!("redis://{closed}"),
+            &format!("{hostile}"),
+            "--linger",
+            "0",
+        ]);
+        let (_, out, _) = run_capture(&a, "").await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 1 + 3 + 1, "{out}");
+        assert!(!out.contains('|') && !out.contains('…'), "{out}");
+        assert!(out.contains("ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP."));
+        assert!(lines[3].contains("ERR bad\\x1b[31mRED\\u{9b}"), "{out}");
+        assert!(
+            lines[3].contains("redis\\r\\n00:00:00 FAKE\\x1b[2J\\u{202e}"),
+            "{out}"
+        );
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        // Aligned: the outcome column starts at the same place on every line.
+        let at = lines[0].find("outcome").unwrap();
+        for (row, word) in lines[1..4]
+            .iter()
+            .zip(["refused", "unreachable", "refused"])
+        {
+            assert_eq!(row.find(word), Some(at), "{row:?}\n{out}");
+        }
+    }
+
+    #[test]
+    fn a_narrow_terminal_drops_the_address_before_cutting_an_endpoint() {
+        let row = |e: &str, a: &str, o: &str, d: &str| [e, a, o, "", "", d].map(str::to_string);
+        let rows = [
+            row(
+                "redis://db-1.example.net:12000",
+                "10.0.0.5:12000",
+                "accepted",
+                "",
+            ),
+            row(
+                "redis://db-2.example.net:12000",
+                "10.0.0.6:12000",
+                "refused",
+                "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.",
+            ),
+        ];
+        let text = render_table(&rows, Layout::Terminal { width: 60 });
+        assert_eq!(
+            text,
+            "endpoint                        outcome   detail\n\
+             redis://db-1.example.net:12000  accepted  -\n\
+             redis://db-2.example.net:12000  refused   ERR unknown subco…\n"
+        );
+        let wide = render_table(&rows, Layout::Terminal { width: 200 });
+        assert!(wide.contains("10.0.0.6:12000  refused   ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.\n"), "{wide}");
+        assert!(
+            !wide.contains("server"),
+            "an empty column is left out: {wide}"
+        );
+    }
+
     #[tokio::test]
     async fn quiet_prints_nothing_and_keeps_the_code() {
         let refusing = responder(REFUSAL).await;
@@ -355,14 +639,45 @@ mod tests {
         let (code, out, _) = run_capture(&a, &format!("# fleet\n\nredis://{ok}\n{ok}\n")).await;
         assert_eq!((code, out.lines().count()), (exit::SUCCESS, 2));
 
-        let (code, out, err) = run_capture(&a, "redis://a\nredis://u:hunter2@h:x\n").await;
+        let (code, out, err) = run_capture(&a, "redis://u:hunter2@h:x\n").await;
         assert_eq!((code, out.as_str()), (exit::USAGE, ""));
-        assert!(err.contains("standard input, line 2"), "{err}");
+        assert!(err.contains("standard input, line 1"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
 
         let (code, _, err) = run_capture(&a, "# nothing\n").await;
         assert_eq!(code, exit::USAGE);
         assert!(err.contains("no endpoint"), "{err}");
+    }
+
+    /// An inline comment used to abort the whole run, and one bad line hid every other endpoint.
+    #[tokio::test]
+    async fn from_accepts_inline_comments_and_probes_past_a_bad_line() {
+        let ok = responder(b"+OK\r\n").await;
+        let refusing = responder(REFUSAL).await;
+        let a = args(&["--from", "-", "--json", "--linger", "0"]);
+        let list =
+            format!("redis://{ok}   # primary\nredis://u:hunter2@h:x  # typo\n{ok}\t# again\n");
+        let (code, out, err) = run_capture(&a, &list).await;
+        assert_eq!(
+            out.lines().count(),
+            2,
+            "both good lines probed:\n{out}\n{err}"
+        );
+        assert!(out.lines().all(|l| l.contains("\"accepted\"")), "{out}");
+        assert_eq!(
+            code,
+            exit::USAGE,
+            "all probed fine, but the list had a bad line"
+        );
+        assert!(err.contains("standard input, line 2"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+
+        // A worse probe outcome wins over the usage error.
+        let list = format!("redis://{refusing}\nnot a url: at all\n");
+        let (code, out, err) = run_capture(&a, &list).await;
+        assert_eq!((code, out.lines().count()), (exit::REFUSED, 1), "{err}");
+        assert!(err.contains("line 2"), "{err}");
     }
 
     #[tokio::test]

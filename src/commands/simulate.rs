@@ -47,14 +47,21 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         .await
         .context("starting the simulator")?;
     let mut events = sim.events();
+    // Registered before the banner: `ctrl_c()` only installs its handler when first polled, so a
+    // Ctrl-C right after the `try` lines appeared killed the process instead of ending it with
+    // the simulator shut down and exit 130.
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    if poll_once(interrupted.as_mut()).await.is_some() {
+        sim.shutdown().await;
+        return Ok(exit::INTERRUPTED);
+    }
     {
         let mut out = stdout.lock();
         banner(&mut out, &sim, args)?;
         out.flush()?;
     }
 
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
     let code = loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -79,6 +86,15 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     };
     sim.shutdown().await;
     Ok(code)
+}
+
+/// Polls a future once (so that it registers what it waits for) without waiting for it.
+async fn poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        out = f => Some(out),
+        _ = std::future::ready(()) => None,
+    }
 }
 
 /// Which events a `--quiet` run still prints: the scenario's own steps.
@@ -154,6 +170,16 @@ fn banner(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io
         Start::OptIn(n) => format!("starts when {n} connections are opted in at once"),
     };
     writeln!(out, "  clock     {start}; the scenario lasts {} s", s.end)?;
+    try_lines(out, sim, args)
+}
+
+/// The variable the password travels in: `simulate` reads it (as `--password`'s environment
+/// variable), and the `try` lines pass it on, so the password is never printed.
+const PASSWORD_VAR: &str = "MAINTWATCH_SIM_PASSWORD";
+
+/// Commands that work against this simulator as printed: with a password they take it from
+/// `$MAINTWATCH_SIM_PASSWORD` through `REDISCLI_AUTH`, which both maintwatch and redis-cli read.
+fn try_lines(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io::Result<()> {
     let first = sim.proxies()[0];
     let dns = sim.dns_addr();
     let host = sim.hostname().trim_end_matches('.');
@@ -162,14 +188,23 @@ fn banner(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io
     } else {
         format!(" --sim-speed {}", args.speed)
     };
+    let (auth, user) = match (&args.password, &args.user) {
+        (None, _) => (String::new(), String::new()),
+        (Some(_), u) => (
+            format!("REDISCLI_AUTH=\"${PASSWORD_VAR}\" "),
+            u.as_ref()
+                .map(|u| format!(" --user {u}"))
+                .unwrap_or_default(),
+        ),
+    };
     writeln!(
         out,
-        "  try       maintwatch watch redis://{host}:{} --dns-server {dns}{speed}",
+        "  try       {auth}maintwatch watch redis://{host}:{}{user} --dns-server {dns}{speed}",
         first.port()
     )?;
     writeln!(
         out,
-        "            redis-cli -3 -h {} -p {}    then: CLIENT MAINT_NOTIFICATIONS ON",
+        "            {auth}redis-cli -3 -h {} -p {}{user}    then: CLIENT MAINT_NOTIFICATIONS ON",
         first.ip(),
         first.port()
     )?;
@@ -179,5 +214,65 @@ fn banner(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io
         dns.ip(),
         dns.port()
     )?;
+    if args.password.is_some() {
+        writeln!(
+            out,
+            "            (the password is not shown: in that shell, export {PASSWORD_VAR}=<the \
+             password>; started with that variable instead of --password, it is already set)"
+        )?;
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        simulate: SimulateArgs,
+    }
+
+    async fn banner_of(list: &[&str]) -> String {
+        let args = T::try_parse_from(std::iter::once("simulate").chain(list.iter().copied()))
+            .unwrap()
+            .simulate;
+        let mut opts = SimOptions::new(scenarios::by_name(&args.scenario).unwrap());
+        opts.password = args.password.clone();
+        opts.user = args.user.clone();
+        let sim = Simulator::start(opts).await.unwrap();
+        let mut out = Vec::new();
+        banner(&mut out, &sim, &args).unwrap();
+        sim.shutdown().await;
+        String::from_utf8(out).unwrap()
+    }
+
+    /// With `--password` the `try` lines had no way to authenticate.
+    #[tokio::test]
+    async fn try_lines_authenticate_without_showing_the_password() {
+        let text = banner_of(&["--password", "s3cret-Pw", "--user", "app"]).await;
+        assert!(!text.contains("s3cret-Pw"), "{text}");
+        let tries: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("try "))
+            .take(2)
+            .collect();
+        assert_eq!(tries.len(), 2, "{text}");
+        for line in tries {
+            assert!(
+                line.contains("REDISCLI_AUTH=\"$MAINTWATCH_SIM_PASSWORD\" "),
+                "{line}"
+            );
+            assert!(line.contains("--user app"), "{line}");
+        }
+        assert!(text.contains("export MAINTWATCH_SIM_PASSWORD="), "{text}");
+
+        let open = banner_of(&[]).await;
+        assert!(
+            !open.contains("REDISCLI_AUTH") && !open.contains("--user"),
+            "{open}"
+        );
+    }
 }

@@ -221,11 +221,13 @@ impl ConnectConfig {
                 "the connect timeout must be more than 0".into(),
             ));
         }
+        let (user, password, show_user) = self.credentials(url);
         Ok(ConnectOptions {
             host: url.host.clone(),
             port: url.port.unwrap_or(DEFAULT_PORT),
-            user: url.user.clone().or_else(|| self.user.clone()),
-            password: url.password.clone().or_else(|| self.password.clone()),
+            user,
+            password,
+            show_user,
             db: url.db.or(self.db).unwrap_or(0),
             tls,
             endpoint_type: self.endpoint_type,
@@ -233,6 +235,26 @@ impl ConnectConfig {
             dns_server: self.dns_server,
             client_name: self.client_name.clone(),
         })
+    }
+}
+
+impl ConnectConfig {
+    /// User, password, and whether the user may be displayed. redis-cli reads a lone user-info
+    /// (`rediss://default@db`) as the password; but when -a/--pass/REDISCLI_AUTH gives the
+    /// password and no --user names the user, the user-info can only be meant as the user name,
+    /// and reading it as a password fails with WRONGPASS. Taken as the user then, it is not
+    /// displayed, in case it was a password after all.
+    fn credentials(&self, url: &RedisUrl) -> (Option<String>, Option<Secret>, bool) {
+        match (&url.user, &url.password, &self.user, &self.password) {
+            (None, Some(lone), None, Some(flag)) => {
+                (Some(lone.expose().to_string()), Some(flag.clone()), false)
+            }
+            _ => (
+                url.user.clone().or_else(|| self.user.clone()),
+                url.password.clone().or_else(|| self.password.clone()),
+                true,
+            ),
+        }
     }
 }
 
@@ -263,6 +285,8 @@ pub struct ConnectOptions {
     pub(super) port: u16,
     pub(super) user: Option<String>,
     pub(super) password: Option<Secret>,
+    /// False when the user name came from a URL's lone user-info (see `credentials`).
+    pub(super) show_user: bool,
     pub(super) db: u32,
     pub(super) tls: Option<TlsOptions>,
     pub(super) endpoint_type: EndpointTypeChoice,
@@ -336,7 +360,7 @@ impl ConnectOptions {
     pub fn display_endpoint(&self) -> String {
         url::display_endpoint(
             self.tls.is_some(),
-            self.user.as_deref(),
+            self.user.as_deref().filter(|_| self.show_user),
             &self.host,
             self.port,
             self.db,
@@ -364,5 +388,41 @@ impl ConnectOptions {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `probe rediss://default@db...` with REDISCLI_AUTH set sent "default" as the password.
+    #[test]
+    fn a_lone_user_info_is_the_user_when_the_password_comes_from_the_flags() {
+        let with_password = ConnectConfig {
+            password: Some(Secret::new("from-env")),
+            ..ConnectConfig::default()
+        };
+        let url = RedisUrl::parse("redis://default@db.example.net:12000").unwrap();
+        let o = with_password.options_for(&url).unwrap();
+        assert_eq!(o.user(), Some("default"));
+        assert_eq!(o.password.as_ref().map(Secret::expose), Some("from-env"));
+        assert_eq!(o.display_endpoint(), "redis://db.example.net:12000");
+
+        // Without a password elsewhere it stays redis-cli's reading: the password.
+        let o = ConnectConfig::default().options_for(&url).unwrap();
+        assert_eq!(
+            (o.user(), o.password.as_ref().map(Secret::expose)),
+            (None, Some("default"))
+        );
+        // With --user given, the user-info can only be the password: the URL's wins.
+        let named = ConnectConfig {
+            user: Some("app".into()),
+            ..with_password
+        };
+        let o = named.options_for(&url).unwrap();
+        assert_eq!(
+            (o.user(), o.password.as_ref().map(Secret::expose)),
+            (Some("app"), Some("default"))
+        );
     }
 }

@@ -541,20 +541,46 @@ where
         .collect()
 }
 
-/// Reads an endpoint list: one URL (or `host[:port]`) per line; blank lines and lines starting
-/// with `#` are skipped. An invalid line is an error naming its line number.
-pub fn parse_endpoint_list(text: &str, source: &str) -> Result<Vec<RedisUrl>, ConfigError> {
-    let mut out = Vec::new();
+/// An endpoint list read from a file: the endpoints, and one error per line that is not one.
+#[derive(Debug, Default)]
+pub struct EndpointList {
+    pub urls: Vec<RedisUrl>,
+    /// Each names the source and line number; the other lines are still usable.
+    pub errors: Vec<ConfigError>,
+}
+
+/// Reads an endpoint list: one URL (or `host[:port]`) per line. Blank lines are skipped, and a
+/// `#` at the start of a line or after a blank starts a comment (an endpoint cannot contain a
+/// blank, and a `#` inside a URL, which has none before it, stays part of it). An invalid line
+/// is an error naming its line number, without ending the list: one typo in a fleet file must
+/// not hide the state of the rest.
+pub fn parse_endpoint_list(text: &str, source: &str) -> EndpointList {
+    let mut list = EndpointList::default();
     for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        let line = strip_comment(line).trim();
+        if line.is_empty() {
             continue;
         }
-        let url = RedisUrl::parse(line)
-            .map_err(|e| ConfigError::Invalid(format!("{source}, line {}: {e}", i + 1)))?;
-        out.push(url);
+        match RedisUrl::parse(line) {
+            Ok(url) => list.urls.push(url),
+            Err(e) => list.errors.push(ConfigError::Invalid(format!(
+                "{source}, line {}: {e}",
+                i + 1
+            ))),
+        }
     }
-    Ok(out)
+    list
+}
+
+fn strip_comment(line: &str) -> &str {
+    let mut previous = ' ';
+    for (at, c) in line.char_indices() {
+        if c == '#' && previous.is_whitespace() {
+            return &line[..at];
+        }
+        previous = c;
+    }
+    line
 }
 
 #[cfg(test)]
@@ -597,12 +623,36 @@ mod tests {
 
     #[test]
     fn endpoint_lists_skip_comments_and_name_bad_lines() {
-        let urls = parse_endpoint_list("# fleet\n\nredis://a:1\n  b:2  \n", "list").unwrap();
+        let list = parse_endpoint_list("# fleet\n\nredis://a:1\n  b:2  \n", "list");
+        let urls = list.urls;
         assert_eq!(urls.len(), 2);
+        assert!(list.errors.is_empty());
         assert_eq!((urls[1].host.as_str(), urls[1].port), ("b", Some(2)));
-        let e = parse_endpoint_list("a\nredis://u:secret@h:x\n", "list").unwrap_err();
-        let text = e.to_string();
+        let list = parse_endpoint_list("a\nredis://u:secret@h:x\n", "list");
+        assert_eq!(list.errors.len(), 1);
+        let text = list.errors[0].to_string();
         assert!(text.contains("list, line 2"), "{text}");
         assert!(!text.contains("secret"), "{text}");
+    }
+
+    #[test]
+    fn an_inline_comment_ends_the_endpoint_and_a_bad_line_does_not_end_the_list() {
+        let text = "redis://a:1   # primary\nb:2\t#replica\nredis://c:x # typo\nd:4\n";
+        let list = parse_endpoint_list(text, "fleet.txt");
+        let hosts: Vec<(&str, Option<u16>)> = list
+            .urls
+            .iter()
+            .map(|u| (u.host.as_str(), u.port))
+            .collect();
+        assert_eq!(hosts[..2], [("a", Some(1)), ("b", Some(2))]);
+        assert_eq!(
+            list.urls.len(),
+            3,
+            "the line after the bad one is still read"
+        );
+        assert_eq!(list.errors.len(), 1);
+        assert!(list.errors[0]
+            .to_string()
+            .starts_with("fleet.txt, line 3: "));
     }
 }

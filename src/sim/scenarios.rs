@@ -66,6 +66,19 @@ pub fn all() -> Vec<Scenario> {
         .collect()
 }
 
+/// The names of the embedded scenarios, in `--list` order, for clap's possible values (and so
+/// the shell completions). Taken from the file names, which a test keeps equal to the names the
+/// files declare, so that they are `'static` without parsing anything.
+pub fn names() -> Vec<&'static str> {
+    FILES
+        .iter()
+        .map(|(file, _)| {
+            let base = file.rsplit('/').next().unwrap_or(file);
+            base.strip_suffix(".scn").unwrap_or(base)
+        })
+        .collect()
+}
+
 /// The embedded scenario of that name.
 pub fn by_name(name: &str) -> Option<Scenario> {
     all().into_iter().find(|s| s.name == name)
@@ -74,9 +87,9 @@ pub fn by_name(name: &str) -> Option<Scenario> {
 /// Loads a scenario file from disk; errors name the path as given.
 pub fn load(path: &std::path::Path) -> Result<Scenario, LoadError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
         path: shown.clone(),
-        source,
+        error,
     })?;
     Ok(Scenario::parse(&shown, &text)?)
 }
@@ -84,11 +97,10 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, LoadError> {
 /// Why a scenario file could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read scenario file {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    // The OS error is part of this message and deliberately not a `source`: a caller printing
+    // the chain (`{:#}`) would show it twice.
+    #[error("cannot read scenario file {path}: {error}")]
+    Read { path: String, error: std::io::Error },
     #[error(transparent)]
     Parse(#[from] ScenarioError),
 }
@@ -151,6 +163,25 @@ mod tests {
             assert!(all[..i].iter().all(|o| o.name != s.name));
         }
         assert!(by_name(DEFAULT).is_some());
+        let names: Vec<String> = all.into_iter().map(|s| s.name).collect();
+        assert_eq!(names, names_list(), "names() must follow the files");
+    }
+
+    fn names_list() -> Vec<String> {
+        names().into_iter().map(String::from).collect()
+    }
+
+    /// `maintwatch simulate --scenario-file missing.scn` printed the OS error twice.
+    #[test]
+    fn a_missing_file_names_its_os_error_once() {
+        let e = load(std::path::Path::new("no/such/dir/missing.scn")).unwrap_err();
+        let shown = format!("{:#}", anyhow::Error::from(e));
+        let os = std::io::Error::from(std::io::ErrorKind::NotFound).to_string();
+        assert!(
+            shown.starts_with("cannot read scenario file no/such/dir/missing.scn: "),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("os error").count(), 1, "{shown} ({os})");
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! The real-server test tier, shared by the test binaries: a Debian `redis-server` started on a
-//! free loopback port when `MAINTWATCH_REDIS_SERVER` names one. Unset, a test prints a visible
-//! SKIP line and passes; set but failing to start, it fails.
+//! free loopback port when `MAINTWATCH_REDIS_SERVER` names one. Unset or empty (the README's test
+//! command gives an empty value on a machine without redis-server), a test prints a visible SKIP
+//! line and passes; set but failing to start, it fails.
+//!
+//! Every test binary reads the variable only through [`redis_server_binary`] (a test in
+//! `tests/sim.rs` enforces it), so the unset/empty rule cannot drift between files.
 
 #![allow(dead_code)]
 
@@ -14,15 +18,22 @@ pub fn closed_port() -> SocketAddr {
     l.local_addr().unwrap()
 }
 
+/// The name of the variable that turns the real-server tier on.
+pub const REDIS_SERVER_VAR: &str = "MAINTWATCH_REDIS_SERVER";
+
 /// The configured redis-server binary, or `None` after printing the SKIP line.
 pub fn redis_server_binary(test: &str) -> Option<String> {
-    match std::env::var("MAINTWATCH_REDIS_SERVER") {
-        Ok(bin) if !bin.is_empty() => Some(bin),
-        _ => {
-            eprintln!("SKIP: {test}: MAINTWATCH_REDIS_SERVER not set");
-            None
-        }
+    let bin = redis_server_from(std::env::var_os(REDIS_SERVER_VAR));
+    if bin.is_none() {
+        eprintln!("SKIP: {test}: {REDIS_SERVER_VAR} is unset or empty");
     }
+    bin
+}
+
+/// The rule itself, on the variable's value: absent or empty (or only blanks) means no server.
+pub fn redis_server_from(value: Option<std::ffi::OsString>) -> Option<String> {
+    let value = value?.to_string_lossy().trim().to_string();
+    (!value.is_empty()).then_some(value)
 }
 
 pub struct RealRedis {
