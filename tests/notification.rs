@@ -1084,3 +1084,41 @@ fn pushes_between_replies_do_not_desynchronise() {
         ]
     );
 }
+
+// SMIGRATED: a malformed triplet is skipped and counted, never read as an old-style pair
+// (docs/protocol.md section 2).
+#[test]
+fn smigrated_malformed_triplets_are_not_read_as_pairs() {
+    // One good triplet, then a triplet missing its slots and one whose source is not an address:
+    // both have two elements, as a pair would, and outnumber the triplet.
+    let bytes = b">3\r\n$9\r\nSMIGRATED\r\n:22\r\n*3\r\n\
+*3\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n$3\r\n1-2\r\n\
+*2\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n\
+*2\r\n$3\r\nbad\r\n$3\r\n3-4\r\n";
+    let n = note(bytes);
+    let m = n.migrations.clone().unwrap();
+    assert_eq!(m.form, SmigratedForm::Triplets, "{m:?}");
+    assert_eq!(m.skipped, 2, "{m:?}");
+    assert_eq!(
+        m.moves,
+        vec![SlotMove {
+            source: Some("A:1000".into()),
+            target: "B:2000".into(),
+            slots: slots("1-2", Some(&[(1, 2)])),
+        }]
+    );
+    assert!(!has_note(&n, "older pair form"), "{:?}", n.notes);
+    assert_note(&n, "2 malformed migration entry(ies) skipped");
+
+    // Alone, an entry whose "target" is no address is not a pair either.
+    let n = note(b">3\r\n$9\r\nSMIGRATED\r\n:23\r\n*1\r\n*2\r\n$3\r\nbad\r\n$3\r\n3-4\r\n");
+    let m = n.migrations.clone().unwrap();
+    assert!(
+        m.moves.iter().all(|mv| mv.target != "bad"),
+        "target \"bad\" read from a malformed entry: {m:?}"
+    );
+    assert_eq!(
+        (m.form, m.moves.len(), m.skipped),
+        (SmigratedForm::Triplets, 0, 1)
+    );
+}
