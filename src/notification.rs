@@ -1,7 +1,7 @@
 //! The maintenance-notification model: a pure, tolerant parse of one push frame.
 //!
 //! There is no published specification, so the parse follows what servers were captured
-//! sending and what other clients' fixtures send (PROTOCOL.md section 2). The rules that matter:
+//! sending and what other clients' fixtures send (docs/protocol.md section 2). The rules that matter:
 //! which elements a notification has is decided by its *type*, never by sniffing content; a
 //! damaged element costs only that element (a missing seq costs deduplication, never the
 //! notification); anything unparsed keeps its raw text, and every tolerance applied is recorded

@@ -1,4 +1,4 @@
-//! The notification parser against the captured frames and every tolerance rule of PROTOCOL.md
+//! The notification parser against the captured frames and every tolerance rule of docs/protocol.md
 //! section 2 (and the non-maintenance pushes of section 7). Each test carries the exact bytes of
 //! the frame it checks, so a failure names the wire form that regressed.
 
@@ -149,7 +149,7 @@ fn fixture_files_are_the_seven_documented_captures() {
             "smigrating.resp"
         ]
     );
-    // Byte for byte what PROTOCOL.md section 2 shows.
+    // Byte for byte what docs/protocol.md section 2 shows.
     for (name, bytes) in [
         ("moving-null-target.resp", MOVING),
         ("migrating.resp", MIGRATING),
@@ -268,7 +268,7 @@ fn opens_and_closes_per_kind() {
         assert_eq!(kind.closes(), closes, "{kind} closes");
         assert_eq!(kind.has_time(), has_time, "{kind} has a time");
     }
-    // Only shard-scoped completions are replayed to new opt-ins (PROTOCOL.md section 1).
+    // Only shard-scoped completions are replayed to new opt-ins (docs/protocol.md section 1).
     let retained: Vec<Kind> = Kind::ALL.into_iter().filter(|k| k.is_retained()).collect();
     assert_eq!(retained, [Kind::Migrated, Kind::FailedOver]);
 }
@@ -903,7 +903,7 @@ fn smigrated_unreadable_migrations_keep_the_notification() {
     assert_note(&n, "migrations missing");
 }
 
-// pub/sub, tracking and unknown pushes (PROTOCOL.md section 7 bytes)
+// pub/sub, tracking and unknown pushes (docs/protocol.md section 7 bytes)
 
 #[track_caller]
 fn assert_known_push(bytes: &[u8], name: &str, elements: usize) {
