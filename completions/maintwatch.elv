@@ -148,6 +148,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;replay'= {
             cand --color 'Colour: auto, always, never'
             cand --check 'Compare each frame''s fresh parse with the recorded one; exit 1 on any difference'
+            cand -v 'With --check, also print the timeline'
+            cand --verbose 'With --check, also print the timeline'
             cand --json 'Print the re-parsed lines as JSON instead of human lines'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

@@ -77,10 +77,10 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-clust
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l masters-only -d 'With a cluster, watch the masters only (not the replicas)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-dns -d 'Do not watch DNS'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-handoff -d 'Do not run the handoff decision in dry-run'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l format -d 'How the input encodes the bytes' -r -f -a "auto\t'Escaped text if it has `\\r\\n` escapes, hex if only hex digits, else raw bytes'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l format -d 'How the input encodes the bytes' -r -f -a "auto\t'A hex dump if it looks like `xxd` or `hexdump -C` output, escaped text if it has `\\r\\n` escapes, hex if only hex digits, else raw bytes'
 raw\t'The bytes as they are'
-escaped\t'Text with escapes as people paste it: `>4\\r\\n$6\\r\\nMOVING\\r\\n...`'
-hex\t'Hex digits; whitespace, `0x` and `:` between bytes are ignored'"
+escaped\t'Text with escapes as people paste it: `>4\\r\\n$6\\r\\nMOVING\\r\\n...`; each line\'s indentation is ignored, so the raw-bytes lines `watch` prints can be pasted as they are'
+hex\t'Hex digits (whitespace, `0x` and `:` between bytes are ignored), or `xxd` / `hexdump -C` output (offsets and the ASCII column are skipped)'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l json -d 'One JSON object per frame (schema: docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l from -d 'Also read endpoints from FILE, one per line; `-` reads standard input' -r
@@ -160,6 +160,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l color -
 always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l check -d 'Compare each frame\'s fresh parse with the recorded one; exit 1 on any difference'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s v -l verbose -d 'With --check, also print the timeline'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d 'Print the re-parsed lines as JSON instead of human lines'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'

@@ -1,4 +1,4 @@
-//! The handoff decision of PROTOCOL.md section 5, run as a dry run.
+//! The handoff decision of docs/protocol.md section 5, run as a dry run.
 //!
 //! When a `MOVING` arrives, a client must decide where to reconnect: to a named successor, on the
 //! clock, or to whichever address DNS advertises once it stops naming the node being retired.
@@ -40,7 +40,7 @@ impl Resolution {
     }
 }
 
-/// "Am I still advertised?" is tri-state (PROTOCOL.md section 5, rule 6).
+/// "Am I still advertised?" is tri-state (docs/protocol.md section 5, rule 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Advertised {
@@ -279,7 +279,7 @@ fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
 
-/// `+9.8 s`: one decimal is the resolution the measurements in PROTOCOL.md are quoted at.
+/// `+9.8 s`: one decimal is the resolution the measurements in docs/protocol.md are quoted at.
 struct Offset(Duration);
 
 impl fmt::Display for Offset {
@@ -367,7 +367,7 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Run the handoff decision of PROTOCOL.md section 5 to its outcome.
+/// Run the handoff decision of docs/protocol.md section 5 to its outcome.
 ///
 /// `cancel` completing at any await point ends the run with [`Outcome::Cancelled`].
 pub async fn run<R: Resolve, C: Clock, J: Jitter>(

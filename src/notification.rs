@@ -1,7 +1,7 @@
 //! The maintenance-notification model: a pure, tolerant parse of one push frame.
 //!
 //! There is no published specification, so the parse follows what servers were captured
-//! sending and what other clients' fixtures send (PROTOCOL.md section 2). The rules that matter:
+//! sending and what other clients' fixtures send (docs/protocol.md section 2). The rules that matter:
 //! which elements a notification has is decided by its *type*, never by sniffing content; a
 //! damaged element costs only that element (a missing seq costs deduplication, never the
 //! notification); anything unparsed keeps its raw text, and every tolerance applied is recorded
@@ -617,6 +617,77 @@ fn parse_slots(f: &Frame<'_>, notes: &mut Vec<String>) -> Slots {
     slots
 }
 
+/// One entry of an SMIGRATED list, read for what it is on its own.
+enum MigrationEntry {
+    Triplet(String, String, String),
+    Pair(String, String),
+    Malformed,
+}
+
+fn migration_entry(entry: &Frame<'_>) -> MigrationEntry {
+    let texts: Option<Vec<String>> = match entry {
+        Frame::Array(parts) => parts.iter().map(text_of).collect(),
+        _ => None,
+    };
+    // An address that does not even have a port cannot be a node; `?` and port 0 are
+    // placeholders and still count as addresses.
+    let address = |t: &String| HostPort::parse(t).is_ok();
+    match texts.as_deref() {
+        Some([source, target, slots]) if address(source) && address(target) => {
+            MigrationEntry::Triplet(source.clone(), target.clone(), slots.clone())
+        }
+        Some([target, slots]) if address(target) => {
+            MigrationEntry::Pair(target.clone(), slots.clone())
+        }
+        _ => MigrationEntry::Malformed,
+    }
+}
+
+/// The nested list of an SMIGRATED. The form is decided for the whole frame: one well-formed
+/// triplet makes it the triplet form, and then a two-element entry is a triplet with a part
+/// missing, skipped and counted, never an old-style pair (whose "target" would be a source).
+fn parse_migration_list(entries: &[Frame<'_>], notes: &mut Vec<String>) -> Migrations {
+    let parsed: Vec<MigrationEntry> = entries.iter().map(migration_entry).collect();
+    let triplet_form = parsed
+        .iter()
+        .any(|e| matches!(e, MigrationEntry::Triplet(..)))
+        || !parsed.iter().any(|e| matches!(e, MigrationEntry::Pair(..)));
+    let mut moves = Vec::new();
+    let mut skipped = 0;
+    for entry in parsed {
+        match entry {
+            MigrationEntry::Triplet(source, target, slots) => moves.push(SlotMove {
+                source: Some(source),
+                target,
+                slots: Slots::parse(slots),
+            }),
+            MigrationEntry::Pair(target, slots) if !triplet_form => moves.push(SlotMove {
+                source: None,
+                target,
+                slots: Slots::parse(slots),
+            }),
+            _ => skipped += 1,
+        }
+    }
+    if skipped > 0 {
+        notes.push(format!("{skipped} malformed migration entry(ies) skipped"));
+    }
+    if moves.iter().any(|m| m.slots.ranges.is_none()) {
+        notes.push("slot list unparsed: raw kept".into());
+    }
+    let form = if triplet_form {
+        SmigratedForm::Triplets
+    } else {
+        notes.push("older pair form".into());
+        SmigratedForm::Pairs
+    };
+    Migrations {
+        form,
+        moves,
+        skipped,
+    }
+}
+
 /// Returns the migrations and how many elements of `rest` they used.
 fn parse_smigrated(rest: &[Frame<'_>], notes: &mut Vec<String>) -> (Option<Migrations>, usize) {
     match rest.first() {
@@ -624,57 +695,7 @@ fn parse_smigrated(rest: &[Frame<'_>], notes: &mut Vec<String>) -> (Option<Migra
             notes.push("migrations missing".into());
             (None, 0)
         }
-        Some(Frame::Array(entries)) => {
-            let mut moves = Vec::new();
-            let mut skipped = 0;
-            let mut triplets = 0;
-            let mut pairs = 0;
-            for entry in entries {
-                let texts: Option<Vec<String>> = match entry {
-                    Frame::Array(parts) => parts.iter().map(text_of).collect(),
-                    _ => None,
-                };
-                match texts.as_deref() {
-                    Some([source, target, slots]) => {
-                        triplets += 1;
-                        moves.push(SlotMove {
-                            source: Some(source.clone()),
-                            target: target.clone(),
-                            slots: Slots::parse(slots.clone()),
-                        });
-                    }
-                    Some([target, slots]) => {
-                        pairs += 1;
-                        moves.push(SlotMove {
-                            source: None,
-                            target: target.clone(),
-                            slots: Slots::parse(slots.clone()),
-                        });
-                    }
-                    _ => skipped += 1,
-                }
-            }
-            if skipped > 0 {
-                notes.push(format!("{skipped} malformed migration entry(ies) skipped"));
-            }
-            if moves.iter().any(|m| m.slots.ranges.is_none()) {
-                notes.push("slot list unparsed: raw kept".into());
-            }
-            let form = if pairs > triplets {
-                notes.push("older pair form".into());
-                SmigratedForm::Pairs
-            } else {
-                SmigratedForm::Triplets
-            };
-            (
-                Some(Migrations {
-                    form,
-                    moves,
-                    skipped,
-                }),
-                1,
-            )
-        }
+        Some(Frame::Array(entries)) => (Some(parse_migration_list(entries, notes)), 1),
         Some(first) => match (text_of(first), rest.get(1).and_then(text_of)) {
             (Some(target), Some(slots)) => {
                 notes.push("older flat form".into());

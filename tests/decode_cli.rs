@@ -773,8 +773,169 @@ fn a_missing_file_is_a_clear_error() {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// pastes: hex dumps, the tool's own indented lines, nothing at all
+
+fn dump_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/dumps")
+        .join(name)
+}
+
+/// The frames `decode --json` finds in `run`, which must have succeeded.
+fn frames_of(run: &Run) -> Vec<maintwatch::record::FrameRecord> {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    json_lines(&run.stdout)
+        .into_iter()
+        .map(|(line, _)| match line {
+            DecodeLine::Frame { frame, .. } => frame,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+/// Output of `tool ARGS FILE`, or `None` (with a visible SKIP) when the tool is not installed.
+fn tool_output(tool: &str, args: &[&str], file: &Path) -> Option<String> {
+    match Command::new(tool).args(args).arg(file).output() {
+        Ok(out) if out.status.success() => Some(String::from_utf8(out.stdout).unwrap()),
+        _ => {
+            eprintln!("SKIP: {tool} is not installed; the committed samples still run");
+            None
+        }
+    }
+}
+
+/// A pub/sub message whose 64-byte payload makes `hexdump -C` collapse lines into `*`.
+fn repeated_frame() -> Vec<u8> {
+    [
+        &b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$64\r\n"[..],
+        &[b'a'; 64],
+        b"\r\n",
+    ]
+    .concat()
+}
+
 #[test]
-fn empty_input_decodes_to_nothing() {
-    let run = decode_stdin(&[], b"");
-    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+fn decode_accepts_committed_hexdump_and_xxd_samples() {
+    let want = frames_of(&decode(&[
+        "--json",
+        path_str(&capture_path("smigrated.resp")),
+    ]));
+    for sample in ["smigrated.hexdump-C.txt", "smigrated.xxd.txt"] {
+        let path = dump_path(sample);
+        for args in [vec!["--json"], vec!["--json", "--format", "hex"]] {
+            let mut args = args.clone();
+            args.push(path_str(&path));
+            assert_eq!(frames_of(&decode(&args)), want, "{sample} {args:?}");
+        }
+    }
+    // `*` stands for repeated lines; the next offset says how many.
+    let text = std::fs::read_to_string(dump_path("repeated.hexdump-C.txt")).unwrap();
+    assert!(text.lines().any(|l| l == "*"), "{text}");
+    let got = frames_of(&decode_stdin(&["--json"], text.as_bytes()));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].raw, escape(&repeated_frame()));
+}
+
+#[test]
+fn decode_accepts_hexdump_and_xxd_output_of_every_capture() {
+    let mut names: Vec<&str> = CAPTURES.iter().map(|(n, ..)| *n).collect();
+    names.push("repeated");
+    let repeated = temp_file(&repeated_frame());
+    for name in names {
+        let path = if name == "repeated" {
+            repeated.path().to_path_buf()
+        } else {
+            capture_path(name)
+        };
+        let want = frames_of(&decode(&["--json", path_str(&path)]));
+        for (tool, args) in [
+            ("hexdump", &["-C"][..]),
+            ("xxd", &[][..]),
+            ("xxd", &["-g1"][..]),
+        ] {
+            let Some(text) = tool_output(tool, args, &path) else {
+                continue;
+            };
+            let run = decode_stdin(&["--json"], text.as_bytes());
+            assert_eq!(frames_of(&run), want, "{tool} {args:?} of {name}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn decode_hexdump_with_a_missing_line_names_it() {
+    let text = std::fs::read_to_string(dump_path("smigrated.hexdump-C.txt")).unwrap();
+    let cut: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 2)
+        .map(|(_, l)| l)
+        .collect();
+    let run = decode_stdin(&[], cut.join("\n").as_bytes());
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("hexdump -C output, line 3: offset 0x30"),
+        "{}",
+        run.stderr
+    );
+
+    // A forged offset after `*` does not expand a few bytes of text without bound.
+    let forged = "00000000  61 61 61 61 61 61 61 61  61 61 61 61 61 61 61 61  |aaaaaaaaaaaaaaaa|\n*\nfffffff0\n";
+    let run = decode_stdin(&[], forged.as_bytes());
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("line 3: offset 0xfffffff0 repeats a line over more than 64 MiB"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn decode_accepts_the_indented_raw_bytes_lines_it_prints() {
+    let bytes = [
+        capture("moving-null-target.resp"),
+        capture("migrating.resp"),
+    ]
+    .concat();
+    // What `decode` (4 spaces) and `watch` (6 spaces) print under each frame.
+    let pasted = format!(
+        "    {}\n      {}\n",
+        escape(&capture("moving-null-target.resp")),
+        escape(&capture("migrating.resp"))
+    );
+    let want = frames_of(&decode_stdin(&["--json"], &bytes));
+    assert_eq!(want.len(), 2);
+    for args in [vec!["--json"], vec!["--json", "--format", "escaped"]] {
+        assert_eq!(frames_of(&decode_stdin(&args, pasted.as_bytes())), want);
+    }
+    // An error's column still counts the indentation as pasted.
+    let run = decode_stdin(&[], b"      +X\\q\\r\\n\n");
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("line 1, column 10"), "{}", run.stderr);
+}
+
+#[test]
+fn decode_of_empty_input_is_an_error() {
+    for input in [&b""[..], b"\n", b"   \n\n"] {
+        let run = decode_stdin(&[], input);
+        assert_eq!(run.code, 1, "{input:?}");
+        assert_eq!(run.stdout, "");
+        assert!(
+            run.stderr.contains("-: no frames in the input"),
+            "{input:?}: {}",
+            run.stderr
+        );
+    }
+    let empty = temp_file(b"");
+    let run = decode(&["--json", path_str(empty.path())]);
+    assert_eq!(run.code, 1);
+    let lines = json_lines(&run.stdout);
+    assert!(
+        matches!(&lines[..], [(DecodeLine::Error { message, .. }, _)] if message == "no frames in the input"),
+        "{}",
+        run.stdout
+    );
 }

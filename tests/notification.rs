@@ -1,4 +1,4 @@
-//! The notification parser against the captured frames and every tolerance rule of PROTOCOL.md
+//! The notification parser against the captured frames and every tolerance rule of docs/protocol.md
 //! section 2 (and the non-maintenance pushes of section 7). Each test carries the exact bytes of
 //! the frame it checks, so a failure names the wire form that regressed.
 
@@ -149,7 +149,7 @@ fn fixture_files_are_the_seven_documented_captures() {
             "smigrating.resp"
         ]
     );
-    // Byte for byte what PROTOCOL.md section 2 shows.
+    // Byte for byte what docs/protocol.md section 2 shows.
     for (name, bytes) in [
         ("moving-null-target.resp", MOVING),
         ("migrating.resp", MIGRATING),
@@ -268,7 +268,7 @@ fn opens_and_closes_per_kind() {
         assert_eq!(kind.closes(), closes, "{kind} closes");
         assert_eq!(kind.has_time(), has_time, "{kind} has a time");
     }
-    // Only shard-scoped completions are replayed to new opt-ins (PROTOCOL.md section 1).
+    // Only shard-scoped completions are replayed to new opt-ins (docs/protocol.md section 1).
     let retained: Vec<Kind> = Kind::ALL.into_iter().filter(|k| k.is_retained()).collect();
     assert_eq!(retained, [Kind::Migrated, Kind::FailedOver]);
 }
@@ -903,7 +903,7 @@ fn smigrated_unreadable_migrations_keep_the_notification() {
     assert_note(&n, "migrations missing");
 }
 
-// pub/sub, tracking and unknown pushes (PROTOCOL.md section 7 bytes)
+// pub/sub, tracking and unknown pushes (docs/protocol.md section 7 bytes)
 
 #[track_caller]
 fn assert_known_push(bytes: &[u8], name: &str, elements: usize) {
@@ -1082,5 +1082,43 @@ fn pushes_between_replies_do_not_desynchronise() {
             Some(Kind::SMigrated),
             None
         ]
+    );
+}
+
+// SMIGRATED: a malformed triplet is skipped and counted, never read as an old-style pair
+// (docs/protocol.md section 2).
+#[test]
+fn smigrated_malformed_triplets_are_not_read_as_pairs() {
+    // One good triplet, then a triplet missing its slots and one whose source is not an address:
+    // both have two elements, as a pair would, and outnumber the triplet.
+    let bytes = b">3\r\n$9\r\nSMIGRATED\r\n:22\r\n*3\r\n\
+*3\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n$3\r\n1-2\r\n\
+*2\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n\
+*2\r\n$3\r\nbad\r\n$3\r\n3-4\r\n";
+    let n = note(bytes);
+    let m = n.migrations.clone().unwrap();
+    assert_eq!(m.form, SmigratedForm::Triplets, "{m:?}");
+    assert_eq!(m.skipped, 2, "{m:?}");
+    assert_eq!(
+        m.moves,
+        vec![SlotMove {
+            source: Some("A:1000".into()),
+            target: "B:2000".into(),
+            slots: slots("1-2", Some(&[(1, 2)])),
+        }]
+    );
+    assert!(!has_note(&n, "older pair form"), "{:?}", n.notes);
+    assert_note(&n, "2 malformed migration entry(ies) skipped");
+
+    // Alone, an entry whose "target" is no address is not a pair either.
+    let n = note(b">3\r\n$9\r\nSMIGRATED\r\n:23\r\n*1\r\n*2\r\n$3\r\nbad\r\n$3\r\n3-4\r\n");
+    let m = n.migrations.clone().unwrap();
+    assert!(
+        m.moves.iter().all(|mv| mv.target != "bad"),
+        "target \"bad\" read from a malformed entry: {m:?}"
+    );
+    assert_eq!(
+        (m.form, m.moves.len(), m.skipped),
+        (SmigratedForm::Triplets, 0, 1)
     );
 }

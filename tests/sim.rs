@@ -687,7 +687,7 @@ async fn refusing_server_answers_like_redis_oss() {
     .await;
 }
 
-/// The conversation compared with a real server: the refusal in every form PROTOCOL.md section 7
+/// The conversation compared with a real server: the refusal in every form docs/protocol.md section 7
 /// lists, then proof the connection stays usable and replies stay in order.
 async fn refusal_replies(c: &mut Client) -> Vec<Vec<u8>> {
     let mut replies = Vec::new();

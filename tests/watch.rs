@@ -878,7 +878,7 @@ async fn replay_check_passes_on_a_capture_and_names_the_line_of_a_changed_byte()
     assert_eq!(run.child.wait().await.unwrap().code(), Some(0));
     let bin = env!("CARGO_BIN_EXE_maintwatch");
     let ok = std::process::Command::new(bin)
-        .args(["replay", "--check"])
+        .args(["replay", "--check", "-v"])
         .arg(&capture)
         .output()
         .unwrap();

@@ -58,13 +58,16 @@ pub enum Command {
 /// How `decode` should read its input.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormatArg {
-    /// Escaped text if it has `\r\n` escapes, hex if only hex digits, else raw bytes.
+    /// A hex dump if it looks like `xxd` or `hexdump -C` output, escaped text if it has `\r\n`
+    /// escapes, hex if only hex digits, else raw bytes.
     Auto,
     /// The bytes as they are.
     Raw,
-    /// Text with escapes as people paste it: `>4\r\n$6\r\nMOVING\r\n...`.
+    /// Text with escapes as people paste it: `>4\r\n$6\r\nMOVING\r\n...`; each line's
+    /// indentation is ignored, so the raw-bytes lines `watch` prints can be pasted as they are.
     Escaped,
-    /// Hex digits; whitespace, `0x` and `:` between bytes are ignored.
+    /// Hex digits (whitespace, `0x` and `:` between bytes are ignored), or `xxd` / `hexdump -C`
+    /// output (offsets and the ASCII column are skipped).
     Hex,
 }
 
@@ -72,14 +75,16 @@ pub enum InputFormatArg {
 /// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
 pub const DECODE_LONG_ABOUT: &str =
     "Reads RESP3 frames from files (or standard input when none, or `-`) and prints each \
-one parsed, beside its exact bytes, escaped. Frames that are not maintenance notifications are \
-named as what they are. A framing error stops that input with the byte offset where it went \
-wrong, after every frame before it has been printed, and the exit code is 1.";
+one parsed, beside its exact bytes, escaped. The input may be raw bytes, escaped text (the \
+indented raw-bytes lines `watch` prints included), hex, or `xxd` / `hexdump -C` output; --format \
+auto tells them apart. Frames that are not maintenance notifications are named as what they are. \
+A framing error stops that input with the byte offset where it went wrong, after every frame \
+before it has been printed, and the exit code is 1; so does an input with no frames in it.";
 
 #[derive(Args, Debug, Clone)]
 #[command(
     long_about = DECODE_LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch decode capture.resp\n  maintwatch decode --json capture.resp | jq .frame.parsed\n  printf '>4\\\\r\\\\n$6\\\\r\\\\nMOVING\\\\r\\\\n:0\\\\r\\\\n:15\\\\r\\\\n_\\\\r\\\\n' | maintwatch decode\n  maintwatch decode --format hex dump.hex"
+    after_help = "Examples:\n  maintwatch decode capture.resp\n  maintwatch decode --json capture.resp | jq .frame.parsed\n  printf '>4\\\\r\\\\n$6\\\\r\\\\nMOVING\\\\r\\\\n:0\\\\r\\\\n:15\\\\r\\\\n_\\\\r\\\\n' | maintwatch decode\n  maintwatch decode --format hex dump.hex\n  xxd capture.resp | maintwatch decode"
 )]
 pub struct DecodeArgs {
     /// Input files; `-` or none reads standard input.
@@ -102,11 +107,14 @@ pub enum ColorChoice {
 /// The long description of `replay`. The `Command::Replay` variant repeats it
 /// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
 pub const REPLAY_LONG_ABOUT: &str =
-    "Reads a JSON-lines capture written by `watch --json` or `--capture`, parses every \
-captured raw frame again with this version's parser and prints the timeline. With --check, each \
-line whose fresh parse differs from the one recorded is listed by line number and the exit code \
-is 1, so captures serve as regression fixtures. A torn last line (the watch was killed mid-write) \
-is reported and tolerated.";
+    "Reads a JSON-lines capture written by `watch --json` or `--capture` (`-` reads standard \
+input), parses every captured raw frame again with this version's parser and prints the timeline. \
+With --check it is a regression test: each line whose fresh parse differs from the one recorded is \
+listed by line number, a verdict line ends each file, and the exit code is 1 on any difference; \
+the timeline is then printed only with -v (or --json). A torn last line (the watch was killed \
+mid-write) is reported and tolerated. A file with no maintwatch line in it, a line of a newer \
+schema version, or a line longer than 64 MiB is an error (exit 1) naming the line. The capture \
+is read line by line, so its size does not matter.";
 
 #[derive(Args, Debug, Clone)]
 #[command(
@@ -114,12 +122,15 @@ is reported and tolerated.";
     after_help = "Examples:\n  maintwatch replay maint.jsonl\n  maintwatch replay --check tests/fixtures/captures/*.jsonl"
 )]
 pub struct ReplayArgs {
-    /// Capture files (JSON lines).
+    /// Capture files (JSON lines); `-` reads standard input.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Compare each frame's fresh parse with the recorded one; exit 1 on any difference.
     #[arg(long)]
     pub check: bool,
+    /// With --check, also print the timeline.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Print the re-parsed lines as JSON instead of human lines.
     #[arg(long)]
     pub json: bool,

@@ -1,8 +1,9 @@
 //! `maintwatch decode`: frames from files or standard input, parsed, each beside its bytes.
 //!
 //! This is how a client author checks a frame pasted from a bug report or a packet capture. The
-//! input may be raw bytes, escaped text as people paste it, or hex; everything before a framing
-//! error is printed before the error, and the error names the byte offset.
+//! input may be raw bytes, escaped text as people paste it (including the indented raw-bytes lines
+//! `watch` and `decode` print), hex, or a hex dump from `xxd` or `hexdump -C`; everything before a
+//! framing error is printed before the error, and the error names the byte offset.
 
 use crate::cli::{DecodeArgs, InputFormatArg};
 use crate::escape::{self, InputFormat};
@@ -51,7 +52,7 @@ fn decode_one(
     err: &mut dyn Write,
 ) -> anyhow::Result<bool> {
     let format = match args.format {
-        InputFormatArg::Auto => escape::detect(input),
+        InputFormatArg::Auto => detect(input),
         InputFormatArg::Raw => InputFormat::Raw,
         InputFormatArg::Escaped => InputFormat::Escaped,
         InputFormatArg::Hex => InputFormat::Hex,
@@ -62,15 +63,27 @@ fn decode_one(
     };
     let bytes = match format {
         InputFormat::Raw => input.to_vec(),
-        InputFormat::Escaped => match escape::unescape(text()?) {
+        InputFormat::Escaped => match unescape_indented(text()?) {
             Ok(b) => b,
             Err(e) => return report(args, source, 0, &format!("escaped text, {e}"), out, err),
         },
-        InputFormat::Hex => match escape::unhex(text()?) {
-            Ok(b) => b,
-            Err(e) => return report(args, source, 0, &format!("hex text, {e}"), out, err),
-        },
+        InputFormat::Hex => {
+            let text = text()?;
+            let read = match dump::kind(text) {
+                Some(kind) => {
+                    dump::read(text, kind).map_err(|e| format!("{} output, {e}", kind.name()))
+                }
+                None => escape::unhex(text).map_err(|e| format!("hex text, {e}")),
+            };
+            match read {
+                Ok(b) => b,
+                Err(e) => return report(args, source, 0, &e, out, err),
+            }
+        }
     };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return report(args, source, 0, "no frames in the input", out, err);
+    }
     let decoded = if format == InputFormat::Raw {
         ""
     } else {
@@ -116,6 +129,33 @@ fn decode_one(
     Ok(true)
 }
 
+/// Guesses the input's format: a hex dump is hex whatever its ASCII column holds; otherwise
+/// [`escape::detect`] decides.
+fn detect(input: &[u8]) -> InputFormat {
+    match std::str::from_utf8(input) {
+        Ok(text) if dump::kind(text).is_some() => InputFormat::Hex,
+        _ => escape::detect(input),
+    }
+}
+
+/// Escaped text, where each line's indentation is layout, not bytes: the raw-bytes lines `watch`
+/// and `decode` print are indented, and a frame never starts with a space a person would paste.
+/// Error columns still count from the start of the line as pasted.
+fn unescape_indented(text: &str) -> Result<Vec<u8>, escape::TextError> {
+    let mut out = Vec::with_capacity(text.len());
+    for (index, line) in text.split('\n').enumerate() {
+        let body = line.trim_start();
+        let indent = line[..line.len() - body.len()].chars().count();
+        let mut bytes = escape::unescape(body).map_err(|mut e| {
+            e.line = index + 1;
+            e.column += indent;
+            e
+        })?;
+        out.append(&mut bytes);
+    }
+    Ok(out)
+}
+
 fn report(
     args: &DecodeArgs,
     source: &str,
@@ -137,4 +177,135 @@ fn report(
     out.flush()?;
     writeln!(err, "maintwatch decode: {source}: {message}")?;
     Ok(false)
+}
+
+/// Hex dumps as people paste them: `hexdump -C` and `xxd`. Both put an offset first and an ASCII
+/// column last; only the hex in between is data, and the offsets are checked so that a line lost
+/// from a paste is an error rather than a silently shorter frame.
+mod dump {
+    /// Which tool wrote a dump.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        /// `00000000  3e 34 0d 0a ...  |>4..|`, `*` for repeated lines, a last offset-only line.
+        HexdumpC,
+        /// `00000000: 3e34 0d0a ...  >4..`
+        Xxd,
+    }
+
+    impl Kind {
+        pub fn name(self) -> &'static str {
+            match self {
+                Kind::HexdumpC => "hexdump -C",
+                Kind::Xxd => "xxd",
+            }
+        }
+    }
+
+    /// The offset that starts a dump line, and what follows it.
+    fn offset(line: &str) -> Option<(u64, &str)> {
+        let digits = line.bytes().take_while(u8::is_ascii_hexdigit).count();
+        if digits < 7 {
+            return None;
+        }
+        let value = u64::from_str_radix(&line[..digits], 16).ok()?;
+        Some((value, &line[digits..]))
+    }
+
+    /// Which dump the text is, judged by its first non-blank line.
+    pub fn kind(text: &str) -> Option<Kind> {
+        let first = text.lines().map(str::trim_end).find(|l| !l.is_empty())?;
+        let (_, rest) = offset(first)?;
+        if rest.starts_with(": ") {
+            Some(Kind::Xxd)
+        } else if rest.starts_with("  ") && rest.contains('|') {
+            Some(Kind::HexdumpC)
+        } else {
+            None
+        }
+    }
+
+    /// The bytes of a dump; errors name the line.
+    pub fn read(text: &str, kind: Kind) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let mut repeat: Option<Vec<u8>> = None;
+        for (index, line) in text.lines().enumerate() {
+            let n = index + 1;
+            let line = line.trim_end();
+            if line.is_empty() {
+                continue;
+            }
+            if kind == Kind::HexdumpC && line == "*" {
+                // hexdump -C collapses identical lines: the next offset says how many.
+                repeat = Some(out[out.len().saturating_sub(16)..].to_vec());
+                continue;
+            }
+            let Some((at, rest)) = offset(line) else {
+                return Err(format!(
+                    "line {n}: expected an offset at the start of the line"
+                ));
+            };
+            if let Some(block) = repeat.take() {
+                fill(&mut out, &block, at, n)?;
+            }
+            if at != out.len() as u64 {
+                return Err(format!(
+                    "line {n}: offset {at:#x} does not follow the {} bytes before it (a line \
+                     missing from the paste?)",
+                    out.len()
+                ));
+            }
+            let hex = match kind {
+                // The ASCII column sits between bars.
+                Kind::HexdumpC => rest.split('|').next().unwrap_or(""),
+                // The ASCII column follows the hex after two spaces; the hex has single spaces.
+                Kind::Xxd => {
+                    let hex = rest
+                        .strip_prefix(':')
+                        .unwrap_or(rest)
+                        .trim_start_matches(' ');
+                    hex.split("  ").next().unwrap_or("")
+                }
+            };
+            hex_bytes(hex, n, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The most bytes one `*` line may stand for: a pasted frame is far smaller, and a forged
+    /// offset must not make a few bytes of text expand without bound.
+    const MAX_REPEAT: u64 = 64 << 20;
+
+    /// Repeats `block` (a `*` line) up to the offset of the next line.
+    fn fill(out: &mut Vec<u8>, block: &[u8], until: u64, n: usize) -> Result<(), String> {
+        let gap = until.saturating_sub(out.len() as u64);
+        if block.is_empty() || gap % block.len() as u64 != 0 {
+            return Err(format!(
+                "line {n}: offset {until:#x} does not end a run of repeated lines"
+            ));
+        }
+        if gap > MAX_REPEAT {
+            return Err(format!(
+                "line {n}: offset {until:#x} repeats a line over more than {} MiB",
+                MAX_REPEAT >> 20
+            ));
+        }
+        for _ in 0..gap / block.len() as u64 {
+            out.extend_from_slice(block);
+        }
+        Ok(())
+    }
+
+    /// Appends the bytes of whitespace-separated hex groups (`3e`, or xxd's `3e34`).
+    fn hex_bytes(hex: &str, n: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        for group in hex.split_whitespace() {
+            if group.len() % 2 != 0 || !group.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("line {n}: {group:?} is not hex bytes"));
+            }
+            for pair in group.as_bytes().chunks(2) {
+                let pair = std::str::from_utf8(pair).unwrap_or("");
+                out.push(u8::from_str_radix(pair, 16).map_err(|e| format!("line {n}: {e}"))?);
+            }
+        }
+        Ok(())
+    }
 }

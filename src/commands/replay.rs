@@ -4,117 +4,277 @@
 //! must keep parsing the same way. `--check` turns any difference into a non-zero exit naming the
 //! line. A capture whose writer was killed ends in a torn line; that is expected, reported and
 //! tolerated, since every complete line before it was flushed whole.
+//!
+//! A capture can be as large as the watch that wrote it was long, so it is streamed: one line in
+//! memory at a time, each at most [`MAX_LINE`] bytes, and the report keeps counts, not lists.
 
 use crate::cli::ReplayArgs;
 use crate::exit;
 use crate::output::human::{self, Style};
-use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine};
+use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use anyhow::Context;
-use std::io::Write;
+use serde::Deserialize;
+use std::io::{BufRead, Write};
 
-/// What one file held.
+/// The longest line `replay` reads. The largest frame the watch keeps whole is far below this;
+/// anything longer is not a capture line, and reading it whole would only cost memory.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// What one file held. Counts only: a capture of any length replays in constant memory.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ReplayReport {
+    /// Non-blank lines read.
     pub lines: usize,
+    /// Lines that were maintwatch JSON lines of a schema version this build reads.
+    pub valid: usize,
     pub frames: usize,
-    /// `(line number, what differs)`
-    pub differences: Vec<(usize, String)>,
-    /// `(line number, why)` for lines that are not valid capture lines.
-    pub bad_lines: Vec<(usize, String)>,
+    pub differences: usize,
+    pub bad_lines: usize,
     pub torn_tail: Option<usize>,
+    /// `(line number, why)`: reading stopped there (a line too long, a newer schema version).
+    pub stopped: Option<(usize, String)>,
+}
+
+/// What `replay` tells its caller as it goes, in file order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A watch line, with its frame's fresh parse in place of the recorded one.
+    Line(&'a WatchLine),
+    /// `(line number, what differs)`
+    Differs(usize, String),
+    /// `(line number, why)` for a line that is not a valid capture line.
+    Bad(usize, String),
+}
+
+/// The two fields every line carries, read before the whole line so that a line of a newer
+/// schema is refused as such rather than as a line with unknown fields.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "type")]
+    _kind: String,
+    v: u64,
 }
 
 pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let style = Style::choose(args.color, args.json);
+    // `--check` is a test: its output is the differences and a verdict. The timeline comes with
+    // `-v`, and with `--json`, which asks for the lines themselves.
+    let timeline = !args.check || args.verbose || args.json;
     let mut code = exit::SUCCESS;
     for file in &args.files {
-        let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         let name = file.display().to_string();
-        let report = replay(&bytes, |line| {
-            if args.json {
-                serde_json::to_writer(&mut *out, line)?;
-                writeln!(out)?;
-            } else {
-                for text in human::render(line, &style) {
-                    writeln!(out, "{text}")?;
-                }
-            }
-            Ok(())
-        })?;
-        out.flush()?;
-        if let Some(n) = report.torn_tail {
-            writeln!(
+        let report = if name == "-" {
+            replay_file(
+                std::io::stdin().lock(),
+                args,
+                &style,
+                timeline,
+                &name,
+                out,
                 err,
-                "maintwatch replay: {name}:{n}: torn last line (the capture was cut mid-write), ignored"
-            )?;
-        }
-        for (n, why) in &report.bad_lines {
-            writeln!(err, "maintwatch replay: {name}:{n}: {why}")?;
+            )?
+        } else {
+            let f = std::fs::File::open(file).with_context(|| format!("reading {name}"))?;
+            let reader = std::io::BufReader::with_capacity(1 << 16, f);
+            replay_file(reader, args, &style, timeline, &name, out, err)?
+        };
+        if !verdict(args, &name, &report, err)? {
             code = exit::FAILURE;
-        }
-        if args.check {
-            for (n, what) in &report.differences {
-                writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
-                code = exit::FAILURE;
-            }
-            writeln!(
-                err,
-                "maintwatch replay: {name}: {} lines, {} frames checked, {} differ",
-                report.lines,
-                report.frames,
-                report.differences.len()
-            )?;
         }
     }
     Ok(code)
 }
 
-/// Reads a capture, re-parsing every frame; `each` receives each line with the fresh parse.
+/// Replays one input, writing its timeline and its bad lines and differences as they come.
+fn replay_file(
+    reader: impl BufRead,
+    args: &ReplayArgs,
+    style: &Style,
+    timeline: bool,
+    name: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<ReplayReport> {
+    let report = replay(reader, MAX_LINE, |event| {
+        match event {
+            Event::Line(line) if timeline => {
+                if args.json {
+                    serde_json::to_writer(&mut *out, line)?;
+                    writeln!(out)?;
+                } else {
+                    for text in human::render(line, style) {
+                        writeln!(out, "{text}")?;
+                    }
+                }
+            }
+            Event::Line(_) => {}
+            Event::Differs(n, what) if args.check => {
+                out.flush()?;
+                writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
+            }
+            Event::Differs(..) => {}
+            Event::Bad(n, why) => {
+                out.flush()?;
+                writeln!(err, "maintwatch replay: {name}:{n}: {why}")?;
+            }
+        }
+        Ok(())
+    })
+    .with_context(|| format!("reading {name}"))?;
+    out.flush()?;
+    Ok(report)
+}
+
+/// Reports how a file ended; returns whether it passed.
+fn verdict(
+    args: &ReplayArgs,
+    name: &str,
+    report: &ReplayReport,
+    err: &mut dyn Write,
+) -> anyhow::Result<bool> {
+    if let Some(n) = report.torn_tail {
+        writeln!(
+            err,
+            "maintwatch replay: {name}:{n}: torn last line (the capture was cut mid-write), ignored"
+        )?;
+    }
+    let mut ok = report.bad_lines == 0;
+    if let Some((n, why)) = &report.stopped {
+        writeln!(err, "maintwatch replay: {name}:{n}: {why}; stopped reading")?;
+        ok = false;
+    } else if report.valid == 0 {
+        writeln!(
+            err,
+            "maintwatch replay: {name}: no maintwatch JSON line in it ({} non-blank line(s) read)",
+            report.lines
+        )?;
+        ok = false;
+    }
+    if args.check {
+        ok &= report.differences == 0;
+        writeln!(
+            err,
+            "maintwatch replay: {name}: {}: {} lines, {} frames checked, {} differ",
+            if ok { "ok" } else { "FAILED" },
+            report.lines,
+            report.frames,
+            report.differences
+        )?;
+    }
+    Ok(ok)
+}
+
+/// One line of input, without its newline.
+enum Line {
+    /// Ended by a newline.
+    Whole,
+    /// The input ended first.
+    Last,
+    /// Longer than the limit; nothing past the limit was read.
+    TooLong,
+}
+
+/// Reads the next line into `buf`; `None` at the end of the input.
+fn next_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let limit = u64::try_from(limit).unwrap_or(u64::MAX);
+    let n = std::io::Read::take(&mut *reader, limit + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        return Ok(Some(Line::Whole));
+    }
+    if buf.len() as u64 > limit {
+        return Ok(Some(Line::TooLong));
+    }
+    Ok(Some(Line::Last))
+}
+
+/// Reads a capture line by line, re-parsing every frame; `each` receives the events in order.
+/// An error from `each` or from reading ends the replay with that error.
 pub fn replay(
-    bytes: &[u8],
-    mut each: impl FnMut(&WatchLine) -> anyhow::Result<()>,
+    mut reader: impl BufRead,
+    limit: usize,
+    mut each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<ReplayReport> {
     let mut report = ReplayReport::default();
-    let ends_whole = bytes.last() == Some(&b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let count = lines.len();
-    for (i, line) in lines.into_iter().enumerate() {
-        let n = i + 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
+    let mut buf = Vec::new();
+    let mut n = 0;
+    while let Some(kind) = next_line(&mut reader, &mut buf, limit)? {
+        n += 1;
+        if let Line::TooLong = kind {
+            report.stopped = Some((n, format!("line longer than {}", size(limit))));
+            break;
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         report.lines += 1;
-        let last = n == count;
-        let mut parsed: WatchLine = match serde_json::from_slice::<WatchLine>(line) {
-            Ok(l) => l,
-            Err(e) => match serde_json::from_slice::<DecodeLine>(line) {
-                Ok(DecodeLine::Frame { frame, .. }) => {
-                    report.frames += 1;
-                    check(n, &frame, &mut report);
-                    continue;
-                }
-                Ok(DecodeLine::Error { .. }) => continue,
-                Err(_) if last && !ends_whole => {
-                    report.torn_tail = Some(n);
-                    continue;
-                }
-                Err(_) => {
-                    report
-                        .bad_lines
-                        .push((n, format!("not a maintwatch JSON line: {e}")));
-                    continue;
-                }
-            },
-        };
-        if let WatchLine::Push { frame, .. } = &mut parsed {
-            report.frames += 1;
-            if let Some(fresh) = check(n, frame, &mut report) {
-                frame.parsed = fresh;
-            }
+        let last = matches!(kind, Line::Last);
+        if let Some(stop) = one_line(n, &buf, last, &mut report, &mut each)? {
+            report.stopped = Some((n, stop));
+            break;
         }
-        each(&parsed)?;
     }
     Ok(report)
+}
+
+/// Handles one non-blank line; returns why reading must stop, if it must.
+fn one_line(
+    n: usize,
+    line: &[u8],
+    last: bool,
+    report: &mut ReplayReport,
+    each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<String>> {
+    match serde_json::from_slice::<Head>(line) {
+        Ok(head) if head.v > u64::from(SCHEMA_VERSION) => {
+            return Ok(Some(format!(
+                "schema version {} is newer than this maintwatch reads ({SCHEMA_VERSION}); \
+                 replay it with a newer maintwatch",
+                head.v
+            )))
+        }
+        // Only a line that starts the way ours do can be one cut short by a kill.
+        Err(_) if last && line.starts_with(br#"{"type":"#) => {
+            report.torn_tail = Some(n);
+            return Ok(None);
+        }
+        _ => {}
+    }
+    let mut parsed = match serde_json::from_slice::<WatchLine>(line) {
+        Ok(l) => l,
+        Err(e) => {
+            match serde_json::from_slice::<DecodeLine>(line) {
+                Ok(DecodeLine::Frame { frame, .. }) => {
+                    report.valid += 1;
+                    report.frames += 1;
+                    check(n, &frame, report, each)?;
+                }
+                Ok(DecodeLine::Error { .. }) => report.valid += 1,
+                Err(_) => {
+                    report.bad_lines += 1;
+                    each(Event::Bad(n, format!("not a maintwatch JSON line: {e}")))?;
+                }
+            }
+            return Ok(None);
+        }
+    };
+    report.valid += 1;
+    if let WatchLine::Push { frame, .. } = &mut parsed {
+        report.frames += 1;
+        if let Some(fresh) = check(n, frame, report, each)? {
+            frame.parsed = fresh;
+        }
+    }
+    each(Event::Line(&parsed))?;
+    Ok(None)
 }
 
 /// Compares a recorded frame with a fresh parse of its bytes; returns the fresh parse.
@@ -122,31 +282,40 @@ fn check(
     n: usize,
     frame: &FrameRecord,
     report: &mut ReplayReport,
-) -> Option<crate::notification::Classified> {
-    match reparse(&frame.raw) {
+    each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<crate::notification::Classified>> {
+    let (fresh, difference) = match reparse(&frame.raw) {
         Ok(fresh) => {
-            if fresh != frame.parsed {
-                report.differences.push((
-                    n,
-                    format!(
-                        "recorded {:?}, now {:?}",
-                        crate::output::text::describe(&frame.parsed),
-                        crate::output::text::describe(&fresh)
-                    ),
-                ));
+            let difference = if fresh != frame.parsed {
+                Some(format!(
+                    "recorded {:?}, now {:?}",
+                    crate::output::text::describe(&frame.parsed),
+                    crate::output::text::describe(&fresh)
+                ))
             } else if crate::escape::unescape(&frame.raw).map(|b| b.len()).ok() != Some(frame.len) {
-                report.differences.push((
-                    n,
-                    format!("recorded length {} differs from the raw bytes", frame.len),
-                ));
-            }
-            Some(fresh)
+                Some(format!(
+                    "recorded length {} differs from the raw bytes",
+                    frame.len
+                ))
+            } else {
+                None
+            };
+            (Some(fresh), difference)
         }
-        Err(why) => {
-            report
-                .differences
-                .push((n, format!("the raw bytes no longer parse: {why}")));
-            None
-        }
+        Err(why) => (None, Some(format!("the raw bytes no longer parse: {why}"))),
+    };
+    if let Some(what) = difference {
+        report.differences += 1;
+        each(Event::Differs(n, what))?;
+    }
+    Ok(fresh)
+}
+
+/// `64 MiB`, `512 KiB`, `100 bytes`.
+fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
     }
 }

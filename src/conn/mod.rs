@@ -3,7 +3,7 @@
 //!
 //! Both `watch` and `probe` go through here, so "does this endpoint deliver maintenance
 //! notifications?" is answered by the same code that then watches them. The rules that shaped
-//! it (PROTOCOL.md sections 1 and 7):
+//! it (docs/protocol.md sections 1 and 7):
 //!
 //! - The handshake is `HELLO 3` (with `AUTH` and `SETNAME`), optionally `SELECT`, then
 //!   `CLIENT MAINT_NOTIFICATIONS ON`. Commands are sent one at a time and exactly one reply is

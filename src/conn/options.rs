@@ -105,7 +105,7 @@ impl fmt::Display for EndpointType {
 impl EndpointTypeChoice {
     /// The value to send for a connection to `peer`; `None` means a bare `ON`.
     ///
-    /// `Auto` follows the shipped clients (PROTOCOL.md section 6): a private, loopback or
+    /// `Auto` follows the shipped clients (docs/protocol.md section 6): a private, loopback or
     /// link-local connected address means `internal-*`, anything else `external-*`; TLS means
     /// `*-fqdn` (a certificate names a host, an address would fail verification), plain TCP `*-ip`.
     pub fn resolve(self, peer: IpAddr, tls: bool) -> Option<EndpointType> {

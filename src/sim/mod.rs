@@ -10,7 +10,7 @@
 //! - an authoritative DNS server ([`dns`]) for `db.sim.maintwatch.test`, whose A records change
 //!   on the scenario's clock;
 //! - a player that runs a [`Scenario`] (a data file in `scenarios/`) step by step, with the
-//!   server behaviour of PROTOCOL.md sections 1, 3 and 4: one sequence counter per database shared
+//!   server behaviour of docs/protocol.md sections 1, 3 and 4: one sequence counter per database shared
 //!   by all types, catch-up replay of the last MIGRATED / FAILED_OVER after the opt-in's `+OK`,
 //!   a MOVING re-sent to connections that opt in while its window is open, and a node-wide close.
 //!
@@ -411,7 +411,7 @@ struct ConnEntry {
 struct State {
     next_conn: u64,
     conns: HashMap<u64, ConnEntry>,
-    /// The database's one sequence counter (PROTOCOL.md section 3).
+    /// The database's one sequence counter (docs/protocol.md section 3).
     seq: i64,
     /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins.
     retained: Option<Arc<[u8]>>,

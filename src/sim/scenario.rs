@@ -1,6 +1,6 @@
 //! Scenario files: what the simulated deployment does, and when.
 //!
-//! A scenario is data, not code, so that the measured timings of PROTOCOL.md section 4 can be read
+//! A scenario is data, not code, so that the measured timings of docs/protocol.md section 4 can be read
 //! (and checked) in one place, and so that users can write their own without rebuilding. The format
 //! is line based so that every error names the file, the line and the field (`scenarios/x.scn:7:
 //! field 'time': expected an integer, found "abc"`); `scenarios/README.md` documents it.
@@ -190,7 +190,7 @@ impl PushKind {
     }
 
     /// Enterprise retains the last completion of a shard-scoped event and replays it to every
-    /// connection that opts in (PROTOCOL.md section 1); nothing else is replayed.
+    /// connection that opts in (docs/protocol.md section 1); nothing else is replayed.
     pub fn is_retained(self) -> bool {
         matches!(self, PushKind::Migrated | PushKind::FailedOver)
     }

@@ -5,7 +5,7 @@
 //! SETINFO, the opt-in with or without `moving-endpoint-type`, pipelined), so each of those is
 //! answered as Redis answers it, including the order in which Redis checks things: an unknown
 //! command or a wrong argument count is reported before a missing AUTH, exactly as a real server
-//! does (measured against redis-server 7.0.15). The opt-in follows PROTOCOL.md section 1: `+OK`,
+//! does (measured against redis-server 7.0.15). The opt-in follows docs/protocol.md section 1: `+OK`,
 //! then in the same write the retained completion and any open MOVING; a refusing server answers
 //! with Redis OSS's bytes. Data commands keep a small in-memory keyspace shared by every proxy,
 //! as one database behind several proxies would.
@@ -38,7 +38,7 @@ const OSS_VERSION: &str = "7.4.1";
 /// Largest inline (telnet-style) command line, as Redis' `PROTO_INLINE_MAX_SIZE`.
 const INLINE_MAX: usize = 64 * 1024;
 
-/// Values of `moving-endpoint-type` (PROTOCOL.md section 1).
+/// Values of `moving-endpoint-type` (docs/protocol.md section 1).
 const ENDPOINT_TYPES: &[&str] = &[
     "internal-ip",
     "internal-fqdn",
@@ -458,7 +458,7 @@ impl Conn {
                 "SETINFO" => 4,
                 "MAINT_NOTIFICATIONS" if !refusing => -3,
                 _ => {
-                    // Echoed in the case the client sent it (PROTOCOL.md section 7).
+                    // Echoed in the case the client sent it (docs/protocol.md section 7).
                     if sub == "MAINT_NOTIFICATIONS" {
                         self.shared.triggers.send_modify(|t| t.attempts += 1);
                         batch.narration.push(What::OptIn {
@@ -837,7 +837,7 @@ impl Conn {
             self.opted_in = true;
             self.shared.sync_opted_in(&st);
             drop(st);
-            // Same write as the +OK: measured arriving in the same read (PROTOCOL.md section 1).
+            // Same write as the +OK: measured arriving in the same read (docs/protocol.md section 1).
             for (bytes, why) in owed {
                 out.extend_from_slice(&bytes);
                 batch.notes.push((bytes, why));

@@ -1,0 +1,347 @@
+//! `maintwatch replay` end to end on the committed captures (written by the real `watch
+//! --capture` against `simulate` scenarios): streaming, the schema version, files with nothing
+//! valid in them, torn tails, `--check`'s output, and the examples the README and `--help` give.
+
+use maintwatch::commands::replay::{replay, Event};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const FIXTURES: [&str; 3] = [
+    "single-proxy.jsonl",
+    "oss-cluster.jsonl",
+    "shard-migration.jsonl",
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/captures").join(name)
+}
+
+fn maintwatch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("running maintwatch")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A temporary capture holding `bytes`, named `capture.jsonl`.
+fn temp_capture(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+#[test]
+fn committed_captures_replay_and_check_clean() {
+    for name in FIXTURES {
+        let path = fixture(name);
+        let body = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            body.contains("\"type\":\"push\""),
+            "{name} holds a notification"
+        );
+        assert!(
+            body.contains("\"type\":\"summary\""),
+            "{name} ends with its summary"
+        );
+        let out = maintwatch(&["replay", "--check", path_str(&path)]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(&format!("{}: ok:", path.display())),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let oss = text(&std::fs::read(fixture("oss-cluster.jsonl")).unwrap());
+    assert!(oss.contains(r"SMIGRATED\\r\\n") && oss.contains("\"type\":\"topology\""));
+}
+
+#[test]
+fn check_prints_differences_and_a_verdict_and_the_timeline_only_with_v() {
+    let path = fixture("single-proxy.jsonl");
+    let quiet = maintwatch(&["replay", "--check", path_str(&path)]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(text(&quiet.stdout), "", "no timeline without -v");
+    let verdict = text(&quiet.stderr);
+    assert!(
+        verdict.contains("ok: 13 lines, 1 frames checked, 0 differ"),
+        "{verdict}"
+    );
+
+    let verbose = maintwatch(&["replay", "--check", "-v", path_str(&path)]);
+    assert_eq!(verbose.status.code(), Some(0));
+    assert!(
+        text(&verbose.stdout).contains("MOVING seq 0 window 15 s"),
+        "{}",
+        text(&verbose.stdout)
+    );
+
+    // Without --check the timeline is the output, as before.
+    let plain = maintwatch(&["replay", path_str(&path)]);
+    assert!(text(&plain.stdout).contains("MOVING seq 0 window 15 s"));
+
+    // A changed byte: the difference, then a failing verdict.
+    let body = std::fs::read_to_string(&path).unwrap();
+    let changed = body.replacen(r"MOVING\\r\\n:0\\r\\n:15", r"MOVING\\r\\n:0\\r\\n:16", 1);
+    assert_ne!(body, changed);
+    let (_dir, bad) = temp_capture(changed.as_bytes());
+    let out = maintwatch(&["replay", "--check", path_str(&bad)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let diff = err.find("capture.jsonl:5: parse differs").expect(&err);
+    let verdict = err.find("capture.jsonl: FAILED: 13 lines, 1 frames checked, 1 differ");
+    assert!(verdict.is_some_and(|v| v > diff), "{err}");
+    assert_eq!(text(&out.stdout), "");
+}
+
+#[test]
+fn a_newer_schema_version_is_refused_naming_the_line() {
+    let body = std::fs::read_to_string(fixture("shard-migration.jsonl")).unwrap();
+    let lines: Vec<String> = body
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 2 {
+                l.replacen("\"v\":1,", "\"v\":99,", 1)
+            } else {
+                l.into()
+            }
+        })
+        .collect();
+    assert!(lines[2].contains("\"v\":99,"));
+    let (_dir, path) = temp_capture((lines.join("\n") + "\n").as_bytes());
+    for args in [
+        vec!["replay"],
+        vec!["replay", "--check"],
+        vec!["replay", "--json"],
+    ] {
+        let mut args = args.clone();
+        args.push(path_str(&path));
+        let out = maintwatch(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(
+                "capture.jsonl:3: schema version 99 is newer than this maintwatch reads (1)"
+            ),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_file_with_no_valid_line_is_an_error() {
+    for body in [
+        &b""[..],
+        b"\n\n",
+        b"hello\nworld\n",
+        b"{\"type\":\"push\",\"v\":1,\"t\":0.5",
+    ] {
+        let (_dir, path) = temp_capture(body);
+        let out = maintwatch(&["replay", "--check", path_str(&path)]);
+        assert_eq!(out.status.code(), Some(1), "{body:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("capture.jsonl: no maintwatch JSON line in it"),
+            "{body:?}: {err}"
+        );
+        assert!(!err.contains(" ok:"), "{err}");
+    }
+}
+
+#[test]
+fn a_last_line_is_torn_only_if_it_starts_like_ours() {
+    let body = std::fs::read(fixture("shard-migration.jsonl")).unwrap();
+    let count = body.iter().filter(|&&b| b == b'\n').count();
+
+    let torn = [&body[..], b"{\"type\":\"push\",\"v\":1,\"t\":9.9"].concat();
+    let (_dir, path) = temp_capture(&torn);
+    let out = maintwatch(&["replay", "--check", path_str(&path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("capture.jsonl:{}: torn last line", count + 1)));
+
+    let foreign = [&body[..], b"PING"].concat();
+    let (_dir2, path) = temp_capture(&foreign);
+    let out = maintwatch(&["replay", "--check", path_str(&path)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(!err.contains("torn"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "capture.jsonl:{}: not a maintwatch JSON line",
+            count + 1
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_line_longer_than_64_mib_is_refused_naming_it() {
+    let mut body = std::fs::read(fixture("shard-migration.jsonl")).unwrap();
+    body.extend_from_slice(b"{\"type\":\"push\",\"raw\":\"");
+    body.resize(body.len() + (64 << 20), b'x');
+    body.extend_from_slice(b"\"}\n");
+    let count = body.iter().filter(|&&b| b == b'\n').count();
+    let (_dir, path) = temp_capture(&body);
+    let out = maintwatch(&["replay", path_str(&path)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "capture.jsonl:{count}: line longer than 64 MiB; stopped reading"
+        )),
+        "{err}"
+    );
+    assert!(
+        text(&out.stdout).contains("MIGRATING seq 0"),
+        "lines before it replayed"
+    );
+}
+
+#[test]
+fn an_endless_line_stops_at_the_limit() {
+    // An input that never ends and holds no newline: only a bounded reader returns.
+    let reader = BufReader::new(std::io::repeat(b'x'));
+    let report = replay(reader, 1 << 20, |_| Ok(())).unwrap();
+    assert_eq!(report.stopped, Some((1, "line longer than 1 MiB".into())));
+
+    // Small limit, several lines: the long one is named, those before it were read.
+    let body = std::fs::read(fixture("shard-migration.jsonl")).unwrap();
+    let longest = body.split(|&b| b == b'\n').map(<[u8]>::len).max().unwrap();
+    let input = [&body[..], &vec![b'y'; longest + 1], b"\n"].concat();
+    let mut seen = 0;
+    let report = replay(&input[..], longest, |e| {
+        seen += usize::from(matches!(e, Event::Line(_)));
+        Ok(())
+    })
+    .unwrap();
+    let count = body.iter().filter(|&&b| b == b'\n').count();
+    assert_eq!(seen, count);
+    assert_eq!(report.stopped.map(|s| s.0), Some(count + 1));
+}
+
+#[test]
+fn replay_streams_standard_input_line_by_line() {
+    let body = std::fs::read(fixture("single-proxy.jsonl")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["replay", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    // The writer keeps standard input open until the reader has seen output.
+    let writer = std::thread::spawn(move || {
+        for _ in 0..400 {
+            if stdin.write_all(&body).is_err() {
+                return;
+            }
+        }
+        let _ = done_rx.recv();
+        drop(stdin);
+    });
+    let stdout = child.stdout.take().unwrap();
+    let (line_tx, line_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut first = String::new();
+        let _ = reader.read_line(&mut first);
+        let _ = line_tx.send(first);
+        // Keep reading: a closed pipe would fail the replay.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    // A hang guard only: a replay that waits for the end of its input never prints.
+    let first = line_rx.recv_timeout(Duration::from_secs(60));
+    let _ = done_tx.send(());
+    writer.join().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let first = first.expect("output before the input ended");
+    assert!(first.starts_with("{\"type\":\"start\""), "{first} {stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// `maintwatch replay --check PATTERN...` lines in `text`, their arguments after `replay`.
+fn replay_examples(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("maintwatch replay "))
+        .map(|args| args.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// Expands a `dir/*.ext` argument the way a shell would, relative to the repository.
+fn expand(arg: &str) -> Vec<String> {
+    let Some((dir, pattern)) = arg.rsplit_once('/') else {
+        return vec![arg.into()];
+    };
+    let Some(suffix) = pattern.strip_prefix('*') else {
+        return vec![arg.into()];
+    };
+    let mut files: Vec<String> = std::fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(suffix))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn readme_and_help_replay_check_examples_run_as_written() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let help = text(&maintwatch(&["replay", "--help"]).stdout);
+    let man = std::fs::read_to_string(root().join("man/maintwatch-replay.1")).unwrap();
+    let man = man.replace("\\-", "-");
+    for (source, doc) in [("README.md", readme), ("--help", help), ("man page", man)] {
+        let examples: Vec<_> = replay_examples(&doc)
+            .into_iter()
+            .filter(|a| a.first().is_some_and(|a| a == "--check"))
+            .collect();
+        assert!(
+            !examples.is_empty(),
+            "{source} shows a replay --check example"
+        );
+        for example in examples {
+            let args: Vec<String> = example.iter().flat_map(|a| expand(a)).collect();
+            assert!(
+                args.len() >= 3,
+                "{source}: {example:?} names captures: {args:?}"
+            );
+            let mut argv = vec!["replay".to_string()];
+            argv.extend(args);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let out = maintwatch(&argv);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{source}: {example:?}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
