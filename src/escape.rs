@@ -28,6 +28,34 @@ pub fn escape(bytes: &[u8]) -> String {
     out
 }
 
+/// Whether a character must not reach a terminal as itself: C0 controls (line breaks too), DEL,
+/// C1 controls, and the bidirectional overrides and isolates that reorder what follows them.
+pub fn is_unsafe_char(c: char) -> bool {
+    matches!(c, '\0'..='\x1f' | '\x7f' | '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text from a server made safe for a terminal line: every character of [`is_unsafe_char`]
+/// is written as an escape (`\r`, `\n`, `\t`, `\xNN` for the other C0 and DEL, `\u{NNNN}`
+/// above), everything else stays as it is. Unlike [`escape`] this is for reading, not a
+/// bijection: a backslash stays a backslash. Borrowed when nothing needed escaping.
+pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\0'..='\x1f' | '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if is_unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Where and why text could not be turned back into bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextError {
@@ -228,6 +256,20 @@ mod tests {
         assert_eq!(e.line, 1);
         let e = unhex("3e zz").unwrap_err();
         assert_eq!((e.line, e.column), (1, 4));
+    }
+
+    #[test]
+    fn sanitize_escapes_every_control_and_bidi_character() {
+        assert_eq!(sanitize("redis 7.2"), "redis 7.2");
+        assert!(matches!(sanitize("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            sanitize("a\x1b]0;T\x07\r\nb\x7f\u{9b}c\u{202e}d\u{2066}é\\"),
+            "a\\x1b]0;T\\x07\\r\\nb\\x7f\\u{9b}c\\u{202e}d\\u{2066}é\\"
+        );
+        for c in (0u32..0x3000).filter_map(char::from_u32) {
+            let out = sanitize(&c.to_string()).into_owned();
+            assert!(!out.chars().any(is_unsafe_char), "{c:?} -> {out:?}");
+        }
     }
 
     #[test]

@@ -130,6 +130,50 @@ pub struct EventRow {
     pub margin_s: Option<f64>,
     /// Copies of this event seen (re-sent, or from other connections).
     pub copies: u32,
+    /// The event arrived with the opt-in, its window already open when the watch joined: its
+    /// start is unknown, so the offsets above count from receipt and the overshoot is an upper
+    /// bound of how early the close came, not a measurement.
+    #[serde(default)]
+    pub joined_open: bool,
+    /// `socket_closed_s` is a close nothing announced (no MOVING): in a silent shrink, the
+    /// MIGRATING's row records when the node's sockets were closed anyway.
+    #[serde(default)]
+    pub silent_close: bool,
+}
+
+/// The speed a simulator announced in its HELLO reply (`maintwatch-sim-speed`), and the one the
+/// watch reads offsets at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpeed {
+    pub announced: f64,
+    pub used: f64,
+    /// `--sim-speed` was given (then a different announcement is a warning, not adopted).
+    pub given: bool,
+}
+
+/// `--traffic` over the whole watch: latency percentiles of the PINGs answered, and the
+/// failures, by the window they fell in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingStats {
+    pub sent: u64,
+    pub answered: u64,
+    pub failures: u64,
+    /// Percentiles from a log histogram with 1 % wide buckets: within 1 % of the exact value.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// Failures per open window (`MOVING seq 3`); failures outside any window are not listed.
+    pub failure_windows: Vec<WindowFailures>,
+}
+
+/// How many PINGs failed during one window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowFailures {
+    pub window: String,
+    pub failures: u64,
 }
 
 /// Where a copy of an event was first seen.
@@ -221,6 +265,9 @@ pub enum WatchLine {
         /// refusing nodes is reported once, not once per node.
         #[serde(default)]
         repeat_of: Option<u32>,
+        /// The simulator's announced speed, when its HELLO reply carried one.
+        #[serde(default)]
+        sim_speed: Option<SimSpeed>,
     },
     /// A push frame (or an unexpected reply) received.
     Push {
@@ -263,6 +310,11 @@ pub enum WatchLine {
         /// Seconds past the declared window (negative: before it ended).
         past_s: Option<f64>,
         rel: Option<Rel>,
+        /// The MOVING came with the opt-in, its window already open when the watch joined:
+        /// `past_s` counts the window from receipt, so the true close came later in the window
+        /// than it says (by however long it had been open).
+        #[serde(default)]
+        joined_open: bool,
     },
     /// The DNS watch saw something.
     Dns {
@@ -295,6 +347,10 @@ pub enum WatchLine {
         moves: bool,
         text: String,
         rel: Option<Rel>,
+        /// Where a client would go: `host:port` of a named successor, or the address DNS gave;
+        /// `null` when it would not move anywhere in particular.
+        #[serde(default)]
+        to: Option<String>,
     },
     /// What the dry-run would have done, set against what the server did.
     Verdict {
@@ -353,6 +409,9 @@ pub enum WatchLine {
         /// Opt-in outcomes, counted over connections (a cluster reports one line per outcome).
         #[serde(default)]
         opt_in: Vec<OptInTally>,
+        /// `--traffic` figures, when PINGs were sent.
+        #[serde(default)]
+        pings: Option<PingStats>,
     },
 }
 

@@ -57,6 +57,8 @@ pub enum What {
         version: Option<String>,
         mode: Option<String>,
         sent: Option<String>,
+        /// The speed a simulator announced; the watch loop fills in what it did with it.
+        sim_speed: Option<crate::record::SimSpeed>,
     },
     Frame {
         record: FrameRecord,
@@ -135,7 +137,8 @@ pub enum Action {
 pub struct Step {
     pub lines: Vec<WatchLine>,
     pub actions: Vec<Action>,
-    /// Maintenance notifications in this step (for `--count`).
+    /// New maintenance events in this step (for `--count`): a copy of an event already seen
+    /// (re-sent, from another cluster node, replayed to the opt-in) is not counted again.
     pub notifications: u32,
 }
 
@@ -147,6 +150,8 @@ struct Event {
     /// Set when the dry-run reported a move (seconds after the event).
     moved_s: Option<f64>,
     stale: bool,
+    /// The dry-run never got an address from DNS (a kind of stale worth its own words).
+    unresolved: bool,
     verdict_done: bool,
     conn: u32,
 }
@@ -187,6 +192,8 @@ pub struct Timeline {
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
     /// a sped-up simulator run reads like the measurements it reproduces.
     speed: f64,
+    /// `--traffic` latencies and failures, for the summary.
+    pings: PingTally,
 }
 
 fn secs(d: Duration) -> f64 {
@@ -205,6 +212,7 @@ impl Timeline {
             dns_set: None,
             opt_in: HashMap::new(),
             speed: 1.0,
+            pings: PingTally::default(),
         }
     }
 
@@ -290,6 +298,7 @@ impl Timeline {
                 version,
                 mode,
                 sent,
+                sim_speed,
             } => {
                 let key = (opt_in, text.clone());
                 let tally = self.opt_in.entry(key).or_default();
@@ -311,6 +320,7 @@ impl Timeline {
                     // Accepted opt-ins are each worth a line; a refusal repeated by every node
                     // of a cluster is one fact.
                     repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
+                    sim_speed,
                 })
             }
             // The watch loop resolves node lists into a topology before the timeline sees them.
@@ -354,6 +364,7 @@ impl Timeline {
                         sources.join(", ")
                     ),
                     rel,
+                    to: None,
                 });
             }
             What::Frame { record, early } => {
@@ -393,6 +404,7 @@ impl Timeline {
             }
             What::Ping { latency, error } => {
                 let window = self.open_window(obs.at);
+                self.pings.record(latency, error.is_some(), window.as_deref());
                 step.lines.push(WatchLine::Ping {
                     v,
                     t,
@@ -435,7 +447,6 @@ impl Timeline {
         let mut copy_of = None;
         let mut sources_ours = Vec::new();
         if let Classified::Maintenance(n) = &record.parsed {
-            step.notifications += 1;
             let catch_up = early && n.kind.is_retained();
             let key = n.seq.map(|s| (n.kind, s));
             let resent = key.is_some_and(|k| !self.seen.insert(k));
@@ -484,9 +495,14 @@ impl Timeline {
                         handoff_s: None,
                         margin_s: None,
                         copies: 0,
+                        // A MOVING re-sent to our opt-in, never seen before: we joined its
+                        // window after it opened.
+                        joined_open: early && n.kind == Kind::Moving,
+                        silent_close: false,
                     },
                     moved_s: None,
                     stale: false,
+                    unresolved: false,
                     verdict_done: false,
                     conn: conn_id,
                 });
@@ -496,6 +512,9 @@ impl Timeline {
                 Some(i)
             };
             let new = !resent && !catch_up;
+            if new {
+                step.notifications += 1;
+            }
             if new && n.kind.opens() {
                 self.anchor = event_index;
                 rel = self.rel_to(event_index, now);
@@ -615,8 +634,14 @@ impl Timeline {
                 }
                 (true, e.row.window_s, past, self.rel_to(Some(i), now))
             }
-            _ => (false, None, None, self.rel_to(self.anchor, now)),
+            _ => {
+                if cause != CloseCause::Watch {
+                    self.silent_close(now);
+                }
+                (false, None, None, self.rel_to(self.anchor, now))
+            }
         };
+        let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);
         step.actions.push(Action::CancelHandoff { conn: conn_id });
         step.lines.push(WatchLine::Closed {
             v: SCHEMA_VERSION,
@@ -634,9 +659,22 @@ impl Timeline {
             window_s,
             past_s,
             rel,
+            joined_open,
         });
         if let Some(i) = moving {
             self.verdict(step, t, at, i);
+        }
+    }
+
+    /// An unannounced close while a MIGRATING (or another opening event that is not a MOVING)
+    /// is the latest event: the silent end of a shrink. Its row records the close, relative to it.
+    fn silent_close(&mut self, now: Instant) {
+        let Some(i) = self.anchor else { return };
+        let since = self.span(self.events[i].at, now);
+        let e = &mut self.events[i];
+        if e.kind != Kind::Moving && e.row.socket_closed_s.is_none() {
+            e.row.socket_closed_s = Some(since);
+            e.row.silent_close = true;
         }
     }
 
@@ -667,6 +705,7 @@ impl Timeline {
             DnsEventKind::Recovered { addrs, ttl } => {
                 ("recovered", vec![], list(addrs), *ttl, None)
             }
+            DnsEventKind::Waiting { what } => ("waiting", vec![], vec![], None, Some(what.clone())),
         };
         let mut ours_change = None;
         if let DnsEventKind::Changed { before, after, .. } = &kind {
@@ -681,11 +720,13 @@ impl Timeline {
             {
                 ours_change = Some("rejoined".to_string());
             }
-            // The first change after an open MOVING is "DNS moved" for the summary.
+            // The first change after an open MOVING is "DNS moved" for the summary; after another
+            // opening event, the change that drops our address (a silent shrink's only signal).
+            let left = ours_change.as_deref() == Some("left");
             if let Some(i) = self.anchor {
                 let since = self.span(self.events[i].at, now);
                 let e = &mut self.events[i];
-                if e.kind == Kind::Moving && e.row.dns_moved_s.is_none() {
+                if (e.kind == Kind::Moving || left) && e.row.dns_moved_s.is_none() {
                     e.row.dns_moved_s = Some(since);
                 }
             }
@@ -732,7 +773,11 @@ impl Timeline {
         if moves {
             e.moved_s = Some(at_s);
         }
-        e.stale = matches!(outcome, Outcome::StaleAtExpiry { .. });
+        e.stale = matches!(
+            outcome,
+            Outcome::StaleAtExpiry { .. } | Outcome::Unresolved { .. }
+        );
+        e.unresolved = matches!(outcome, Outcome::Unresolved { .. });
         let event_name = e.name();
         let rel = self.rel_to(Some(event), now);
         step.lines.push(WatchLine::Handoff {
@@ -746,6 +791,7 @@ impl Timeline {
             moves,
             text: outcome.to_string(),
             rel,
+            to: outcome.destination(),
         });
         if self.events[event].row.socket_closed_s.is_some() {
             self.verdict(step, t, at, event);
@@ -776,6 +822,10 @@ impl Timeline {
                     -m
                 )
             };
+        } else if e.unresolved {
+            text = format!(
+                "a client following the dry-run could not have moved: DNS gave no address at all (close at +{closed:.1} s)"
+            );
         } else if e.stale {
             text = format!(
                 "a client following the dry-run would have been pushed: the record was still stale when the window expired (close at +{closed:.1} s)"
@@ -833,8 +883,107 @@ impl Timeline {
                 tallies.sort_by(|a, b| b.conns.cmp(&a.conns).then(a.text.cmp(&b.text)));
                 tallies
             },
+            pings: self.pings.stats(),
         }
     }
+}
+
+/// Log-histogram buckets for PING latencies: 1 % wide from 1 µs up to 1000 s, so the tally is
+/// a fixed ~2 k counters however long the watch runs.
+const PING_BUCKET_GROWTH: f64 = 1.01;
+const PING_MIN_MS: f64 = 0.001;
+const PING_BUCKETS: usize = 2084;
+/// Windows named in the failure tally; failures in further windows are counted under "other".
+const PING_WINDOWS: usize = 64;
+
+/// `--traffic` over the whole watch, in bounded memory.
+#[derive(Default)]
+struct PingTally {
+    sent: u64,
+    answered: u64,
+    failures: u64,
+    max_ms: f64,
+    buckets: Vec<u64>,
+    windows: Vec<(String, u64)>,
+}
+
+impl PingTally {
+    fn record(&mut self, latency: Option<Duration>, failed: bool, window: Option<&str>) {
+        self.sent += 1;
+        if failed {
+            self.failures += 1;
+            if let Some(w) = window {
+                let name = if self.windows.len() < PING_WINDOWS
+                    || self.windows.iter().any(|(n, _)| n == w)
+                {
+                    w
+                } else {
+                    "other windows"
+                };
+                match self.windows.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, c)) => *c += 1,
+                    None => self.windows.push((name.to_string(), 1)),
+                }
+            }
+            return;
+        }
+        let Some(latency) = latency else { return };
+        let ms = latency.as_secs_f64() * 1e3;
+        self.answered += 1;
+        self.max_ms = self.max_ms.max(ms);
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; PING_BUCKETS];
+        }
+        self.buckets[ping_bucket(ms)] += 1;
+    }
+
+    /// The latency at quantile `q`: the middle of the bucket holding it, never above the max.
+    fn quantile(&self, q: f64) -> Option<f64> {
+        if self.answered == 0 {
+            return None;
+        }
+        let rank = ((q * self.answered as f64).ceil() as u64).clamp(1, self.answered);
+        let mut seen = 0;
+        for (i, count) in self.buckets.iter().enumerate() {
+            seen += count;
+            if seen >= rank {
+                let mid = PING_MIN_MS * PING_BUCKET_GROWTH.powf(i as f64 + 0.5);
+                return Some(round3(mid.min(self.max_ms)));
+            }
+        }
+        Some(round3(self.max_ms))
+    }
+
+    fn stats(&self) -> Option<crate::record::PingStats> {
+        (self.sent > 0).then(|| crate::record::PingStats {
+            sent: self.sent,
+            answered: self.answered,
+            failures: self.failures,
+            p50_ms: self.quantile(0.50),
+            p99_ms: self.quantile(0.99),
+            max_ms: (self.answered > 0).then(|| round3(self.max_ms)),
+            failure_windows: self
+                .windows
+                .iter()
+                .map(|(window, failures)| crate::record::WindowFailures {
+                    window: window.clone(),
+                    failures: *failures,
+                })
+                .collect(),
+        })
+    }
+}
+
+fn ping_bucket(ms: f64) -> usize {
+    if ms <= PING_MIN_MS {
+        return 0;
+    }
+    let i = ((ms / PING_MIN_MS).ln() / PING_BUCKET_GROWTH.ln()).floor();
+    (i as usize).min(PING_BUCKETS - 1)
+}
+
+fn round3(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
 }
 
 fn secs_f(s: f64) -> f64 {
@@ -849,6 +998,7 @@ fn outcome_facts(outcome: &Outcome) -> (&'static str, Duration, bool) {
         Outcome::SteppedSideways { at, .. } => ("stepped_sideways", *at, true),
         Outcome::Moved { at, .. } => ("moved", *at, true),
         Outcome::StaleAtExpiry { at, .. } => ("stale_at_expiry", *at, false),
+        Outcome::Unresolved { at, .. } => ("unresolved", *at, false),
         Outcome::Cancelled { at, .. } => ("cancelled", *at, false),
     }
 }
@@ -1061,6 +1211,7 @@ mod tests {
                     at: Duration::from_secs(15),
                     polls: 15,
                     cannot_tell: 0,
+                    window: Duration::from_secs(15),
                 },
             },
         );

@@ -131,6 +131,8 @@ fn row(kind: &str, seq: Option<i64>, t: f64) -> EventRow {
         handoff_s: None,
         margin_s: None,
         copies: 0,
+        joined_open: false,
+        silent_close: false,
     }
 }
 
@@ -146,6 +148,15 @@ fn conn(conn: u32, endpoint: &str, notifications: u32, closes: u32) -> ConnTotal
 }
 
 fn summary(events: Vec<EventRow>, conns: Vec<ConnTotals>, opt_in: Vec<OptInTally>) -> String {
+    summary_with(events, conns, opt_in, None)
+}
+
+fn summary_with(
+    events: Vec<EventRow>,
+    conns: Vec<ConnTotals>,
+    opt_in: Vec<OptInTally>,
+    pings: Option<maintwatch::record::PingStats>,
+) -> String {
     let line = WatchLine::Summary {
         v: 1,
         t: 95.4,
@@ -154,8 +165,9 @@ fn summary(events: Vec<EventRow>, conns: Vec<ConnTotals>, opt_in: Vec<OptInTally
         events,
         conns,
         opt_in,
+        pings,
     };
-    render(&line, &Style { color: false }).join("\n")
+    render(&line, &Style::default()).join("\n")
 }
 
 #[test]
@@ -210,6 +222,55 @@ fn summary_table() {
         assert!(line.chars().count() <= 80, "wider than 80: {line}");
     }
     insta::assert_snapshot!("summary_table", text);
+}
+
+/// A window we joined already open, a silent shrink's MIGRATING (the DNS drop and the close
+/// nothing announced, both relative to it), and the `--traffic` figures.
+#[test]
+fn summary_table_with_joined_window_silent_close_and_traffic() {
+    let joined = EventRow {
+        window_s: Some(15),
+        socket_closed_s: Some(1.6),
+        overshoot_s: Some(-13.4),
+        handoff: Some("stepped_sideways".into()),
+        handoff_s: Some(0.2),
+        margin_s: Some(1.4),
+        joined_open: true,
+        ..row("MOVING", Some(7), 0.3)
+    };
+    let shrink = EventRow {
+        window_s: Some(2),
+        closed_by_notification_s: Some(12.3),
+        dns_moved_s: Some(17.1),
+        socket_closed_s: Some(30.4),
+        silent_close: true,
+        ..row("MIGRATING", Some(8), 20.0)
+    };
+    let pings = maintwatch::record::PingStats {
+        sent: 120,
+        answered: 117,
+        failures: 3,
+        p50_ms: Some(0.212),
+        p99_ms: Some(1.905),
+        max_ms: Some(3.4),
+        failure_windows: vec![maintwatch::record::WindowFailures {
+            window: "MOVING seq 7".into(),
+            failures: 3,
+        }],
+    };
+    let text = summary_with(
+        vec![joined, shrink, row("MIGRATED", Some(9), 32.3)],
+        vec![conn(1, "redis://db.example.net:12000", 3, 1)],
+        Vec::new(),
+        Some(pings),
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80: {line}");
+    }
+    assert!(text.contains("+30.4 s (silent)"), "{text}");
+    assert!(text.contains("+17.1 s"), "{text}");
+    assert!(text.contains("3 failed, all 3 during MOVING seq 7"), "{text}");
+    insta::assert_snapshot!("summary_table_marks_traffic", text);
 }
 
 #[test]

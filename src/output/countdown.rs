@@ -14,6 +14,9 @@ use std::time::Instant;
 
 struct Open {
     name: String,
+    /// Re-sent with our opt-in: the window opened before we joined, so what is left is at most
+    /// the time shown.
+    joined: bool,
     kind: crate::notification::Kind,
     bar: ProgressBar,
     since: Instant,
@@ -51,7 +54,9 @@ impl Countdown {
                 let Classified::Maintenance(n) = &frame.parsed else {
                     return;
                 };
-                if n.opens() && labels.is_empty() {
+                // A MOVING sent with our opt-in and never seen before is a window already open.
+                let joined = labels.as_slice() == [crate::record::Label::WithOptIn];
+                if n.opens() && (labels.is_empty() || joined) {
                     let window_s = n.time.unwrap_or(0).max(0) as f64;
                     let name = match n.seq {
                         Some(s) => format!("{} seq {s}", n.kind),
@@ -65,6 +70,7 @@ impl Countdown {
                     );
                     self.open.push(Open {
                         name,
+                        joined,
                         kind: n.kind,
                         bar,
                         since: Instant::now(),
@@ -72,6 +78,7 @@ impl Countdown {
                     });
                     self.tick();
                 } else if let Some(opened) = n.closes() {
+                    // (A closing notification with labels is a replay: it closes nothing now.)
                     if labels.is_empty() {
                         if let Some(i) = self.open.iter().rposition(|o| o.kind == opened) {
                             self.open.remove(i).bar.finish_and_clear();
@@ -88,13 +95,22 @@ impl Countdown {
                     self.open.remove(i).bar.finish_and_clear();
                 }
             }
-            WatchLine::Summary { .. } => {
-                for o in self.open.drain(..) {
-                    o.bar.finish_and_clear();
-                }
-            }
+            WatchLine::Summary { .. } => self.clear(),
             _ => {}
         }
+    }
+
+    /// Removes every bar from the terminal (before the summary of an interrupted watch).
+    pub fn clear(&mut self) {
+        for o in self.open.drain(..) {
+            o.bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+
+    /// Reads windows at a speed learnt after the watch started.
+    pub fn set_speed(&mut self, speed: f64) {
+        self.speed = speed;
     }
 
     /// Updates the time left on every open window.
@@ -103,7 +119,12 @@ impl Countdown {
             let elapsed = o.since.elapsed().as_secs_f64() * self.speed;
             let left = o.window_s - elapsed;
             o.bar.set_position((elapsed.min(o.window_s) * 10.0) as u64);
-            if left > 0.0 {
+            if left > 0.0 && o.joined {
+                o.bar.set_message(format!(
+                    "{} (open when we joined): at most {left:.1} s left",
+                    o.name
+                ));
+            } else if left > 0.0 {
                 o.bar.set_message(format!("{}: {left:.1} s left", o.name));
             } else {
                 o.bar.set_message(format!(

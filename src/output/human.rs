@@ -18,10 +18,24 @@ pub enum Role {
     Plain,
 }
 
-/// Whether to colour, decided once by the caller (flag, `NO_COLOR`, terminal).
+/// Whether to colour and how to show the time, decided once by the caller (flags, `NO_COLOR`,
+/// terminal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Style {
     pub color: bool,
+    pub time: TimeFormat,
+}
+
+/// How the wall-clock prefix of a line is written (`--time-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TimeFormat {
+    /// Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns.
+    #[default]
+    Compact,
+    /// Local time to the microsecond, `HH:MM:SS.ffffff`.
+    Full,
+    /// The line's own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines).
+    Rfc3339,
 }
 
 impl Style {
@@ -43,10 +57,15 @@ impl Style {
     }
 }
 
-/// The wall-clock prefix: local time to the microsecond.
-pub fn clock(at: &str) -> String {
+/// The wall-clock prefix of a line, in the chosen format (local time unless RFC 3339).
+pub fn clock(at: &str, format: TimeFormat) -> String {
+    let pattern = match format {
+        TimeFormat::Rfc3339 => return at.to_string(),
+        TimeFormat::Compact => "%H:%M:%S%.3f",
+        TimeFormat::Full => "%H:%M:%S%.6f",
+    };
     DateTime::parse_from_rfc3339(at)
-        .map(|t| t.with_timezone(&Local).format("%H:%M:%S%.6f").to_string())
+        .map(|t| t.with_timezone(&Local).format(pattern).to_string())
         .unwrap_or_else(|_| at.to_string())
 }
 
@@ -57,11 +76,122 @@ fn rel(r: &Option<Rel>) -> String {
     }
 }
 
-/// Renders one line of the timeline as one or more lines of text.
+/// Renders one line of the timeline as one or more lines of text. Every text a server chose
+/// (its name and version, a refusal, a push's name, a MOVING's target, an error it sent) is
+/// escaped first: a terminal must never receive a control or bidi character from the wire.
 pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
+    match terminal_safe(line) {
+        std::borrow::Cow::Borrowed(line) => render_safe(line, style),
+        std::borrow::Cow::Owned(line) => render_safe(&line, style),
+    }
+}
+
+/// The line itself when none of its strings holds a character unsafe for a terminal (the common
+/// case, checked without allocating), else a copy with every string sanitised.
+pub fn terminal_safe(line: &WatchLine) -> std::borrow::Cow<'_, WatchLine> {
+    let mut check = UnsafeText(false);
+    let clean = serde::Serialize::serialize(
+        line,
+        &mut serde_json::Serializer::with_formatter(std::io::sink(), &mut check),
+    )
+    .is_ok()
+        && !check.0;
+    if clean {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let sanitized = serde_json::to_value(line)
+        .map(sanitize_value)
+        .and_then(serde_json::from_value::<WatchLine>);
+    match sanitized {
+        Ok(l) => std::borrow::Cow::Owned(l),
+        // Unreachable for lines the timeline made; kept total rather than trusted.
+        Err(e) => std::borrow::Cow::Owned(WatchLine::ConnectFailed {
+            v: crate::record::SCHEMA_VERSION,
+            t: line.t(),
+            at: String::new(),
+            conn: 0,
+            error: format!("a line could not be shown safely: {e}"),
+            retry_in_s: None,
+        }),
+    }
+}
+
+/// A JSON formatter that writes nothing and notes whether any string holds a character
+/// [`crate::escape::is_unsafe_char`] rejects: serde_json hands it control characters as
+/// escapes and everything else as fragments.
+struct UnsafeText(bool);
+
+impl serde_json::ser::Formatter for &mut UnsafeText {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        if fragment.chars().any(crate::escape::is_unsafe_char) {
+            self.0 = true;
+        }
+        Ok(())
+    }
+
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        use serde_json::ser::CharEscape;
+        if !matches!(escape, CharEscape::Quote | CharEscape::ReverseSolidus | CharEscape::Solidus) {
+            self.0 = true;
+        }
+        Ok(())
+    }
+}
+
+fn sanitize_value(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(crate::escape::sanitize(&s).into_owned()),
+        Value::Array(a) => Value::Array(a.into_iter().map(sanitize_value).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, sanitize_value(v))).collect()),
+        other => other,
+    }
+}
+
+/// What the watch made of the speed a simulator announced in its HELLO reply.
+fn speed_note(speed: &crate::record::SimSpeed, style: &Style) -> String {
+    if speed.announced == speed.used {
+        let how = if speed.given {
+            "as --sim-speed says"
+        } else {
+            "adopted"
+        };
+        format!(
+            "      simulator at speed {}x ({how}): offsets are scenario seconds",
+            speed.announced
+        )
+    } else {
+        format!(
+            "      {}",
+            style.paint(
+                Role::Error,
+                &format!(
+                    "warning: the simulator runs at speed {}x but --sim-speed {} was given: offsets are read at {}x",
+                    speed.announced, speed.used, speed.used
+                )
+            )
+        )
+    }
+}
+
+/// A line that is detail rather than news: a successful `--traffic` PING. Shown with `-v`; the
+/// summary has the figures. A failed PING is news and always shown.
+pub fn is_detail(line: &WatchLine) -> bool {
+    matches!(line, WatchLine::Ping { error: None, .. })
+}
+
+fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| {
         let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
-        format!("{} {who}", style.paint(Role::Dim, &clock(at)))
+        format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
     };
     match line {
         WatchLine::Start {
@@ -130,6 +260,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             version,
             mode,
             sent,
+            sim_speed,
             ..
         } => {
             let server = match (server, version, mode) {
@@ -162,6 +293,9 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             )];
             if let Some(sent) = sent {
                 out.push(format!("      sent {}", style.paint(Role::Dim, sent)));
+            }
+            if let Some(speed) = sim_speed {
+                out.push(speed_note(speed, style));
             }
             out
         }
@@ -196,11 +330,15 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 crate::notification::Classified::Maintenance(_) => Role::Closing,
                 _ => Role::Plain,
             };
+            // A MOVING sent with our opt-in that we had not seen: its window opened before we
+            // joined, and the offsets after it count from receipt.
+            let joined = labels.as_slice() == [Label::WithOptIn];
             let labels: String = labels
                 .iter()
                 .map(|l| match l {
                     Label::CatchUp => " [catch-up replay]",
                     Label::Resent => " [re-sent]",
+                    Label::WithOptIn if joined => " [with opt-in: open when we joined]",
                     Label::WithOptIn => " [with opt-in]",
                 })
                 .collect();
@@ -248,6 +386,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             window_s,
             past_s,
             rel: r,
+            joined_open,
             ..
         } => {
             let mut what = match by.as_str() {
@@ -256,7 +395,15 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 _ => format!("connection lost: {}", error.as_deref().unwrap_or("error")),
             };
             if *announced {
-                if let (Some(w), Some(p)) = (window_s, past_s) {
+                if let (true, Some(w), Some(p)) = (*joined_open, window_s, past_s) {
+                    // Where the window started is unknown: only an upper bound can be given.
+                    what.push_str(&format!(
+                        ", window {w} s already open when we joined: {:.1} s after receipt, its end \
+                         unknown ({:.1} s before it ended at most)",
+                        *w as f64 + p,
+                        (-p).max(0.0)
+                    ));
+                } else if let (Some(w), Some(p)) = (window_s, past_s) {
                     if *p >= 0.0 {
                         what.push_str(&format!(", window {w} s, {p:.1} s past"));
                     } else {
@@ -294,6 +441,10 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                     reason.as_deref().unwrap_or("no answer")
                 ),
                 "recovered" => format!("DNS {host} answers again: {}{ttl}", set(after)),
+                "waiting" => format!(
+                    "DNS {host}: still waiting for {}",
+                    reason.as_deref().unwrap_or("an answer")
+                ),
                 _ => format!("DNS {host} {}{ttl}", set(after)),
             };
             let ours = match ours.as_deref() {
@@ -410,6 +561,9 @@ impl Style {
                     && std::io::stdout().is_terminal()
             }
         };
-        Style { color }
+        Style {
+            color,
+            time: TimeFormat::default(),
+        }
     }
 }

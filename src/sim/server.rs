@@ -755,6 +755,7 @@ impl Conn {
         }
         self.resp3 = resp3;
         let version = self.version();
+        let speed = self.shared.speed.to_string();
         let proto = if resp3 { 3 } else { 2 };
         as_map(
             vec![
@@ -765,6 +766,8 @@ impl Conn {
                 (Frame::Blob(b"mode"), Frame::Blob(self.mode().as_bytes())),
                 (Frame::Blob(b"role"), Frame::Blob(b"master")),
                 (Frame::Blob(b"modules"), Frame::Array(Vec::new())),
+                // Ours, not Redis': how much faster than real time this simulator runs.
+                (Frame::Blob(b"maintwatch-sim-speed"), Frame::Blob(speed.as_bytes())),
             ],
             resp3,
         )
