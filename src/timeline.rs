@@ -1260,4 +1260,155 @@ mod tests {
         let (_, past, _) = closed(&step);
         assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
     }
+    fn summary_rows(f: &Fixture) -> Vec<EventRow> {
+        match f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x") {
+            WatchLine::Summary { events, .. } => events,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn count_is_of_logical_events_not_copies() {
+        let mut f = Fixture::new();
+        assert_eq!(f.frame(0.0, MOVING, false).notifications, 1);
+        // The same (type, seq) from a second cluster node, and re-sent to an opt-in.
+        let copy = f.at(
+            0.01,
+            2,
+            What::Frame {
+                record: record(MOVING),
+                early: false,
+            },
+        );
+        assert_eq!(copy.notifications, 0);
+        assert_eq!(f.frame(3.0, MOVING, true).notifications, 0);
+        assert_eq!(f.frame(4.0, MIGRATED, true).notifications, 0, "a catch-up replay");
+        assert_eq!(f.frame(5.0, MIGRATING, false).notifications, 1);
+    }
+
+    #[test]
+    fn silent_shrink_row_records_the_dns_drop_and_the_silent_close() {
+        let mut f = Fixture::new();
+        f.frame(4.3, MIGRATING, false);
+        f.frame(16.6, MIGRATED, false);
+        let a2: IpAddr = "127.0.0.2".parse().unwrap();
+        let a3: IpAddr = "127.0.0.3".parse().unwrap();
+        f.at(
+            21.4,
+            0,
+            What::Dns {
+                host: "db".into(),
+                kind: DnsEventKind::Changed {
+                    before: [a2, a3].into(),
+                    after: [a3].into(),
+                    ttl: Some(5),
+                },
+            },
+        );
+        let step = f.server_close(34.7);
+        let (announced, _, rel) = closed(&step);
+        assert!(!announced);
+        assert_eq!(rel.unwrap().to, "MIGRATING seq 0");
+        let rows = summary_rows(&f);
+        let row = &rows[0];
+        assert_eq!(row.kind, "MIGRATING");
+        assert!((row.dns_moved_s.unwrap() - 17.1).abs() < 1e-6, "{row:?}");
+        assert!((row.socket_closed_s.unwrap() - 30.4).abs() < 1e-6, "{row:?}");
+        assert!(row.silent_close);
+        assert_eq!(row.overshoot_s, None, "nothing announced, nothing to overshoot");
+    }
+
+    #[test]
+    fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
+        let mut f = Fixture::new();
+        let step = f.frame(0.2, MOVING, true);
+        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(labels, &vec![Label::WithOptIn]);
+        let step = f.server_close(1.8);
+        let joined = step.lines.iter().find_map(|l| match l {
+            WatchLine::Closed {
+                joined_open,
+                past_s,
+                ..
+            } => Some((*joined_open, *past_s)),
+            _ => None,
+        });
+        let (joined, past) = joined.expect("a closed line");
+        assert!(joined, "the close line carries the caveat");
+        assert!((past.unwrap() + 13.4).abs() < 1e-6, "from receipt: {past:?}");
+        assert!(summary_rows(&f)[0].joined_open);
+        // A MOVING seen live is not one we joined.
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        assert!(!summary_rows(&f)[0].joined_open);
+    }
+
+    #[test]
+    fn pings_are_summarised_with_percentiles_and_the_window_of_each_failure() {
+        let mut f = Fixture::new();
+        for ms in 1..=100u64 {
+            f.at(
+                0.0,
+                1,
+                What::Ping {
+                    latency: Some(Duration::from_millis(ms)),
+                    error: None,
+                },
+            );
+        }
+        f.frame(1.0, MOVING, false);
+        for _ in 0..2 {
+            f.at(
+                2.0,
+                1,
+                What::Ping {
+                    latency: None,
+                    error: Some("connection closed".into()),
+                },
+            );
+        }
+        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        else {
+            panic!()
+        };
+        let p = pings.expect("ping figures");
+        assert_eq!((p.sent, p.answered, p.failures), (102, 100, 2));
+        let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() <= want * 0.011;
+        assert!(near(p.p50_ms, 50.0), "{p:?}");
+        assert!(near(p.p99_ms, 99.0), "{p:?}");
+        assert_eq!(p.max_ms, Some(100.0));
+        assert_eq!(p.failure_windows.len(), 1);
+        assert_eq!(p.failure_windows[0].window, "MOVING seq 0");
+        assert_eq!(p.failure_windows[0].failures, 2);
+        // No PING, no figures.
+        let f = Fixture::new();
+        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        else {
+            panic!()
+        };
+        assert!(pings.is_none());
+    }
+
+    #[test]
+    fn the_handoff_line_names_its_destination() {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        let step = f.at(
+            0.3,
+            1,
+            What::Handoff {
+                event: 0,
+                outcome: Outcome::SteppedSideways {
+                    to: "127.0.0.3".parse().unwrap(),
+                    at: Duration::from_millis(300),
+                },
+            },
+        );
+        let WatchLine::Handoff { to, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(to.as_deref(), Some("127.0.0.3"));
+    }
 }

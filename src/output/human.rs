@@ -567,3 +567,80 @@ impl Style {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::SCHEMA_VERSION;
+
+    fn handshake(server: &str, text: &str, version: &str) -> WatchLine {
+        WatchLine::Handshake {
+            v: SCHEMA_VERSION,
+            t: 0.0,
+            at: "2026-01-01T00:00:00.123456Z".into(),
+            conn: 1,
+            opt_in: OptInOutcome::Refused,
+            text: Some(text.into()),
+            server: Some(server.into()),
+            version: Some(version.into()),
+            mode: None,
+            sent: None,
+            repeat_of: None,
+            sim_speed: None,
+        }
+    }
+
+    #[test]
+    fn server_text_reaches_the_terminal_escaped() {
+        let line = handshake(
+            "redis\x1b]0;owned\x07\x1b[2J",
+            "ERR no\r\n00:00:00.000 [1] opt-in accepted FAKE\u{9b}",
+            "7\u{202e}1",
+        );
+        let out = render(&line, &Style::default());
+        assert_eq!(out.len(), 1, "one line, not a forged second one: {out:?}");
+        let text = &out[0];
+        assert!(!text.chars().any(crate::escape::is_unsafe_char), "{text:?}");
+        assert!(text.contains("redis\\x1b]0;owned\\x07\\x1b[2J"), "{text}");
+        assert!(text.contains("ERR no\\r\\n00:00:00.000 [1] opt-in accepted FAKE\\u{9b}"), "{text}");
+        assert!(text.contains("7\\u{202e}1"), "{text}");
+        // Colour is ours and still works around the escaped text.
+        let coloured = render(&line, &Style { color: true, ..Style::default() });
+        assert_eq!(coloured[0].matches('\x1b').count(), 4, "{coloured:?}");
+    }
+
+    #[test]
+    fn clean_lines_are_not_copied() {
+        let line = handshake("redis", "ERR unknown subcommand", "7.2");
+        assert!(matches!(terminal_safe(&line), std::borrow::Cow::Borrowed(_)));
+        // A backslash is not a control character: `\x1b` typed as text stays as it is.
+        let line = handshake("a\\x1b", "b", "7.2");
+        assert!(matches!(terminal_safe(&line), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn compact_time_by_default_full_and_rfc3339_on_request() {
+        let at = "2026-01-01T00:00:00.123456Z";
+        let compact = clock(at, TimeFormat::Compact);
+        assert_eq!(compact.len(), "HH:MM:SS.mmm".len(), "{compact}");
+        assert!(compact.ends_with(".123"), "{compact}");
+        let full = clock(at, TimeFormat::Full);
+        assert!(full.ends_with(".123456"), "{full}");
+        assert_eq!(clock(at, TimeFormat::Rfc3339), at);
+    }
+
+    #[test]
+    fn a_successful_ping_is_detail_a_failed_one_is_not() {
+        let ping = |error: Option<&str>| WatchLine::Ping {
+            v: SCHEMA_VERSION,
+            t: 0.0,
+            at: String::new(),
+            conn: 1,
+            latency_ms: error.is_none().then_some(0.2),
+            error: error.map(str::to_string),
+            window: None,
+        };
+        assert!(is_detail(&ping(None)));
+        assert!(!is_detail(&ping(Some("connection closed"))));
+    }
+}
