@@ -1322,3 +1322,213 @@ async fn traffic_is_summarised_and_per_ping_lines_need_verbose() {
     let counted = pings.as_ref().map_or(0, |p| p.sent as usize);
     assert!(counted > 0 && (sent == counted || sent == counted + 1), "{counted} vs {sent}");
 }
+
+/// `--count` counts logical events: the copy every connection gets of one MOVING is not a
+/// second event, so `--count 2` waits for the MIGRATING that follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn count_is_of_events_not_of_copies() {
+    let scenario = maintwatch::sim::Scenario::parse(
+        "count.scn",
+        "name count\nabout one MOVING then one MIGRATING, two connections\n\
+         proxies 127.0.0.2 127.0.0.3\ndns 127.0.0.2 127.0.0.3\nstart opt-in 2\n\
+         at 0.0 push 127.0.0.2 MOVING time=15 target=null\n\
+         at 2.0 push 127.0.0.2 MIGRATING time=2 shards=[\"1\"]\nend 30.0\n",
+    )
+    .unwrap();
+    let mut run = start_with(scenario, 10.0, &["--connections", "2", "--count", "2"]).await;
+    run.until("the summary", |l| {
+        matches!(l.last(), Some(WatchLine::Summary { .. }))
+    })
+    .await;
+    let seen = &run.seen;
+    let Some(WatchLine::Summary { reason, events, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(reason, "count");
+    assert!(
+        seen.iter().any(|l| is_kind(l, Kind::Migrating)),
+        "two copies of the MOVING are one event: the watch waited for the MIGRATING"
+    );
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0].copies, 1, "the MOVING's copy is counted as a copy");
+}
+
+/// A silent shrink: the MIGRATING's summary row holds the DNS drop and the silent close,
+/// relative to it, like the lines do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_shrink_summary_row_has_the_dns_drop_and_the_silent_close() {
+    let mut run = start("silent-shrink", 20.0, &[]).await;
+    run.until("the reconnect after the silent close", reconnected)
+        .await;
+    run.interrupt().await;
+    let seen = &run.seen;
+    let dns_rel = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Dns { ours: Some(o), rel: Some(r), .. } if o == "left" => Some(r.s),
+            _ => None,
+        })
+        .expect("our address leaves the record");
+    let close_rel = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Closed { by, rel: Some(r), .. } if by == "server" => Some(r.s),
+            _ => None,
+        })
+        .expect("the silent close");
+    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+        panic!()
+    };
+    let row = &events[0];
+    assert_eq!(row.kind, "MIGRATING");
+    assert_eq!(row.dns_moved_s, Some(dns_rel), "the row says what the DNS line said");
+    assert_eq!(row.socket_closed_s, Some(close_rel), "and what the close line said");
+    assert!(row.silent_close);
+    assert!(dns_rel < close_rel);
+}
+
+/// Joining mid-window against `simulate --speed 8` without `--sim-speed`: the watch adopts the
+/// speed the simulator announces, and the MOVING re-sent with the opt-in is a window already
+/// open, its close stated from receipt with that caveat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_open() {
+    let scenario = maintwatch::sim::Scenario::parse(
+        "joined.scn",
+        "name joined\nabout a MOVING whose window is open before the watch connects\n\
+         proxies 127.0.0.2\ndns 127.0.0.2\nstart now\n\
+         at 0.5 push 127.0.0.2 MOVING time=60 target=null\n\
+         at 61.0 close 127.0.0.2\nend 70.0\n",
+    )
+    .unwrap();
+    let mut opts = SimOptions::new(scenario);
+    opts.speed = 8.0;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let mut events = sim.events();
+    tokio::time::timeout(GUARD, async {
+        loop {
+            if let Ok(ev) = events.recv().await {
+                if matches!(ev.what, SimWhat::Pushed { .. }) {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .expect("the MOVING step ran before anyone connected");
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &url, "--json", "--no-handoff", "--dns-server"])
+        .arg(sim.dns_addr().to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    common::read_until(&mut lines, &mut seen, GUARD, "the close", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Closed { by, .. } if by == "server"))
+    })
+    .await;
+    let speed = seen.iter().find_map(|l| match l {
+        WatchLine::Handshake { sim_speed, .. } => *sim_speed,
+        _ => None,
+    });
+    let speed = speed.expect("the simulator announced its speed");
+    assert_eq!((speed.announced, speed.used, speed.given), (8.0, 8.0, false));
+    let labels = seen.iter().find_map(|l| match l {
+        WatchLine::Push { labels, .. } if is_kind(l, Kind::Moving) => Some(labels.clone()),
+        _ => None,
+    });
+    assert_eq!(labels, Some(vec![Label::WithOptIn]));
+    let (joined_open, rel) = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Closed {
+                by,
+                joined_open,
+                rel,
+                ..
+            } if by == "server" => Some((*joined_open, rel.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert!(joined_open, "the close carries the caveat");
+    // In scenario seconds from receipt: under the 60.5 s since the MOVING was sent, and above
+    // the 61 / 8 s a watch reading real seconds would have said (it joined within seconds).
+    let s = rel.unwrap().s;
+    assert!(s < 61.0, "{s}");
+    assert!(s > 61.0 / 8.0, "offsets are in the simulator's seconds: {s}");
+}
+
+/// `decide` on a name the nameserver does not know: its own outcome, not "window expired ...
+/// (a normal outcome)"; and `--json` carries `type` and `v` like every JSON line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decide_on_a_name_that_never_resolves_says_so() {
+    let sim = Simulator::start(SimOptions::new(scenarios::by_name("multi-proxy").unwrap()))
+        .await
+        .unwrap();
+    let endpoint = format!("nosuch.{}:{}", sim.hostname().trim_end_matches('.'), sim.port());
+    let decide = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
+        c.args(["decide", "--endpoint", &endpoint, "--current", "127.0.0.2"])
+            .args(["--window", "2s", "--poll", "500ms"])
+            .args(["--dns-server", &sim.dns_addr().to_string()]);
+        if json {
+            c.arg("--json");
+        }
+        c.output()
+    };
+    let out = decide(true).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["type"], "decision");
+    assert_eq!(v["v"], 1);
+    assert_eq!(v["outcome"], "unresolved");
+    assert_eq!(v["destination"], serde_json::Value::Null);
+    assert_eq!(v["reason"], "no A or AAAA records");
+    let text = String::from_utf8(decide(false).await.unwrap().stdout).unwrap();
+    assert!(text.contains("could not be resolved at all"), "{text}");
+    assert!(!text.contains("normal outcome"), "{text}");
+}
+
+/// A 2 s window against a nameserver that never answers: the outcome says DNS never answered,
+/// and when it comes after the window it says why (the query's timeout ran past it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
+    let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["decide", "--endpoint", "db.example.test:6379", "--current", "127.0.0.2"])
+        .args(["--window", "2s", "--json"])
+        .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], "unresolved", "{v}");
+    let at = v["at_s"].as_f64().unwrap();
+    let window = v["window_s"].as_f64().unwrap();
+    assert_eq!(window, 2.0);
+    let text = String::from_utf8(
+        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(["decide", "--endpoint", "db.example.test:6379", "--current", "127.0.0.2"])
+            .args(["--window", "2s"])
+            .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
+            .output()
+            .await
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("could not be resolved at all"), "{text}");
+    // The first query is never cut short; with a 2 s query timeout it ends at or after the
+    // window, and the text must then say why the outcome is late.
+    if at > window + 0.1 {
+        assert!(text.contains("ran past"), "at +{at} s: {text}");
+    }
+}
