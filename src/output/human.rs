@@ -159,13 +159,8 @@ fn sanitize_value(v: serde_json::Value) -> serde_json::Value {
 /// What the watch made of the speed a simulator announced in its HELLO reply.
 fn speed_note(speed: &crate::record::SimSpeed, style: &Style) -> String {
     if speed.announced == speed.used {
-        let how = if speed.given {
-            "as --sim-speed says"
-        } else {
-            "adopted"
-        };
         format!(
-            "      simulator at speed {}x ({how}): offsets are scenario seconds",
+            "      simulator at speed {}x (adopted): offsets are scenario seconds",
             speed.announced
         )
     } else {
@@ -294,8 +289,10 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             if let Some(sent) = sent {
                 out.push(format!("      sent {}", style.paint(Role::Dim, sent)));
             }
-            if let Some(speed) = sim_speed {
-                out.push(speed_note(speed, style));
+            // Said when the speed was adopted or disagrees with --sim-speed; an agreement with
+            // what the user said is no news.
+            if let Some(speed) = sim_speed.filter(|s| !s.given || s.announced != s.used) {
+                out.push(speed_note(&speed, style));
             }
             out
         }

@@ -33,19 +33,18 @@ fn short(outcome: &str) -> &str {
 
 /// What the columns mean, under the table: "done" beside "socket" is otherwise ambiguous.
 fn legend(events: &[crate::record::EventRow]) -> Vec<String> {
+    // Each line within 80 columns.
     let mut out = vec![
-        "done: its closing notification (MIGRATED, FAILED_OVER, SMIGRATED); DNS: our record"
+        "after the event: done = its closing notification (MIGRATED, FAILED_OVER or".to_string(),
+        "SMIGRATED); DNS = the record changed; socket = the server closed our connection"
             .to_string(),
-        "changed; socket: the server closed our connection (past the window); offsets after"
-            .to_string(),
-        "the event".to_string(),
+        "(in brackets: how far past the declared window)".to_string(),
     ];
     if events.iter().any(|e| e.joined_open) {
         out.push(
-            "*: already open when we joined (re-sent with the opt-in): offsets count from receipt,"
-                .into(),
+            "*: already open when we joined (re-sent with the opt-in): offsets count from".into(),
         );
-        out.push("   so the true overshoot is larger than shown".into());
+        out.push("   receipt, so the true overshoot is larger than shown".into());
     }
     if events.iter().any(|e| e.silent_close) {
         out.push("(silent): closed with no MOVING announcing it".into());
