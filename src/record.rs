@@ -457,6 +457,41 @@ pub fn wall(at: std::time::SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moving_without_a_target_says_null_and_old_lines_still_read() {
+        let raw = b">3\r\n$6\r\nMOVING\r\n:4\r\n:15\r\n";
+        let Ok(Scan::Frame(frame, _)) = Scanner::default().scan(raw) else {
+            panic!()
+        };
+        let record = FrameRecord::new(&frame, raw, 0);
+        let json = serde_json::to_value(&record).unwrap();
+        let parsed = &json["parsed"];
+        assert!(
+            parsed.as_object().unwrap().contains_key("target") && parsed["target"].is_null(),
+            "{json}"
+        );
+        // A capture written before the key was always there still reads, to the same value.
+        let mut old = json.clone();
+        old["parsed"].as_object_mut().unwrap().remove("target");
+        let back: FrameRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(back, record);
+    }
+
+    #[test]
+    fn lines_written_before_the_new_optional_fields_still_read() {
+        let old = r#"{"type":"closed","v":1,"t":1.0,"at":"x","conn":1,"by":"server","error":null,"announced":true,"window_s":15,"past_s":1.6,"rel":null}"#;
+        let line: WatchLine = serde_json::from_str(old).unwrap();
+        assert!(matches!(line, WatchLine::Closed { joined_open: false, .. }));
+        let old = r#"{"type":"handoff","v":1,"t":1.0,"at":"x","conn":1,"event":"MOVING seq 0","outcome":"moved","at_s":9.8,"moves":true,"text":"moved","rel":null}"#;
+        let line: WatchLine = serde_json::from_str(old).unwrap();
+        assert!(matches!(line, WatchLine::Handoff { to: None, .. }));
+    }
+}
+
+#[cfg(test)]
+mod wall_tests {
     use super::wall;
     use std::time::{Duration, SystemTime};
 
