@@ -130,9 +130,9 @@ pub struct EventRow {
     pub margin_s: Option<f64>,
     /// Copies of this event seen (re-sent, or from other connections).
     pub copies: u32,
-    /// The event arrived with the opt-in, its window already open when the watch joined: its
-    /// start is unknown, so the offsets above count from receipt and the overshoot is an upper
-    /// bound of how early the close came, not a measurement.
+    /// The event (a MOVING) came with the opt-in: servers re-send an open window's MOVING to a
+    /// new opt-in, so it may have opened before the watch joined. Its start is unknown: the
+    /// offsets above count from receipt and the overshoot is a lower bound.
     #[serde(default)]
     pub joined_open: bool,
     /// `socket_closed_s` is a close nothing announced (no MOVING): in a silent shrink, the
@@ -310,9 +310,8 @@ pub enum WatchLine {
         /// Seconds past the declared window (negative: before it ended).
         past_s: Option<f64>,
         rel: Option<Rel>,
-        /// The MOVING came with the opt-in, its window already open when the watch joined:
-        /// `past_s` counts the window from receipt, so the true close came later in the window
-        /// than it says (by however long it had been open).
+        /// The MOVING came with the opt-in, so its window may have opened before the watch
+        /// joined: `past_s` counts the window from receipt, a lower bound of the overshoot.
         #[serde(default)]
         joined_open: bool,
     },

@@ -276,10 +276,14 @@ impl<'a> Sink<'a> {
     /// starts on a line of its own rather than after the `^C` the terminal echoed.
     pub fn interrupted(&mut self) -> anyhow::Result<()> {
         use std::io::IsTerminal;
+        // A bar being cleared takes the echoed `^C` with it, leaving a fresh line; without one,
+        // the `^C` sits at the start of the line the summary would begin on.
+        let mut bars = false;
         if let Some(c) = &mut self.countdown {
+            bars = c.is_active();
             c.clear();
         }
-        if !self.json && std::io::stdout().is_terminal() {
+        if !bars && !self.json && std::io::stdout().is_terminal() {
             self.out.write_all(b"\n")?;
         }
         Ok(())

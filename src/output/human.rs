@@ -327,15 +327,14 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 crate::notification::Classified::Maintenance(_) => Role::Closing,
                 _ => Role::Plain,
             };
-            // A MOVING sent with our opt-in that we had not seen: its window opened before we
-            // joined, and the offsets after it count from receipt.
+            // A MOVING that came with our opt-in and was not seen before: a server re-sends an
+            // open window's MOVING to a new opt-in, so it may have opened before we joined.
             let joined = labels.as_slice() == [Label::WithOptIn];
             let labels: String = labels
                 .iter()
                 .map(|l| match l {
                     Label::CatchUp => " [catch-up replay]",
                     Label::Resent => " [re-sent]",
-                    Label::WithOptIn if joined => " [with opt-in: open when we joined]",
                     Label::WithOptIn => " [with opt-in]",
                 })
                 .collect();
@@ -354,6 +353,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 ));
             }
             if let crate::notification::Classified::Maintenance(n) = &frame.parsed {
+                if joined && n.opens() {
+                    out.push(
+                        "      note: came with the opt-in: its window may have opened before we \
+                         joined; offsets count from receipt"
+                            .into(),
+                    );
+                }
                 for note in &n.notes {
                     out.push(format!("      note: {note}"));
                 }
@@ -393,12 +399,16 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             };
             if *announced {
                 if let (true, Some(w), Some(p)) = (*joined_open, window_s, past_s) {
-                    // Where the window started is unknown: only an upper bound can be given.
+                    // The window may have opened before we joined: counted from receipt, its end
+                    // is a latest possible end, so the overshoot is a lower bound.
+                    let bound = if *p >= 0.0 {
+                        format!("at least {p:.1} s past")
+                    } else {
+                        format!("at most {:.1} s before it ended", -p)
+                    };
                     what.push_str(&format!(
-                        ", window {w} s already open when we joined: {:.1} s after receipt, its end \
-                         unknown ({:.1} s before it ended at most)",
-                        *w as f64 + p,
-                        (-p).max(0.0)
+                        ", window {w} s counted from receipt (it may have opened before we \
+                         joined): {bound}"
                     ));
                 } else if let (Some(w), Some(p)) = (window_s, past_s) {
                     if *p >= 0.0 {

@@ -42,9 +42,9 @@ fn legend(events: &[crate::record::EventRow]) -> Vec<String> {
     ];
     if events.iter().any(|e| e.joined_open) {
         out.push(
-            "*: already open when we joined (re-sent with the opt-in): offsets count from".into(),
+            "*: came with the opt-in, possibly open before we joined: offsets count from".into(),
         );
-        out.push("   receipt, so the true overshoot is larger than shown".into());
+        out.push("   receipt, so the true overshoot may be larger than shown".into());
     }
     if events.iter().any(|e| e.silent_close) {
         out.push("(silent): closed with no MOVING announcing it".into());
