@@ -308,9 +308,7 @@ impl Outcome {
     pub fn destination(&self) -> Option<String> {
         match self {
             Outcome::MoveToSuccessor { host, port, .. } => Some(host_port(host, *port)),
-            Outcome::SteppedSideways { to, .. } | Outcome::Moved { to, .. } => {
-                Some(to.to_string())
-            }
+            Outcome::SteppedSideways { to, .. } | Outcome::Moved { to, .. } => Some(to.to_string()),
             _ => None,
         }
     }
@@ -989,12 +987,21 @@ mod tests {
             &clock,
             run(&input(5), &dns, &clock, &mut FixedJitter(ms(0)), never()),
         );
-        let Outcome::Unresolved { polls, reason, at, .. } = &out else {
+        let Outcome::Unresolved {
+            polls, reason, at, ..
+        } = &out
+        else {
             panic!("{out:?}")
         };
-        assert_eq!((*polls, reason.as_str(), *at), (5, "no A or AAAA records", ms(5000)));
+        assert_eq!(
+            (*polls, reason.as_str(), *at),
+            (5, "no A or AAAA records", ms(5000))
+        );
         let text = out.to_string();
-        assert!(text.contains("db.example.test could not be resolved at all"), "{text}");
+        assert!(
+            text.contains("db.example.test could not be resolved at all"),
+            "{text}"
+        );
         assert!(!text.contains("window expired"), "{text}");
         assert!(!text.contains("normal outcome"), "{text}");
     }
@@ -1013,7 +1020,10 @@ mod tests {
             run(&input(2), &dns, &clock, &mut FixedJitter(ms(0)), never()),
         );
         assert_eq!(out.at(), ms(4200));
-        assert!(matches!(out, Outcome::Unresolved { polls: 1, .. }), "{out:?}");
+        assert!(
+            matches!(out, Outcome::Unresolved { polls: 1, .. }),
+            "{out:?}"
+        );
         let text = out.to_string();
         assert!(
             text.contains("the window ended at +2.0 s while a DNS query was still out"),
@@ -1026,7 +1036,10 @@ mod tests {
             cannot_tell: 1,
             window: ms(2000),
         };
-        assert!(stale.to_string().contains("its timeout ran past it"), "{stale}");
+        assert!(
+            stale.to_string().contains("its timeout ran past it"),
+            "{stale}"
+        );
         let on_time = Outcome::StaleAtExpiry {
             at: ms(2000),
             polls: 2,
@@ -1039,7 +1052,11 @@ mod tests {
     #[test]
     fn the_destination_is_a_value_not_only_text() {
         let to: IpAddr = "10.0.0.7".parse().unwrap();
-        let moved = Outcome::Moved { to, at: ms(1), polls: 2 };
+        let moved = Outcome::Moved {
+            to,
+            at: ms(1),
+            polls: 2,
+        };
         assert_eq!(moved.destination().as_deref(), Some("10.0.0.7"));
         let named = Outcome::MoveToSuccessor {
             host: "::1".into(),
@@ -1047,7 +1064,14 @@ mod tests {
             at: ms(0),
         };
         assert_eq!(named.destination().as_deref(), Some("[::1]:7000"));
-        assert_eq!(Outcome::Cancelled { at: ms(0), polls: 0 }.destination(), None);
+        assert_eq!(
+            Outcome::Cancelled {
+                at: ms(0),
+                polls: 0
+            }
+            .destination(),
+            None
+        );
     }
 
     #[test]

@@ -482,7 +482,13 @@ mod tests {
     fn lines_written_before_the_new_optional_fields_still_read() {
         let old = r#"{"type":"closed","v":1,"t":1.0,"at":"x","conn":1,"by":"server","error":null,"announced":true,"window_s":15,"past_s":1.6,"rel":null}"#;
         let line: WatchLine = serde_json::from_str(old).unwrap();
-        assert!(matches!(line, WatchLine::Closed { joined_open: false, .. }));
+        assert!(matches!(
+            line,
+            WatchLine::Closed {
+                joined_open: false,
+                ..
+            }
+        ));
         let old = r#"{"type":"handoff","v":1,"t":1.0,"at":"x","conn":1,"event":"MOVING seq 0","outcome":"moved","at_s":9.8,"moves":true,"text":"moved","rel":null}"#;
         let line: WatchLine = serde_json::from_str(old).unwrap();
         assert!(matches!(line, WatchLine::Handoff { to: None, .. }));

@@ -404,7 +404,8 @@ impl Timeline {
             }
             What::Ping { latency, error } => {
                 let window = self.open_window(obs.at);
-                self.pings.record(latency, error.is_some(), window.as_deref());
+                self.pings
+                    .record(latency, error.is_some(), window.as_deref());
                 step.lines.push(WatchLine::Ping {
                     v,
                     t,
@@ -1282,7 +1283,11 @@ mod tests {
         );
         assert_eq!(copy.notifications, 0);
         assert_eq!(f.frame(3.0, MOVING, true).notifications, 0);
-        assert_eq!(f.frame(4.0, MIGRATED, true).notifications, 0, "a catch-up replay");
+        assert_eq!(
+            f.frame(4.0, MIGRATED, true).notifications,
+            0,
+            "a catch-up replay"
+        );
         assert_eq!(f.frame(5.0, MIGRATING, false).notifications, 1);
     }
 
@@ -1313,9 +1318,15 @@ mod tests {
         let row = &rows[0];
         assert_eq!(row.kind, "MIGRATING");
         assert!((row.dns_moved_s.unwrap() - 17.1).abs() < 1e-6, "{row:?}");
-        assert!((row.socket_closed_s.unwrap() - 30.4).abs() < 1e-6, "{row:?}");
+        assert!(
+            (row.socket_closed_s.unwrap() - 30.4).abs() < 1e-6,
+            "{row:?}"
+        );
         assert!(row.silent_close);
-        assert_eq!(row.overshoot_s, None, "nothing announced, nothing to overshoot");
+        assert_eq!(
+            row.overshoot_s, None,
+            "nothing announced, nothing to overshoot"
+        );
     }
 
     #[test]
@@ -1337,7 +1348,10 @@ mod tests {
         });
         let (joined, past) = joined.expect("a closed line");
         assert!(joined, "the close line carries the caveat");
-        assert!((past.unwrap() + 13.4).abs() < 1e-6, "from receipt: {past:?}");
+        assert!(
+            (past.unwrap() + 13.4).abs() < 1e-6,
+            "from receipt: {past:?}"
+        );
         assert!(summary_rows(&f)[0].joined_open);
         // A MOVING seen live is not one we joined.
         let mut f = Fixture::new();

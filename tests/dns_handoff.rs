@@ -385,13 +385,19 @@ async fn unanswered_poll_says_what_it_waits_for_then_cannot_tell_within_the_time
     let DnsEventKind::Waiting { what } = &waiting.kind else {
         panic!("{waiting:?}")
     };
-    assert!(what.contains(HOST) && what.contains("nameserver 127.0.0.1:9"), "{what}");
+    assert!(
+        what.contains(HOST) && what.contains("nameserver 127.0.0.1:9"),
+        "{what}"
+    );
     assert_eq!(waiting.at - started, Duration::from_secs(1));
     let failed = next_event(&mut rx).await;
     let DnsEventKind::CannotTell { reason } = &failed.kind else {
         panic!("{failed:?}")
     };
-    assert!(reason.contains("no answer from nameserver 127.0.0.1:9 within 3s"), "{reason}");
+    assert!(
+        reason.contains("no answer from nameserver 127.0.0.1:9 within 3s"),
+        "{reason}"
+    );
     // The first poll is at once: "cannot tell" at the query timeout, not after retries.
     assert_eq!(failed.at - started, timeout);
     // The run of failures is reported once: the next slow poll says nothing new.

@@ -1188,9 +1188,11 @@ async fn server_text_is_escaped_before_it_reaches_the_terminal() {
         "{text}"
     );
     for line in text.lines() {
+        // An entry wrapped at 80 columns continues on an indented line; a forged line would
+        // start at the margin.
         if let Some(at) = line.find("opt-in accepted FAKE") {
             assert!(
-                line[..at].contains("\\r\\n"),
+                line[..at].contains("\\r\\n") || line.starts_with(' '),
                 "a forged line, not escaped text inside one: {line:?}"
             );
         }
@@ -1245,7 +1247,9 @@ async fn tracking_ok_is_not_shown_as_a_reply() {
     );
     let replies: Vec<&WatchLine> = lines
         .iter()
-        .filter(|l| matches!(l, WatchLine::Push { frame, .. } if frame.parsed == Classified::NotPush))
+        .filter(
+            |l| matches!(l, WatchLine::Push { frame, .. } if frame.parsed == Classified::NotPush),
+        )
         .collect();
     assert!(replies.is_empty(), "a stray reply line: {replies:#?}");
 }
@@ -1317,10 +1321,16 @@ async fn traffic_is_summarised_and_per_ping_lines_need_verbose() {
     let sent = server.pings.load(std::sync::atomic::Ordering::SeqCst) - before;
     // At one PING per 10 ms at most, a watch of t seconds sends at most t / 0.01 + 1.
     let bound = (t / 0.010).floor() as usize + 1;
-    assert!(sent <= bound, "{sent} PINGs in {t} s: the floor did not hold");
+    assert!(
+        sent <= bound,
+        "{sent} PINGs in {t} s: the floor did not hold"
+    );
     // The summary counts every PING answered; one may still have been in flight at the stop.
     let counted = pings.as_ref().map_or(0, |p| p.sent as usize);
-    assert!(counted > 0 && (sent == counted || sent == counted + 1), "{counted} vs {sent}");
+    assert!(
+        counted > 0 && (sent == counted || sent == counted + 1),
+        "{counted} vs {sent}"
+    );
 }
 
 /// `--count` counts logical events: the copy every connection gets of one MOVING is not a
@@ -1350,7 +1360,10 @@ async fn count_is_of_events_not_of_copies() {
         "two copies of the MOVING are one event: the watch waited for the MIGRATING"
     );
     assert_eq!(events.len(), 2, "{events:#?}");
-    assert_eq!(events[0].copies, 1, "the MOVING's copy is counted as a copy");
+    assert_eq!(
+        events[0].copies, 1,
+        "the MOVING's copy is counted as a copy"
+    );
 }
 
 /// A silent shrink: the MIGRATING's summary row holds the DNS drop and the silent close,
@@ -1365,14 +1378,20 @@ async fn silent_shrink_summary_row_has_the_dns_drop_and_the_silent_close() {
     let dns_rel = seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Dns { ours: Some(o), rel: Some(r), .. } if o == "left" => Some(r.s),
+            WatchLine::Dns {
+                ours: Some(o),
+                rel: Some(r),
+                ..
+            } if o == "left" => Some(r.s),
             _ => None,
         })
         .expect("our address leaves the record");
     let close_rel = seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Closed { by, rel: Some(r), .. } if by == "server" => Some(r.s),
+            WatchLine::Closed {
+                by, rel: Some(r), ..
+            } if by == "server" => Some(r.s),
             _ => None,
         })
         .expect("the silent close");
@@ -1381,8 +1400,16 @@ async fn silent_shrink_summary_row_has_the_dns_drop_and_the_silent_close() {
     };
     let row = &events[0];
     assert_eq!(row.kind, "MIGRATING");
-    assert_eq!(row.dns_moved_s, Some(dns_rel), "the row says what the DNS line said");
-    assert_eq!(row.socket_closed_s, Some(close_rel), "and what the close line said");
+    assert_eq!(
+        row.dns_moved_s,
+        Some(dns_rel),
+        "the row says what the DNS line said"
+    );
+    assert_eq!(
+        row.socket_closed_s,
+        Some(close_rel),
+        "and what the close line said"
+    );
     assert!(row.silent_close);
     assert!(dns_rel < close_rel);
 }
@@ -1431,7 +1458,8 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "the close", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Closed { by, .. } if by == "server"))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Closed { by, .. } if by == "server"))
     })
     .await;
     let speed = seen.iter().find_map(|l| match l {
@@ -1439,7 +1467,10 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
         _ => None,
     });
     let speed = speed.expect("the simulator announced its speed");
-    assert_eq!((speed.announced, speed.used, speed.given), (8.0, 8.0, false));
+    assert_eq!(
+        (speed.announced, speed.used, speed.given),
+        (8.0, 8.0, false)
+    );
     let labels = seen.iter().find_map(|l| match l {
         WatchLine::Push { labels, .. } if is_kind(l, Kind::Moving) => Some(labels.clone()),
         _ => None,
@@ -1462,7 +1493,10 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
     // the 61 / 8 s a watch reading real seconds would have said (it joined within seconds).
     let s = rel.unwrap().s;
     assert!(s < 61.0, "{s}");
-    assert!(s > 61.0 / 8.0, "offsets are in the simulator's seconds: {s}");
+    assert!(
+        s > 61.0 / 8.0,
+        "offsets are in the simulator's seconds: {s}"
+    );
 }
 
 /// `decide` on a name the nameserver does not know: its own outcome, not "window expired ...
@@ -1472,7 +1506,11 @@ async fn decide_on_a_name_that_never_resolves_says_so() {
     let sim = Simulator::start(SimOptions::new(scenarios::by_name("multi-proxy").unwrap()))
         .await
         .unwrap();
-    let endpoint = format!("nosuch.{}:{}", sim.hostname().trim_end_matches('.'), sim.port());
+    let endpoint = format!(
+        "nosuch.{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
     let decide = |json: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
         c.args(["decide", "--endpoint", &endpoint, "--current", "127.0.0.2"])
@@ -1484,7 +1522,11 @@ async fn decide_on_a_name_that_never_resolves_says_so() {
         c.output()
     };
     let out = decide(true).await.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["type"], "decision");
     assert_eq!(v["v"], 1);
@@ -1502,13 +1544,23 @@ async fn decide_on_a_name_that_never_resolves_says_so() {
 async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
     let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["decide", "--endpoint", "db.example.test:6379", "--current", "127.0.0.2"])
+        .args([
+            "decide",
+            "--endpoint",
+            "db.example.test:6379",
+            "--current",
+            "127.0.0.2",
+        ])
         .args(["--window", "2s", "--json"])
         .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
         .output()
         .await
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["outcome"], "unresolved", "{v}");
     let at = v["at_s"].as_f64().unwrap();
@@ -1516,7 +1568,13 @@ async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
     assert_eq!(window, 2.0);
     let text = String::from_utf8(
         Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["decide", "--endpoint", "db.example.test:6379", "--current", "127.0.0.2"])
+            .args([
+                "decide",
+                "--endpoint",
+                "db.example.test:6379",
+                "--current",
+                "127.0.0.2",
+            ])
             .args(["--window", "2s"])
             .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
             .output()

@@ -190,7 +190,8 @@ impl Countdown {
             o.bar.set_position((elapsed.min(o.window_s) * 10.0) as u64);
             if left > 0.0 && o.joined {
                 // It may have opened before we joined: what is left is an upper bound.
-                o.bar.set_message(format!("{}: at most {left:.1} s left", o.name));
+                o.bar
+                    .set_message(format!("{}: at most {left:.1} s left", o.name));
             } else if left > 0.0 {
                 o.bar.set_message(format!("{}: {left:.1} s left", o.name));
             } else {

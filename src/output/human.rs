@@ -80,10 +80,70 @@ fn rel(r: &Option<Rel>) -> String {
 /// (its name and version, a refusal, a push's name, a MOVING's target, an error it sent) is
 /// escaped first: a terminal must never receive a control or bidi character from the wire.
 pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
-    match terminal_safe(line) {
+    let mut out = match terminal_safe(line) {
         std::borrow::Cow::Borrowed(line) => render_safe(line, style),
         std::borrow::Cow::Owned(line) => render_safe(&line, style),
+    };
+    // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
+    // command sent) are copied and pasted whole, and the summary's tables fit already.
+    if !matches!(line, WatchLine::Summary { .. }) && !out.is_empty() {
+        let first = wrap(&out[0], WIDTH);
+        out.splice(0..1, first);
     }
+    out
+}
+
+/// The width human lines are kept within: an 80-column terminal.
+pub const WIDTH: usize = 80;
+
+/// Where a wrapped entry continues: deeper than the 6 spaces of the lines under an entry, so the
+/// two are told apart.
+pub const CONTINUATION: &str = "        ";
+
+/// Columns a string takes on a terminal: characters, without our colour sequences (the only
+/// escapes left after sanitising).
+fn visible_width(s: &str) -> usize {
+    let mut width = 0;
+    let mut in_escape = false;
+    for c in s.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
+/// Greedy word wrap at spaces; a word longer than the width stays whole on its own line.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    if visible_width(line) <= width {
+        return vec![line.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    // Nothing but the indent on the current line yet: never wrap again there.
+    let mut fresh = true;
+    for (i, word) in line.split(' ').enumerate() {
+        let w = visible_width(word);
+        if i > 0 {
+            if !fresh && used + 1 + w > width {
+                out.push(std::mem::replace(&mut current, CONTINUATION.to_string()));
+                used = CONTINUATION.len();
+                fresh = true;
+            } else {
+                current.push(' ');
+                used += 1;
+            }
+        }
+        current.push_str(word);
+        used += w;
+        fresh &= word.is_empty();
+    }
+    out.push(current);
+    out
 }
 
 /// The line itself when none of its strings holds a character unsafe for a terminal (the common
@@ -139,7 +199,10 @@ impl serde_json::ser::Formatter for &mut UnsafeText {
         escape: serde_json::ser::CharEscape,
     ) -> std::io::Result<()> {
         use serde_json::ser::CharEscape;
-        if !matches!(escape, CharEscape::Quote | CharEscape::ReverseSolidus | CharEscape::Solidus) {
+        if !matches!(
+            escape,
+            CharEscape::Quote | CharEscape::ReverseSolidus | CharEscape::Solidus
+        ) {
             self.0 = true;
         }
         Ok(())
@@ -151,7 +214,9 @@ fn sanitize_value(v: serde_json::Value) -> serde_json::Value {
     match v {
         Value::String(s) => Value::String(crate::escape::sanitize(&s).into_owned()),
         Value::Array(a) => Value::Array(a.into_iter().map(sanitize_value).collect()),
-        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, sanitize_value(v))).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, sanitize_value(v))).collect())
+        }
         other => other,
     }
 }
@@ -195,7 +260,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             version,
             ..
         } => vec![format!(
-            "{} watching {endpoint} (maintwatch {version})",
+            "{} watching {endpoint} (v{version})",
             head(at, None)
         )],
         WatchLine::Connected {
@@ -605,24 +670,45 @@ mod tests {
             "7\u{202e}1",
         );
         let out = render(&line, &Style::default());
-        assert_eq!(out.len(), 1, "one line, not a forged second one: {out:?}");
-        let text = &out[0];
+        // One entry: wrapped at 80 columns maybe, but every further line is its continuation,
+        // none a line the server forged.
+        assert!(
+            out[1..].iter().all(|l| l.starts_with(CONTINUATION)),
+            "{out:?}"
+        );
+        let text = &out.join(" ");
         assert!(!text.chars().any(crate::escape::is_unsafe_char), "{text:?}");
         assert!(text.contains("redis\\x1b]0;owned\\x07\\x1b[2J"), "{text}");
-        assert!(text.contains("ERR no\\r\\n00:00:00.000 [1] opt-in accepted FAKE\\u{9b}"), "{text}");
+        assert!(
+            text.contains("ERR no\\r\\n00:00:00.000 [1] opt-in accepted"),
+            "{text}"
+        );
+        assert!(text.contains("FAKE\\u{9b}"), "{text}");
         assert!(text.contains("7\\u{202e}1"), "{text}");
         // Colour is ours and still works around the escaped text.
-        let coloured = render(&line, &Style { color: true, ..Style::default() });
-        assert_eq!(coloured[0].matches('\x1b').count(), 4, "{coloured:?}");
+        let coloured = render(
+            &line,
+            &Style {
+                color: true,
+                ..Style::default()
+            },
+        );
+        assert_eq!(coloured.concat().matches('\x1b').count(), 4, "{coloured:?}");
     }
 
     #[test]
     fn clean_lines_are_not_copied() {
         let line = handshake("redis", "ERR unknown subcommand", "7.2");
-        assert!(matches!(terminal_safe(&line), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            terminal_safe(&line),
+            std::borrow::Cow::Borrowed(_)
+        ));
         // A backslash is not a control character: `\x1b` typed as text stays as it is.
         let line = handshake("a\\x1b", "b", "7.2");
-        assert!(matches!(terminal_safe(&line), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            terminal_safe(&line),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
@@ -649,5 +735,33 @@ mod tests {
         };
         assert!(is_detail(&ping(None)));
         assert!(!is_detail(&ping(Some("connection closed"))));
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn long_entries_wrap_at_spaces_within_80_columns() {
+        let line = format!("21:09:13.027 [-] +9.994 {}", "word ".repeat(30).trim_end());
+        let lines = wrap(&line, WIDTH);
+        assert!(lines.len() > 1);
+        assert!(
+            lines.iter().all(|l| visible_width(l) <= WIDTH),
+            "{lines:#?}"
+        );
+        assert!(lines[1..].iter().all(|l| l.starts_with(CONTINUATION)));
+        let rejoined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(
+            rejoined,
+            line.split_whitespace().collect::<Vec<_>>(),
+            "no word lost"
+        );
+        // Colour sequences take no columns; a word too long for a line stays whole.
+        let painted = format!("\x1b[2m{}\x1b[0m", "x".repeat(75));
+        assert_eq!(wrap(&painted, WIDTH), vec![painted.clone()]);
+        let long = format!("a {}", "y".repeat(100));
+        assert_eq!(wrap(&long, WIDTH).len(), 2);
     }
 }

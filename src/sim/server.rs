@@ -767,7 +767,10 @@ impl Conn {
                 (Frame::Blob(b"role"), Frame::Blob(b"master")),
                 (Frame::Blob(b"modules"), Frame::Array(Vec::new())),
                 // Ours, not Redis': how much faster than real time this simulator runs.
-                (Frame::Blob(b"maintwatch-sim-speed"), Frame::Blob(speed.as_bytes())),
+                (
+                    Frame::Blob(b"maintwatch-sim-speed"),
+                    Frame::Blob(speed.as_bytes()),
+                ),
             ],
             resp3,
         )
