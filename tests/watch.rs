@@ -1590,3 +1590,44 @@ async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
         assert!(text.contains("ran past"), "at +{at} s: {text}");
     }
 }
+
+/// `--sim-speed` that disagrees with the speed the simulator announces is kept, and warned
+/// about (stderr and the handshake line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sim_speed_that_disagrees_with_the_simulator_is_warned_about() {
+    let mut opts = SimOptions::new(scenarios::by_name("single-proxy").unwrap());
+    opts.speed = 8.0;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let (code, stdout, stderr) = run_watch(&[
+        &url,
+        "--json",
+        "--no-handoff",
+        "--sim-speed",
+        "2",
+        "--count",
+        "1",
+        "--dns-server",
+        &sim.dns_addr().to_string(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("announces speed 8 but --sim-speed 2 was given"),
+        "{stderr}"
+    );
+    let speed = String::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<WatchLine>(l).unwrap())
+        .find_map(|l| match l {
+            WatchLine::Handshake { sim_speed, .. } => sim_speed,
+            _ => None,
+        })
+        .expect("the announced speed");
+    assert_eq!((speed.announced, speed.used, speed.given), (8.0, 2.0, true));
+}
