@@ -23,11 +23,14 @@ struct Open {
     window_s: f64,
 }
 
-/// Standard error as indicatif's terminal, one column narrower than the real one.
+/// Columns kept free at the end of a bar line: the two of an echoed `^C`.
+const ECHO_ROOM: u16 = 2;
+
+/// Standard error as indicatif's terminal, [`ECHO_ROOM`] columns narrower than the real one.
 ///
 /// indicatif pads every bar line to the full width and leaves the cursor past the last column,
 /// so the `^C` a terminal echoes wraps onto the next line, and clearing the bars then clears that
-/// line instead of the bar (the countdown stayed above the summary). One column short, the echo
+/// line instead of the bar (the countdown stayed above the summary). With room for the echo, it
 /// lands on the bar's own line and is cleared with it.
 #[derive(Debug)]
 struct NarrowStderr;
@@ -50,7 +53,7 @@ impl indicatif::TermLike for NarrowStderr {
     fn width(&self) -> u16 {
         let mut probe = comfy_table::Table::new();
         probe.use_stderr();
-        probe.width().unwrap_or(80).saturating_sub(1).max(20)
+        probe.width().unwrap_or(80).saturating_sub(ECHO_ROOM).max(20)
     }
 
     fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
