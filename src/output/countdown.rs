@@ -53,7 +53,11 @@ impl indicatif::TermLike for NarrowStderr {
     fn width(&self) -> u16 {
         let mut probe = comfy_table::Table::new();
         probe.use_stderr();
-        probe.width().unwrap_or(80).saturating_sub(ECHO_ROOM).max(20)
+        probe
+            .width()
+            .unwrap_or(80)
+            .saturating_sub(ECHO_ROOM)
+            .max(20)
     }
 
     fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
