@@ -63,8 +63,9 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--subscribe', '--subscribe', [CompletionResultType]::ParameterName, 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are')
             [CompletionResult]::new('--dns-interval', '--dns-interval', [CompletionResultType]::ParameterName, 'How often to poll the hostname''s A/AAAA records')
             [CompletionResult]::new('--handoff-poll', '--handoff-poll', [CompletionResultType]::ParameterName, 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)')
-            [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed')
+            [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
+            [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How a line''s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (implied by rediss://)')
             [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s certificate or name (prints a warning)')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h is the host, as in redis-cli)')
@@ -76,6 +77,8 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--masters-only', '--masters-only', [CompletionResultType]::ParameterName, 'With a cluster, watch the masters only (not the replicas)')
             [CompletionResult]::new('--no-dns', '--no-dns', [CompletionResultType]::ParameterName, 'Do not watch DNS')
             [CompletionResult]::new('--no-handoff', '--no-handoff', [CompletionResultType]::ParameterName, 'Do not run the handoff decision in dry-run')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)')
             break
         }
         'maintwatch;decode' {

@@ -59,8 +59,9 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --subscribe 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are'
             cand --dns-interval 'How often to poll the hostname''s A/AAAA records'
             cand --handoff-poll 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)'
-            cand --sim-speed 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed'
+            cand --sim-speed 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
+            cand --time-format 'How a line''s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)'
             cand --tls 'Connect with TLS (implied by rediss://)'
             cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'
             cand --help 'Print help (-h is the host, as in redis-cli)'
@@ -72,6 +73,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --masters-only 'With a cluster, watch the masters only (not the replicas)'
             cand --no-dns 'Do not watch DNS'
             cand --no-handoff 'Do not run the handoff decision in dry-run'
+            cand -v 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
+            cand --verbose 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
         }
         &'maintwatch;decode'= {
             cand --format 'How the input encodes the bytes'

@@ -62,10 +62,13 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connecti
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l subscribe -d 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-interval -d 'How often to poll the hostname\'s A/AAAA records' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l handoff-poll -d 'Interval of the dry-run\'s DNS polls (the reference client uses 1 s)' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l sim-speed -d 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l sim-speed -d 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l time-format -d 'How a line\'s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)' -r -f -a "compact\t'Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns'
+full\t'Local time to the microsecond, `HH:MM:SS.ffffff`'
+rfc3339\t'The line\'s own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines)'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l help -d 'Print help (-h is the host, as in redis-cli)'
@@ -77,6 +80,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-clust
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l masters-only -d 'With a cluster, watch the masters only (not the replicas)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-dns -d 'Do not watch DNS'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-handoff -d 'Do not run the handoff decision in dry-run'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s v -l verbose -d 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l format -d 'How the input encodes the bytes' -r -f -a "auto\t'A hex dump if it looks like `xxd` or `hexdump -C` output, escaped text if it has `\\r\\n` escapes, hex if only hex digits, else raw bytes'
 raw\t'The bytes as they are'
 escaped\t'Text with escapes as people paste it: `>4\\r\\n$6\\r\\nMOVING\\r\\n...`; each line\'s indentation is ignored, so the raw-bytes lines `watch` prints can be pasted as they are'

@@ -259,6 +259,14 @@ impl Resolve for DnsResolver {
     fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send {
         self.lookup(host)
     }
+
+    fn source(&self) -> String {
+        if self.source == "system" {
+            "the system's nameservers".into()
+        } else {
+            format!("nameserver {}", self.source)
+        }
+    }
 }
 
 /// One poller event, stamped when the answer arrived.
@@ -295,6 +303,9 @@ pub enum DnsEventKind {
         addrs: BTreeSet<IpAddr>,
         ttl: Option<u32>,
     },
+    /// A poll is slow: what it is waiting for. Said once per run of slow or failed polls, so a
+    /// dead nameserver is visible before its timeout ends the poll as `CannotTell`.
+    Waiting { what: String },
 }
 
 /// The change detection of the poller, separate from the timer so it is tested on its own.
@@ -307,6 +318,11 @@ pub struct ChangeTracker {
 impl ChangeTracker {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether the latest poll could not tell (a run of failures is under way).
+    pub fn failing(&self) -> bool {
+        self.failing
     }
 
     /// The last usable address set, if any answer was usable yet.
@@ -369,6 +385,69 @@ where
                     ticker.tick().await;
                     resolver.resolve(&host).await
                 } => res,
+            };
+            let at = tokio::time::Instant::now();
+            if let Some(kind) = tracker.observe(res) {
+                if tx.send(DnsEvent { at, kind }).is_err() {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// How long a poll may take before the poller says what it is waiting for.
+const SLOW_POLL: Duration = Duration::from_secs(1);
+
+/// Like [`spawn_poller`], with one deadline per poll: a poll that has no answer after
+/// `timeout` (the query timeout) is "cannot tell", so a nameserver that never answers is reported
+/// within one interval plus the timeout, not after the resolver's own retries and fallbacks. A
+/// poll slower than a second (or half the timeout) first says what it waits for.
+pub fn spawn_poller_bounded<R>(
+    resolver: R,
+    host: String,
+    interval: Duration,
+    timeout: Duration,
+    tx: UnboundedSender<DnsEvent>,
+) -> JoinHandle<()>
+where
+    R: Resolve + Send + Sync + 'static,
+{
+    let slow = SLOW_POLL.min(timeout / 2);
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval.max(Duration::from_millis(1)));
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut tracker = ChangeTracker::new();
+        loop {
+            tokio::select! {
+                () = tx.closed() => return,
+                _ = ticker.tick() => {}
+            }
+            let asked = tokio::time::Instant::now();
+            let query = resolver.resolve(&host);
+            tokio::pin!(query);
+            let mut said = tracker.failing();
+            let res = loop {
+                let notice = tokio::time::sleep_until(asked + slow);
+                tokio::select! {
+                    () = tx.closed() => return,
+                    res = tokio::time::timeout_at(asked + timeout, &mut query) => {
+                        break res.unwrap_or_else(|_| Resolution::Failed {
+                            reason: format!("no answer from {} within {timeout:?}", resolver.source()),
+                        });
+                    }
+                    () = notice, if !said => {
+                        said = true;
+                        let what = format!(
+                            "an answer for {host} (A and AAAA) from {}, asked {slow:?} ago; the query times out after {timeout:?}",
+                            resolver.source()
+                        );
+                        let at = tokio::time::Instant::now();
+                        if tx.send(DnsEvent { at, kind: DnsEventKind::Waiting { what } }).is_err() {
+                            return;
+                        }
+                    }
+                }
             };
             let at = tokio::time::Instant::now();
             if let Some(kind) = tracker.observe(res) {

@@ -28,30 +28,42 @@ pub fn escape(bytes: &[u8]) -> String {
     out
 }
 
-/// Makes text from a server (or any untrusted source) safe to print on a terminal: every control
-/// character (C0 including ESC, CR, LF and TAB, DEL, C1) and every bidirectional-formatting
-/// character (the overrides and isolates that reorder what a reader sees) is shown as an escape
-/// (`\r`, `\n`, `\t`, `\x1b`, `\u{202e}`) instead of acting on the terminal. Everything else,
-/// including non-ASCII text, stays as it is; the function is for people, so unlike [`escape`] it
-/// is not reversible (a backslash stays a backslash).
-pub fn sanitize_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// Whether a character must not reach a terminal as itself: C0 controls (line breaks too), DEL,
+/// C1 controls, and the bidirectional overrides and isolates that reorder what follows them.
+pub fn is_unsafe_char(c: char) -> bool {
+    matches!(
+        c,
+        '\0'..='\x1f'
+            | '\x7f'
+            | '\u{80}'..='\u{9f}'
+            | '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// Text from a server made safe for a terminal line: every character of [`is_unsafe_char`]
+/// is written as an escape (`\r`, `\n`, `\t`, `\xNN` for the other C0 and DEL, `\u{NNNN}`
+/// above), everything else stays as it is. Unlike [`escape`] this is for reading, not a
+/// bijection: a backslash stays a backslash. Borrowed when nothing needed escaping.
+pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
             '\r' => out.push_str("\\r"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            '\u{0}'..='\u{1f}' | '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            '\u{80}'..='\u{9f}'
-            | '\u{061c}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            _ => out.push(c),
+            '\0'..='\x1f' | '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if is_unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Where and why text could not be turned back into bytes.
@@ -257,16 +269,30 @@ mod tests {
     }
 
     #[test]
+    fn sanitize_escapes_every_control_and_bidi_character() {
+        assert_eq!(sanitize("redis 7.2"), "redis 7.2");
+        assert!(matches!(sanitize("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            sanitize("a\x1b]0;T\x07\r\nb\x7f\u{9b}c\u{202e}d\u{2066}é\\"),
+            "a\\x1b]0;T\\x07\\r\\nb\\x7f\\u{9b}c\\u{202e}d\\u{2066}é\\"
+        );
+        for c in (0u32..0x3000).filter_map(char::from_u32) {
+            let out = sanitize(&c.to_string()).into_owned();
+            assert!(!out.chars().any(is_unsafe_char), "{c:?} -> {out:?}");
+        }
+    }
+
+    #[test]
     fn sanitized_text_cannot_drive_the_terminal() {
         let hostile =
             "ERR \x1b]0;pwned\x07\x1b[2J\r00:00 FAKE\nnext\u{202e}txt\u{2066}\u{85}\x7f ok é";
-        let shown = sanitize_text(hostile);
+        let shown = sanitize(hostile);
         assert_eq!(
             shown,
             "ERR \\x1b]0;pwned\\x07\\x1b[2J\\r00:00 FAKE\\nnext\\u{202e}txt\\u{2066}\\u{85}\\x7f ok é"
         );
         assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
-        assert_eq!(sanitize_text("redis 7.4.0"), "redis 7.4.0");
+        assert_eq!(sanitize("redis 7.4.0"), "redis 7.4.0");
     }
 
     #[test]

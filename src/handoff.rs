@@ -63,17 +63,30 @@ pub fn advertised(res: &Resolution, addr: IpAddr) -> Advertised {
 /// The DNS seam: resolve a host name to its A and AAAA addresses.
 pub trait Resolve {
     fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send;
+
+    /// Who is asked, for "waiting for an answer from ...".
+    fn source(&self) -> String {
+        "the resolver".into()
+    }
 }
 
 impl<R: Resolve + ?Sized> Resolve for &R {
     fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send {
         (**self).resolve(host)
     }
+
+    fn source(&self) -> String {
+        (**self).source()
+    }
 }
 
 impl<R: Resolve + ?Sized> Resolve for Arc<R> {
     fn resolve(&self, host: &str) -> impl Future<Output = Resolution> + Send {
         (**self).resolve(host)
+    }
+
+    fn source(&self) -> String {
+        (**self).source()
     }
 }
 
@@ -251,6 +264,22 @@ pub enum Outcome {
         at: Duration,
         polls: u32,
         cannot_tell: u32,
+        /// The window the budget was; `at` beyond it means a query was still out when it ended.
+        #[serde(rename = "window_s", serialize_with = "secs")]
+        window: Duration,
+    },
+    /// Not one poll got an address: the name does not resolve, or the nameserver never answered.
+    /// Not "the record was stale": DNS told nothing, so a client cannot hand off by it and
+    /// reconnects only after the server closes.
+    Unresolved {
+        host: String,
+        #[serde(rename = "at_s", serialize_with = "secs")]
+        at: Duration,
+        polls: u32,
+        /// What the last poll got (`timed out`, `no A or AAAA records` ...).
+        reason: String,
+        #[serde(rename = "window_s", serialize_with = "secs")]
+        window: Duration,
     },
     /// The caller cancelled the handoff (socket closed, shutdown ...).
     Cancelled {
@@ -270,9 +299,39 @@ impl Outcome {
             | Outcome::SteppedSideways { at, .. }
             | Outcome::Moved { at, .. }
             | Outcome::StaleAtExpiry { at, .. }
+            | Outcome::Unresolved { at, .. }
             | Outcome::Cancelled { at, .. } => *at,
         }
     }
+
+    /// Where a client would go: the named successor as `host:port`, or the address DNS gave.
+    pub fn destination(&self) -> Option<String> {
+        match self {
+            Outcome::MoveToSuccessor { host, port, .. } => Some(host_port(host, *port)),
+            Outcome::SteppedSideways { to, .. } | Outcome::Moved { to, .. } => Some(to.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// `host:port`, with brackets around a bare IPv6 address.
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// When the outcome came after the window ended (by more than scheduling noise): the words that
+/// say why, since "expired at +4.2 s" of a 2 s window reads as a bug otherwise.
+fn overran(at: Duration, window: Duration) -> Option<String> {
+    (at > window + Duration::from_millis(100)).then(|| {
+        format!(
+            "; the window ended at {} while a DNS query was still out, and its timeout ran past it",
+            Offset(window)
+        )
+    })
 }
 
 fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -301,19 +360,12 @@ impl fmt::Display for Outcome {
         match self {
             Outcome::MoveToSuccessor { host, port, at } => {
                 // A bare IPv6 host needs brackets to stay readable as host:port.
-                if host.contains(':') && !host.starts_with('[') {
-                    write!(
-                        f,
-                        "move to the named successor [{host}]:{port} at {}",
-                        Offset(*at)
-                    )
-                } else {
-                    write!(
-                        f,
-                        "move to the named successor {host}:{port} at {}",
-                        Offset(*at)
-                    )
-                }
+                write!(
+                    f,
+                    "move to the named successor {} at {}",
+                    host_port(host, *port),
+                    Offset(*at)
+                )
             }
             Outcome::ReconnectOnClock { at, reason } => {
                 let why = match reason {
@@ -343,6 +395,7 @@ impl fmt::Display for Outcome {
                 at,
                 polls,
                 cannot_tell,
+                window,
             } => {
                 write!(
                     f,
@@ -353,7 +406,28 @@ impl fmt::Display for Outcome {
                 if *cannot_tell > 0 {
                     write!(f, ", {cannot_tell} could not tell")?;
                 }
-                f.write_str(" (a normal outcome: reconnect after the server closes)")
+                f.write_str(" (a normal outcome: reconnect after the server closes)")?;
+                f.write_str(&overran(*at, *window).unwrap_or_default())
+            }
+            Outcome::Unresolved {
+                host,
+                at,
+                polls,
+                reason,
+                window,
+            } => {
+                write!(
+                    f,
+                    "{host} could not be resolved at all: {} until {} gave no address (last: {reason}); \
+                     a client cannot follow DNS here and reconnects after the server closes",
+                    if *polls == 1 {
+                        "the one poll".to_string()
+                    } else {
+                        format!("all {polls} polls")
+                    },
+                    Offset(*at)
+                )?;
+                f.write_str(&overran(*at, *window).unwrap_or_default())
             }
             Outcome::Cancelled { at, polls } => {
                 write!(
@@ -411,6 +485,9 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
     let mut cancel = std::pin::pin!(cancel);
     let mut polls: u32 = 0;
     let mut cannot_tell: u32 = 0;
+    // Whether any poll got an address, and what the latest failing one got instead.
+    let mut answered = false;
+    let mut last_failure = String::new();
 
     // A window <= 0 has no jitter at all; the source is not even asked, so a custom `Jitter`
     // cannot delay an "act now". A pick outside its range is clamped for the same reason.
@@ -456,6 +533,7 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
 
         match resolution.as_ref().and_then(Resolution::usable_addrs) {
             Some(addrs) => {
+                answered = true;
                 // "Any address that isn't mine", not "prefer the newcomer": a live sibling is
                 // available now, the newcomer only once DNS moves.
                 if let Some(&to) = addrs.iter().find(|a| **a != current) {
@@ -468,7 +546,14 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
                 }
             }
             // Failed, empty or cut by the deadline: cannot tell, never "gone"; keep polling.
-            None => cannot_tell += 1,
+            None => {
+                cannot_tell += 1;
+                last_failure = match &resolution {
+                    Some(Resolution::Failed { reason }) => reason.clone(),
+                    Some(Resolution::Addresses { .. }) => "no A or AAAA records".into(),
+                    None => "no answer before the window ended".into(),
+                };
+            }
         }
 
         let now = elapsed();
@@ -481,10 +566,20 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
                     () = clock.sleep(deadline - now) => {}
                 }
             }
+            if !answered {
+                return Outcome::Unresolved {
+                    host: host.to_string(),
+                    at: elapsed(),
+                    polls,
+                    reason: last_failure,
+                    window,
+                };
+            }
             return Outcome::StaleAtExpiry {
                 at: elapsed(),
                 polls,
                 cannot_tell,
+                window,
             };
         }
         if next > now {
@@ -755,7 +850,8 @@ mod tests {
             Outcome::StaleAtExpiry {
                 at: Duration::ZERO,
                 polls: 1,
-                cannot_tell: 0
+                cannot_tell: 0,
+                window: Duration::ZERO,
             }
         );
         assert_eq!(dns.call_times(), vec![Duration::ZERO]);
@@ -786,12 +882,15 @@ mod tests {
             &clock,
             run(&input(-3), &dns, &clock, &mut MustNotJitter, never()),
         );
+        // Its one poll failed: DNS told nothing at all, which is not "stale".
         assert_eq!(
             out,
-            Outcome::StaleAtExpiry {
+            Outcome::Unresolved {
+                host: "db.example.test".into(),
                 at: Duration::ZERO,
                 polls: 1,
-                cannot_tell: 1
+                reason: "request timed out".into(),
+                window: Duration::ZERO,
             }
         );
         assert_eq!(dns.call_times().len(), 1);
@@ -811,7 +910,8 @@ mod tests {
             Outcome::StaleAtExpiry {
                 at: ms(15_000),
                 polls: 15,
-                cannot_tell: 1
+                cannot_tell: 1,
+                window: ms(15_000),
             }
         );
         assert_eq!(dns.call_times().last(), Some(&ms(14_400)));
@@ -851,8 +951,126 @@ mod tests {
             Outcome::StaleAtExpiry {
                 at: ms(2000),
                 polls: 2,
-                cannot_tell: 1
+                cannot_tell: 1,
+                window: ms(2000),
             }
+        );
+    }
+
+    /// Every answer fails, each after `delay`: a nameserver that never answers, with a timeout.
+    struct SlowFailure {
+        clock: FakeClock,
+        delay: Duration,
+    }
+
+    impl Resolve for SlowFailure {
+        fn resolve(&self, _host: &str) -> impl Future<Output = Resolution> + Send {
+            let sleep = self.clock.sleep(self.delay);
+            async move {
+                sleep.await;
+                failed()
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_that_never_resolves_is_unresolved_not_stale() {
+        let clock = FakeClock::default();
+        let dns = Scripted::new(
+            clock.clone(),
+            vec![Resolution::Addresses {
+                addrs: vec![],
+                ttl: None,
+            }],
+        );
+        let out = drive(
+            &clock,
+            run(&input(5), &dns, &clock, &mut FixedJitter(ms(0)), never()),
+        );
+        let Outcome::Unresolved {
+            polls, reason, at, ..
+        } = &out
+        else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (*polls, reason.as_str(), *at),
+            (5, "no A or AAAA records", ms(5000))
+        );
+        let text = out.to_string();
+        assert!(
+            text.contains("db.example.test could not be resolved at all"),
+            "{text}"
+        );
+        assert!(!text.contains("window expired"), "{text}");
+        assert!(!text.contains("normal outcome"), "{text}");
+    }
+
+    #[test]
+    fn a_first_query_outlasting_the_window_says_why_the_outcome_is_late() {
+        // A 2 s window and a nameserver that fails only after 4.2 s: the first query is never
+        // cut short, so the outcome comes at +4.2 s, and says why.
+        let clock = FakeClock::default();
+        let dns = SlowFailure {
+            clock: clock.clone(),
+            delay: ms(4200),
+        };
+        let out = drive(
+            &clock,
+            run(&input(2), &dns, &clock, &mut FixedJitter(ms(0)), never()),
+        );
+        assert_eq!(out.at(), ms(4200));
+        assert!(
+            matches!(out, Outcome::Unresolved { polls: 1, .. }),
+            "{out:?}"
+        );
+        let text = out.to_string();
+        assert!(
+            text.contains("the window ended at +2.0 s while a DNS query was still out"),
+            "{text}"
+        );
+        // The same when the record answered once (stale) and the next query overran.
+        let stale = Outcome::StaleAtExpiry {
+            at: ms(4200),
+            polls: 2,
+            cannot_tell: 1,
+            window: ms(2000),
+        };
+        assert!(
+            stale.to_string().contains("its timeout ran past it"),
+            "{stale}"
+        );
+        let on_time = Outcome::StaleAtExpiry {
+            at: ms(2000),
+            polls: 2,
+            cannot_tell: 0,
+            window: ms(2000),
+        };
+        assert!(!on_time.to_string().contains("ran past"), "{on_time}");
+    }
+
+    #[test]
+    fn the_destination_is_a_value_not_only_text() {
+        let to: IpAddr = "10.0.0.7".parse().unwrap();
+        let moved = Outcome::Moved {
+            to,
+            at: ms(1),
+            polls: 2,
+        };
+        assert_eq!(moved.destination().as_deref(), Some("10.0.0.7"));
+        let named = Outcome::MoveToSuccessor {
+            host: "::1".into(),
+            port: 7000,
+            at: ms(0),
+        };
+        assert_eq!(named.destination().as_deref(), Some("[::1]:7000"));
+        assert_eq!(
+            Outcome::Cancelled {
+                at: ms(0),
+                polls: 0
+            }
+            .destination(),
+            None
         );
     }
 

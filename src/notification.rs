@@ -294,7 +294,9 @@ pub struct Notification {
     /// The declared window in seconds, for the types that carry one. 0 or negative is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Always written: a MOVING without a target element says `"target": null` rather than
+    /// leaving the key out (the other kinds carry no target and say `null` too).
+    #[serde(default)]
     pub target: Option<Target>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<ShardIds>,

@@ -130,6 +130,50 @@ pub struct EventRow {
     pub margin_s: Option<f64>,
     /// Copies of this event seen (re-sent, or from other connections).
     pub copies: u32,
+    /// The event (a MOVING) came with the opt-in: servers re-send an open window's MOVING to a
+    /// new opt-in, so it may have opened before the watch joined. Its start is unknown: the
+    /// offsets above count from receipt and the overshoot is a lower bound.
+    #[serde(default)]
+    pub joined_open: bool,
+    /// `socket_closed_s` is a close nothing announced (no MOVING): in a silent shrink, the
+    /// MIGRATING's row records when the node's sockets were closed anyway.
+    #[serde(default)]
+    pub silent_close: bool,
+}
+
+/// The speed a simulator announced in its HELLO reply (`maintwatch-sim-speed`), and the one the
+/// watch reads offsets at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpeed {
+    pub announced: f64,
+    pub used: f64,
+    /// `--sim-speed` was given (then a different announcement is a warning, not adopted).
+    pub given: bool,
+}
+
+/// `--traffic` over the whole watch: latency percentiles of the PINGs answered, and the
+/// failures, by the window they fell in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingStats {
+    pub sent: u64,
+    pub answered: u64,
+    pub failures: u64,
+    /// Percentiles from a log histogram with 1 % wide buckets: within 1 % of the exact value.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// Failures per open window (`MOVING seq 3`); failures outside any window are not listed.
+    pub failure_windows: Vec<WindowFailures>,
+}
+
+/// How many PINGs failed during one window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowFailures {
+    pub window: String,
+    pub failures: u64,
 }
 
 /// Where a copy of an event was first seen.
@@ -221,6 +265,9 @@ pub enum WatchLine {
         /// refusing nodes is reported once, not once per node.
         #[serde(default)]
         repeat_of: Option<u32>,
+        /// The simulator's announced speed, when its HELLO reply carried one.
+        #[serde(default)]
+        sim_speed: Option<SimSpeed>,
     },
     /// A push frame (or an unexpected reply) received.
     Push {
@@ -263,6 +310,10 @@ pub enum WatchLine {
         /// Seconds past the declared window (negative: before it ended).
         past_s: Option<f64>,
         rel: Option<Rel>,
+        /// The MOVING came with the opt-in, so its window may have opened before the watch
+        /// joined: `past_s` counts the window from receipt, a lower bound of the overshoot.
+        #[serde(default)]
+        joined_open: bool,
     },
     /// The DNS watch saw something.
     Dns {
@@ -295,6 +346,10 @@ pub enum WatchLine {
         moves: bool,
         text: String,
         rel: Option<Rel>,
+        /// Where a client would go: `host:port` of a named successor, or the address DNS gave;
+        /// `null` when it would not move anywhere in particular.
+        #[serde(default)]
+        to: Option<String>,
     },
     /// What the dry-run would have done, set against what the server did.
     Verdict {
@@ -353,6 +408,9 @@ pub enum WatchLine {
         /// Opt-in outcomes, counted over connections (a cluster reports one line per outcome).
         #[serde(default)]
         opt_in: Vec<OptInTally>,
+        /// `--traffic` figures, when PINGs were sent.
+        #[serde(default)]
+        pings: Option<PingStats>,
     },
 }
 
@@ -398,6 +456,47 @@ pub fn wall(at: std::time::SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moving_without_a_target_says_null_and_old_lines_still_read() {
+        let raw = b">3\r\n$6\r\nMOVING\r\n:4\r\n:15\r\n";
+        let Ok(Scan::Frame(frame, _)) = Scanner::default().scan(raw) else {
+            panic!()
+        };
+        let record = FrameRecord::new(&frame, raw, 0);
+        let json = serde_json::to_value(&record).unwrap();
+        let parsed = &json["parsed"];
+        assert!(
+            parsed.as_object().unwrap().contains_key("target") && parsed["target"].is_null(),
+            "{json}"
+        );
+        // A capture written before the key was always there still reads, to the same value.
+        let mut old = json.clone();
+        old["parsed"].as_object_mut().unwrap().remove("target");
+        let back: FrameRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(back, record);
+    }
+
+    #[test]
+    fn lines_written_before_the_new_optional_fields_still_read() {
+        let old = r#"{"type":"closed","v":1,"t":1.0,"at":"x","conn":1,"by":"server","error":null,"announced":true,"window_s":15,"past_s":1.6,"rel":null}"#;
+        let line: WatchLine = serde_json::from_str(old).unwrap();
+        assert!(matches!(
+            line,
+            WatchLine::Closed {
+                joined_open: false,
+                ..
+            }
+        ));
+        let old = r#"{"type":"handoff","v":1,"t":1.0,"at":"x","conn":1,"event":"MOVING seq 0","outcome":"moved","at_s":9.8,"moves":true,"text":"moved","rel":null}"#;
+        let line: WatchLine = serde_json::from_str(old).unwrap();
+        assert!(matches!(line, WatchLine::Handoff { to: None, .. }));
+    }
+}
+
+#[cfg(test)]
+mod wall_tests {
     use super::wall;
     use std::time::{Duration, SystemTime};
 

@@ -57,6 +57,8 @@ pub enum What {
         version: Option<String>,
         mode: Option<String>,
         sent: Option<String>,
+        /// The speed a simulator announced; the watch loop fills in what it did with it.
+        sim_speed: Option<crate::record::SimSpeed>,
     },
     Frame {
         record: FrameRecord,
@@ -135,7 +137,8 @@ pub enum Action {
 pub struct Step {
     pub lines: Vec<WatchLine>,
     pub actions: Vec<Action>,
-    /// Maintenance notifications in this step (for `--count`).
+    /// New maintenance events in this step (for `--count`): a copy of an event already seen
+    /// (re-sent, from another cluster node, replayed to the opt-in) is not counted again.
     pub notifications: u32,
 }
 
@@ -147,6 +150,8 @@ struct Event {
     /// Set when the dry-run reported a move (seconds after the event).
     moved_s: Option<f64>,
     stale: bool,
+    /// The dry-run never got an address from DNS (a kind of stale worth its own words).
+    unresolved: bool,
     verdict_done: bool,
     conn: u32,
 }
@@ -187,6 +192,8 @@ pub struct Timeline {
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
     /// a sped-up simulator run reads like the measurements it reproduces.
     speed: f64,
+    /// `--traffic` latencies and failures, for the summary.
+    pings: PingTally,
 }
 
 fn secs(d: Duration) -> f64 {
@@ -205,6 +212,7 @@ impl Timeline {
             dns_set: None,
             opt_in: HashMap::new(),
             speed: 1.0,
+            pings: PingTally::default(),
         }
     }
 
@@ -290,6 +298,7 @@ impl Timeline {
                 version,
                 mode,
                 sent,
+                sim_speed,
             } => {
                 let key = (opt_in, text.clone());
                 let tally = self.opt_in.entry(key).or_default();
@@ -311,6 +320,7 @@ impl Timeline {
                     // Accepted opt-ins are each worth a line; a refusal repeated by every node
                     // of a cluster is one fact.
                     repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
+                    sim_speed,
                 })
             }
             // The watch loop resolves node lists into a topology before the timeline sees them.
@@ -354,6 +364,7 @@ impl Timeline {
                         sources.join(", ")
                     ),
                     rel,
+                    to: None,
                 });
             }
             What::Frame { record, early } => {
@@ -393,6 +404,8 @@ impl Timeline {
             }
             What::Ping { latency, error } => {
                 let window = self.open_window(obs.at);
+                self.pings
+                    .record(latency, error.is_some(), window.as_deref());
                 step.lines.push(WatchLine::Ping {
                     v,
                     t,
@@ -435,7 +448,6 @@ impl Timeline {
         let mut copy_of = None;
         let mut sources_ours = Vec::new();
         if let Classified::Maintenance(n) = &record.parsed {
-            step.notifications += 1;
             let catch_up = early && n.kind.is_retained();
             let key = n.seq.map(|s| (n.kind, s));
             let resent = key.is_some_and(|k| !self.seen.insert(k));
@@ -484,9 +496,14 @@ impl Timeline {
                         handoff_s: None,
                         margin_s: None,
                         copies: 0,
+                        // A MOVING re-sent to our opt-in, never seen before: we joined its
+                        // window after it opened.
+                        joined_open: early && n.kind == Kind::Moving,
+                        silent_close: false,
                     },
                     moved_s: None,
                     stale: false,
+                    unresolved: false,
                     verdict_done: false,
                     conn: conn_id,
                 });
@@ -496,6 +513,9 @@ impl Timeline {
                 Some(i)
             };
             let new = !resent && !catch_up;
+            if new {
+                step.notifications += 1;
+            }
             if new && n.kind.opens() {
                 self.anchor = event_index;
                 rel = self.rel_to(event_index, now);
@@ -615,8 +635,14 @@ impl Timeline {
                 }
                 (true, e.row.window_s, past, self.rel_to(Some(i), now))
             }
-            _ => (false, None, None, self.rel_to(self.anchor, now)),
+            _ => {
+                if cause != CloseCause::Watch {
+                    self.silent_close(now);
+                }
+                (false, None, None, self.rel_to(self.anchor, now))
+            }
         };
+        let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);
         step.actions.push(Action::CancelHandoff { conn: conn_id });
         step.lines.push(WatchLine::Closed {
             v: SCHEMA_VERSION,
@@ -634,9 +660,22 @@ impl Timeline {
             window_s,
             past_s,
             rel,
+            joined_open,
         });
         if let Some(i) = moving {
             self.verdict(step, t, at, i);
+        }
+    }
+
+    /// An unannounced close while a MIGRATING (or another opening event that is not a MOVING)
+    /// is the latest event: the silent end of a shrink. Its row records the close, relative to it.
+    fn silent_close(&mut self, now: Instant) {
+        let Some(i) = self.anchor else { return };
+        let since = self.span(self.events[i].at, now);
+        let e = &mut self.events[i];
+        if e.kind != Kind::Moving && e.row.socket_closed_s.is_none() {
+            e.row.socket_closed_s = Some(since);
+            e.row.silent_close = true;
         }
     }
 
@@ -667,6 +706,7 @@ impl Timeline {
             DnsEventKind::Recovered { addrs, ttl } => {
                 ("recovered", vec![], list(addrs), *ttl, None)
             }
+            DnsEventKind::Waiting { what } => ("waiting", vec![], vec![], None, Some(what.clone())),
         };
         let mut ours_change = None;
         if let DnsEventKind::Changed { before, after, .. } = &kind {
@@ -681,11 +721,13 @@ impl Timeline {
             {
                 ours_change = Some("rejoined".to_string());
             }
-            // The first change after an open MOVING is "DNS moved" for the summary.
+            // The first change after an open MOVING is "DNS moved" for the summary; after another
+            // opening event, the change that drops our address (a silent shrink's only signal).
+            let left = ours_change.as_deref() == Some("left");
             if let Some(i) = self.anchor {
                 let since = self.span(self.events[i].at, now);
                 let e = &mut self.events[i];
-                if e.kind == Kind::Moving && e.row.dns_moved_s.is_none() {
+                if (e.kind == Kind::Moving || left) && e.row.dns_moved_s.is_none() {
                     e.row.dns_moved_s = Some(since);
                 }
             }
@@ -732,7 +774,11 @@ impl Timeline {
         if moves {
             e.moved_s = Some(at_s);
         }
-        e.stale = matches!(outcome, Outcome::StaleAtExpiry { .. });
+        e.stale = matches!(
+            outcome,
+            Outcome::StaleAtExpiry { .. } | Outcome::Unresolved { .. }
+        );
+        e.unresolved = matches!(outcome, Outcome::Unresolved { .. });
         let event_name = e.name();
         let rel = self.rel_to(Some(event), now);
         step.lines.push(WatchLine::Handoff {
@@ -746,6 +792,7 @@ impl Timeline {
             moves,
             text: outcome.to_string(),
             rel,
+            to: outcome.destination(),
         });
         if self.events[event].row.socket_closed_s.is_some() {
             self.verdict(step, t, at, event);
@@ -776,6 +823,10 @@ impl Timeline {
                     -m
                 )
             };
+        } else if e.unresolved {
+            text = format!(
+                "a client following the dry-run could not have moved: DNS gave no address at all (close at +{closed:.1} s)"
+            );
         } else if e.stale {
             text = format!(
                 "a client following the dry-run would have been pushed: the record was still stale when the window expired (close at +{closed:.1} s)"
@@ -833,8 +884,107 @@ impl Timeline {
                 tallies.sort_by(|a, b| b.conns.cmp(&a.conns).then(a.text.cmp(&b.text)));
                 tallies
             },
+            pings: self.pings.stats(),
         }
     }
+}
+
+/// Log-histogram buckets for PING latencies: 1 % wide from 1 µs up to 1000 s, so the tally is
+/// a fixed ~2 k counters however long the watch runs.
+const PING_BUCKET_GROWTH: f64 = 1.01;
+const PING_MIN_MS: f64 = 0.001;
+const PING_BUCKETS: usize = 2084;
+/// Windows named in the failure tally; failures in further windows are counted under "other".
+const PING_WINDOWS: usize = 64;
+
+/// `--traffic` over the whole watch, in bounded memory.
+#[derive(Default)]
+struct PingTally {
+    sent: u64,
+    answered: u64,
+    failures: u64,
+    max_ms: f64,
+    buckets: Vec<u64>,
+    windows: Vec<(String, u64)>,
+}
+
+impl PingTally {
+    fn record(&mut self, latency: Option<Duration>, failed: bool, window: Option<&str>) {
+        self.sent += 1;
+        if failed {
+            self.failures += 1;
+            if let Some(w) = window {
+                let name = if self.windows.len() < PING_WINDOWS
+                    || self.windows.iter().any(|(n, _)| n == w)
+                {
+                    w
+                } else {
+                    "other windows"
+                };
+                match self.windows.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, c)) => *c += 1,
+                    None => self.windows.push((name.to_string(), 1)),
+                }
+            }
+            return;
+        }
+        let Some(latency) = latency else { return };
+        let ms = latency.as_secs_f64() * 1e3;
+        self.answered += 1;
+        self.max_ms = self.max_ms.max(ms);
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; PING_BUCKETS];
+        }
+        self.buckets[ping_bucket(ms)] += 1;
+    }
+
+    /// The latency at quantile `q`: the middle of the bucket holding it, never above the max.
+    fn quantile(&self, q: f64) -> Option<f64> {
+        if self.answered == 0 {
+            return None;
+        }
+        let rank = ((q * self.answered as f64).ceil() as u64).clamp(1, self.answered);
+        let mut seen = 0;
+        for (i, count) in self.buckets.iter().enumerate() {
+            seen += count;
+            if seen >= rank {
+                let mid = PING_MIN_MS * PING_BUCKET_GROWTH.powf(i as f64 + 0.5);
+                return Some(round3(mid.min(self.max_ms)));
+            }
+        }
+        Some(round3(self.max_ms))
+    }
+
+    fn stats(&self) -> Option<crate::record::PingStats> {
+        (self.sent > 0).then(|| crate::record::PingStats {
+            sent: self.sent,
+            answered: self.answered,
+            failures: self.failures,
+            p50_ms: self.quantile(0.50),
+            p99_ms: self.quantile(0.99),
+            max_ms: (self.answered > 0).then(|| round3(self.max_ms)),
+            failure_windows: self
+                .windows
+                .iter()
+                .map(|(window, failures)| crate::record::WindowFailures {
+                    window: window.clone(),
+                    failures: *failures,
+                })
+                .collect(),
+        })
+    }
+}
+
+fn ping_bucket(ms: f64) -> usize {
+    if ms <= PING_MIN_MS {
+        return 0;
+    }
+    let i = ((ms / PING_MIN_MS).ln() / PING_BUCKET_GROWTH.ln()).floor();
+    (i as usize).min(PING_BUCKETS - 1)
+}
+
+fn round3(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
 }
 
 fn secs_f(s: f64) -> f64 {
@@ -849,6 +999,7 @@ fn outcome_facts(outcome: &Outcome) -> (&'static str, Duration, bool) {
         Outcome::SteppedSideways { at, .. } => ("stepped_sideways", *at, true),
         Outcome::Moved { at, .. } => ("moved", *at, true),
         Outcome::StaleAtExpiry { at, .. } => ("stale_at_expiry", *at, false),
+        Outcome::Unresolved { at, .. } => ("unresolved", *at, false),
         Outcome::Cancelled { at, .. } => ("cancelled", *at, false),
     }
 }
@@ -1061,6 +1212,7 @@ mod tests {
                     at: Duration::from_secs(15),
                     polls: 15,
                     cannot_tell: 0,
+                    window: Duration::from_secs(15),
                 },
             },
         );
@@ -1108,5 +1260,169 @@ mod tests {
         let step = f.server_close(1.66);
         let (_, past, _) = closed(&step);
         assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
+    }
+    fn summary_rows(f: &Fixture) -> Vec<EventRow> {
+        match f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x") {
+            WatchLine::Summary { events, .. } => events,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn count_is_of_logical_events_not_copies() {
+        let mut f = Fixture::new();
+        assert_eq!(f.frame(0.0, MOVING, false).notifications, 1);
+        // The same (type, seq) from a second cluster node, and re-sent to an opt-in.
+        let copy = f.at(
+            0.01,
+            2,
+            What::Frame {
+                record: record(MOVING),
+                early: false,
+            },
+        );
+        assert_eq!(copy.notifications, 0);
+        assert_eq!(f.frame(3.0, MOVING, true).notifications, 0);
+        assert_eq!(
+            f.frame(4.0, MIGRATED, true).notifications,
+            0,
+            "a catch-up replay"
+        );
+        assert_eq!(f.frame(5.0, MIGRATING, false).notifications, 1);
+    }
+
+    #[test]
+    fn silent_shrink_row_records_the_dns_drop_and_the_silent_close() {
+        let mut f = Fixture::new();
+        f.frame(4.3, MIGRATING, false);
+        f.frame(16.6, MIGRATED, false);
+        let a2: IpAddr = "127.0.0.2".parse().unwrap();
+        let a3: IpAddr = "127.0.0.3".parse().unwrap();
+        f.at(
+            21.4,
+            0,
+            What::Dns {
+                host: "db".into(),
+                kind: DnsEventKind::Changed {
+                    before: [a2, a3].into(),
+                    after: [a3].into(),
+                    ttl: Some(5),
+                },
+            },
+        );
+        let step = f.server_close(34.7);
+        let (announced, _, rel) = closed(&step);
+        assert!(!announced);
+        assert_eq!(rel.unwrap().to, "MIGRATING seq 0");
+        let rows = summary_rows(&f);
+        let row = &rows[0];
+        assert_eq!(row.kind, "MIGRATING");
+        assert!((row.dns_moved_s.unwrap() - 17.1).abs() < 1e-6, "{row:?}");
+        assert!(
+            (row.socket_closed_s.unwrap() - 30.4).abs() < 1e-6,
+            "{row:?}"
+        );
+        assert!(row.silent_close);
+        assert_eq!(
+            row.overshoot_s, None,
+            "nothing announced, nothing to overshoot"
+        );
+    }
+
+    #[test]
+    fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
+        let mut f = Fixture::new();
+        let step = f.frame(0.2, MOVING, true);
+        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(labels, &vec![Label::WithOptIn]);
+        let step = f.server_close(1.8);
+        let joined = step.lines.iter().find_map(|l| match l {
+            WatchLine::Closed {
+                joined_open,
+                past_s,
+                ..
+            } => Some((*joined_open, *past_s)),
+            _ => None,
+        });
+        let (joined, past) = joined.expect("a closed line");
+        assert!(joined, "the close line carries the caveat");
+        assert!(
+            (past.unwrap() + 13.4).abs() < 1e-6,
+            "from receipt: {past:?}"
+        );
+        assert!(summary_rows(&f)[0].joined_open);
+        // A MOVING seen live is not one we joined.
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        assert!(!summary_rows(&f)[0].joined_open);
+    }
+
+    #[test]
+    fn pings_are_summarised_with_percentiles_and_the_window_of_each_failure() {
+        let mut f = Fixture::new();
+        for ms in 1..=100u64 {
+            f.at(
+                0.0,
+                1,
+                What::Ping {
+                    latency: Some(Duration::from_millis(ms)),
+                    error: None,
+                },
+            );
+        }
+        f.frame(1.0, MOVING, false);
+        for _ in 0..2 {
+            f.at(
+                2.0,
+                1,
+                What::Ping {
+                    latency: None,
+                    error: Some("connection closed".into()),
+                },
+            );
+        }
+        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        else {
+            panic!()
+        };
+        let p = pings.expect("ping figures");
+        assert_eq!((p.sent, p.answered, p.failures), (102, 100, 2));
+        let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() <= want * 0.011;
+        assert!(near(p.p50_ms, 50.0), "{p:?}");
+        assert!(near(p.p99_ms, 99.0), "{p:?}");
+        assert_eq!(p.max_ms, Some(100.0));
+        assert_eq!(p.failure_windows.len(), 1);
+        assert_eq!(p.failure_windows[0].window, "MOVING seq 0");
+        assert_eq!(p.failure_windows[0].failures, 2);
+        // No PING, no figures.
+        let f = Fixture::new();
+        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        else {
+            panic!()
+        };
+        assert!(pings.is_none());
+    }
+
+    #[test]
+    fn the_handoff_line_names_its_destination() {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        let step = f.at(
+            0.3,
+            1,
+            What::Handoff {
+                event: 0,
+                outcome: Outcome::SteppedSideways {
+                    to: "127.0.0.3".parse().unwrap(),
+                    at: Duration::from_millis(300),
+                },
+            },
+        );
+        let WatchLine::Handoff { to, .. } = &step.lines[0] else {
+            panic!()
+        };
+        assert_eq!(to.as_deref(), Some("127.0.0.3"));
     }
 }

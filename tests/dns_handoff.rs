@@ -353,3 +353,85 @@ async fn handoff_moves_once_real_dns_follows() {
     );
     dns.shutdown().await;
 }
+
+/// A resolver stuck on a dead nameserver: never answers.
+struct NeverAnswers;
+
+impl Resolve for NeverAnswers {
+    fn resolve(&self, _host: &str) -> impl std::future::Future<Output = Resolution> + Send {
+        std::future::pending()
+    }
+
+    fn source(&self) -> String {
+        "nameserver 127.0.0.1:9".into()
+    }
+}
+
+/// A nameserver that never answers is reported within one interval plus the query timeout,
+/// and before that the slow poll says what it waits for (paused clock: exact offsets).
+#[tokio::test(start_paused = true)]
+async fn unanswered_poll_says_what_it_waits_for_then_cannot_tell_within_the_timeout() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let started = tokio::time::Instant::now();
+    let timeout = Duration::from_secs(3);
+    let _task = maintwatch::dns::spawn_poller_bounded(
+        NeverAnswers,
+        HOST.to_string(),
+        Duration::from_millis(500),
+        timeout,
+        tx,
+    );
+    let waiting = next_event(&mut rx).await;
+    let DnsEventKind::Waiting { what } = &waiting.kind else {
+        panic!("{waiting:?}")
+    };
+    assert!(
+        what.contains(HOST) && what.contains("nameserver 127.0.0.1:9"),
+        "{what}"
+    );
+    assert_eq!(waiting.at - started, Duration::from_secs(1));
+    let failed = next_event(&mut rx).await;
+    let DnsEventKind::CannotTell { reason } = &failed.kind else {
+        panic!("{failed:?}")
+    };
+    assert!(
+        reason.contains("no answer from nameserver 127.0.0.1:9 within 3s"),
+        "{reason}"
+    );
+    // The first poll is at once: "cannot tell" at the query timeout, not after retries.
+    assert_eq!(failed.at - started, timeout);
+    // The run of failures is reported once: the next slow poll says nothing new.
+    let quiet = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
+}
+
+/// The same against a real UDP socket on loopback that never answers: the poller says it is
+/// waiting, then "cannot tell", in that order, instead of staying silent.
+#[tokio::test]
+async fn silent_nameserver_socket_is_waiting_then_cannot_tell() {
+    let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let timeout = Duration::from_millis(400);
+    let resolver = DnsResolver::new(&DnsOptions {
+        server: Some(silent.local_addr().unwrap()),
+        timeout,
+    })
+    .unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let _task = maintwatch::dns::spawn_poller_bounded(
+        resolver,
+        HOST.to_string(),
+        Duration::from_millis(100),
+        timeout,
+        tx,
+    );
+    let first = next_event(&mut rx).await;
+    assert!(
+        matches!(&first.kind, DnsEventKind::Waiting { what } if what.contains(&silent.local_addr().unwrap().to_string())),
+        "{first:?}"
+    );
+    let second = next_event(&mut rx).await;
+    assert!(
+        matches!(second.kind, DnsEventKind::CannotTell { .. }),
+        "{second:?}"
+    );
+}

@@ -131,6 +131,8 @@ fn row(kind: &str, seq: Option<i64>, t: f64) -> EventRow {
         handoff_s: None,
         margin_s: None,
         copies: 0,
+        joined_open: false,
+        silent_close: false,
     }
 }
 
@@ -146,6 +148,15 @@ fn conn(conn: u32, endpoint: &str, notifications: u32, closes: u32) -> ConnTotal
 }
 
 fn summary(events: Vec<EventRow>, conns: Vec<ConnTotals>, opt_in: Vec<OptInTally>) -> String {
+    summary_with(events, conns, opt_in, None)
+}
+
+fn summary_with(
+    events: Vec<EventRow>,
+    conns: Vec<ConnTotals>,
+    opt_in: Vec<OptInTally>,
+    pings: Option<maintwatch::record::PingStats>,
+) -> String {
     let line = WatchLine::Summary {
         v: 1,
         t: 95.4,
@@ -154,8 +165,9 @@ fn summary(events: Vec<EventRow>, conns: Vec<ConnTotals>, opt_in: Vec<OptInTally
         events,
         conns,
         opt_in,
+        pings,
     };
-    render(&line, &Style { color: false }).join("\n")
+    render(&line, &Style::default()).join("\n")
 }
 
 #[test]
@@ -212,6 +224,61 @@ fn summary_table() {
     insta::assert_snapshot!("summary_table", text);
 }
 
+/// A MOVING that came with the opt-in (possibly open before we joined), a silent shrink's MIGRATING (the DNS drop and the close
+/// nothing announced, both relative to it), and the `--traffic` figures.
+#[test]
+fn summary_table_with_joined_window_silent_close_and_traffic() {
+    let joined = EventRow {
+        window_s: Some(15),
+        socket_closed_s: Some(1.6),
+        overshoot_s: Some(-13.4),
+        handoff: Some("stepped_sideways".into()),
+        handoff_s: Some(0.2),
+        margin_s: Some(1.4),
+        joined_open: true,
+        ..row("MOVING", Some(7), 0.3)
+    };
+    let shrink = EventRow {
+        window_s: Some(2),
+        closed_by_notification_s: Some(12.3),
+        dns_moved_s: Some(17.1),
+        socket_closed_s: Some(30.4),
+        silent_close: true,
+        ..row("MIGRATING", Some(8), 20.0)
+    };
+    let pings = maintwatch::record::PingStats {
+        sent: 120,
+        answered: 117,
+        failures: 3,
+        p50_ms: Some(0.212),
+        p99_ms: Some(1.905),
+        max_ms: Some(3.4),
+        failure_windows: vec![maintwatch::record::WindowFailures {
+            window: "MOVING seq 7".into(),
+            failures: 3,
+        }],
+    };
+    let text = summary_with(
+        vec![joined, shrink, row("MIGRATED", Some(9), 32.3)],
+        vec![conn(1, "redis://db.example.net:12000", 3, 1)],
+        Vec::new(),
+        Some(pings),
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80: {line}");
+    }
+    assert!(
+        text.contains("+30.4 s") && text.contains("(silent)"),
+        "{text}"
+    );
+    assert!(text.contains("+17.1 s"), "{text}");
+    assert!(
+        text.contains("3 failed, all 3 during MOVING seq 7"),
+        "{text}"
+    );
+    insta::assert_snapshot!("summary_table_marks_traffic", text);
+}
+
 #[test]
 fn summary_without_events() {
     let text = summary(
@@ -255,7 +322,8 @@ fn demo_timeline_shard_migration() {
 ///   order printed;
 /// - for the same reason, whether the initial DNS answer came after the first push (and so
 ///   carries an offset), and whether that push, sent right after the opt-in's `+OK`, was read
-///   together with it (`[with opt-in]`, about one run in ten).
+///   together with it (`[with opt-in]`, about one run in ten, and then the note under it that
+///   its window may have opened before we joined).
 ///
 /// comfy-table wraps a long cell at a point that depends on its length (here the endpoint and its
 /// port), so wrapped table rows are joined into one line before the port is redacted.
@@ -271,7 +339,7 @@ fn stable_demo(out: &str) -> String {
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
         .expect("the DNS server's port");
 
-    let lines = unwrap_table_rows(out.lines().map(str::to_string).collect());
+    let lines = unwrap_table_rows(unwrap_entries(out));
     let mut head = Vec::new();
     let mut untied = Vec::new();
     let mut conns: Vec<(String, Vec<String>)> = Vec::new();
@@ -283,23 +351,25 @@ fn stable_demo(out: &str) -> String {
     for raw in &lines {
         let line = replace_token(&redact_clock(raw), &format!(":{port}"), ":PORT");
         let line = replace_token(&line, &format!(":{dns_port}"), ":DNSPORT");
-        let line = line.replace(
-            &format!("maintwatch {}", env!("CARGO_PKG_VERSION")),
-            "maintwatch VERSION",
-        );
+        let line = line
+            .replace(
+                &format!("maintwatch {}", env!("CARGO_PKG_VERSION")),
+                "maintwatch VERSION",
+            )
+            .replace(&format!("(v{})", env!("CARGO_PKG_VERSION")), "(vVERSION)");
         // The summary comes last, once every source has stopped.
         at_end |= line.starts_with("summary: ");
         if at_end {
             tail.push(mask_numbers(&line));
         } else if let Some(rest) = line.strip_prefix("    sim | ") {
             sim.push(format!("    sim | {}", mask_numbers(rest)));
-        } else if let Some(rest) = line.strip_prefix("HH:MM:SS.ffffff ") {
+        } else if let Some(rest) = line.strip_prefix(&format!("{CLOCK} ")) {
             let tag_end = rest.find(']').expect("a [conn] tag") + 1;
             let (tag, entry) = rest.split_at(tag_end);
             let entry = mask_numbers(entry).replace(" [with opt-in]", "");
             if tag == "[-]" {
                 let entry = entry.strip_prefix(" +N.NNN").unwrap_or(&entry).to_string();
-                untied.push(format!("HH:MM:SS.ffffff {tag}{entry}"));
+                untied.push(format!("{CLOCK} {tag}{entry}"));
             } else {
                 let group = match conns.iter_mut().find(|(t, _)| t == tag) {
                     Some(g) => g,
@@ -308,9 +378,11 @@ fn stable_demo(out: &str) -> String {
                         conns.last_mut().unwrap()
                     }
                 };
-                group.1.push(format!("HH:MM:SS.ffffff {tag}{entry}"));
+                group.1.push(format!("{CLOCK} {tag}{entry}"));
             }
             current = Some(tag.to_string());
+        } else if line.starts_with("      note: came with the opt-in") {
+            continue;
         } else if line.starts_with("      ") && current.is_some() {
             let tag = current.as_deref().unwrap();
             match conns.iter_mut().find(|(t, _)| t == tag) {
@@ -338,19 +410,40 @@ fn stable_demo(out: &str) -> String {
     text.join("\n")
 }
 
+/// Joins an entry wrapped at 80 columns (continued on lines indented by 8 spaces) back into one
+/// line: where it wraps depends on the width of the numbers in it, which vary between runs.
+fn unwrap_entries(out: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in out.lines() {
+        match (line.strip_prefix("        "), lines.last_mut()) {
+            (Some(rest), Some(last)) if !rest.starts_with(' ') => {
+                last.push(' ');
+                last.push_str(rest);
+            }
+            _ => lines.push(line.to_string()),
+        }
+    }
+    lines
+}
+
 fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
     let from = s.find(start)? + start.len();
     let len = s[from..].find(end)?;
     Some(&s[from..from + len])
 }
 
-/// `HH:MM:SS.ffffff` for every `\d\d:\d\d:\d\d\.\d{6}`.
+/// `HH:MM:SS.ffffff` for every `\d\d:\d\d:\d\d\.\d{6}` (`--time-format full`), and
+/// `HH:MM:SS.mmm` for every `\d\d:\d\d:\d\d\.\d{3}` (the compact default).
+/// The redacted compact clock that starts every timeline line of the demo.
+const CLOCK: &str = "HH:MM:SS.mmm";
+
 fn redact_clock(line: &str) -> String {
-    const SHAPE: &[u8] = b"dd:dd:dd.dddddd";
+    const FULL: &[u8] = b"dd:dd:dd.dddddd";
+    const COMPACT: &[u8] = b"dd:dd:dd.ddd";
     let bytes = line.as_bytes();
-    let fits = |at: usize| {
-        bytes.len() >= at + SHAPE.len()
-            && SHAPE.iter().zip(&bytes[at..]).all(|(&s, &b)| match s {
+    let fits = |at: usize, shape: &[u8]| {
+        bytes.len() >= at + shape.len()
+            && shape.iter().zip(&bytes[at..]).all(|(&s, &b)| match s {
                 b'd' => b.is_ascii_digit(),
                 _ => b == s,
             })
@@ -358,9 +451,12 @@ fn redact_clock(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut i = 0;
     while i < line.len() {
-        if line.is_char_boundary(i) && fits(i) {
+        if line.is_char_boundary(i) && fits(i, FULL) {
             out.push_str("HH:MM:SS.ffffff");
-            i += SHAPE.len();
+            i += FULL.len();
+        } else if line.is_char_boundary(i) && fits(i, COMPACT) {
+            out.push_str(CLOCK);
+            i += COMPACT.len();
         } else {
             let c = line[i..].chars().next().unwrap();
             out.push(c);
@@ -499,6 +595,10 @@ fn the_demo_normalisation_removes_only_what_varies() {
     assert_eq!(
         redact_clock("00:22:35.686521 [-] at 1:2"),
         "HH:MM:SS.ffffff [-] at 1:2"
+    );
+    assert_eq!(
+        redact_clock("00:22:35.686 [-] at 1:2"),
+        "HH:MM:SS.mmm [-] at 1:2"
     );
     assert_eq!(
         replace_token("a:4050 b:40503", ":4050", ":P"),

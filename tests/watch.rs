@@ -1023,3 +1023,611 @@ async fn decide_steps_sideways_against_the_simulators_dns() {
     assert_eq!(v["outcome"], "stepped_sideways");
     assert_eq!(v["to"], "127.0.0.3");
 }
+
+// ---- A2: what the watch prints and computes per line (issues 12 and 14) ----
+
+/// A RESP3 server written for one test: each command a client sends is answered by `answer`
+/// (given the command's words, upper-cased), and whatever `answer` returns is written as is.
+/// Counts the PINGs it answered.
+struct Scripted {
+    addr: std::net::SocketAddr,
+    pings: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn scripted_server(answer: fn(&[String]) -> Vec<u8>) -> Scripted {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let pings = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = pings.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut reader = maintwatch::resp::StreamReader::default();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let n = match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    reader.extend(&buf[..n]);
+                    let mut commands = Vec::new();
+                    let parsed = reader.drain(|frame, _, _| {
+                        if let maintwatch::resp::Frame::Array(items) = frame {
+                            commands.push(
+                                items
+                                    .iter()
+                                    .map(|i| {
+                                        String::from_utf8_lossy(i.as_text().unwrap_or_default())
+                                            .to_ascii_uppercase()
+                                    })
+                                    .collect::<Vec<_>>(),
+                            );
+                        }
+                    });
+                    if parsed.is_err() {
+                        return;
+                    }
+                    for cmd in commands {
+                        if cmd.first().map(String::as_str) == Some("PING") {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                        }
+                        if s.write_all(&answer(&cmd)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    Scripted { addr, pings }
+}
+
+fn blob(out: &mut Vec<u8>, text: &[u8]) {
+    out.extend_from_slice(format!("${}\r\n", text.len()).as_bytes());
+    out.extend_from_slice(text);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A HELLO 3 reply naming `server`.
+fn hello_reply(server: &[u8]) -> Vec<u8> {
+    let mut out = b"%3\r\n".to_vec();
+    blob(&mut out, b"server");
+    blob(&mut out, server);
+    blob(&mut out, b"version");
+    blob(&mut out, b"8.0.2");
+    blob(&mut out, b"proto");
+    out.extend_from_slice(b":3\r\n");
+    out
+}
+
+const FORGED: &[u8] = b"\r\n00:00:00.000000 [1] opt-in accepted FAKE\r\n";
+
+/// Runs the binary to its end and returns (exit code, stdout, stderr).
+async fn run_watch(args: &[&str]) -> (i32, Vec<u8>, String) {
+    let out = tokio::time::timeout(
+        GUARD,
+        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .arg("watch")
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the watch ends")
+    .unwrap();
+    (
+        out.status.code().expect("exit code"),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Terminal escapes, title changes (OSC), CR/LF and C1/bidi characters from the server, in HELLO's
+/// `server`, the opt-in's refusal, a push's name and a MOVING's target: the human output carries
+/// every one escaped, and no line a server forged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_text_is_escaped_before_it_reaches_the_terminal() {
+    let server = scripted_server(|cmd| match cmd.first().map(String::as_str) {
+        Some("HELLO") => {
+            let mut name = b"redis\x1b[2J\x1b]0;pwned\x07".to_vec();
+            name.extend_from_slice(FORGED);
+            hello_reply(&name)
+        }
+        Some("CLIENT") => {
+            // A blob error: the only kind of error that can hold CR/LF.
+            let mut text = b"ERR no\x1b[31m\xc2\x9b\xe2\x80\xae".to_vec();
+            text.extend_from_slice(FORGED);
+            let mut out = format!("!{}\r\n", text.len()).into_bytes();
+            out.extend_from_slice(&text);
+            out.extend_from_slice(b"\r\n");
+            // Then the pushes: a named one and a MOVING whose target forges a line.
+            let mut push = b">2\r\n".to_vec();
+            let mut name = b"evil\x1b[H".to_vec();
+            name.extend_from_slice(FORGED);
+            blob(&mut push, &name);
+            blob(&mut push, b"x");
+            out.extend_from_slice(&push);
+            let mut moving = b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n".to_vec();
+            let mut target = b"db\x1b]0;t\x07".to_vec();
+            target.extend_from_slice(FORGED);
+            target.extend_from_slice(b":6379");
+            blob(&mut moving, &target);
+            out.extend_from_slice(&moving);
+            out
+        }
+        _ => b"+OK\r\n".to_vec(),
+    })
+    .await;
+    let url = format!("redis://{}", server.addr);
+    let (code, stdout, stderr) = run_watch(&[
+        &url,
+        "--count",
+        "1",
+        "--no-dns",
+        "--no-handoff",
+        "--color",
+        "never",
+    ])
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    for bad in [0x1bu8, b'\r', 0x07] {
+        assert!(
+            !stdout.contains(&bad),
+            "byte {bad:#04x} reached stdout:\n{}",
+            String::from_utf8_lossy(&stdout)
+        );
+    }
+    let text = String::from_utf8(stdout).unwrap();
+    assert!(
+        !text
+            .chars()
+            .any(|c| c != '\n' && maintwatch::escape::is_unsafe_char(c)),
+        "{text}"
+    );
+    for line in text.lines() {
+        // An entry wrapped at 80 columns continues on an indented line; a forged line would
+        // start at the margin.
+        if let Some(at) = line.find("opt-in accepted FAKE") {
+            assert!(
+                line[..at].contains("\\r\\n") || line.starts_with(' '),
+                "a forged line, not escaped text inside one: {line:?}"
+            );
+        }
+        assert!(!line.starts_with("00:00:00.000000"), "forged: {line:?}");
+    }
+    // Everything was shown (escaped), not dropped.
+    for shown in [
+        "redis\\x1b[2J\\x1b]0;pwned\\x07\\r\\n",
+        "ERR no\\x1b[31m\\u{9b}\\u{202e}\\r\\n",
+        "evil\\x1b[H\\r\\n",
+        "db\\x1b]0;t\\x07\\r\\n",
+    ] {
+        assert!(text.contains(shown), "{shown:?} missing from:\n{text}");
+    }
+}
+
+/// `--tracking`: the +OK to our own CLIENT TRACKING is not shown as a stray reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tracking_ok_is_not_shown_as_a_reply() {
+    let server = scripted_server(|cmd| {
+        let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        match words.as_slice() {
+            ["HELLO", ..] => hello_reply(b"redis"),
+            ["CLIENT", "TRACKING", ..] => {
+                // The +OK, then a notification so that --count ends the watch after it.
+                b"+OK\r\n>4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n_\r\n".to_vec()
+            }
+            _ => b"+OK\r\n".to_vec(),
+        }
+    })
+    .await;
+    let url = format!("redis://{}", server.addr);
+    let (code, stdout, stderr) = run_watch(&[
+        &url,
+        "--tracking",
+        "--count",
+        "1",
+        "--no-dns",
+        "--no-handoff",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<WatchLine> = String::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines.iter().any(|l| is_kind(l, Kind::Moving)),
+        "the MOVING after it is shown: {lines:#?}"
+    );
+    let replies: Vec<&WatchLine> = lines
+        .iter()
+        .filter(
+            |l| matches!(l, WatchLine::Push { frame, .. } if frame.parsed == Classified::NotPush),
+        )
+        .collect();
+    assert!(replies.is_empty(), "a stray reply line: {replies:#?}");
+}
+
+/// `--traffic`: the summary has p50, p99, max and failures; the per-PING lines only with -v;
+/// and `--traffic 0` is raised to the 10 ms floor, said on stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traffic_is_summarised_and_per_ping_lines_need_verbose() {
+    let server = scripted_server(|cmd| match cmd.first().map(String::as_str) {
+        Some("HELLO") => hello_reply(b"redis"),
+        Some("PING") => b"+PONG\r\n".to_vec(),
+        _ => b"+OK\r\n".to_vec(),
+    })
+    .await;
+    let url = format!("redis://{}", server.addr);
+    let base = [url.as_str(), "--no-dns", "--no-handoff", "--color", "never"];
+    let (code, quiet, stderr) =
+        run_watch(&[&base[..], &["--traffic", "20ms", "--duration", "500ms"]].concat()).await;
+    assert_eq!(code, 0, "{stderr}");
+    let quiet = String::from_utf8(quiet).unwrap();
+    assert!(
+        !quiet.lines().any(|l| l.contains("] PING ")),
+        "per-PING lines without -v:\n{quiet}"
+    );
+    let figures = quiet
+        .lines()
+        .find(|l| l.starts_with("traffic: ") && l.contains("p50"))
+        .unwrap_or_else(|| panic!("no traffic figures in the summary:\n{quiet}"));
+    assert!(
+        figures.contains("p99") && figures.contains("max"),
+        "{figures}"
+    );
+    assert!(quiet.contains("traffic: none failed"), "{quiet}");
+
+    let (code, verbose, stderr) = run_watch(
+        &[
+            &base[..],
+            &["--traffic", "20ms", "--duration", "300ms", "-v"],
+        ]
+        .concat(),
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    let verbose = String::from_utf8(verbose).unwrap();
+    assert!(
+        verbose.lines().any(|l| l.contains("] PING ")),
+        "-v shows each PING:\n{verbose}"
+    );
+
+    let before = server.pings.load(std::sync::atomic::Ordering::SeqCst);
+    let (code, json, stderr) = run_watch(
+        &[
+            &base[..],
+            &["--traffic", "0", "--duration", "300ms", "--json"],
+        ]
+        .concat(),
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("below the 10 ms floor"), "{stderr}");
+    let lines: Vec<WatchLine> = String::from_utf8(json)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let Some(WatchLine::Summary { t, pings, .. }) = lines.last() else {
+        panic!("no summary")
+    };
+    let sent = server.pings.load(std::sync::atomic::Ordering::SeqCst) - before;
+    // At one PING per 10 ms at most, a watch of t seconds sends at most t / 0.01 + 1.
+    let bound = (t / 0.010).floor() as usize + 1;
+    assert!(
+        sent <= bound,
+        "{sent} PINGs in {t} s: the floor did not hold"
+    );
+    // The summary counts every PING answered; one may still have been in flight at the stop.
+    let counted = pings.as_ref().map_or(0, |p| p.sent as usize);
+    assert!(
+        counted > 0 && (sent == counted || sent == counted + 1),
+        "{counted} vs {sent}"
+    );
+}
+
+/// `--count` counts logical events: the copy every connection gets of one MOVING is not a
+/// second event, so `--count 2` waits for the MIGRATING that follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn count_is_of_events_not_of_copies() {
+    let scenario = maintwatch::sim::Scenario::parse(
+        "count.scn",
+        "name count\nabout one MOVING then one MIGRATING, two connections\n\
+         proxies 127.0.0.2 127.0.0.3\ndns 127.0.0.2 127.0.0.3\nstart opt-in 2\n\
+         at 0.0 push 127.0.0.2 MOVING time=15 target=null\n\
+         at 2.0 push 127.0.0.2 MIGRATING time=2 shards=[\"1\"]\nend 30.0\n",
+    )
+    .unwrap();
+    let mut run = start_with(scenario, 10.0, &["--connections", "2", "--count", "2"]).await;
+    run.until("the summary", |l| {
+        matches!(l.last(), Some(WatchLine::Summary { .. }))
+    })
+    .await;
+    let seen = &run.seen;
+    let Some(WatchLine::Summary { reason, events, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(reason, "count");
+    assert!(
+        seen.iter().any(|l| is_kind(l, Kind::Migrating)),
+        "two copies of the MOVING are one event: the watch waited for the MIGRATING"
+    );
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(
+        events[0].copies, 1,
+        "the MOVING's copy is counted as a copy"
+    );
+}
+
+/// A silent shrink: the MIGRATING's summary row holds the DNS drop and the silent close,
+/// relative to it, like the lines do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_shrink_summary_row_has_the_dns_drop_and_the_silent_close() {
+    let mut run = start("silent-shrink", 20.0, &[]).await;
+    run.until("the reconnect after the silent close", reconnected)
+        .await;
+    run.interrupt().await;
+    let seen = &run.seen;
+    let dns_rel = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Dns {
+                ours: Some(o),
+                rel: Some(r),
+                ..
+            } if o == "left" => Some(r.s),
+            _ => None,
+        })
+        .expect("our address leaves the record");
+    let close_rel = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Closed {
+                by, rel: Some(r), ..
+            } if by == "server" => Some(r.s),
+            _ => None,
+        })
+        .expect("the silent close");
+    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+        panic!()
+    };
+    let row = &events[0];
+    assert_eq!(row.kind, "MIGRATING");
+    assert_eq!(
+        row.dns_moved_s,
+        Some(dns_rel),
+        "the row says what the DNS line said"
+    );
+    assert_eq!(
+        row.socket_closed_s,
+        Some(close_rel),
+        "and what the close line said"
+    );
+    assert!(row.silent_close);
+    assert!(dns_rel < close_rel);
+}
+
+/// Joining mid-window against `simulate --speed 8` without `--sim-speed`: the watch adopts the
+/// speed the simulator announces, and the MOVING re-sent with the opt-in is a window already
+/// open, its close stated from receipt with that caveat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_open() {
+    let scenario = maintwatch::sim::Scenario::parse(
+        "joined.scn",
+        "name joined\nabout a MOVING whose window is open before the watch connects\n\
+         proxies 127.0.0.2\ndns 127.0.0.2\nstart now\n\
+         at 0.5 push 127.0.0.2 MOVING time=60 target=null\n\
+         at 61.0 close 127.0.0.2\nend 70.0\n",
+    )
+    .unwrap();
+    let mut opts = SimOptions::new(scenario);
+    opts.speed = 8.0;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let mut events = sim.events();
+    tokio::time::timeout(GUARD, async {
+        loop {
+            if let Ok(ev) = events.recv().await {
+                if matches!(ev.what, SimWhat::Pushed { .. }) {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .expect("the MOVING step ran before anyone connected");
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &url, "--json", "--no-handoff", "--dns-server"])
+        .arg(sim.dns_addr().to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    common::read_until(&mut lines, &mut seen, GUARD, "the close", |l| {
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Closed { by, .. } if by == "server"))
+    })
+    .await;
+    let speed = seen.iter().find_map(|l| match l {
+        WatchLine::Handshake { sim_speed, .. } => *sim_speed,
+        _ => None,
+    });
+    let speed = speed.expect("the simulator announced its speed");
+    assert_eq!(
+        (speed.announced, speed.used, speed.given),
+        (8.0, 8.0, false)
+    );
+    let labels = seen.iter().find_map(|l| match l {
+        WatchLine::Push { labels, .. } if is_kind(l, Kind::Moving) => Some(labels.clone()),
+        _ => None,
+    });
+    assert_eq!(labels, Some(vec![Label::WithOptIn]));
+    let (joined_open, rel) = seen
+        .iter()
+        .find_map(|l| match l {
+            WatchLine::Closed {
+                by,
+                joined_open,
+                rel,
+                ..
+            } if by == "server" => Some((*joined_open, rel.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert!(joined_open, "the close carries the caveat");
+    // In scenario seconds from receipt: under the 60.5 s since the MOVING was sent, and above
+    // the 61 / 8 s a watch reading real seconds would have said (it joined within seconds).
+    let s = rel.unwrap().s;
+    assert!(s < 61.0, "{s}");
+    assert!(
+        s > 61.0 / 8.0,
+        "offsets are in the simulator's seconds: {s}"
+    );
+}
+
+/// `decide` on a name the nameserver does not know: its own outcome, not "window expired ...
+/// (a normal outcome)"; and `--json` carries `type` and `v` like every JSON line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decide_on_a_name_that_never_resolves_says_so() {
+    let sim = Simulator::start(SimOptions::new(scenarios::by_name("multi-proxy").unwrap()))
+        .await
+        .unwrap();
+    let endpoint = format!(
+        "nosuch.{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let decide = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
+        c.args(["decide", "--endpoint", &endpoint, "--current", "127.0.0.2"])
+            .args(["--window", "2s", "--poll", "500ms"])
+            .args(["--dns-server", &sim.dns_addr().to_string()]);
+        if json {
+            c.arg("--json");
+        }
+        c.output()
+    };
+    let out = decide(true).await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["type"], "decision");
+    assert_eq!(v["v"], 1);
+    assert_eq!(v["outcome"], "unresolved");
+    assert_eq!(v["destination"], serde_json::Value::Null);
+    assert_eq!(v["reason"], "no A or AAAA records");
+    let text = String::from_utf8(decide(false).await.unwrap().stdout).unwrap();
+    assert!(text.contains("could not be resolved at all"), "{text}");
+    assert!(!text.contains("normal outcome"), "{text}");
+}
+
+/// A 2 s window against a nameserver that never answers: the outcome says DNS never answered,
+/// and when it comes after the window it says why (the query's timeout ran past it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
+    let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args([
+            "decide",
+            "--endpoint",
+            "db.example.test:6379",
+            "--current",
+            "127.0.0.2",
+        ])
+        .args(["--window", "2s", "--json"])
+        .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], "unresolved", "{v}");
+    let at = v["at_s"].as_f64().unwrap();
+    let window = v["window_s"].as_f64().unwrap();
+    assert_eq!(window, 2.0);
+    let text = String::from_utf8(
+        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args([
+                "decide",
+                "--endpoint",
+                "db.example.test:6379",
+                "--current",
+                "127.0.0.2",
+            ])
+            .args(["--window", "2s"])
+            .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
+            .output()
+            .await
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("could not be resolved at all"), "{text}");
+    // The first query is never cut short; with a 2 s query timeout it ends at or after the
+    // window, and the text must then say why the outcome is late.
+    if at > window + 0.1 {
+        assert!(text.contains("ran past"), "at +{at} s: {text}");
+    }
+}
+
+/// `--sim-speed` that disagrees with the speed the simulator announces is kept, and warned
+/// about (stderr and the handshake line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sim_speed_that_disagrees_with_the_simulator_is_warned_about() {
+    let mut opts = SimOptions::new(scenarios::by_name("single-proxy").unwrap());
+    opts.speed = 8.0;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let (code, stdout, stderr) = run_watch(&[
+        &url,
+        "--json",
+        "--no-handoff",
+        "--sim-speed",
+        "2",
+        "--count",
+        "1",
+        "--dns-server",
+        &sim.dns_addr().to_string(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("announces speed 8 but --sim-speed 2 was given"),
+        "{stderr}"
+    );
+    let speed = String::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<WatchLine>(l).unwrap())
+        .find_map(|l| match l {
+            WatchLine::Handshake { sim_speed, .. } => sim_speed,
+            _ => None,
+        })
+        .expect("the announced speed");
+    assert_eq!((speed.announced, speed.used, speed.given), (8.0, 2.0, true));
+}

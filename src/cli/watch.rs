@@ -81,10 +81,19 @@ pub struct WatchArgs {
     #[arg(long, value_parser = parse_duration, default_value = "1s")]
     pub handoff_poll: std::time::Duration,
     /// The endpoint is the built-in simulator running N times faster (`simulate --speed N`):
-    /// declared windows, polls and offsets are read at that speed.
-    #[arg(long, value_name = "N", default_value_t = 1.0)]
-    pub sim_speed: f64,
+    /// declared windows, polls and offsets are read at that speed. Without it, the speed the
+    /// simulator announces in its HELLO reply is used (1 for any other server).
+    #[arg(long, value_name = "N")]
+    pub sim_speed: Option<f64>,
     /// Colour: auto (a terminal and no NO_COLOR), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// How a line's time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond,
+    /// local) or rfc3339 (UTC, as in the JSON lines).
+    #[arg(long, value_enum, default_value_t = crate::output::human::TimeFormat::Compact)]
+    pub time_format: crate::output::human::TimeFormat,
+    /// Also show the lines that are only detail: each successful --traffic PING (failures are
+    /// always shown; the summary has the latency figures).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }

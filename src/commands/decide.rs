@@ -45,9 +45,34 @@ pub async fn run(args: &DecideArgs) -> anyhow::Result<i32> {
     )
     .await;
     if args.json {
-        println!("{}", serde_json::to_string(&outcome)?);
+        println!("{}", serde_json::to_string(&DecideLine::new(&outcome))?);
     } else {
         println!("{outcome}");
     }
     Ok(exit::SUCCESS)
+}
+
+/// The one line of `decide --json`: tagged with `type` and the schema version `v` like every
+/// other JSON line the tool writes, the outcome's own fields beside them.
+#[derive(serde::Serialize)]
+pub struct DecideLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    v: u32,
+    #[serde(flatten)]
+    outcome: &'a handoff::Outcome,
+    /// Where a client would go (`host:port` or an address), `null` when nowhere in particular;
+    /// the same for every outcome (the outcome's own `to` or `host`/`port` vary by kind).
+    destination: Option<String>,
+}
+
+impl<'a> DecideLine<'a> {
+    pub fn new(outcome: &'a handoff::Outcome) -> DecideLine<'a> {
+        DecideLine {
+            kind: "decision",
+            v: crate::record::SCHEMA_VERSION,
+            outcome,
+            destination: outcome.destination(),
+        }
+    }
 }

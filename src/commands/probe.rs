@@ -14,7 +14,7 @@ use crate::cli::probe::ProbeArgs;
 use crate::conn::probe::{self, ProbeReport, TABLE_HEADER};
 use crate::conn::{ConnectOptions, RedisUrl};
 use crate::dns::DnsResolver;
-use crate::escape::sanitize_text;
+use crate::escape::sanitize;
 use crate::exit;
 
 /// How the human table is laid out.
@@ -60,7 +60,7 @@ pub async fn run_with(
     let (urls, bad_lines) = match endpoints(args, stdin, err)? {
         Ok(found) => found,
         Err(message) => {
-            writeln!(err, "maintwatch probe: error: {}", sanitize_text(&message))?;
+            writeln!(err, "maintwatch probe: error: {}", sanitize(&message))?;
             return Ok(exit::USAGE);
         }
     };
@@ -134,7 +134,7 @@ fn endpoints(
             writeln!(
                 err,
                 "maintwatch probe: error: {} (skipped)",
-                sanitize_text(&e.to_string())
+                sanitize(&e.to_string())
             )?;
         }
         bad_lines = !list.errors.is_empty();
@@ -270,9 +270,9 @@ fn render_table(rows: &[[String; 6]], layout: Layout) -> String {
         .iter()
         .map(|row| {
             row.iter()
-                .map(|c| match sanitize_text(c) {
+                .map(|c| match sanitize(c) {
                     t if t.is_empty() => "-".to_string(),
-                    t => t,
+                    t => t.into_owned(),
                 })
                 .collect()
         })

@@ -40,7 +40,13 @@ pub struct WatchSettings {
     pub handoff_poll: Duration,
     /// Scenario seconds per real second (1 outside the simulator).
     pub speed: f64,
+    /// `--sim-speed` was given: a speed the simulator announces is compared, not adopted.
+    pub speed_given: bool,
     pub color: bool,
+    /// How a human line shows its time (`--time-format`).
+    pub time: human::TimeFormat,
+    /// Show detail lines (each successful PING) in human output.
+    pub verbose: bool,
     /// Show the open-window countdown (on stderr, only when it is a terminal).
     pub countdown: bool,
     /// Parallel connections to the endpoint (a node-wide close takes them all).
@@ -66,11 +72,9 @@ pub enum ClusterMode {
 
 impl WatchSettings {
     pub fn from_args(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
-        if !(args.sim_speed.is_finite() && args.sim_speed > 0.0) {
-            anyhow::bail!(
-                "--sim-speed must be a positive number, not {}",
-                args.sim_speed
-            );
+        let speed = args.sim_speed.unwrap_or(1.0);
+        if !(speed.is_finite() && speed > 0.0) {
+            anyhow::bail!("--sim-speed must be a positive number, not {speed}");
         }
         if args.count == Some(0) {
             anyhow::bail!("--count must be at least 1");
@@ -86,13 +90,16 @@ impl WatchSettings {
             count: args.count,
             json: args.json,
             capture: args.capture.clone(),
-            traffic: args.traffic,
+            traffic: args.traffic.map(traffic_floor),
             dns_interval: args.dns_interval,
             dns: !args.no_dns,
             handoff: !args.no_handoff,
             handoff_poll: args.handoff_poll,
-            speed: args.sim_speed,
+            speed,
+            speed_given: args.sim_speed.is_some(),
             color: Style::choose(args.color, args.json).color,
+            time: args.time_format,
+            verbose: args.verbose,
             countdown: !args.json,
             connections: args.connections,
             subscribe: args.subscribe.clone(),
@@ -107,6 +114,23 @@ impl WatchSettings {
             masters_only: args.masters_only,
         })
     }
+}
+
+/// The shortest `--traffic` interval: below it a watch would flood the server it observes
+/// (`--traffic 0` meant a PING per millisecond).
+pub const TRAFFIC_FLOOR: Duration = Duration::from_millis(10);
+
+/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`], saying so on stderr.
+fn traffic_floor(interval: Duration) -> Duration {
+    if interval < TRAFFIC_FLOOR {
+        eprintln!(
+            "maintwatch: warning: --traffic {interval:?} is below the {} ms floor: sending a PING every {} ms",
+            TRAFFIC_FLOOR.as_millis(),
+            TRAFFIC_FLOOR.as_millis()
+        );
+        return TRAFFIC_FLOOR;
+    }
+    interval
 }
 
 /// Why the watch stopped.
@@ -163,6 +187,7 @@ pub struct Sink<'a> {
     json: bool,
     style: Style,
     countdown: Option<Countdown>,
+    verbose: bool,
 }
 
 impl<'a> Sink<'a> {
@@ -180,7 +205,9 @@ impl<'a> Sink<'a> {
             json: settings.json,
             style: Style {
                 color: settings.color,
+                time: settings.time,
             },
+            verbose: settings.verbose,
             countdown: if settings.countdown {
                 Countdown::on_terminal(settings.speed)
             } else {
@@ -224,7 +251,7 @@ impl<'a> Sink<'a> {
         if self.json {
             serde_json::to_writer(&mut text, line)?;
             text.push(b'\n');
-        } else {
+        } else if self.verbose || !human::is_detail(line) {
             for l in human::render(line, &self.style) {
                 text.extend_from_slice(l.as_bytes());
                 text.push(b'\n');
@@ -243,6 +270,30 @@ impl<'a> Sink<'a> {
             None => out.write_all(&text)?,
         }
         Ok(())
+    }
+
+    /// Before the summary of an interrupted watch: the countdown is cleared, and a human summary
+    /// starts on a line of its own rather than after the `^C` the terminal echoed.
+    pub fn interrupted(&mut self) -> anyhow::Result<()> {
+        use std::io::IsTerminal;
+        // A bar being cleared takes the echoed `^C` with it, leaving a fresh line; without one,
+        // the `^C` sits at the start of the line the summary would begin on.
+        let mut bars = false;
+        if let Some(c) = &mut self.countdown {
+            bars = c.is_active();
+            c.clear();
+        }
+        if !bars && !self.json && std::io::stdout().is_terminal() {
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Reads offsets at a speed learnt after the watch started (the simulator announced it).
+    pub fn set_speed(&mut self, speed: f64) {
+        if let Some(c) = &mut self.countdown {
+            c.set_speed(speed);
+        }
     }
 
     /// Flushes standard output (the capture is flushed line by line already).
@@ -318,6 +369,9 @@ pub async fn watch(
     stop: impl Future<Output = ()>,
     mut notes: Option<mpsc::UnboundedReceiver<String>>,
 ) -> anyhow::Result<StopReason> {
+    // The speed may be learnt from the simulator's HELLO reply: this copy is the one that is.
+    let mut settings = settings.clone();
+    let settings = &mut settings;
     let start = Instant::now();
     let mut timeline = Timeline::new(start);
     timeline.set_speed(settings.speed);
@@ -349,10 +403,11 @@ pub async fn watch(
     let host = settings.connect.host().to_string();
     if settings.dns && host.parse::<IpAddr>().is_err() {
         let (dtx, mut drx) = mpsc::unbounded_channel();
-        tasks.push(dns::spawn_poller(
+        tasks.push(dns::spawn_poller_bounded(
             resolver.clone(),
             host.clone(),
             settings.dns_interval.div_f64(settings.speed),
+            settings.connect.dns_options().timeout,
             dtx,
         ));
         let tx = tx.clone();
@@ -374,8 +429,10 @@ pub async fn watch(
 
     let mut cancels: HashMap<u32, Vec<oneshot::Sender<()>>> = HashMap::new();
     let mut seen = 0u32;
+    let mut warned_speed = false;
+    let duration = settings.duration;
     let deadline = async {
-        match settings.duration {
+        match duration {
             Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
@@ -396,7 +453,7 @@ pub async fn watch(
             }
             obs = rx.recv() => {
                 let Some(mut obs) = obs else { break StopReason::Ended };
-                match &obs.what {
+                match &mut obs.what {
                     What::Connected { addr, .. } => {
                         peers.insert(obs.conn, *addr);
                     }
@@ -450,6 +507,23 @@ pub async fn watch(
                             removed: removed.iter().map(ClusterNode::addr).collect(),
                         };
                     }
+                    What::Handshake { sim_speed: Some(announced), .. } => {
+                        let speed = announced.announced;
+                        if !settings.speed_given && speed != settings.speed {
+                            settings.speed = speed;
+                            timeline.set_speed(speed);
+                            sink.set_speed(speed);
+                        }
+                        announced.used = settings.speed;
+                        announced.given = settings.speed_given;
+                        if speed != settings.speed && !warned_speed {
+                            warned_speed = true;
+                            eprintln!(
+                                "maintwatch: warning: the simulator announces speed {speed} but --sim-speed {} was given: offsets are read at {}",
+                                settings.speed, settings.speed
+                            );
+                        }
+                    }
                     _ => {}
                 }
                 let required = match &obs.what {
@@ -496,6 +570,9 @@ pub async fn watch(
     }
     for w in watched.values() {
         w.task.abort();
+    }
+    if reason == StopReason::Interrupted {
+        sink.interrupted()?;
     }
     sink.emit(&timeline.summary(Instant::now(), SystemTime::now(), reason.name()))?;
     sink.flush()?;
@@ -747,6 +824,7 @@ async fn connection_task(
                             version: None,
                             mode: None,
                             sent: None,
+                            sim_speed: None,
                         },
                     );
                 }
@@ -809,7 +887,7 @@ async fn connection_task(
             }
         }
         let mut ticker = settings.traffic.map(|d| {
-            let mut t = tokio::time::interval(d.max(Duration::from_millis(1)));
+            let mut t = tokio::time::interval(d.max(TRAFFIC_FLOOR));
             t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             t
         });
@@ -835,6 +913,12 @@ async fn connection_task(
                             }
                         }
                         if let conn::Item::Reply(summary, is_error) = &received.item {
+                            if matches!(pending.front(), Some(Pending::Other)) && !is_error {
+                                // The +OK to our own setup command (CLIENT TRACKING): expected,
+                                // not something the server pushed. A refusal is still shown.
+                                pending.pop_front();
+                                continue;
+                            }
                             if let Some(Pending::Ping(sent)) = pending.front() {
                                 let latency = received.at.into_std().saturating_duration_since(*sent);
                                 pending.pop_front();
@@ -954,6 +1038,15 @@ fn handshake_observation(h: &conn::Handshake) -> What {
     let (opt_in, text) = h.outcome();
     What::Handshake {
         opt_in,
+        sim_speed: h
+            .hello_info()
+            .and_then(|i| i.sim_speed.as_deref()?.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 1e6)
+            .map(|announced| crate::record::SimSpeed {
+                announced,
+                used: announced,
+                given: false,
+            }),
         text,
         server: h.server().map(str::to_string),
         version: h.version().map(str::to_string),

@@ -489,6 +489,10 @@ pub struct HelloInfo {
     pub id: Option<i64>,
     pub mode: Option<String>,
     pub role: Option<String>,
+    /// `maintwatch-sim-speed`: the built-in simulator says how much faster than real time it
+    /// runs, so a watch reads its windows right without `--sim-speed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sim_speed: Option<String>,
 }
 
 impl HelloInfo {
@@ -516,6 +520,7 @@ impl HelloInfo {
                 b"id" => info.id = int(v),
                 b"mode" => info.mode = text(v),
                 b"role" => info.role = text(v),
+                b"maintwatch-sim-speed" => info.sim_speed = text(v),
                 _ => {}
             }
         }

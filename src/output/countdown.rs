@@ -14,10 +14,85 @@ use std::time::Instant;
 
 struct Open {
     name: String,
+    /// Came with our opt-in: the window may have opened before we joined, so what is left is at
+    /// most the time shown.
+    joined: bool,
     kind: crate::notification::Kind,
     bar: ProgressBar,
     since: Instant,
     window_s: f64,
+}
+
+/// Columns kept free at the end of a bar line: the two of an echoed `^C`.
+const ECHO_ROOM: u16 = 2;
+
+/// Standard error as indicatif's terminal, [`ECHO_ROOM`] columns narrower than the real one.
+///
+/// indicatif pads every bar line to the full width and leaves the cursor past the last column,
+/// so the `^C` a terminal echoes wraps onto the next line, and clearing the bars then clears that
+/// line instead of the bar (the countdown stayed above the summary). With room for the echo, it
+/// lands on the bar's own line and is cleared with it.
+#[derive(Debug)]
+struct NarrowStderr;
+
+impl NarrowStderr {
+    fn write(&self, s: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        std::io::stderr().lock().write_all(s.as_bytes())
+    }
+
+    fn move_by(&self, n: usize, code: char) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.write(&format!("\x1b[{n}{code}"))
+    }
+}
+
+impl indicatif::TermLike for NarrowStderr {
+    fn width(&self) -> u16 {
+        let mut probe = comfy_table::Table::new();
+        probe.use_stderr();
+        probe
+            .width()
+            .unwrap_or(80)
+            .saturating_sub(ECHO_ROOM)
+            .max(20)
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.move_by(n, 'A')
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.move_by(n, 'B')
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.move_by(n, 'C')
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.move_by(n, 'D')
+    }
+
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.write(s)?;
+        self.write("\n")
+    }
+
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.write(s)
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.write("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        use std::io::Write;
+        std::io::stderr().flush()
+    }
 }
 
 pub struct Countdown {
@@ -33,7 +108,10 @@ impl Countdown {
             return None;
         }
         Some(Countdown {
-            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10)),
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::term_like_with_hz(
+                Box::new(NarrowStderr),
+                10,
+            )),
             open: Vec::new(),
             speed,
         })
@@ -51,7 +129,10 @@ impl Countdown {
                 let Classified::Maintenance(n) = &frame.parsed else {
                     return;
                 };
-                if n.opens() && labels.is_empty() {
+                // A MOVING that came with our opt-in, never seen before, may be a window already
+                // open (servers re-send it to a new opt-in): counted from receipt.
+                let joined = labels.as_slice() == [crate::record::Label::WithOptIn];
+                if n.opens() && (labels.is_empty() || joined) {
                     let window_s = n.time.unwrap_or(0).max(0) as f64;
                     let name = match n.seq {
                         Some(s) => format!("{} seq {s}", n.kind),
@@ -65,6 +146,7 @@ impl Countdown {
                     );
                     self.open.push(Open {
                         name,
+                        joined,
                         kind: n.kind,
                         bar,
                         since: Instant::now(),
@@ -72,6 +154,7 @@ impl Countdown {
                     });
                     self.tick();
                 } else if let Some(opened) = n.closes() {
+                    // (A closing notification with labels is a replay: it closes nothing now.)
                     if labels.is_empty() {
                         if let Some(i) = self.open.iter().rposition(|o| o.kind == opened) {
                             self.open.remove(i).bar.finish_and_clear();
@@ -88,13 +171,22 @@ impl Countdown {
                     self.open.remove(i).bar.finish_and_clear();
                 }
             }
-            WatchLine::Summary { .. } => {
-                for o in self.open.drain(..) {
-                    o.bar.finish_and_clear();
-                }
-            }
+            WatchLine::Summary { .. } => self.clear(),
             _ => {}
         }
+    }
+
+    /// Removes every bar from the terminal (before the summary of an interrupted watch).
+    pub fn clear(&mut self) {
+        for o in self.open.drain(..) {
+            o.bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+
+    /// Reads windows at a speed learnt after the watch started.
+    pub fn set_speed(&mut self, speed: f64) {
+        self.speed = speed;
     }
 
     /// Updates the time left on every open window.
@@ -103,7 +195,11 @@ impl Countdown {
             let elapsed = o.since.elapsed().as_secs_f64() * self.speed;
             let left = o.window_s - elapsed;
             o.bar.set_position((elapsed.min(o.window_s) * 10.0) as u64);
-            if left > 0.0 {
+            if left > 0.0 && o.joined {
+                // It may have opened before we joined: what is left is an upper bound.
+                o.bar
+                    .set_message(format!("{}: at most {left:.1} s left", o.name));
+            } else if left > 0.0 {
                 o.bar.set_message(format!("{}: {left:.1} s left", o.name));
             } else {
                 o.bar.set_message(format!(

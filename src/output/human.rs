@@ -18,10 +18,24 @@ pub enum Role {
     Plain,
 }
 
-/// Whether to colour, decided once by the caller (flag, `NO_COLOR`, terminal).
+/// Whether to colour and how to show the time, decided once by the caller (flags, `NO_COLOR`,
+/// terminal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Style {
     pub color: bool,
+    pub time: TimeFormat,
+}
+
+/// How the wall-clock prefix of a line is written (`--time-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TimeFormat {
+    /// Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns.
+    #[default]
+    Compact,
+    /// Local time to the microsecond, `HH:MM:SS.ffffff`.
+    Full,
+    /// The line's own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines).
+    Rfc3339,
 }
 
 impl Style {
@@ -43,10 +57,15 @@ impl Style {
     }
 }
 
-/// The wall-clock prefix: local time to the microsecond.
-pub fn clock(at: &str) -> String {
+/// The wall-clock prefix of a line, in the chosen format (local time unless RFC 3339).
+pub fn clock(at: &str, format: TimeFormat) -> String {
+    let pattern = match format {
+        TimeFormat::Rfc3339 => return at.to_string(),
+        TimeFormat::Compact => "%H:%M:%S%.3f",
+        TimeFormat::Full => "%H:%M:%S%.6f",
+    };
     DateTime::parse_from_rfc3339(at)
-        .map(|t| t.with_timezone(&Local).format("%H:%M:%S%.6f").to_string())
+        .map(|t| t.with_timezone(&Local).format(pattern).to_string())
         .unwrap_or_else(|_| at.to_string())
 }
 
@@ -57,11 +76,182 @@ fn rel(r: &Option<Rel>) -> String {
     }
 }
 
-/// Renders one line of the timeline as one or more lines of text.
+/// Renders one line of the timeline as one or more lines of text. Every text a server chose
+/// (its name and version, a refusal, a push's name, a MOVING's target, an error it sent) is
+/// escaped first: a terminal must never receive a control or bidi character from the wire.
 pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
+    let mut out = match terminal_safe(line) {
+        std::borrow::Cow::Borrowed(line) => render_safe(line, style),
+        std::borrow::Cow::Owned(line) => render_safe(&line, style),
+    };
+    // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
+    // command sent) are copied and pasted whole, and the summary's tables fit already.
+    if !matches!(line, WatchLine::Summary { .. }) && !out.is_empty() {
+        let first = wrap(&out[0], WIDTH);
+        out.splice(0..1, first);
+    }
+    out
+}
+
+/// The width human lines are kept within: an 80-column terminal.
+pub const WIDTH: usize = 80;
+
+/// Where a wrapped entry continues: deeper than the 6 spaces of the lines under an entry, so the
+/// two are told apart.
+pub const CONTINUATION: &str = "        ";
+
+/// Columns a string takes on a terminal: characters, without our colour sequences (the only
+/// escapes left after sanitising).
+fn visible_width(s: &str) -> usize {
+    let mut width = 0;
+    let mut in_escape = false;
+    for c in s.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
+/// Greedy word wrap at spaces; a word longer than the width stays whole on its own line.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    if visible_width(line) <= width {
+        return vec![line.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    // Nothing but the indent on the current line yet: never wrap again there.
+    let mut fresh = true;
+    for (i, word) in line.split(' ').enumerate() {
+        let w = visible_width(word);
+        if i > 0 {
+            if !fresh && used + 1 + w > width {
+                out.push(std::mem::replace(&mut current, CONTINUATION.to_string()));
+                used = CONTINUATION.len();
+                fresh = true;
+            } else {
+                current.push(' ');
+                used += 1;
+            }
+        }
+        current.push_str(word);
+        used += w;
+        fresh &= word.is_empty();
+    }
+    out.push(current);
+    out
+}
+
+/// The line itself when none of its strings holds a character unsafe for a terminal (the common
+/// case, checked without allocating), else a copy with every string sanitised.
+pub fn terminal_safe(line: &WatchLine) -> std::borrow::Cow<'_, WatchLine> {
+    let mut check = UnsafeText(false);
+    let clean = serde::Serialize::serialize(
+        line,
+        &mut serde_json::Serializer::with_formatter(std::io::sink(), &mut check),
+    )
+    .is_ok()
+        && !check.0;
+    if clean {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let sanitized = serde_json::to_value(line)
+        .map(sanitize_value)
+        .and_then(serde_json::from_value::<WatchLine>);
+    match sanitized {
+        Ok(l) => std::borrow::Cow::Owned(l),
+        // Unreachable for lines the timeline made; kept total rather than trusted.
+        Err(e) => std::borrow::Cow::Owned(WatchLine::ConnectFailed {
+            v: crate::record::SCHEMA_VERSION,
+            t: line.t(),
+            at: String::new(),
+            conn: 0,
+            error: format!("a line could not be shown safely: {e}"),
+            retry_in_s: None,
+        }),
+    }
+}
+
+/// A JSON formatter that writes nothing and notes whether any string holds a character
+/// [`crate::escape::is_unsafe_char`] rejects: serde_json hands it control characters as
+/// escapes and everything else as fragments.
+struct UnsafeText(bool);
+
+impl serde_json::ser::Formatter for &mut UnsafeText {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        if fragment.chars().any(crate::escape::is_unsafe_char) {
+            self.0 = true;
+        }
+        Ok(())
+    }
+
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        use serde_json::ser::CharEscape;
+        if !matches!(
+            escape,
+            CharEscape::Quote | CharEscape::ReverseSolidus | CharEscape::Solidus
+        ) {
+            self.0 = true;
+        }
+        Ok(())
+    }
+}
+
+fn sanitize_value(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(crate::escape::sanitize(&s).into_owned()),
+        Value::Array(a) => Value::Array(a.into_iter().map(sanitize_value).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, sanitize_value(v))).collect())
+        }
+        other => other,
+    }
+}
+
+/// What the watch made of the speed a simulator announced in its HELLO reply.
+fn speed_note(speed: &crate::record::SimSpeed, style: &Style) -> String {
+    if speed.announced == speed.used {
+        format!(
+            "      simulator at speed {}x (adopted): offsets are scenario seconds",
+            speed.announced
+        )
+    } else {
+        format!(
+            "      {}",
+            style.paint(
+                Role::Error,
+                &format!(
+                    "warning: the simulator runs at speed {}x but --sim-speed {} was given: offsets are read at {}x",
+                    speed.announced, speed.used, speed.used
+                )
+            )
+        )
+    }
+}
+
+/// A line that is detail rather than news: a successful `--traffic` PING. Shown with `-v`; the
+/// summary has the figures. A failed PING is news and always shown.
+pub fn is_detail(line: &WatchLine) -> bool {
+    matches!(line, WatchLine::Ping { error: None, .. })
+}
+
+fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| {
         let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
-        format!("{} {who}", style.paint(Role::Dim, &clock(at)))
+        format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
     };
     match line {
         WatchLine::Start {
@@ -70,7 +260,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             version,
             ..
         } => vec![format!(
-            "{} watching {endpoint} (maintwatch {version})",
+            "{} watching {endpoint} (v{version})",
             head(at, None)
         )],
         WatchLine::Connected {
@@ -130,6 +320,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             version,
             mode,
             sent,
+            sim_speed,
             ..
         } => {
             let server = match (server, version, mode) {
@@ -162,6 +353,11 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             )];
             if let Some(sent) = sent {
                 out.push(format!("      sent {}", style.paint(Role::Dim, sent)));
+            }
+            // Said when the speed was adopted or disagrees with --sim-speed; an agreement with
+            // what the user said is no news.
+            if let Some(speed) = sim_speed.filter(|s| !s.given || s.announced != s.used) {
+                out.push(speed_note(&speed, style));
             }
             out
         }
@@ -196,6 +392,9 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 crate::notification::Classified::Maintenance(_) => Role::Closing,
                 _ => Role::Plain,
             };
+            // A MOVING that came with our opt-in and was not seen before: a server re-sends an
+            // open window's MOVING to a new opt-in, so it may have opened before we joined.
+            let joined = labels.as_slice() == [Label::WithOptIn];
             let labels: String = labels
                 .iter()
                 .map(|l| match l {
@@ -219,6 +418,13 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 ));
             }
             if let crate::notification::Classified::Maintenance(n) = &frame.parsed {
+                if joined && n.opens() {
+                    out.push(
+                        "      note: came with the opt-in: its window may have opened before we \
+                         joined; offsets count from receipt"
+                            .into(),
+                    );
+                }
                 for note in &n.notes {
                     out.push(format!("      note: {note}"));
                 }
@@ -248,6 +454,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
             window_s,
             past_s,
             rel: r,
+            joined_open,
             ..
         } => {
             let mut what = match by.as_str() {
@@ -256,7 +463,19 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                 _ => format!("connection lost: {}", error.as_deref().unwrap_or("error")),
             };
             if *announced {
-                if let (Some(w), Some(p)) = (window_s, past_s) {
+                if let (true, Some(w), Some(p)) = (*joined_open, window_s, past_s) {
+                    // The window may have opened before we joined: counted from receipt, its end
+                    // is a latest possible end, so the overshoot is a lower bound.
+                    let bound = if *p >= 0.0 {
+                        format!("at least {p:.1} s past")
+                    } else {
+                        format!("at most {:.1} s before it ended", -p)
+                    };
+                    what.push_str(&format!(
+                        ", window {w} s counted from receipt (it may have opened before we \
+                         joined): {bound}"
+                    ));
+                } else if let (Some(w), Some(p)) = (window_s, past_s) {
                     if *p >= 0.0 {
                         what.push_str(&format!(", window {w} s, {p:.1} s past"));
                     } else {
@@ -294,6 +513,10 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
                     reason.as_deref().unwrap_or("no answer")
                 ),
                 "recovered" => format!("DNS {host} answers again: {}{ttl}", set(after)),
+                "waiting" => format!(
+                    "DNS {host}: still waiting for {}",
+                    reason.as_deref().unwrap_or("an answer")
+                ),
                 _ => format!("DNS {host} {}{ttl}", set(after)),
             };
             let ours = match ours.as_deref() {
@@ -410,6 +633,135 @@ impl Style {
                     && std::io::stdout().is_terminal()
             }
         };
-        Style { color }
+        Style {
+            color,
+            time: TimeFormat::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::SCHEMA_VERSION;
+
+    fn handshake(server: &str, text: &str, version: &str) -> WatchLine {
+        WatchLine::Handshake {
+            v: SCHEMA_VERSION,
+            t: 0.0,
+            at: "2026-01-01T00:00:00.123456Z".into(),
+            conn: 1,
+            opt_in: OptInOutcome::Refused,
+            text: Some(text.into()),
+            server: Some(server.into()),
+            version: Some(version.into()),
+            mode: None,
+            sent: None,
+            repeat_of: None,
+            sim_speed: None,
+        }
+    }
+
+    #[test]
+    fn server_text_reaches_the_terminal_escaped() {
+        let line = handshake(
+            "redis\x1b]0;owned\x07\x1b[2J",
+            "ERR no\r\n00:00:00.000 [1] opt-in accepted FAKE\u{9b}",
+            "7\u{202e}1",
+        );
+        let out = render(&line, &Style::default());
+        // One entry: wrapped at 80 columns maybe, but every further line is its continuation,
+        // none a line the server forged.
+        assert!(
+            out[1..].iter().all(|l| l.starts_with(CONTINUATION)),
+            "{out:?}"
+        );
+        let text = &out.join(" ");
+        assert!(!text.chars().any(crate::escape::is_unsafe_char), "{text:?}");
+        assert!(text.contains("redis\\x1b]0;owned\\x07\\x1b[2J"), "{text}");
+        assert!(
+            text.contains("ERR no\\r\\n00:00:00.000 [1] opt-in accepted"),
+            "{text}"
+        );
+        assert!(text.contains("FAKE\\u{9b}"), "{text}");
+        assert!(text.contains("7\\u{202e}1"), "{text}");
+        // Colour is ours and still works around the escaped text.
+        let coloured = render(
+            &line,
+            &Style {
+                color: true,
+                ..Style::default()
+            },
+        );
+        assert_eq!(coloured.concat().matches('\x1b').count(), 4, "{coloured:?}");
+    }
+
+    #[test]
+    fn clean_lines_are_not_copied() {
+        let line = handshake("redis", "ERR unknown subcommand", "7.2");
+        assert!(matches!(
+            terminal_safe(&line),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        // A backslash is not a control character: `\x1b` typed as text stays as it is.
+        let line = handshake("a\\x1b", "b", "7.2");
+        assert!(matches!(
+            terminal_safe(&line),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn compact_time_by_default_full_and_rfc3339_on_request() {
+        let at = "2026-01-01T00:00:00.123456Z";
+        let compact = clock(at, TimeFormat::Compact);
+        assert_eq!(compact.len(), "HH:MM:SS.mmm".len(), "{compact}");
+        assert!(compact.ends_with(".123"), "{compact}");
+        let full = clock(at, TimeFormat::Full);
+        assert!(full.ends_with(".123456"), "{full}");
+        assert_eq!(clock(at, TimeFormat::Rfc3339), at);
+    }
+
+    #[test]
+    fn a_successful_ping_is_detail_a_failed_one_is_not() {
+        let ping = |error: Option<&str>| WatchLine::Ping {
+            v: SCHEMA_VERSION,
+            t: 0.0,
+            at: String::new(),
+            conn: 1,
+            latency_ms: error.is_none().then_some(0.2),
+            error: error.map(str::to_string),
+            window: None,
+        };
+        assert!(is_detail(&ping(None)));
+        assert!(!is_detail(&ping(Some("connection closed"))));
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn long_entries_wrap_at_spaces_within_80_columns() {
+        let line = format!("21:09:13.027 [-] +9.994 {}", "word ".repeat(30).trim_end());
+        let lines = wrap(&line, WIDTH);
+        assert!(lines.len() > 1);
+        assert!(
+            lines.iter().all(|l| visible_width(l) <= WIDTH),
+            "{lines:#?}"
+        );
+        assert!(lines[1..].iter().all(|l| l.starts_with(CONTINUATION)));
+        let rejoined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(
+            rejoined,
+            line.split_whitespace().collect::<Vec<_>>(),
+            "no word lost"
+        );
+        // Colour sequences take no columns; a word too long for a line stays whole.
+        let painted = format!("\x1b[2m{}\x1b[0m", "x".repeat(75));
+        assert_eq!(wrap(&painted, WIDTH), vec![painted.clone()]);
+        let long = format!("a {}", "y".repeat(100));
+        assert_eq!(wrap(&long, WIDTH).len(), 2);
     }
 }

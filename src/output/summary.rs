@@ -26,8 +26,68 @@ fn short(outcome: &str) -> &str {
         "stepped_sideways" => "sideways",
         "stale_at_expiry" => "stale",
         "refresh_topology" => "refresh",
+        "unresolved" => "no DNS",
         other => other,
     }
+}
+
+/// What the columns mean, under the table: "done" beside "socket" is otherwise ambiguous.
+fn legend(events: &[crate::record::EventRow]) -> Vec<String> {
+    // Each line within 80 columns.
+    let mut out = vec![
+        "after the event: done = its closing notification (MIGRATED, FAILED_OVER or".to_string(),
+        "SMIGRATED); DNS = the record changed; socket = the server closed our connection"
+            .to_string(),
+        "(in brackets: how far past the declared window)".to_string(),
+    ];
+    if events.iter().any(|e| e.joined_open) {
+        out.push(
+            "*: came with the opt-in, possibly open before we joined: offsets count from".into(),
+        );
+        out.push("   receipt, so the true overshoot may be larger than shown".into());
+    }
+    if events.iter().any(|e| e.silent_close) {
+        out.push("(silent): closed with no MOVING announcing it".into());
+    }
+    out
+}
+
+/// The `--traffic` figures: latency, then failures and the windows they fell in.
+fn traffic(p: &crate::record::PingStats) -> Vec<String> {
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let latency = format!(
+        "traffic: {} PING(s), {} answered: p50 {} ms, p99 {} ms, max {} ms",
+        p.sent,
+        p.answered,
+        ms(p.p50_ms),
+        ms(p.p99_ms),
+        ms(p.max_ms)
+    );
+    if p.failures == 0 {
+        return vec![latency, "traffic: none failed".into()];
+    }
+    let in_windows: u64 = p.failure_windows.iter().map(|w| w.failures).sum();
+    let windows: Vec<String> = p
+        .failure_windows
+        .iter()
+        .map(|w| format!("{} during {}", w.failures, w.window))
+        .collect();
+    let mut line = format!("traffic: {} failed", p.failures);
+    if in_windows == p.failures && windows.len() == 1 {
+        line.push_str(&format!(
+            ", all {} during {}",
+            p.failures, p.failure_windows[0].window
+        ));
+    } else if !windows.is_empty() {
+        line.push_str(&format!(
+            " ({}; {} outside any window)",
+            windows.join(", "),
+            p.failures - in_windows
+        ));
+    } else {
+        line.push_str(", none during a window");
+    }
+    vec![latency, line]
 }
 
 /// Renders a `Summary` line; other lines render as nothing.
@@ -38,6 +98,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         conns,
         t,
         opt_in,
+        pings,
         ..
     } = line
     else {
@@ -66,10 +127,11 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(80)
             .set_header(vec![
-                "event", "window", "closed", "DNS", "socket", "dry-run", "margin",
+                "event", "window", "done", "DNS", "socket", "dry-run", "margin",
             ]);
         for e in events {
             let socket = match (e.socket_closed_s, e.overshoot_s) {
+                (Some(c), _) if e.silent_close => format!("+{c:.1} s (silent)"),
                 (Some(c), Some(o)) => format!("+{c:.1} s ({o:+.1})"),
                 (Some(c), None) => format!("+{c:.1} s"),
                 _ => "-".into(),
@@ -88,9 +150,10 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
             } else {
                 name
             };
+            let joined = if e.joined_open { "*" } else { "" };
             table.add_row(vec![
                 name,
-                e.window_s.map_or("-".into(), |w| format!("{w} s")),
+                e.window_s.map_or("-".into(), |w| format!("{w} s{joined}")),
                 s(e.closed_by_notification_s),
                 s(e.dns_moved_s),
                 socket,
@@ -100,6 +163,10 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         }
         keep(&mut table, 0, 17);
         out.extend(table.to_string().lines().map(str::to_string));
+        out.extend(legend(events));
+    }
+    if let Some(p) = pings {
+        out.extend(traffic(p));
     }
     let mut totals = Table::new();
     totals

@@ -755,20 +755,27 @@ impl Conn {
         }
         self.resp3 = resp3;
         let version = self.version();
+        let speed = self.shared.speed.to_string();
         let proto = if resp3 { 3 } else { 2 };
-        as_map(
-            vec![
-                (Frame::Blob(b"server"), Frame::Blob(b"redis")),
-                (Frame::Blob(b"version"), Frame::Blob(version.as_bytes())),
-                (Frame::Blob(b"proto"), Frame::Integer(proto)),
-                (Frame::Blob(b"id"), Frame::Integer(self.id as i64)),
-                (Frame::Blob(b"mode"), Frame::Blob(self.mode().as_bytes())),
-                (Frame::Blob(b"role"), Frame::Blob(b"master")),
-                (Frame::Blob(b"modules"), Frame::Array(Vec::new())),
-            ],
-            resp3,
-        )
-        .encode(out);
+        let mut fields = vec![
+            (Frame::Blob(b"server"), Frame::Blob(b"redis")),
+            (Frame::Blob(b"version"), Frame::Blob(version.as_bytes())),
+            (Frame::Blob(b"proto"), Frame::Integer(proto)),
+            (Frame::Blob(b"id"), Frame::Integer(self.id as i64)),
+            (Frame::Blob(b"mode"), Frame::Blob(self.mode().as_bytes())),
+            (Frame::Blob(b"role"), Frame::Blob(b"master")),
+            (Frame::Blob(b"modules"), Frame::Array(Vec::new())),
+        ];
+        // Ours, not Redis': how much faster than real time this simulator runs, so a watch reads
+        // its windows right without --sim-speed. Not in refusing mode, which answers byte for
+        // byte as Redis OSS does.
+        if self.shared.scenario.mode != Mode::Refusing {
+            fields.push((
+                Frame::Blob(b"maintwatch-sim-speed"),
+                Frame::Blob(speed.as_bytes()),
+            ));
+        }
+        as_map(fields, resp3).encode(out);
     }
 
     fn set_opted_in(&mut self, on: bool) {
