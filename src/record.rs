@@ -142,6 +142,30 @@ pub struct CopyOf {
 }
 
 /// How many connections got one opt-in outcome.
+/// Counts that keep a long watch's state bounded, and errors retried after a session existed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryNotes {
+    /// Events left out of `events`: only the most recent ones are kept.
+    #[serde(default)]
+    pub retired_events: u64,
+    /// MOVINGs whose dry-run did not run because the most allowed at once were running.
+    #[serde(default)]
+    pub skipped_dry_runs: u64,
+    /// Declared windows longer than the dry-run's cap, shortened to it.
+    #[serde(default)]
+    pub capped_windows: u64,
+    /// Permanent errors (authentication, SELECT, certificate) met when reconnecting after a
+    /// session had been established; they were retried.
+    #[serde(default)]
+    pub session_errors: u64,
+}
+
+impl SummaryNotes {
+    pub fn is_empty(&self) -> bool {
+        *self == SummaryNotes::default()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OptInTally {
@@ -263,6 +287,9 @@ pub enum WatchLine {
         /// Seconds past the declared window (negative: before it ended).
         past_s: Option<f64>,
         rel: Option<Rel>,
+        /// The backoff before the watch reconnects (absent when it does not).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_in_s: Option<f64>,
     },
     /// The DNS watch saw something.
     Dns {
@@ -353,6 +380,9 @@ pub enum WatchLine {
         /// Opt-in outcomes, counted over connections (a cluster reports one line per outcome).
         #[serde(default)]
         opt_in: Vec<OptInTally>,
+        /// What a long watch counted instead of keeping or doing; absent when all zero.
+        #[serde(default, skip_serializing_if = "SummaryNotes::is_empty")]
+        notes: SummaryNotes,
     },
 }
 

@@ -154,6 +154,7 @@ fn summary(events: Vec<EventRow>, conns: Vec<ConnTotals>, opt_in: Vec<OptInTally
         events,
         conns,
         opt_in,
+        notes: Default::default(),
     };
     render(&line, &Style { color: false }).join("\n")
 }

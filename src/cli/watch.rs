@@ -35,14 +35,22 @@ pub struct WatchArgs {
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// Stop after N maintenance notifications.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
     /// One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
     /// Also write JSON lines to FILE, flushed line by line, alongside the human output.
+    /// Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless
+    /// --append or --force says what to do with it.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
+    /// With --capture: add to an existing file instead of refusing it.
+    #[arg(long, requires = "capture", conflicts_with = "force")]
+    pub append: bool,
+    /// With --capture: empty an existing file instead of refusing it.
+    #[arg(long, requires = "capture")]
+    pub force: bool,
     /// Send a PING every interval and report latency and errors, attributing failures to the
     /// open window.
     #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "1s")]
@@ -82,9 +90,18 @@ pub struct WatchArgs {
     pub handoff_poll: std::time::Duration,
     /// The endpoint is the built-in simulator running N times faster (`simulate --speed N`):
     /// declared windows, polls and offsets are read at that speed.
-    #[arg(long, value_name = "N", default_value_t = 1.0)]
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
     pub sim_speed: f64,
     /// Colour: auto (a terminal and no NO_COLOR), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+/// A speed factor: a finite number above zero (clap names the flag in its error and exits 2).
+fn positive_speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        Ok(_) => Err(format!("{s:?} is not a positive number")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
 }

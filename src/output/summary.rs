@@ -38,6 +38,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         conns,
         t,
         opt_in,
+        notes,
         ..
     } = line
     else {
@@ -101,6 +102,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         keep(&mut table, 0, 17);
         out.extend(table.to_string().lines().map(str::to_string));
     }
+    out.extend(note_lines(notes));
     let mut totals = Table::new();
     totals
         .load_style(UTF8_FULL_CONDENSED)
@@ -126,6 +128,39 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
     if !conns.is_empty() {
         keep(&mut totals, 1, 34);
         out.extend(totals.to_string().lines().map(str::to_string));
+    }
+    out
+}
+
+/// One sentence per nonzero count of [`SummaryNotes`](crate::record::SummaryNotes).
+fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
+    let mut out = Vec::new();
+    if notes.retired_events > 0 {
+        out.push(format!(
+            "{} earlier event(s) not shown: the summary keeps the last {}",
+            notes.retired_events,
+            crate::timeline::KEPT_EVENTS
+        ));
+    }
+    if notes.skipped_dry_runs > 0 {
+        out.push(format!(
+            "{} dry-run(s) skipped: at most {} run at once",
+            notes.skipped_dry_runs,
+            crate::commands::watch::MAX_DRY_RUNS
+        ));
+    }
+    if notes.capped_windows > 0 {
+        out.push(format!(
+            "{} declared window(s) capped at {} s for the dry-run",
+            notes.capped_windows,
+            crate::commands::watch::MAX_DRY_RUN_WINDOW_S
+        ));
+    }
+    if notes.session_errors > 0 {
+        out.push(format!(
+            "{} permanent error(s) when reconnecting after a session existed (retried)",
+            notes.session_errors
+        ));
     }
     out
 }
