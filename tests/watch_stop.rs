@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
 /// A hang guard only: a watch that stops takes well under this.
@@ -51,58 +51,12 @@ impl Flood {
 /// Answers HELLO and the opt-in on each connection, then writes `flood` frames until the peer
 /// goes away.
 async fn flood_server(flood: Flood) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            tokio::spawn(serve_flood(socket, flood));
-        }
-    });
-    addr
-}
-
-/// Reads `n` commands, answering each with `reply(command name)`.
-async fn answer_commands(
-    socket: &mut TcpStream,
-    n: usize,
-    reply: impl Fn(&[u8]) -> Vec<u8>,
-) -> Option<()> {
-    let mut reader = maintwatch::resp::StreamReader::default();
-    let mut buf = [0u8; 4096];
-    let mut answered = 0;
-    while answered < n {
-        let got = socket.read(&mut buf).await.ok()?;
-        if got == 0 {
-            return None;
-        }
-        reader.extend(&buf[..got]);
-        let mut commands = Vec::new();
-        reader.drain(|_, raw, _| commands.push(raw.to_vec())).ok()?;
-        for raw in commands {
-            // `*N\r\n$len\r\nNAME\r\n...`: the name is the first bulk string.
-            let name = raw.split(|&b| b == b'\n').nth(2).unwrap_or_default();
-            let name = name
-                .strip_suffix(b"\r")
-                .unwrap_or(name)
-                .to_ascii_uppercase();
-            socket.write_all(&reply(&name)).await.ok()?;
-            answered += 1;
-        }
-    }
-    Some(())
-}
-
-fn handshake_reply(name: &[u8]) -> Vec<u8> {
-    if name == b"HELLO" {
-        b"%2\r\n$6\r\nserver\r\n$5\r\nflood\r\n$5\r\nproto\r\n:3\r\n".to_vec()
-    } else {
-        b"+OK\r\n".to_vec()
-    }
+    common::test_server(move |socket| serve_flood(socket, flood)).await
 }
 
 async fn serve_flood(mut socket: TcpStream, flood: Flood) {
     // HELLO, then CLIENT MAINT_NOTIFICATIONS ON.
-    if answer_commands(&mut socket, 2, handshake_reply)
+    if common::answer_commands(&mut socket, 2, common::handshake_reply)
         .await
         .is_none()
     {

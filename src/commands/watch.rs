@@ -1295,7 +1295,35 @@ fn handshake_observation(h: &conn::Handshake) -> What {
 
 #[cfg(test)]
 mod tests {
-    use super::Backoff;
+    use super::{Backoff, StopReason, WatchEnd};
+    use crate::exit;
+
+    fn end(reason: StopReason, established: bool, session_errors: u64) -> i32 {
+        WatchEnd {
+            reason,
+            established,
+            session_errors,
+            fatal: None,
+            capture_failed: false,
+        }
+        .exit_code()
+    }
+
+    #[test]
+    fn a_watch_exits_0_only_after_a_session_and_without_permanent_errors() {
+        assert_eq!(end(StopReason::Duration, true, 0), exit::SUCCESS);
+        assert_eq!(end(StopReason::Count, true, 0), exit::SUCCESS);
+        assert_eq!(end(StopReason::Duration, false, 0), exit::CONNECTION_FAILED);
+        assert_eq!(end(StopReason::Duration, true, 2), exit::SESSION_ERRORS);
+        // A signal's code and a permanent error's code come first.
+        assert_eq!(end(StopReason::Terminated, true, 2), exit::TERMINATED);
+        assert_eq!(end(StopReason::Hangup, false, 0), exit::HANGUP);
+        assert_eq!(end(StopReason::Interrupted, false, 0), exit::INTERRUPTED);
+        assert_eq!(
+            end(StopReason::Failed(exit::SELECT_FAILED), false, 0),
+            exit::SELECT_FAILED
+        );
+    }
     use std::time::Duration;
 
     #[test]
