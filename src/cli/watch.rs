@@ -17,8 +17,10 @@ with backoff until Ctrl-C, --duration or --count, then prints a summary.";
 #[derive(Args, Debug, Clone)]
 #[command(
     long_about = LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  maintwatch watch rediss://user@db.example.net:12000 --cacert ca.pem --capture maint.jsonl\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count, 130 Ctrl-C, 3/4/5 with --require \
-(refused, RESP3 unavailable, authentication failed), 1 other errors."
+    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  maintwatch watch rediss://user@db.example.net:12000 --cacert ca.pem --capture maint.jsonl\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count after a session, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, \
+3/4 with --require (refused, RESP3 unavailable), 5 authentication failed, 6 connection/certificate \
+failure or no session at all, 7 database refused (/N), 8 permanent errors after a session, 2 usage, \
+1 other errors."
 )]
 pub struct WatchArgs {
     /// The endpoint: redis://[[user]:password@]host[:port][/db] or rediss:// (or use -u, -h/-p).
