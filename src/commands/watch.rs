@@ -634,19 +634,7 @@ pub async fn watch(
     for t in &tasks {
         t.abort();
     }
-    for w in watched.values() {
-        w.task.abort();
-    }
-    // Whatever was read before the stop is written: the readers put a frame in the channel
-    // before they wait for room, so once they are gone the channel holds all of it.
-    for w in watched.into_values() {
-        let _ = w.task.await;
-    }
-    while let Ok(obs) = rx.try_recv() {
-        for line in &timeline.observe(obs).lines {
-            sink.emit(line)?;
-        }
-    }
+    drain_after_stop(watched, &mut rx, &mut timeline, sink).await?;
     let session_errors = shared.session_errors.load(Ordering::Acquire);
     let mut summary = timeline.summary(Instant::now(), SystemTime::now(), reason.name());
     if let WatchLine::Summary { notes, .. } = &mut summary {
@@ -663,6 +651,30 @@ pub async fn watch(
         fatal,
         capture_failed: sink.capture_failed(),
     })
+}
+
+/// Stops the connection tasks and writes whatever they had read: a reader puts a frame in the
+/// channel before it waits for room, so once the tasks are gone the channel holds all of it
+/// (at most [`FRAMES_IN_FLIGHT`] frames and a few other observations). No action is taken on
+/// them: the watch is ending.
+async fn drain_after_stop(
+    watched: HashMap<u32, Watched>,
+    rx: &mut mpsc::UnboundedReceiver<Observation>,
+    timeline: &mut Timeline,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    for w in watched.values() {
+        w.task.abort();
+    }
+    for w in watched.into_values() {
+        let _ = w.task.await;
+    }
+    while let Ok(obs) = rx.try_recv() {
+        for line in &timeline.observe(obs).lines {
+            sink.emit(line)?;
+        }
+    }
+    Ok(())
 }
 
 /// How a watch ended, with what decides its exit code.
