@@ -18,8 +18,13 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
-/// A hang guard only: a watch that stops takes well under this.
+/// A hang guard only: waiting for the flood to show up.
 const GUARD: Duration = Duration::from_secs(60);
+
+/// A hang guard only, for "it stops rather than never": a watch stops at once after the signal
+/// or deadline (it writes at most the frames in flight); one that waits for the flood to end
+/// never does.
+const STOP_GUARD: Duration = Duration::from_secs(20);
 
 /// What the flood server sends, frame `i` of an endless stream.
 #[derive(Clone, Copy)]
@@ -54,6 +59,10 @@ async fn flood_server(flood: Flood) -> SocketAddr {
     common::test_server(move |socket| serve_flood(socket, flood)).await
 }
 
+/// Frames in one turn of the flood: written from one buffer built once, so the server is never
+/// slower than the watch (the flood must outrun it for the stop to be tested).
+const CYCLE: u64 = 50_000;
+
 async fn serve_flood(mut socket: TcpStream, flood: Flood) {
     // HELLO, then CLIENT MAINT_NOTIFICATIONS ON.
     if common::answer_commands(&mut socket, 2, common::handshake_reply)
@@ -62,17 +71,8 @@ async fn serve_flood(mut socket: TcpStream, flood: Flood) {
     {
         return;
     }
-    let mut i = 0u64;
-    loop {
-        let mut batch = Vec::with_capacity(64 * 1024);
-        for _ in 0..1000 {
-            batch.extend(flood.frame(i));
-            i += 1;
-        }
-        if socket.write_all(&batch).await.is_err() {
-            return;
-        }
-    }
+    let cycle: Vec<u8> = (0..CYCLE).flat_map(|i| flood.frame(i)).collect();
+    while socket.write_all(&cycle).await.is_ok() {}
 }
 
 /// A running `maintwatch watch URL --json --capture FILE EXTRA...`; stdout is read all along
@@ -147,7 +147,7 @@ impl Run {
 
     /// Waits for the exit (within the hang guard); returns the code, stdout's lines and stderr.
     async fn ended(mut self) -> (i32, Vec<String>, String, Vec<u8>) {
-        let status = tokio::time::timeout(GUARD, self.child.wait()).await;
+        let status = tokio::time::timeout(STOP_GUARD, self.child.wait()).await;
         let Ok(status) = status else {
             panic!("hang guard: the watch did not stop under the flood");
         };
@@ -215,7 +215,7 @@ async fn signal_under_flood(sig: &str, code: i32, reason: &str) {
     let (got, lines, stderr, capture) = run.ended().await;
     assert_eq!(got, code, "{sig}: {stderr}");
     assert_eq!(summary_reason(&lines), reason);
-    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i), 0);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,7 +240,7 @@ async fn duration_stops_a_watch_under_an_endless_flood() {
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(summary_reason(&lines), "duration");
-    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i), 0);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,7 +250,7 @@ async fn count_stops_a_watch_under_an_endless_flood_of_notifications() {
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(summary_reason(&lines), "count");
-    assert_capture_is_a_prefix(&capture, |i| Flood::Notifications.frame(i), 0);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Notifications.frame(i % CYCLE), 0);
 }
 
 /// A second connection that PUBLISHes `m<i>` on `ch` forever, pipelined, until dropped.
@@ -291,15 +291,20 @@ fn published(i: u64) -> Vec<u8> {
 
 /// The index of the first message the watch got (it subscribed while the publisher ran).
 fn first_published(capture: &[u8]) -> u64 {
-    let text = String::from_utf8_lossy(capture);
-    let at = text
-        .find("\\r\\nm")
-        .expect("a published message in the capture");
-    let digits: String = text[at + 5..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().unwrap()
+    capture
+        .split(|&b| b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<WatchLine>(l).ok())
+        .find_map(|l| match l {
+            WatchLine::Push { frame, .. } => {
+                let raw = unescape(&frame.raw).unwrap();
+                let text = String::from_utf8(raw).unwrap();
+                let payload = text.strip_prefix(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$")?;
+                let digits = payload.split("\r\nm").nth(1)?.trim_end();
+                digits.parse().ok()
+            }
+            _ => None,
+        })
+        .expect("a published message in the capture")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
