@@ -164,3 +164,26 @@ fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::note_lines;
+    use crate::record::SummaryNotes;
+
+    #[test]
+    fn every_count_left_out_is_said_and_none_when_all_are_zero() {
+        assert!(note_lines(&SummaryNotes::default()).is_empty());
+        let lines = note_lines(&SummaryNotes {
+            retired_events: 99_900,
+            skipped_dry_runs: 3,
+            capped_windows: 2,
+            session_errors: 1,
+        });
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[0]
+            .starts_with("99900 earlier event(s) not shown: the summary keeps the last 100"));
+        assert!(lines[1].starts_with("3 dry-run(s) skipped: at most 64"));
+        assert!(lines[2].starts_with("2 declared window(s) capped at 3600 s"));
+        assert!(lines[3].starts_with("1 permanent error(s)"));
+    }
+}
