@@ -56,7 +56,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connect-
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connections -d 'Open N connections to the endpoint (a node-wide close takes them all at once)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l subscribe -d 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are' -r
@@ -74,6 +74,8 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l insecure
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l help -d 'Print help (-h is the host, as in redis-cli)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l require -d 'Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable, instead of watching whatever pushes arrive'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l json -d 'One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l append -d 'With --capture: add to an existing file instead of refusing it'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l force -d 'With --capture: empty an existing file instead of refusing it'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tracking -d 'CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l cluster -d 'Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the default when HELLO reports mode `cluster`'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-cluster -d 'Watch only the endpoint given, even when HELLO reports mode `cluster`'

@@ -13,8 +13,15 @@
 //! | 3 | [`REFUSED`] | `probe`: the server refused `CLIENT MAINT_NOTIFICATIONS ON` |
 //! | 4 | [`RESP3_UNAVAILABLE`] | `probe`: `HELLO 3` was refused (old server, proxy, `-NOPROTO`) |
 //! | 5 | [`AUTH_FAILED`] | `probe`: authentication failed (`-WRONGPASS`, `-NOAUTH` ...) |
-//! | 6 | [`CONNECTION_FAILED`] | `probe`: unreachable, timed out, TLS failure, or a broken reply |
+//! | 6 | [`CONNECTION_FAILED`] | `probe`: unreachable, timed out, TLS failure, or a broken reply; `watch`: the same before any session was established, or `--duration` ended a watch that never completed a handshake |
+//! | 7 | [`SELECT_FAILED`] | `watch`: the server refused the database of the URL (`/99`: DB index is out of range) |
+//! | 8 | [`SESSION_ERRORS`] | `watch`: stopped normally, but after a session existed, reconnects failed with permanent errors (authentication, SELECT, certificate) |
+//! | 129 | [`HANGUP`] | `watch`: ended by SIGHUP (128 + 1) |
 //! | 130 | [`INTERRUPTED`] | interrupted by Ctrl-C (128 + SIGINT, as shells do) |
+//! | 143 | [`TERMINATED`] | `watch`: ended by SIGTERM (128 + 15) |
+//!
+//! `watch` uses 5 ([`AUTH_FAILED`]) and 6 ([`CONNECTION_FAILED`]) too: before the first session is
+//! established, a permanent error stops it with that code instead of retrying forever.
 
 /// Success; for `probe`, every endpoint accepted the opt-in.
 pub const SUCCESS: i32 = 0;
@@ -41,8 +48,24 @@ pub const AUTH_FAILED: i32 = 5;
 /// or sent something that is not RESP during the handshake.
 pub const CONNECTION_FAILED: i32 = 6;
 
+/// `watch`: the server refused `SELECT` of the URL's database (`redis://host:port/99`). Checked
+/// before the first session only; a later refusal is retried and reported as
+/// [`SESSION_ERRORS`].
+pub const SELECT_FAILED: i32 = 7;
+
+/// `watch`: the watch ended as asked (`--duration`, `--count`), but after a session had been
+/// established, reconnecting met permanent errors (authentication, SELECT, certificate); they
+/// were retried, reported and counted in the summary.
+pub const SESSION_ERRORS: i32 = 8;
+
+/// `watch`: ended by SIGHUP (the terminal went away); the summary was written first.
+pub const HANGUP: i32 = 129;
+
 /// Interrupted by Ctrl-C.
 pub const INTERRUPTED: i32 = 130;
+
+/// `watch`: ended by SIGTERM (a service manager stopping it); the summary was written first.
+pub const TERMINATED: i32 = 143;
 
 #[cfg(test)]
 mod tests {
@@ -59,5 +82,12 @@ mod tests {
         ];
         assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
         assert!(!codes.contains(&FAILURE) && !codes.contains(&USAGE));
+    }
+
+    #[test]
+    fn signal_codes_are_128_plus_the_signal() {
+        assert_eq!(HANGUP, 128 + 1);
+        assert_eq!(INTERRUPTED, 128 + 2);
+        assert_eq!(TERMINATED, 128 + 15);
     }
 }

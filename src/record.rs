@@ -186,6 +186,30 @@ pub struct CopyOf {
 }
 
 /// How many connections got one opt-in outcome.
+/// Counts that keep a long watch's state bounded, and errors retried after a session existed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryNotes {
+    /// Events left out of `events`: only the most recent ones are kept.
+    #[serde(default)]
+    pub retired_events: u64,
+    /// MOVINGs whose dry-run did not run because the most allowed at once were running.
+    #[serde(default)]
+    pub skipped_dry_runs: u64,
+    /// Declared windows longer than the dry-run's cap, shortened to it.
+    #[serde(default)]
+    pub capped_windows: u64,
+    /// Permanent errors (authentication, SELECT, certificate) met when reconnecting after a
+    /// session had been established; they were retried.
+    #[serde(default)]
+    pub session_errors: u64,
+}
+
+impl SummaryNotes {
+    pub fn is_empty(&self) -> bool {
+        *self == SummaryNotes::default()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OptInTally {
@@ -314,6 +338,9 @@ pub enum WatchLine {
         /// joined: `past_s` counts the window from receipt, a lower bound of the overshoot.
         #[serde(default)]
         joined_open: bool,
+        /// The backoff before the watch reconnects (absent when it does not).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_in_s: Option<f64>,
     },
     /// The DNS watch saw something.
     Dns {
@@ -411,6 +438,9 @@ pub enum WatchLine {
         /// `--traffic` figures, when PINGs were sent.
         #[serde(default)]
         pings: Option<PingStats>,
+        /// What a long watch counted instead of keeping or doing; absent when all zero.
+        #[serde(default, skip_serializing_if = "SummaryNotes::is_empty")]
+        notes: SummaryNotes,
     },
 }
 

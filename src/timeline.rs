@@ -14,9 +14,12 @@ use crate::record::{
     wall, ConnTotals, CopyOf, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
     WatchLine, SCHEMA_VERSION,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
+
+mod kept;
+pub use kept::KEPT_EVENTS;
 
 /// Something that happened, stamped when it was seen.
 #[derive(Debug, Clone)]
@@ -72,6 +75,8 @@ pub enum What {
     Closed {
         cause: CloseCause,
         error: Option<String>,
+        /// The backoff before the next attempt (none when the watch will not retry).
+        retry_in: Option<Duration>,
     },
     Dns {
         host: String,
@@ -180,11 +185,12 @@ struct Conn {
 /// The state machine. Feed it observations in arrival order.
 pub struct Timeline {
     start: Instant,
-    events: Vec<Event>,
+    /// The recent events only (see [`kept`]): a long watch keeps bounded state.
+    events: kept::Events<Event>,
     /// The latest new opening event: what "+s.mmm" is relative to.
     anchor: Option<usize>,
-    seen: HashSet<(Kind, i64)>,
-    by_key: HashMap<(Kind, i64), usize>,
+    /// Recent `(type, seq)` keys and the event each opened, to recognise a re-send.
+    keys: kept::RecentKeys<(Kind, i64)>,
     conns: HashMap<u32, Conn>,
     dns_set: Option<BTreeSet<IpAddr>>,
     /// Connections per opt-in outcome and text, in the order they reported it.
@@ -204,10 +210,9 @@ impl Timeline {
     pub fn new(start: Instant) -> Timeline {
         Timeline {
             start,
-            events: Vec::new(),
+            events: kept::Events::default(),
             anchor: None,
-            seen: HashSet::new(),
-            by_key: HashMap::new(),
+            keys: kept::RecentKeys::default(),
             conns: HashMap::new(),
             dns_set: None,
             opt_in: HashMap::new(),
@@ -243,12 +248,9 @@ impl Timeline {
     }
 
     fn rel_to(&self, event: Option<usize>, at: Instant) -> Option<Rel> {
-        event.map(|i| {
-            let e = &self.events[i];
-            Rel {
-                to: e.name(),
-                s: self.span(e.at, at),
-            }
+        event.and_then(|i| self.events.get(i)).map(|e| Rel {
+            to: e.name(),
+            s: self.span(e.at, at),
         })
     }
 
@@ -378,9 +380,11 @@ impl Timeline {
                 offset,
                 error,
             }),
-            What::Closed { cause, error } => {
-                self.closed(&mut step, obs.at, t, at, conn_id, cause, error)
-            }
+            What::Closed {
+                cause,
+                error,
+                retry_in,
+            } => self.closed(&mut step, obs.at, t, at, conn_id, cause, error, retry_in),
             What::Dns { host, kind } => self.dns(&mut step, obs.at, t, at, host, kind),
             What::Handoff { event, outcome } => {
                 self.handoff(&mut step, obs.at, t, at, conn_id, event, outcome)
@@ -423,8 +427,7 @@ impl Timeline {
     /// The window a failure at `at` falls into: an opening event whose declared window (plus the
     /// measured slack, since closes come up to ~4 s late) has not ended and that nothing closed.
     fn open_window(&self, at: Instant) -> Option<String> {
-        let i = self.anchor?;
-        let e = &self.events[i];
+        let e = self.events.get(self.anchor?)?;
         if e.row.closed_by_notification_s.is_some() || e.row.socket_closed_s.is_some() {
             return None;
         }
@@ -450,7 +453,7 @@ impl Timeline {
         if let Classified::Maintenance(n) = &record.parsed {
             let catch_up = early && n.kind.is_retained();
             let key = n.seq.map(|s| (n.kind, s));
-            let resent = key.is_some_and(|k| !self.seen.insert(k));
+            let resent = key.is_some_and(|k| !self.keys.insert(k));
             if catch_up {
                 labels.push(Label::CatchUp);
             }
@@ -463,9 +466,10 @@ impl Timeline {
                 labels.push(Label::WithOptIn);
             }
             let event_index = if resent || catch_up {
-                let idx = key.and_then(|k| self.by_key.get(&k).copied());
-                if let Some(i) = idx {
-                    let first = &mut self.events[i];
+                let idx = key
+                    .and_then(|k| self.keys.event(&k))
+                    .filter(|&i| self.events.get(i).is_some());
+                if let Some(first) = idx.and_then(|i| self.events.get_mut(i)) {
                     first.row.copies += 1;
                     if resent && first.conn != conn_id {
                         copy_of = Some(CopyOf {
@@ -508,7 +512,7 @@ impl Timeline {
                     conn: conn_id,
                 });
                 if let Some(k) = key {
-                    self.by_key.insert(k, i);
+                    self.keys.set_event(k, i);
                 }
                 Some(i)
             };
@@ -522,7 +526,7 @@ impl Timeline {
             }
             if new {
                 if let Some(opened) = n.kind.closes() {
-                    let open = self.events.iter().rposition(|e| {
+                    let open = self.events.rposition(|e| {
                         e.kind == opened && e.row.closed_by_notification_s.is_none()
                     });
                     if let Some(o) = open {
@@ -618,9 +622,10 @@ impl Timeline {
         conn_id: u32,
         cause: CloseCause,
         error: Option<String>,
+        retry_in: Option<Duration>,
     ) {
         let c = self.conns.entry(conn_id).or_default();
-        let moving = c.moving.take();
+        let moving = c.moving.take().filter(|&i| self.events.get(i).is_some());
         if cause != CloseCause::Watch {
             c.totals_closes += 1;
         }
@@ -661,6 +666,7 @@ impl Timeline {
             past_s,
             rel,
             joined_open,
+            retry_in_s: retry_in.map(secs),
         });
         if let Some(i) = moving {
             self.verdict(step, t, at, i);
@@ -724,7 +730,7 @@ impl Timeline {
             // The first change after an open MOVING is "DNS moved" for the summary; after another
             // opening event, the change that drops our address (a silent shrink's only signal).
             let left = ours_change.as_deref() == Some("left");
-            if let Some(i) = self.anchor {
+            if let Some(i) = self.anchor.filter(|&i| self.events.get(i).is_some()) {
                 let since = self.span(self.events[i].at, now);
                 let e = &mut self.events[i];
                 if (e.kind == Kind::Moving || left) && e.row.dns_moved_s.is_none() {
@@ -801,7 +807,9 @@ impl Timeline {
 
     /// Sets the dry-run against the close, once both are known.
     fn verdict(&mut self, step: &mut Step, t: f64, at: String, i: usize) {
-        let e = &mut self.events[i];
+        let Some(e) = self.events.get_mut(i) else {
+            return;
+        };
         if e.verdict_done {
             return;
         }
@@ -870,6 +878,10 @@ impl Timeline {
             at: wall(wall_at),
             reason: reason.into(),
             events: self.events.iter().map(|e| e.row.clone()).collect(),
+            notes: crate::record::SummaryNotes {
+                retired_events: self.events.retired(),
+                ..Default::default()
+            },
             conns,
             opt_in: {
                 let mut tallies: Vec<OptInTally> = self
@@ -1052,6 +1064,7 @@ mod tests {
                 What::Closed {
                     cause: CloseCause::Server,
                     error: None,
+                    retry_in: None,
                 },
             )
         }

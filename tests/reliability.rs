@@ -691,3 +691,95 @@ async fn a_capture_survives_sigkill_and_replay_tolerates_a_torn_tail() {
         "every line before the torn one is replayed"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bounded state
+// ---------------------------------------------------------------------------------------------
+
+/// Distinct MOVINGs a server sends in the bounded-state test, every tenth declaring a window of
+/// `i64::MAX` seconds.
+const DISTINCT_MOVINGS: u64 = 100_000;
+
+fn moving(seq: u64) -> Vec<u8> {
+    let window = if seq % 10 == 0 { i64::MAX } else { 15 };
+    format!(">4\r\n$6\r\nMOVING\r\n:{seq}\r\n:{window}\r\n_\r\n").into_bytes()
+}
+
+/// Completes the handshake, sends the MOVINGs, then stays quiet with the connection open.
+async fn serve_movings(mut socket: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    if common::answer_commands(&mut socket, 2, common::handshake_reply)
+        .await
+        .is_none()
+    {
+        return;
+    }
+    for chunk in (0..DISTINCT_MOVINGS).collect::<Vec<_>>().chunks(1000) {
+        let batch: Vec<u8> = chunk.iter().flat_map(|&s| moving(s)).collect();
+        if socket.write_all(&batch).await.is_err() {
+            return;
+        }
+    }
+    tokio::time::sleep(GUARD).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_and_the_summary_stay_bounded_after_100000_distinct_movings() {
+    let addr = common::test_server(serve_movings).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &format!("redis://{addr}"), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let pid = child.id().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Counted, not kept: the test itself stays small.
+    let got = tokio::time::timeout(GUARD * 2, async {
+        let mut movings = 0u64;
+        while movings < DISTINCT_MOVINGS {
+            let line = lines.next_line().await.unwrap().expect("the watch runs");
+            if line.contains("\"push\"") && line.contains("MOVING") {
+                movings += 1;
+            }
+        }
+    })
+    .await;
+    assert!(got.is_ok(), "hang guard: the MOVINGs never all arrived");
+    let peak = peak_rss_kib(pid);
+    signal(pid, "-INT");
+    let mut last = String::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        last = line;
+    }
+    assert_eq!(child.wait().await.unwrap().code(), Some(130));
+
+    if let Some(kib) = peak {
+        assert!(
+            kib < MEMORY_BOUND_KIB,
+            "the watch peaked at {kib} KiB after {DISTINCT_MOVINGS} MOVINGs"
+        );
+    }
+    assert!(
+        last.len() < 64 * 1024,
+        "the summary line is bounded: {} bytes",
+        last.len()
+    );
+    let WatchLine::Summary { events, notes, .. } = serde_json::from_str(&last).unwrap() else {
+        panic!("the last line is the summary: {last}")
+    };
+    assert_eq!(events.len(), maintwatch::timeline::KEPT_EVENTS);
+    assert_eq!(
+        events.last().and_then(|e| e.seq),
+        Some(DISTINCT_MOVINGS as i64 - 1),
+        "the rows kept are the latest"
+    );
+    assert_eq!(
+        notes.retired_events,
+        DISTINCT_MOVINGS - maintwatch::timeline::KEPT_EVENTS as u64,
+        "the rest are counted"
+    );
+    assert!(notes.skipped_dry_runs > 0, "{notes:?}");
+    assert!(notes.capped_windows > 0, "{notes:?}");
+}

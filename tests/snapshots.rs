@@ -166,6 +166,7 @@ fn summary_with(
         conns,
         opt_in,
         pings,
+        notes: Default::default(),
     };
     render(&line, &Style::default()).join("\n")
 }

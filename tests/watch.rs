@@ -961,7 +961,8 @@ async fn no_password_in_any_output_or_capture() {
             "--sim-speed",
             "10",
         ];
-        args.extend(["--capture", capture.to_str().unwrap()]);
+        // The same file each round: --force says to empty it (an existing capture is refused).
+        args.extend(["--capture", capture.to_str().unwrap(), "--force"]);
         if json {
             args.push("--json");
         }

@@ -17,8 +17,10 @@ with backoff until Ctrl-C, --duration or --count, then prints a summary.";
 #[derive(Args, Debug, Clone)]
 #[command(
     long_about = LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  REDISCLI_AUTH=\"$PASS\" maintwatch watch rediss://db.example.net:12000 --user app --cacert ca.pem\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count, 130 Ctrl-C, 3/4/5 with --require \
-(refused, RESP3 unavailable, authentication failed), 1 other errors."
+    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  REDISCLI_AUTH=\"$PASS\" maintwatch watch rediss://db.example.net:12000 --user app --cacert ca.pem\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count after a session, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, \
+3/4 with --require (refused, RESP3 unavailable), 5 authentication failed, 6 connection/certificate \
+failure or no session at all, 7 database refused (/N), 8 permanent errors after a session, 2 usage, \
+1 other errors."
 )]
 pub struct WatchArgs {
     /// The endpoint: redis://[[user]:password@]host[:port][/db] or rediss:// (or use -u, -h/-p).
@@ -35,14 +37,22 @@ pub struct WatchArgs {
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// Stop after N maintenance notifications.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
     /// One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
     /// Also write JSON lines to FILE, flushed line by line, alongside the human output.
+    /// Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless
+    /// --append or --force says what to do with it.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
+    /// With --capture: add to an existing file instead of refusing it.
+    #[arg(long, requires = "capture", conflicts_with = "force")]
+    pub append: bool,
+    /// With --capture: empty an existing file instead of refusing it.
+    #[arg(long, requires = "capture")]
+    pub force: bool,
     /// Send a PING every interval and report latency and errors, attributing failures to the
     /// open window.
     #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "1s")]
@@ -83,7 +93,7 @@ pub struct WatchArgs {
     /// The endpoint is the built-in simulator running N times faster (`simulate --speed N`):
     /// declared windows, polls and offsets are read at that speed. Without it, the speed the
     /// simulator announces in its HELLO reply is used (1 for any other server).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_speed)]
     pub sim_speed: Option<f64>,
     /// Colour: auto (a terminal and no NO_COLOR), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -96,4 +106,13 @@ pub struct WatchArgs {
     /// always shown; the summary has the latency figures).
     #[arg(short = 'v', long)]
     pub verbose: bool,
+}
+
+/// A speed factor: a finite number above zero (clap names the flag in its error and exits 2).
+fn positive_speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        Ok(_) => Err(format!("{s:?} is not a positive number")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
 }

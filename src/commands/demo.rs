@@ -84,6 +84,8 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         count: None,
         json: false,
         capture: args.capture.clone(),
+        // Created 0600 and never over an existing file, as `watch --capture` without flags.
+        capture_mode: watch::CaptureMode::New,
         traffic: None,
         dns_interval: Duration::from_millis(500),
         dns: true,

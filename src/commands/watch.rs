@@ -20,9 +20,10 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io::Write;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// Everything the watch needs, validated, free of clap.
 #[derive(Debug, Clone)]
@@ -33,6 +34,8 @@ pub struct WatchSettings {
     pub count: Option<u32>,
     pub json: bool,
     pub capture: Option<std::path::PathBuf>,
+    /// What to do with an existing capture file.
+    pub capture_mode: CaptureMode,
     pub traffic: Option<Duration>,
     pub dns_interval: Duration,
     pub dns: bool,
@@ -59,6 +62,17 @@ pub struct WatchSettings {
     pub cluster: ClusterMode,
     /// With a cluster, watch the masters only.
     pub masters_only: bool,
+}
+
+/// What `--capture` does with a file that already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Refuse it (the default: a typo must not overwrite last week's capture).
+    New,
+    /// `--append`.
+    Append,
+    /// `--force`: truncate it.
+    Truncate,
 }
 
 /// Whether to watch a whole cluster.
@@ -90,6 +104,13 @@ impl WatchSettings {
             count: args.count,
             json: args.json,
             capture: args.capture.clone(),
+            capture_mode: if args.append {
+                CaptureMode::Append
+            } else if args.force {
+                CaptureMode::Truncate
+            } else {
+                CaptureMode::New
+            },
             traffic: args.traffic.map(traffic_floor),
             dns_interval: args.dns_interval,
             dns: !args.no_dns,
@@ -137,29 +158,40 @@ fn traffic_floor(interval: Duration) -> Duration {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     Interrupted,
+    /// SIGTERM.
+    Terminated,
+    /// SIGHUP.
+    Hangup,
     Duration,
     Count,
     /// The caller's stop future completed (the demo's scenario ended).
     Ended,
     /// `--require` and the opt-in was not accepted.
     Required(i32),
+    /// A permanent error before any session was established (the code says which).
+    Failed(i32),
 }
 
 impl StopReason {
     fn name(self) -> &'static str {
         match self {
             StopReason::Interrupted => "interrupted",
+            StopReason::Terminated => "terminated",
+            StopReason::Hangup => "hangup",
             StopReason::Duration => "duration",
             StopReason::Count => "count",
             StopReason::Ended => "ended",
             StopReason::Required(_) => "opt-in not accepted",
+            StopReason::Failed(_) => "permanent error",
         }
     }
 
     pub fn exit_code(self) -> i32 {
         match self {
             StopReason::Interrupted => exit::INTERRUPTED,
-            StopReason::Required(code) => code,
+            StopReason::Terminated => exit::TERMINATED,
+            StopReason::Hangup => exit::HANGUP,
+            StopReason::Required(code) | StopReason::Failed(code) => code,
             _ => exit::SUCCESS,
         }
     }
@@ -176,32 +208,50 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut sink = Sink::new(&settings, Box::new(out))?;
-    let reason = watch(&settings, &mut sink, std::future::pending::<()>(), None).await?;
-    Ok(reason.exit_code())
+    let end = watch(&settings, &mut sink, std::future::pending::<()>(), None).await?;
+    if let Some(message) = &end.fatal {
+        eprintln!("maintwatch: {message}");
+    }
+    if !end.established && end.reason == StopReason::Duration {
+        eprintln!("maintwatch: no session was established before --duration ended the watch");
+    }
+    Ok(end.exit_code())
 }
 
 /// Where lines go: stdout (human or JSON) and optionally a capture file, flushed per line.
 pub struct Sink<'a> {
     out: Box<dyn Write + 'a>,
-    capture: Option<std::io::BufWriter<std::fs::File>>,
+    capture: Option<Capture>,
+    /// The capture failed (a full disk): it was reported and closed, the watch went on.
+    capture_failed: bool,
     json: bool,
     style: Style,
     countdown: Option<Countdown>,
     verbose: bool,
 }
 
+/// The capture file and its name for errors.
+struct Capture {
+    file: std::io::BufWriter<std::fs::File>,
+    path: std::path::PathBuf,
+}
+
 impl<'a> Sink<'a> {
     pub fn new(settings: &WatchSettings, out: Box<dyn Write + 'a>) -> anyhow::Result<Sink<'a>> {
         let capture = match &settings.capture {
-            Some(path) => Some(std::io::BufWriter::new(
-                std::fs::File::create(path)
-                    .map_err(|e| anyhow::anyhow!("--capture {}: {e}", path.display()))?,
-            )),
+            Some(path) => Some(Capture {
+                file: std::io::BufWriter::new(
+                    open_capture(path, settings.capture_mode)
+                        .map_err(|e| anyhow::anyhow!("--capture {}: {e}", path.display()))?,
+                ),
+                path: path.clone(),
+            }),
             None => None,
         };
         Ok(Sink {
             out,
             capture,
+            capture_failed: false,
             json: settings.json,
             style: Style {
                 color: settings.color,
@@ -214,6 +264,11 @@ impl<'a> Sink<'a> {
                 None
             },
         })
+    }
+
+    /// Whether writing the capture failed at some point.
+    pub fn capture_failed(&self) -> bool {
+        self.capture_failed
     }
 
     /// Writes a line that is not part of the timeline (the demo's simulator narration), under
@@ -244,8 +299,19 @@ impl<'a> Sink<'a> {
             // torn line at the end of the capture.
             let mut text = serde_json::to_vec(line)?;
             text.push(b'\n');
-            capture.write_all(&text)?;
-            capture.flush()?;
+            let written = capture
+                .file
+                .write_all(&text)
+                .and_then(|()| capture.file.flush());
+            if let Err(e) = written {
+                // The watch goes on without it: what is on stdout, and the summary, still count.
+                eprintln!(
+                    "maintwatch: --capture {}: {e}; the capture stops here, the watch goes on",
+                    capture.path.display()
+                );
+                self.capture = None;
+                self.capture_failed = true;
+            }
         }
         let mut text = Vec::new();
         if self.json {
@@ -303,6 +369,49 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// Opens the capture file: created 0600, never through a symlink, and an existing file only as
+/// `mode` allows.
+fn open_capture(path: &std::path::Path, mode: CaptureMode) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let existing = match std::fs::symlink_metadata(path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let Some(before) = existing else {
+        // O_CREAT|O_EXCL: fails on anything that appeared meanwhile, a symlink included.
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path);
+    };
+    if before.file_type().is_symlink() {
+        return Err(std::io::Error::other(
+            "is a symbolic link; give the file itself",
+        ));
+    }
+    if mode == CaptureMode::New {
+        return Err(std::io::Error::other(
+            "already exists; --append adds to it, --force empties it",
+        ));
+    }
+    // Opened without truncating, then checked to be the file that was looked at: a symlink
+    // swapped in between is refused before anything is written or emptied.
+    let file = std::fs::OpenOptions::new()
+        .append(mode == CaptureMode::Append)
+        .write(true)
+        .open(path)?;
+    let opened = file.metadata()?;
+    if (opened.dev(), opened.ino()) != (before.dev(), before.ino()) {
+        return Err(std::io::Error::other("changed while it was being opened"));
+    }
+    if mode == CaptureMode::Truncate && opened.is_file() {
+        file.set_len(0)?;
+    }
+    Ok(file)
+}
+
 /// A [`Clock`] running `speed` times faster than real time, so the dry-run against a sped-up
 /// simulator decides in scenario seconds.
 #[derive(Debug, Clone, Copy)]
@@ -351,7 +460,19 @@ impl Backoff {
     pub fn reset(&mut self) {
         self.next = self.base;
     }
+
+    /// A session ended after `lived`: only one that lasted [`HEALTHY_SESSION`] starts the
+    /// backoff over. A server that breaks every session right after the handshake would
+    /// otherwise be reconnected to ten times a second forever.
+    pub fn session_ended(&mut self, lived: Duration) {
+        if lived >= HEALTHY_SESSION {
+            self.reset();
+        }
+    }
 }
+
+/// How long a session must last for its end to count as a fresh start (the backoff resets).
+pub const HEALTHY_SESSION: Duration = Duration::from_secs(2);
 
 fn observe(tx: &mpsc::UnboundedSender<Observation>, conn: u32, what: What) {
     let _ = tx.send(Observation {
@@ -368,7 +489,7 @@ pub async fn watch(
     sink: &mut Sink<'_>,
     stop: impl Future<Output = ()>,
     mut notes: Option<mpsc::UnboundedReceiver<String>>,
-) -> anyhow::Result<StopReason> {
+) -> anyhow::Result<WatchEnd> {
     // The speed may be learnt from the simulator's HELLO reply: this copy is the one that is.
     let mut settings = settings.clone();
     let settings = &mut settings;
@@ -381,7 +502,13 @@ pub async fn watch(
     let (tx, mut rx) = mpsc::unbounded_channel::<Observation>();
     // Frames waiting for the sinks are bounded: when output is slower than the server (a pub/sub
     // flood into a slow pipe), readers wait and TCP pushes back, instead of memory growing.
-    let permits = Arc::new(Backpressure::default());
+    let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        permits: Backpressure::default(),
+        established: AtomicBool::new(false),
+        session_errors: AtomicU64::new(0),
+        fatal: fatal_tx,
+    });
     let mut tasks = Vec::new();
     let mut watched: HashMap<u32, Watched> = HashMap::new();
     for id in 1..=settings.connections.max(1) {
@@ -393,7 +520,7 @@ pub async fn watch(
             id == 1,
             &resolver,
             &tx,
-            &permits,
+            &shared,
         );
         watched.insert(id, w);
     }
@@ -427,7 +554,8 @@ pub async fn watch(
         }));
     }
 
-    let mut cancels: HashMap<u32, Vec<oneshot::Sender<()>>> = HashMap::new();
+    let mut effects = Effects::default();
+    let mut fatal = None;
     let mut seen = 0u32;
     let mut warned_speed = false;
     let duration = settings.duration;
@@ -443,10 +571,23 @@ pub async fn watch(
     // after it was first polled, so a Ctrl-C arriving while a turn was busy was lost.
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    let mut terminate = unix_signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut hangup = unix_signal(tokio::signal::unix::SignalKind::hangup())?;
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
     let reason = loop {
         tokio::select! {
             biased;
+            // The stop conditions come before the frames: under a flood a frame is always
+            // ready, and a biased select that looked at frames first would never see them.
+            _ = &mut interrupted => break StopReason::Interrupted,
+            _ = terminate.recv() => break StopReason::Terminated,
+            _ = hangup.recv() => break StopReason::Hangup,
+            () = &mut deadline => break StopReason::Duration,
+            Some((code, message)) = fatal_rx.recv() => {
+                fatal = Some(message);
+                break StopReason::Failed(code);
+            }
+            _ = redraw.tick() => sink.tick(),
             // A narrator (the demo's simulator) tells a step before its frames leave: cause first.
             Some(text) = async { notes.as_mut()?.recv().await }, if notes.is_some() => {
                 sink.note(&text)?;
@@ -475,7 +616,7 @@ pub async fn watch(
                                 Some((_, w)) => w.node = Some(addr),
                                 None => {
                                     let opts = settings.connect.for_node(&node.host, node.port);
-                                    let mut w = Watched::spawn(next_id, settings, opts, false, &resolver, &tx, &permits);
+                                    let mut w = Watched::spawn(next_id, settings, opts, false, &resolver, &tx, &shared);
                                     w.node = Some(addr);
                                     watched.insert(next_id, w);
                                     next_id += 1;
@@ -495,6 +636,7 @@ pub async fn watch(
                                     observe(&tx, id, What::Closed {
                                         cause: CloseCause::Watch,
                                         error: Some(format!("{addr} left the cluster")),
+                                        retry_in: None,
                                     });
                                 }
                             }
@@ -533,7 +675,7 @@ pub async fn watch(
                     _ => None,
                 };
                 if matches!(obs.what, What::Frame { .. }) {
-                    permits.release();
+                    shared.permits.release();
                 }
                 let step = timeline.observe(obs);
                 for line in &step.lines {
@@ -549,7 +691,7 @@ pub async fn watch(
                         refresh(settings, &watched, &tx, conn, event, sources);
                         continue;
                     }
-                    act(settings, &resolver, &tx, &mut cancels, action);
+                    act(settings, &resolver, &tx, &mut effects, action);
                 }
                 if let Some(code) = required {
                     break StopReason::Required(code);
@@ -559,24 +701,177 @@ pub async fn watch(
                     break StopReason::Count;
                 }
             }
-            _ = redraw.tick() => sink.tick(),
-            _ = &mut interrupted => break StopReason::Interrupted,
-            () = &mut deadline => break StopReason::Duration,
+            // The demo's end comes after its frames: the scenario's last push is part of it.
             () = &mut stop => break StopReason::Ended,
         }
     };
     for t in &tasks {
         t.abort();
     }
+    drain_after_stop(watched, &mut rx, &mut timeline, sink).await?;
+    if matches!(
+        reason,
+        StopReason::Interrupted | StopReason::Terminated | StopReason::Hangup
+    ) {
+        sink.interrupted()?;
+    }
+    let session_errors = shared.session_errors.load(Ordering::Acquire);
+    let mut summary = timeline.summary(Instant::now(), SystemTime::now(), reason.name());
+    if let WatchLine::Summary { notes, .. } = &mut summary {
+        notes.skipped_dry_runs = effects.skipped;
+        notes.capped_windows = effects.capped;
+        notes.session_errors = session_errors;
+    }
+    sink.emit(&summary)?;
+    sink.flush()?;
+    Ok(WatchEnd {
+        reason,
+        established: shared.established.load(Ordering::Acquire),
+        session_errors,
+        fatal,
+        capture_failed: sink.capture_failed(),
+    })
+}
+
+/// Stops the connection tasks and writes whatever they had read: a reader puts a frame in the
+/// channel before it waits for room, so once the tasks are gone the channel holds all of it
+/// (at most [`FRAMES_IN_FLIGHT`] frames and a few other observations). No action is taken on
+/// them: the watch is ending.
+async fn drain_after_stop(
+    watched: HashMap<u32, Watched>,
+    rx: &mut mpsc::UnboundedReceiver<Observation>,
+    timeline: &mut Timeline,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
     for w in watched.values() {
         w.task.abort();
     }
-    if reason == StopReason::Interrupted {
-        sink.interrupted()?;
+    for w in watched.into_values() {
+        let _ = w.task.await;
     }
-    sink.emit(&timeline.summary(Instant::now(), SystemTime::now(), reason.name()))?;
-    sink.flush()?;
-    Ok(reason)
+    while let Ok(obs) = rx.try_recv() {
+        for line in &timeline.observe(obs).lines {
+            sink.emit(line)?;
+        }
+    }
+    Ok(())
+}
+
+/// How a watch ended, with what decides its exit code.
+#[derive(Debug)]
+pub struct WatchEnd {
+    pub reason: StopReason,
+    /// Some handshake completed.
+    pub established: bool,
+    /// Permanent errors retried after a session existed.
+    pub session_errors: u64,
+    /// What stopped the watch before any session, with what to change.
+    pub fatal: Option<String>,
+    /// The capture could not be written (the file was named on stderr).
+    pub capture_failed: bool,
+}
+
+impl WatchEnd {
+    /// A signal, `--require` or a permanent error decide first; a watch that ended as asked
+    /// exits 0 only if a session existed and nothing permanent went wrong.
+    pub fn exit_code(&self) -> i32 {
+        match self.reason {
+            StopReason::Duration | StopReason::Count | StopReason::Ended => {
+                if !self.established {
+                    exit::CONNECTION_FAILED
+                } else if self.session_errors > 0 {
+                    exit::SESSION_ERRORS
+                } else if self.capture_failed {
+                    exit::FAILURE
+                } else {
+                    exit::SUCCESS
+                }
+            }
+            reason => reason.exit_code(),
+        }
+    }
+}
+
+/// What the connection tasks share with the watch loop.
+struct Shared {
+    permits: Backpressure,
+    /// Set by the first completed handshake: permanent errors stop the watch only before it.
+    established: AtomicBool,
+    session_errors: AtomicU64,
+    /// A permanent error before any session: the exit code and the message for stderr.
+    fatal: mpsc::UnboundedSender<(i32, String)>,
+}
+
+impl Shared {
+    /// Whether `e` stops the watch: a permanent error (or, with `--require`, any error) before
+    /// the first session. After a session existed, a permanent error is counted and retried.
+    fn stops_on(&self, e: &conn::ConnectError, require: bool) -> bool {
+        let code = permanent(e);
+        if self.established.load(Ordering::Acquire) {
+            if code.is_some() {
+                self.session_errors.fetch_add(1, Ordering::AcqRel);
+            }
+            return false;
+        }
+        let Some(code) = code.or(require.then_some(exit::CONNECTION_FAILED)) else {
+            return false;
+        };
+        let _ = self.fatal.send((code, format!("{e}{}", what_to_change(e))));
+        true
+    }
+}
+
+/// The exit code of an error that retrying cannot fix.
+fn permanent(e: &conn::ConnectError) -> Option<i32> {
+    use conn::{ConnectError, TlsFailure};
+    match e {
+        ConnectError::Auth { .. } => Some(exit::AUTH_FAILED),
+        ConnectError::Command {
+            command: "SELECT", ..
+        } => Some(exit::SELECT_FAILED),
+        ConnectError::Tls {
+            failure:
+                TlsFailure::UnknownCa
+                | TlsFailure::NameMismatch
+                | TlsFailure::Expired
+                | TlsFailure::NotYetValid
+                | TlsFailure::Revoked
+                | TlsFailure::BadCertificate
+                | TlsFailure::ClientCertRequired
+                | TlsFailure::ClientCertRejected,
+            ..
+        } => Some(exit::CONNECTION_FAILED),
+        _ => None,
+    }
+}
+
+/// A sentence saying what to change for a permanent error (empty when there is nothing to say).
+fn what_to_change(e: &conn::ConnectError) -> String {
+    use conn::ConnectError;
+    match e {
+        ConnectError::Auth { text, .. } if text.starts_with("NOAUTH") => {
+            "\n  the server needs a password: give it with -a, --askpass or REDISCLI_AUTH".into()
+        }
+        ConnectError::Auth { .. } => {
+            "\n  check the user (--user) and password (-a, --askpass or REDISCLI_AUTH)".into()
+        }
+        ConnectError::Command { .. } => {
+            "\n  the URL's /N picks the database: use one the server has (/0 is the default)".into()
+        }
+        ConnectError::Tls { .. } => {
+            "\n  check --cacert, --sni and the server's certificate (--insecure skips the check)"
+                .into()
+        }
+        _ => String::new(),
+    }
+}
+
+/// A Unix signal stream, with the signal named when it cannot be installed.
+fn unix_signal(
+    kind: tokio::signal::unix::SignalKind,
+) -> anyhow::Result<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(kind)
+        .map_err(|e| anyhow::anyhow!("cannot listen for signal {}: {e}", kind.as_raw_value()))
 }
 
 fn required_code(outcome: OptInOutcome) -> i32 {
@@ -588,11 +883,36 @@ fn required_code(outcome: OptInOutcome) -> i32 {
     }
 }
 
+/// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
+/// sends a stream of distinct MOVINGs must not start one task per notification.
+pub const MAX_DRY_RUNS: usize = 64;
+
+/// The longest declared window a dry-run waits out, in scenario seconds. A server may declare
+/// any window up to `i64::MAX` seconds; a dry-run still waiting after an hour tells nothing new.
+pub const MAX_DRY_RUN_WINDOW_S: i64 = 3600;
+
+/// The watch loop's side effects that are not lines: dry-runs and what they left out.
+struct Effects {
+    dry_runs: Arc<tokio::sync::Semaphore>,
+    skipped: u64,
+    capped: u64,
+}
+
+impl Default for Effects {
+    fn default() -> Self {
+        Effects {
+            dry_runs: Arc::new(tokio::sync::Semaphore::new(MAX_DRY_RUNS)),
+            skipped: 0,
+            capped: 0,
+        }
+    }
+}
+
 fn act(
     settings: &WatchSettings,
     resolver: &Arc<DnsResolver>,
     tx: &mpsc::UnboundedSender<Observation>,
-    cancels: &mut HashMap<u32, Vec<oneshot::Sender<()>>>,
+    effects: &mut Effects,
     action: Action,
 ) {
     match action {
@@ -602,21 +922,36 @@ fn act(
             window_s,
             successor,
             current,
-            since,
+            since: _,
         } => {
             if !settings.handoff {
                 return;
+            }
+            let Ok(permit) = effects.dry_runs.clone().try_acquire_owned() else {
+                if effects.skipped == 0 {
+                    eprintln!(
+                        "maintwatch: note: {MAX_DRY_RUNS} dry-runs are running; further MOVINGs get none until one ends (counted in the summary)"
+                    );
+                }
+                effects.skipped += 1;
+                return;
+            };
+            if window_s > MAX_DRY_RUN_WINDOW_S {
+                if effects.capped == 0 {
+                    eprintln!(
+                        "maintwatch: note: a MOVING declares a window of {window_s} s; the dry-run waits {MAX_DRY_RUN_WINDOW_S} s at most (counted in the summary)"
+                    );
+                }
+                effects.capped += 1;
             }
             let input = HandoffInput {
                 endpoint: EndpointHost::parse(settings.connect.host()),
                 port: settings.connect.port(),
                 current,
                 successor: successor.map(|s| (s.host, s.port)),
-                window_secs: window_s,
+                window_secs: window_s.min(MAX_DRY_RUN_WINDOW_S),
                 poll_interval: settings.handoff_poll,
             };
-            let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
-            cancels.entry(conn).or_default().push(cancel_tx);
             let resolver = resolver.clone();
             let tx = tx.clone();
             let speed = settings.speed;
@@ -625,11 +960,11 @@ fn act(
                     inner: handoff::TokioClock::new(),
                     speed,
                 };
-                let outcome = handoff::run(&input, &resolver, &clock, &mut RandJitter, async {
-                    let _ = cancel_rx.await;
-                })
-                .await;
-                let _ = since;
+                // Only a stop of the watch ends a dry-run early (its task is dropped then): its
+                // verdict is what a close is compared with.
+                let never = std::future::pending::<()>();
+                let outcome = handoff::run(&input, &resolver, &clock, &mut RandJitter, never).await;
+                drop(permit);
                 observe(&tx, conn, What::Handoff { event, outcome });
             });
         }
@@ -646,21 +981,18 @@ fn act(
                 observe(&tx, conn, What::Advertised { addr, answer });
             });
         }
-        Action::RefreshTopology { .. } => {}
-        Action::CancelHandoff { conn } => {
-            // A dry-run outlives the close on purpose: its verdict is what the close is compared
-            // with. Only a stop of the watch cancels it (the tasks are aborted then).
-            let _ = (conn, cancels.get(&conn));
-        }
+        // A dry-run outlives the close on purpose (see above); a refresh is started by the loop.
+        Action::RefreshTopology { .. } | Action::CancelHandoff { .. } => {}
     }
 }
 
 /// Frames read but not yet written out, across all connections.
 const FRAMES_IN_FLIGHT: usize = 4096;
 
-/// Bounds the frames between the readers and the sinks. Readers stop at the limit and are woken
-/// only once the sinks have caught up by half of it, so a flood costs two atomic operations per
-/// frame and one wake-up per two thousand, not a lock and a wake-up per frame.
+/// Bounds the frames between the readers and the sinks. A reader hands each frame over first
+/// and waits for room after, so a frame once read is always in the channel (a stop drains it);
+/// past the limit readers wait and are woken only once the sinks have caught up by half of it,
+/// so a flood costs two atomic operations per frame and one wake-up per two thousand.
 #[derive(Default)]
 struct Backpressure {
     in_flight: std::sync::atomic::AtomicUsize,
@@ -678,18 +1010,20 @@ impl Backpressure {
     }
 }
 
-/// Waits until the sinks have room for one more frame.
-async fn frame_permit(bp: &Backpressure) {
+/// Hands a frame to the watch loop, then waits until the sinks have room for more.
+async fn hand_over(bp: &Backpressure, tx: &mpsc::UnboundedSender<Observation>, obs: Observation) {
     use std::sync::atomic::Ordering;
+    // Counted before it is sent, so the loop's release never runs ahead of it.
+    bp.in_flight.fetch_add(1, Ordering::AcqRel);
+    let _ = tx.send(obs);
     loop {
         // Registered before the check, so a release in between is not missed.
         let room = bp.room.notified();
-        if bp.in_flight.load(Ordering::Acquire) < FRAMES_IN_FLIGHT {
+        if bp.in_flight.load(Ordering::Acquire) <= FRAMES_IN_FLIGHT {
             break;
         }
         room.await;
     }
-    bp.in_flight.fetch_add(1, Ordering::AcqRel);
 }
 
 /// A request to a connection task from the watch loop.
@@ -714,7 +1048,7 @@ impl Watched {
         discover: bool,
         resolver: &Arc<DnsResolver>,
         tx: &mpsc::UnboundedSender<Observation>,
-        permits: &Arc<Backpressure>,
+        shared: &Arc<Shared>,
     ) -> Watched {
         let (cmds, cmd_rx) = mpsc::unbounded_channel();
         let task = tokio::spawn(connection_task(
@@ -725,7 +1059,7 @@ impl Watched {
             resolver.clone(),
             tx.clone(),
             cmd_rx,
-            permits.clone(),
+            shared.clone(),
         ));
         Watched {
             task,
@@ -780,7 +1114,7 @@ async fn connection_task(
     resolver: Arc<DnsResolver>,
     tx: mpsc::UnboundedSender<Observation>,
     mut cmds: mpsc::UnboundedReceiver<ConnCmd>,
-    permits: Arc<Backpressure>,
+    shared: Arc<Shared>,
 ) {
     let opts = &opts;
     let mut backoff = Backoff::default();
@@ -788,15 +1122,19 @@ async fn connection_task(
         let mut connection = match conn::connect(opts, &resolver).await {
             Ok(c) => c,
             Err(e) => {
+                let stop = shared.stops_on(&e, settings.require);
                 let delay = backoff.next_delay(rand::random());
                 observe(
                     &tx,
                     id,
                     What::ConnectFailed {
                         error: e.to_string(),
-                        retry_in: Some(delay),
+                        retry_in: (!stop).then_some(delay),
                     },
                 );
+                if stop {
+                    return;
+                }
                 tokio::time::sleep(delay).await;
                 continue;
             }
@@ -828,18 +1166,26 @@ async fn connection_task(
                         },
                     );
                 }
+                let stop = shared.stops_on(&e, settings.require);
+                let delay = backoff.next_delay(rand::random());
                 observe(
                     &tx,
                     id,
                     What::Closed {
                         cause: CloseCause::Error,
                         error: Some(format!("during the handshake: {e}")),
+                        retry_in: (!stop).then_some(delay),
                     },
                 );
-                tokio::time::sleep(backoff.next_delay(rand::random())).await;
+                if stop {
+                    return;
+                }
+                tokio::time::sleep(delay).await;
                 continue;
             }
         };
+        let established = Instant::now();
+        shared.established.store(true, Ordering::Release);
         observe(&tx, id, handshake_observation(&handshake));
         let in_cluster = match settings.cluster {
             ClusterMode::On => true,
@@ -847,10 +1193,8 @@ async fn connection_task(
             ClusterMode::Auto => handshake.mode() == Some("cluster"),
         };
         for r in handshake.early {
-            frame_permit(&permits).await;
-            let _ = tx.send(frame_observation(id, r, true));
+            hand_over(&shared.permits, &tx, frame_observation(id, r, true)).await;
         }
-        backoff.reset();
         let (mut reader, mut writer) = connection.into_split();
         // Replies come back in command order: each is matched with what asked for it.
         let mut pending: std::collections::VecDeque<Pending> = Default::default();
@@ -930,8 +1274,7 @@ async fn connection_task(
                             }
                             pending.pop_front();
                         }
-                        frame_permit(&permits).await;
-                        let _ = tx.send(frame_observation(id, received, false));
+                        hand_over(&shared.permits, &tx, frame_observation(id, received, false)).await;
                     }
                     Ok(None) => break (CloseCause::Server, None),
                     Err(e) => {
@@ -964,15 +1307,18 @@ async fn connection_task(
                 },
             );
         }
+        backoff.session_ended(established.elapsed());
+        let delay = backoff.next_delay(rand::random());
         observe(
             &tx,
             id,
             What::Closed {
                 cause: end.0,
                 error: end.1,
+                retry_in: Some(delay),
             },
         );
-        tokio::time::sleep(backoff.next_delay(rand::random())).await;
+        tokio::time::sleep(delay).await;
     }
 }
 
@@ -1057,7 +1403,35 @@ fn handshake_observation(h: &conn::Handshake) -> What {
 
 #[cfg(test)]
 mod tests {
-    use super::Backoff;
+    use super::{Backoff, StopReason, WatchEnd};
+    use crate::exit;
+
+    fn end(reason: StopReason, established: bool, session_errors: u64) -> i32 {
+        WatchEnd {
+            reason,
+            established,
+            session_errors,
+            fatal: None,
+            capture_failed: false,
+        }
+        .exit_code()
+    }
+
+    #[test]
+    fn a_watch_exits_0_only_after_a_session_and_without_permanent_errors() {
+        assert_eq!(end(StopReason::Duration, true, 0), exit::SUCCESS);
+        assert_eq!(end(StopReason::Count, true, 0), exit::SUCCESS);
+        assert_eq!(end(StopReason::Duration, false, 0), exit::CONNECTION_FAILED);
+        assert_eq!(end(StopReason::Duration, true, 2), exit::SESSION_ERRORS);
+        // A signal's code and a permanent error's code come first.
+        assert_eq!(end(StopReason::Terminated, true, 2), exit::TERMINATED);
+        assert_eq!(end(StopReason::Hangup, false, 0), exit::HANGUP);
+        assert_eq!(end(StopReason::Interrupted, false, 0), exit::INTERRUPTED);
+        assert_eq!(
+            end(StopReason::Failed(exit::SELECT_FAILED), false, 0),
+            exit::SELECT_FAILED
+        );
+    }
     use std::time::Duration;
 
     #[test]
@@ -1074,6 +1448,20 @@ mod tests {
             "{d:?}"
         );
         b.reset();
+        assert_eq!(b.next_delay(1.0), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn only_a_session_that_lasted_resets_the_backoff() {
+        let mut b = Backoff::default();
+        let mut last = Duration::ZERO;
+        for _ in 0..5 {
+            b.session_ended(Duration::from_millis(5));
+            let d = b.next_delay(1.0);
+            assert!(d > last, "{d:?} after {last:?}");
+            last = d;
+        }
+        b.session_ended(super::HEALTHY_SESSION);
         assert_eq!(b.next_delay(1.0), Duration::from_millis(100));
     }
 }

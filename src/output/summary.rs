@@ -99,6 +99,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         t,
         opt_in,
         pings,
+        notes,
         ..
     } = line
     else {
@@ -168,6 +169,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
     if let Some(p) = pings {
         out.extend(traffic(p));
     }
+    out.extend(note_lines(notes));
     let mut totals = Table::new();
     totals
         .load_style(UTF8_FULL_CONDENSED)
@@ -195,4 +197,60 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         out.extend(totals.to_string().lines().map(str::to_string));
     }
     out
+}
+
+/// One sentence per nonzero count of [`SummaryNotes`](crate::record::SummaryNotes).
+fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
+    let mut out = Vec::new();
+    if notes.retired_events > 0 {
+        out.push(format!(
+            "{} earlier event(s) not shown: the summary keeps the last {}",
+            notes.retired_events,
+            crate::timeline::KEPT_EVENTS
+        ));
+    }
+    if notes.skipped_dry_runs > 0 {
+        out.push(format!(
+            "{} dry-run(s) skipped: at most {} run at once",
+            notes.skipped_dry_runs,
+            crate::commands::watch::MAX_DRY_RUNS
+        ));
+    }
+    if notes.capped_windows > 0 {
+        out.push(format!(
+            "{} declared window(s) capped at {} s for the dry-run",
+            notes.capped_windows,
+            crate::commands::watch::MAX_DRY_RUN_WINDOW_S
+        ));
+    }
+    if notes.session_errors > 0 {
+        out.push(format!(
+            "{} permanent error(s) when reconnecting after a session existed (retried)",
+            notes.session_errors
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::note_lines;
+    use crate::record::SummaryNotes;
+
+    #[test]
+    fn every_count_left_out_is_said_and_none_when_all_are_zero() {
+        assert!(note_lines(&SummaryNotes::default()).is_empty());
+        let lines = note_lines(&SummaryNotes {
+            retired_events: 99_900,
+            skipped_dry_runs: 3,
+            capped_windows: 2,
+            session_errors: 1,
+        });
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[0]
+            .starts_with("99900 earlier event(s) not shown: the summary keeps the last 100"));
+        assert!(lines[1].starts_with("3 dry-run(s) skipped: at most 64"));
+        assert!(lines[2].starts_with("2 declared window(s) capped at 3600 s"));
+        assert!(lines[3].starts_with("1 permanent error(s)"));
+    }
 }

@@ -167,3 +167,65 @@ pub async fn read_until(
         panic!("hang guard: never saw {what}: {seen:#?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hand-written test servers
+// ---------------------------------------------------------------------------------------------
+
+/// Reads `n` commands, answering each with `reply(command name)`.
+pub async fn answer_commands(
+    socket: &mut tokio::net::TcpStream,
+    n: usize,
+    reply: impl Fn(&[u8]) -> Vec<u8>,
+) -> Option<()> {
+    let mut reader = maintwatch::resp::StreamReader::default();
+    let mut buf = [0u8; 4096];
+    let mut answered = 0;
+    while answered < n {
+        let got = tokio::io::AsyncReadExt::read(socket, &mut buf).await.ok()?;
+        if got == 0 {
+            return None;
+        }
+        reader.extend(&buf[..got]);
+        let mut commands = Vec::new();
+        reader.drain(|_, raw, _| commands.push(raw.to_vec())).ok()?;
+        for raw in commands {
+            // `*N\r\n$len\r\nNAME\r\n...`: the name is the first bulk string.
+            let name = raw.split(|&b| b == b'\n').nth(2).unwrap_or_default();
+            let name = name
+                .strip_suffix(b"\r")
+                .unwrap_or(name)
+                .to_ascii_uppercase();
+            tokio::io::AsyncWriteExt::write_all(socket, &reply(&name))
+                .await
+                .ok()?;
+            answered += 1;
+        }
+    }
+    Some(())
+}
+
+/// A RESP3 server's answers to HELLO (a map) and to anything else (`+OK`).
+pub fn handshake_reply(name: &[u8]) -> Vec<u8> {
+    if name == b"HELLO" {
+        b"%2\r\n$6\r\nserver\r\n$5\r\nflood\r\n$5\r\nproto\r\n:3\r\n".to_vec()
+    } else {
+        b"+OK\r\n".to_vec()
+    }
+}
+
+/// A server on 127.0.0.1 running `serve` on each accepted connection.
+pub async fn test_server<F, Fut>(serve: F) -> SocketAddr
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(serve(socket));
+        }
+    });
+    addr
+}

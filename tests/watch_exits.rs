@@ -1,0 +1,391 @@
+//! Exits scripts can trust, and what `maintwatch watch` does with its capture file:
+//!
+//! - before the first session, a wrong or missing password, a refused SELECT, and (with
+//!   `--require`) an unreachable endpoint stop the watch with their exit codes and say what to
+//!   change; a watch that never had a session never exits 0;
+//! - after a session existed, a permanent error is retried, counted and reflected in the exit;
+//! - a server that breaks every session right after the handshake gets a growing backoff;
+//! - usage errors exit 2 naming the flag;
+//! - `--capture` creates 0600, refuses an existing file or a symlink, and a full disk is named
+//!   while the summary still reaches stdout.
+//!
+//! Against the simulator, hand-written servers on 127.0.0.1 and, when `MAINTWATCH_REDIS_SERVER`
+//! is set, a real redis-server. Nothing asserts a duration; waits have a hang guard only.
+
+mod common;
+
+use maintwatch::record::WatchLine;
+use maintwatch::sim::{Scenario, SimOptions, Simulator};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+const GUARD: Duration = Duration::from_secs(60);
+
+const ONE_PUSH: &str = "name t\nabout a test\nproxies 127.0.0.2\ndns 127.0.0.2\nstart opt-in\n\
+at 0 push * MIGRATING time=2 shards=[\"1\"]\nend 3600\n";
+
+async fn simulator(password: Option<&str>) -> Simulator {
+    let mut opts = SimOptions::new(Scenario::parse("t.scn", ONE_PUSH).unwrap());
+    opts.password = password.map(str::to_string);
+    Simulator::start(opts).await.expect("the simulator starts")
+}
+
+fn sim_url(sim: &Simulator) -> String {
+    format!("redis://127.0.0.2:{}", sim.port())
+}
+
+/// Runs `maintwatch ARGS` to its end (within the hang guard).
+async fn run(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(args)
+        .env_remove("REDISCLI_AUTH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    match tokio::time::timeout(GUARD, child.wait_with_output()).await {
+        Ok(out) => out.unwrap(),
+        Err(_) => panic!("hang guard: maintwatch {args:?} did not end"),
+    }
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("an exit code")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json_lines(out: &Output) -> Vec<WatchLine> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn summary(lines: &[WatchLine]) -> &WatchLine {
+    let last = lines.last().expect("lines");
+    assert!(matches!(last, WatchLine::Summary { .. }), "{last:?}");
+    last
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permanent errors before the first session
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_password_stops_the_watch_with_exit_5_and_says_how_to_give_one() {
+    let sim = simulator(Some("s3cret-pw")).await;
+    let out = run(&["watch", &sim_url(&sim), "--json"]).await;
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("NOAUTH"), "{err}");
+    assert!(
+        err.contains("-a, --askpass or REDISCLI_AUTH"),
+        "says what to change: {err}"
+    );
+    let lines = json_lines(&out);
+    let WatchLine::Summary { reason, .. } = summary(&lines) else {
+        unreachable!()
+    };
+    assert_eq!(reason, "permanent error");
+    let sessions = lines
+        .iter()
+        .filter(|l| matches!(l, WatchLine::Connected { .. }))
+        .count();
+    assert_eq!(sessions, 1, "no retry: {lines:#?}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_password_stops_the_watch_with_exit_5() {
+    let sim = simulator(Some("s3cret-pw")).await;
+    let out = run(&["watch", &sim_url(&sim), "--json", "-a", "wrong-pw"]).await;
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("WRONGPASS"), "{err}");
+    assert!(
+        err.contains("password (-a, --askpass or REDISCLI_AUTH)"),
+        "{err}"
+    );
+    assert!(!err.contains("wrong-pw"), "never the password: {err}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_password_to_a_real_redis_stops_the_watch_with_exit_5() {
+    let test = "a_wrong_password_to_a_real_redis_stops_the_watch_with_exit_5";
+    let Some(redis) = common::RealRedis::start(test, &["--requirepass", "s3cret-pw"]).await else {
+        return;
+    };
+    let out = run(&["watch", &redis.url(), "--json", "-a", "wrong-pw"]).await;
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(stderr(&out).contains("REDISCLI_AUTH"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_select_stops_the_watch_with_exit_7_and_names_the_database() {
+    let sim = simulator(None).await;
+    let url = format!("{}/99", sim_url(&sim));
+    let out = run(&["watch", &url, "--json"]).await;
+    assert_eq!(code(&out), 7, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("DB index is out of range"), "{err}");
+    assert!(err.contains("/N picks the database"), "{err}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_select_on_a_real_redis_stops_the_watch_with_exit_7() {
+    let test = "a_refused_select_on_a_real_redis_stops_the_watch_with_exit_7";
+    let Some(redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let out = run(&["watch", &format!("{}/99", redis.url()), "--json"]).await;
+    assert_eq!(code(&out), 7, "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn require_exits_6_on_an_unreachable_endpoint() {
+    let port = common::closed_port();
+    let out = run(&["watch", &format!("redis://{port}"), "--json", "--require"]).await;
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot connect"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_that_never_had_a_session_does_not_exit_0() {
+    let port = common::closed_port();
+    let url = format!("redis://{port}");
+    let out = run(&["watch", &url, "--json", "--duration", "1s"]).await;
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no session was established"),
+        "{}",
+        stderr(&out)
+    );
+    let lines = json_lines(&out);
+    let WatchLine::Summary { reason, .. } = summary(&lines) else {
+        unreachable!()
+    };
+    assert_eq!(reason, "duration");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_session_a_permanent_error_is_retried_and_counted() {
+    let test = "after_a_session_a_permanent_error_is_retried_and_counted";
+    let Some(redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &redis.url(), "--json"])
+        .env_remove("REDISCLI_AUTH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    common::read_until(&mut lines, &mut seen, GUARD, "the handshake", |l| {
+        l.iter().any(|l| matches!(l, WatchLine::Handshake { .. }))
+    })
+    .await;
+    // A password appears, and the watch's connection is dropped: it must reconnect, and fail.
+    let mut admin = tokio::net::TcpStream::connect(redis.addr).await.unwrap();
+    let mut both = maintwatch::resp::encode_command(&["CONFIG", "SET", "requirepass", "new-pw"]);
+    both.extend(maintwatch::resp::encode_command(&[
+        "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes",
+    ]));
+    admin.write_all(&both).await.unwrap();
+    common::read_until(
+        &mut lines,
+        &mut seen,
+        GUARD,
+        "two refused reconnects",
+        |l| {
+            l.iter()
+                .filter(|l| {
+                    matches!(l, WatchLine::Closed { error: Some(e), .. } if e.contains("NOAUTH"))
+                })
+                .count()
+                >= 2
+        },
+    )
+    .await;
+    let pid = child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        seen.push(serde_json::from_str(&line).unwrap());
+    }
+    let code = child.wait().await.unwrap().code();
+    assert_eq!(code, Some(143), "a signal's code comes first");
+    let WatchLine::Summary { notes, .. } = summary(&seen) else {
+        unreachable!()
+    };
+    assert!(notes.session_errors >= 2, "{notes:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backoff
+// ---------------------------------------------------------------------------------------------
+
+/// Completes the handshake, then sends bytes that are not RESP.
+async fn serve_then_break(mut socket: tokio::net::TcpStream) {
+    if common::answer_commands(&mut socket, 2, common::handshake_reply)
+        .await
+        .is_some()
+    {
+        let _ = socket.write_all(b"?not resp\r\n").await;
+        // Held open: the watch is the one that hangs up.
+        tokio::time::sleep(GUARD).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_breaks_every_session_at_once_gets_a_growing_backoff() {
+    let addr = common::test_server(serve_then_break).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &format!("redis://{addr}"), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let closes = |l: &[WatchLine]| -> Vec<Option<f64>> {
+        l.iter()
+            .filter_map(|l| match l {
+                WatchLine::Closed { retry_in_s, .. } => Some(*retry_in_s),
+                _ => None,
+            })
+            .collect()
+    };
+    common::read_until(&mut lines, &mut seen, GUARD, "five broken sessions", |l| {
+        closes(l).len() >= 5
+    })
+    .await;
+    let _ = child.start_kill();
+    let delays: Vec<f64> = closes(&seen)
+        .into_iter()
+        .map(|d| d.expect("each close says when the watch retries"))
+        .collect();
+    assert!(
+        delays.windows(2).all(|w| w[0] < w[1]),
+        "each quick failure waits longer than the one before: {delays:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage errors
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn count_0_and_sim_speed_0_are_usage_errors_naming_the_flag() {
+    for (flag, value) in [
+        ("--count", "0"),
+        ("--sim-speed", "0"),
+        ("--sim-speed", "-1"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let out = run(&["watch", "redis://127.0.0.1:1", &arg]).await;
+        assert_eq!(code(&out), 2, "{flag} {value}: {}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{}", stderr(&out));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The capture file
+// ---------------------------------------------------------------------------------------------
+
+/// `watch --count 1 --capture PATH EXTRA` against a simulator pushing one notification.
+async fn capture_run(path: &Path, extra: &[&str]) -> Output {
+    let sim = simulator(None).await;
+    let url = sim_url(&sim);
+    let mut args = vec!["watch", &url, "--json", "--count", "1", "--capture"];
+    let path = path.to_str().unwrap();
+    args.push(path);
+    args.extend(extra);
+    let out = run(&args).await;
+    sim.shutdown().await;
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_is_created_readable_by_its_owner_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.jsonl");
+    let out = capture_run(&path, &[]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_existing_capture_is_refused_unless_append_or_force_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.jsonl");
+    std::fs::write(&path, "last week\n").unwrap();
+    let out = capture_run(&path, &[]).await;
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("--append") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "last week\n");
+
+    let out = capture_run(&path, &["--append"]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("last week\n{"), "appended: {text}");
+
+    let out = capture_run(&path, &["--force"]).await;
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with('{') && !text.contains("last week"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_path_that_is_a_symlink_is_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::write(&target, "precious\n").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for extra in [&[][..], &["--append"], &["--force"]] {
+        let out = capture_run(&link, extra).await;
+        assert_eq!(code(&out), 1, "{extra:?}");
+        assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+    }
+    // A dangling link is not followed either: nothing is created where it points.
+    let missing = dir.path().join("missing");
+    let dangling = dir.path().join("dangling.jsonl");
+    std::os::unix::fs::symlink(&missing, &dangling).unwrap();
+    let out = capture_run(&dangling, &[]).await;
+    assert_eq!(code(&out), 1);
+    assert!(!missing.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_names_the_capture_and_the_summary_still_reaches_stdout() {
+    let out = capture_run(Path::new("/dev/full"), &["--append"]).await;
+    let err = stderr(&out);
+    assert!(err.contains("--capture /dev/full"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    let lines = json_lines(&out);
+    summary(&lines);
+    assert_eq!(code(&out), 1, "the lost capture shows in the exit code");
+}

@@ -1,0 +1,359 @@
+//! Stopping `maintwatch watch` (the real binary) while a server floods it: Ctrl-C, SIGTERM,
+//! SIGHUP, `--duration` and `--count` end the watch although frames never stop coming, with
+//! everything read until then written, the summary printed and the capture flushed.
+//!
+//! The floods never end, so a watch that ends at all shows the stop conditions are seen between
+//! frames; the only timing here is a generous hang guard. The capture is checked line by line: all
+//! complete, schema lines, and the pushes a prefix of what the server sent.
+
+mod common;
+
+use maintwatch::escape::unescape;
+use maintwatch::record::WatchLine;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+
+/// A hang guard only: waiting for the flood to show up.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// A hang guard only, for "it stops rather than never": a watch stops at once after the signal
+/// or deadline (it writes at most the frames in flight); one that waits for the flood to end
+/// never does.
+const STOP_GUARD: Duration = Duration::from_secs(20);
+
+/// What the flood server sends, frame `i` of an endless stream.
+#[derive(Clone, Copy)]
+enum Flood {
+    /// Pub/sub messages (`>3 message ch <i>`): not notifications, so `--count` never ends it.
+    Messages,
+    /// MIGRATED notifications with seq `i`.
+    Notifications,
+}
+
+impl Flood {
+    fn frame(self, i: u64) -> Vec<u8> {
+        match self {
+            Flood::Messages => {
+                let payload = i.to_string();
+                format!(
+                    ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n${}\r\n{payload}\r\n",
+                    payload.len()
+                )
+                .into_bytes()
+            }
+            Flood::Notifications => {
+                format!(">3\r\n$8\r\nMIGRATED\r\n:{i}\r\n$5\r\n[\"1\"]\r\n").into_bytes()
+            }
+        }
+    }
+}
+
+/// Answers HELLO and the opt-in on each connection, then writes `flood` frames until the peer
+/// goes away.
+async fn flood_server(flood: Flood) -> SocketAddr {
+    common::test_server(move |socket| serve_flood(socket, flood)).await
+}
+
+/// Frames in one turn of the flood: written from one buffer built once, so the server is never
+/// slower than the watch (the flood must outrun it for the stop to be tested).
+const CYCLE: u64 = 50_000;
+
+async fn serve_flood(mut socket: TcpStream, flood: Flood) {
+    // HELLO, then CLIENT MAINT_NOTIFICATIONS ON.
+    if common::answer_commands(&mut socket, 2, common::handshake_reply)
+        .await
+        .is_none()
+    {
+        return;
+    }
+    let cycle: Vec<u8> = (0..CYCLE).flat_map(|i| flood.frame(i)).collect();
+    while socket.write_all(&cycle).await.is_ok() {}
+}
+
+/// A running `maintwatch watch URL --json --capture FILE EXTRA...`; stdout is read all along
+/// (a watch blocked on a full pipe would prove nothing), keeping its lines.
+struct Run {
+    child: Child,
+    stdout: tokio::task::JoinHandle<Vec<String>>,
+    stderr: tokio::task::JoinHandle<String>,
+    _dir: tempfile::TempDir,
+    capture: std::path::PathBuf,
+}
+
+impl Run {
+    fn start(url: &str, extra: &[&str]) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let capture = dir.path().join("flood.jsonl");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(["watch", url, "--json", "--no-handoff", "--capture"])
+            .arg(&capture)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the binary runs");
+        let out = child.stdout.take().unwrap();
+        let stdout = tokio::spawn(async move {
+            let mut lines = BufReader::new(out).lines();
+            let mut all = Vec::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                all.push(line);
+            }
+            all
+        });
+        let mut err = child.stderr.take().unwrap();
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text).await;
+            text
+        });
+        Run {
+            child,
+            stdout,
+            stderr,
+            _dir: dir,
+            capture,
+        }
+    }
+
+    /// Waits until the capture holds at least `bytes` (the flood is on).
+    async fn flooding(&self, bytes: u64) {
+        let waited = tokio::time::timeout(GUARD, async {
+            while std::fs::metadata(&self.capture).map_or(0, |m| m.len()) < bytes {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        assert!(
+            waited.is_ok(),
+            "hang guard: the flood never reached the capture"
+        );
+    }
+
+    fn signal(&self, sig: &str) {
+        let pid = self.child.id().expect("running").to_string();
+        let status = std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the exit (within the hang guard); returns the code, stdout's lines and stderr.
+    async fn ended(mut self) -> (i32, Vec<String>, String, Vec<u8>) {
+        let status = tokio::time::timeout(STOP_GUARD, self.child.wait()).await;
+        let Ok(status) = status else {
+            panic!("hang guard: the watch did not stop under the flood");
+        };
+        let code = status.unwrap().code().expect("an exit code, not a signal");
+        let lines = self.stdout.await.unwrap();
+        let stderr = self.stderr.await.unwrap();
+        let capture = std::fs::read(&self.capture).unwrap();
+        (code, lines, stderr, capture)
+    }
+}
+
+/// The summary on stdout's last line, with its reason.
+fn summary_reason(lines: &[String]) -> String {
+    let last = lines.last().expect("stdout has lines");
+    match serde_json::from_str::<WatchLine>(last) {
+        Ok(WatchLine::Summary { reason, .. }) => reason,
+        other => panic!("the last stdout line is not the summary: {other:?}"),
+    }
+}
+
+/// Every capture line is complete and a schema line, the last is the summary, and the pushes
+/// are what the server sent, in order, from its frame `first` on.
+fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>, first: u64) {
+    assert!(
+        capture.ends_with(b"\n"),
+        "the capture ends with a whole line"
+    );
+    let lines: Vec<WatchLine> = capture
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(n, l)| {
+            serde_json::from_slice(l)
+                .unwrap_or_else(|e| panic!("capture line {} is not a schema line: {e}", n + 1))
+        })
+        .collect();
+    assert!(
+        matches!(lines.last(), Some(WatchLine::Summary { .. })),
+        "the capture ends with the summary"
+    );
+    let raws: Vec<Vec<u8>> = lines
+        .iter()
+        .filter_map(|l| match l {
+            WatchLine::Push { frame, .. } => Some(unescape(&frame.raw).unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert!(raws.len() >= 100, "the flood was captured: {}", raws.len());
+    for (k, raw) in raws.iter().enumerate() {
+        let want = expected(first + k as u64);
+        assert!(
+            *raw == want,
+            "push {k} is not frame {} of the flood: {}",
+            first + k as u64,
+            String::from_utf8_lossy(raw)
+        );
+    }
+}
+
+async fn signal_under_flood(sig: &str, code: i32, reason: &str) {
+    let addr = flood_server(Flood::Messages).await;
+    let run = Run::start(&format!("redis://{addr}"), &[]);
+    run.flooding(256 * 1024).await;
+    run.signal(sig);
+    let (got, lines, stderr, capture) = run.ended().await;
+    assert_eq!(got, code, "{sig}: {stderr}");
+    assert_eq!(summary_reason(&lines), reason);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_watch_under_an_endless_flood() {
+    signal_under_flood("-INT", 130, "interrupted").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_a_watch_under_an_endless_flood_with_143_and_a_summary() {
+    signal_under_flood("-TERM", 143, "terminated").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_stops_a_watch_under_an_endless_flood_with_129_and_a_summary() {
+    signal_under_flood("-HUP", 129, "hangup").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duration_stops_a_watch_under_an_endless_flood() {
+    let addr = flood_server(Flood::Messages).await;
+    let run = Run::start(&format!("redis://{addr}"), &["--duration", "1s"]);
+    let (code, lines, stderr, capture) = run.ended().await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary_reason(&lines), "duration");
+    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn count_stops_a_watch_under_an_endless_flood_of_notifications() {
+    let addr = flood_server(Flood::Notifications).await;
+    let run = Run::start(&format!("redis://{addr}"), &["--count", "500"]);
+    let (code, lines, stderr, capture) = run.ended().await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary_reason(&lines), "count");
+    assert_capture_is_a_prefix(&capture, |i| Flood::Notifications.frame(i % CYCLE), 0);
+}
+
+/// A second connection that PUBLISHes `m<i>` on `ch` forever, pipelined, until dropped.
+fn publisher(addr: SocketAddr) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let socket = TcpStream::connect(addr).await.unwrap();
+        let (mut rd, mut wr) = socket.into_split();
+        // The replies are read and dropped, so the server never stalls on them.
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            while matches!(rd.read(&mut buf).await, Ok(n) if n > 0) {}
+        });
+        let mut i = 0u64;
+        loop {
+            let mut batch = Vec::new();
+            for _ in 0..500 {
+                let payload = format!("m{i}");
+                batch.extend(maintwatch::resp::encode_command(&[
+                    "PUBLISH", "ch", &payload,
+                ]));
+                i += 1;
+            }
+            if wr.write_all(&batch).await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
+fn published(i: u64) -> Vec<u8> {
+    let payload = format!("m{i}");
+    format!(
+        ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n${}\r\n{payload}\r\n",
+        payload.len()
+    )
+    .into_bytes()
+}
+
+/// The index of the first message the watch got (it subscribed while the publisher ran).
+fn first_published(capture: &[u8]) -> u64 {
+    capture
+        .split(|&b| b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<WatchLine>(l).ok())
+        .find_map(|l| match l {
+            WatchLine::Push { frame, .. } => {
+                let raw = unescape(&frame.raw).unwrap();
+                let text = String::from_utf8(raw).unwrap();
+                let payload = text.strip_prefix(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$")?;
+                let digits = payload.split("\r\nm").nth(1)?.trim_end();
+                digits.parse().ok()
+            }
+            _ => None,
+        })
+        .expect("a published message in the capture")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_watch_subscribed_to_a_real_redis_flood() {
+    let test = "ctrl_c_stops_a_watch_subscribed_to_a_real_redis_flood";
+    let Some(redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let run = Run::start(&redis.url(), &["--subscribe", "ch"]);
+    // The watch subscribes first, so the flood starts while it listens.
+    let waited = tokio::time::timeout(GUARD, async {
+        loop {
+            let reply = common::command(redis.addr, &["PUBSUB", "NUMSUB", "ch"]).await;
+            if !reply.ends_with(b":0\r\n") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "hang guard: the watch never subscribed");
+    let flood = publisher(redis.addr);
+    run.flooding(256 * 1024).await;
+    run.signal("-INT");
+    let (code, lines, stderr, capture) = run.ended().await;
+    flood.abort();
+    assert_eq!(code, 130, "{stderr}");
+    assert_eq!(summary_reason(&lines), "interrupted");
+    let first = first_published(&capture);
+    // Every push in the capture is a message, in order; the SUBSCRIBE confirmation too is a
+    // push, so it is taken out first.
+    let without_confirmation: Vec<u8> = String::from_utf8_lossy(&capture)
+        .lines()
+        .filter(|l| !l.contains("subscribe"))
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    assert_capture_is_a_prefix(&without_confirmation, published, first);
+}
+
+#[test]
+fn the_flood_frames_are_what_the_watch_reads_as_pushes() {
+    // The test's own frames parse as one push each, so the prefix check compares whole frames.
+    for flood in [Flood::Messages, Flood::Notifications] {
+        let raw = flood.frame(12);
+        let mut reader = maintwatch::resp::StreamReader::default();
+        reader.extend(&raw);
+        let mut frames = 0;
+        reader.drain(|_, _, _| frames += 1).unwrap();
+        assert_eq!(frames, 1);
+    }
+    assert!(Path::new(env!("CARGO_BIN_EXE_maintwatch")).exists());
+}
