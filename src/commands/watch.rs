@@ -735,7 +735,12 @@ async fn connection_task(
         );
         let handshake = match connection.handshake(opts).await {
             Ok(h) => h,
-            Err(e) => {
+            Err(mut e) => {
+                // Frames read before the failure are shown and captured before the close.
+                for r in std::mem::take(&mut e.frames) {
+                    frame_permit(&permits).await;
+                    let _ = tx.send(frame_observation(id, r, true));
+                }
                 if e.is_auth() {
                     observe(
                         &tx,

@@ -15,18 +15,39 @@ use super::{tls, url, RedisUrl, TlsFiles, UrlError, CLIENT_NAME, DEFAULT_PORT};
 use crate::dns::DnsOptions;
 
 /// A password or token. `Debug` and `Display` print `***`; only [`Secret::expose`] gives the
-/// text, and it is called in exactly one place: when the `HELLO` command is encoded.
+/// text, and it is used in two places: when the `HELLO` command is encoded, and to redact
+/// server text that echoes it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub struct Secret {
+    text: String,
+    /// Read from a URL's user-info without a ':' (`redis://secret@host`), redis-cli's rule that
+    /// surprises people who meant a user name.
+    lone_userinfo: bool,
+}
 
 impl Secret {
     pub fn new(text: impl Into<String>) -> Secret {
-        Secret(text.into())
+        Secret {
+            text: text.into(),
+            lone_userinfo: false,
+        }
+    }
+
+    /// A password that was a URL's whole user-info (`redis://secret@host`).
+    pub fn from_lone_userinfo(text: impl Into<String>) -> Secret {
+        Secret {
+            text: text.into(),
+            lone_userinfo: true,
+        }
+    }
+
+    pub fn is_lone_userinfo(&self) -> bool {
+        self.lone_userinfo
     }
 
     /// The secret text. Never format it.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 
@@ -44,13 +65,13 @@ impl fmt::Display for Secret {
 
 impl From<String> for Secret {
     fn from(text: String) -> Secret {
-        Secret(text)
+        Secret::new(text)
     }
 }
 
 impl From<&str> for Secret {
     fn from(text: &str) -> Secret {
-        Secret(text.to_string())
+        Secret::new(text)
     }
 }
 
@@ -353,9 +374,29 @@ impl ConnectOptions {
         }
     }
 
+    /// Appended to an authentication failure: where the password came from when that is the
+    /// likely mistake, or how to give one. Never the password.
+    pub fn password_hint(&self) -> String {
+        match &self.password {
+            Some(p) if p.is_lone_userinfo() => " (password from the URL: a user-info without ':' \
+                 is the password, as in redis-cli; for a user name write user:password@ or use \
+                 --user)"
+                .into(),
+            Some(_) => String::new(),
+            None => " (no password was given: use -a, --askpass or REDISCLI_AUTH)".into(),
+        }
+    }
+
     /// Warnings the caller should show before connecting (this module prints nothing).
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if self.password.as_ref().is_some_and(Secret::is_lone_userinfo) {
+            out.push(format!(
+                "{}: password from the URL: its user-info has no ':', so it is used as the \
+                 password (redis-cli's rule); for a user name write user:password@ or use --user",
+                self.display_endpoint()
+            ));
+        }
         if self.insecure() {
             out.push(format!(
                 "--insecure: the certificate of {} is NOT verified; anyone on the path can read \
