@@ -266,6 +266,7 @@ async fn watch_a_moving_just_before_a_failed_handshake_is_shown_and_captured_byt
         .await;
     let closes = closed_errors(&watch.seen);
     let shown = pushes(&watch.seen);
+    let seen = std::mem::take(&mut watch.seen);
     watch.stop().await;
 
     assert!(
@@ -278,8 +279,7 @@ async fn watch_a_moving_just_before_a_failed_handshake_is_shown_and_captured_byt
     assert!(shown.len() >= 3, "one MOVING per attempt: {}", shown.len());
     assert!(shown.iter().all(|p| p == MOVING), "byte for byte");
     // Each MOVING comes before the close of its attempt.
-    let order: Vec<&str> = watch
-        .seen
+    let order: Vec<&str> = seen
         .iter()
         .filter_map(|l| match l {
             WatchLine::Push { .. } => Some("push"),
@@ -300,10 +300,8 @@ async fn watch_a_moving_just_before_a_failed_handshake_is_shown_and_captured_byt
 // ---------------------------------------------------------------------------------------------
 
 fn options(addr: SocketAddr) -> maintwatch::conn::ConnectOptions {
-    let config = ConnectConfig {
-        connect_timeout: Duration::from_secs(1),
-        ..ConnectConfig::default()
-    };
+    let mut config = ConnectConfig::default();
+    config.connect_timeout = Duration::from_secs(1);
     let url = RedisUrl::parse(&format!("redis://{addr}")).unwrap();
     config.options_for(&url).unwrap()
 }

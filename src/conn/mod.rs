@@ -43,7 +43,7 @@ use tokio::time::Instant;
 use tokio_rustls::rustls::pki_types::ServerName;
 use tokio_rustls::TlsConnector;
 
-use crate::dns::DnsResolver;
+use crate::dns::{DnsError, DnsResolver};
 use crate::notification::{classify, Classified, Notification};
 use crate::resp::{encode_command, Frame, RespError, Scan, Scanner, StreamReader};
 
@@ -325,6 +325,16 @@ pub async fn resolve(
             stage: Stage::Resolving,
             timeout,
         }),
+        // The resolver's own per-query timeout is the same value: the same message, whichever
+        // timer fires first.
+        Ok(Err(DnsError::Lookup { reason, .. })) if reason == "timed out" => {
+            Err(ConnectError::Timeout {
+                endpoint: opts.display_endpoint(),
+                addr: None,
+                stage: Stage::Resolving,
+                timeout,
+            })
+        }
         Ok(Err(source)) => Err(ConnectError::Resolve {
             endpoint: opts.display_endpoint(),
             source,

@@ -176,6 +176,10 @@ pub enum ConfigError {
     Tls { reason: String },
     #[error("{0}")]
     Invalid(String),
+    /// TLS flags for a run whose endpoints are all plain `redis://`: they would be ignored, and
+    /// a forgotten `s` would send the password in plaintext.
+    #[error("{flags} given, but {endpoint} is a plain redis:// endpoint: use rediss:// or --tls")]
+    TlsFlagsWithoutTls { flags: String, endpoint: String },
 }
 
 /// The connection settings of one run, without the endpoint: the flags. One of these serves
@@ -185,6 +189,8 @@ pub enum ConfigError {
 pub struct ConnectConfig {
     pub user: Option<String>,
     pub password: Option<Secret>,
+    /// The password could not be read (`--askpass`): every endpoint's options fail with this.
+    pub password_error: Option<String>,
     /// Database to `SELECT`; a URL's `/db` wins.
     pub db: Option<u32>,
     /// `--tls`: TLS even for `redis://` URLs and `-h`/`-p`.
@@ -207,6 +213,7 @@ impl Default for ConnectConfig {
         ConnectConfig {
             user: None,
             password: None,
+            password_error: None,
             db: None,
             tls: false,
             tls_files: TlsFiles::default(),
@@ -221,9 +228,43 @@ impl Default for ConnectConfig {
 }
 
 impl ConnectConfig {
+    /// The TLS flags given, by name (`--cacert`, `--insecure` ...).
+    pub fn tls_flags(&self) -> Vec<&'static str> {
+        let f = &self.tls_files;
+        [
+            ("--cacert", f.cacert.is_some()),
+            ("--cacertdir", f.cacertdir.is_some()),
+            ("--cert", f.cert.is_some()),
+            ("--key", f.key.is_some()),
+            ("--sni", self.sni.is_some()),
+            ("--insecure", f.insecure),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+
+    /// Refuses TLS flags when no endpoint of the run uses TLS (in a mixed list they apply to the
+    /// TLS endpoints).
+    pub fn check_tls_flags_apply(&self, options: &[ConnectOptions]) -> Result<(), ConfigError> {
+        let flags = self.tls_flags();
+        match options.first() {
+            Some(first) if !flags.is_empty() && options.iter().all(|o| !o.tls()) => {
+                Err(ConfigError::TlsFlagsWithoutTls {
+                    flags: flags.join(", "),
+                    endpoint: first.display_endpoint(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The options for one endpoint. What the URL says wins over the flags (it names this
     /// endpoint); the flags fill in what it leaves out. `rediss://` or `--tls` means TLS.
     pub fn options_for(&self, url: &RedisUrl) -> Result<ConnectOptions, ConfigError> {
+        if let Some(e) = &self.password_error {
+            return Err(ConfigError::Invalid(e.clone()));
+        }
         let tls = if url.tls || self.tls {
             let config = self
                 .tls_config
@@ -387,8 +428,10 @@ impl ConnectOptions {
         }
     }
 
-    /// Warnings the caller should show before connecting (this module prints nothing).
-    pub fn warnings(&self) -> Vec<String> {
+    /// Notes the caller should show before connecting: today, that a URL's lone user-info is
+    /// used as the password (`redis://secret@host`, redis-cli's rule), which people who meant a
+    /// user name do not expect. Never the password itself.
+    pub fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.password.as_ref().is_some_and(Secret::is_lone_userinfo) {
             out.push(format!(
@@ -397,6 +440,12 @@ impl ConnectOptions {
                 self.display_endpoint()
             ));
         }
+        out
+    }
+
+    /// Warnings the caller should show before connecting (this module prints nothing).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
         if self.insecure() {
             out.push(format!(
                 "--insecure: the certificate of {} is NOT verified; anyone on the path can read \
