@@ -299,11 +299,7 @@ impl ConnectArgs {
                 // and then the variable is what matters).
                 std::env::var("REDISCLI_AUTH").ok().as_deref() != Some(p.expose())
             });
-        let in_url = self
-            .uri
-            .iter()
-            .chain(urls)
-            .any(|u| u.password.is_some());
+        let in_url = self.uri.iter().chain(urls).any(|u| u.password.is_some());
         if from_flag || in_url {
             static ONCE: std::sync::Once = std::sync::Once::new();
             ONCE.call_once(|| eprintln!("{COMMAND_LINE_PASSWORD_WARNING}"));

@@ -148,8 +148,7 @@ impl StopReason {
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let settings = WatchSettings::from_args(args)?;
-    args.connect
-        .warn_command_line_password(args.url.as_slice());
+    args.connect.warn_command_line_password(args.url.as_slice());
     for note in settings.connect.notes() {
         eprintln!("maintwatch: note: {note}");
     }

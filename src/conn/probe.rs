@@ -135,7 +135,9 @@ impl ProbeOutcome {
     /// Sorts a connection or handshake error into an outcome.
     pub fn from_error(e: &ConnectError) -> ProbeOutcome {
         match e {
-            ConnectError::Auth { text, .. } => ProbeOutcome::AuthFailed { text: text.clone() },
+            ConnectError::Auth { text, hint, .. } => ProbeOutcome::AuthFailed {
+                text: format!("{text}{hint}"),
+            },
             ConnectError::Tls {
                 failure, detail, ..
             } => ProbeOutcome::TlsFailed {

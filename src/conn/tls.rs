@@ -133,9 +133,7 @@ fn client_cert_error(e: rustls::Error, cert: &Path, key: &Path) -> ConfigError {
 }
 
 /// The trust anchors, and the certificates of `--cacert` themselves (see [`CacertOrWebPki`]).
-fn roots(
-    files: &TlsFiles,
-) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), ConfigError> {
+fn roots(files: &TlsFiles) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), ConfigError> {
     let mut store = RootCertStore::empty();
     let mut pinned = Vec::new();
     if files.cacert.is_none() && files.cacertdir.is_none() {
@@ -231,7 +229,11 @@ impl ServerCertVerifier for CacertOrWebPki {
         match verdict {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::UnknownIssuer | CertificateError::Other(_),
-            )) if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
+            )) if self
+                .pinned
+                .iter()
+                .any(|p| p.as_ref() == end_entity.as_ref()) =>
+            {
                 verify_server_name(&ParsedCertificate::try_from(end_entity)?, server_name)?;
                 Ok(ServerCertVerified::assertion())
             }
