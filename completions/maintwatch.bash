@@ -297,7 +297,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__probe)
-            opts="-q -h -p -u -a -n --from --concurrency --linger --json --quiet --host --port --uri --pass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
+            opts="-q -h -p -u -a -n --from --concurrency --linger --json --quiet --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -459,7 +459,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n --host --port --uri --pass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --no-dns --no-handoff --handoff-poll --sim-speed --color"
+            opts="-h -p -u -a -n --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --no-dns --no-handoff --handoff-poll --sim-speed --color"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

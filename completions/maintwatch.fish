@@ -66,6 +66,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l sim-spee
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l help -d 'Print help (-h is the host, as in redis-cli)'
@@ -108,6 +109,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l connect-
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l json -d 'One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s q -l quiet -d 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l help -d 'Print help (-h is the host, as in redis-cli)'

@@ -109,9 +109,9 @@ pub enum ConnectError {
         /// Where the password came from, when that is the likely mistake (never the password).
         hint: String,
     },
-    #[error("{endpoint} ({addr}): {frames} push frames ({bytes} bytes) arrived {stage} without \
-             the reply; the handshake keeps at most {max_frames} push frames or {max_kib} KiB, \
-             so it gives up (the frames read are kept)",
+    #[error("{endpoint} ({addr}): push flood {stage}: {frames} push frames ({bytes} bytes) and \
+             no reply; the handshake keeps at most {max_frames} push frames or {max_kib} KiB, so \
+             it gives up (the frames read are shown)",
             max_frames = super::MAX_EARLY_FRAMES, max_kib = super::MAX_EARLY_BYTES / 1024)]
     PushFlood {
         endpoint: String,
