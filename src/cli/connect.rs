@@ -238,8 +238,9 @@ pub struct ConnectArgs {
     #[arg(long, value_enum, value_name = "TYPE", default_value_t = EndpointTypeArg::Auto)]
     pub endpoint_type: EndpointTypeArg,
 
-    /// Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries
-    /// (seconds, or 500ms / 2s).
+    /// One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the
+    /// opt-in) together, per address; resolving the host gets the same again (seconds, or
+    /// 500ms / 2s).
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_timeout)]
     pub connect_timeout: Duration,
 

@@ -199,7 +199,8 @@ pub struct ConnectConfig {
     /// `--sni`: the TLS server name sent and verified instead of the host.
     pub sni: Option<String>,
     pub endpoint_type: EndpointTypeChoice,
-    /// Bounds each TCP connect plus TLS handshake, each handshake reply, and DNS queries.
+    /// One deadline for TCP connect, TLS and the handshake together (per address); resolving
+    /// has the same bound on its own.
     pub connect_timeout: Duration,
     /// `--dns-server`: resolve through this nameserver instead of the system's.
     pub dns_server: Option<SocketAddr>,
