@@ -17,7 +17,13 @@
 //! - "RESP3 unavailable" (HELLO answered with an error), "refused" (the opt-in answered with an
 //!   error) and "authentication failed" are different outcomes, because an operator fixes them
 //!   differently.
-//! - Passwords are [`Secret`]s: no `Debug`, `Display` or error message shows one.
+//! - Passwords are [`Secret`]s: no `Debug`, `Display` or error message shows one, and every
+//!   frame the handshake reads is redacted of the password before anything sees it (servers
+//!   echo `HELLO`'s arguments in errors; see [`redact`]).
+//! - Everything a server sends is untrusted: one deadline (`--connect-timeout`) covers connect,
+//!   TLS and the whole handshake, so a server that talks without answering cannot hold it open;
+//!   pushes that arrive meanwhile are kept up to [`MAX_EARLY_FRAMES`] / [`MAX_EARLY_BYTES`];
+//!   and a handshake that fails hands back every frame it read ([`HandshakeError`]).
 //!
 //! This module prints nothing; callers decide what to show.
 
