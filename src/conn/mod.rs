@@ -769,27 +769,7 @@ impl Connection {
         opts: &ConnectOptions,
         secret: Option<&[u8]>,
     ) -> Result<Handshake, ConnectError> {
-        let mut hello: Vec<&[u8]> = vec![b"HELLO", b"3"];
-        if let Some(password) = &opts.password {
-            // HELLO's AUTH always takes a user name; "default" is what AUTH <pass> means.
-            let user = opts.user.as_deref().unwrap_or("default");
-            hello.extend([
-                b"AUTH" as &[u8],
-                user.as_bytes(),
-                password.expose().as_bytes(),
-            ]);
-        }
-        if let Some(name) = &opts.client_name {
-            hello.extend([b"SETNAME" as &[u8], name.as_bytes()]);
-        }
-        let hello_reply = self.command(&hello, Stage::Hello, secret).await?;
-        let hello = match hello_reply.error_text() {
-            Some(text) if is_auth_error(text, true) => return Err(self.auth_error(text, opts)),
-            Some(text) => Hello::Unavailable {
-                text: text.to_string(),
-            },
-            None => hello_outcome(&hello_reply),
-        };
+        let (hello, hello_reply) = self.hello(opts, secret).await?;
         let before_opt_in = self.early.len();
         if let Hello::Unavailable { .. } = hello {
             let mut early = std::mem::take(&mut self.early);
@@ -852,6 +832,36 @@ impl Connection {
             before_opt_in,
             early,
         })
+    }
+
+    /// `HELLO 3 [AUTH user pass] [SETNAME name]` and what its reply means.
+    async fn hello(
+        &mut self,
+        opts: &ConnectOptions,
+        secret: Option<&[u8]>,
+    ) -> Result<(Hello, Received), ConnectError> {
+        let mut hello: Vec<&[u8]> = vec![b"HELLO", b"3"];
+        if let Some(password) = &opts.password {
+            // HELLO's AUTH always takes a user name; "default" is what AUTH <pass> means.
+            let user = opts.user.as_deref().unwrap_or("default");
+            hello.extend([
+                b"AUTH" as &[u8],
+                user.as_bytes(),
+                password.expose().as_bytes(),
+            ]);
+        }
+        if let Some(name) = &opts.client_name {
+            hello.extend([b"SETNAME" as &[u8], name.as_bytes()]);
+        }
+        let hello_reply = self.command(&hello, Stage::Hello, secret).await?;
+        let hello = match hello_reply.error_text() {
+            Some(text) if is_auth_error(text, true) => return Err(self.auth_error(text, opts)),
+            Some(text) => Hello::Unavailable {
+                text: text.to_string(),
+            },
+            None => hello_outcome(&hello_reply),
+        };
+        Ok((hello, hello_reply))
     }
 
     fn auth_error(&self, text: &str, opts: &ConnectOptions) -> ConnectError {
