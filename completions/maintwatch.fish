@@ -52,7 +52,7 @@ external-fqdn\t'Ask MOVING to name an external hostname'
 none\t'Ask MOVING to name no endpoint'
 auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip'
 server-default\t'Send a bare `ON`: the server picks'"
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connect-timeout -d 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connect-timeout -d 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
@@ -69,6 +69,7 @@ never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l time-format -d 'How a line\'s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)' -r -f -a "compact\t'Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns'
 full\t'Local time to the microsecond, `HH:MM:SS.ffffff`'
 rfc3339\t'The line\'s own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines)'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l help -d 'Print help (-h is the host, as in redis-cli)'
@@ -110,10 +111,11 @@ external-fqdn\t'Ask MOVING to name an external hostname'
 none\t'Ask MOVING to name no endpoint'
 auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip'
 server-default\t'Send a bare `ON`: the server picks'"
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l connect-timeout -d 'Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries (seconds, or 500ms / 2s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l connect-timeout -d 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l json -d 'One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s q -l quiet -d 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l help -d 'Print help (-h is the host, as in redis-cli)'

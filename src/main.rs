@@ -2,7 +2,7 @@
 //! in the library.
 
 use clap::Parser;
-use maintwatch::{cli::Cli, commands, exit};
+use maintwatch::{cli::Cli, commands, conn::ConfigError, exit};
 
 fn main() {
     let cli = Cli::parse();
@@ -11,7 +11,12 @@ fn main() {
         Err(e) if is_broken_pipe(&e) => exit::SUCCESS,
         Err(e) => {
             eprintln!("maintwatch: {e:#}");
-            exit::FAILURE
+            // Connection settings that cannot be used are a usage error, as in `probe`.
+            if e.chain().any(|c| c.is::<ConfigError>()) {
+                exit::USAGE
+            } else {
+                exit::FAILURE
+            }
         }
     };
     std::process::exit(code);

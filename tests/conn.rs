@@ -1181,3 +1181,353 @@ async fn real_redis_with_a_wrong_password_is_an_authentication_failure() {
         right.outcome
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Strict replies, a self-signed --cacert, TLS flags on plain URLs, client certificates, timeouts
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn only_ok_accepts_the_opt_in_and_anything_else_is_an_unexpected_reply() {
+    for reply in [
+        &b":1\r\n"[..],
+        b"%1\r\n+a\r\n+b\r\n",
+        b"_\r\n",
+        b"+QUEUED\r\n",
+    ] {
+        let server = Responder::start(Script::opt_in(reply)).await;
+        let opts = options(&["-u", &server.url()]);
+        let mut c = connect_plain(&opts).await;
+        let hs = c.handshake(&opts).await.unwrap();
+        assert!(
+            matches!(&hs.opt_in, OptIn::Unexpected(t) if t.contains("unexpected reply")),
+            "{reply:?}: {:?}",
+            hs.opt_in
+        );
+        assert!(!hs.accepted());
+        let report = probe_now(&opts).await;
+        assert_ne!(report.outcome, ProbeOutcome::Accepted, "{reply:?}");
+        let detail = report.outcome.detail().unwrap_or_default().to_string();
+        assert!(
+            detail.contains("unexpected reply") && detail.contains("only +OK"),
+            "{detail}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ok_to_hello_is_not_resp3() {
+    let server = Responder::start(Script::hello(OK)).await;
+    let report = probe_now(&options(&["-u", &server.url()])).await;
+    assert!(
+        matches!(&report.outcome, ProbeOutcome::Resp3Unavailable { text } if text.contains("not the map")),
+        "{:?}",
+        report.outcome
+    );
+    assert!(
+        server.command("CLIENT").is_none(),
+        "no opt-in without RESP3"
+    );
+}
+
+#[tokio::test]
+async fn a_push_before_the_hello_reply_did_not_come_with_the_opt_in() {
+    let script = Script {
+        before_hello: INVALIDATE.to_vec(),
+        opt_in: cat(&[OK, MIGRATED]),
+        ..Script::accepting()
+    };
+    let server = Responder::start(script).await;
+    let report = probe_now(&options(&["-u", &server.url()])).await;
+    assert_eq!(report.outcome, ProbeOutcome::Accepted);
+    let labels: Vec<(PushRole, bool)> = report
+        .pushes
+        .iter()
+        .map(|p| (p.role, p.with_opt_in))
+        .collect();
+    assert_eq!(
+        labels,
+        [(PushRole::Other, false), (PushRole::CatchUp, true)]
+    );
+    assert!(report.json_line().contains("\"with_opt_in\":false"));
+}
+
+/// A self-signed server certificate that is its own CA, as `openssl req -x509` makes them.
+fn self_signed(dir: &std::path::Path, stem: &str, names: &[&str]) -> Issued {
+    let mut params =
+        CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, stem);
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let issued = Issued {
+        cert: dir.join(format!("{stem}.crt")),
+        key: dir.join(format!("{stem}.key")),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    };
+    std::fs::write(&issued.cert, &issued.cert_pem).unwrap();
+    std::fs::write(&issued.key, &issued.key_pem).unwrap();
+    issued
+}
+
+#[tokio::test]
+async fn a_self_signed_certificate_given_as_cacert_is_trusted_for_itself_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = self_signed(dir.path(), "selfsigned", &["redis.test"]);
+    let server = Responder::start_tls(Script::accepting(), acceptor(&cert, None)).await;
+    let url = rediss(&server);
+    let ca = cert.cert.display().to_string();
+    let base = ["-u", url.as_str(), "--cacert", ca.as_str()];
+
+    let mut named = base.to_vec();
+    named.extend(["--sni", "redis.test"]);
+    let report = probe_now(&options(&named)).await;
+    assert_eq!(
+        report.outcome,
+        ProbeOutcome::Accepted,
+        "{:?}",
+        report.outcome
+    );
+
+    // The name is still checked.
+    let mut wrong_name = base.to_vec();
+    wrong_name.extend(["--sni", "other.test"]);
+    let report = probe_now(&options(&wrong_name)).await;
+    assert!(
+        matches!(
+            report.outcome,
+            ProbeOutcome::TlsFailed {
+                failure: TlsFailure::NameMismatch,
+                ..
+            }
+        ),
+        "{:?}",
+        report.outcome
+    );
+
+    // Another self-signed certificate as --cacert trusts nothing here.
+    let other = self_signed(dir.path(), "other", &["redis.test"]);
+    let other_path = other.cert.display().to_string();
+    let report = probe_now(&options(&[
+        "-u",
+        &url,
+        "--cacert",
+        &other_path,
+        "--sni",
+        "redis.test",
+    ]))
+    .await;
+    assert!(
+        matches!(report.outcome, ProbeOutcome::TlsFailed { .. }),
+        "{:?}",
+        report.outcome
+    );
+}
+
+#[derive(Parser)]
+struct Loose {
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+fn options_result(args: &[&str]) -> Result<ConnectOptions, conn::ConfigError> {
+    let mut flags =
+        Loose::try_parse_from(std::iter::once("maintwatch").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("flags {args:?}: {e}"));
+    flags.connect.password = None;
+    ConnectOptions::from_args(&flags.connect)
+}
+
+#[test]
+fn tls_flags_with_a_plain_url_are_refused() {
+    let pki = Pki::new("test CA");
+    let (ca, dir) = (pki.ca_path(), pki.dir.path().display().to_string());
+    for flags in [
+        vec!["--cacert", ca.as_str()],
+        vec!["--insecure"],
+        vec!["--sni", "redis.test"],
+        vec!["--cacertdir", dir.as_str()],
+    ] {
+        let mut args = vec!["-u", "redis://127.0.0.1:6379"];
+        args.extend(flags.iter().copied());
+        let e = options_result(&args).expect_err("plain URL with TLS flags");
+        let text = e.to_string();
+        assert!(
+            text.contains("use rediss:// or --tls") && text.contains(flags[0]),
+            "{text}"
+        );
+        // The same flags with rediss:// or --tls are fine.
+        let mut tls = args.clone();
+        tls.push("--tls");
+        assert!(options_result(&tls).is_ok());
+    }
+}
+
+#[tokio::test]
+async fn tls_flags_with_a_plain_url_exit_with_the_usage_code_in_watch_and_probe() {
+    for cmd in [
+        vec!["watch", "redis://127.0.0.1:1", "--insecure"],
+        vec!["probe", "redis://127.0.0.1:1", "--sni", "x.test"],
+        vec!["watch", "-h", "127.0.0.1", "--insecure"],
+    ] {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(&cmd)
+            .env_remove("REDISCLI_AUTH")
+            .output()
+            .await
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit::USAGE), "{cmd:?}: {err}");
+        assert!(err.contains("use rediss:// or --tls"), "{cmd:?}: {err}");
+    }
+}
+
+/// `der` (an rcgen certificate) as an X.509 v1 certificate: the `[0] version` field removed
+/// and the two enclosing lengths shortened. The signature no longer matches, which does not
+/// matter: the certificate is refused before anything checks it.
+fn as_v1(der: &[u8]) -> Vec<u8> {
+    const VERSION: [u8; 5] = [0xa0, 0x03, 0x02, 0x01, 0x02];
+    // Outer and tbs SEQUENCEs both in the two-byte long form (certificates of this size).
+    assert_eq!((der[0], der[1], der[4], der[5]), (0x30, 0x82, 0x30, 0x82));
+    assert_eq!(der[8..13], VERSION);
+    let len = |hi: u8, lo: u8| (usize::from(hi) << 8) | usize::from(lo);
+    let (outer, tbs) = (len(der[2], der[3]) - 5, len(der[6], der[7]) - 5);
+    assert!(tbs >= 256, "the long form must stay minimal DER");
+    let mut out = vec![0x30, 0x82, (outer >> 8) as u8, outer as u8];
+    out.extend([0x30, 0x82, (tbs >> 8) as u8, tbs as u8]);
+    out.extend_from_slice(&der[13..]);
+    out
+}
+
+#[test]
+fn a_v1_client_certificate_and_a_key_that_does_not_match_are_told_apart() {
+    let pki = Pki::new("test CA");
+    let names = ["client.one.maintwatch.test", "client.two.maintwatch.test"];
+    let client = pki.issue("client", &names, ExtendedKeyUsagePurpose::ClientAuth);
+    let other = pki.issue("other", &names, ExtendedKeyUsagePurpose::ClientAuth);
+    let (cert, other_key) = (
+        client.cert.display().to_string(),
+        other.key.display().to_string(),
+    );
+    let mismatch = options_result(&[
+        "-u",
+        "rediss://127.0.0.1:6379",
+        "--cert",
+        &cert,
+        "--key",
+        &other_key,
+    ])
+    .expect_err("a key of another certificate");
+    let mismatch = mismatch.to_string();
+    assert!(
+        mismatch.contains("does not belong to the certificate"),
+        "{mismatch}"
+    );
+
+    let der = CertificateDer::from_pem_slice(client.cert_pem.as_bytes()).unwrap();
+    let v1 = as_v1(der.as_ref());
+    let v1_path = pki.dir.path().join("v1.crt");
+    std::fs::write(&v1_path, pem_encode("CERTIFICATE", &v1)).unwrap();
+    let key = client.key.display().to_string();
+    let v1_err = options_result(&[
+        "-u",
+        "rediss://127.0.0.1:6379",
+        "--cert",
+        &v1_path.display().to_string(),
+        "--key",
+        &key,
+    ])
+    .expect_err("a v1 certificate");
+    let v1_err = v1_err.to_string();
+    assert!(v1_err.contains("X.509 v1"), "{v1_err}");
+    assert_ne!(v1_err, mismatch);
+}
+
+fn pem_encode(label: &str, der: &[u8]) -> String {
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut text = String::new();
+    for chunk in der.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                text.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                text.push('=');
+            }
+        }
+    }
+    let body: Vec<String> = text
+        .as_bytes()
+        .chunks(64)
+        .map(|l| String::from_utf8(l.to_vec()).unwrap())
+        .collect();
+    format!(
+        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+        body.join("\n")
+    )
+}
+
+#[tokio::test]
+async fn resolving_times_out_at_the_configured_timeout_and_says_so() {
+    // A nameserver that never answers.
+    let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let dns_addr = silent.local_addr().unwrap().to_string();
+    let opts = options(&[
+        "-u",
+        "redis://nowhere.maintwatch.test:6379",
+        "--dns-server",
+        &dns_addr,
+        "--connect-timeout",
+        "1s",
+    ]);
+    let dns = DnsResolver::new(&opts.dns_options()).unwrap();
+    let report = tokio::time::timeout(
+        Duration::from_secs(60),
+        probe::probe(&opts, Some(&dns), Duration::ZERO),
+    )
+    .await
+    .expect("hang guard");
+    match &report.outcome {
+        ProbeOutcome::TimedOut { stage, detail } => {
+            assert_eq!(*stage, conn::Stage::Resolving);
+            assert!(
+                detail.contains("timed out after 1s while resolving (--connect-timeout)"),
+                "{detail}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(silent);
+}
+
+#[tokio::test]
+async fn a_lone_userinfo_is_announced_as_the_password_from_the_url() {
+    let server = Responder::start(Script {
+        password: Some(("default".into(), "right-pass".into())),
+        ..Script::accepting()
+    })
+    .await;
+    // The user meant a user name; redis-cli (and so maintwatch) reads a password.
+    let opts = options(&["-u", &format!("redis://alice@{}", server.addr)]);
+    assert!(
+        opts.notes()[0].contains("password from the URL"),
+        "{:?}",
+        opts.notes()
+    );
+    assert!(!opts.notes()[0].contains("alice"), "never the password");
+    let report = probe_now(&opts).await;
+    let detail = report.outcome.detail().unwrap_or_default();
+    assert!(
+        matches!(report.outcome, ProbeOutcome::AuthFailed { .. })
+            && detail.contains("password from the URL"),
+        "{detail}"
+    );
+    // A user:password URL has no such note.
+    let opts = options(&["-u", &format!("redis://alice:pw@{}", server.addr)]);
+    assert!(opts.notes().is_empty());
+}

@@ -20,6 +20,69 @@ use crate::conn::{
     ConfigError, ConnectConfig, ConnectOptions, EndpointTypeChoice, RedisUrl, Secret, TlsFiles,
 };
 
+/// What redis-cli prints when a password is given on its command line; kept word for word so
+/// that people (and scripts filtering it) recognise it.
+pub const COMMAND_LINE_PASSWORD_WARNING: &str =
+    "Warning: Using a password with '-a' or '-u' option on the command line interface may not be \
+     safe.";
+
+/// `--askpass`: the password read from the terminal without echo.
+mod askpass {
+    use crate::conn::Secret;
+    use std::io::{BufRead, IsTerminal, Write};
+    use std::sync::OnceLock;
+
+    /// Reads once per process: `watch` and `probe` may build their settings more than once.
+    pub fn read_once() -> Result<Secret, String> {
+        static READ: OnceLock<Result<Secret, String>> = OnceLock::new();
+        READ.get_or_init(read).clone()
+    }
+
+    fn read() -> Result<Secret, String> {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        let result = if stdin.is_terminal() {
+            eprint!("Please input password: ");
+            let _ = std::io::stderr().flush();
+            let r = without_echo(|| stdin.lock().read_line(&mut line));
+            eprintln!();
+            r
+        } else {
+            stdin.lock().read_line(&mut line)
+        };
+        match result {
+            Err(e) => Err(format!("--askpass: cannot read the password: {e}")),
+            Ok(_) => {
+                let password = line.trim_end_matches(['\r', '\n']);
+                if password.is_empty() {
+                    Err("--askpass: no password was entered".into())
+                } else {
+                    Ok(Secret::new(password))
+                }
+            }
+        }
+    }
+
+    /// Runs `f` with the terminal's echo off, restoring it after.
+    fn without_echo<T>(f: impl FnOnce() -> T) -> T {
+        let fd = libc::STDIN_FILENO;
+        // SAFETY: termios is plain data; tcgetattr fills it for a valid descriptor and reports
+        // failure (then nothing is changed and `f` runs with echo as it is).
+        let mut term: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(fd, &mut term) } != 0 {
+            return f();
+        }
+        let saved = term;
+        term.c_lflag &= !libc::ECHO;
+        // SAFETY: `term` came from tcgetattr on the same descriptor, with one flag cleared.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &term) };
+        let out = f();
+        // SAFETY: restores exactly what tcgetattr returned.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
+        out
+    }
+}
+
 /// `--endpoint-type`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndpointTypeArg {
@@ -130,6 +193,11 @@ pub struct ConnectArgs {
     )]
     pub password: Option<Secret>,
 
+    /// Read the password from the terminal without echo (as redis-cli); when standard input is
+    /// not a terminal, its first line. Wins over -a and REDISCLI_AUTH.
+    #[arg(long)]
+    pub askpass: bool,
+
     /// User name for ACL authentication (with a password).
     #[arg(long = "user", value_name = "USERNAME")]
     pub user: Option<String>,
@@ -170,8 +238,9 @@ pub struct ConnectArgs {
     #[arg(long, value_enum, value_name = "TYPE", default_value_t = EndpointTypeArg::Auto)]
     pub endpoint_type: EndpointTypeArg,
 
-    /// Timeout for each TCP connect plus TLS handshake, each handshake reply, and DNS queries
-    /// (seconds, or 500ms / 2s).
+    /// One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the
+    /// opt-in) together, per address; resolving the host gets the same again (seconds, or
+    /// 500ms / 2s).
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_timeout)]
     pub connect_timeout: Duration,
 
@@ -186,11 +255,22 @@ pub struct ConnectArgs {
 }
 
 impl ConnectArgs {
-    /// The flags as plain settings, without the endpoint.
+    /// The flags as plain settings, without the endpoint. With `--askpass` the password is read
+    /// here (once per process); a failure to read it is reported when an endpoint's options are
+    /// built.
     pub fn config(&self) -> ConnectConfig {
+        let (password, password_error) = if self.askpass {
+            match askpass::read_once() {
+                Ok(p) => (Some(p), None),
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (self.password.clone(), None)
+        };
         ConnectConfig {
             user: self.user.clone(),
-            password: self.password.clone(),
+            password,
+            password_error,
             db: self.db,
             tls: self.tls,
             tls_files: TlsFiles {
@@ -205,6 +285,25 @@ impl ConnectArgs {
             connect_timeout: self.connect_timeout,
             dns_server: self.dns_server,
             ..ConnectConfig::default()
+        }
+    }
+
+    /// Prints redis-cli's warning (to stderr, once) when a password is on the command line, where
+    /// other local users can read it in the process list: `-a`/`--pass`, or a password in `-u`
+    /// or in an endpoint URL given as an argument (`urls`). REDISCLI_AUTH, `--askpass` and
+    /// `--from` lists are not on the command line.
+    pub fn warn_command_line_password(&self, urls: &[RedisUrl]) {
+        let from_flag = !self.askpass
+            && self.password.as_ref().is_some_and(|p| {
+                // clap prefers the flag over the variable: a value that differs from
+                // REDISCLI_AUTH came from -a (the same text typed twice is indistinguishable,
+                // and then the variable is what matters).
+                std::env::var("REDISCLI_AUTH").ok().as_deref() != Some(p.expose())
+            });
+        let in_url = self.uri.iter().chain(urls).any(|u| u.password.is_some());
+        if from_flag || in_url {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| eprintln!("{COMMAND_LINE_PASSWORD_WARNING}"));
         }
     }
 
@@ -241,8 +340,12 @@ impl ConnectArgs {
 
 impl ConnectOptions {
     /// The options for the endpoint the flags name (`-u`, or `-h`/`-p`).
+    /// TLS flags with a plain endpoint are refused.
     pub fn from_args(args: &ConnectArgs) -> Result<ConnectOptions, ConfigError> {
-        args.config().options_for(&args.endpoint()?)
+        let config = args.config();
+        let options = config.options_for(&args.endpoint()?)?;
+        config.check_tls_flags_apply(std::slice::from_ref(&options))?;
+        Ok(options)
     }
 }
 

@@ -75,7 +75,15 @@ pub async fn run_with(
             }
         }
     }
+    if let Err(e) = config.check_tls_flags_apply(&options) {
+        writeln!(err, "maintwatch probe: error: {e}")?;
+        return Ok(exit::USAGE);
+    }
     warn_insecure(&options, err)?;
+    args.connect.warn_command_line_password(&args.urls);
+    for note in options.iter().flat_map(ConnectOptions::notes) {
+        writeln!(err, "maintwatch: note: {note}")?;
+    }
 
     // A resolver only when some endpoint is a name: probing addresses must work even where the
     // system resolver configuration is missing.

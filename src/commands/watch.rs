@@ -94,7 +94,12 @@ impl WatchSettings {
             anyhow::bail!("--count must be at least 1");
         }
         let connect = match &args.url {
-            Some(url) => args.connect.config().options_for(url)?,
+            Some(url) => {
+                let config = args.connect.config();
+                let options = config.options_for(url)?;
+                config.check_tls_flags_apply(std::slice::from_ref(&options))?;
+                options
+            }
             None => ConnectOptions::from_args(&args.connect)?,
         };
         Ok(WatchSettings {
@@ -199,6 +204,10 @@ impl StopReason {
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let settings = WatchSettings::from_args(args)?;
+    args.connect.warn_command_line_password(args.url.as_slice());
+    for note in settings.connect.notes() {
+        eprintln!("maintwatch: note: {note}");
+    }
     if settings.connect.insecure() {
         eprintln!(
             "maintwatch: warning: --insecure: the server's certificate is NOT verified; anyone on the path can read and change this session"
@@ -1150,7 +1159,11 @@ async fn connection_task(
         );
         let handshake = match connection.handshake(opts).await {
             Ok(h) => h,
-            Err(e) => {
+            Err(mut e) => {
+                // Frames read before the failure are shown and captured before the close.
+                for r in std::mem::take(&mut e.frames) {
+                    hand_over(&shared.permits, &tx, frame_observation(id, r, true)).await;
+                }
                 if e.is_auth() {
                     observe(
                         &tx,

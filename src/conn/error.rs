@@ -53,6 +53,14 @@ fn list_attempts(attempts: &[Attempt]) -> String {
         .join("; ")
 }
 
+/// What the timeout that expired covers: resolving has its own, the rest share one deadline.
+fn timeout_scope(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Resolving => "--connect-timeout",
+        _ => "--connect-timeout, for connect, TLS and the handshake together",
+    }
+}
+
 fn at_addr(addr: &Option<SocketAddr>) -> String {
     addr.map(|a| format!(" ({a})")).unwrap_or_default()
 }
@@ -76,7 +84,8 @@ pub enum ConnectError {
         endpoint: String,
         attempts: Vec<Attempt>,
     },
-    #[error("{endpoint}{}: timed out after {timeout:?} {stage}{}", at_addr(addr),
+    #[error("{endpoint}{}: timed out after {timeout:?} {stage} ({}){}", at_addr(addr),
+            timeout_scope(*stage),
             if *stage == Stage::TlsHandshake { " (is TLS enabled on this port?)" } else { "" })]
     Timeout {
         endpoint: String,
@@ -91,12 +100,25 @@ pub enum ConnectError {
         failure: TlsFailure,
         detail: String,
     },
-    #[error("{endpoint} ({addr}): authentication failed: {text}")]
+    #[error("{endpoint} ({addr}): authentication failed: {text}{hint}")]
     Auth {
         endpoint: String,
         addr: SocketAddr,
         /// The server's error text, e.g. `WRONGPASS invalid username-password pair ...`.
         text: String,
+        /// Where the password came from, when that is the likely mistake (never the password).
+        hint: String,
+    },
+    #[error("{endpoint} ({addr}): push flood {stage}: {frames} push frames ({bytes} bytes) and \
+             no reply; the handshake keeps at most {max_frames} push frames or {max_kib} KiB, so \
+             it gives up (the frames read are shown)",
+            max_frames = super::MAX_EARLY_FRAMES, max_kib = super::MAX_EARLY_BYTES / 1024)]
+    PushFlood {
+        endpoint: String,
+        addr: SocketAddr,
+        stage: Stage,
+        frames: usize,
+        bytes: usize,
     },
     #[error("{endpoint} ({addr}): {command} was refused: {text}")]
     Command {
@@ -144,6 +166,7 @@ impl ConnectError {
             ConnectError::Tls { addr, .. }
             | ConnectError::Auth { addr, .. }
             | ConnectError::Command { addr, .. }
+            | ConnectError::PushFlood { addr, .. }
             | ConnectError::Closed { addr, .. }
             | ConnectError::Protocol { addr, .. }
             | ConnectError::Io { addr, .. } => Some(*addr),
@@ -161,6 +184,7 @@ impl ConnectError {
             | ConnectError::Tls { endpoint, .. }
             | ConnectError::Auth { endpoint, .. }
             | ConnectError::Command { endpoint, .. }
+            | ConnectError::PushFlood { endpoint, .. }
             | ConnectError::Closed { endpoint, .. }
             | ConnectError::Protocol { endpoint, .. }
             | ConnectError::Io { endpoint, .. } => endpoint,
@@ -181,6 +205,32 @@ impl ConnectError {
     /// Authentication failed (`-WRONGPASS`, `-NOAUTH` ...): retrying will not help.
     pub fn is_auth(&self) -> bool {
         matches!(self, ConnectError::Auth { .. })
+    }
+}
+
+/// A handshake that failed, with every frame read before it failed (redacted, in stream
+/// order): a notification that arrived just before the failure is still shown and captured.
+/// Derefs to the [`ConnectError`].
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct HandshakeError {
+    pub error: ConnectError,
+    pub frames: Vec<super::Received>,
+    /// How many of `frames` arrived before the opt-in was sent (all of them when it never was).
+    pub before_opt_in: usize,
+}
+
+impl std::ops::Deref for HandshakeError {
+    type Target = ConnectError;
+
+    fn deref(&self) -> &ConnectError {
+        &self.error
+    }
+}
+
+impl From<HandshakeError> for ConnectError {
+    fn from(e: HandshakeError) -> ConnectError {
+        e.error
     }
 }
 

@@ -17,13 +17,20 @@
 //! - "RESP3 unavailable" (HELLO answered with an error), "refused" (the opt-in answered with an
 //!   error) and "authentication failed" are different outcomes, because an operator fixes them
 //!   differently.
-//! - Passwords are [`Secret`]s: no `Debug`, `Display` or error message shows one.
+//! - Passwords are [`Secret`]s: no `Debug`, `Display` or error message shows one, and every
+//!   frame the handshake reads is redacted of the password before anything sees it (servers
+//!   echo `HELLO`'s arguments in errors; see [`redact`]).
+//! - Everything a server sends is untrusted: one deadline (`--connect-timeout`) covers connect,
+//!   TLS and the whole handshake, so a server that talks without answering cannot hold it open;
+//!   pushes that arrive meanwhile are kept up to [`MAX_EARLY_FRAMES`] / [`MAX_EARLY_BYTES`];
+//!   and a handshake that fails hands back every frame it read ([`HandshakeError`]).
 //!
 //! This module prints nothing; callers decide what to show.
 
 mod error;
 mod options;
 pub mod probe;
+pub mod redact;
 pub mod tls;
 pub mod url;
 
@@ -42,11 +49,11 @@ use tokio::time::Instant;
 use tokio_rustls::rustls::pki_types::ServerName;
 use tokio_rustls::TlsConnector;
 
-use crate::dns::DnsResolver;
+use crate::dns::{DnsError, DnsResolver};
 use crate::notification::{classify, Classified, Notification};
 use crate::resp::{encode_command, Frame, RespError, Scan, Scanner, StreamReader};
 
-pub use error::{Attempt, ConnectError, ReadError, Stage, WriteError};
+pub use error::{Attempt, ConnectError, HandshakeError, ReadError, Stage, WriteError};
 pub use options::{
     is_internal, ConfigError, ConnectConfig, ConnectOptions, EndpointType, EndpointTypeChoice,
     Secret, TlsOptions,
@@ -60,6 +67,13 @@ pub const CLIENT_NAME: &str = "maintwatch";
 
 /// How much to ask the socket for per read when the buffer has no room left.
 const READ_CHUNK: usize = 16 * 1024;
+
+/// Push frames kept while a handshake reply is awaited: a server that sends pushes instead of
+/// answering is cut off here rather than growing the watch without bound.
+pub const MAX_EARLY_FRAMES: usize = 64;
+
+/// The same bound in bytes (whichever is reached first).
+pub const MAX_EARLY_BYTES: usize = 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // What was read
@@ -307,16 +321,26 @@ pub async fn resolve(
     if let Ok(ip) = opts.host.parse::<IpAddr>() {
         return Ok(vec![ip]);
     }
-    // The resolver has its own per-query timeout (normally the same value); this guard only
-    // bounds the TCP fallback and retries on top of it.
-    let guard = opts.connect_timeout.saturating_mul(2);
-    match tokio::time::timeout(guard, dns.resolve_for_connect(&opts.host)).await {
+    // One deadline per phase: the resolver's retries and TCP fallback all fit in the configured
+    // timeout, so the message can state the value the operator set.
+    let timeout = opts.connect_timeout;
+    match tokio::time::timeout(timeout, dns.resolve_for_connect(&opts.host)).await {
         Err(_) => Err(ConnectError::Timeout {
             endpoint: opts.display_endpoint(),
             addr: None,
             stage: Stage::Resolving,
-            timeout: guard,
+            timeout,
         }),
+        // The resolver's own per-query timeout is the same value: the same message, whichever
+        // timer fires first.
+        Ok(Err(DnsError::Lookup { reason, .. })) if reason == "timed out" => {
+            Err(ConnectError::Timeout {
+                endpoint: opts.display_endpoint(),
+                addr: None,
+                stage: Stage::Resolving,
+                timeout,
+            })
+        }
         Ok(Err(source)) => Err(ConnectError::Resolve {
             endpoint: opts.display_endpoint(),
             source,
@@ -336,8 +360,10 @@ pub async fn connect(opts: &ConnectOptions, dns: &DnsResolver) -> Result<Connect
 }
 
 /// Connects to the first of `addrs` (on the endpoint's port) that answers. Each address gets the
-/// whole connect timeout, like redis-cli. A TLS failure stops the search: a certificate problem
-/// is not an address problem, and trying the others would only hide it.
+/// whole connect timeout, like redis-cli, and that one deadline covers its TCP connect, its TLS
+/// handshake and the whole RESP handshake that follows ([`Connection::handshake`]): a server
+/// that keeps talking without answering cannot extend it. A TLS failure stops the search: a
+/// certificate problem is not an address problem, and trying the others would only hide it.
 pub async fn connect_to(
     opts: &ConnectOptions,
     addrs: &[IpAddr],
@@ -347,7 +373,8 @@ pub async fn connect_to(
     let mut attempts = Vec::new();
     for ip in addrs {
         let addr = SocketAddr::new(*ip, opts.port);
-        let tcp = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
+        let deadline = Instant::now() + timeout;
+        let tcp = match tokio::time::timeout_at(deadline, TcpStream::connect(addr)).await {
             Err(_) => {
                 attempts.push(Attempt {
                     addr,
@@ -373,9 +400,8 @@ pub async fn connect_to(
             None => Stream::Tcp(tcp),
             Some(t) => {
                 let connector = TlsConnector::from(t.config.clone());
-                match tokio::time::timeout(timeout, connector.connect(t.server_name.clone(), tcp))
-                    .await
-                {
+                let handshake = connector.connect(t.server_name.clone(), tcp);
+                match tokio::time::timeout_at(deadline, handshake).await {
                     Err(_) => {
                         return Err(ConnectError::Timeout {
                             endpoint,
@@ -405,6 +431,10 @@ pub async fn connect_to(
             endpoint,
             tls: opts.tls.is_some(),
             timeout,
+            deadline,
+            early: Vec::new(),
+            early_bytes: 0,
+            opt_in_sent_after: None,
         });
     }
     if attempts.is_empty() {
@@ -456,7 +486,15 @@ pub struct Connection {
     local: Option<SocketAddr>,
     endpoint: String,
     tls: bool,
+    /// The configured connect timeout, for messages.
     timeout: Duration,
+    /// When connect, TLS and the handshake must be done by.
+    deadline: Instant,
+    /// Pushes read while a handshake reply was awaited, already redacted, and their size.
+    early: Vec<Received>,
+    early_bytes: usize,
+    /// `early.len()` when the opt-in was sent.
+    opt_in_sent_after: Option<usize>,
 }
 
 impl fmt::Debug for Connection {
@@ -542,9 +580,13 @@ impl HelloInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", content = "text", rename_all = "snake_case")]
 pub enum OptIn {
+    /// Answered `+OK`, and only that.
     Accepted,
     /// The server's error text, exactly (without the leading `-`).
     Refused(String),
+    /// Answered with something that is neither `+OK` nor an error (`:1`, `%1`, `_` ...): not an
+    /// acceptance. The text says what came.
+    Unexpected(String),
     /// Not sent, because RESP3 is unavailable.
     NotAttempted,
 }
@@ -568,6 +610,9 @@ pub struct Handshake {
     /// came in the same read as the opt-in's reply (catch-up replays, a re-sent MOVING), in
     /// stream order.
     pub early: Vec<Received>,
+    /// How many of `early` arrived before the opt-in was sent (while HELLO or SELECT was
+    /// answered): those did not come with the opt-in.
+    pub before_opt_in: usize,
 }
 
 impl Handshake {
@@ -601,6 +646,7 @@ impl Handshake {
         match (&self.hello, &self.opt_in) {
             (Hello::Unavailable { text }, _) => (O::Resp3Unavailable, Some(text.clone())),
             (_, OptIn::Refused(text)) => (O::Refused, Some(text.clone())),
+            (_, OptIn::Unexpected(text)) => (O::Refused, Some(text.clone())),
             (_, OptIn::Accepted) => (O::Accepted, None),
             // Unreachable in practice: the opt-in is only skipped when HELLO failed.
             (_, OptIn::NotAttempted) => (O::Resp3Unavailable, None),
@@ -609,6 +655,49 @@ impl Handshake {
 
     pub fn accepted(&self) -> bool {
         self.opt_in == OptIn::Accepted
+    }
+}
+
+/// HELLO 3 answered without an error: RESP3 only if the answer is the map HELLO 3 returns (a
+/// RESP2-style flat array counts when it says proto 3). `+OK` or anything else is no switch.
+fn hello_outcome(reply: &Received) -> Hello {
+    let frame = rescan(&reply.raw);
+    let kind = frame.as_ref().map(|f| f.unattributed());
+    let info = frame
+        .as_ref()
+        .map(HelloInfo::from_frame)
+        .unwrap_or_default();
+    match (kind, info.proto) {
+        (_, Some(p)) if p != 3 => Hello::Unavailable {
+            text: format!("HELLO 3 was answered with protocol {p}"),
+        },
+        (Some(Frame::Map(_)), _) | (Some(Frame::Array(_)), Some(3)) => Hello::Resp3(info),
+        _ => Hello::Unavailable {
+            text: format!(
+                "HELLO 3 was answered with {}, not the map of a RESP3 server",
+                crate::escape::escape(&reply.raw[..reply.raw.len().min(64)])
+            ),
+        },
+    }
+}
+
+/// The opt-in answered without an error: accepted only by `+OK`.
+fn opt_in_outcome(reply: &Received) -> OptIn {
+    if reply.raw == b"+OK\r\n" {
+        OptIn::Accepted
+    } else {
+        OptIn::Unexpected(format!(
+            "unexpected reply {} (only +OK accepts the opt-in)",
+            crate::escape::escape(&reply.raw[..reply.raw.len().min(64)])
+        ))
+    }
+}
+
+/// `r` redacted of the password, when there is one.
+fn redact_with(r: Received, secret: Option<&[u8]>) -> Received {
+    match secret {
+        Some(secret) => redact::redact_received(r, secret),
+        None => r,
     }
 }
 
@@ -648,10 +737,114 @@ impl Connection {
     /// `CLIENT MAINT_NOTIFICATIONS ON [moving-endpoint-type T]`, one reply read per command.
     ///
     /// Returns `Ok` for every outcome that has an answer (accepted, refused, RESP3 unavailable);
-    /// authentication failure and everything that stops the conversation are errors.
-    pub async fn handshake(&mut self, opts: &ConnectOptions) -> Result<Handshake, ConnectError> {
-        let mut early = Vec::new();
+    /// authentication failure and everything that stops the conversation are errors, and an
+    /// error carries every frame read before it ([`HandshakeError::frames`]), so nothing the
+    /// server sent is lost because the handshake failed. All of it must happen before the
+    /// deadline set when connecting (`--connect-timeout`), and at most [`MAX_EARLY_FRAMES`] /
+    /// [`MAX_EARLY_BYTES`] of pushes are kept while a reply is awaited. Every frame read is
+    /// redacted of the password first ([`redact`]).
+    pub async fn handshake(&mut self, opts: &ConnectOptions) -> Result<Handshake, HandshakeError> {
+        let secret = opts.password.as_ref().map(|p| p.expose().as_bytes());
+        match self.converse(opts, secret).await {
+            Ok(h) => Ok(h),
+            Err(error) => {
+                let mut frames = std::mem::take(&mut self.early);
+                let before_opt_in = self.opt_in_sent_after.unwrap_or(usize::MAX);
+                frames.extend(self.take_pending(secret));
+                Err(HandshakeError {
+                    before_opt_in: before_opt_in.min(frames.len()),
+                    error,
+                    frames,
+                })
+            }
+        }
+    }
 
+    /// Frames scanned but not yet handed out, redacted.
+    fn take_pending(&mut self, secret: Option<&[u8]>) -> Vec<Received> {
+        self.inbound
+            .pending
+            .drain(..)
+            .map(|r| redact_with(r, secret))
+            .collect()
+    }
+
+    async fn converse(
+        &mut self,
+        opts: &ConnectOptions,
+        secret: Option<&[u8]>,
+    ) -> Result<Handshake, ConnectError> {
+        let (hello, hello_reply) = self.hello(opts, secret).await?;
+        let before_opt_in = self.early.len();
+        if let Hello::Unavailable { .. } = hello {
+            let mut early = std::mem::take(&mut self.early);
+            early.extend(self.take_pending(secret));
+            return Ok(Handshake {
+                hello,
+                hello_reply,
+                opt_in: OptIn::NotAttempted,
+                opt_in_reply: None,
+                endpoint_type: None,
+                opt_in_command: None,
+                before_opt_in,
+                early,
+            });
+        }
+
+        if opts.db != 0 {
+            let db = opts.db.to_string();
+            let args = [b"SELECT" as &[u8], db.as_bytes()];
+            let reply = self.command(&args, Stage::Select, secret).await?;
+            if let Some(text) = reply.error_text() {
+                if is_auth_error(text, false) {
+                    return Err(self.auth_error(text, opts));
+                }
+                return Err(ConnectError::Command {
+                    endpoint: self.endpoint.clone(),
+                    addr: self.peer,
+                    command: "SELECT",
+                    text: text.to_string(),
+                });
+            }
+        }
+        let before_opt_in = self.early.len();
+        self.opt_in_sent_after = Some(before_opt_in);
+
+        let endpoint_type = opts.endpoint_type.resolve(self.peer.ip(), self.tls);
+        let mut opt_in: Vec<&str> = vec!["CLIENT", "MAINT_NOTIFICATIONS", "ON"];
+        if let Some(t) = endpoint_type {
+            opt_in.extend(["moving-endpoint-type", t.as_str()]);
+        }
+        let opt_in_command = opt_in.join(" ");
+        let args: Vec<&[u8]> = opt_in.iter().map(|a| a.as_bytes()).collect();
+        let reply = self.command(&args, Stage::OptIn, secret).await?;
+        let outcome = match reply.error_text() {
+            Some(text) if is_auth_error(text, false) => return Err(self.auth_error(text, opts)),
+            Some(text) => OptIn::Refused(text.to_string()),
+            None => opt_in_outcome(&reply),
+        };
+        // Whatever came in the same read as the reply (the catch-up replay usually does) is
+        // handed over now; an incomplete tail stays buffered for the next read.
+        let mut early = std::mem::take(&mut self.early);
+        early.extend(self.take_pending(secret));
+        Ok(Handshake {
+            hello,
+            hello_reply,
+            opt_in: outcome,
+            opt_in_reply: Some(reply),
+            endpoint_type,
+            opt_in_command: Some(opt_in_command),
+            before_opt_in,
+            early,
+        })
+    }
+
+    /// `HELLO 3 [AUTH user pass] [SETNAME name]` and what its reply means.
+    async fn hello(
+        &mut self,
+        opts: &ConnectOptions,
+        secret: Option<&[u8]>,
+    ) -> Result<(Hello, Received), ConnectError> {
         let mut hello: Vec<&[u8]> = vec![b"HELLO", b"3"];
         if let Some(password) = &opts.password {
             // HELLO's AUTH always takes a user name; "default" is what AUTH <pass> means.
@@ -665,117 +858,49 @@ impl Connection {
         if let Some(name) = &opts.client_name {
             hello.extend([b"SETNAME" as &[u8], name.as_bytes()]);
         }
-        let hello_reply = self.command(&hello, Stage::Hello, &mut early).await?;
+        let hello_reply = self.command(&hello, Stage::Hello, secret).await?;
         let hello = match hello_reply.error_text() {
-            Some(text) if is_auth_error(text, true) => return Err(self.auth_error(text)),
+            Some(text) if is_auth_error(text, true) => return Err(self.auth_error(text, opts)),
             Some(text) => Hello::Unavailable {
                 text: text.to_string(),
             },
-            None => {
-                let info = rescan(&hello_reply.raw)
-                    .map(|f| HelloInfo::from_frame(&f))
-                    .unwrap_or_default();
-                match info.proto {
-                    Some(p) if p != 3 => Hello::Unavailable {
-                        text: format!("HELLO 3 was answered with protocol {p}"),
-                    },
-                    _ => Hello::Resp3(info),
-                }
-            }
+            None => hello_outcome(&hello_reply),
         };
-        if let Hello::Unavailable { .. } = hello {
-            early.extend(self.inbound.pending.drain(..));
-            return Ok(Handshake {
-                hello,
-                hello_reply,
-                opt_in: OptIn::NotAttempted,
-                opt_in_reply: None,
-                endpoint_type: None,
-                opt_in_command: None,
-                early,
-            });
-        }
-
-        if opts.db != 0 {
-            let db = opts.db.to_string();
-            let reply = self
-                .command(
-                    &[b"SELECT" as &[u8], db.as_bytes()],
-                    Stage::Select,
-                    &mut early,
-                )
-                .await?;
-            if let Some(text) = reply.error_text() {
-                if is_auth_error(text, false) {
-                    return Err(self.auth_error(text));
-                }
-                return Err(ConnectError::Command {
-                    endpoint: self.endpoint.clone(),
-                    addr: self.peer,
-                    command: "SELECT",
-                    text: text.to_string(),
-                });
-            }
-        }
-
-        let endpoint_type = opts.endpoint_type.resolve(self.peer.ip(), self.tls);
-        let mut opt_in: Vec<&str> = vec!["CLIENT", "MAINT_NOTIFICATIONS", "ON"];
-        if let Some(t) = endpoint_type {
-            opt_in.extend(["moving-endpoint-type", t.as_str()]);
-        }
-        let opt_in_command = opt_in.join(" ");
-        let args: Vec<&[u8]> = opt_in.iter().map(|a| a.as_bytes()).collect();
-        let reply = self.command(&args, Stage::OptIn, &mut early).await?;
-        let outcome = match reply.error_text() {
-            Some(text) if is_auth_error(text, false) => return Err(self.auth_error(text)),
-            Some(text) => OptIn::Refused(text.to_string()),
-            None => OptIn::Accepted,
-        };
-        // Whatever came in the same read as the reply (the catch-up replay usually does) is
-        // handed over now; an incomplete tail stays buffered for the next read.
-        early.extend(self.inbound.pending.drain(..));
-        Ok(Handshake {
-            hello,
-            hello_reply,
-            opt_in: outcome,
-            opt_in_reply: Some(reply),
-            endpoint_type,
-            opt_in_command: Some(opt_in_command),
-            early,
-        })
+        Ok((hello, hello_reply))
     }
 
-    fn auth_error(&self, text: &str) -> ConnectError {
+    fn auth_error(&self, text: &str, opts: &ConnectOptions) -> ConnectError {
         ConnectError::Auth {
             endpoint: self.endpoint.clone(),
             addr: self.peer,
             text: text.to_string(),
+            hint: opts.password_hint(),
         }
     }
 
-    /// Sends one command and reads its one reply; push frames met on the way go to `early`.
+    /// Sends one command and reads its one reply, before the deadline; push frames met on the
+    /// way are kept in `self.early`, up to the bound.
     async fn command(
         &mut self,
         args: &[&[u8]],
         stage: Stage,
-        early: &mut Vec<Received>,
+        secret: Option<&[u8]>,
     ) -> Result<Received, ConnectError> {
         let bytes = encode_command(args);
         let written = async {
             self.stream.write_all(&bytes).await?;
             self.stream.flush().await
         };
-        match tokio::time::timeout(self.timeout, written).await {
+        match tokio::time::timeout_at(self.deadline, written).await {
             Err(_) => return Err(self.timeout_error(stage)),
             Ok(Err(e)) => return Err(self.io_error(e, stage)),
             Ok(Ok(())) => {}
         }
         loop {
             let next = self.inbound.next(&mut self.stream, self.peer);
-            match tokio::time::timeout(self.timeout, next).await {
+            let r = match tokio::time::timeout_at(self.deadline, next).await {
                 Err(_) => return Err(self.timeout_error(stage)),
-                Ok(Ok(Some(r))) if r.is_push() => early.push(r),
-                Ok(Ok(Some(r))) => return Ok(r),
+                Ok(Ok(Some(r))) => redact_with(r, secret),
                 Ok(Ok(None)) => {
                     return Err(ConnectError::Closed {
                         endpoint: self.endpoint.clone(),
@@ -785,6 +910,20 @@ impl Connection {
                     })
                 }
                 Ok(Err(e)) => return Err(self.read_failure(e, stage)),
+            };
+            if !r.is_push() {
+                return Ok(r);
+            }
+            self.early_bytes += r.raw.len();
+            self.early.push(r);
+            if self.early.len() > MAX_EARLY_FRAMES || self.early_bytes > MAX_EARLY_BYTES {
+                return Err(ConnectError::PushFlood {
+                    endpoint: self.endpoint.clone(),
+                    addr: self.peer,
+                    stage,
+                    frames: self.early.len(),
+                    bytes: self.early_bytes,
+                });
             }
         }
     }

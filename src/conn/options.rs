@@ -15,18 +15,39 @@ use super::{tls, url, RedisUrl, TlsFiles, UrlError, CLIENT_NAME, DEFAULT_PORT};
 use crate::dns::DnsOptions;
 
 /// A password or token. `Debug` and `Display` print `***`; only [`Secret::expose`] gives the
-/// text, and it is called in exactly one place: when the `HELLO` command is encoded.
+/// text, and it is used in two places: when the `HELLO` command is encoded, and to redact
+/// server text that echoes it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub struct Secret {
+    text: String,
+    /// Read from a URL's user-info without a ':' (`redis://secret@host`), redis-cli's rule that
+    /// surprises people who meant a user name.
+    lone_userinfo: bool,
+}
 
 impl Secret {
     pub fn new(text: impl Into<String>) -> Secret {
-        Secret(text.into())
+        Secret {
+            text: text.into(),
+            lone_userinfo: false,
+        }
+    }
+
+    /// A password that was a URL's whole user-info (`redis://secret@host`).
+    pub fn from_lone_userinfo(text: impl Into<String>) -> Secret {
+        Secret {
+            text: text.into(),
+            lone_userinfo: true,
+        }
+    }
+
+    pub fn is_lone_userinfo(&self) -> bool {
+        self.lone_userinfo
     }
 
     /// The secret text. Never format it.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 
@@ -44,13 +65,13 @@ impl fmt::Display for Secret {
 
 impl From<String> for Secret {
     fn from(text: String) -> Secret {
-        Secret(text)
+        Secret::new(text)
     }
 }
 
 impl From<&str> for Secret {
     fn from(text: &str) -> Secret {
-        Secret(text.to_string())
+        Secret::new(text)
     }
 }
 
@@ -155,6 +176,10 @@ pub enum ConfigError {
     Tls { reason: String },
     #[error("{0}")]
     Invalid(String),
+    /// TLS flags for a run whose endpoints are all plain `redis://`: they would be ignored, and
+    /// a forgotten `s` would send the password in plaintext.
+    #[error("{flags} given, but {endpoint} is a plain redis:// endpoint: use rediss:// or --tls")]
+    TlsFlagsWithoutTls { flags: String, endpoint: String },
 }
 
 /// The connection settings of one run, without the endpoint: the flags. One of these serves
@@ -164,6 +189,8 @@ pub enum ConfigError {
 pub struct ConnectConfig {
     pub user: Option<String>,
     pub password: Option<Secret>,
+    /// The password could not be read (`--askpass`): every endpoint's options fail with this.
+    pub password_error: Option<String>,
     /// Database to `SELECT`; a URL's `/db` wins.
     pub db: Option<u32>,
     /// `--tls`: TLS even for `redis://` URLs and `-h`/`-p`.
@@ -172,7 +199,8 @@ pub struct ConnectConfig {
     /// `--sni`: the TLS server name sent and verified instead of the host.
     pub sni: Option<String>,
     pub endpoint_type: EndpointTypeChoice,
-    /// Bounds each TCP connect plus TLS handshake, each handshake reply, and DNS queries.
+    /// One deadline for TCP connect, TLS and the handshake together (per address); resolving
+    /// has the same bound on its own.
     pub connect_timeout: Duration,
     /// `--dns-server`: resolve through this nameserver instead of the system's.
     pub dns_server: Option<SocketAddr>,
@@ -186,6 +214,7 @@ impl Default for ConnectConfig {
         ConnectConfig {
             user: None,
             password: None,
+            password_error: None,
             db: None,
             tls: false,
             tls_files: TlsFiles::default(),
@@ -200,9 +229,43 @@ impl Default for ConnectConfig {
 }
 
 impl ConnectConfig {
+    /// The TLS flags given, by name (`--cacert`, `--insecure` ...).
+    pub fn tls_flags(&self) -> Vec<&'static str> {
+        let f = &self.tls_files;
+        [
+            ("--cacert", f.cacert.is_some()),
+            ("--cacertdir", f.cacertdir.is_some()),
+            ("--cert", f.cert.is_some()),
+            ("--key", f.key.is_some()),
+            ("--sni", self.sni.is_some()),
+            ("--insecure", f.insecure),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+
+    /// Refuses TLS flags when no endpoint of the run uses TLS (in a mixed list they apply to the
+    /// TLS endpoints).
+    pub fn check_tls_flags_apply(&self, options: &[ConnectOptions]) -> Result<(), ConfigError> {
+        let flags = self.tls_flags();
+        match options.first() {
+            Some(first) if !flags.is_empty() && options.iter().all(|o| !o.tls()) => {
+                Err(ConfigError::TlsFlagsWithoutTls {
+                    flags: flags.join(", "),
+                    endpoint: first.display_endpoint(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The options for one endpoint. What the URL says wins over the flags (it names this
     /// endpoint); the flags fill in what it leaves out. `rediss://` or `--tls` means TLS.
     pub fn options_for(&self, url: &RedisUrl) -> Result<ConnectOptions, ConfigError> {
+        if let Some(e) = &self.password_error {
+            return Err(ConfigError::Invalid(e.clone()));
+        }
         let tls = if url.tls || self.tls {
             let config = self
                 .tls_config
@@ -375,6 +438,34 @@ impl ConnectOptions {
             port,
             ..self.clone()
         }
+    }
+
+    /// Appended to an authentication failure: where the password came from when that is the
+    /// likely mistake, or how to give one. Never the password.
+    pub fn password_hint(&self) -> String {
+        match &self.password {
+            Some(p) if p.is_lone_userinfo() => " (password from the URL: a user-info without ':' \
+                 is the password, as in redis-cli; for a user name write user:password@ or use \
+                 --user)"
+                .into(),
+            Some(_) => String::new(),
+            None => " (no password was given: use -a, --askpass or REDISCLI_AUTH)".into(),
+        }
+    }
+
+    /// Notes the caller should show before connecting: today, that a URL's lone user-info is
+    /// used as the password (`redis://secret@host`, redis-cli's rule), which people who meant a
+    /// user name do not expect. Never the password itself.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.password.as_ref().is_some_and(Secret::is_lone_userinfo) {
+            out.push(format!(
+                "{}: password from the URL: its user-info has no ':', so it is used as the \
+                 password (redis-cli's rule); for a user name write user:password@ or use --user",
+                self.display_endpoint()
+            ));
+        }
+        out
     }
 
     /// Warnings the caller should show before connecting (this module prints nothing).

@@ -135,7 +135,9 @@ impl ProbeOutcome {
     /// Sorts a connection or handshake error into an outcome.
     pub fn from_error(e: &ConnectError) -> ProbeOutcome {
         match e {
-            ConnectError::Auth { text, .. } => ProbeOutcome::AuthFailed { text: text.clone() },
+            ConnectError::Auth { text, hint, .. } => ProbeOutcome::AuthFailed {
+                text: format!("{text}{hint}"),
+            },
             ConnectError::Tls {
                 failure, detail, ..
             } => ProbeOutcome::TlsFailed {
@@ -151,6 +153,7 @@ impl ProbeOutcome {
             | ConnectError::NoAddresses { .. }
             | ConnectError::Unreachable { .. } => ProbeOutcome::Unreachable { detail: e.reason() },
             ConnectError::Command { .. }
+            | ConnectError::PushFlood { .. }
             | ConnectError::Closed { .. }
             | ConnectError::Protocol { .. }
             | ConnectError::Io { .. } => ProbeOutcome::ProtocolError { detail: e.reason() },
@@ -177,7 +180,8 @@ pub enum PushRole {
 pub struct ProbePush {
     pub received: Received,
     pub role: PushRole,
-    /// Read during the handshake (with a reply), rather than during the linger.
+    /// Read while the opt-in's reply was awaited or with it, rather than before the opt-in was
+    /// sent (while HELLO was answered) or during the linger.
     pub with_opt_in: bool,
 }
 
@@ -454,18 +458,22 @@ async fn run_probe(
     };
     let mut conn = connect_to(opts, &addrs).await?;
     report.address = Some(conn.peer());
-    let handshake = conn.handshake(opts).await?;
+    let handshake = match conn.handshake(opts).await {
+        Ok(h) => h,
+        Err(e) => {
+            // What arrived before the failure is part of the report all the same.
+            keep_pushes(report, e.frames, e.before_opt_in);
+            return Err(e.error);
+        }
+    };
     report.endpoint_type = handshake.endpoint_type;
-    for r in handshake.early {
-        report.pushes.push(ProbePush {
-            role: role_of(&r),
-            received: r,
-            with_opt_in: true,
-        });
-    }
+    keep_pushes(report, handshake.early, handshake.before_opt_in);
     report.outcome = match (&handshake.hello, &handshake.opt_in) {
         (Hello::Unavailable { text }, _) => ProbeOutcome::Resp3Unavailable { text: text.clone() },
         (_, OptIn::Refused(text)) => ProbeOutcome::Refused { text: text.clone() },
+        (_, OptIn::Unexpected(text)) => ProbeOutcome::ProtocolError {
+            detail: format!("CLIENT MAINT_NOTIFICATIONS: {text}"),
+        },
         (_, OptIn::Accepted) => ProbeOutcome::Accepted,
         (_, OptIn::NotAttempted) => ProbeOutcome::Resp3Unavailable {
             text: "the opt-in was not sent".into(),
@@ -489,6 +497,19 @@ async fn run_probe(
         }
     }
     Ok(())
+}
+
+/// Adds the pushes read during a handshake; the first `before_opt_in` came before the opt-in.
+fn keep_pushes(report: &mut ProbeReport, frames: Vec<Received>, before_opt_in: usize) {
+    for (i, r) in frames.into_iter().enumerate() {
+        if r.is_push() {
+            report.pushes.push(ProbePush {
+                role: role_of(&r),
+                received: r,
+                with_opt_in: i >= before_opt_in,
+            });
+        }
+    }
 }
 
 /// Probes every endpoint, at most `concurrency` at a time. `on_report` is called in the input

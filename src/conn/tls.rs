@@ -18,10 +18,12 @@ use serde::Serialize;
 use tokio_rustls::rustls::{
     self,
     client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+    client::{verify_server_name, WebPkiServerVerifier},
     crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider},
     pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName, UnixTime},
-    AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore,
-    SignatureScheme,
+    server::ParsedCertificate,
+    AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, InconsistentKeys,
+    RootCertStore, SignatureScheme,
 };
 
 use super::ConfigError;
@@ -59,7 +61,15 @@ pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, ConfigError>
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate { provider }))
     } else {
-        builder.with_root_certificates(roots(files)?)
+        let (roots, pinned) = roots(files)?;
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| ConfigError::Tls {
+                reason: e.to_string(),
+            })?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(CacertOrWebPki { webpki, pinned }))
     };
     let config = match (&files.cert, &files.key) {
         (Some(cert), Some(key)) => {
@@ -70,15 +80,14 @@ pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, ConfigError>
                     reason: "no PEM certificate in it".into(),
                 });
             }
+            let key_path = key;
             let key = PrivateKeyDer::from_pem_file(key).map_err(|e| ConfigError::File {
                 path: key.clone(),
                 reason: format!("cannot read a PEM private key: {e}"),
             })?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| ConfigError::Tls {
-                    reason: format!("client certificate and key do not fit together: {e}"),
-                })?
+                .map_err(|e| client_cert_error(e, cert, key_path))?
         }
         (None, None) => builder.with_no_client_auth(),
         _ => {
@@ -90,8 +99,43 @@ pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, ConfigError>
     Ok(Arc::new(config))
 }
 
-fn roots(files: &TlsFiles) -> Result<RootCertStore, ConfigError> {
+/// Why a client certificate and key were refused, told apart: a key that is not the
+/// certificate's, and a certificate rustls cannot use at all (an X.509 v1 certificate, made by
+/// `openssl x509 -req` without extensions, is the common case).
+fn client_cert_error(e: rustls::Error, cert: &Path, key: &Path) -> ConfigError {
+    let reason = match e {
+        rustls::Error::InconsistentKeys(InconsistentKeys::KeyMismatch) => format!(
+            "the private key in {} does not belong to the certificate in {} (--key must be the \
+             key of --cert)",
+            key.display(),
+            cert.display()
+        ),
+        rustls::Error::InconsistentKeys(InconsistentKeys::Unknown) => format!(
+            "cannot tell whether the key in {} belongs to the certificate in {}",
+            key.display(),
+            cert.display()
+        ),
+        rustls::Error::InvalidCertificate(c) => format!(
+            "the client certificate in {} cannot be used: {}",
+            cert.display(),
+            match c {
+                CertificateError::Other(o) if o.to_string().contains("UnsupportedCertVersion") => {
+                    "it is an X.509 v1 certificate; only v3 is supported (reissue it with \
+                     extensions, e.g. openssl x509 -req ... -extfile)"
+                        .to_string()
+                }
+                other => other.to_string(),
+            }
+        ),
+        other => format!("client certificate and key do not fit together: {other}"),
+    };
+    ConfigError::Tls { reason }
+}
+
+/// The trust anchors, and the certificates of `--cacert` themselves (see [`CacertOrWebPki`]).
+fn roots(files: &TlsFiles) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), ConfigError> {
     let mut store = RootCertStore::empty();
+    let mut pinned = Vec::new();
     if files.cacert.is_none() && files.cacertdir.is_none() {
         let native = rustls_native_certs::load_native_certs();
         let (added, _ignored) = store.add_parsable_certificates(native.certs);
@@ -108,7 +152,7 @@ fn roots(files: &TlsFiles) -> Result<RootCertStore, ConfigError> {
                 ),
             });
         }
-        return Ok(store);
+        return Ok((store, pinned));
     }
     if let Some(path) = &files.cacert {
         let certs = read_certs(path)?;
@@ -119,10 +163,11 @@ fn roots(files: &TlsFiles) -> Result<RootCertStore, ConfigError> {
             });
         }
         for cert in certs {
-            store.add(cert).map_err(|e| ConfigError::File {
+            store.add(cert.clone()).map_err(|e| ConfigError::File {
                 path: path.clone(),
                 reason: format!("not a usable CA certificate: {e}"),
             })?;
+            pinned.push(cert);
         }
     }
     if let Some(dir) = &files.cacertdir {
@@ -150,7 +195,73 @@ fn roots(files: &TlsFiles) -> Result<RootCertStore, ConfigError> {
             });
         }
     }
-    Ok(store)
+    Ok((store, pinned))
+}
+
+/// The usual chain verification against the trust anchors, plus redis-cli's acceptance of a
+/// self-signed server certificate given as `--cacert` (OpenSSL trusts a certificate that is
+/// itself in the trust store; webpki refuses it with `CaUsedAsEndEntity` or an unknown issuer).
+/// The exception is narrow: the server's certificate must be byte-equal to one given in
+/// `--cacert`, the chain verifier must have failed only on the issuer (validity errors come
+/// first in webpki and are kept), and the name is still checked.
+#[derive(Debug)]
+struct CacertOrWebPki {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for CacertOrWebPki {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verdict = self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
+        match verdict {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::UnknownIssuer | CertificateError::Other(_),
+            )) if self
+                .pinned
+                .iter()
+                .any(|p| p.as_ref() == end_entity.as_ref()) =>
+            {
+                verify_server_name(&ParsedCertificate::try_from(end_entity)?, server_name)?;
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, ConfigError> {

@@ -58,6 +58,13 @@ impl RedisUrl {
             },
             None => (false, text),
         };
+        // The last '@' ends the user-info, wherever it is: a password may hold '@', '/', '?' or
+        // '#' unencoded (redis-cli takes `redis://u:a/b@h` as password "a/b" too), and no part
+        // of it may end up quoted in an error as a "port" or a "database".
+        let (userinfo, rest) = match rest.rfind('@') {
+            Some(i) => (Some(&rest[..i]), &rest[i + 1..]),
+            None => (None, rest),
+        };
         if rest.contains(['?', '#']) {
             // Silently ignoring `?ssl_cert_reqs=none` would connect differently from what the
             // operator asked for; the flags say it instead.
@@ -67,22 +74,17 @@ impl RedisUrl {
                     .into(),
             ));
         }
-        let (authority, path) = match rest.find('/') {
+        let (hostport, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i + 1..]),
             None => (rest, ""),
-        };
-        // The last '@' ends the user-info: a password may contain '@' unencoded.
-        let (userinfo, hostport) = match authority.rfind('@') {
-            Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
-            None => (None, authority),
         };
         let (user, password) = match userinfo {
             None => (None, None),
             Some(info) => {
-                let (user, pass) = match info.split_once(':') {
-                    Some((u, p)) => (Some(u), p),
+                let (user, pass, lone) = match info.split_once(':') {
+                    Some((u, p)) => (Some(u), p, false),
                     // redis-cli: `redis://secret@host` authenticates with password "secret".
-                    None => (None, info),
+                    None => (None, info, true),
                 };
                 let user = match user {
                     Some(u) if !u.is_empty() => {
@@ -94,9 +96,13 @@ impl RedisUrl {
                     None
                 } else {
                     // The error must not quote the password, even a part of it.
-                    Some(Secret::new(percent_decode(pass).map_err(|_| {
-                        fail("the password has an invalid percent escape".into())
-                    })?))
+                    let text = percent_decode(pass)
+                        .map_err(|_| fail("the password has an invalid percent escape".into()))?;
+                    Some(if lone {
+                        Secret::from_lone_userinfo(text)
+                    } else {
+                        Secret::new(text)
+                    })
                 };
                 (user, pass)
             }
@@ -231,13 +237,14 @@ fn percent_decode(text: &str) -> Result<String, String> {
 }
 
 /// The input with the password part of its user-info replaced by `***`, for error messages.
+/// Everything between `://` (or the start) and the last `@` is user-info here, whatever it
+/// holds, so a malformed URL cannot show a password through a '/', '?' or '#' in it.
 pub fn redact(input: &str) -> String {
     let (prefix, rest) = match input.find("://") {
         Some(i) => input.split_at(i + 3),
         None => ("", input),
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
+    let Some(at) = rest.rfind('@') else {
         return input.to_string();
     };
     let info = &rest[..at];
@@ -316,5 +323,37 @@ mod tests {
         assert_eq!(redact("redis://pw@h"), "redis://***@h");
         assert_eq!(redact("redis://h:1"), "redis://h:1");
         assert_eq!(redact("u:p@w@h"), "u:***@h");
+        assert_eq!(
+            redact("redis://alice:S3cret/PW@h:x"),
+            "redis://alice:***@h:x"
+        );
+        assert_eq!(redact("redis://S3c?ret#PW@h"), "redis://***@h");
+    }
+
+    #[test]
+    fn a_password_may_hold_slash_query_and_hash_unencoded_like_redis_cli() {
+        for (url, pw) in [
+            ("redis://alice:S3cret/PW@host:6379", "S3cret/PW"),
+            ("redis://alice:S3c?ret#PW@host:6379/2", "S3c?ret#PW"),
+            ("redis://S3cret/PW@host", "S3cret/PW"),
+        ] {
+            let u = ok(url);
+            assert_eq!(u.host, "host", "{url}");
+            assert_eq!(u.password.as_ref().map(Secret::expose), Some(pw), "{url}");
+        }
+        assert!(ok("redis://S3cret/PW@host")
+            .password
+            .unwrap()
+            .is_lone_userinfo());
+        for bad in [
+            "redis://alice:S3cret/PW@host:port",
+            "redis://alice:S3cret/PW@host:6379/x",
+            "redis://alice:S3cret?PW@host:6379?x=1",
+            "redis://alice:S3cret#PW@[::1",
+            "redis://alice:S3cret/PW@",
+        ] {
+            let e = RedisUrl::parse(bad).expect_err(bad);
+            assert!(!e.to_string().contains("S3cret"), "{e}");
+        }
     }
 }
