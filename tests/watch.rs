@@ -1490,10 +1490,10 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
         })
         .unwrap();
     assert!(joined_open, "the close carries the caveat");
-    // In scenario seconds from receipt: under the 60.5 s since the MOVING was sent, and above
-    // the 61 / 8 s a watch reading real seconds would have said (it joined within seconds).
+    // In scenario seconds: above the 61 / 8 s a watch reading real seconds would have said. No
+    // upper bound: how late the close is seen after the simulator's 61.0 s depends on the load of
+    // the machine, not on the watch.
     let s = rel.unwrap().s;
-    assert!(s < 61.0, "{s}");
     assert!(
         s > 61.0 / 8.0,
         "offsets are in the simulator's seconds: {s}"
