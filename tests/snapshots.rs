@@ -329,16 +329,16 @@ fn demo_timeline_shard_migration() {
 /// comfy-table wraps a long cell at a point that depends on its length (here the endpoint and its
 /// port), so wrapped table rows are joined into one line before the port is redacted.
 fn stable_demo(out: &str) -> String {
-    let header = out
-        .lines()
-        .find_map(|l| l.strip_prefix("  simulator: "))
-        .unwrap_or_else(|| panic!("no simulator line in:\n{out}"));
-    let port = between(header, "maintwatch.test:", " ").expect("the simulator's port");
-    let dns_port = header
-        .rsplit(':')
-        .next()
-        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
-        .expect("the DNS server's port");
+    let last_number = |prefix: &str, what: &str| -> String {
+        out.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .and_then(|l| l.rsplit(':').next())
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .unwrap_or_else(|| panic!("no {what} in:\n{out}"))
+            .to_string()
+    };
+    let port = last_number("  simulator: ", "simulator's port");
+    let dns_port = last_number("  proxies ", "DNS server's port");
 
     let lines = unwrap_table_rows(unwrap_entries(out));
     let mut head = Vec::new();
@@ -416,7 +416,11 @@ fn stable_demo(out: &str) -> String {
 fn unwrap_entries(out: &str) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for line in out.lines() {
-        match (line.strip_prefix("        "), lines.last_mut()) {
+        // The demo's narration lines continue under their text, past `    sim | +  0.000 s  `.
+        let cont = line
+            .strip_prefix("                      ")
+            .or_else(|| line.strip_prefix("        "));
+        match (cont, lines.last_mut()) {
             (Some(rest), Some(last)) if !rest.starts_with(' ') => {
                 last.push(' ');
                 last.push_str(rest);

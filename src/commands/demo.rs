@@ -10,12 +10,15 @@ use crate::cli::simulate::DemoArgs;
 use crate::commands::watch::{self, Sink, WatchSettings};
 use crate::conn::url::RedisUrl;
 use crate::conn::ConnectConfig;
-use crate::output::human::{Role, Style};
+use crate::output::human::{self, Role, Style};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 use anyhow::{anyhow, Context};
 use std::io::Write;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
+
+/// Where a wrapped narration line continues: under the text after `sim | +  0.000 s  `.
+const NARRATION: &str = "                      ";
 
 /// Runs `maintwatch demo`.
 pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
@@ -46,22 +49,27 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
             "maintwatch demo: scenario {} at speed {}x",
             s.name, args.speed
         )?;
-        writeln!(out, "  {}", s.about)?;
-        writeln!(
-            out,
-            "  simulator: redis://{host}:{} (proxies {}), DNS {}",
-            sim.port(),
-            sim.proxies()
-                .iter()
-                .map(|p| p.ip().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            sim.dns_addr()
-        )?;
-        writeln!(
-            out,
-            "  offsets after an event are scenario seconds; 'sim |' lines are what the server did"
-        )?;
+        let header = [
+            format!("  {}", s.about),
+            format!("  simulator: redis://{host}:{}", sim.port()),
+            format!(
+                "  proxies {}, DNS {}",
+                sim.proxies()
+                    .iter()
+                    .map(|p| p.ip().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                sim.dns_addr()
+            ),
+            "  offsets: scenario seconds after the event; 'sim |' lines: what the server did"
+                .to_string(),
+        ];
+        for line in header
+            .iter()
+            .flat_map(|l| human::wrap_with(l, human::WIDTH, "    "))
+        {
+            writeln!(out, "{line}")?;
+        }
         out.flush()?;
     }
 
@@ -111,7 +119,10 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
             match events.recv().await {
                 Ok(e) => {
                     if demo_shows(&e) {
-                        let _ = notes.send(style.paint(Role::Dim, &format!("    sim | {e}")));
+                        // Wrapped before it is painted: the width counts what a reader sees.
+                        let text =
+                            human::wrap_with(&format!("    sim | {e}"), human::WIDTH, NARRATION);
+                        let _ = notes.send(style.paint(Role::Dim, &text.join("\n")));
                     }
                     if matches!(e.what, What::Finished { .. }) {
                         return;

@@ -118,6 +118,12 @@ fn visible_width(s: &str) -> usize {
 
 /// Greedy word wrap at spaces; a word longer than the width stays whole on its own line.
 fn wrap(line: &str, width: usize) -> Vec<String> {
+    wrap_with(line, width, CONTINUATION)
+}
+
+/// [`wrap`] with the indent of the continuation lines chosen by the caller (the demo's header and
+/// narration lines hang under their own text, not under a timestamp).
+pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     if visible_width(line) <= width {
         return vec![line.to_string()];
     }
@@ -130,8 +136,8 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
         let w = visible_width(word);
         if i > 0 {
             if !fresh && used + 1 + w > width {
-                out.push(std::mem::replace(&mut current, CONTINUATION.to_string()));
-                used = CONTINUATION.len();
+                out.push(std::mem::replace(&mut current, continuation.to_string()));
+                used = continuation.len();
                 fresh = true;
             } else {
                 current.push(' ');
