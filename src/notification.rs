@@ -415,7 +415,13 @@ pub enum Classified {
 /// Classifies any frame; only push frames can be maintenance notifications.
 pub fn classify(frame: &Frame<'_>) -> Classified {
     match frame.unattributed() {
-        Frame::Push(items) => classify_push(items),
+        Frame::Push(items) => classify_push(items, items.len()),
+        // A push too large to decode whole: its first elements say what it is.
+        Frame::Elided {
+            tag: b'>',
+            elements,
+            head,
+        } => classify_push(head, usize::try_from(*elements).unwrap_or(usize::MAX)),
         _ => Classified::NotPush,
     }
 }
@@ -426,10 +432,20 @@ fn text_of(frame: &Frame<'_>) -> Option<String> {
         .map(|t| String::from_utf8_lossy(t).into_owned())
 }
 
-fn classify_push(items: &[Frame<'_>]) -> Classified {
+/// `items` are the push's elements, or the first of its `declared` ones when it was elided.
+fn classify_push(items: &[Frame<'_>], declared: usize) -> Classified {
     let name = items.first().and_then(|f| f.as_text());
     match name.and_then(Kind::from_name) {
-        Some(kind) => Classified::Maintenance(parse_notification(kind, items)),
+        Some(kind) => {
+            let mut n = parse_notification(kind, items);
+            if declared > items.len() {
+                n.notes.push(format!(
+                    "{} more element(s) not decoded: the frame is too large",
+                    declared - items.len()
+                ));
+            }
+            Classified::Maintenance(n)
+        }
         None => {
             let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
             let known = name
@@ -437,7 +453,7 @@ fn classify_push(items: &[Frame<'_>]) -> Classified {
                 .is_some_and(|n| KNOWN_PUSHES.iter().any(|k| k.eq_ignore_ascii_case(n)));
             Classified::OtherPush(OtherPush {
                 name,
-                elements: items.len(),
+                elements: declared,
                 known,
             })
         }
