@@ -114,7 +114,8 @@ pub struct HostPort {
 
 impl HostPort {
     /// Splits `host:port` on the *last* colon (so `[::1]:7000` and `::1:7000` both work).
-    /// Placeholders (`?`, empty host, port 0) give `None`.
+    /// Placeholders (`?`, empty host, port 0) give `None`; a host that is neither an IP address
+    /// nor a valid host name is an error (see [`check_host`]).
     pub fn parse(text: &str) -> Result<Option<HostPort>, String> {
         let text = text.trim();
         if text.is_empty() || text == "?" {
@@ -138,6 +139,7 @@ impl HostPort {
         if host.is_empty() || host == "?" || port == 0 {
             return Ok(None);
         }
+        check_host(host)?;
         Ok(Some(HostPort {
             host: host.to_string(),
             port,
@@ -148,6 +150,47 @@ impl HostPort {
     pub fn is_ip(&self) -> bool {
         self.host.parse::<std::net::IpAddr>().is_ok()
     }
+}
+
+/// Longest host name DNS can carry (RFC 1035), without a trailing dot, and longest label.
+const MAX_HOST_NAME: usize = 253;
+const MAX_LABEL: usize = 63;
+
+/// Whether `host` could be connected to: an IP address, or a host name of at most 253 bytes in
+/// labels of 1 to 63 letters, digits, '-' or '_' (not starting or ending with '-'). Anything
+/// else, a server's garbage or a 10 KB name, is no address to move to.
+pub fn check_host(host: &str) -> Result<(), String> {
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let shown = || crate::escape::escape(&host.as_bytes()[..host.len().min(64)]);
+    if name.len() > MAX_HOST_NAME {
+        return Err(format!(
+            "host \"{}...\" is {} bytes long, over the {MAX_HOST_NAME} a host name may have",
+            shown(),
+            host.len()
+        ));
+    }
+    for label in name.split('.') {
+        let allowed = label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if label.is_empty() || label.len() > MAX_LABEL {
+            return Err(format!(
+                "host \"{}\" has a label of {} bytes (1 to {MAX_LABEL} allowed)",
+                shown(),
+                label.len()
+            ));
+        }
+        if !allowed || label.starts_with('-') || label.ends_with('-') {
+            return Err(format!(
+                "host \"{}\" is neither an IP address nor a host name",
+                shown()
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl fmt::Display for HostPort {
@@ -583,6 +626,13 @@ fn parse_target(f: &Frame<'_>, notes: &mut Vec<String>) -> Target {
             address: None,
         };
     };
+    if f.as_text().is_some_and(|t| std::str::from_utf8(t).is_err()) {
+        notes.push("endpoint is not valid UTF-8: no usable address".into());
+        return Target {
+            raw: Some(raw),
+            address: None,
+        };
+    }
     let address = match HostPort::parse(&raw) {
         Ok(Some(a)) => Some(a),
         Ok(None) => {
@@ -590,7 +640,7 @@ fn parse_target(f: &Frame<'_>, notes: &mut Vec<String>) -> Target {
             None
         }
         Err(why) => {
-            notes.push(format!("endpoint unparsed: {why}"));
+            notes.push(format!("endpoint unparsed: {why}: no usable address"));
             None
         }
     };
