@@ -9,6 +9,12 @@
 //! "Incomplete, read more" is not an error: [`Scanner::scan`] returns [`Scan::Incomplete`] with a
 //! lower bound on how many bytes the frame needs, so a reader need not rescan a large blob on every
 //! small read.
+//!
+//! Everything a server sends is untrusted, so a frame's cost stays linear in its size: the
+//! [`StreamReader`] checks a frame still arriving incrementally (resuming where the last read
+//! stopped) and scans it into a tree once, when whole; and a tree holds at most
+//! [`Limits::max_decoded`] values, past which aggregates are [`Frame::Elided`] (their bytes are
+//! still checked and delivered whole).
 
 use std::fmt;
 
