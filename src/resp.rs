@@ -983,7 +983,7 @@ impl Resume {
                 self.pos
             };
             let to = if cur.searched.0 != usize::MAX {
-                cur.searched.1
+                cur.searched.1.max(cur.pos)
             } else {
                 cur.pos
             };
