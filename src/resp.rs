@@ -674,13 +674,9 @@ impl<'a, 'l> Cursor<'a, 'l> {
     /// Capacity for `n` declared items: never more than the bytes present could hold, so a
     /// hostile count allocates nothing it has not been sent.
     fn capacity(&self, n: usize, per_item: usize) -> usize {
-        if self.elided {
-            return 0;
-        }
-        let budget = usize::try_from(self.budget / per_item as u64).unwrap_or(usize::MAX);
         n.min((self.buf.len() - self.pos) / (3 * per_item) + 1)
             .min(1024)
-            .min(budget)
+            .min(usize::try_from(self.budget).unwrap_or(usize::MAX))
     }
 
     /// `n` items, decoded while the budget lasts; `false` with the items decoded so far once
@@ -689,10 +685,8 @@ impl<'a, 'l> Cursor<'a, 'l> {
     fn items(&mut self, n: usize, depth: usize) -> R<(Vec<Frame<'a>>, bool)> {
         let mut items = Vec::with_capacity(self.capacity(n, 1));
         for i in 0..n {
+            // Once anything is elided the budget is 0 too: one test in the loop.
             if self.budget == 0 {
-                self.elided = true;
-            }
-            if self.elided {
                 self.skip(n - i, depth + 1)?;
                 return Ok((items, false));
             }
@@ -708,9 +702,6 @@ impl<'a, 'l> Cursor<'a, 'l> {
         let mut pairs = Vec::with_capacity(self.capacity(n, 2));
         for i in 0..n {
             if self.budget < 2 {
-                self.elided = true;
-            }
-            if self.elided {
                 self.skip(2 * (n - i), depth + 1)?;
                 return Ok(Pairs::Cut(flatten(pairs, None)));
             }
@@ -732,7 +723,10 @@ impl<'a, 'l> Cursor<'a, 'l> {
 
     /// Checks `n` values without keeping them: the budget is spent, so any aggregate among them
     /// decodes to an empty [`Frame::Elided`] and allocates nothing.
+    #[cold]
     fn skip(&mut self, n: usize, depth: usize) -> R<()> {
+        self.elided = true;
+        self.budget = 0;
         for _ in 0..n {
             self.value(depth)?;
         }
@@ -1150,6 +1144,7 @@ impl StreamReader {
     /// Advances the check of the pending frame at `buf[pos..]`, if there is one. `Some(need)`
     /// while the frame is still incomplete; `None` when it is whole or broken, and so is for the
     /// scanner to read (or to report) in one pass.
+    #[inline]
     fn resume_check(&mut self, pos: usize) -> Option<usize> {
         let resume = self.resume.as_mut()?;
         let limits = &self.scanner.limits;
