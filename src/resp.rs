@@ -586,25 +586,32 @@ impl<'a, 'l> Cursor<'a, 'l> {
 
     /// A length header: `?` (streamed) is rejected, -1 is RESP2's null (`$-1`, `*-1` only), and
     /// no other negative length is taken, `-0` included.
+    #[inline]
     fn length(&mut self, tag: u8) -> R<Option<u64>> {
         let start = self.pos;
         if self.buf.get(start) == Some(&b'?') {
             return self.err(start - 1, ErrorKind::Streamed(tag));
         }
         let n = self.integer_line()?;
-        let negative = self.buf[start] == b'-';
+        if self.buf[start] != b'-' {
+            return Ok(Some(n as u64));
+        }
         match n {
             -1 if tag == b'$' || tag == b'*' => Ok(None),
-            _ if negative => self.err(
-                start,
-                ErrorKind::Expected {
-                    expected: "a length of 0 or more",
-                    // It parsed as an integer: digits and a sign, nothing to escape.
-                    found: String::from_utf8_lossy(&self.buf[start..self.pos - 2]).into_owned(),
-                },
-            ),
-            n => Ok(Some(n as u64)),
+            _ => self.negative_length(start),
         }
+    }
+
+    #[cold]
+    fn negative_length<T>(&self, start: usize) -> R<T> {
+        self.err(
+            start,
+            ErrorKind::Expected {
+                expected: "a length of 0 or more",
+                // It parsed as an integer: digits and a sign, nothing to escape.
+                found: String::from_utf8_lossy(&self.buf[start..self.pos - 2]).into_owned(),
+            },
+        )
     }
 
     fn blob(&mut self, tag: u8) -> R<Option<&'a [u8]>> {
