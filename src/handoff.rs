@@ -13,6 +13,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::notification::check_host;
 use serde::{Serialize, Serializer};
 
 /// One answer to "which addresses does this name advertise right now?".
@@ -455,8 +456,10 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
     let elapsed = || clock.now().saturating_sub(origin);
     let window = Duration::from_secs(u64::try_from(input.window_secs).unwrap_or(0));
 
-    // Rule 1.
-    if let Some((host, port)) = &input.successor {
+    // Rule 1, for a successor that is an address at all: garbage from a server (a 10 KB name,
+    // bytes that are no host name) is no place to move to, and the other rules decide.
+    let usable = |(host, port): &&(String, u16)| *port != 0 && check_host(host).is_ok();
+    if let Some((host, port)) = input.successor.as_ref().filter(usable) {
         return Outcome::MoveToSuccessor {
             host: host.clone(),
             port: *port,
@@ -1197,6 +1200,27 @@ mod tests {
             "move to the named successor 10.0.0.9:13000 at +0.0 s"
         );
         assert!(dns.call_times().is_empty());
+    }
+
+    #[test]
+    fn a_successor_that_is_no_usable_address_is_not_moved_to() {
+        for host in [
+            "a".repeat(10_000),
+            "bad host\u{1b}[2J".into(),
+            "\u{fffd}.example".into(),
+        ] {
+            let clock = FakeClock::default();
+            let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
+            let mut inp = input(15);
+            inp.successor = Some((host.clone(), 13000));
+            let out = drive(&clock, run(&inp, &dns, &clock, &mut RandJitter, never()));
+            assert!(
+                !matches!(out, Outcome::MoveToSuccessor { .. }),
+                "{host:.40}: {out:?}"
+            );
+            // The endpoint's name was re-resolved instead, as with no successor at all.
+            assert!(!dns.call_times().is_empty(), "{host:.40}: {out:?}");
+        }
     }
 
     #[test]

@@ -114,7 +114,8 @@ pub struct HostPort {
 
 impl HostPort {
     /// Splits `host:port` on the *last* colon (so `[::1]:7000` and `::1:7000` both work).
-    /// Placeholders (`?`, empty host, port 0) give `None`.
+    /// Placeholders (`?`, empty host, port 0) give `None`; a host that is neither an IP address
+    /// nor a valid host name is an error (see [`check_host`]).
     pub fn parse(text: &str) -> Result<Option<HostPort>, String> {
         let text = text.trim();
         if text.is_empty() || text == "?" {
@@ -138,6 +139,7 @@ impl HostPort {
         if host.is_empty() || host == "?" || port == 0 {
             return Ok(None);
         }
+        check_host(host)?;
         Ok(Some(HostPort {
             host: host.to_string(),
             port,
@@ -148,6 +150,47 @@ impl HostPort {
     pub fn is_ip(&self) -> bool {
         self.host.parse::<std::net::IpAddr>().is_ok()
     }
+}
+
+/// Longest host name DNS can carry (RFC 1035), without a trailing dot, and longest label.
+const MAX_HOST_NAME: usize = 253;
+const MAX_LABEL: usize = 63;
+
+/// Whether `host` could be connected to: an IP address, or a host name of at most 253 bytes in
+/// labels of 1 to 63 letters, digits, '-' or '_' (not starting or ending with '-'). Anything
+/// else, a server's garbage or a 10 KB name, is no address to move to.
+pub fn check_host(host: &str) -> Result<(), String> {
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let shown = || crate::escape::escape(&host.as_bytes()[..host.len().min(64)]);
+    if name.len() > MAX_HOST_NAME {
+        return Err(format!(
+            "host \"{}...\" is {} bytes long, over the {MAX_HOST_NAME} a host name may have",
+            shown(),
+            host.len()
+        ));
+    }
+    for label in name.split('.') {
+        let allowed = label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if label.is_empty() || label.len() > MAX_LABEL {
+            return Err(format!(
+                "host \"{}\" has a label of {} bytes (1 to {MAX_LABEL} allowed)",
+                shown(),
+                label.len()
+            ));
+        }
+        if !allowed || label.starts_with('-') || label.ends_with('-') {
+            return Err(format!(
+                "host \"{}\" is neither an IP address nor a host name",
+                shown()
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl fmt::Display for HostPort {
@@ -417,7 +460,13 @@ pub enum Classified {
 /// Classifies any frame; only push frames can be maintenance notifications.
 pub fn classify(frame: &Frame<'_>) -> Classified {
     match frame.unattributed() {
-        Frame::Push(items) => classify_push(items),
+        Frame::Push(items) => classify_push(items, items.len()),
+        // A push too large to decode whole: its first elements say what it is.
+        Frame::Elided {
+            tag: b'>',
+            elements,
+            head,
+        } => classify_push(head, usize::try_from(*elements).unwrap_or(usize::MAX)),
         _ => Classified::NotPush,
     }
 }
@@ -428,10 +477,20 @@ fn text_of(frame: &Frame<'_>) -> Option<String> {
         .map(|t| String::from_utf8_lossy(t).into_owned())
 }
 
-fn classify_push(items: &[Frame<'_>]) -> Classified {
+/// `items` are the push's elements, or the first of its `declared` ones when it was elided.
+fn classify_push(items: &[Frame<'_>], declared: usize) -> Classified {
     let name = items.first().and_then(|f| f.as_text());
     match name.and_then(Kind::from_name) {
-        Some(kind) => Classified::Maintenance(parse_notification(kind, items)),
+        Some(kind) => {
+            let mut n = parse_notification(kind, items);
+            if declared > items.len() {
+                n.notes.push(format!(
+                    "{} more element(s) not decoded: the frame is too large",
+                    declared - items.len()
+                ));
+            }
+            Classified::Maintenance(n)
+        }
         None => {
             let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
             let known = name
@@ -439,7 +498,7 @@ fn classify_push(items: &[Frame<'_>]) -> Classified {
                 .is_some_and(|n| KNOWN_PUSHES.iter().any(|k| k.eq_ignore_ascii_case(n)));
             Classified::OtherPush(OtherPush {
                 name,
-                elements: items.len(),
+                elements: declared,
                 known,
             })
         }
@@ -569,6 +628,13 @@ fn parse_target(f: &Frame<'_>, notes: &mut Vec<String>) -> Target {
             address: None,
         };
     };
+    if f.as_text().is_some_and(|t| std::str::from_utf8(t).is_err()) {
+        notes.push("endpoint is not valid UTF-8: no usable address".into());
+        return Target {
+            raw: Some(raw),
+            address: None,
+        };
+    }
     let address = match HostPort::parse(&raw) {
         Ok(Some(a)) => Some(a),
         Ok(None) => {
@@ -576,7 +642,7 @@ fn parse_target(f: &Frame<'_>, notes: &mut Vec<String>) -> Target {
             None
         }
         Err(why) => {
-            notes.push(format!("endpoint unparsed: {why}"));
+            notes.push(format!("endpoint unparsed: {why}: no usable address"));
             None
         }
     };

@@ -9,6 +9,12 @@
 //! "Incomplete, read more" is not an error: [`Scanner::scan`] returns [`Scan::Incomplete`] with a
 //! lower bound on how many bytes the frame needs, so a reader need not rescan a large blob on every
 //! small read.
+//!
+//! Everything a server sends is untrusted, so a frame's cost stays linear in its size: the
+//! [`StreamReader`] checks a frame still arriving incrementally (resuming where the last read
+//! stopped) and scans it into a tree once, when whole; and a tree holds at most
+//! [`Limits::max_decoded`] values, past which aggregates are [`Frame::Elided`] (their bytes are
+//! still checked and delivered whole).
 
 use std::fmt;
 
@@ -24,6 +30,11 @@ pub struct Limits {
     pub max_depth: usize,
     /// Largest whole frame, in bytes.
     pub max_frame: u64,
+    /// Most values one frame decodes into its tree. Past it an aggregate keeps the elements
+    /// decoded so far and its declared count ([`Frame::Elided`]): a decoded value costs about 40
+    /// bytes for as few as 3 on the wire, so a frame of millions of elements would otherwise
+    /// decode into many times its size. The frame's bytes are checked and kept whole regardless.
+    pub max_decoded: u64,
 }
 
 impl Default for Limits {
@@ -34,6 +45,8 @@ impl Default for Limits {
             max_elements: 1 << 27,
             max_depth: 64,
             max_frame: 1024 * 1024 * 1024,
+            // About 10 MiB of decoded values; a large cluster's topology reply fits.
+            max_decoded: 1 << 18,
         }
     }
 }
@@ -74,6 +87,17 @@ pub enum Frame<'a> {
         attributes: Vec<(Frame<'a>, Frame<'a>)>,
         value: Box<Frame<'a>>,
     },
+    /// An aggregate with values left undecoded because the frame had decoded
+    /// [`Limits::max_decoded`] values: its type marker (`*`, `%`, `~`, `>`, `|`), the number of
+    /// elements it declared (a map's pairs count twice, an attribute's value once), and the
+    /// elements decoded, which are its first ones in wire order (keys and values alternate; the
+    /// last may be elided itself). Every byte was checked all the same, and the frame's raw span
+    /// holds them all.
+    Elided {
+        tag: u8,
+        elements: u64,
+        head: Vec<Frame<'a>>,
+    },
 }
 
 impl<'a> Frame<'a> {
@@ -112,12 +136,14 @@ impl<'a> Frame<'a> {
             Frame::Set(_) => "set",
             Frame::Push(_) => "push",
             Frame::Attributed { .. } => "attributed value",
+            Frame::Elided { tag, .. } => aggregate_name(*tag),
         }
     }
 
     /// Appends this frame's RESP3 encoding to `out`. Encoding a scanned frame gives back its
-    /// bytes, except for forms with two spellings (RESP2 nulls become `_`, `+1` integers lose
-    /// the sign, doubles are re-printed).
+    /// bytes, except for forms with two spellings (RESP2 nulls become `_`, doubles are
+    /// re-printed) and an elided aggregate, of which only the header and the decoded head are
+    /// written (a prefix of its bytes: the raw span is the whole frame).
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Frame::Simple(s) => line(out, b'+', s),
@@ -147,6 +173,21 @@ impl<'a> Frame<'a> {
                 pairs_out(out, b'|', attributes);
                 value.encode(out);
             }
+            Frame::Elided {
+                tag,
+                elements,
+                head,
+            } => {
+                let declared = match tag {
+                    b'%' => elements / 2,
+                    b'|' => elements.saturating_sub(1) / 2,
+                    _ => *elements,
+                };
+                line(out, *tag, declared.to_string().as_bytes());
+                for item in head {
+                    item.encode(out);
+                }
+            }
         }
     }
 
@@ -155,6 +196,18 @@ impl<'a> Frame<'a> {
         let mut out = Vec::new();
         self.encode(&mut out);
         out
+    }
+}
+
+/// The type name of an aggregate marker.
+fn aggregate_name(tag: u8) -> &'static str {
+    match tag {
+        b'*' => "array",
+        b'%' => "map",
+        b'~' => "set",
+        b'>' => "push",
+        b'|' => "attributed value",
+        _ => "aggregate",
     }
 }
 
@@ -328,11 +381,7 @@ impl Scanner {
 
     /// Scans one frame at the start of `buf`. Error offsets are relative to `buf`.
     pub fn scan<'a>(&self, buf: &'a [u8]) -> Result<Scan<'a>, RespError> {
-        let mut cur = Cursor {
-            buf,
-            pos: 0,
-            limits: &self.limits,
-        };
+        let mut cur = Cursor::new(buf, &self.limits);
         match cur.value(0) {
             // The limit holds however the frame arrived: whole in one read as when streamed in.
             Ok(_) if cur.pos as u64 > self.limits.max_frame => Err(RespError {
@@ -385,9 +434,44 @@ struct Cursor<'a, 'l> {
     buf: &'a [u8],
     pos: usize,
     limits: &'l Limits,
+    /// Values still to decode into the tree (see [`Limits::max_decoded`]).
+    budget: u64,
+    /// A line known to hold no CR or LF so far: its start and how far it was searched. Lets a
+    /// resumed check of a long line still arriving search only the new bytes.
+    searched: (usize, usize),
+    /// Whether some value was left undecoded: everything after it is only checked.
+    elided: bool,
 }
 
-impl<'a> Cursor<'a, '_> {
+/// A map's or attribute's pairs: all of them, or cut short by the decode budget.
+enum Pairs<'a> {
+    Whole(Vec<(Frame<'a>, Frame<'a>)>),
+    Cut(Vec<Frame<'a>>),
+}
+
+/// Pairs as alternating keys and values, and a last key without its value if one is given.
+fn flatten<'a>(pairs: Vec<(Frame<'a>, Frame<'a>)>, key: Option<Frame<'a>>) -> Vec<Frame<'a>> {
+    let mut flat = Vec::with_capacity(pairs.len() * 2 + 1);
+    for (k, v) in pairs {
+        flat.push(k);
+        flat.push(v);
+    }
+    flat.extend(key);
+    flat
+}
+
+impl<'a, 'l> Cursor<'a, 'l> {
+    fn new(buf: &'a [u8], limits: &'l Limits) -> Self {
+        Cursor {
+            buf,
+            pos: 0,
+            limits,
+            budget: limits.max_decoded,
+            searched: (usize::MAX, 0),
+            elided: false,
+        }
+    }
+
     fn err<T>(&self, offset: usize, kind: ErrorKind) -> R<T> {
         Err(Stop::Error(RespError {
             offset: offset as u64,
@@ -412,59 +496,62 @@ impl<'a> Cursor<'a, '_> {
     fn line(&mut self) -> R<&'a [u8]> {
         let start = self.pos;
         let rest = &self.buf[start..];
+        let from = if self.searched.0 == start {
+            self.searched.1.min(self.buf.len()) - start
+        } else {
+            0
+        };
         // A simple line never holds CR or LF, so the first of either must be the CRLF.
-        match rest.iter().position(|&b| b == b'\r' || b == b'\n') {
+        match rest[from..].iter().position(|&b| b == b'\r' || b == b'\n') {
             None => {
+                self.searched = (start, self.buf.len());
                 // One more byte might already be a bare LF: ask for no more than that.
                 self.check_size(self.buf.len() + 1)?;
                 Err(Stop::Incomplete(self.buf.len() + 1))
             }
-            Some(i) => {
-                if rest[i] == b'\n' {
-                    return self.err(
-                        start + i,
-                        ErrorKind::Expected {
-                            expected: "CRLF",
-                            found: "a bare '\\n'".into(),
-                        },
-                    );
-                }
-                match rest.get(i + 1) {
-                    None => Err(Stop::Incomplete(start + i + 2)),
-                    Some(b'\n') => {
-                        self.pos = start + i + 2;
-                        Ok(&rest[..i])
-                    }
-                    Some(&b) => self.err(
-                        start + i + 1,
-                        ErrorKind::Expected {
-                            expected: "'\\n' after '\\r'",
-                            found: show_byte(b),
-                        },
-                    ),
-                }
-            }
+            Some(i) => self.line_end(start, from + i),
         }
     }
 
-    /// A signed decimal integer line (an optional sign, then at least one digit). Headers are
+    /// The line from `start` whose first CR or LF is at `start + i`.
+    #[inline]
+    fn line_end(&mut self, start: usize, i: usize) -> R<&'a [u8]> {
+        let rest = &self.buf[start..];
+        if rest[i] == b'\n' {
+            return self.err(
+                start + i,
+                ErrorKind::Expected {
+                    expected: "CRLF",
+                    found: "a bare '\\n'".into(),
+                },
+            );
+        }
+        match rest.get(i + 1) {
+            None => Err(Stop::Incomplete(start + i + 2)),
+            Some(b'\n') => {
+                self.pos = start + i + 2;
+                Ok(&rest[..i])
+            }
+            Some(&b) => self.err(
+                start + i + 1,
+                ErrorKind::Expected {
+                    expected: "'\\n' after '\\r'",
+                    found: show_byte(b),
+                },
+            ),
+        }
+    }
+
+    /// A signed decimal integer line (an optional '-', then at least one digit: Redis never
+    /// writes a '+', and a strict reader does not take one). Headers are
     /// most of what a scanner reads, so the common case (up to 18 digits, then CRLF) is one pass;
     /// anything else goes the exact way, which also finds the error to report.
     #[inline]
     fn integer_line(&mut self) -> R<i64> {
         let buf = self.buf;
         let mut i = self.pos;
-        let neg = match buf.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
+        let neg = buf.get(i) == Some(&b'-');
+        i += usize::from(neg);
         let digits = i;
         let mut n: u64 = 0;
         while let Some(&b) = buf.get(i) {
@@ -497,24 +584,34 @@ impl<'a> Cursor<'a, '_> {
         })
     }
 
-    /// A length header: `?` (streamed) is rejected, -1 is RESP2's null.
+    /// A length header: `?` (streamed) is rejected, -1 is RESP2's null (`$-1`, `*-1` only), and
+    /// no other negative length is taken, `-0` included.
+    #[inline]
     fn length(&mut self, tag: u8) -> R<Option<u64>> {
         let start = self.pos;
         if self.buf.get(start) == Some(&b'?') {
             return self.err(start - 1, ErrorKind::Streamed(tag));
         }
         let n = self.integer_line()?;
+        if self.buf[start] != b'-' {
+            return Ok(Some(n as u64));
+        }
         match n {
             -1 if tag == b'$' || tag == b'*' => Ok(None),
-            n if n < 0 => self.err(
-                start,
-                ErrorKind::Expected {
-                    expected: "a length of 0 or more",
-                    found: n.to_string(),
-                },
-            ),
-            n => Ok(Some(n as u64)),
+            _ => self.negative_length(start),
         }
+    }
+
+    #[cold]
+    fn negative_length<T>(&self, start: usize) -> R<T> {
+        self.err(
+            start,
+            ErrorKind::Expected {
+                expected: "a length of 0 or more",
+                // It parsed as an integer: digits and a sign, nothing to escape.
+                found: String::from_utf8_lossy(&self.buf[start..self.pos - 2]).into_owned(),
+            },
+        )
     }
 
     fn blob(&mut self, tag: u8) -> R<Option<&'a [u8]>> {
@@ -586,24 +683,75 @@ impl<'a> Cursor<'a, '_> {
     fn capacity(&self, n: usize, per_item: usize) -> usize {
         n.min((self.buf.len() - self.pos) / (3 * per_item) + 1)
             .min(1024)
+            .min(usize::try_from(self.budget).unwrap_or(usize::MAX))
     }
 
-    fn items(&mut self, n: usize, depth: usize) -> R<Vec<Frame<'a>>> {
+    /// `n` items, decoded while the budget lasts; `false` with the items decoded so far once
+    /// anything in them was left undecoded (the rest are still checked, not kept). The decoded
+    /// values are thus always the frame's first ones, in wire order.
+    fn items(&mut self, n: usize, depth: usize) -> R<(Vec<Frame<'a>>, bool)> {
         let mut items = Vec::with_capacity(self.capacity(n, 1));
-        for _ in 0..n {
+        for i in 0..n {
+            // Once anything is elided the budget is 0 too: one test in the loop.
+            if self.budget == 0 {
+                self.skip(n - i, depth + 1)?;
+                return Ok((items, false));
+            }
+            self.budget -= 1;
             items.push(self.value(depth + 1)?);
         }
-        Ok(items)
+        Ok((items, !self.elided))
     }
 
-    fn pairs(&mut self, n: usize, depth: usize) -> R<Vec<(Frame<'a>, Frame<'a>)>> {
+    /// `n` key/value pairs, as [`Cursor::items`]; cut short, they are flattened (keys and
+    /// values alternating, perhaps ending with a key).
+    fn pairs(&mut self, n: usize, depth: usize) -> R<Pairs<'a>> {
         let mut pairs = Vec::with_capacity(self.capacity(n, 2));
-        for _ in 0..n {
+        for i in 0..n {
+            if self.budget < 2 {
+                self.skip(2 * (n - i), depth + 1)?;
+                return Ok(Pairs::Cut(flatten(pairs, None)));
+            }
+            self.budget -= 2;
             let k = self.value(depth + 1)?;
+            if self.elided {
+                self.skip(2 * (n - i) - 1, depth + 1)?;
+                return Ok(Pairs::Cut(flatten(pairs, Some(k))));
+            }
             let v = self.value(depth + 1)?;
             pairs.push((k, v));
         }
-        Ok(pairs)
+        Ok(if self.elided {
+            Pairs::Cut(flatten(pairs, None))
+        } else {
+            Pairs::Whole(pairs)
+        })
+    }
+
+    /// Checks `n` values without keeping them: the budget is spent, so any aggregate among them
+    /// decodes to an empty [`Frame::Elided`] and allocates nothing.
+    #[cold]
+    fn skip(&mut self, n: usize, depth: usize) -> R<()> {
+        self.elided = true;
+        self.budget = 0;
+        for _ in 0..n {
+            self.value(depth)?;
+        }
+        Ok(())
+    }
+
+    /// An aggregate's decoded form: whole, or elided if the budget ran out within it.
+    fn sequence(tag: u8, n: usize, (items, whole): (Vec<Frame<'a>>, bool)) -> Frame<'a> {
+        match (whole, tag) {
+            (true, b'*') => Frame::Array(items),
+            (true, b'~') => Frame::Set(items),
+            (true, _) => Frame::Push(items),
+            (false, _) => Frame::Elided {
+                tag,
+                elements: n as u64,
+                head: items,
+            },
+        }
     }
 
     fn value(&mut self, depth: usize) -> R<Frame<'a>> {
@@ -709,28 +857,37 @@ impl<'a> Cursor<'a, '_> {
                 }
                 Frame::BigNumber(text)
             }
-            b'*' => match self.count(tag, 1)? {
+            b'*' | b'~' | b'>' => match self.count(tag, 1)? {
                 None => Frame::Null,
-                Some(n) => Frame::Array(self.items(n, depth)?),
+                Some(n) => Self::sequence(tag, n, self.items(n, depth)?),
             },
-            b'~' | b'>' => {
-                let n = self.count(tag, 1)?.unwrap_or(0);
-                let items = self.items(n, depth)?;
-                if tag == b'~' {
-                    Frame::Set(items)
-                } else {
-                    Frame::Push(items)
-                }
-            }
             b'%' => {
                 let n = self.count(tag, 2)?.unwrap_or(0);
-                Frame::Map(self.pairs(n, depth)?)
+                match self.pairs(n, depth)? {
+                    Pairs::Whole(pairs) => Frame::Map(pairs),
+                    Pairs::Cut(head) => Frame::Elided {
+                        tag,
+                        elements: 2 * n as u64,
+                        head,
+                    },
+                }
             }
             b'|' => {
                 let n = self.count(tag, 2)?.unwrap_or(0);
-                let attributes = self.pairs(n, depth)?;
-                let value = Box::new(self.value(depth + 1)?);
-                Frame::Attributed { attributes, value }
+                let pairs = self.pairs(n, depth)?;
+                // Past an elision the value is only checked (an empty elided aggregate at most).
+                let value = self.value(depth + 1)?;
+                match pairs {
+                    Pairs::Whole(attributes) => Frame::Attributed {
+                        attributes,
+                        value: Box::new(value),
+                    },
+                    Pairs::Cut(head) => Frame::Elided {
+                        tag,
+                        elements: 2 * n as u64 + 1,
+                        head,
+                    },
+                }
             }
             other => return self.err(at, ErrorKind::UnknownType(other)),
         })
@@ -740,7 +897,6 @@ impl<'a> Cursor<'a, '_> {
 fn parse_i64(text: &[u8]) -> Option<i64> {
     let (neg, digits) = match text.first()? {
         b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
         _ => (false, text),
     };
     if digits.is_empty() || digits.len() > 19 {
@@ -780,8 +936,116 @@ fn parse_double(text: &[u8]) -> Option<f64> {
     std::str::from_utf8(text).ok()?.parse().ok()
 }
 
+/// How far the check of a frame still arriving got, so that the next read resumes there
+/// instead of scanning the frame again from its start: the work per frame stays linear in its
+/// size however it is split. Only framing is checked here, with the scanner's own rules and
+/// limits and without building anything; the frame is scanned for its tree once, when whole.
+#[derive(Debug, Default, Clone)]
+struct Resume {
+    /// Offset in the frame of the next value to check.
+    pos: usize,
+    /// Elements still to come in each open aggregate, outermost first (at most `max_depth`).
+    open: Vec<u64>,
+    /// See `Cursor::searched`.
+    searched: (usize, usize),
+    /// Whether the frame's first value has been read.
+    started: bool,
+}
+
+impl Resume {
+    fn new() -> Self {
+        Resume {
+            searched: (usize::MAX, 0),
+            ..Resume::default()
+        }
+    }
+
+    /// Checks on from where the last call stopped, adding the bytes it looked at to `work`.
+    /// `Ok(end)` once the whole frame (`buf[..end]`) is present; an error is a framing error
+    /// (the full scan then reports it, the same way the scanner always does).
+    fn advance(&mut self, buf: &[u8], limits: &Limits, work: &mut u64) -> Result<usize, Stop> {
+        let mut cur = Cursor::new(buf, limits);
+        cur.budget = 0;
+        loop {
+            while self.open.last() == Some(&0) {
+                self.open.pop();
+            }
+            if self.started && self.open.is_empty() {
+                return Ok(self.pos);
+            }
+            cur.pos = self.pos;
+            cur.searched = self.searched;
+            let step = self.step(&mut cur);
+            // A line searched to the buffer's end was looked at from where the last search
+            // stopped; anything else from the value's start to where the cursor got.
+            let from = if self.searched.0 != usize::MAX {
+                self.searched.1
+            } else {
+                self.pos
+            };
+            let to = if cur.searched.0 != usize::MAX {
+                cur.searched.1.max(cur.pos)
+            } else {
+                cur.pos
+            };
+            *work += to.saturating_sub(from) as u64 + 1;
+            match step {
+                Ok(()) => {
+                    self.pos = cur.pos;
+                    self.searched = (usize::MAX, 0);
+                }
+                Err(stop) => {
+                    self.searched = cur.searched;
+                    return Err(stop);
+                }
+            }
+        }
+    }
+
+    /// Checks the value at `cur.pos`: a leaf whole, an aggregate's header only.
+    fn step(&mut self, cur: &mut Cursor<'_, '_>) -> R<()> {
+        let at = cur.pos;
+        let depth = self.open.len();
+        let Some(&tag) = cur.buf.get(at) else {
+            return Err(Stop::Incomplete(at + 1));
+        };
+        let per_item = match tag {
+            b'*' | b'~' | b'>' => 1,
+            b'%' | b'|' => 2,
+            _ => 0,
+        };
+        let elements = if per_item == 0 {
+            cur.value(depth)?;
+            None
+        } else {
+            if depth >= cur.limits.max_depth {
+                let limit = cur.limits.max_depth;
+                return cur.err(at, ErrorKind::TooDeep { limit });
+            }
+            cur.pos = at + 1;
+            // An attribute's pairs are followed by the value they describe.
+            let extra = u64::from(tag == b'|');
+            cur.count(tag, per_item)?
+                .map(|n| n as u64 * per_item + extra)
+        };
+        self.started = true;
+        if let Some(parent) = self.open.last_mut() {
+            *parent -= 1;
+        }
+        if let Some(n) = elements {
+            self.open.push(n);
+        }
+        Ok(())
+    }
+}
+
+/// Buffers above this are given back once mostly drained, so one huge frame does not pin its
+/// size for the rest of a connection.
+const SHRINK_ABOVE: usize = 4 << 20;
+
 /// Reads frames from a byte stream: owns the growing buffer, counts absolute offsets, and
-/// remembers how many bytes the pending frame needs so a large blob is scanned once.
+/// remembers how far the pending frame was checked, so a large frame arriving in many reads is
+/// checked once, not again from its start on every read.
 #[derive(Debug, Default)]
 pub struct StreamReader {
     buf: Vec<u8>,
@@ -789,6 +1053,10 @@ pub struct StreamReader {
     consumed: u64,
     need: usize,
     scanner: Scanner,
+    /// The check of the incomplete frame at `buf[0]`, if one was started.
+    resume: Option<Resume>,
+    /// Bytes looked at by scans and checks so far (see [`StreamReader::work`]).
+    work: u64,
 }
 
 impl StreamReader {
@@ -819,6 +1087,13 @@ impl StreamReader {
         self.consumed
     }
 
+    /// How many bytes scanning has looked at so far, counting a byte again each time it is
+    /// looked at again: a measure of the reader's work that does not depend on a clock. It stays
+    /// within a small multiple of the bytes received, however they were split.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
     /// Calls `each(frame, raw, offset)` for every complete frame buffered, then drops them from
     /// the buffer. An error carries the absolute offset; the frames before it were delivered.
     pub fn drain<F>(&mut self, mut each: F) -> Result<(), RespError>
@@ -834,16 +1109,32 @@ impl StreamReader {
                 self.need = 0;
                 break Ok(());
             }
+            // A frame already known to be incomplete is checked on from where it stopped.
+            let resumed = self.resume.is_some();
+            if let Some(need) = self.resume_check(pos) {
+                self.need = need;
+                break Ok(());
+            }
             match self.scanner.scan(&self.buf[pos..]) {
                 Ok(Scan::Frame(frame, n)) => {
+                    self.work += n as u64;
                     each(&frame, &self.buf[pos..pos + n], self.consumed + pos as u64);
                     pos += n;
                 }
                 Ok(Scan::Incomplete { need }) => {
+                    self.work += (self.buf.len() - pos) as u64;
                     self.need = need;
-                    break Ok(());
+                    if resumed {
+                        // The check found the frame whole: it and the scanner disagree, which
+                        // a test would catch. Wait for more rather than loop.
+                        break Ok(());
+                    }
+                    // From now on the frame is checked incrementally; this first check also
+                    // gives the `need` the next read must reach.
+                    self.resume = Some(Resume::new());
                 }
                 Err(mut e) => {
+                    self.work += (self.buf.len() - pos) as u64;
                     e.offset += self.consumed + pos as u64;
                     break Err(e);
                 }
@@ -851,7 +1142,26 @@ impl StreamReader {
         };
         self.buf.drain(..pos);
         self.consumed += pos as u64;
+        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < self.buf.capacity() / 4 {
+            self.buf.shrink_to(self.buf.len().max(SHRINK_ABOVE / 4));
+        }
         result
+    }
+
+    /// Advances the check of the pending frame at `buf[pos..]`, if there is one. `Some(need)`
+    /// while the frame is still incomplete; `None` when it is whole or broken, and so is for the
+    /// scanner to read (or to report) in one pass.
+    #[inline]
+    fn resume_check(&mut self, pos: usize) -> Option<usize> {
+        let resume = self.resume.as_mut()?;
+        let limits = &self.scanner.limits;
+        match resume.advance(&self.buf[pos..], limits, &mut self.work) {
+            Err(Stop::Incomplete(need)) if need as u64 <= limits.max_frame => Some(need),
+            _ => {
+                self.resume = None;
+                None
+            }
+        }
     }
 }
 
@@ -1006,6 +1316,92 @@ mod tests {
             ErrorKind::Expected { .. }
         ));
         assert!(matches!(error(b"(12a\r\n").kind, ErrorKind::BadNumber(_)));
+    }
+
+    #[test]
+    fn a_plus_sign_and_minus_zero_are_refused_where_redis_never_writes_them() {
+        // (input, offset of the number, kind)
+        for (input, offset) in [
+            (b":+5\r\n".as_slice(), 1),
+            (b"$+3\r\nabc\r\n", 1),
+            (b"*+1\r\n:1\r\n", 1),
+            (b">+1\r\n:1\r\n", 1),
+            (b"*1\r\n:+0\r\n", 5),
+        ] {
+            let e = error(input);
+            assert!(matches!(e.kind, ErrorKind::BadNumber(_)), "{input:?}: {e}");
+            assert_eq!(e.offset, offset, "{input:?}: {e}");
+            assert!(e.to_string().contains(&format!("at byte {offset}")), "{e}");
+        }
+        for (input, offset) in [
+            (b"*-0\r\n".as_slice(), 1),
+            (b"$-0\r\n\r\n", 1),
+            (b"%-0\r\n", 1),
+            (b">1\r\n~-0\r\n", 5),
+        ] {
+            let e = error(input);
+            assert!(
+                matches!(e.kind, ErrorKind::Expected { .. }),
+                "{input:?}: {e}"
+            );
+            assert_eq!(e.offset, offset, "{input:?}: {e}");
+            assert!(e.to_string().contains("found -0"), "{e}");
+        }
+        // What stays: a '-' on integers, RESP2's nulls, zero lengths.
+        assert_eq!(one(b":-5\r\n"), Frame::Integer(-5));
+        assert_eq!(one(b":0\r\n"), Frame::Integer(0));
+        assert_eq!(one(b"*-1\r\n"), Frame::Null);
+        assert_eq!(one(b"$-1\r\n"), Frame::Null);
+        assert_eq!(one(b"*0\r\n"), Frame::Array(vec![]));
+        assert_eq!(one(b"$0\r\n\r\n"), Frame::Blob(b""));
+    }
+
+    #[test]
+    fn past_the_decode_budget_aggregates_keep_their_head_and_count() {
+        let s = Scanner::new(Limits {
+            max_decoded: 3,
+            ..Limits::default()
+        });
+        let input = b">2\r\n+invalidate\r\n*4\r\n:1\r\n:2\r\n:3\r\n:4\r\n+next\r\n";
+        let Ok(Scan::Frame(frame, n)) = s.scan(input) else {
+            panic!("{:?}", s.scan(input));
+        };
+        assert_eq!(n, input.len() - b"+next\r\n".len());
+        // Every aggregate around an undecoded value says so; the decoded values are the first.
+        assert_eq!(
+            frame,
+            Frame::Elided {
+                tag: b'>',
+                elements: 2,
+                head: vec![
+                    Frame::Simple(b"invalidate"),
+                    Frame::Elided {
+                        tag: b'*',
+                        elements: 4,
+                        head: vec![Frame::Integer(1)],
+                    },
+                ]
+            }
+        );
+        assert_eq!(frame.type_name(), "push");
+        assert_eq!(frame.to_bytes(), b">2\r\n+invalidate\r\n*4\r\n:1\r\n");
+        // A map is cut at a whole pair; the elements past the budget are still checked.
+        let e = s
+            .scan(b"%3\r\n:1\r\n:2\r\n:3\r\n:4\r\n:5\r\n:x\r\n")
+            .unwrap_err();
+        assert_eq!(e.offset, 25);
+        let Ok(Scan::Frame(map, _)) = s.scan(b"%2\r\n:1\r\n:2\r\n:3\r\n*1\r\n:4\r\n") else {
+            panic!()
+        };
+        assert_eq!(
+            map,
+            Frame::Elided {
+                tag: b'%',
+                elements: 4,
+                head: vec![Frame::Integer(1), Frame::Integer(2)],
+            }
+        );
+        assert_eq!(map.type_name(), "map");
     }
 
     #[test]

@@ -1122,3 +1122,52 @@ fn smigrated_malformed_triplets_are_not_read_as_pairs() {
         (SmigratedForm::Triplets, 0, 1)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// A MOVING target that is no address (issue 12): not UTF-8, too long, or no host name at all.
+
+#[test]
+fn a_moving_target_that_is_no_host_name_is_no_usable_address() {
+    let long = format!("{}:6379", "a".repeat(10 * 1024));
+    let label = format!("{}.example.com:6379", "b".repeat(64));
+    let l63 = "e".repeat(63);
+    let over = format!("{l63}.{l63}.{l63}.{}:7000", "f".repeat(62));
+    for endpoint in [
+        long.as_str(),
+        label.as_str(),
+        over.as_str(),
+        "bad host:6379",
+        "evil\u{1b}]0;title\u{7}.example:6379",
+        "-leading.example:6379",
+        "a..b:6379",
+    ] {
+        let n = note(&moving_to(endpoint));
+        let target = n.target.clone().expect("a target");
+        assert_eq!(target.address, None, "{endpoint:.40}");
+        assert_eq!(n.successor(), None, "{endpoint:.40}");
+        // What was sent is kept, and the note says why it is not used.
+        assert_eq!(target.raw.as_deref(), Some(endpoint));
+        assert_note(&n, "no usable address");
+    }
+    // Invalid UTF-8 in the host.
+    let mut bytes = b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n$14\r\n".to_vec();
+    bytes.extend_from_slice(b"db\xff\xfe.test:6379\r\n");
+    let n = note(&bytes);
+    assert_eq!(n.target.as_ref().unwrap().address, None);
+    assert_note(&n, "not valid UTF-8");
+
+    // What stays usable: names at the limits, IP addresses, a trailing dot.
+    let l63 = "c".repeat(63);
+    let at_limit = format!("{l63}.{l63}.{l63}.{}:7000", "d".repeat(61));
+    assert_eq!(at_limit.len(), 253 + ":7000".len());
+    for endpoint in [
+        at_limit.as_str(),
+        "redis-12.example.com.:12000",
+        "my_host.internal:6379",
+        "10.0.0.5:6379",
+        "[2001:db8::1]:6379",
+    ] {
+        let n = note(&moving_to(endpoint));
+        assert!(n.successor().is_some(), "{endpoint:.40}: {:?}", n.notes);
+    }
+}

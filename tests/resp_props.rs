@@ -227,6 +227,8 @@ enum C {
     Set(Vec<C>),
     Push(Vec<C>),
     Attr(Vec<(C, C)>, Box<C>),
+    /// An aggregate cut short by the decode budget: marker, declared elements, the head.
+    Elided(u8, u64, Vec<C>),
 }
 
 fn dbits(d: f64) -> u64 {
@@ -299,6 +301,15 @@ fn c_of_frame(f: &Frame<'_>, u: bool) -> C {
         Frame::Attributed { attributes, value } => {
             C::Attr(pairs(attributes), Box::new(c_of_frame(value, u)))
         }
+        Frame::Elided {
+            tag,
+            elements,
+            head,
+        } => C::Elided(
+            *tag,
+            *elements,
+            head.iter().map(|i| c_of_frame(i, u)).collect(),
+        ),
     }
 }
 
@@ -1137,6 +1148,184 @@ fn stream_reader_reports_an_error_in_the_last_bytes_received() {
             "{:?} then {:?}",
             String::from_utf8_lossy(first),
             String::from_utf8_lossy(then)
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Large frames (issue 12, bug 5): work linear in the bytes received, memory not a multiple of
+// the frame's size. Work is counted by the reader (`StreamReader::work`), memory by the
+// counting allocator: neither depends on a clock.
+
+/// `>N` followed by N nulls: 3 bytes on the wire per element, ~40 bytes each as a whole tree.
+fn push_of_nulls(n: usize) -> Vec<u8> {
+    let mut push = format!(">{n}\r\n").into_bytes();
+    push.extend_from_slice(&b"_\r\n".repeat(n));
+    push
+}
+
+/// Feeds `bytes` to a reader in the pieces given, returning the frames delivered (type, raw
+/// length, offset) and the reader.
+fn feed(pieces: &[&[u8]]) -> (Vec<(&'static str, usize, u64)>, StreamReader) {
+    let mut reader = StreamReader::default();
+    let mut got = Vec::new();
+    for piece in pieces {
+        reader.extend(piece);
+        reader
+            .drain(|f, raw, off| got.push((f.type_name(), raw.len(), off)))
+            .expect("a valid frame");
+    }
+    (got, reader)
+}
+
+#[test]
+fn a_push_of_millions_of_nulls_does_not_decode_into_many_times_its_size() {
+    let push = push_of_nulls(2_000_000);
+    let pieces: Vec<&[u8]> = push.chunks(64 * 1024).collect();
+    let ((got, reader), peak) = peak_allocation(|| feed(&pieces));
+    // Delivered once, whole: every byte reaches the output.
+    assert_eq!(got, [("push", push.len(), 0)]);
+    assert!(reader.buffered().is_empty());
+    // The read buffer holds the frame once (growing by doubling); the decoded form is bounded
+    // by the decode budget, not ~13 times the frame.
+    let frame = std::mem::size_of::<Frame<'static>>();
+    let bound = 2 * push.len() + Limits::default().max_decoded as usize * frame + (1 << 20);
+    assert!(
+        peak <= bound,
+        "a {} MiB push allocated {} MiB at peak (bound {} MiB)",
+        push.len() >> 20,
+        peak >> 20,
+        bound >> 20
+    );
+}
+
+#[test]
+fn a_10m_null_push_read_in_64_kib_pieces_is_scanned_in_linear_work() {
+    let push = push_of_nulls(10_000_000);
+    let pieces: Vec<&[u8]> = push.chunks(64 * 1024).collect();
+    let (got, reader) = feed(&pieces);
+    assert_eq!(got, [("push", push.len(), 0)]);
+    // Rescanning from the start on every read, as before, looks at ~230 times the frame.
+    assert!(
+        reader.work() <= 3 * push.len() as u64,
+        "looked at {} bytes for a {}-byte frame",
+        reader.work(),
+        push.len()
+    );
+}
+
+#[test]
+fn a_large_push_whose_last_bytes_trickle_in_is_not_rescanned_per_byte() {
+    let push = push_of_nulls(1_000_000);
+    let (head, tail) = push.split_at(push.len() - 1536);
+    let mut pieces: Vec<&[u8]> = head.chunks(64 * 1024).collect();
+    pieces.extend(tail.chunks(1));
+    let (got, reader) = feed(&pieces);
+    assert_eq!(got, [("push", push.len(), 0)]);
+    assert!(
+        reader.work() <= 3 * push.len() as u64,
+        "looked at {} bytes for a {}-byte frame",
+        reader.work(),
+        push.len()
+    );
+}
+
+#[test]
+fn a_long_line_arriving_in_pieces_is_searched_once() {
+    // One simple string of 4 MiB inside a push, then its end, then a frame after it.
+    let mut bytes = b">2\r\n+".to_vec();
+    bytes.extend_from_slice(&vec![b'a'; 4 << 20]);
+    bytes.extend_from_slice(b"\r\n:7\r\n+next\r\n");
+    let pieces: Vec<&[u8]> = bytes.chunks(4096).collect();
+    let (got, reader) = feed(&pieces);
+    assert_eq!(
+        got,
+        [
+            ("push", bytes.len() - 7, 0),
+            ("simple string", 7, (bytes.len() - 7) as u64)
+        ]
+    );
+    assert!(
+        reader.work() <= 3 * bytes.len() as u64,
+        "looked at {} bytes for {} bytes",
+        reader.work(),
+        bytes.len()
+    );
+}
+
+#[test]
+fn a_frame_held_in_a_large_buffer_gives_the_memory_back_once_read() {
+    let push = push_of_nulls(3_000_000);
+    let mut reader = StreamReader::default();
+    for piece in push.chunks(64 * 1024) {
+        reader.extend(piece);
+        reader.drain(|_, _, _| {}).unwrap();
+    }
+    reader.extend(b"+small\r\n");
+    reader.drain(|_, _, _| {}).unwrap();
+    assert!(
+        reader.buffer_mut().capacity() < push.len() / 2,
+        "{} bytes kept for a drained buffer",
+        reader.buffer_mut().capacity()
+    );
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// With a tiny decode budget, frames still arrive whole and at the same offsets however the
+    /// bytes are split; an elided frame encodes to a prefix of its own bytes.
+    #[test]
+    fn a_decode_budget_changes_no_span_however_split(
+        values in vec(value(GENERAL), 1..5),
+        budget in 0u64..6,
+        sizes in vec(prop_oneof![Just(1usize), 1usize..8, 1usize..200], 1..8),
+    ) {
+        let limits = Limits { max_decoded: budget, ..Limits::default() };
+        let (bytes, spans) = encode_all(&values);
+        let (frames, end, error) = Scanner::new(limits).scan_all(&bytes);
+        prop_assert_eq!(error, None);
+        prop_assert_eq!(end, bytes.len());
+        let want: Vec<_> = frames
+            .iter()
+            .map(|(f, span)| (c_of_frame(f, false), span.start as u64))
+            .collect();
+        prop_assert_eq!(frames.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>(), spans);
+        let mut reader = StreamReader::new(limits);
+        let mut seen = Vec::new();
+        for chunk in chunks(&bytes, &sizes) {
+            reader.extend(chunk);
+            reader
+                .drain(|f, raw, off| {
+                    assert!(raw.starts_with(&f.to_bytes()), "{f:?} is not a prefix of its bytes");
+                    seen.push((c_of_frame(f, false), off))
+                })
+                .map_err(|e| TestCaseError::fail(format!("valid input reported {e}")))?;
+        }
+        prop_assert_eq!(seen, want);
+    }
+}
+
+/// The scanner is stricter than the oracle here (issue 12): Redis never writes a '+' on a number
+/// or a length of `-0`, and the scanner refuses them, naming the byte, while redis-protocol takes
+/// them. The generator never writes them, so the comparison needs no exclusion in `Mode`.
+#[test]
+fn numbers_redis_never_writes_are_refused_though_the_oracle_takes_some() {
+    for (bytes, offset) in [
+        (b":+5\r\n".as_slice(), 1u64),
+        (b"$+3\r\nabc\r\n", 1),
+        (b"*-0\r\n", 1),
+        (b"*+1\r\n:1\r\n", 1),
+        (b"$-0\r\n\r\n", 1),
+    ] {
+        let e = Scanner::default().scan(bytes).unwrap_err();
+        assert_eq!(e.offset, offset, "{bytes:?}: {e}");
+    }
+    // The divergence is real: were the oracle to refuse these too, this note could go.
+    for bytes in [b":+5\r\n".as_slice(), b"$+3\r\nabc\r\n", b"*-0\r\n"] {
+        assert!(
+            matches!(oracle_decode(bytes), Ok(Some(_))),
+            "{bytes:?}: the oracle refuses it now"
         );
     }
 }

@@ -431,12 +431,6 @@ fn unwrap_entries(out: &str) -> Vec<String> {
     lines
 }
 
-fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
-    let from = s.find(start)? + start.len();
-    let len = s[from..].find(end)?;
-    Some(&s[from..from + len])
-}
-
 /// `HH:MM:SS.ffffff` for every `\d\d:\d\d:\d\d\.\d{6}` (`--time-format full`), and
 /// `HH:MM:SS.mmm` for every `\d\d:\d\d:\d\d\.\d{3}` (the compact default).
 /// The redacted compact clock that starts every timeline line of the demo.

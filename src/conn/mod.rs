@@ -170,6 +170,7 @@ fn summarize(frame: &Frame<'_>) -> String {
         Frame::Push(v) => format!("push of {}", v.len()),
         Frame::Map(v) => format!("map of {}", v.len()),
         Frame::Attributed { value, .. } => summarize(value),
+        Frame::Elided { elements, .. } => format!("{} of {elements} elements", frame.type_name()),
     }
 }
 
