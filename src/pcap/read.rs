@@ -1,0 +1,219 @@
+//! Capture files in, packets out: pcap and pcapng through `pcap-parser`, each packet with its
+//! capture time and link type. A file cut mid-packet (a capture killed while writing, a copy
+//! taken while it grew) is read up to its last whole packet and the cut is reported, since
+//! everything before it is still good evidence.
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{PcapBlockOwned, PcapError};
+use std::time::{Duration, SystemTime};
+
+/// Which container the file was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pcap,
+    PcapNg,
+}
+
+/// One captured packet.
+pub struct Packet<'a> {
+    pub ts: SystemTime,
+    pub linktype: i32,
+    pub data: &'a [u8],
+    /// Bytes the packet had on the wire (more than `data` when the snap length cut it).
+    pub orig_len: u32,
+}
+
+/// What reading one file found besides its packets.
+#[derive(Debug, Default, Clone)]
+pub struct FileReport {
+    pub format: Option<Format>,
+    pub packets: u64,
+    /// The file ends inside a packet: bytes left over after the last whole one.
+    pub truncated: Option<u64>,
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot open: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a pcap or pcapng file (unrecognised header)")]
+    NotCapture,
+    #[error("the file is empty")]
+    Empty,
+    #[error("unreadable block at byte {offset}: {what}")]
+    Block { offset: u64, what: String },
+}
+
+/// The smallest read buffer; grown for packets larger than it.
+const BUFFER: usize = 1 << 20;
+/// Larger blocks than this are taken as corruption rather than grown into.
+const MAX_BLOCK: usize = 256 << 20;
+
+/// Reads every packet of `path` in file order.
+pub fn read_file(
+    path: &std::path::Path,
+    mut each: impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<FileReport> {
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut reader = match pcap_parser::create_reader(BUFFER, file) {
+        Ok(r) => r,
+        Err(PcapError::Eof) => return Err(ReadError::Empty.into()),
+        Err(PcapError::HeaderNotRecognized) | Err(PcapError::Incomplete(_)) => {
+            return Err(ReadError::NotCapture.into())
+        }
+        Err(e) => {
+            return Err(ReadError::Block {
+                offset: 0,
+                what: format!("{e:?}"),
+            }
+            .into())
+        }
+    };
+    let mut report = FileReport::default();
+    let mut size = BUFFER;
+    // pcap: one link type and one time unit for the file; pcapng: per interface.
+    let mut legacy: Option<(i32, bool)> = None;
+    let mut interfaces: Vec<(i32, u64, i64)> = Vec::new();
+    let mut offset: u64 = 0;
+    let mut last_refill_len = usize::MAX;
+    loop {
+        match reader.next() {
+            Ok((n, block)) => {
+                match block {
+                    PcapBlockOwned::LegacyHeader(h) => {
+                        report.format = Some(Format::Pcap);
+                        legacy = Some((h.network.0, h.is_nanosecond_precision()));
+                    }
+                    PcapBlockOwned::Legacy(b) => {
+                        let (linktype, nanos) = legacy.unwrap_or((1, false));
+                        let frac = if nanos {
+                            b.ts_usec
+                        } else {
+                            b.ts_usec.saturating_mul(1000)
+                        };
+                        report.packets += 1;
+                        each(Packet {
+                            ts: SystemTime::UNIX_EPOCH
+                                + Duration::new(u64::from(b.ts_sec), frac.min(999_999_999)),
+                            linktype,
+                            data: b.data,
+                            orig_len: b.origlen,
+                        })?;
+                    }
+                    PcapBlockOwned::NG(block) => {
+                        report.format = Some(Format::PcapNg);
+                        ng_block(block, &mut interfaces, &mut report, &mut each)?;
+                    }
+                }
+                offset += n as u64;
+                reader.consume(n);
+            }
+            Err(PcapError::Eof) => break,
+            Err(PcapError::Incomplete(_)) => {
+                let have = reader.data().len();
+                if reader.reader_exhausted() && have == last_refill_len {
+                    report.truncated = Some(have as u64);
+                    break;
+                }
+                last_refill_len = have;
+                refill(&mut *reader, offset)?;
+            }
+            Err(PcapError::BufferTooSmall) => {
+                if size >= MAX_BLOCK {
+                    return Err(ReadError::Block {
+                        offset,
+                        what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
+                    }
+                    .into());
+                }
+                size *= 4;
+                reader.grow(size);
+                refill(&mut *reader, offset)?;
+            }
+            Err(PcapError::UnexpectedEof) => {
+                report.truncated = Some(reader.data().len() as u64);
+                break;
+            }
+            Err(e) => {
+                return Err(ReadError::Block {
+                    offset,
+                    what: describe(&e),
+                }
+                .into())
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn refill(reader: &mut dyn PcapReaderIterator, offset: u64) -> anyhow::Result<()> {
+    reader.refill().map_err(|e| {
+        ReadError::Block {
+            offset,
+            what: describe(&e),
+        }
+        .into()
+    })
+}
+
+fn describe(e: &PcapError<&[u8]>) -> String {
+    match e {
+        PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => {
+            format!("malformed ({kind:?})")
+        }
+        PcapError::ReadError => "read error".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn ng_block(
+    block: Block<'_>,
+    interfaces: &mut Vec<(i32, u64, i64)>,
+    report: &mut FileReport,
+    each: &mut impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use pcap_parser::traits::PcapNGPacketBlock;
+    match block {
+        // A new section starts its own interface numbering.
+        Block::SectionHeader(_) => interfaces.clear(),
+        Block::InterfaceDescription(idb) => {
+            let unit = pcap_parser::build_ts_resolution(idb.if_tsresol).unwrap_or(1_000_000);
+            interfaces.push((idb.linktype.0, unit.max(1), idb.if_tsoffset));
+        }
+        Block::EnhancedPacket(epb) => {
+            let Some(&(linktype, unit, tsoffset)) = interfaces.get(epb.if_id as usize) else {
+                anyhow::bail!(
+                    "packet {} names interface {} that the file never described",
+                    report.packets + 1,
+                    epb.if_id
+                );
+            };
+            let ticks = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+            let secs = (ticks / unit) as i64 + tsoffset;
+            let nanos = ((ticks % unit) as u128 * 1_000_000_000 / unit as u128) as u32;
+            report.packets += 1;
+            each(Packet {
+                ts: SystemTime::UNIX_EPOCH
+                    + Duration::new(secs.max(0) as u64, nanos.min(999_999_999)),
+                linktype,
+                data: epb.packet_data(),
+                orig_len: epb.orig_len(),
+            })?;
+        }
+        Block::SimplePacket(spb) => {
+            // No timestamp in a simple packet block: it takes the capture's start.
+            let linktype = interfaces.first().map_or(1, |i| i.0);
+            report.packets += 1;
+            each(Packet {
+                ts: SystemTime::UNIX_EPOCH,
+                linktype,
+                data: spb.packet_data(),
+                orig_len: spb.orig_len(),
+            })?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
