@@ -29,6 +29,10 @@ pub struct PcapArgs {
     /// command are read.
     #[arg(long, value_name = "PORT")]
     pub port: Vec<u16>,
+    /// The capture is of the built-in simulator running N times faster (`simulate --speed N`):
+    /// offsets after a MOVING are read at that speed.
+    #[arg(long, value_name = "N", default_value_t = 1.0)]
+    pub sim_speed: f64,
     /// One JSON object per line (the watch's schema plus pcap_* lines; docs/jsonl.md).
     #[arg(long)]
     pub json: bool,

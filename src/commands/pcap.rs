@@ -10,11 +10,18 @@ use crate::record::SCHEMA_VERSION;
 use std::io::Write;
 
 pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    if !(args.sim_speed.is_finite() && args.sim_speed > 0.0) {
+        anyhow::bail!(
+            "--sim-speed must be a positive number, not {}",
+            args.sim_speed
+        );
+    }
     let style = Style::choose(args.color, args.json);
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     let mut analyzer = Analyzer::new(
         Settings {
             ports: args.port.clone(),
+            speed: args.sim_speed,
         },
         format!("capture {}", names.join(", ")),
     );

@@ -32,10 +32,13 @@ pub const TLS_TEXT: &str =
     "encrypted: run maintwatch watch beside the application, or capture before TLS termination";
 
 /// Which streams to read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// Server ports; empty: pick streams whose client starts with a RESP command.
     pub ports: Vec<u16>,
+    /// Scenario seconds per captured second: 1, or the simulator's `--speed` when the capture
+    /// is of a sped-up simulator (offsets after a MOVING are then in scenario seconds).
+    pub speed: f64,
 }
 
 /// Counters for the last line.
@@ -89,12 +92,25 @@ pub struct Analyzer {
     endpoint: String,
 }
 
+fn secs_f(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
+}
+
 fn secs(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e6
 }
 
 fn since(from: SystemTime, to: SystemTime) -> f64 {
     secs(to.duration_since(from).unwrap_or_default())
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            ports: Vec::new(),
+            speed: 1.0,
+        }
+    }
 }
 
 /// A RESP command's first bytes: `*<digits>\r\n$`, judged on what is there.
@@ -118,12 +134,14 @@ fn looks_like_tls(data: &[u8]) -> bool {
 impl Analyzer {
     pub fn new(settings: Settings, endpoint: String) -> Analyzer {
         let base = Instant::now();
+        let mut timeline = Timeline::new(base);
+        timeline.set_speed(settings.speed);
         Analyzer {
             settings,
             base,
             first: None,
             last: None,
-            timeline: Timeline::new(base),
+            timeline,
             streams: HashMap::new(),
             apps: HashMap::new(),
             next_id: 1,
@@ -372,6 +390,7 @@ impl Analyzer {
                     .map(|m| (a.id, m))
             })
             .min_by_key(|(_, m)| m.1);
+        let speed = self.settings.speed;
         if let Some((after, (event, moving_at))) = earlier {
             if let Some(a) = self.apps.get_mut(&after) {
                 a.reconnect = Some((id, started));
@@ -384,7 +403,7 @@ impl Analyzer {
                 after_conn: after,
                 event,
                 addr: server.to_string(),
-                s: since(moving_at, started),
+                s: secs_f(since(moving_at, started) * speed),
             });
         }
     }
@@ -630,8 +649,14 @@ impl Analyzer {
             return;
         }
         app.verdict_done = true;
-        let reconnect_s = app.reconnect.map(|(_, at)| since(moving_at, at));
-        let close_s = app.closed.as_ref().map(|(_, at)| since(moving_at, *at));
+        let speed = self.settings.speed;
+        let reconnect_s = app
+            .reconnect
+            .map(|(_, at)| secs_f(since(moving_at, at) * speed));
+        let close_s = app
+            .closed
+            .as_ref()
+            .map(|(_, at)| secs_f(since(moving_at, *at) * speed));
         let by = app.closed.as_ref().map(|(how, _)| how.clone());
         let by_client = by.as_deref().is_some_and(|b| b.starts_with("client"));
         let (verdict, text) = match (close_s, reconnect_s) {

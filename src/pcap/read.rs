@@ -78,6 +78,8 @@ pub fn read_file(
     let mut interfaces: Vec<(i32, u64, i64)> = Vec::new();
     let mut offset: u64 = 0;
     let mut last_refill_len = usize::MAX;
+    // A simple packet block has no time of its own: it takes the previous packet's.
+    let mut last_ts = SystemTime::UNIX_EPOCH;
     loop {
         match reader.next() {
             Ok((n, block)) => {
@@ -94,9 +96,10 @@ pub fn read_file(
                             b.ts_usec.saturating_mul(1000)
                         };
                         report.packets += 1;
+                        last_ts = SystemTime::UNIX_EPOCH
+                            + Duration::new(u64::from(b.ts_sec), frac.min(999_999_999));
                         each(Packet {
-                            ts: SystemTime::UNIX_EPOCH
-                                + Duration::new(u64::from(b.ts_sec), frac.min(999_999_999)),
+                            ts: last_ts,
                             linktype,
                             data: b.data,
                             orig_len: b.origlen,
@@ -104,7 +107,7 @@ pub fn read_file(
                     }
                     PcapBlockOwned::NG(block) => {
                         report.format = Some(Format::PcapNg);
-                        ng_block(block, &mut interfaces, &mut report, &mut each)?;
+                        ng_block(block, &mut interfaces, &mut report, &mut last_ts, &mut each)?;
                     }
                 }
                 offset += n as u64;
@@ -172,6 +175,7 @@ fn ng_block(
     block: Block<'_>,
     interfaces: &mut Vec<(i32, u64, i64)>,
     report: &mut FileReport,
+    last_ts: &mut SystemTime,
     each: &mut impl FnMut(Packet<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     use pcap_parser::traits::PcapNGPacketBlock;
@@ -194,20 +198,20 @@ fn ng_block(
             let secs = (ticks / unit) as i64 + tsoffset;
             let nanos = ((ticks % unit) as u128 * 1_000_000_000 / unit as u128) as u32;
             report.packets += 1;
+            *last_ts =
+                SystemTime::UNIX_EPOCH + Duration::new(secs.max(0) as u64, nanos.min(999_999_999));
             each(Packet {
-                ts: SystemTime::UNIX_EPOCH
-                    + Duration::new(secs.max(0) as u64, nanos.min(999_999_999)),
+                ts: *last_ts,
                 linktype,
                 data: epb.packet_data(),
                 orig_len: epb.orig_len(),
             })?;
         }
         Block::SimplePacket(spb) => {
-            // No timestamp in a simple packet block: it takes the capture's start.
             let linktype = interfaces.first().map_or(1, |i| i.0);
             report.packets += 1;
             each(Packet {
-                ts: SystemTime::UNIX_EPOCH,
+                ts: *last_ts,
                 linktype,
                 data: spb.packet_data(),
                 orig_len: spb.orig_len(),
