@@ -712,3 +712,177 @@ fn human_output_names_the_verdicts_and_the_gap() {
         assert!(text.contains(want), "{want:?} missing from:\n{text}");
     }
 }
+
+/// A hang guard only.
+const GUARD: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Starts tcpdump on loopback for `port` and waits until it listens; `None` (after a SKIP
+/// line) when it is not installed or may not capture here. Any other failure fails the test.
+async fn start_tcpdump(file: &Path, port: u16) -> Option<tokio::process::Child> {
+    use tokio::io::AsyncBufReadExt;
+    let test = "real_tcpdump_sees_what_the_watch_saw";
+    let spawned = tokio::process::Command::new("tcpdump")
+        .args(["-i", "lo", "-n", "-U", "-w"])
+        .arg(file)
+        .args(["port", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("SKIP: {test}: tcpdump is not installed");
+            return None;
+        }
+        Err(e) => panic!("tcpdump did not start: {e}"),
+    };
+    let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let listening = tokio::time::timeout(GUARD, async {
+        while let Some(line) = err.next_line().await.unwrap() {
+            if line.contains("listening on") {
+                return true;
+            }
+            said.push(line);
+        }
+        false
+    })
+    .await
+    .expect("hang guard: tcpdump neither listened nor exited");
+    if listening {
+        // Keep draining its stderr so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
+        return Some(child);
+    }
+    let said = said.join("\n");
+    if said.contains("ermission") || said.contains("not permitted") {
+        eprintln!("SKIP: {test}: tcpdump may not capture here: {said}");
+        return None;
+    }
+    panic!("tcpdump is installed but broken: {said}");
+}
+
+fn interrupt(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_tcpdump_sees_what_the_watch_saw() {
+    use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
+    use tokio::io::AsyncBufReadExt;
+    let speed = 10.0;
+    let mut opts = SimOptions::new(scenarios::by_name("single-proxy").unwrap());
+    opts.speed = speed;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let mut sent = sim.events();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("loopback.pcap");
+    let Some(mut tcpdump) = start_tcpdump(&file, sim.port()).await else {
+        return;
+    };
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let mut watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &url, "--json", "--dns-server"])
+        .arg(sim.dns_addr().to_string())
+        .args(["--sim-speed", &speed.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(watcher.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    common::read_until(
+        &mut lines,
+        &mut seen,
+        GUARD,
+        "the reconnect's opt-in",
+        |l| {
+            l.iter()
+                .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+                .count()
+                >= 2
+        },
+    )
+    .await;
+    // tcpdump writes each packet as it reads it (-U), some time after the watch saw it: wait
+    // until the file holds both opt-ins before stopping it.
+    let port = sim.port().to_string();
+    let path = file.to_str().unwrap().to_string();
+    tokio::time::timeout(GUARD, async {
+        loop {
+            let run = pcap(&["--json", "--port", &port, &path]);
+            let accepted = watch(&run.lines)
+                .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+                .count();
+            if accepted >= 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("hang guard: the capture file never held both opt-ins");
+    interrupt(watcher.id().unwrap());
+    watcher.wait().await.unwrap();
+    interrupt(tcpdump.id().unwrap());
+    let status = tokio::time::timeout(GUARD, tcpdump.wait())
+        .await
+        .expect("hang guard: tcpdump stops on SIGINT")
+        .unwrap();
+    assert!(status.success(), "tcpdump: {status}");
+    let mut moving = None;
+    while let Ok(ev) = sent.try_recv() {
+        if let SimWhat::Sent { bytes, .. } = ev.what {
+            if bytes.windows(6).any(|w| w == b"MOVING") {
+                moving.get_or_insert(bytes);
+            }
+        }
+    }
+    let moving = moving.expect("the simulator sent a MOVING");
+    let run = pcap(&[
+        "--json",
+        "--port",
+        &port,
+        "--sim-speed",
+        "10",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let conns: Vec<(u32, String)> = pcap_lines(&run.lines)
+        .filter_map(|l| match l {
+            PcapLine::PcapStream { conn, server, .. } => Some((*conn, server.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(conns.len(), 2, "{conns:?}");
+    let (first, second) = (conns[0].0, conns[1].0);
+    assert_eq!(conns[0].1, format!("127.0.0.2:{port}"));
+    assert_eq!(conns[1].1, format!("127.0.0.3:{port}"));
+    assert!(watch(&run.lines).any(|l| matches!(l,
+        WatchLine::Handshake { conn, opt_in: OptInOutcome::Accepted, .. } if *conn == first)));
+    let got = pushes(&run.lines, first);
+    assert_eq!(
+        got.first(),
+        Some(&(moving.clone(), Some(Kind::Moving))),
+        "{got:?}"
+    );
+    assert_eq!(closed_by(&run.lines, first).0, "server");
+    // maintwatch watches; it does not move: the server's close comes first, then the reconnect.
+    let (v, by, _, close) = verdict(&run.lines, first);
+    assert_eq!(v, "cut_by_close");
+    assert_eq!(by.as_deref(), Some("server fin"));
+    assert!(close.unwrap() > 15.0, "closed past the window: {close:?}");
+    assert!(pcap_lines(&run.lines).any(|l| matches!(l,
+        PcapLine::PcapReconnect { conn, after_conn, .. } if *conn == second && *after_conn == first)));
+    sim.shutdown().await;
+}
