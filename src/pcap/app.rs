@@ -50,7 +50,7 @@ pub struct HandshakeState {
 #[derive(Debug)]
 pub enum Event {
     /// A push frame: its bytes, offset and parse (as the watch records it).
-    Push(crate::record::FrameRecord),
+    Push(Box<crate::record::FrameRecord>),
     /// The opt-in's reply: `None` accepted, `Some(text)` refused.
     OptInReply(Option<String>),
     /// HELLO refused with this text.
@@ -251,10 +251,12 @@ impl App {
         }
         self.down.extend(data);
         let mut replies: Vec<(Option<String>, Option<HelloInfo>)> = Vec::new();
-        let mut order: Vec<Result<crate::record::FrameRecord, usize>> = Vec::new();
+        let mut order: Vec<Result<Box<crate::record::FrameRecord>, usize>> = Vec::new();
         let result = self.down.drain(|frame, raw, offset| {
             if let Frame::Push(_) = frame.unattributed() {
-                order.push(Ok(crate::record::FrameRecord::new(frame, raw, offset)));
+                order.push(Ok(Box::new(crate::record::FrameRecord::new(
+                    frame, raw, offset,
+                ))));
             } else {
                 order.push(Err(replies.len()));
                 let info = matches!(frame.unattributed(), Frame::Map(_))

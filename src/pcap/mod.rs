@@ -124,7 +124,7 @@ fn looks_like_command(data: &[u8]) -> bool {
     }
     let tail = &rest[digits..];
     let want = b"\r\n$";
-    tail.len() >= 1 && want.starts_with(&tail[..tail.len().min(3)])
+    !tail.is_empty() && want.starts_with(&tail[..tail.len().min(3)])
 }
 
 fn looks_like_tls(data: &[u8]) -> bool {
@@ -333,7 +333,8 @@ impl Analyzer {
             });
             return;
         }
-        if !by_port && !(from == client && looks_like_command(data)) {
+        let command = from == client && looks_like_command(data);
+        if !(by_port || command) {
             stream.kind = Kindof::Ignored;
             self.stats.ignored_streams += 1;
             return;
@@ -433,7 +434,7 @@ impl Analyzer {
         let mut early = false;
         for ev in events {
             match ev {
-                Event::Push(record) => self.push(id, record, early, ts),
+                Event::Push(record) => self.push(id, *record, early, ts),
                 Event::OptInReply(error) => {
                     early = true;
                     let outcome = if error.is_some() {

@@ -51,92 +51,124 @@ const BUFFER: usize = 1 << 20;
 /// Larger blocks than this are taken as corruption rather than grown into.
 const MAX_BLOCK: usize = 256 << 20;
 
+/// Opens a capture, telling pcap from pcapng by its first bytes.
+fn open(path: &std::path::Path) -> anyhow::Result<Box<dyn PcapReaderIterator + Send>> {
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    match pcap_parser::create_reader(BUFFER, file) {
+        Ok(r) => Ok(r),
+        Err(PcapError::Eof) => Err(ReadError::Empty.into()),
+        Err(PcapError::HeaderNotRecognized) | Err(PcapError::Incomplete(_)) => {
+            Err(ReadError::NotCapture.into())
+        }
+        Err(e) => Err(ReadError::Block {
+            offset: 0,
+            what: describe(&e),
+        }
+        .into()),
+    }
+}
+
+/// What the blocks read so far say about the ones to come.
+struct State {
+    report: FileReport,
+    /// pcap: one link type and time unit (nanoseconds or not) for the whole file.
+    legacy: Option<(i32, bool)>,
+    /// pcapng: per interface, its link type, time units per second and offset.
+    interfaces: Vec<(i32, u64, i64)>,
+    /// A simple packet block has no time of its own: it takes the previous packet's.
+    last_ts: SystemTime,
+}
+
+impl State {
+    fn block(
+        &mut self,
+        block: PcapBlockOwned<'_>,
+        each: &mut impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                self.report.format = Some(Format::Pcap);
+                self.legacy = Some((h.network.0, h.is_nanosecond_precision()));
+            }
+            PcapBlockOwned::Legacy(b) => {
+                let (linktype, nanos) = self.legacy.unwrap_or((1, false));
+                let frac = if nanos {
+                    b.ts_usec
+                } else {
+                    b.ts_usec.saturating_mul(1000)
+                };
+                self.report.packets += 1;
+                self.last_ts = SystemTime::UNIX_EPOCH
+                    + Duration::new(u64::from(b.ts_sec), frac.min(999_999_999));
+                each(Packet {
+                    ts: self.last_ts,
+                    linktype,
+                    data: b.data,
+                    orig_len: b.origlen,
+                })?;
+            }
+            PcapBlockOwned::NG(block) => {
+                self.report.format = Some(Format::PcapNg);
+                ng_block(
+                    block,
+                    &mut self.interfaces,
+                    &mut self.report,
+                    &mut self.last_ts,
+                    each,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads every packet of `path` in file order.
 pub fn read_file(
     path: &std::path::Path,
     mut each: impl FnMut(Packet<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<FileReport> {
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
-    let mut reader = match pcap_parser::create_reader(BUFFER, file) {
-        Ok(r) => r,
-        Err(PcapError::Eof) => return Err(ReadError::Empty.into()),
-        Err(PcapError::HeaderNotRecognized) | Err(PcapError::Incomplete(_)) => {
-            return Err(ReadError::NotCapture.into())
-        }
-        Err(e) => {
-            return Err(ReadError::Block {
-                offset: 0,
-                what: format!("{e:?}"),
-            }
-            .into())
-        }
+    let mut reader = open(path)?;
+    let mut state = State {
+        report: FileReport::default(),
+        legacy: None,
+        interfaces: Vec::new(),
+        last_ts: SystemTime::UNIX_EPOCH,
     };
-    let mut report = FileReport::default();
     let mut size = BUFFER;
-    // pcap: one link type and one time unit for the file; pcapng: per interface.
-    let mut legacy: Option<(i32, bool)> = None;
-    let mut interfaces: Vec<(i32, u64, i64)> = Vec::new();
     let mut offset: u64 = 0;
     let mut last_refill_len = usize::MAX;
-    // A simple packet block has no time of its own: it takes the previous packet's.
-    let mut last_ts = SystemTime::UNIX_EPOCH;
     loop {
         match reader.next() {
             Ok((n, block)) => {
-                match block {
-                    PcapBlockOwned::LegacyHeader(h) => {
-                        report.format = Some(Format::Pcap);
-                        legacy = Some((h.network.0, h.is_nanosecond_precision()));
-                    }
-                    PcapBlockOwned::Legacy(b) => {
-                        let (linktype, nanos) = legacy.unwrap_or((1, false));
-                        let frac = if nanos {
-                            b.ts_usec
-                        } else {
-                            b.ts_usec.saturating_mul(1000)
-                        };
-                        report.packets += 1;
-                        last_ts = SystemTime::UNIX_EPOCH
-                            + Duration::new(u64::from(b.ts_sec), frac.min(999_999_999));
-                        each(Packet {
-                            ts: last_ts,
-                            linktype,
-                            data: b.data,
-                            orig_len: b.origlen,
-                        })?;
-                    }
-                    PcapBlockOwned::NG(block) => {
-                        report.format = Some(Format::PcapNg);
-                        ng_block(block, &mut interfaces, &mut report, &mut last_ts, &mut each)?;
-                    }
-                }
+                state.block(block, &mut each)?;
                 offset += n as u64;
                 reader.consume(n);
             }
             Err(PcapError::Eof) => break,
             Err(PcapError::Incomplete(_)) => {
+                // A refill that brings nothing at the end of the file: the rest is a cut packet.
                 let have = reader.data().len();
                 if reader.reader_exhausted() && have == last_refill_len {
-                    report.truncated = Some(have as u64);
+                    state.report.truncated = Some(have as u64);
                     break;
                 }
                 last_refill_len = have;
                 refill(&mut *reader, offset)?;
             }
-            Err(PcapError::BufferTooSmall) => {
-                if size >= MAX_BLOCK {
-                    return Err(ReadError::Block {
-                        offset,
-                        what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
-                    }
-                    .into());
-                }
+            Err(PcapError::BufferTooSmall) if size < MAX_BLOCK => {
                 size *= 4;
                 reader.grow(size);
                 refill(&mut *reader, offset)?;
             }
+            Err(PcapError::BufferTooSmall) => {
+                return Err(ReadError::Block {
+                    offset,
+                    what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
+                }
+                .into())
+            }
             Err(PcapError::UnexpectedEof) => {
-                report.truncated = Some(reader.data().len() as u64);
+                state.report.truncated = Some(reader.data().len() as u64);
                 break;
             }
             Err(e) => {
@@ -148,7 +180,7 @@ pub fn read_file(
             }
         }
     }
-    Ok(report)
+    Ok(state.report)
 }
 
 fn refill(reader: &mut dyn PcapReaderIterator, offset: u64) -> anyhow::Result<()> {
