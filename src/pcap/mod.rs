@@ -75,6 +75,8 @@ struct Stream {
     closed: Option<(usize, bool, SystemTime)>,
     /// A FIN seen but not yet reached in the stream (data before it still missing).
     fin_seen: [Option<SystemTime>; 2],
+    /// When the stream ended; nothing more is read from it.
+    done: Option<SystemTime>,
 }
 
 /// The state of a whole capture read.
@@ -195,6 +197,9 @@ impl Analyzer {
         if (p.data.len() as u64) < u64::from(p.orig_len) {
             self.stats.snapped_packets += 1;
         }
+        if self.stats.packets % (1 << 16) == 0 {
+            self.prune(p.ts);
+        }
         match packet::segment(p.linktype, p.data) {
             Ok(seg) => self.segment(&seg, p.ts),
             Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
@@ -213,7 +218,7 @@ impl Analyzer {
             && self
                 .streams
                 .get(&key)
-                .is_some_and(|s| s.closed.is_some() || s.dirs.iter().any(|d| d.delivered() > 0));
+                .is_some_and(|s| s.done.is_some() || s.dirs.iter().any(|d| d.delivered() > 0));
         if reuse {
             self.finish_stream(key, ts);
             self.streams.remove(&key);
@@ -238,9 +243,10 @@ impl Analyzer {
                 },
                 closed: None,
                 fin_seen: [None, None],
+                done: None,
             }
         });
-        if stream.kind == Kindof::Ignored || stream.kind == Kindof::Tls {
+        if stream.kind == Kindof::Ignored || stream.kind == Kindof::Tls || stream.done.is_some() {
             return;
         }
         let from = usize::from(stream.ends[1] == seg.src);
@@ -629,14 +635,61 @@ impl Analyzer {
         self.verdict(id, ts);
     }
 
-    /// Reads the end of a stream: open holes become gaps.
+    /// The end of a stream (both FINs read, a RST, the end of the capture, or its 4-tuple
+    /// reused): open holes become gaps, a FIN never reached still closed the connection, and
+    /// the stream's buffers are let go.
     fn finish_stream(&mut self, key: (SocketAddr, SocketAddr), ts: SystemTime) {
+        let Some(stream) = self.streams.get_mut(&key) else {
+            return;
+        };
+        if stream.done.is_some() {
+            return;
+        }
+        stream.done = Some(ts);
         for from in 0..2 {
             let gap = self.streams.get_mut(&key).and_then(|s| s.dirs[from].end());
             if let Some(Out::Gap { offset, len, why }) = gap {
                 self.gap(key, from, offset, len, why, ts);
             }
         }
+        let stream = self.streams.get_mut(&key).expect("stream");
+        if stream.closed.is_none() {
+            let first = (0..2)
+                .filter_map(|i| stream.fin_seen[i].map(|t| (t, i)))
+                .min();
+            if let Some((t, from)) = first {
+                stream.closed = Some((from, false, t));
+                self.closed(key, from, false, t);
+            }
+        }
+        let stream = self.streams.get_mut(&key).expect("stream");
+        stream.dirs = Default::default();
+        if let Kindof::Resp(id) = stream.kind {
+            // Its verdict, if it got a MOVING and is still open (the capture ended).
+            self.verdict(id, ts);
+            // A connection that got a MOVING stays until a new one from its host is seen.
+            let keep = self
+                .apps
+                .get(&id)
+                .is_some_and(|a| a.moving.is_some() && a.reconnect.is_none());
+            if keep {
+                if let Some(a) = self.apps.get_mut(&id) {
+                    a.stop_client();
+                    a.stop_server();
+                }
+            } else {
+                self.apps.remove(&id);
+            }
+        }
+    }
+
+    /// Forgets streams that ended a while ago (in capture time), so memory follows the open
+    /// connections, not the length of the capture. Late retransmissions within that time are
+    /// still recognised as belonging to a finished stream.
+    fn prune(&mut self, now: SystemTime) {
+        let linger = Duration::from_secs(120);
+        self.streams
+            .retain(|_, s| s.done.is_none_or(|at| at + linger > now));
     }
 
     fn verdict(&mut self, id: u32, ts: SystemTime) {
