@@ -886,3 +886,86 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
         PcapLine::PcapReconnect { conn, after_conn, .. } if *conn == second && *after_conn == first)));
     sim.shutdown().await;
 }
+
+/// Runs the analyzer in-process over packets (Ethernet).
+fn analyze(packets: &[Pkt]) -> Vec<Line> {
+    use maintwatch::pcap::{read::Packet, Analyzer, Settings};
+    let mut a = Analyzer::new(Settings::default(), "test".into());
+    let mut lines = Vec::new();
+    for p in packets {
+        a.packet(&Packet {
+            ts: std::time::UNIX_EPOCH + std::time::Duration::from_micros(p.us),
+            linktype: 1,
+            data: &p.data,
+            orig_len: p.data.len() as u32,
+        });
+        lines.extend(a.take_lines());
+    }
+    let summary = a.finish();
+    lines.extend(a.take_lines());
+    lines.push(Line::Watch(summary));
+    lines
+}
+
+#[test]
+fn handshakes_without_an_opt_in_and_a_connection_open_at_the_end_are_named() {
+    let mut out = Vec::new();
+    // HELLO 3, then a command: no opt-in.
+    let mut x = Tcp::new("10.1.0.1:5000", "10.1.0.9:6379", [10, 20], Link::Ethernet);
+    out.extend(x.open(T0));
+    out.push(x.send(true, HELLO, T0 + 1000));
+    out.push(x.send(false, HELLO_REPLY, T0 + 1100));
+    out.push(x.send(true, GET, T0 + 1200));
+    // RESP2: no HELLO at all.
+    let mut y = Tcp::new("10.1.0.2:5000", "10.1.0.9:6379", [30, 40], Link::Ethernet);
+    out.extend(y.open(T0 + 2000));
+    out.push(y.send(true, GET, T0 + 3000));
+    out.push(y.send(false, VALUE, T0 + 3100));
+    // Accepted, MOVING, a new connection from the host, and the capture ends with both open.
+    let mut z = Tcp::new("10.1.0.3:5000", "10.1.0.9:6379", [50, 60], Link::Ethernet);
+    out.extend(z.open(T0 + 4000));
+    out.extend(z.handshake(T0 + 5000, b"+OK\r\n"));
+    out.push(z.send(false, MOVING, T0 + S));
+    out.push(z.send(true, GET, T0 + 2 * S));
+    out.push(z.send(false, VALUE, T0 + 2 * S + 2500));
+    let mut w = Tcp::new("10.1.0.3:5001", "10.1.0.10:6379", [70, 80], Link::Ethernet);
+    out.extend(w.open(T0 + 3 * S));
+    out.extend(w.handshake(T0 + 3 * S + 1000, b"+OK\r\n"));
+    out.sort_by_key(|p| p.us);
+    let lines = analyze(&out);
+    let outcome = |client: &str| {
+        let conn = conn_of(&lines, client);
+        pcap_lines(&lines)
+            .find_map(|l| match l {
+                PcapLine::PcapHandshake {
+                    conn: c,
+                    outcome,
+                    hello,
+                    ..
+                } if *c == conn => Some((outcome.clone(), hello.clone())),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(
+        outcome("10.1.0.1:5000"),
+        ("not_sent".into(), Some("3".into()))
+    );
+    assert_eq!(outcome("10.1.0.2:5000"), ("not_sent".into(), None));
+    let z = conn_of(&lines, "10.1.0.3:5000");
+    let (v, by, reconnect, close) = verdict(&lines, z);
+    assert_eq!(v, "open_at_end");
+    assert_eq!((by, close), (None, None));
+    assert!((reconnect.unwrap() - 2.0).abs() < 1e-3, "{reconnect:?}");
+    // The command after the MOVING and its reply's latency.
+    let window = pcap_lines(&lines).find_map(|l| match l {
+        PcapLine::PcapVerdict {
+            window_commands,
+            window_replies,
+            window_max_latency_ms,
+            ..
+        } => Some((*window_commands, *window_replies, *window_max_latency_ms)),
+        _ => None,
+    });
+    assert_eq!(window, Some((1, 1, Some(2.5))));
+}
