@@ -71,6 +71,8 @@ pub struct App {
     up_ok: bool,
     down_ok: bool,
     waiting: VecDeque<Waiting>,
+    /// Passwords the application sent, hidden from every text shown (never printed).
+    secrets: Vec<String>,
     pub hs: HandshakeState,
     /// The MOVING this connection got (first one): event name and capture time.
     pub moving: Option<(String, SystemTime)>,
@@ -81,6 +83,35 @@ pub struct App {
     pub window_commands: u32,
     pub window_replies: u32,
     pub window_max_latency: Option<f64>,
+}
+
+/// The passwords a command carries (HELLO ... AUTH user pass, AUTH [user] pass): kept only to
+/// be hidden if a server's reply echoes one.
+fn secrets(frame: &Frame<'_>) -> Vec<String> {
+    let Frame::Array(items) = frame else {
+        return Vec::new();
+    };
+    let words: Vec<&[u8]> = items.iter().filter_map(Frame::as_text).collect();
+    let is = |i: usize, w: &str| {
+        words
+            .get(i)
+            .is_some_and(|x| x.eq_ignore_ascii_case(w.as_bytes()))
+    };
+    let mut out = Vec::new();
+    if is(0, "AUTH") {
+        if let Some(p) = words.last().filter(|_| words.len() > 1) {
+            out.push(String::from_utf8_lossy(p).into_owned());
+        }
+    }
+    if is(0, "HELLO") {
+        if let Some(i) = (1..words.len()).find(|&i| is(i, "AUTH")) {
+            if let Some(p) = words.get(i + 2) {
+                out.push(String::from_utf8_lossy(p).into_owned());
+            }
+        }
+    }
+    out.retain(|p| !p.is_empty());
+    out
 }
 
 /// Reads the command name and the arguments that matter from a client frame.
@@ -167,6 +198,7 @@ impl App {
             up_ok: true,
             down_ok: true,
             waiting: VecDeque::new(),
+            secrets: Vec::new(),
             hs: HandshakeState::default(),
             moving: None,
             reconnect: None,
@@ -199,7 +231,13 @@ impl App {
         }
         self.up.extend(data);
         let mut cmds = Vec::new();
+        let known = &mut self.secrets;
         let result = self.up.drain(|frame, _, _| {
+            for s in secrets(frame) {
+                if !known.contains(&s) {
+                    known.push(s);
+                }
+            }
             if !unanswered(frame) {
                 cmds.push(command(frame));
             }
@@ -287,6 +325,7 @@ impl App {
         at: SystemTime,
         events: &mut Vec<Event>,
     ) {
+        let error = error.map(|e| self.hide(e));
         // A reply nobody is waiting for (RESP2 pub/sub messages): nothing to match.
         let Some(w) = self.waiting.pop_front() else {
             return;
@@ -316,6 +355,14 @@ impl App {
         }
     }
 
+    /// A server's text with any password the application sent replaced.
+    fn hide(&self, mut text: String) -> String {
+        for s in &self.secrets {
+            text = text.replace(s.as_str(), "<redacted>");
+        }
+        text
+    }
+
     /// The watch's opt-in outcome for a refused HELLO.
     pub fn hello_outcome(text: &str) -> crate::record::OptInOutcome {
         if is_auth_error(text) {
@@ -324,4 +371,53 @@ impl App {
             crate::record::OptInOutcome::Resp3Unavailable
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_echoed_by_the_server_is_hidden() {
+        let mut app = App::new(
+            1,
+            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:2".parse().unwrap(),
+            true,
+        );
+        let at = SystemTime::UNIX_EPOCH;
+        app.client_bytes(
+            b"*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$7\r\nhunter2\r\n",
+            at,
+        );
+        let events = app.server_bytes(b"-WRONGPASS bad password hunter2 for app\r\n", at);
+        let [Event::HelloRefused(text)] = events.as_slice() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(text, "WRONGPASS bad password <redacted> for app");
+        assert_eq!(
+            App::hello_outcome(text),
+            crate::record::OptInOutcome::AuthFailed
+        );
+    }
+
+    #[test]
+    fn subscribe_is_not_waiting_for_a_reply() {
+        let mut app = App::new(
+            1,
+            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:2".parse().unwrap(),
+            true,
+        );
+        let at = SystemTime::UNIX_EPOCH;
+        app.client_bytes(b"*2\r\n$9\r\nSUBSCRIBE\r\n$1\r\nc\r\n", at);
+        app.client_bytes(OPT_IN_ON, at);
+        let events = app.server_bytes(b">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n+OK\r\n", at);
+        assert!(
+            matches!(events.as_slice(), [Event::Push(_), Event::OptInReply(None)]),
+            "{events:?}"
+        );
+    }
+
+    const OPT_IN_ON: &[u8] = b"*3\r\n$6\r\nCLIENT\r\n$19\r\nMAINT_NOTIFICATIONS\r\n$2\r\nON\r\n";
 }
