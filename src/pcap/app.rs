@@ -119,16 +119,26 @@ fn command(frame: &Frame<'_>) -> Cmd {
     let Frame::Array(items) = frame else {
         return Cmd::Other;
     };
+    // Upper-cased on the stack: this runs for every command of a capture.
     let word = |i: usize| {
-        items
-            .get(i)
-            .and_then(Frame::as_text)
-            .map(|t| String::from_utf8_lossy(t).to_ascii_uppercase())
+        let mut w = [0u8; 20];
+        let t = items.get(i).and_then(Frame::as_text).unwrap_or_default();
+        let n = if t.len() <= w.len() { t.len() } else { 0 };
+        w[..n].copy_from_slice(&t[..n]);
+        w.make_ascii_uppercase();
+        (w, n)
     };
-    match word(0).as_deref() {
-        Some("HELLO") => Cmd::Hello(word(1).map(|v| sanitize_text(&v))),
-        Some("CLIENT") => match word(1).as_deref() {
-            Some("MAINT_NOTIFICATIONS") => {
+    let (first, n) = word(0);
+    let (second, m) = word(1);
+    match &first[..n] {
+        b"HELLO" => Cmd::Hello(
+            items
+                .get(1)
+                .and_then(Frame::as_text)
+                .map(|v| sanitize_text(&String::from_utf8_lossy(v))),
+        ),
+        b"CLIENT" => match &second[..m] {
+            b"MAINT_NOTIFICATIONS" => {
                 // Only the words of this command are shown: it carries no secret.
                 let sent: Vec<String> = items
                     .iter()
@@ -144,10 +154,10 @@ fn command(frame: &Frame<'_>) -> Cmd {
                     endpoint_type,
                 }
             }
-            Some("SETNAME" | "SETINFO" | "ID" | "INFO") => Cmd::Setup,
+            b"SETNAME" | b"SETINFO" | b"ID" | b"INFO" => Cmd::Setup,
             _ => Cmd::Other,
         },
-        Some("AUTH" | "SELECT" | "READONLY" | "PING") => Cmd::Setup,
+        b"AUTH" | b"SELECT" | b"READONLY" | b"PING" => Cmd::Setup,
         _ => Cmd::Other,
     }
 }
