@@ -710,6 +710,10 @@ impl Analyzer {
             return;
         }
         stream.done = Some(ts);
+        if stream.kind == Kindof::Undecided {
+            // No client bytes ever said what it was.
+            self.stats.ignored_streams += 1;
+        }
         for from in 0..2 {
             let gap = self.streams.get_mut(&key).and_then(|s| s.dirs[from].end());
             if let Some(Out::Gap { offset, len, why }) = gap {
