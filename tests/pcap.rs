@@ -42,6 +42,10 @@ enum Link {
     Ethernet,
     /// Linux cooked capture v2 (`tcpdump -i any`).
     Sll2,
+    /// Linux cooked capture v1 (older tcpdump's `-i any`).
+    Sll1,
+    /// BSD loopback: the address family in host byte order, then IP.
+    Null,
 }
 
 /// One packet: when, and its bytes.
@@ -94,7 +98,7 @@ impl Tcp {
                         [2, 0, 0, 0, 0, 2],
                     )
                     .ipv4(s.octets(), d.octets(), 64),
-                    Link::Sll2 => PacketBuilder::ipv4(s.octets(), d.octets(), 64),
+                    _ => PacketBuilder::ipv4(s.octets(), d.octets(), 64),
                 };
                 b.tcp_header(h).write(&mut data, payload).unwrap();
             }
@@ -105,11 +109,24 @@ impl Tcp {
                         [2, 0, 0, 0, 0, 2],
                     )
                     .ipv6(s.octets(), d.octets(), 64),
-                    Link::Sll2 => PacketBuilder::ipv6(s.octets(), d.octets(), 64),
+                    _ => PacketBuilder::ipv6(s.octets(), d.octets(), 64),
                 };
                 b.tcp_header(h).write(&mut data, payload).unwrap();
             }
             _ => unreachable!("one family per connection"),
+        }
+        let proto: u16 = if src.is_ipv4() { 0x0800 } else { 0x86dd };
+        if self.link == Link::Sll1 {
+            let mut sll = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0];
+            sll.extend_from_slice(&proto.to_be_bytes());
+            sll.extend_from_slice(&data);
+            data = sll;
+        }
+        if self.link == Link::Null {
+            let family: u32 = if src.is_ipv4() { 2 } else { 30 };
+            let mut null = family.to_le_bytes().to_vec();
+            null.extend_from_slice(&data);
+            data = null;
         }
         if self.link == Link::Sll2 {
             let proto: u16 = if src.is_ipv4() { 0x0800 } else { 0x86dd };
@@ -889,13 +906,17 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
 
 /// Runs the analyzer in-process over packets (Ethernet).
 fn analyze(packets: &[Pkt]) -> Vec<Line> {
+    analyze_as(1, packets)
+}
+
+fn analyze_as(linktype: i32, packets: &[Pkt]) -> Vec<Line> {
     use maintwatch::pcap::{read::Packet, Analyzer, Settings};
     let mut a = Analyzer::new(Settings::default(), "test".into());
     let mut lines = Vec::new();
     for p in packets {
         a.packet(&Packet {
             ts: std::time::UNIX_EPOCH + std::time::Duration::from_micros(p.us),
-            linktype: 1,
+            linktype,
             data: &p.data,
             orig_len: p.data.len() as u32,
         });
@@ -968,4 +989,28 @@ fn handshakes_without_an_opt_in_and_a_connection_open_at_the_end_are_named() {
         _ => None,
     });
     assert_eq!(window, Some((1, 1, Some(2.5))));
+}
+
+#[test]
+fn linux_cooked_v1_and_loopback_null_carry_the_same_conversation() {
+    for (link, linktype, client, server) in [
+        (Link::Sll1, 113, "10.2.0.1:5000", "10.2.0.9:6379"),
+        (Link::Null, 0, "127.0.0.1:5000", "127.0.0.2:6379"),
+        (Link::Null, 0, "[::1]:5000", "[::2]:6379"),
+    ] {
+        let mut out = Vec::new();
+        let mut a = Tcp::new(client, server, [1, 2], link);
+        out.extend(a.open(T0));
+        out.extend(a.handshake(T0 + 1000, b"+OK\r\n"));
+        out.push(a.send(false, MOVING, T0 + S));
+        out.push(a.close(false, "F", T0 + 16 * S));
+        let lines = analyze_as(linktype, &out);
+        let conn = conn_of(&lines, client);
+        assert_eq!(
+            pushes(&lines, conn),
+            vec![(MOVING.to_vec(), Some(Kind::Moving))],
+            "link type {linktype}"
+        );
+        assert_eq!(closed_by(&lines, conn).0, "server");
+    }
 }
