@@ -881,7 +881,9 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
             _ => None,
         })
         .collect();
-    assert_eq!(conns.len(), 2, "{conns:?}");
+    // The scenario's end closes the second connection too, and the watch may reconnect once more
+    // before it is stopped: the first two are the ones this test is about.
+    assert!(conns.len() >= 2, "{conns:?}");
     let (first, second) = (conns[0].0, conns[1].0);
     assert_eq!(conns[0].1, format!("127.0.0.2:{port}"));
     assert_eq!(conns[1].1, format!("127.0.0.3:{port}"));
