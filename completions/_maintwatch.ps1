@@ -32,6 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
+            [CompletionResult]::new('pcap', 'pcap', [CompletionResultType]::ParameterValue, 'Read a packet capture: what the application''s own connections saw of a maintenance')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -172,6 +173,15 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'maintwatch;pcap' {
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read')
+            [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto, always, never')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'maintwatch;help' {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
@@ -180,6 +190,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
+            [CompletionResult]::new('pcap', 'pcap', [CompletionResultType]::ParameterValue, 'Read a packet capture: what the application''s own connections saw of a maintenance')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -202,6 +213,9 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;help;replay' {
+            break
+        }
+        'maintwatch;help;pcap' {
             break
         }
         'maintwatch;help;help' {

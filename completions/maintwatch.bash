@@ -28,6 +28,9 @@ _maintwatch() {
             maintwatch,help)
                 cmd="maintwatch__subcmd__help"
                 ;;
+            maintwatch,pcap)
+                cmd="maintwatch__subcmd__pcap"
+                ;;
             maintwatch,probe)
                 cmd="maintwatch__subcmd__probe"
                 ;;
@@ -52,6 +55,9 @@ _maintwatch() {
             maintwatch__subcmd__help,help)
                 cmd="maintwatch__subcmd__help__subcmd__help"
                 ;;
+            maintwatch__subcmd__help,pcap)
+                cmd="maintwatch__subcmd__help__subcmd__pcap"
+                ;;
             maintwatch__subcmd__help,probe)
                 cmd="maintwatch__subcmd__help__subcmd__probe"
                 ;;
@@ -71,7 +77,7 @@ _maintwatch() {
 
     case "${cmd}" in
         maintwatch)
-            opts="-h -V --help --version watch decode probe decide simulate demo replay help"
+            opts="-h -V --help --version watch decode probe decide simulate demo replay pcap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -175,7 +181,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__help)
-            opts="watch decode probe decide simulate demo replay help"
+            opts="watch decode probe decide simulate demo replay pcap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -244,6 +250,20 @@ _maintwatch() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        maintwatch__subcmd__help__subcmd__pcap)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         maintwatch__subcmd__help__subcmd__probe)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -293,6 +313,32 @@ _maintwatch() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        maintwatch__subcmd__pcap)
+            opts="-h --port --sim-speed --json --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sim-speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

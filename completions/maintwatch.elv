@@ -29,6 +29,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
             cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+            cand pcap 'Read a packet capture: what the application''s own connections saw of a maintenance'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'maintwatch;watch'= {
@@ -161,6 +162,14 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'maintwatch;pcap'= {
+            cand --port 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read'
+            cand --sim-speed 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed'
+            cand --color 'Colour: auto, always, never'
+            cand --json 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'maintwatch;help'= {
             cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
             cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
@@ -169,6 +178,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
             cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+            cand pcap 'Read a packet capture: what the application''s own connections saw of a maintenance'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'maintwatch;help;watch'= {
@@ -184,6 +194,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;help;demo'= {
         }
         &'maintwatch;help;replay'= {
+        }
+        &'maintwatch;help;pcap'= {
         }
         &'maintwatch;help;help'= {
         }

@@ -33,6 +33,7 @@ complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "decide" -d 'R
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s p -l port -d 'Server port [default: 6379]' -r
@@ -171,11 +172,19 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l check -
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s v -l verbose -d 'With --check, also print the timeline'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d 'Print the re-parsed lines as JSON instead of human lines'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l port -d 'The server\'s port (repeatable); without it, streams whose client starts with a RESP command are read' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l sim-speed -d 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l json -d 'One JSON object per line (the watch\'s schema plus pcap_* lines; docs/jsonl.md)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod handoff;
 pub mod notification;
 pub mod output;
+pub mod pcap;
 pub mod record;
 pub mod resp;
 pub mod sim;

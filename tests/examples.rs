@@ -38,8 +38,8 @@ use tokio_rustls::TlsAcceptor;
 /// A hang guard per example: the longest runs a demo at real speed (about 20 s).
 const HANG_GUARD: Duration = Duration::from_secs(150);
 
-const SUBCOMMANDS: [&str; 7] = [
-    "watch", "probe", "decide", "decode", "replay", "simulate", "demo",
+const SUBCOMMANDS: [&str; 8] = [
+    "watch", "probe", "decide", "decode", "replay", "simulate", "demo", "pcap",
 ];
 
 /// A database that accepts the opt-in and does nothing for a long time: every example that
@@ -289,6 +289,12 @@ impl Stage {
         let hex: Vec<String> = moving.iter().map(|b| format!("{b:02x}")).collect();
         std::fs::write(dir.join("dump.hex"), hex.join(" ")).unwrap();
         std::fs::copy(repo().join("scenarios/failover.scn"), dir.join("my.scn")).unwrap();
+        // A capture of a maintenance on port 12000, for the `pcap maint.pcap` examples.
+        std::fs::copy(
+            repo().join("tests/fixtures/pcap/maintenance-v4.pcap"),
+            dir.join("maint.pcap"),
+        )
+        .unwrap();
         self
     }
 

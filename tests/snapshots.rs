@@ -56,7 +56,9 @@ fn help_of_maintwatch() {
 #[test]
 fn help_of_every_subcommand() {
     let names = subcommands();
-    for want in ["watch", "decode", "probe", "simulate", "demo", "replay"] {
+    for want in [
+        "watch", "decode", "probe", "simulate", "demo", "replay", "pcap",
+    ] {
         assert!(names.iter().any(|n| n == want), "no {want} in {names:?}");
     }
     for name in names {

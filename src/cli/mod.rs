@@ -3,6 +3,7 @@
 
 pub mod connect;
 pub mod decide;
+pub mod pcap;
 pub mod probe;
 pub mod simulate;
 pub mod watch;
@@ -53,6 +54,9 @@ pub enum Command {
     /// Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test.
     #[command(long_about = REPLAY_LONG_ABOUT)]
     Replay(ReplayArgs),
+    /// Read a packet capture: what the application's own connections saw of a maintenance.
+    #[command(long_about = pcap::LONG_ABOUT)]
+    Pcap(pcap::PcapArgs),
 }
 
 /// How `decode` should read its input.

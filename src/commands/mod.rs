@@ -4,6 +4,7 @@
 pub mod decide;
 pub mod decode;
 pub mod demo;
+pub mod pcap;
 pub mod probe;
 pub mod replay;
 pub mod simulate;
@@ -28,6 +29,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             replay::run(&args, &mut out, &mut std::io::stderr())
+        }
+        Command::Pcap(args) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            pcap::run(&args, &mut out, &mut std::io::stderr())
         }
     }
 }

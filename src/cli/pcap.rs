@@ -1,0 +1,42 @@
+//! Arguments of `pcap`.
+
+use super::ColorChoice;
+use clap::Args;
+use std::path::PathBuf;
+
+/// The long description of `pcap`. The `Command::Pcap` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const LONG_ABOUT: &str = "Reads packet captures (pcap or pcapng; Ethernet, Linux cooked \
+v1/v2 as from `tcpdump -i any`, loopback; IPv4 and IPv6) taken on the application's host, \
+reassembles its TCP connections to Redis and shows, per connection, what the application saw: \
+the handshake (HELLO 3, the opt-in and the server's answer), every push with its exact bytes and \
+capture time, who closed the connection (FIN or RST, which side) and when, and the new \
+connections the same host opened after a MOVING, with a verdict: moved before the close, or cut \
+by it. Streams are picked by --port, or by content (a client that starts with a RESP command). \
+A missing segment is reported as a gap with its size and that direction is not read past it; a \
+TLS stream is reported as such; a truncated file is read up to its last whole packet.";
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    long_about = LONG_ABOUT,
+    after_help = "Examples:\n  tcpdump -i any -w maint.pcap port 12000\n  maintwatch pcap maint.pcap\n  maintwatch pcap --port 12000 --json maint.pcap | jq -c 'select(.type == \"pcap_verdict\")'"
+)]
+pub struct PcapArgs {
+    /// Capture files (pcap or pcapng), read in the order given.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The server's port (repeatable); without it, streams whose client starts with a RESP
+    /// command are read.
+    #[arg(long, value_name = "PORT")]
+    pub port: Vec<u16>,
+    /// The capture is of the built-in simulator running N times faster (`simulate --speed N`):
+    /// offsets after a MOVING are read at that speed.
+    #[arg(long, value_name = "N", default_value_t = 1.0)]
+    pub sim_speed: f64,
+    /// One JSON object per line (the watch's schema plus pcap_* lines; docs/jsonl.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Colour: auto, always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}

@@ -1,0 +1,854 @@
+//! `maintwatch pcap`: what the application's own connections saw, read from a packet capture.
+//!
+//! The watch only ever sees its own connection. After a maintenance the question is about the
+//! application's connections: did they get the MOVING, when were they closed, did the client
+//! move before the close? A capture taken on the application host answers that for any client
+//! in any language without touching it. This module turns packets into the watch's own
+//! observations (so the timeline, labels and summary are the watch's) plus what only a capture
+//! can say: the client's address, TCP gaps, TLS streams, reconnects and the verdict on them.
+//!
+//! Packets are read in file order, TCP is reassembled per direction ([`reassembly`]), and each
+//! stream that carries RESP becomes one application connection ([`app`]). Capture timestamps
+//! become the timeline's clock: a fixed base `Instant` plus the offset from the first packet.
+
+pub mod app;
+pub mod line;
+pub mod packet;
+pub mod read;
+pub mod reassembly;
+
+use crate::notification::{Classified, Kind};
+use crate::record::{wall, OptInOutcome, WatchLine, SCHEMA_VERSION};
+use crate::timeline::{CloseCause, Observation, Timeline, What};
+use app::{App, Event};
+use line::{Line, PcapLine};
+use reassembly::{Direction, GapWhy, Out};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant, SystemTime};
+
+/// A multiply-rotate hasher for the per-packet stream lookups, where SipHash was a quarter of the
+/// time on a packet-heavy capture. Its seed is random per run, so a capture crafted to collide
+/// would have to guess it; the worst it could do is slow one read down.
+#[derive(Clone)]
+pub struct FastHash(u64);
+
+impl FastHash {
+    fn new() -> FastHash {
+        FastHash(rand::random::<u64>() | 1)
+    }
+}
+
+impl std::hash::BuildHasher for FastHash {
+    type Hasher = FastHasher;
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(self.0)
+    }
+}
+
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // Mix the high bits down: hashbrown takes its group tag from the top bits.
+        let x = self.0;
+        x ^ (x >> 29) ^ (x >> 47)
+    }
+}
+
+/// What a TLS stream is reported as.
+pub const TLS_TEXT: &str =
+    "encrypted: run maintwatch watch beside the application, or capture before TLS termination";
+
+/// Which streams to read.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Server ports; empty: pick streams whose client starts with a RESP command.
+    pub ports: Vec<u16>,
+    /// Scenario seconds per captured second: 1, or the simulator's `--speed` when the capture
+    /// is of a sped-up simulator (offsets after a MOVING are then in scenario seconds).
+    pub speed: f64,
+}
+
+/// Counters for the last line.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub packets: u64,
+    pub tcp_streams: u64,
+    pub resp_conns: u64,
+    pub tls_streams: u64,
+    pub ignored_streams: u64,
+    pub bad_packets: u64,
+    pub snapped_packets: u64,
+    pub gaps: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Kindof {
+    Undecided,
+    Resp(u32),
+    Tls,
+    Ignored,
+}
+
+/// One TCP stream, named by its two endpoints in a fixed order.
+struct Stream {
+    ends: [SocketAddr; 2],
+    dirs: [Direction; 2],
+    /// Index into `ends` of the client, once known.
+    client: Option<usize>,
+    syn: bool,
+    started: SystemTime,
+    kind: Kindof,
+    /// The first FIN or RST (index of the sender, rst), and when.
+    closed: Option<(usize, bool, SystemTime)>,
+    /// A FIN seen but not yet reached in the stream (data before it still missing).
+    fin_seen: [Option<SystemTime>; 2],
+    /// When the stream ended; nothing more is read from it.
+    done: Option<SystemTime>,
+}
+
+/// The state of a whole capture read.
+pub struct Analyzer {
+    settings: Settings,
+    base: Instant,
+    first: Option<SystemTime>,
+    last: Option<SystemTime>,
+    timeline: Timeline,
+    streams: HashMap<(SocketAddr, SocketAddr), Stream, FastHash>,
+    apps: HashMap<u32, App, FastHash>,
+    next_id: u32,
+    pub stats: Stats,
+    out: Vec<Line>,
+    endpoint: String,
+}
+
+fn secs_f(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
+}
+
+fn secs(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e6
+}
+
+fn since(from: SystemTime, to: SystemTime) -> f64 {
+    secs(to.duration_since(from).unwrap_or_default())
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            ports: Vec::new(),
+            speed: 1.0,
+        }
+    }
+}
+
+/// A RESP command's first bytes: `*<digits>\r\n$`, judged on what is there.
+fn looks_like_command(data: &[u8]) -> bool {
+    let Some(rest) = data.strip_prefix(b"*") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 10 {
+        return false;
+    }
+    let tail = &rest[digits..];
+    let want = b"\r\n$";
+    !tail.is_empty() && want.starts_with(&tail[..tail.len().min(3)])
+}
+
+fn looks_like_tls(data: &[u8]) -> bool {
+    data.len() >= 2 && data[0] == 0x16 && data[1] == 0x03
+}
+
+impl Analyzer {
+    pub fn new(settings: Settings, endpoint: String) -> Analyzer {
+        let base = Instant::now();
+        let mut timeline = Timeline::new(base);
+        timeline.set_speed(settings.speed);
+        Analyzer {
+            settings,
+            base,
+            first: None,
+            last: None,
+            timeline,
+            streams: HashMap::with_hasher(FastHash::new()),
+            apps: HashMap::with_hasher(FastHash::new()),
+            next_id: 1,
+            stats: Stats::default(),
+            out: Vec::new(),
+            endpoint,
+        }
+    }
+
+    /// Lines produced since the last call.
+    pub fn take_lines(&mut self) -> Vec<Line> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn instant(&self, ts: SystemTime) -> Instant {
+        let first = self.first.unwrap_or(ts);
+        self.base + ts.duration_since(first).unwrap_or_default()
+    }
+
+    fn t(&self, ts: SystemTime) -> f64 {
+        since(self.first.unwrap_or(ts), ts)
+    }
+
+    fn observe(&mut self, ts: SystemTime, conn: u32, what: What) -> Vec<WatchLine> {
+        let obs = Observation {
+            at: self.instant(ts),
+            wall: ts,
+            conn,
+            what,
+        };
+        self.timeline.observe(obs).lines
+    }
+
+    fn emit_watch(&mut self, lines: Vec<WatchLine>) {
+        self.out.extend(lines.into_iter().map(Line::Watch));
+    }
+
+    fn emit(&mut self, line: PcapLine) {
+        self.out.push(Line::Pcap(line));
+    }
+
+    /// One captured packet.
+    pub fn packet(&mut self, p: &read::Packet<'_>) {
+        self.stats.packets += 1;
+        if self.first.is_none() {
+            self.first = Some(p.ts);
+            let start = self.timeline.start_line(p.ts, &self.endpoint);
+            self.emit_watch(vec![start]);
+        }
+        self.last = Some(self.last.map_or(p.ts, |l| l.max(p.ts)));
+        if (p.data.len() as u64) < u64::from(p.orig_len) {
+            self.stats.snapped_packets += 1;
+        }
+        if self.stats.packets % (1 << 16) == 0 {
+            self.prune(p.ts);
+        }
+        match packet::segment(p.linktype, p.data) {
+            Ok(seg) => self.segment(&seg, p.ts),
+            Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
+            Err(packet::Skip::NotTcp) => {}
+        }
+    }
+
+    fn segment(&mut self, seg: &packet::Segment<'_>, ts: SystemTime) {
+        let key = if seg.src <= seg.dst {
+            (seg.src, seg.dst)
+        } else {
+            (seg.dst, seg.src)
+        };
+        let fresh_syn = seg.syn && seg.ack.is_none();
+        let reuse = fresh_syn
+            && self
+                .streams
+                .get(&key)
+                .is_some_and(|s| s.done.is_some() || s.dirs.iter().any(|d| d.delivered() > 0));
+        if reuse {
+            self.finish_stream(key, ts);
+            self.streams.remove(&key);
+        }
+        let ports = &self.settings.ports;
+        let stats = &mut self.stats;
+        let stream = self.streams.entry(key).or_insert_with(|| {
+            stats.tcp_streams += 1;
+            let ignored = !ports.is_empty()
+                && !ports.contains(&key.0.port())
+                && !ports.contains(&key.1.port());
+            Stream {
+                ends: [key.0, key.1],
+                dirs: Default::default(),
+                client: None,
+                syn: false,
+                started: ts,
+                kind: if ignored {
+                    Kindof::Ignored
+                } else {
+                    Kindof::Undecided
+                },
+                closed: None,
+                fin_seen: [None, None],
+                done: None,
+            }
+        });
+        if stream.kind == Kindof::Ignored || stream.kind == Kindof::Tls || stream.done.is_some() {
+            return;
+        }
+        let from = usize::from(stream.ends[1] == seg.src);
+        if seg.syn {
+            stream.dirs[from].syn(seg.seq);
+            if seg.ack.is_none() {
+                stream.client = Some(from);
+                stream.syn = true;
+                stream.started = ts;
+            } else if stream.client.is_none() {
+                stream.client = Some(1 - from);
+            }
+        }
+        if seg.rst {
+            if stream.closed.is_none() {
+                stream.closed = Some((from, true, ts));
+                self.closed(key, from, true, ts);
+            }
+            self.finish_stream(key, ts);
+            return;
+        }
+        // The sequence number a SYN carries is not a data byte.
+        let seq = if seg.syn {
+            seg.seq.wrapping_add(1)
+        } else {
+            seg.seq
+        };
+        let outs = stream.dirs[from].segment(seq, seg.payload, seg.fin);
+        if seg.fin && stream.fin_seen[from].is_none() {
+            stream.fin_seen[from] = Some(ts);
+        }
+        for out in outs {
+            match out {
+                Out::Data(_, bytes) => self.data(key, from, &bytes, ts),
+                Out::Gap { offset, len, why } => self.gap(key, from, offset, len, why, ts),
+            }
+        }
+        if seg.fin
+            || self
+                .streams
+                .get(&key)
+                .is_some_and(|s| s.fin_seen[from].is_some())
+        {
+            self.check_fin(key, from);
+        }
+    }
+
+    /// A FIN counts once every byte before it was read (or the direction gave up).
+    fn check_fin(&mut self, key: (SocketAddr, SocketAddr), from: usize) {
+        let Some(stream) = self.streams.get_mut(&key) else {
+            return;
+        };
+        let Some(fin_ts) = stream.fin_seen[from] else {
+            return;
+        };
+        if !stream.dirs[from].finished() {
+            return;
+        }
+        if stream.closed.is_none() {
+            stream.closed = Some((from, false, fin_ts));
+            self.closed(key, from, false, fin_ts);
+        }
+        let stream = &self.streams[&key];
+        if stream.dirs.iter().all(Direction::finished) {
+            self.finish_stream(key, fin_ts);
+        }
+    }
+
+    /// Decides what an undecided stream is from its first bytes.
+    fn decide(&mut self, key: (SocketAddr, SocketAddr), from: usize, data: &[u8], ts: SystemTime) {
+        let by_port = !self.settings.ports.is_empty();
+        let stream = self.streams.get_mut(&key).expect("stream");
+        if stream.client.is_none() {
+            let port_side = (0..2).find(|&i| self.settings.ports.contains(&stream.ends[i].port()));
+            stream.client = match port_side {
+                Some(server) => Some(1 - server),
+                None if looks_like_command(data) || looks_like_tls(data) => Some(from),
+                None => None,
+            };
+        }
+        let Some(client) = stream.client else {
+            // Neither side is known yet: wait for a client's first bytes.
+            return;
+        };
+        let (c, s) = (stream.ends[client], stream.ends[1 - client]);
+        if from == client && looks_like_tls(data) {
+            stream.kind = Kindof::Tls;
+            self.stats.tls_streams += 1;
+            let (t, at) = (self.t(ts), wall(ts));
+            self.emit(PcapLine::PcapTls {
+                v: SCHEMA_VERSION,
+                t,
+                at,
+                client: c.to_string(),
+                server: s.to_string(),
+                text: TLS_TEXT.into(),
+            });
+            return;
+        }
+        let command = from == client && looks_like_command(data);
+        if !(by_port || command) {
+            stream.kind = Kindof::Ignored;
+            self.stats.ignored_streams += 1;
+            return;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        stream.kind = Kindof::Resp(id);
+        self.stats.resp_conns += 1;
+        let (syn, started) = (stream.syn, stream.started);
+        self.start_app(id, c, s, syn, started, by_port);
+    }
+
+    fn start_app(
+        &mut self,
+        id: u32,
+        client: SocketAddr,
+        server: SocketAddr,
+        syn: bool,
+        started: SystemTime,
+        by_port: bool,
+    ) {
+        let lines = self.observe(
+            started,
+            id,
+            What::Connected {
+                addr: server,
+                tls: false,
+                endpoint: format!("{client} -> {server}"),
+            },
+        );
+        self.emit_watch(lines);
+        let (t, at) = (self.t(started), wall(started));
+        self.emit(PcapLine::PcapStream {
+            v: SCHEMA_VERSION,
+            t,
+            at: at.clone(),
+            conn: id,
+            client: client.to_string(),
+            server: server.to_string(),
+            syn,
+            selected_by: if by_port { "port" } else { "content" }.into(),
+        });
+        self.apps.insert(id, App::new(id, client, server, syn));
+        // A MOVING earlier on a connection from the same host, not yet followed: this is it.
+        let host: IpAddr = client.ip();
+        let earlier = self
+            .apps
+            .values_mut()
+            .filter(|a| a.id != id && a.client.ip() == host && a.reconnect.is_none())
+            .filter_map(|a| {
+                a.moving
+                    .clone()
+                    .filter(|m| m.1 <= started)
+                    .map(|m| (a.id, m))
+            })
+            .min_by_key(|(_, m)| m.1);
+        let speed = self.settings.speed;
+        if let Some((after, (event, moving_at))) = earlier {
+            if let Some(a) = self.apps.get_mut(&after) {
+                a.reconnect = Some((id, started));
+            }
+            self.emit(PcapLine::PcapReconnect {
+                v: SCHEMA_VERSION,
+                t,
+                at,
+                conn: id,
+                after_conn: after,
+                event,
+                addr: server.to_string(),
+                s: secs_f(since(moving_at, started) * speed),
+            });
+        }
+    }
+
+    fn data(&mut self, key: (SocketAddr, SocketAddr), from: usize, bytes: &[u8], ts: SystemTime) {
+        if self.streams[&key].kind == Kindof::Undecided {
+            self.decide(key, from, bytes, ts);
+        }
+        let stream = &self.streams[&key];
+        let Kindof::Resp(id) = stream.kind else {
+            return;
+        };
+        let client = stream.client == Some(from);
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
+        let events = if client {
+            app.client_bytes(bytes, ts)
+        } else {
+            app.server_bytes(bytes, ts)
+        };
+        let side = if client { "client" } else { "server" };
+        self.events(id, side, events, ts);
+    }
+
+    fn events(&mut self, id: u32, side: &str, events: Vec<Event>, ts: SystemTime) {
+        let mut early = false;
+        for ev in events {
+            match ev {
+                Event::Push(record) => self.push(id, *record, early, ts),
+                Event::OptInReply(error) => {
+                    early = true;
+                    let outcome = if error.is_some() {
+                        OptInOutcome::Refused
+                    } else {
+                        OptInOutcome::Accepted
+                    };
+                    self.handshake(id, outcome, error, ts);
+                }
+                Event::HelloRefused(text) => {
+                    self.handshake(id, App::hello_outcome(&text), Some(text), ts)
+                }
+                Event::NoOptIn => self.handshake_line(id, "not_sent", None, ts),
+                Event::Unreadable(offset, error) if side == "server" => {
+                    let lines = self.observe(ts, id, What::Malformed { offset, error });
+                    self.emit_watch(lines);
+                }
+                Event::Unreadable(offset, error) => {
+                    let (t, at) = (self.t(ts), wall(ts));
+                    self.emit(PcapLine::PcapUnreadable {
+                        v: SCHEMA_VERSION,
+                        t,
+                        at,
+                        conn: id,
+                        side: side.into(),
+                        offset,
+                        error,
+                    });
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, id: u32, record: crate::record::FrameRecord, early: bool, ts: SystemTime) {
+        if let (Some(app), Classified::Maintenance(n)) = (self.apps.get_mut(&id), &record.parsed) {
+            if n.kind == Kind::Moving && app.moving.is_none() {
+                let name = match n.seq {
+                    Some(s) => format!("MOVING seq {s}"),
+                    None => "MOVING seq ?".into(),
+                };
+                app.moving = Some((name, ts));
+            }
+        }
+        if let Some(app) = self.apps.get_mut(&id) {
+            if !app.hs.done {
+                // Pushes before any handshake reply: the capture began after it.
+                app.hs.done = true;
+                self.handshake_line(id, "not_captured", None, ts);
+            }
+        }
+        let lines = self.observe(ts, id, What::Frame { record, early });
+        self.emit_watch(lines);
+    }
+
+    fn handshake(&mut self, id: u32, outcome: OptInOutcome, text: Option<String>, ts: SystemTime) {
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
+        let info = app.hs.info.clone().unwrap_or_default();
+        let what = What::Handshake {
+            opt_in: outcome,
+            text: text.clone(),
+            server: info.server,
+            version: info.version,
+            mode: info.mode,
+            sent: app.hs.opt_in.clone(),
+            sim_speed: None,
+        };
+        let lines = self.observe(ts, id, what);
+        self.emit_watch(lines);
+        let name = match outcome {
+            OptInOutcome::Accepted => "accepted",
+            OptInOutcome::Refused => "refused",
+            OptInOutcome::Resp3Unavailable => "resp3_unavailable",
+            OptInOutcome::AuthFailed => "auth_failed",
+        };
+        self.handshake_line(id, name, text, ts);
+    }
+
+    fn handshake_line(&mut self, id: u32, outcome: &str, text: Option<String>, ts: SystemTime) {
+        let Some(app) = self.apps.get(&id) else {
+            return;
+        };
+        let hs = app.hs.clone();
+        let outcome = if outcome == "not_sent" && !app.syn && hs.hello.is_none() {
+            "not_captured"
+        } else {
+            outcome
+        };
+        let (t, at) = (self.t(ts), wall(ts));
+        self.emit(PcapLine::PcapHandshake {
+            v: SCHEMA_VERSION,
+            t,
+            at,
+            conn: id,
+            hello: hs.hello,
+            hello_error: hs.hello_error,
+            opt_in: hs.opt_in,
+            endpoint_type: hs.endpoint_type,
+            outcome: outcome.into(),
+            text,
+        });
+    }
+
+    fn gap(
+        &mut self,
+        key: (SocketAddr, SocketAddr),
+        from: usize,
+        offset: u64,
+        len: u64,
+        why: GapWhy,
+        ts: SystemTime,
+    ) {
+        self.stats.gaps += 1;
+        let stream = &self.streams[&key];
+        let Kindof::Resp(id) = stream.kind else {
+            return;
+        };
+        let client = stream.client == Some(from);
+        let side = if client { "client" } else { "server" };
+        if let Some(app) = self.apps.get_mut(&id) {
+            if client {
+                app.stop_client();
+            } else {
+                app.stop_server();
+            }
+        }
+        let after = if client {
+            "commands after it are not matched with replies"
+        } else {
+            "frames after it are not read (RESP cannot be resynchronised safely)"
+        };
+        let (why, cause) = match why {
+            GapWhy::Overflow => ("overflow", "more than 4 MiB arrived while waiting for it"),
+            GapWhy::Ended => ("ended", "never captured"),
+        };
+        let (t, at) = (self.t(ts), wall(ts));
+        self.emit(PcapLine::PcapGap {
+            v: SCHEMA_VERSION,
+            t,
+            at,
+            conn: id,
+            side: side.into(),
+            offset,
+            bytes: len,
+            why: why.into(),
+            text: format!(
+                "{side} side: {len} byte(s) missing at stream byte {offset} ({cause}); {after}"
+            ),
+        });
+    }
+
+    /// The first FIN or RST of a connection.
+    fn closed(&mut self, key: (SocketAddr, SocketAddr), from: usize, rst: bool, ts: SystemTime) {
+        let stream = &self.streams[&key];
+        let Kindof::Resp(id) = stream.kind else {
+            return;
+        };
+        let by_client = stream.client == Some(from);
+        let (cause, error) = match (by_client, rst) {
+            (false, false) => (CloseCause::Server, None),
+            (false, true) => (
+                CloseCause::Error,
+                Some("reset by the server (RST)".to_string()),
+            ),
+            // The application closed it: the timeline's "our side" close, shown as the client's.
+            (true, false) => (
+                CloseCause::Watch,
+                Some("closed by the application (FIN)".to_string()),
+            ),
+            (true, true) => (
+                CloseCause::Watch,
+                Some("reset by the application (RST)".to_string()),
+            ),
+        };
+        let mut lines = self.observe(
+            ts,
+            id,
+            What::Closed {
+                cause,
+                error,
+                retry_in: None,
+            },
+        );
+        for l in &mut lines {
+            if let WatchLine::Closed { by, .. } = l {
+                if by_client {
+                    *by = "client".into();
+                }
+            }
+        }
+        self.emit_watch(lines);
+        let how = format!(
+            "{} {}",
+            if by_client { "client" } else { "server" },
+            if rst { "rst" } else { "fin" }
+        );
+        if let Some(app) = self.apps.get_mut(&id) {
+            app.closed = Some((how, ts));
+        }
+        self.verdict(id, ts);
+    }
+
+    /// The end of a stream (both FINs read, a RST, the end of the capture, or its 4-tuple
+    /// reused): open holes become gaps, a FIN never reached still closed the connection, and
+    /// the stream's buffers are let go.
+    fn finish_stream(&mut self, key: (SocketAddr, SocketAddr), ts: SystemTime) {
+        let Some(stream) = self.streams.get_mut(&key) else {
+            return;
+        };
+        if stream.done.is_some() {
+            return;
+        }
+        stream.done = Some(ts);
+        if stream.kind == Kindof::Undecided {
+            // No client bytes ever said what it was.
+            self.stats.ignored_streams += 1;
+        }
+        for from in 0..2 {
+            let gap = self.streams.get_mut(&key).and_then(|s| s.dirs[from].end());
+            if let Some(Out::Gap { offset, len, why }) = gap {
+                self.gap(key, from, offset, len, why, ts);
+            }
+        }
+        let stream = self.streams.get_mut(&key).expect("stream");
+        if stream.closed.is_none() {
+            let first = (0..2)
+                .filter_map(|i| stream.fin_seen[i].map(|t| (t, i)))
+                .min();
+            if let Some((t, from)) = first {
+                stream.closed = Some((from, false, t));
+                self.closed(key, from, false, t);
+            }
+        }
+        let stream = self.streams.get_mut(&key).expect("stream");
+        stream.dirs = Default::default();
+        if let Kindof::Resp(id) = stream.kind {
+            // Its verdict, if it got a MOVING and is still open (the capture ended).
+            self.verdict(id, ts);
+            // A connection that got a MOVING stays until a new one from its host is seen.
+            let keep = self
+                .apps
+                .get(&id)
+                .is_some_and(|a| a.moving.is_some() && a.reconnect.is_none());
+            if keep {
+                if let Some(a) = self.apps.get_mut(&id) {
+                    a.stop_client();
+                    a.stop_server();
+                }
+            } else {
+                self.apps.remove(&id);
+            }
+        }
+    }
+
+    /// Forgets streams that ended a while ago (in capture time), so memory follows the open
+    /// connections, not the length of the capture. Late retransmissions within that time are
+    /// still recognised as belonging to a finished stream.
+    fn prune(&mut self, now: SystemTime) {
+        let linger = Duration::from_secs(120);
+        self.streams
+            .retain(|_, s| s.done.is_none_or(|at| at + linger > now));
+    }
+
+    fn verdict(&mut self, id: u32, ts: SystemTime) {
+        let Some(app) = self.apps.get_mut(&id) else {
+            return;
+        };
+        let Some((event, moving_at)) = app.moving.clone() else {
+            return;
+        };
+        if app.verdict_done {
+            return;
+        }
+        app.verdict_done = true;
+        let speed = self.settings.speed;
+        let reconnect_s = app
+            .reconnect
+            .map(|(_, at)| secs_f(since(moving_at, at) * speed));
+        let close_s = app
+            .closed
+            .as_ref()
+            .map(|(_, at)| secs_f(since(moving_at, *at) * speed));
+        let by = app.closed.as_ref().map(|(how, _)| how.clone());
+        let by_client = by.as_deref().is_some_and(|b| b.starts_with("client"));
+        let (verdict, text) = match (close_s, reconnect_s) {
+            (Some(c), _) if by_client => (
+                "moved_before_close",
+                format!("moved before the close: the application closed this connection itself at +{c:.3} s after the {event}"),
+            ),
+            (Some(c), Some(r)) if r <= c => (
+                "moved_before_close",
+                format!("moved before the close: a new connection at +{r:.3} s, the server closed this one at +{c:.3} s ({:.3} s later)", c - r),
+            ),
+            (Some(c), _) => (
+                "cut_by_close",
+                format!("cut by the close: the server closed this connection at +{c:.3} s after the {event}, before the application opened a new one"),
+            ),
+            (None, Some(r)) => (
+                "open_at_end",
+                format!("a new connection at +{r:.3} s; this one was still open when the capture ended"),
+            ),
+            (None, None) => (
+                "open_at_end",
+                format!("still open when the capture ended, no new connection after the {event}"),
+            ),
+        };
+        let (commands, replies, max) = (
+            app.window_commands,
+            app.window_replies,
+            app.window_max_latency,
+        );
+        let (t, at) = (self.t(ts), wall(ts));
+        self.emit(PcapLine::PcapVerdict {
+            v: SCHEMA_VERSION,
+            t,
+            at,
+            conn: id,
+            event,
+            verdict: verdict.into(),
+            text,
+            reconnect_s,
+            close_s,
+            closed_by: by,
+            window_commands: commands,
+            window_replies: replies,
+            window_max_latency_ms: max,
+        });
+    }
+
+    /// The capture ended: holes still open are gaps, open MOVING connections get their verdict,
+    /// then the summary.
+    pub fn finish(&mut self) -> WatchLine {
+        let mut keys: Vec<_> = self.streams.keys().copied().collect();
+        keys.sort();
+        let end = self.last.unwrap_or(SystemTime::UNIX_EPOCH);
+        for key in keys {
+            self.finish_stream(key, end);
+        }
+        let mut ids: Vec<u32> = self.apps.keys().copied().collect();
+        ids.sort();
+        for id in ids {
+            self.verdict(id, end);
+        }
+        self.timeline.summary(self.instant(end), end, "ended")
+    }
+}

@@ -1,0 +1,255 @@
+//! Capture files in, packets out: pcap and pcapng through `pcap-parser`, each packet with its
+//! capture time and link type. A file cut mid-packet (a capture killed while writing, a copy
+//! taken while it grew) is read up to its last whole packet and the cut is reported, since
+//! everything before it is still good evidence.
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{PcapBlockOwned, PcapError};
+use std::time::{Duration, SystemTime};
+
+/// Which container the file was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pcap,
+    PcapNg,
+}
+
+/// One captured packet.
+pub struct Packet<'a> {
+    pub ts: SystemTime,
+    pub linktype: i32,
+    pub data: &'a [u8],
+    /// Bytes the packet had on the wire (more than `data` when the snap length cut it).
+    pub orig_len: u32,
+}
+
+/// What reading one file found besides its packets.
+#[derive(Debug, Default, Clone)]
+pub struct FileReport {
+    pub format: Option<Format>,
+    pub packets: u64,
+    /// The file ends inside a packet: bytes left over after the last whole one.
+    pub truncated: Option<u64>,
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot open: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a pcap or pcapng file (unrecognised header)")]
+    NotCapture,
+    #[error("the file is empty")]
+    Empty,
+    #[error("unreadable block at byte {offset}: {what}")]
+    Block { offset: u64, what: String },
+}
+
+/// The smallest read buffer; grown for packets larger than it.
+const BUFFER: usize = 1 << 20;
+/// Larger blocks than this are taken as corruption rather than grown into.
+const MAX_BLOCK: usize = 256 << 20;
+
+/// Opens a capture, telling pcap from pcapng by its first bytes.
+fn open(path: &std::path::Path) -> anyhow::Result<Box<dyn PcapReaderIterator + Send>> {
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    match pcap_parser::create_reader(BUFFER, file) {
+        Ok(r) => Ok(r),
+        Err(PcapError::Eof) => Err(ReadError::Empty.into()),
+        Err(PcapError::HeaderNotRecognized) | Err(PcapError::Incomplete(_)) => {
+            Err(ReadError::NotCapture.into())
+        }
+        Err(e) => Err(ReadError::Block {
+            offset: 0,
+            what: describe(&e),
+        }
+        .into()),
+    }
+}
+
+/// What the blocks read so far say about the ones to come.
+struct State {
+    report: FileReport,
+    /// pcap: one link type and time unit (nanoseconds or not) for the whole file.
+    legacy: Option<(i32, bool)>,
+    /// pcapng: per interface, its link type, time units per second and offset.
+    interfaces: Vec<(i32, u64, i64)>,
+    /// A simple packet block has no time of its own: it takes the previous packet's.
+    last_ts: SystemTime,
+}
+
+impl State {
+    fn block(
+        &mut self,
+        block: PcapBlockOwned<'_>,
+        each: &mut impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                self.report.format = Some(Format::Pcap);
+                self.legacy = Some((h.network.0, h.is_nanosecond_precision()));
+            }
+            PcapBlockOwned::Legacy(b) => {
+                let (linktype, nanos) = self.legacy.unwrap_or((1, false));
+                let frac = if nanos {
+                    b.ts_usec
+                } else {
+                    b.ts_usec.saturating_mul(1000)
+                };
+                self.report.packets += 1;
+                self.last_ts = SystemTime::UNIX_EPOCH
+                    + Duration::new(u64::from(b.ts_sec), frac.min(999_999_999));
+                each(Packet {
+                    ts: self.last_ts,
+                    linktype,
+                    data: b.data,
+                    orig_len: b.origlen,
+                })?;
+            }
+            PcapBlockOwned::NG(block) => {
+                self.report.format = Some(Format::PcapNg);
+                ng_block(
+                    block,
+                    &mut self.interfaces,
+                    &mut self.report,
+                    &mut self.last_ts,
+                    each,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads every packet of `path` in file order.
+pub fn read_file(
+    path: &std::path::Path,
+    mut each: impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<FileReport> {
+    let mut reader = open(path)?;
+    let mut state = State {
+        report: FileReport::default(),
+        legacy: None,
+        interfaces: Vec::new(),
+        last_ts: SystemTime::UNIX_EPOCH,
+    };
+    let mut size = BUFFER;
+    let mut offset: u64 = 0;
+    let mut last_refill_len = usize::MAX;
+    loop {
+        match reader.next() {
+            Ok((n, block)) => {
+                state.block(block, &mut each)?;
+                offset += n as u64;
+                reader.consume(n);
+            }
+            Err(PcapError::Eof) => break,
+            Err(PcapError::Incomplete(_)) => {
+                // A refill that brings nothing at the end of the file: the rest is a cut packet.
+                let have = reader.data().len();
+                if reader.reader_exhausted() && have == last_refill_len {
+                    state.report.truncated = Some(have as u64);
+                    break;
+                }
+                last_refill_len = have;
+                refill(&mut *reader, offset)?;
+            }
+            Err(PcapError::BufferTooSmall) if size < MAX_BLOCK => {
+                size *= 4;
+                reader.grow(size);
+                refill(&mut *reader, offset)?;
+            }
+            Err(PcapError::BufferTooSmall) => {
+                return Err(ReadError::Block {
+                    offset,
+                    what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
+                }
+                .into())
+            }
+            Err(PcapError::UnexpectedEof) => {
+                state.report.truncated = Some(reader.data().len() as u64);
+                break;
+            }
+            Err(e) => {
+                return Err(ReadError::Block {
+                    offset,
+                    what: describe(&e),
+                }
+                .into())
+            }
+        }
+    }
+    Ok(state.report)
+}
+
+fn refill(reader: &mut dyn PcapReaderIterator, offset: u64) -> anyhow::Result<()> {
+    reader.refill().map_err(|e| {
+        ReadError::Block {
+            offset,
+            what: describe(&e),
+        }
+        .into()
+    })
+}
+
+fn describe(e: &PcapError<&[u8]>) -> String {
+    match e {
+        PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => {
+            format!("malformed ({kind:?})")
+        }
+        PcapError::ReadError => "read error".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn ng_block(
+    block: Block<'_>,
+    interfaces: &mut Vec<(i32, u64, i64)>,
+    report: &mut FileReport,
+    last_ts: &mut SystemTime,
+    each: &mut impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use pcap_parser::traits::PcapNGPacketBlock;
+    match block {
+        // A new section starts its own interface numbering.
+        Block::SectionHeader(_) => interfaces.clear(),
+        Block::InterfaceDescription(idb) => {
+            let unit = pcap_parser::build_ts_resolution(idb.if_tsresol).unwrap_or(1_000_000);
+            interfaces.push((idb.linktype.0, unit.max(1), idb.if_tsoffset));
+        }
+        Block::EnhancedPacket(epb) => {
+            let Some(&(linktype, unit, tsoffset)) = interfaces.get(epb.if_id as usize) else {
+                anyhow::bail!(
+                    "packet {} names interface {} that the file never described",
+                    report.packets + 1,
+                    epb.if_id
+                );
+            };
+            let ticks = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+            let secs = (ticks / unit) as i64 + tsoffset;
+            let nanos = ((ticks % unit) as u128 * 1_000_000_000 / unit as u128) as u32;
+            report.packets += 1;
+            *last_ts =
+                SystemTime::UNIX_EPOCH + Duration::new(secs.max(0) as u64, nanos.min(999_999_999));
+            each(Packet {
+                ts: *last_ts,
+                linktype,
+                data: epb.packet_data(),
+                orig_len: epb.orig_len(),
+            })?;
+        }
+        Block::SimplePacket(spb) => {
+            let linktype = interfaces.first().map_or(1, |i| i.0);
+            report.packets += 1;
+            each(Packet {
+                ts: *last_ts,
+                linktype,
+                data: spb.packet_data(),
+                orig_len: spb.orig_len(),
+            })?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
