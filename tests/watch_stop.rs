@@ -13,6 +13,8 @@ use maintwatch::record::WatchLine;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -54,16 +56,20 @@ impl Flood {
 }
 
 /// Answers HELLO and the opt-in on each connection, then writes `flood` frames until the peer
-/// goes away.
-async fn flood_server(flood: Flood) -> SocketAddr {
-    common::test_server(move |socket| serve_flood(socket, flood)).await
+/// goes away. The counter is the flood bytes the server has offered so far (counted before each
+/// write, so it is never below what a reader can have read).
+async fn flood_server(flood: Flood) -> (SocketAddr, Arc<AtomicU64>) {
+    let offered = Arc::new(AtomicU64::new(0));
+    let counter = offered.clone();
+    let addr = common::test_server(move |socket| serve_flood(socket, flood, counter.clone())).await;
+    (addr, offered)
 }
 
 /// Frames in one turn of the flood: written from one buffer built once, so the server is never
 /// slower than the watch (the flood must outrun it for the stop to be tested).
 const CYCLE: u64 = 50_000;
 
-async fn serve_flood(mut socket: TcpStream, flood: Flood) {
+async fn serve_flood(mut socket: TcpStream, flood: Flood, offered: Arc<AtomicU64>) {
     // HELLO, then CLIENT MAINT_NOTIFICATIONS ON.
     if common::answer_commands(&mut socket, 2, common::handshake_reply)
         .await
@@ -72,7 +78,12 @@ async fn serve_flood(mut socket: TcpStream, flood: Flood) {
         return;
     }
     let cycle: Vec<u8> = (0..CYCLE).flat_map(|i| flood.frame(i)).collect();
-    while socket.write_all(&cycle).await.is_ok() {}
+    loop {
+        offered.fetch_add(cycle.len() as u64, Ordering::SeqCst);
+        if socket.write_all(&cycle).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// A running `maintwatch watch URL --json --capture FILE EXTRA...`; stdout is read all along
@@ -208,14 +219,45 @@ fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>,
 }
 
 async fn signal_under_flood(sig: &str, code: i32, reason: &str) {
-    let addr = flood_server(Flood::Messages).await;
+    let (addr, offered) = flood_server(Flood::Messages).await;
     let run = Run::start(&format!("redis://{addr}"), &[]);
     run.flooding(256 * 1024).await;
+    let at_signal = offered.load(Ordering::SeqCst);
     run.signal(sig);
     let (got, lines, stderr, capture) = run.ended().await;
     assert_eq!(got, code, "{sig}: {stderr}");
     assert_eq!(summary_reason(&lines), reason);
     assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
+    assert_read_little_after_the_stop(&capture, at_signal);
+}
+
+/// Flood cycles a watch may still read between the signal and its stop (it is handled at the next
+/// turn of the loop): generous, for a loaded machine. A watch that kept reading until the flood
+/// paused read seconds' worth, hundreds of cycles.
+const CYCLES_AFTER_STOP: u64 = 8;
+
+/// The pushes captured are at most what the server had offered when the signal was sent, plus
+/// [`CYCLES_AFTER_STOP`] cycles: the watch stopped reading, it did not go on until the flood
+/// let it see the signal.
+fn assert_read_little_after_the_stop(capture: &[u8], offered_at_signal: u64) {
+    let cycle_bytes: u64 = (0..CYCLE)
+        .map(|i| Flood::Messages.frame(i).len() as u64)
+        .sum();
+    let read: u64 = capture
+        .split(|&b| b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<WatchLine>(l).ok())
+        .filter_map(|l| match l {
+            WatchLine::Push { frame, .. } => Some(frame.len as u64),
+            _ => None,
+        })
+        .sum();
+    let allowed = offered_at_signal + CYCLES_AFTER_STOP * cycle_bytes;
+    assert!(
+        read <= allowed,
+        "the watch read {read} bytes of the flood, {} past what was offered when the signal was \
+         sent ({offered_at_signal}): it kept reading instead of stopping",
+        read - offered_at_signal
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,7 +277,7 @@ async fn sighup_stops_a_watch_under_an_endless_flood_with_129_and_a_summary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duration_stops_a_watch_under_an_endless_flood() {
-    let addr = flood_server(Flood::Messages).await;
+    let (addr, _) = flood_server(Flood::Messages).await;
     let run = Run::start(&format!("redis://{addr}"), &["--duration", "1s"]);
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
@@ -245,7 +287,7 @@ async fn duration_stops_a_watch_under_an_endless_flood() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn count_stops_a_watch_under_an_endless_flood_of_notifications() {
-    let addr = flood_server(Flood::Notifications).await;
+    let (addr, _) = flood_server(Flood::Notifications).await;
     let run = Run::start(&format!("redis://{addr}"), &["--count", "500"]);
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
