@@ -13,6 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::sim::scenario::{Mode, Start};
+use crate::sim::upstream::{SpawnedRedis, Upstream};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 
 /// Runs `maintwatch simulate`.
@@ -34,7 +35,19 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             )
         })?,
     };
+    // Started before the simulator so that a redis-server that cannot start stops everything
+    // before anything is printed; dropped (killed) on every path out of here.
+    let (upstream, spawned) = match args.upstream.as_deref() {
+        None => (None, None),
+        Some("spawn") => {
+            let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
+            (Some(s.upstream()), Some(s))
+        }
+        Some(url) => (Some(Upstream::parse(url).map_err(|e| anyhow!(e))?), None),
+    };
     let opts = SimOptions {
+        upstream: upstream.clone(),
+        traffic: args.grade || args.grade_json.is_some(),
         speed: args.speed,
         port: args.port,
         password: args.password.clone(),
@@ -59,6 +72,18 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     {
         let mut out = stdout.lock();
         banner(&mut out, &sim, args)?;
+        if let Some(up) = &upstream {
+            let how = if spawned.is_some() {
+                " (redis-server started for this run)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "  upstream  {}{how}: every other command is relayed there",
+                up.addr
+            )?;
+        }
         out.flush()?;
     }
 
@@ -85,6 +110,9 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         }
     };
     sim.shutdown().await;
+    if let Some(s) = spawned {
+        s.stop().await;
+    }
     Ok(code)
 }
 
@@ -99,6 +127,10 @@ async fn poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
 
 /// Which events a `--quiet` run still prints: the scenario's own steps.
 fn shown(e: &SimEvent, quiet: bool) -> bool {
+    // Traffic is for the grade: one line per read would drown the narration.
+    if matches!(e.what, What::Traffic { .. }) {
+        return false;
+    }
     !quiet
         || !matches!(
             e.what,
@@ -107,6 +139,7 @@ fn shown(e: &SimEvent, quiet: bool) -> bool {
                 | What::OptIn { .. }
                 | What::Sent { .. }
                 | What::Disconnected { .. }
+                | What::ClientInfo { .. }
         )
 }
 

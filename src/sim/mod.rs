@@ -27,6 +27,7 @@ pub mod escape;
 pub mod scenario;
 pub mod scenarios;
 mod server;
+pub mod upstream;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -70,6 +71,11 @@ pub struct SimOptions {
     pub catch_up: bool,
     /// Play the scenario again and again (see [`Simulator::finished`]).
     pub repeat: bool,
+    /// Relay the commands the simulator does not own to this server (see [`upstream`]).
+    pub upstream: Option<upstream::Upstream>,
+    /// Narrate traffic ([`What::Traffic`]) for a grade; off by default, it costs an event per
+    /// read.
+    pub traffic: bool,
 }
 
 impl SimOptions {
@@ -83,6 +89,8 @@ impl SimOptions {
             user: None,
             catch_up: true,
             repeat: false,
+            upstream: None,
+            traffic: false,
         }
     }
 }
@@ -98,6 +106,8 @@ impl fmt::Debug for SimOptions {
             .field("user", &self.user)
             .field("catch_up", &self.catch_up)
             .field("repeat", &self.repeat)
+            .field("upstream", &self.upstream)
+            .field("traffic", &self.traffic)
             .finish()
     }
 }
@@ -206,6 +216,24 @@ pub enum What {
     },
     /// The scenario reached its end.
     Finished { iteration: u64 },
+    /// Commands read from a connection in one batch, and error replies written to it (the
+    /// simulator's own or relayed); `unanswered` is how many commands were still waiting for a
+    /// reply when the connection ended. Only with [`SimOptions::traffic`].
+    Traffic {
+        conn: u64,
+        proxy: SocketAddr,
+        commands: u32,
+        errors: u32,
+        unanswered: u32,
+    },
+    /// The client named itself: `CLIENT SETINFO LIB-NAME|LIB-VER`, `CLIENT SETNAME` or
+    /// `HELLO ... SETNAME` (`field` is `lib-name`, `lib-ver` or `name`).
+    ClientInfo {
+        conn: u64,
+        proxy: SocketAddr,
+        field: &'static str,
+        value: String,
+    },
     /// Between loop iterations: DNS and listeners back to their initial state, every connection
     /// closed so clients start over.
     Reset { connections: usize },
@@ -369,6 +397,22 @@ impl fmt::Display for SimEvent {
                     ),
                 }
             }
+            What::Traffic {
+                conn,
+                proxy,
+                commands,
+                errors,
+                unanswered,
+            } => write!(
+                f,
+                "conn {conn} @{proxy}: {commands} command(s), {errors} error reply(ies), {unanswered} unanswered"
+            ),
+            What::ClientInfo {
+                conn,
+                proxy,
+                field,
+                value,
+            } => write!(f, "conn {conn} @{proxy}: client {field} {value}"),
             What::Ignored { conn, proxy, bytes } => write!(
                 f,
                 "conn {conn} @{proxy}: read {bytes} bytes, answered nothing (mode silent)"
@@ -430,6 +474,8 @@ struct Shared {
     password: Option<String>,
     user: String,
     catch_up: bool,
+    upstream: Option<upstream::Upstream>,
+    traffic: bool,
     events: broadcast::Sender<SimEvent>,
     state: Mutex<State>,
     clock: Mutex<Option<Instant>>,
@@ -534,6 +580,8 @@ impl Simulator {
             catch_up: opts.catch_up && scenario.catch_up,
             user: opts.user.unwrap_or_else(|| "default".into()),
             password: opts.password,
+            upstream: opts.upstream,
+            traffic: opts.traffic,
             events,
             state: Mutex::new(State {
                 next_conn: 1,
