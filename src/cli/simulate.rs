@@ -112,11 +112,11 @@ pub struct SimulateArgs {
 
     /// At the end, grade each client's behaviour against docs/protocol.md (a table on stdout;
     /// exit 1 when a rule failed).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repeat")]
     pub grade: bool,
 
     /// Also write the grade as JSON to FILE (implies --grade).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
     pub grade_json: Option<PathBuf>,
 }
 

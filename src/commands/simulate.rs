@@ -12,6 +12,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
+use crate::sim::grade;
 use crate::sim::scenario::{Mode, Start};
 use crate::sim::upstream::{SpawnedRedis, Upstream};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
@@ -87,6 +88,9 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         out.flush()?;
     }
 
+    let grading = args.grade || args.grade_json.is_some();
+    let mut seen: Vec<SimEvent> = Vec::new();
+    let mut lost = 0;
     let code = loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -97,11 +101,15 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
                         writeln!(out, "{e}")?;
                         out.flush()?;
                     }
+                    if grading {
+                        seen.push(e);
+                    }
                     if done {
                         break exit::SUCCESS;
                     }
                 }
                 Err(RecvError::Lagged(n)) => {
+                    lost += n;
                     writeln!(stdout.lock(), "({n} events not shown: the terminal was too slow)")?;
                 }
                 Err(RecvError::Closed) => break exit::SUCCESS,
@@ -109,11 +117,36 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             _ = &mut interrupted => break exit::INTERRUPTED,
         }
     };
+    let scenario = sim.scenario().clone();
     sim.shutdown().await;
     if let Some(s) = spawned {
         s.stop().await;
     }
-    Ok(code)
+    if !grading || code != exit::SUCCESS {
+        return Ok(code);
+    }
+    let g = grade::grade(&scenario, &seen);
+    {
+        let mut out = stdout.lock();
+        write!(out, "{}", g.table())?;
+        if lost > 0 {
+            writeln!(
+                out,
+                "grade: {lost} events were lost (the output was too slow); figures may be low"
+            )?;
+        }
+        out.flush()?;
+    }
+    if let Some(path) = &args.grade_json {
+        let json = serde_json::to_string_pretty(&g)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("writing the grade to {}", path.display()))?;
+    }
+    Ok(if g.passed {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    })
 }
 
 /// Polls a future once (so that it registers what it waits for) without waiting for it.

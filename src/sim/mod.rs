@@ -24,6 +24,7 @@
 pub mod cluster;
 pub mod dns;
 pub mod escape;
+pub mod grade;
 pub mod scenario;
 pub mod scenarios;
 mod server;
@@ -827,13 +828,18 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             });
         }
         Action::Close { proxy, restart } => {
-            let (connections, opted_in) = close_proxy(shared, Some(*proxy));
+            let (connections, opted_in, closing) = close_proxy(shared, Some(*proxy));
+            // Narrated before the connections learn of it, so every Disconnected it causes comes
+            // after it (the grade counts the connections still open at this event as cut).
             shared.emit(What::Closed {
                 proxy: shared.addr(*proxy),
                 connections,
                 opted_in,
                 restart: *restart,
             });
+            for tx in closing {
+                let _ = tx.send(ConnMsg::Close);
+            }
         }
         Action::Down(p) | Action::Up(p) => {
             let up = matches!(step.action, Action::Up(_));
@@ -927,8 +933,12 @@ fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Pus
     }
 }
 
-/// Closes every connection of `proxy` (of every proxy for `None`); returns (all, opted in).
-fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
+/// Takes every connection of `proxy` (of every proxy for `None`) out of the table; returns (all,
+/// opted in, the queues to send the close to).
+fn close_proxy(
+    shared: &Shared,
+    proxy: Option<Ipv4Addr>,
+) -> (usize, usize, Vec<mpsc::UnboundedSender<ConnMsg>>) {
     let mut st = shared.lock();
     let ids: Vec<u64> = st
         .conns
@@ -937,10 +947,11 @@ fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
         .map(|(id, _)| *id)
         .collect();
     let mut opted_in = 0;
+    let mut closing = Vec::new();
     for id in &ids {
         if let Some(c) = st.conns.remove(id) {
             opted_in += usize::from(c.opted_in);
-            let _ = c.tx.send(ConnMsg::Close);
+            closing.push(c.tx);
         }
     }
     match proxy {
@@ -950,7 +961,7 @@ fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
         None => st.open_moving.clear(),
     }
     shared.sync_opted_in(&st);
-    (ids.len(), opted_in)
+    (ids.len(), opted_in, closing)
 }
 
 /// Between loop iterations: the deployment goes back to how the scenario starts. The counter and
@@ -966,6 +977,9 @@ async fn reset(shared: &Shared, dns: &SimDns) {
         tx.send_replace(!s.initially_down.contains(ip));
     }
     shared.lock().topology = initial_topology(s);
-    let (connections, _) = close_proxy(shared, None);
+    let (connections, _, closing) = close_proxy(shared, None);
     shared.emit(What::Reset { connections });
+    for tx in closing {
+        let _ = tx.send(ConnMsg::Close);
+    }
 }
