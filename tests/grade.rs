@@ -263,9 +263,20 @@ async fn many_new_connections_fail_no_storm() {
         let _storm = Conn::open(proxy(&sim, 2), "storm", true).await;
         until(&mut events, &mut seen, is_moving).await;
         let _one = Conn::open(proxy(&sim, 2), "calm", true).await;
-        let mut many = Vec::new();
-        for _ in 0..4 {
-            many.push(Conn::open(proxy(&sim, 2), "storm", false).await);
+        // One connection at a time, opened and closed again and again.
+        for _ in 0..10 {
+            drop(Conn::open(proxy(&sim, 2), "storm", true).await);
+            // Closed before the next one opens, so the peak stays at two.
+            until(&mut events, &mut seen, |w| {
+                matches!(
+                    w,
+                    What::Disconnected {
+                        by_server: false,
+                        ..
+                    }
+                )
+            })
+            .await;
         }
         finish(sim, events, seen).await
     })
