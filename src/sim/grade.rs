@@ -149,16 +149,32 @@ struct Pushed {
 
 /// Grades a finished run from its narration (every event, in order).
 pub fn grade(scenario: &Scenario, events: &[SimEvent]) -> Grade {
-    let mut conns: HashMap<u64, ConnInfo> = HashMap::new();
-    let mut pushes: Vec<Pushed> = Vec::new();
-    let mut dns: Vec<IpAddr> = scenario.dns.clone();
-    // Before the clock starts, events count as time zero minus nothing: "before".
-    let at = |e: &SimEvent| e.clock.unwrap_or(-1.0);
+    let mut c = Collector {
+        conns: HashMap::new(),
+        pushes: Vec::new(),
+        dns: scenario.dns.clone(),
+    };
     for e in events {
-        let t = at(e);
+        c.feed(scenario, e);
+    }
+    build(scenario, &c.conns, &c.pushes)
+}
+
+/// What the narration says, per connection and per notification.
+struct Collector {
+    conns: HashMap<u64, ConnInfo>,
+    pushes: Vec<Pushed>,
+    /// The records DNS serves now.
+    dns: Vec<IpAddr>,
+}
+
+impl Collector {
+    fn feed(&mut self, scenario: &Scenario, e: &SimEvent) {
+        // Before the clock starts, events count as "before everything".
+        let t = e.clock.unwrap_or(-1.0);
         match &e.what {
             What::Connected { conn, proxy, peer } => {
-                let c = conns.entry(*conn).or_default();
+                let c = self.conns.entry(*conn).or_default();
                 c.proxy = Some(*proxy);
                 c.peer = Some(*peer);
                 c.opened = t;
@@ -170,13 +186,13 @@ pub fn grade(scenario: &Scenario, events: &[SimEvent]) -> Grade {
                 endpoint_type,
                 ..
             } => {
-                conns.entry(*conn).or_default().opted_in =
+                self.conns.entry(*conn).or_default().opted_in =
                     Some(endpoint_type.clone().unwrap_or_else(|| "default".into()));
             }
             What::ClientInfo {
                 conn, field, value, ..
             } => {
-                let c = conns.entry(*conn).or_default();
+                let c = self.conns.entry(*conn).or_default();
                 let v = Some(value.clone());
                 match *field {
                     "lib-name" => c.lib_name = v,
@@ -190,77 +206,90 @@ pub fn grade(scenario: &Scenario, events: &[SimEvent]) -> Grade {
                 errors,
                 unanswered,
                 ..
-            } => conns.entry(*conn).or_default().traffic.push((
+            } => self.conns.entry(*conn).or_default().traffic.push((
                 t,
                 u64::from(*commands),
                 u64::from(*errors),
                 u64::from(*unanswered),
             )),
             What::Sent { conn, why, .. } => {
-                conns.entry(*conn).or_default().sent.push((t, *why));
+                self.conns.entry(*conn).or_default().sent.push((t, *why));
             }
             What::Disconnected {
                 conn, by_server, ..
-            } => conns.entry(*conn).or_default().closed = Some((t, *by_server)),
+            } => self.conns.entry(*conn).or_default().closed = Some((t, *by_server)),
             What::Pushed {
                 line,
                 summary,
                 seq,
                 proxies,
                 ..
-            } => {
-                let step = scenario.steps.iter().find(|s| s.line == *line);
-                let (kind, window, named_target) = match step.map(|s| &s.action) {
-                    Some(Action::Push {
-                        push:
-                            Push::Structured {
-                                kind, time, target, ..
-                            },
-                        ..
-                    }) => (
-                        Some(*kind),
-                        time.unwrap_or(0) as f64,
-                        matches!(target, Some(Endpoint::Text(_))),
-                    ),
-                    _ => (None, 0.0, false),
-                };
-                let alternative = named_target || offers_other(&dns, proxies);
-                pushes.push(Pushed {
-                    at: t,
-                    kind,
-                    summary: summary.split(' ').next().unwrap_or("").to_string(),
-                    seq: *seq,
-                    window,
-                    named_target,
-                    proxies: proxies.clone(),
-                    close: None,
-                    cut: HashSet::new(),
-                    alternative,
-                });
-            }
+            } => self.pushed(scenario, t, *line, summary, *seq, proxies),
             What::Dns { records, .. } => {
-                dns = records.clone();
-                for p in pushes.iter_mut().filter(|p| p.close.is_none()) {
-                    p.alternative |= offers_other(&dns, &p.proxies);
+                self.dns = records.clone();
+                for p in self.pushes.iter_mut().filter(|p| p.close.is_none()) {
+                    p.alternative |= offers_other(&self.dns, &p.proxies);
                 }
             }
-            What::Closed { proxy, .. } => {
-                for p in pushes
-                    .iter_mut()
-                    .filter(|p| p.close.is_none() && p.proxies.contains(proxy))
-                {
-                    p.close = Some(t);
-                    p.cut = conns
-                        .iter()
-                        .filter(|(_, c)| c.proxy == Some(*proxy) && c.closed.is_none())
-                        .map(|(id, _)| *id)
-                        .collect();
-                }
-            }
+            What::Closed { proxy, .. } => self.closed(t, *proxy),
             _ => {}
         }
     }
-    build(scenario, &conns, &pushes)
+
+    fn pushed(
+        &mut self,
+        scenario: &Scenario,
+        t: f64,
+        line: usize,
+        summary: &str,
+        seq: Option<i64>,
+        proxies: &[SocketAddr],
+    ) {
+        let step = scenario.steps.iter().find(|s| s.line == line);
+        let (kind, window, named_target) = match step.map(|s| &s.action) {
+            Some(Action::Push {
+                push:
+                    Push::Structured {
+                        kind, time, target, ..
+                    },
+                ..
+            }) => (
+                Some(*kind),
+                time.unwrap_or(0) as f64,
+                matches!(target, Some(Endpoint::Text(_))),
+            ),
+            _ => (None, 0.0, false),
+        };
+        self.pushes.push(Pushed {
+            at: t,
+            kind,
+            summary: summary.split(' ').next().unwrap_or("").to_string(),
+            seq,
+            window,
+            named_target,
+            proxies: proxies.to_vec(),
+            close: None,
+            cut: HashSet::new(),
+            alternative: named_target || offers_other(&self.dns, proxies),
+        });
+    }
+
+    /// A node-wide close: the connections still open on that proxy are cut.
+    fn closed(&mut self, t: f64, proxy: SocketAddr) {
+        let conns = &self.conns;
+        for p in self
+            .pushes
+            .iter_mut()
+            .filter(|p| p.close.is_none() && p.proxies.contains(&proxy))
+        {
+            p.close = Some(t);
+            p.cut = conns
+                .iter()
+                .filter(|(_, c)| c.proxy == Some(proxy) && c.closed.is_none())
+                .map(|(id, _)| *id)
+                .collect();
+        }
+    }
 }
 
 /// DNS names an address that is not one of the retiring proxies.
