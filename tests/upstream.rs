@@ -427,3 +427,82 @@ async fn a_wrong_upstream_password_is_an_error_without_the_password() {
     })
     .await;
 }
+
+/// The CLI: a URL it cannot use is a usage error naming the flag, never showing the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_upstream_url_is_a_usage_error_without_the_password() {
+    for url in [
+        "rediss://app:Sekr1t-pw@127.0.0.1:6379",
+        "redis://app:Sekr1t-pw@host:port",
+    ] {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(["simulate", "--upstream", url])
+            .output()
+            .await
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(maintwatch::exit::USAGE), "{err}");
+        assert!(err.contains("--upstream"), "{err}");
+        assert!(!err.contains("Sekr1t") && out.stdout.is_empty(), "{err}");
+    }
+}
+
+/// `--upstream spawn`: redis-server from PATH answers through the simulator, and is gone once
+/// the simulator has exited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
+    let Some(redis) = common::redis_server_binary("upstream_spawn") else {
+        return;
+    };
+    guarded(async {
+        let dir = std::path::Path::new(&redis).parent().unwrap().to_path_buf();
+        let path = std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )))
+        .unwrap();
+        let mut sim = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(["simulate", "--scenario", "single-proxy", "--speed", "20"])
+            .args(["--upstream", "spawn", "--quiet"])
+            .env("PATH", path)
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+            sim.stdout.take().unwrap(),
+        ));
+        let (mut proxy, mut upstream) = (None, None);
+        while let Some(l) = lines.next_line().await.unwrap() {
+            let l = l.trim().to_string();
+            if let Some(rest) = l.strip_prefix("proxies") {
+                proxy = rest
+                    .split_whitespace()
+                    .next()
+                    .map(|a| a.parse::<SocketAddr>().unwrap());
+            }
+            if let Some(rest) = l.strip_prefix("upstream") {
+                let addr = rest.split_whitespace().next().unwrap();
+                upstream = Some(addr.trim_end_matches(':').parse::<SocketAddr>().unwrap());
+                assert!(l.contains("redis-server started for this run"), "{l}");
+                break;
+            }
+        }
+        let (proxy, upstream) = (proxy.unwrap(), upstream.unwrap());
+        let mut c = Client::resp3(proxy).await;
+        assert_eq!(c.call(&["INCR", "spawned"]).await, b":1\r\n");
+        // The server behind is the spawned one.
+        assert_eq!(
+            common::command(upstream, &["GET", "spawned"]).await,
+            b"$1\r\n1\r\n"
+        );
+        // Opting in starts the clock; the scenario ends and the simulator exits.
+        c.call(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await;
+        while lines.next_line().await.unwrap().is_some() {}
+        assert_eq!(sim.wait().await.unwrap().code(), Some(0));
+        assert!(
+            TcpStream::connect(upstream).await.is_err(),
+            "redis-server still runs"
+        );
+    })
+    .await;
+}

@@ -44,7 +44,14 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
             (Some(s.upstream()), Some(s))
         }
-        Some(url) => (Some(Upstream::parse(url).map_err(|e| anyhow!(e))?), None),
+        Some(url) => match Upstream::parse(url) {
+            Ok(up) => (Some(up), None),
+            Err(e) => {
+                // The URL's parse error is already redacted (no password in it).
+                eprintln!("maintwatch simulate: error: --upstream: {e}");
+                return Ok(exit::USAGE);
+            }
+        },
     };
     let opts = SimOptions {
         upstream: upstream.clone(),

@@ -57,13 +57,10 @@ impl Upstream {
     pub fn parse(url: &str) -> Result<Upstream, String> {
         let u = RedisUrl::parse(url).map_err(|e| e.to_string())?;
         if u.tls {
-            return Err("--upstream: rediss:// is not supported (the relay is plain TCP)".into());
+            return Err("rediss:// is not supported (the relay is plain TCP)".into());
         }
         if u.db.is_some() {
-            return Err(
-                "--upstream: a database in the URL is not supported; clients SELECT their own"
-                    .into(),
-            );
+            return Err("a database in the URL is not supported; clients SELECT their own".into());
         }
         let host = if u.host.contains(':') {
             format!("[{}]", u.host)
