@@ -240,6 +240,31 @@ async fn a_resp2_client_gets_resp2_replies() {
     .await;
 }
 
+/// RESET returns a connection to RESP2 on the server; the relay follows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_returns_to_resp2_through_the_relay() {
+    let Some(redis) = RealRedis::start("reset", &[]).await else {
+        return;
+    };
+    guarded(async {
+        let sim = sim_with(upstream_of(&redis), "single-proxy", 1.0).await;
+        let script: &[&[&str]] = &[
+            &["GET", "{k}:none"],
+            &["RESET"],
+            &["GET", "{k}:none"],
+            &["HELLO", "3", "SETNAME", "x"],
+            &["GET", "{k}:none"],
+        ];
+        let (direct, through) = both(redis.addr, sim.proxies()[0], script).await;
+        for i in [0, 1, 2, 4] {
+            assert_eq!(show(&direct[i]), show(&through[i]), "reply {i}");
+        }
+        assert_eq!(through[2], b"$-1\r\n");
+        sim.shutdown().await;
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blpop_blocks_until_an_lpush_from_another_connection() {
     let Some(redis) = RealRedis::start("blpop", &[]).await else {

@@ -601,6 +601,18 @@ impl Conn {
                         self.client_info("name", &args[2]);
                     }
                     self.forward(&name, raw, batch);
+                    if name == "RESET" {
+                        // RESET puts the upstream connection back to RESP2, and the client
+                        // with it; a connection that was opted in no longer is (no pushes in
+                        // RESP2).
+                        if let Some(up) = self.up.as_mut() {
+                            up.resp3 = false;
+                        }
+                        self.resp3 = false;
+                        if self.opted_in {
+                            self.set_opted_in(false);
+                        }
+                    }
                 }
                 self.hold_local(start, batch);
                 return;
