@@ -265,6 +265,28 @@ async fn reset_returns_to_resp2_through_the_relay() {
     .await;
 }
 
+/// QUIT pipelined behind relayed commands closes only after their replies, as Redis does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quit_behind_relayed_commands_waits_for_their_replies() {
+    let Some(redis) = RealRedis::start("quit", &[]).await else {
+        return;
+    };
+    guarded(async {
+        let sim = sim_with(upstream_of(&redis), "single-proxy", 1.0).await;
+        let mut c = Client::resp3(sim.proxies()[0]).await;
+        let mut batch = encode_command(&["INCR", "quit:n"]);
+        batch.extend(encode_command(&["INCR", "quit:n"]));
+        batch.extend(encode_command(&["QUIT"]));
+        batch.extend(encode_command(&["INCR", "quit:n"]));
+        c.s.write_all(&batch).await.unwrap();
+        assert!(c.closed().await);
+        let got: Vec<String> = c.replies.iter().map(|r| show(r)).collect();
+        assert_eq!(got, [":1\r\n", ":2\r\n", "+OK\r\n"]);
+        sim.shutdown().await;
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blpop_blocks_until_an_lpush_from_another_connection() {
     let Some(redis) = RealRedis::start("blpop", &[]).await else {

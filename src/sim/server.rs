@@ -286,6 +286,8 @@ impl Conn {
         // A frame being written one byte at a time, and what waits for it to be complete.
         let mut trickle: Option<Trickle> = None;
         let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
+        // A QUIT was read while relayed replies were still owed: nothing more is read.
+        let mut quitting = false;
         let by_server = 'run: loop {
             while trickle.is_none() {
                 let Some(msg) = backlog.pop_front() else {
@@ -307,7 +309,7 @@ impl Conn {
                     }
                 },
                 // While a frame trickles out, commands wait unread: no reply may land inside it.
-                read = rd.read_buf(&mut buf), if trickle.is_none() => match read {
+                read = rd.read_buf(&mut buf), if trickle.is_none() && !quitting => match read {
                     Ok(0) | Err(_) => break false,
                     Ok(n) if self.shared.scenario.silent => {
                         buf.clear();
@@ -328,9 +330,11 @@ impl Conn {
                         for (bytes, why) in batch.notes {
                             self.sent(writing, at, bytes.to_vec(), why);
                         }
-                        if batch.close {
+                        if batch.close && self.owed() == 0 {
                             break true;
                         }
+                        // QUIT behind relayed commands: their replies first, then the close.
+                        quitting |= batch.close;
                     }
                 },
                 () = sleep_until_some(next_byte) => {
@@ -353,6 +357,9 @@ impl Conn {
                         break false;
                     }
                     self.traffic(0, errors, 0);
+                    if quitting && self.owed() == 0 {
+                        break true;
+                    }
                 },
                 _ = wait_until(&mut shutdown, true) => break true,
             }
@@ -455,6 +462,11 @@ impl Conn {
                 }
             }
         }
+    }
+
+    /// Replies still owed to the client (relayed ones, and the simulator's own waiting behind).
+    fn owed(&self) -> usize {
+        self.up.as_ref().map_or(0, |u| u.pending.len())
     }
 
     /// Narrates traffic for a grade, when asked for and when there is some.
