@@ -287,6 +287,35 @@ async fn quit_behind_relayed_commands_waits_for_their_replies() {
     .await;
 }
 
+/// A client that reads slowly: the relay holds back (bounded read-ahead) and loses nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_replies_to_a_slow_reader_arrive_whole_and_in_order() {
+    let Some(redis) = RealRedis::start("slow_reader", &[]).await else {
+        return;
+    };
+    guarded(async {
+        let sim = sim_with(upstream_of(&redis), "single-proxy", 1.0).await;
+        let mut c = Client::resp3(sim.proxies()[0]).await;
+        let big = "x".repeat(1 << 20);
+        assert_eq!(c.call(&["SET", "big", &big]).await, b"+OK\r\n");
+        let mut batch = Vec::new();
+        for i in 0..40 {
+            batch.extend(encode_command(&["GET", "big"]));
+            batch.extend(encode_command(&["ECHO", &i.to_string()]));
+        }
+        c.s.write_all(&batch).await.unwrap();
+        // Nothing read until everything was sent, then all of it, in order.
+        let want = format!("${}\r\n{big}\r\n", big.len());
+        for i in 0..40 {
+            assert!(c.reply().await == want.as_bytes(), "GET {i}");
+            let echo = show(&c.reply().await);
+            assert_eq!(echo, format!("${}\r\n{i}\r\n", i.to_string().len()));
+        }
+        sim.shutdown().await;
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blpop_blocks_until_an_lpush_from_another_connection() {
     let Some(redis) = RealRedis::start("blpop", &[]).await else {

@@ -142,7 +142,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
     });
     let (up, up_rx) = match shared.upstream {
         Some(_) => {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(super::upstream::READ_AHEAD);
             (
                 Some(UpConn {
                     link: None,
@@ -192,7 +192,7 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
 }
 
 /// Receives from the upstream, or waits forever without one.
-async fn recv_some(rx: &mut Option<mpsc::UnboundedReceiver<UpMsg>>) -> Option<UpMsg> {
+async fn recv_some(rx: &mut Option<mpsc::Receiver<UpMsg>>) -> Option<UpMsg> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
@@ -228,7 +228,7 @@ enum Pending {
 struct UpConn {
     /// Opened by the first relayed command.
     link: Option<Link>,
-    replies: mpsc::UnboundedSender<UpMsg>,
+    replies: mpsc::Sender<UpMsg>,
     /// Why the upstream is gone; every relayed command since gets an error reply.
     failed: Option<String>,
     pending: VecDeque<Pending>,
@@ -278,7 +278,7 @@ impl Conn {
         mut self,
         stream: TcpStream,
         mut rx: mpsc::UnboundedReceiver<ConnMsg>,
-        mut up_rx: Option<mpsc::UnboundedReceiver<UpMsg>>,
+        mut up_rx: Option<mpsc::Receiver<UpMsg>>,
     ) {
         let (mut rd, mut wr) = stream.into_split();
         let mut shutdown = self.shared.shutdown.clone();

@@ -29,6 +29,10 @@ use super::escape::escape;
 use crate::conn::url::RedisUrl;
 use crate::resp::{encode_command, Frame, Limits, StreamReader};
 
+/// Batches of frames read ahead of the client: beyond this the reader stops reading, and the
+/// upstream server holds the rest (bounded memory here whatever the client reads).
+pub(super) const READ_AHEAD: usize = 16;
+
 /// One deadline for the upstream's connect, and one for its HELLO reply.
 const PHASE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -113,7 +117,7 @@ pub(super) struct Link {
 impl Link {
     /// Connects in the background; until then (and after a failure) writes are queued or dropped,
     /// and the failure arrives on `replies`.
-    pub fn open(up: Upstream, replies: mpsc::UnboundedSender<UpMsg>) -> Link {
+    pub fn open(up: Upstream, replies: mpsc::Sender<UpMsg>) -> Link {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(run(up, rx, replies));
         Link { tx }
@@ -125,22 +129,18 @@ impl Link {
     }
 }
 
-async fn run(
-    up: Upstream,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    replies: mpsc::UnboundedSender<UpMsg>,
-) {
+async fn run(up: Upstream, mut rx: mpsc::UnboundedReceiver<Vec<u8>>, replies: mpsc::Sender<UpMsg>) {
     let stream = match connect(&up).await {
         Ok(s) => s,
         Err(why) => {
-            let _ = replies.send(UpMsg::Failed(why));
+            let _ = replies.send(UpMsg::Failed(why)).await;
             return;
         }
     };
     let (mut rd, mut wr) = stream.into_split();
     let reader = tokio::spawn(async move {
         let why = read_frames(&mut rd, &replies).await;
-        let _ = replies.send(UpMsg::Failed(why));
+        let _ = replies.send(UpMsg::Failed(why)).await;
     });
     while let Some(bytes) = rx.recv().await {
         if wr.write_all(&bytes).await.is_err() {
@@ -211,7 +211,7 @@ async fn connect(up: &Upstream) -> Result<TcpStream, String> {
 /// Reads until the upstream goes away; returns why.
 async fn read_frames(
     rd: &mut tokio::net::tcp::OwnedReadHalf,
-    replies: &mpsc::UnboundedSender<UpMsg>,
+    replies: &mpsc::Sender<UpMsg>,
 ) -> String {
     let mut reader = StreamReader::new(Limits::default());
     loop {
@@ -228,7 +228,12 @@ async fn read_frames(
             bytes.extend_from_slice(raw);
             ends.push((bytes.len(), raw.first() == Some(&b'>')));
         });
-        if !ends.is_empty() && replies.send(UpMsg::Frames(Frames { bytes, ends })).is_err() {
+        if !ends.is_empty()
+            && replies
+                .send(UpMsg::Frames(Frames { bytes, ends }))
+                .await
+                .is_err()
+        {
             return "the client connection ended".into();
         }
         if let Err(e) = scanned {
