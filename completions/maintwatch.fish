@@ -143,10 +143,13 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l port -d 'Port shared by every proxy (0 picks a free one)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l password -d 'Require this password (AUTH / HELLO 3 AUTH). Never printed' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l user -d 'The ACL user the password belongs to (default: default)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l upstream -d 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster\'s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade-json -d 'Also write the grade as JSON to FILE (implies --grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-catch-up -d 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in\'s +OK'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s q -l quiet -d 'Print where it listens and the scenario\'s steps only, not every connection and command'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade -d 'At the end, grade each client\'s behaviour against docs/protocol.md (a table on stdout; exit 1 when a rule failed)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play' -r -f -a "single-proxy\t''
 multi-proxy\t''

@@ -102,6 +102,22 @@ pub struct SimulateArgs {
     /// Print where it listens and the scenario's steps only, not every connection and command.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT
+    /// SETINFO/MAINT_NOTIFICATIONS and a cluster's topology) to this Redis, one upstream
+    /// connection per client connection: redis://[user:pass@]host:port, or `spawn` to start
+    /// redis-server from PATH on a free loopback port (stopped at exit).
+    #[arg(long, value_name = "URL|spawn")]
+    pub upstream: Option<String>,
+
+    /// At the end, grade each client's behaviour against docs/protocol.md (a table on stdout;
+    /// exit 1 when a rule failed).
+    #[arg(long, conflicts_with = "repeat")]
+    pub grade: bool,
+
+    /// Also write the grade as JSON to FILE (implies --grade).
+    #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
+    pub grade_json: Option<PathBuf>,
 }
 
 /// The long description of `demo`. The `Command::Demo` variant repeats it

@@ -12,7 +12,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
+use crate::sim::grade;
 use crate::sim::scenario::{Mode, Start};
+use crate::sim::upstream::{SpawnedRedis, Upstream};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 
 /// Runs `maintwatch simulate`.
@@ -34,7 +36,26 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             )
         })?,
     };
+    // Started before the simulator so that a redis-server that cannot start stops everything
+    // before anything is printed; dropped (killed) on every path out of here.
+    let (upstream, spawned) = match args.upstream.as_deref() {
+        None => (None, None),
+        Some("spawn") => {
+            let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
+            (Some(s.upstream()), Some(s))
+        }
+        Some(url) => match Upstream::parse(url) {
+            Ok(up) => (Some(up), None),
+            Err(e) => {
+                // The URL's parse error is already redacted (no password in it).
+                eprintln!("maintwatch simulate: error: --upstream: {e}");
+                return Ok(exit::USAGE);
+            }
+        },
+    };
     let opts = SimOptions {
+        upstream: upstream.clone(),
+        traffic: args.grade || args.grade_json.is_some(),
         speed: args.speed,
         port: args.port,
         password: args.password.clone(),
@@ -59,9 +80,24 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     {
         let mut out = stdout.lock();
         banner(&mut out, &sim, args)?;
+        if let Some(up) = &upstream {
+            let how = if spawned.is_some() {
+                " (redis-server started for this run)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "  upstream  {}{how}: every other command is relayed there",
+                up.addr
+            )?;
+        }
         out.flush()?;
     }
 
+    let grading = args.grade || args.grade_json.is_some();
+    let mut seen: Vec<SimEvent> = Vec::new();
+    let mut lost = 0;
     let code = loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -72,11 +108,15 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
                         writeln!(out, "{e}")?;
                         out.flush()?;
                     }
+                    if grading {
+                        seen.push(e);
+                    }
                     if done {
                         break exit::SUCCESS;
                     }
                 }
                 Err(RecvError::Lagged(n)) => {
+                    lost += n;
                     writeln!(stdout.lock(), "({n} events not shown: the terminal was too slow)")?;
                 }
                 Err(RecvError::Closed) => break exit::SUCCESS,
@@ -84,8 +124,36 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             _ = &mut interrupted => break exit::INTERRUPTED,
         }
     };
+    let scenario = sim.scenario().clone();
     sim.shutdown().await;
-    Ok(code)
+    if let Some(s) = spawned {
+        s.stop().await;
+    }
+    if !grading || code != exit::SUCCESS {
+        return Ok(code);
+    }
+    let g = grade::grade(&scenario, &seen);
+    {
+        let mut out = stdout.lock();
+        write!(out, "{}", g.table())?;
+        if lost > 0 {
+            writeln!(
+                out,
+                "grade: {lost} events were lost (the output was too slow); figures may be low"
+            )?;
+        }
+        out.flush()?;
+    }
+    if let Some(path) = &args.grade_json {
+        let json = serde_json::to_string_pretty(&g)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("writing the grade to {}", path.display()))?;
+    }
+    Ok(if g.passed {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    })
 }
 
 /// Polls a future once (so that it registers what it waits for) without waiting for it.
@@ -99,6 +167,10 @@ async fn poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
 
 /// Which events a `--quiet` run still prints: the scenario's own steps.
 fn shown(e: &SimEvent, quiet: bool) -> bool {
+    // Traffic is for the grade: one line per read would drown the narration.
+    if matches!(e.what, What::Traffic { .. }) {
+        return false;
+    }
     !quiet
         || !matches!(
             e.what,
@@ -107,6 +179,7 @@ fn shown(e: &SimEvent, quiet: bool) -> bool {
                 | What::OptIn { .. }
                 | What::Sent { .. }
                 | What::Disconnected { .. }
+                | What::ClientInfo { .. }
         )
 }
 

@@ -24,9 +24,11 @@
 pub mod cluster;
 pub mod dns;
 pub mod escape;
+pub mod grade;
 pub mod scenario;
 pub mod scenarios;
 mod server;
+pub mod upstream;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -70,6 +72,11 @@ pub struct SimOptions {
     pub catch_up: bool,
     /// Play the scenario again and again (see [`Simulator::finished`]).
     pub repeat: bool,
+    /// Relay the commands the simulator does not own to this server (see [`upstream`]).
+    pub upstream: Option<upstream::Upstream>,
+    /// Narrate traffic ([`What::Traffic`]) for a grade; off by default, it costs an event per
+    /// read.
+    pub traffic: bool,
 }
 
 impl SimOptions {
@@ -83,6 +90,8 @@ impl SimOptions {
             user: None,
             catch_up: true,
             repeat: false,
+            upstream: None,
+            traffic: false,
         }
     }
 }
@@ -98,6 +107,8 @@ impl fmt::Debug for SimOptions {
             .field("user", &self.user)
             .field("catch_up", &self.catch_up)
             .field("repeat", &self.repeat)
+            .field("upstream", &self.upstream)
+            .field("traffic", &self.traffic)
             .finish()
     }
 }
@@ -206,6 +217,24 @@ pub enum What {
     },
     /// The scenario reached its end.
     Finished { iteration: u64 },
+    /// Commands read from a connection in one batch, and error replies written to it (the
+    /// simulator's own or relayed); `unanswered` is how many commands were still waiting for a
+    /// reply when the connection ended. Only with [`SimOptions::traffic`].
+    Traffic {
+        conn: u64,
+        proxy: SocketAddr,
+        commands: u32,
+        errors: u32,
+        unanswered: u32,
+    },
+    /// The client named itself: `CLIENT SETINFO LIB-NAME|LIB-VER`, `CLIENT SETNAME` or
+    /// `HELLO ... SETNAME` (`field` is `lib-name`, `lib-ver` or `name`).
+    ClientInfo {
+        conn: u64,
+        proxy: SocketAddr,
+        field: &'static str,
+        value: String,
+    },
     /// Between loop iterations: DNS and listeners back to their initial state, every connection
     /// closed so clients start over.
     Reset { connections: usize },
@@ -369,6 +398,22 @@ impl fmt::Display for SimEvent {
                     ),
                 }
             }
+            What::Traffic {
+                conn,
+                proxy,
+                commands,
+                errors,
+                unanswered,
+            } => write!(
+                f,
+                "conn {conn} @{proxy}: {commands} command(s), {errors} error reply(ies), {unanswered} unanswered"
+            ),
+            What::ClientInfo {
+                conn,
+                proxy,
+                field,
+                value,
+            } => write!(f, "conn {conn} @{proxy}: client {field} {value}"),
             What::Ignored { conn, proxy, bytes } => write!(
                 f,
                 "conn {conn} @{proxy}: read {bytes} bytes, answered nothing (mode silent)"
@@ -430,6 +475,8 @@ struct Shared {
     password: Option<String>,
     user: String,
     catch_up: bool,
+    upstream: Option<upstream::Upstream>,
+    traffic: bool,
     events: broadcast::Sender<SimEvent>,
     state: Mutex<State>,
     clock: Mutex<Option<Instant>>,
@@ -534,6 +581,8 @@ impl Simulator {
             catch_up: opts.catch_up && scenario.catch_up,
             user: opts.user.unwrap_or_else(|| "default".into()),
             password: opts.password,
+            upstream: opts.upstream,
+            traffic: opts.traffic,
             events,
             state: Mutex::new(State {
                 next_conn: 1,
@@ -779,13 +828,18 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             });
         }
         Action::Close { proxy, restart } => {
-            let (connections, opted_in) = close_proxy(shared, Some(*proxy));
+            let (connections, opted_in, closing) = close_proxy(shared, Some(*proxy));
+            // Narrated before the connections learn of it, so every Disconnected it causes comes
+            // after it (the grade counts the connections still open at this event as cut).
             shared.emit(What::Closed {
                 proxy: shared.addr(*proxy),
                 connections,
                 opted_in,
                 restart: *restart,
             });
+            for tx in closing {
+                let _ = tx.send(ConnMsg::Close);
+            }
         }
         Action::Down(p) | Action::Up(p) => {
             let up = matches!(step.action, Action::Up(_));
@@ -879,8 +933,12 @@ fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Pus
     }
 }
 
-/// Closes every connection of `proxy` (of every proxy for `None`); returns (all, opted in).
-fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
+/// Takes every connection of `proxy` (of every proxy for `None`) out of the table; returns (all,
+/// opted in, the queues to send the close to).
+fn close_proxy(
+    shared: &Shared,
+    proxy: Option<Ipv4Addr>,
+) -> (usize, usize, Vec<mpsc::UnboundedSender<ConnMsg>>) {
     let mut st = shared.lock();
     let ids: Vec<u64> = st
         .conns
@@ -889,10 +947,11 @@ fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
         .map(|(id, _)| *id)
         .collect();
     let mut opted_in = 0;
+    let mut closing = Vec::new();
     for id in &ids {
         if let Some(c) = st.conns.remove(id) {
             opted_in += usize::from(c.opted_in);
-            let _ = c.tx.send(ConnMsg::Close);
+            closing.push(c.tx);
         }
     }
     match proxy {
@@ -902,7 +961,7 @@ fn close_proxy(shared: &Shared, proxy: Option<Ipv4Addr>) -> (usize, usize) {
         None => st.open_moving.clear(),
     }
     shared.sync_opted_in(&st);
-    (ids.len(), opted_in)
+    (ids.len(), opted_in, closing)
 }
 
 /// Between loop iterations: the deployment goes back to how the scenario starts. The counter and
@@ -918,6 +977,9 @@ async fn reset(shared: &Shared, dns: &SimDns) {
         tx.send_replace(!s.initially_down.contains(ip));
     }
     shared.lock().topology = initial_topology(s);
-    let (connections, _) = close_proxy(shared, None);
+    let (connections, _, closing) = close_proxy(shared, None);
     shared.emit(What::Reset { connections });
+    for tx in closing {
+        let _ = tx.send(ConnMsg::Close);
+    }
 }

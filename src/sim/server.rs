@@ -26,8 +26,9 @@ use tokio::sync::{mpsc, watch};
 use super::cluster::{as_map, key_slot, node_id};
 use super::escape::escape;
 use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
+use super::upstream::{Link, UpMsg};
 use super::{ConnEntry, ConnMsg, Shared, What, Why};
-use crate::resp::{Frame, Limits, Scan, Scanner};
+use crate::resp::{encode_command, Frame, Limits, Scan, Scanner};
 
 /// The version HELLO reports. Enterprise 8.0.2 is the first with maintenance notifications; the
 /// refusing mode imitates Redis OSS 7.4.1, whose refusal is byte-identical to the captured one
@@ -139,7 +140,24 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
         t.connects += 1;
         t.live += 1;
     });
+    let (up, up_rx) = match shared.upstream {
+        Some(_) => {
+            let (tx, rx) = mpsc::channel(super::upstream::READ_AHEAD);
+            (
+                Some(UpConn {
+                    link: None,
+                    replies: tx,
+                    failed: None,
+                    pending: VecDeque::new(),
+                    resp3: true,
+                }),
+                Some(rx),
+            )
+        }
+        None => (None, None),
+    };
     let conn = Conn {
+        up,
         shared: shared.clone(),
         id,
         ip,
@@ -150,7 +168,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
         db: 0,
         opted_in: false,
     };
-    tokio::spawn(conn.run(stream, rx));
+    tokio::spawn(conn.run(stream, rx, up_rx));
 }
 
 /// A frame being written one byte per scenario second.
@@ -173,6 +191,14 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     }
 }
 
+/// Receives from the upstream, or waits forever without one.
+async fn recv_some(rx: &mut Option<mpsc::Receiver<UpMsg>>) -> Option<UpMsg> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// What one batch of commands produced: the bytes to write, the notifications among them (for
 /// the narration), and whether to close afterwards.
 #[derive(Default)]
@@ -181,9 +207,61 @@ struct Batch {
     notes: Vec<(Arc<[u8]>, Why)>,
     close: bool,
     narration: Vec<What>,
+    /// Commands to relay upstream, as the client wrote them.
+    up_out: Vec<u8>,
+    commands: u32,
+    errors: u32,
+}
+
+/// A reply the client is owed, in the order it sent the commands.
+enum Pending {
+    /// The upstream's next non-push frame.
+    Reply,
+    /// The upstream's next non-push frame, answering a `HELLO` the simulator sent to keep its
+    /// protocol in step with the client's: not for the client.
+    Discard,
+    /// A reply of the simulator's own, held back until the relayed replies before it are out.
+    Local(Vec<u8>),
+}
+
+/// A client connection's side of its upstream connection.
+struct UpConn {
+    /// Opened by the first relayed command.
+    link: Option<Link>,
+    replies: mpsc::Sender<UpMsg>,
+    /// Why the upstream is gone; every relayed command since gets an error reply.
+    failed: Option<String>,
+    pending: VecDeque<Pending>,
+    /// The protocol the upstream connection speaks (its handshake is HELLO 3).
+    resp3: bool,
+}
+
+/// Commands whose replies are push frames in RESP3 and several arrays in RESP2: no one reply to
+/// wait for.
+fn is_subscription(name: &str) -> bool {
+    matches!(
+        name,
+        "SUBSCRIBE" | "UNSUBSCRIBE" | "PSUBSCRIBE" | "PUNSUBSCRIBE" | "SSUBSCRIBE" | "SUNSUBSCRIBE"
+    )
+}
+
+/// With an upstream, what the simulator still answers itself: the handshake, the opt-in, the
+/// client's identity, and the cluster topology of a cluster scenario.
+fn owned_with_upstream(name: &str, sub: &str, cluster: bool) -> bool {
+    match name {
+        "HELLO" | "AUTH" | "QUIT" => true,
+        "CLIENT" => matches!(sub, "MAINT_NOTIFICATIONS" | "SETINFO"),
+        "CLUSTER" | "READONLY" | "READWRITE" => cluster,
+        _ => false,
+    }
+}
+
+fn is_error_reply(frame: &[u8]) -> bool {
+    matches!(frame.first(), Some(b'-' | b'!'))
 }
 
 struct Conn {
+    up: Option<UpConn>,
     shared: Arc<Shared>,
     id: u64,
     ip: Ipv4Addr,
@@ -196,13 +274,20 @@ struct Conn {
 }
 
 impl Conn {
-    async fn run(mut self, stream: TcpStream, mut rx: mpsc::UnboundedReceiver<ConnMsg>) {
+    async fn run(
+        mut self,
+        stream: TcpStream,
+        mut rx: mpsc::UnboundedReceiver<ConnMsg>,
+        mut up_rx: Option<mpsc::Receiver<UpMsg>>,
+    ) {
         let (mut rd, mut wr) = stream.into_split();
         let mut shutdown = self.shared.shutdown.clone();
         let mut buf: Vec<u8> = Vec::with_capacity(4096);
         // A frame being written one byte at a time, and what waits for it to be complete.
         let mut trickle: Option<Trickle> = None;
         let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
+        // A QUIT was read while relayed replies were still owed: nothing more is read.
+        let mut quitting = false;
         let by_server = 'run: loop {
             while trickle.is_none() {
                 let Some(msg) = backlog.pop_front() else {
@@ -224,28 +309,32 @@ impl Conn {
                     }
                 },
                 // While a frame trickles out, commands wait unread: no reply may land inside it.
-                read = rd.read_buf(&mut buf), if trickle.is_none() => match read {
+                read = rd.read_buf(&mut buf), if trickle.is_none() && !quitting => match read {
                     Ok(0) | Err(_) => break false,
                     Ok(n) if self.shared.scenario.silent => {
                         buf.clear();
                         self.shared.emit(What::Ignored { conn: self.id, proxy: self.proxy, bytes: n });
                     }
                     Ok(_) => {
-                        let batch = self.process(&mut buf);
+                        let mut batch = self.process(&mut buf);
+                        self.send_upstream(std::mem::take(&mut batch.up_out));
                         let writing = SystemTime::now();
                         if !batch.out.is_empty() && wr.write_all(&batch.out).await.is_err() {
                             break false;
                         }
                         let at = SystemTime::now();
+                        self.traffic(batch.commands, batch.errors, 0);
                         for what in batch.narration {
                             self.shared.emit_at(at, what);
                         }
                         for (bytes, why) in batch.notes {
                             self.sent(writing, at, bytes.to_vec(), why);
                         }
-                        if batch.close {
+                        if batch.close && self.owed() == 0 {
                             break true;
                         }
+                        // QUIT behind relayed commands: their replies first, then the close.
+                        quitting |= batch.close;
                     }
                 },
                 () = sleep_until_some(next_byte) => {
@@ -262,9 +351,28 @@ impl Conn {
                         self.sent(writing, SystemTime::now(), t.bytes, why);
                     }
                 },
+                msg = recv_some(&mut up_rx), if trickle.is_none() => {
+                    let (out, errors) = self.relay(msg);
+                    if !out.is_empty() && wr.write_all(&out).await.is_err() {
+                        break false;
+                    }
+                    self.traffic(0, errors, 0);
+                    if quitting && self.owed() == 0 {
+                        break true;
+                    }
+                },
                 _ = wait_until(&mut shutdown, true) => break true,
             }
         };
+        // Commands that never got their reply: relayed ones still waiting, and a command cut
+        // in the middle of being written.
+        let waiting = self.up.as_ref().map_or(0, |u| {
+            u.pending
+                .iter()
+                .filter(|p| matches!(p, Pending::Reply))
+                .count()
+        });
+        self.traffic(0, 0, (waiting + usize::from(!buf.is_empty())) as u32);
         // Half-close first so the client reads an orderly end of stream, then drop the socket.
         let _ = wr.shutdown().await;
         drop(wr);
@@ -356,6 +464,99 @@ impl Conn {
         }
     }
 
+    /// Replies still owed to the client (relayed ones, and the simulator's own waiting behind).
+    fn owed(&self) -> usize {
+        self.up.as_ref().map_or(0, |u| u.pending.len())
+    }
+
+    /// Narrates traffic for a grade, when asked for and when there is some.
+    fn traffic(&self, commands: u32, errors: u32, unanswered: u32) {
+        if self.shared.traffic && commands + errors + unanswered > 0 {
+            self.shared.emit(What::Traffic {
+                conn: self.id,
+                proxy: self.proxy,
+                commands,
+                errors,
+                unanswered,
+            });
+        }
+    }
+
+    fn client_info(&self, field: &'static str, value: &[u8]) {
+        self.shared.emit(What::ClientInfo {
+            conn: self.id,
+            proxy: self.proxy,
+            field,
+            value: escape(value),
+        });
+    }
+
+    fn send_upstream(&mut self, bytes: Vec<u8>) {
+        let Some(up) = self.up.as_mut() else { return };
+        if bytes.is_empty() {
+            return;
+        }
+        if let Some(link) = &up.link {
+            // A writer that ended has failed or is failing; its reader reports why.
+            let _ = link.send(bytes);
+        }
+    }
+
+    /// What to write to the client for what the upstream sent (or for its failure), and how
+    /// many error replies that is. Pushes go out as they come; replies in command order, with
+    /// the simulator's own replies that waited behind them.
+    fn relay(&mut self, msg: Option<UpMsg>) -> (Vec<u8>, u32) {
+        let Some(up) = self.up.as_mut() else {
+            return (Vec::new(), 0);
+        };
+        let mut out = Vec::new();
+        let mut errors = 0;
+        match msg {
+            Some(UpMsg::Frames(f)) => {
+                out.reserve(f.bytes.len());
+                let mut start = 0;
+                for (end, push) in f.ends {
+                    let frame = &f.bytes[start..end];
+                    start = end;
+                    if push {
+                        out.extend_from_slice(frame);
+                        continue;
+                    }
+                    // Unsolicited (RESP2 pub/sub messages) relays as it comes, like a reply.
+                    if !matches!(up.pending.pop_front(), Some(Pending::Discard)) {
+                        errors += u32::from(is_error_reply(frame));
+                        out.extend_from_slice(frame);
+                    }
+                    while let Some(Pending::Local(_)) = up.pending.front() {
+                        if let Some(Pending::Local(b)) = up.pending.pop_front() {
+                            errors += u32::from(is_error_reply(&b));
+                            out.extend_from_slice(&b);
+                        }
+                    }
+                }
+            }
+            failed => {
+                let why = match failed {
+                    Some(UpMsg::Failed(w)) => w,
+                    _ => "the upstream connection ended".to_string(),
+                };
+                up.link = None;
+                for p in up.pending.drain(..) {
+                    match p {
+                        Pending::Reply => {
+                            error(&mut out, &format!("ERR maintwatch simulate: {why}"));
+                            errors += 1;
+                        }
+                        Pending::Discard => {}
+                        Pending::Local(b) => out.extend_from_slice(&b),
+                    }
+                }
+                up.failed = Some(why);
+            }
+        }
+        (out, errors)
+    }
+
     fn sent(&self, writing: SystemTime, at: SystemTime, bytes: Vec<u8>, why: Why) {
         self.shared.emit_at(
             at,
@@ -377,10 +578,11 @@ impl Conn {
             match next_command(&buf[used..]) {
                 Ok(None) => break,
                 Ok(Some((args, n))) => {
-                    used += n;
                     if !args.is_empty() {
-                        self.command(&args, &mut batch);
+                        batch.commands += 1;
+                        self.command(&args, &buf[used..used + n], &mut batch);
                     }
+                    used += n;
                 }
                 Err(why) => {
                     // As Redis: report the protocol error, then close the connection.
@@ -394,11 +596,57 @@ impl Conn {
         batch
     }
 
-    fn command(&mut self, args: &[Vec<u8>], batch: &mut Batch) {
+    fn command(&mut self, args: &[Vec<u8>], raw: &[u8], batch: &mut Batch) {
         let start = batch.out.len();
         let narrated_before = batch.narration.len();
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        if self.up.is_some() {
+            let sub = args
+                .get(1)
+                .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
+                .unwrap_or_default();
+            if !owned_with_upstream(&name, &sub, self.shared.scenario.is_cluster()) {
+                if !self.authed {
+                    error(&mut batch.out, "NOAUTH Authentication required.");
+                } else {
+                    if name == "CLIENT" && sub == "SETNAME" && args.len() == 3 {
+                        self.client_info("name", &args[2]);
+                    }
+                    self.forward(&name, raw, batch);
+                    if name == "RESET" {
+                        // RESET puts the upstream connection back to RESP2, and the client
+                        // with it; a connection that was opted in no longer is (no pushes in
+                        // RESP2).
+                        if let Some(up) = self.up.as_mut() {
+                            up.resp3 = false;
+                        }
+                        self.resp3 = false;
+                        if self.opted_in {
+                            self.set_opted_in(false);
+                        }
+                    }
+                }
+                self.hold_local(start, batch);
+                return;
+            }
+        }
         self.dispatch(&name, args, batch);
+        if name == "CLIENT" && args.len() == 4 && batch.out[start..].starts_with(b"+OK") {
+            let attr = String::from_utf8_lossy(&args[1]).to_ascii_uppercase();
+            let field = String::from_utf8_lossy(&args[2]).to_ascii_uppercase();
+            match (attr.as_str(), field.as_str()) {
+                ("SETINFO", "LIB-NAME") => self.client_info("lib-name", &args[3]),
+                ("SETINFO", "LIB-VER") => self.client_info("lib-ver", &args[3]),
+                _ => {}
+            }
+        }
+        if name == "CLIENT"
+            && args.len() == 3
+            && args[1].eq_ignore_ascii_case(b"SETNAME")
+            && batch.out[start..].starts_with(b"+OK")
+        {
+            self.client_info("name", &args[2]);
+        }
         let narrated = !matches!(
             name.as_str(),
             "GET" | "SET" | "DEL" | "EXISTS" | "PING" | "ECHO"
@@ -412,6 +660,48 @@ impl Conn {
                 command: redacted(args),
                 reply: shorten(&escape(reply), 160),
             });
+        }
+        self.hold_local(start, batch);
+    }
+
+    /// Relays one command as the client wrote it, keeping the upstream's protocol in step with
+    /// the client's; after an upstream failure, answers with the failure instead.
+    fn forward(&mut self, name: &str, raw: &[u8], batch: &mut Batch) {
+        let resp3 = self.resp3;
+        let shared = self.shared.clone();
+        let Some(up) = self.up.as_mut() else { return };
+        if let Some(why) = &up.failed {
+            return error(&mut batch.out, &format!("ERR maintwatch simulate: {why}"));
+        }
+        if up.link.is_none() {
+            let target = shared.upstream.clone().expect("an upstream is configured");
+            up.link = Some(Link::open(target, up.replies.clone()));
+        }
+        if up.resp3 != resp3 {
+            let hello = encode_command(&[&b"HELLO"[..], if resp3 { b"3" } else { b"2" }]);
+            batch.up_out.extend_from_slice(&hello);
+            up.pending.push_back(Pending::Discard);
+            up.resp3 = resp3;
+        }
+        batch.up_out.extend_from_slice(raw);
+        if !is_subscription(name) {
+            up.pending.push_back(Pending::Reply);
+        }
+    }
+
+    /// Counts an error reply of the simulator's own, and holds it back when relayed replies are
+    /// still owed before it.
+    fn hold_local(&mut self, start: usize, batch: &mut Batch) {
+        if batch.out.len() == start {
+            return;
+        }
+        let up = self.up.as_mut().filter(|u| !u.pending.is_empty());
+        match up {
+            Some(up) => {
+                let reply = batch.out.split_off(start);
+                up.pending.push_back(Pending::Local(reply));
+            }
+            None => batch.errors += u32::from(is_error_reply(&batch.out[start..])),
         }
     }
 
@@ -748,6 +1038,7 @@ impl Conn {
             if let Err(e) = self.set_name(name) {
                 return error(out, e);
             }
+            self.client_info("name", name);
         }
         if self.opted_in && !resp3 {
             // Push frames do not exist in RESP2: a connection going back to it cannot be told.

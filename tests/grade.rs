@@ -1,0 +1,427 @@
+//! `simulate --grade`: each rule met and broken by a scripted client over raw TCP, and the grade
+//! of `maintwatch watch` itself.
+//!
+//! The scripted clients act on what the simulator narrates (the MOVING pushed, DNS changed), not
+//! on a timer, so the order of what they do is fixed; the scenarios run sped up with at least a
+//! second of real time between the step a client reacts to and the close.
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::broadcast;
+
+use maintwatch::resp::{encode_command, StreamReader};
+use maintwatch::sim::grade::{grade, ClientGrade, Grade};
+use maintwatch::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+
+const HANG_GUARD: Duration = Duration::from_secs(40);
+
+async fn start(name: &str, speed: f64) -> (Simulator, broadcast::Receiver<SimEvent>) {
+    let mut opts = SimOptions::new(scenarios::by_name(name).unwrap());
+    opts.speed = speed;
+    opts.traffic = true;
+    let sim = Simulator::start(opts).await.unwrap();
+    let events = sim.events();
+    (sim, events)
+}
+
+fn proxy(sim: &Simulator, last: u8) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, last], sim.port()))
+}
+
+/// A raw connection that counts replies and skips pushes.
+struct Conn {
+    s: TcpStream,
+    reader: StreamReader,
+    replies: usize,
+}
+
+impl Conn {
+    /// Connects, `HELLO 3`, names itself, and opts in unless `opt_in` is false.
+    async fn open(addr: SocketAddr, lib: &str, opt_in: bool) -> Conn {
+        let mut c = Conn {
+            s: TcpStream::connect(addr).await.unwrap(),
+            reader: StreamReader::default(),
+            replies: 0,
+        };
+        let mut hs = encode_command(&["HELLO", "3"]);
+        hs.extend(encode_command(&["CLIENT", "SETINFO", "LIB-NAME", lib]));
+        hs.extend(encode_command(&["CLIENT", "SETINFO", "LIB-VER", "1.0"]));
+        let mut n = 3;
+        if opt_in {
+            hs.extend(encode_command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]));
+            n += 1;
+        }
+        c.s.write_all(&hs).await.unwrap();
+        c.wait_replies(n).await;
+        c
+    }
+
+    async fn wait_replies(&mut self, n: usize) {
+        let want = self.replies + n;
+        let mut buf = [0u8; 4096];
+        while self.replies < want {
+            let got = self.s.read(&mut buf).await.unwrap();
+            assert!(got > 0, "closed while waiting for replies");
+            self.reader.extend(&buf[..got]);
+            let mut r = 0;
+            self.reader
+                .drain(|_, raw, _| r += usize::from(raw[0] != b'>'))
+                .unwrap();
+            self.replies += r;
+        }
+    }
+
+    async fn set(&mut self) {
+        self.s
+            .write_all(&encode_command(&["SET", "k", "v"]))
+            .await
+            .unwrap();
+        self.wait_replies(1).await;
+    }
+}
+
+/// Waits for the first event that `pick` accepts.
+async fn until(
+    events: &mut broadcast::Receiver<SimEvent>,
+    seen: &mut Vec<SimEvent>,
+    pick: impl Fn(&What) -> bool,
+) {
+    loop {
+        let e = events.recv().await.expect("events");
+        let hit = pick(&e.what);
+        seen.push(e);
+        if hit {
+            return;
+        }
+    }
+}
+
+/// Runs to the end, then grades.
+async fn finish(
+    sim: Simulator,
+    mut events: broadcast::Receiver<SimEvent>,
+    mut seen: Vec<SimEvent>,
+) -> Grade {
+    until(&mut events, &mut seen, |w| {
+        matches!(w, What::Finished { .. })
+    })
+    .await;
+    let scenario = sim.scenario().clone();
+    sim.shutdown().await;
+    grade(&scenario, &seen)
+}
+
+fn client<'a>(g: &'a Grade, name: &str) -> &'a ClientGrade {
+    g.clients
+        .iter()
+        .find(|c| c.client == name)
+        .unwrap_or_else(|| panic!("no client {name} in {}", g.table()))
+}
+
+fn rule(g: &Grade, name: &str, rule: &str) -> bool {
+    let c = client(g, name);
+    let n = &c.notifications[0];
+    n.rules
+        .iter()
+        .find(|r| r.rule == rule)
+        .unwrap_or_else(|| panic!("no rule {rule}: {}", g.table()))
+        .held
+}
+
+async fn guarded<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(HANG_GUARD, f)
+        .await
+        .expect("hang guard")
+}
+
+fn is_moving(w: &What) -> bool {
+    matches!(w, What::Pushed { summary, .. } if summary.starts_with("MOVING"))
+}
+
+/// The obeying client follows DNS to the new proxy before the close; the stubborn one stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moving_before_the_close_passes_and_staying_fails() {
+    let g = guarded(async {
+        let (sim, mut events) = start("single-proxy", 2.0).await;
+        let mut seen = Vec::new();
+        let mut good = Conn::open(proxy(&sim, 2), "obeys", true).await;
+        let mut bad = Conn::open(proxy(&sim, 2), "stays", true).await;
+        good.set().await;
+        bad.set().await;
+        until(&mut events, &mut seen, is_moving).await;
+        until(&mut events, &mut seen, |w| matches!(w, What::Dns { .. })).await;
+        let mut moved = Conn::open(proxy(&sim, 3), "obeys", true).await;
+        moved.set().await;
+        drop(good);
+        bad.set().await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    assert!(rule(&g, "obeys/1.0", "moved-before-close"), "{text}");
+    assert!(!rule(&g, "stays/1.0", "moved-before-close"), "{text}");
+    assert!(!g.passed, "{text}");
+    let m = client(&g, "obeys/1.0").notifications[0]
+        .moving
+        .clone()
+        .unwrap();
+    let first = m.first_new_connection.expect("moved");
+    // It moved after DNS did (+9.7) and before the close (+16.6): order, from the scenario clock.
+    assert!(first >= 9.7 && first < m.close.unwrap(), "{text}");
+    assert_eq!(
+        client(&g, "stays/1.0").notifications[0]
+            .moving
+            .as_ref()
+            .unwrap()
+            .cut,
+        1
+    );
+    assert_eq!(client(&g, "obeys/1.0").opted_in.get("default"), Some(&2));
+    assert!(text.contains("FAIL moved-before-close"), "{text}");
+}
+
+/// With DNS losing the race, staying until the close is the documented outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staying_when_nothing_else_was_offered_passes() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let mut c = Conn::open(proxy(&sim, 2), "waits", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        c.set().await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    assert!(rule(&g, "waits/1.0", "moved-before-close"), "{text}");
+    assert_eq!(
+        client(&g, "waits/1.0").notifications[0]
+            .moving
+            .as_ref()
+            .unwrap()
+            .cut,
+        1,
+        "{text}"
+    );
+    assert!(text.contains("record still stale"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_never_opts_in_fails_the_opt_in_rule() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let _a = Conn::open(proxy(&sim, 2), "half", true).await;
+        let mut b = Conn::open(proxy(&sim, 2), "half", false).await;
+        let _c = Conn::open(proxy(&sim, 2), "whole", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        b.set().await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    assert!(!rule(&g, "half/1.0", "opt-in"), "{}", g.table());
+    assert_eq!(client(&g, "half/1.0").never_opted_in, 1);
+    assert!(rule(&g, "whole/1.0", "opt-in"), "{}", g.table());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cut_by_the_close_fails_no_lost_commands() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let mut cut = Conn::open(proxy(&sim, 2), "cut", true).await;
+        let _whole = Conn::open(proxy(&sim, 2), "whole", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        // Half a command, the rest never written: the close takes it.
+        cut.s
+            .write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk")
+            .await
+            .unwrap();
+        finish(sim, events, seen).await
+    })
+    .await;
+    assert!(!rule(&g, "cut/1.0", "no-lost-commands"), "{}", g.table());
+    assert!(rule(&g, "whole/1.0", "no-lost-commands"), "{}", g.table());
+    assert_eq!(
+        client(&g, "cut/1.0").notifications[0].failed_outside,
+        1,
+        "{}",
+        g.table()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_new_connections_fail_no_storm() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let _calm = Conn::open(proxy(&sim, 2), "calm", true).await;
+        let _storm = Conn::open(proxy(&sim, 2), "storm", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        let _one = Conn::open(proxy(&sim, 2), "calm", true).await;
+        // One connection at a time, opened and closed again and again.
+        for _ in 0..10 {
+            drop(Conn::open(proxy(&sim, 2), "storm", true).await);
+            // Closed before the next one opens, so the peak stays at two.
+            until(&mut events, &mut seen, |w| {
+                matches!(
+                    w,
+                    What::Disconnected {
+                        by_server: false,
+                        ..
+                    }
+                )
+            })
+            .await;
+        }
+        finish(sim, events, seen).await
+    })
+    .await;
+    assert!(!rule(&g, "storm/1.0", "no-storm"), "{}", g.table());
+    assert!(rule(&g, "calm/1.0", "no-storm"), "{}", g.table());
+}
+
+/// Acting again on the re-sent MOVING (same seq) is the loop docs/protocol.md section 5 warns of.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recycling_on_a_resent_moving_fails_no_loop() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let first = Conn::open(proxy(&sim, 2), "loops", true).await;
+        let _calm = Conn::open(proxy(&sim, 2), "calm", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        // The looping client recycles on every MOVING it reads, the re-sent ones included.
+        drop(first);
+        let mut current = Conn::open(proxy(&sim, 2), "loops", true).await;
+        for _ in 0..2 {
+            let next = Conn::open(proxy(&sim, 2), "loops", true).await;
+            drop(std::mem::replace(&mut current, next));
+        }
+        // The calm client's reconnect gets the re-send too, and keeps its connection.
+        let _kept = Conn::open(proxy(&sim, 2), "calm", true).await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    assert!(!rule(&g, "loops/1.0", "no-loop"), "{text}");
+    assert!(rule(&g, "calm/1.0", "no-loop"), "{text}");
+    let m = client(&g, "calm/1.0").notifications[0]
+        .moving
+        .clone()
+        .unwrap();
+    // Its first connection may have opted in after the clock started and so got the re-send
+    // too: one or two re-sends, acted on by neither.
+    assert!(m.resent >= 1 && m.reacted_to_resent == 0, "{text}");
+}
+
+/// Clients are told apart by CLIENT SETINFO, else the name, else the source address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_are_grouped_by_library_then_name_then_address() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let _lib = Conn::open(proxy(&sim, 2), "libx", true).await;
+        let mut named = TcpStream::connect(proxy(&sim, 2)).await.unwrap();
+        named
+            .write_all(&encode_command(&["HELLO", "3", "SETNAME", "app-7"]))
+            .await
+            .unwrap();
+        let mut anon = TcpStream::connect(proxy(&sim, 2)).await.unwrap();
+        anon.write_all(&encode_command(&["PING"])).await.unwrap();
+        let mut one = [0u8; 1];
+        anon.read_exact(&mut one).await.unwrap();
+        named.read_exact(&mut one).await.unwrap();
+        until(&mut events, &mut seen, is_moving).await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let names: Vec<&str> = g.clients.iter().map(|c| c.client.as_str()).collect();
+    assert_eq!(names, ["127.0.0.1", "app-7", "libx/1.0"], "{}", g.table());
+    // The anonymous connection never opted in; the JSON carries the same verdicts as the table.
+    let json = serde_json::to_value(&g).unwrap();
+    assert_eq!(json["clients"][0]["never_opted_in"], 1);
+    assert_eq!(json["passed"], false);
+}
+
+/// `maintwatch watch` follows the handoff as a dry run only: it opts in, is told, and is still on
+/// the retiring proxy when the server closes it. Graded through the CLI, with --grade-json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grade_of_maintwatch_watch_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("grade.json");
+    let bin = env!("CARGO_BIN_EXE_maintwatch");
+    let mut sim = tokio::process::Command::new(bin)
+        .args([
+            "simulate",
+            "--scenario",
+            "single-proxy",
+            "--speed",
+            "5",
+            "--quiet",
+            "--grade",
+        ])
+        .arg("--grade-json")
+        .arg(&json_path)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let out = sim.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(out));
+    let (mut port, mut dns) = (String::new(), String::new());
+    let mut text = String::new();
+    guarded(async {
+        while let Some(l) = lines.next_line().await.unwrap() {
+            text.push_str(&l);
+            text.push('\n');
+            if let Some(rest) = l.trim().strip_prefix("proxies") {
+                port = rest
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .into();
+            }
+            if let Some(rest) = l.trim().strip_prefix("DNS") {
+                dns = rest.split_whitespace().next().unwrap().into();
+                break;
+            }
+        }
+        let mut watch = tokio::process::Command::new(bin)
+            .args([
+                "watch",
+                &format!("redis://db.sim.maintwatch.test:{port}"),
+                "--json",
+            ])
+            .args(["--dns-server", &dns, "--sim-speed", "5"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        while let Some(l) = lines.next_line().await.unwrap() {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        let status = sim.wait().await.unwrap();
+        let _ = watch.kill().await;
+        assert_eq!(status.code(), Some(1), "{text}");
+    })
+    .await;
+    assert!(text.contains("client maintwatch:"), "{text}");
+    assert!(text.contains("PASS opt-in"), "{text}");
+    assert!(text.contains("FAIL moved-before-close"), "{text}");
+    let g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let watch = &g["clients"][0];
+    assert_eq!(watch["client"], "maintwatch");
+    let n = &watch["notifications"][0];
+    assert_eq!(n["moving"]["cut"], 1, "{g:#}");
+    assert_eq!(n["received"], 1, "{g:#}");
+}
