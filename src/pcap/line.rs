@@ -162,6 +162,24 @@ fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
 
 /// Renders a line for people.
 pub fn render(line: &Line, style: &Style) -> Vec<String> {
+    if let Line::Watch(w) = line {
+        if !matches!(w, WatchLine::Closed { by, .. } if by == "client")
+            && !matches!(w, WatchLine::Connected { .. })
+        {
+            return human::render(w, style);
+        }
+    }
+    // The capture's own lines wrap at 80 columns as the watch's do; the indented bytes never.
+    render_unwrapped(line, style)
+        .into_iter()
+        .flat_map(|l| match l.starts_with("      ") {
+            true => vec![l],
+            false => human::wrap_with(&l, human::WIDTH, human::CONTINUATION),
+        })
+        .collect()
+}
+
+fn render_unwrapped(line: &Line, style: &Style) -> Vec<String> {
     match line {
         // The pcap_stream line says it with the client's address.
         Line::Watch(WatchLine::Connected { .. }) => Vec::new(),
