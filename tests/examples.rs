@@ -223,6 +223,15 @@ fn the_extractor_finds_the_examples_of_every_source() {
     );
     assert_eq!(missing_tool("grep x f || echo \"no\""), None);
     assert_eq!(
+        missing_tool("no-such-dumper f | maintwatch decode"),
+        Some("no-such-dumper".into()),
+        "the first stage of a pipeline is a tool too"
+    );
+    assert_eq!(
+        missing_tool("REDISCLI_AUTH=\"$P\" maintwatch probe x && echo ok"),
+        None
+    );
+    assert_eq!(
         split_comment("grep -v '^#' f | maintwatch probe --from - # all"),
         ("grep -v '^#' f | maintwatch probe --from - ", "all")
     );
@@ -660,16 +669,22 @@ async fn every_example_runs_as_written() {
     );
 }
 
-/// A program other than maintwatch that the example pipes into (`| jq ...`) and that is not on
-/// the PATH: the example is fine, this machine lacks the tool.
+/// A program other than maintwatch that the example runs (`xxd ... |`, `| jq ...`, or the
+/// `redis-server` that `--upstream spawn` starts) and that is not on the PATH: the example is
+/// fine, this machine lacks the tool.
 fn missing_tool(command: &str) -> Option<String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
+    let spawned = command
+        .contains("--upstream spawn")
+        .then_some("redis-server");
     command
         .replace("||", ";")
-        .split('|')
-        .skip(1)
-        .filter_map(|part| part.split_whitespace().next())
-        .filter(|tool| *tool != "maintwatch" && !tool.is_empty())
+        .replace("&&", ";")
+        .split(['|', ';'])
+        // The program of each stage, past any `NAME=value` assignments before it.
+        .filter_map(|part| part.split_whitespace().find(|w| !w.contains('=')))
+        .chain(spawned)
+        .filter(|tool| !["maintwatch", "echo"].contains(tool))
         .find(|tool| !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
         .map(str::to_string)
 }
