@@ -18,3 +18,4 @@ pub mod record;
 pub mod resp;
 pub mod sim;
 pub mod timeline;
+pub mod watch;

@@ -7,14 +7,13 @@
 //! so a reader sees cause (what the server did) next to effect (what a client saw).
 
 use crate::cli::simulate::DemoArgs;
-use crate::commands::watch::{self, Sink, WatchSettings};
 use crate::conn::url::RedisUrl;
 use crate::conn::ConnectConfig;
 use crate::output::human::{Role, Style};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use crate::watch::{self, WatchSettings};
 use anyhow::{anyhow, Context};
 use std::io::Write;
-use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
 /// Runs `maintwatch demo`.
@@ -78,30 +77,12 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         db: None,
     };
     let settings = WatchSettings {
-        connect: config.options_for(&url)?,
-        require: false,
-        duration: None,
-        count: None,
-        json: false,
         capture: args.capture.clone(),
-        // Created 0600 and never over an existing file, as `watch --capture` without flags.
-        capture_mode: watch::CaptureMode::New,
-        traffic: None,
-        dns_interval: Duration::from_millis(500),
-        dns: true,
-        handoff: true,
-        handoff_poll: Duration::from_secs(1),
         speed: args.speed,
         speed_given: true,
         color: style.color,
         time: style.time,
-        verbose: false,
-        countdown: true,
-        connections: 1,
-        subscribe: Vec::new(),
-        tracking: false,
-        cluster: watch::ClusterMode::Auto,
-        masters_only: false,
+        ..WatchSettings::new(config.options_for(&url)?)
     };
 
     let mut events = sim.events();
@@ -122,10 +103,10 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
             }
         }
     });
-    let mut sink = Sink::new(&settings, Box::new(std::io::stdout()))?;
+    let mut sinks = settings.sinks(std::io::stdout())?;
     let reason = watch::watch(
         &settings,
-        &mut sink,
+        &mut sinks,
         async {
             let _ = narrate.await;
         },

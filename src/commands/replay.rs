@@ -10,7 +10,8 @@
 
 use crate::cli::ReplayArgs;
 use crate::exit;
-use crate::output::human::{self, Style};
+use crate::output::human::Style;
+use crate::output::sink;
 use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use anyhow::Context;
 use serde::Deserialize;
@@ -95,33 +96,26 @@ fn replay_file(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<ReplayReport> {
+    // Every line is shown in `replay`, detail lines included: the file is what is examined.
+    let mut lines = sink::lines(&mut *out, args.json, *style, true);
     let report = replay(reader, MAX_LINE, |event| {
         match event {
-            Event::Line(line) if timeline => {
-                if args.json {
-                    serde_json::to_writer(&mut *out, line)?;
-                    writeln!(out)?;
-                } else {
-                    for text in human::render(line, style) {
-                        writeln!(out, "{text}")?;
-                    }
-                }
-            }
+            Event::Line(line) if timeline => lines.line(line)?,
             Event::Line(_) => {}
             Event::Differs(n, what) if args.check => {
-                out.flush()?;
+                lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
             }
             Event::Differs(..) => {}
             Event::Bad(n, why) => {
-                out.flush()?;
+                lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: {why}")?;
             }
         }
         Ok(())
     })
     .with_context(|| format!("reading {name}"))?;
-    out.flush()?;
+    lines.flush()?;
     Ok(report)
 }
 
