@@ -95,8 +95,6 @@ pub enum What {
         latency: Option<Duration>,
         error: Option<String>,
     },
-    /// Nodes read from CLUSTER SHARDS/SLOTS; the watch loop turns them into [`What::Topology`].
-    Nodes(Vec<crate::cluster::ClusterNode>),
     /// The cluster's nodes, discovered or re-read.
     Topology {
         reason: String,
@@ -325,8 +323,7 @@ impl Timeline {
                     sim_speed,
                 })
             }
-            // The watch loop resolves node lists into a topology before the timeline sees them.
-            What::Nodes(_) => {}
+            // The membership (watch::cluster) resolved the nodes a reply named into this change.
             What::Topology {
                 reason,
                 nodes,

@@ -31,6 +31,7 @@ mod error;
 mod options;
 pub mod probe;
 pub mod redact;
+pub mod session;
 pub mod tls;
 pub mod url;
 

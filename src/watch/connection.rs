@@ -5,7 +5,8 @@
 //! that keeps a flood from growing memory, and the rule for which errors are permanent.
 
 use super::settings::{ClusterMode, WatchSettings, TRAFFIC_FLOOR};
-use crate::cluster;
+use crate::cluster::ClusterNode;
+use crate::conn::session::{Event, Session};
 use crate::conn::{self, ConnectOptions};
 use crate::dns::DnsResolver;
 use crate::exit;
@@ -60,13 +61,32 @@ impl Backoff {
 /// How long a session must last for its end to count as a fresh start (the backoff resets).
 pub const HEALTHY_SESSION: Duration = Duration::from_secs(2);
 
-pub(super) fn observe(tx: &mpsc::UnboundedSender<Observation>, conn: u32, what: What) {
-    let _ = tx.send(Observation {
+/// What the connection tasks and the DNS poller send the watch loop.
+// Seen is the large variant and the common one: boxing it would cost an allocation per frame.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Report {
+    /// Something for the timeline.
+    Seen(Observation),
+    /// The nodes a topology reply named: for the membership, which tells the timeline what
+    /// changed.
+    Nodes {
+        conn: u32,
+        at: Instant,
+        wall: SystemTime,
+        nodes: Vec<ClusterNode>,
+    },
+}
+
+/// The channel into the watch loop.
+pub(super) type Tx = mpsc::UnboundedSender<Report>;
+
+pub(super) fn observe(tx: &Tx, conn: u32, what: What) {
+    let _ = tx.send(Report::Seen(Observation {
         at: Instant::now(),
         wall: SystemTime::now(),
         conn,
         what,
-    });
+    }));
 }
 /// What the connection tasks share with the watch loop.
 pub(super) struct Shared {
@@ -166,15 +186,11 @@ impl Backpressure {
 }
 
 /// Hands a frame to the watch loop, then waits until the sinks have room for more.
-pub(super) async fn hand_over(
-    bp: &Backpressure,
-    tx: &mpsc::UnboundedSender<Observation>,
-    obs: Observation,
-) {
+pub(super) async fn hand_over(bp: &Backpressure, tx: &Tx, obs: Observation) {
     use std::sync::atomic::Ordering;
     // Counted before it is sent, so the loop's release never runs ahead of it.
     bp.in_flight.fetch_add(1, Ordering::AcqRel);
-    let _ = tx.send(obs);
+    let _ = tx.send(Report::Seen(obs));
     loop {
         // Registered before the check, so a release in between is not missed.
         let room = bp.room.notified();
@@ -204,7 +220,7 @@ pub(super) struct Watched {
 pub(super) struct Spawner {
     pub(super) settings: WatchSettings,
     pub(super) resolver: Arc<DnsResolver>,
-    pub(super) tx: mpsc::UnboundedSender<Observation>,
+    pub(super) tx: Tx,
     pub(super) shared: Arc<Shared>,
 }
 
@@ -227,257 +243,239 @@ async fn connection_task(
     id: u32,
     opts: ConnectOptions,
     discover: bool,
-    mut cmds: mpsc::UnboundedReceiver<ConnCmd>,
+    cmds: mpsc::UnboundedReceiver<ConnCmd>,
 ) {
-    let Spawner {
-        settings,
-        resolver,
-        tx,
-        shared,
-    } = ctx;
-    let opts = &opts;
-    let mut backoff = Backoff::default();
+    let mut task = Task {
+        ctx,
+        id,
+        opts,
+        discover,
+        cmds,
+        backoff: Backoff::default(),
+    };
     loop {
-        let mut connection = match conn::connect(opts, &resolver).await {
+        let delay = match task.establish().await {
+            Attempt::Stop => return,
+            Attempt::Retry(delay) => delay,
+            Attempt::Up(up) => task.session(up.0, up.1).await,
+        };
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// How a connection attempt ended.
+enum Attempt {
+    /// A permanent error before any session: the watch stops.
+    Stop,
+    /// Try again after this delay.
+    Retry(Duration),
+    /// Connected and handshaken (boxed: once per connection, beside two small variants).
+    Up(Box<(conn::Connection, conn::Handshake)>),
+}
+
+/// A connection task's state across its connections.
+struct Task {
+    ctx: Spawner,
+    id: u32,
+    opts: ConnectOptions,
+    /// This connection reads the cluster's topology.
+    discover: bool,
+    cmds: mpsc::UnboundedReceiver<ConnCmd>,
+    backoff: Backoff,
+}
+
+impl Task {
+    fn observe(&self, what: What) {
+        observe(&self.ctx.tx, self.id, what);
+    }
+
+    /// Hands a frame over, waiting while the sinks are behind.
+    async fn frame(&self, r: conn::Received, early: bool) {
+        let obs = frame_observation(self.id, r, early);
+        hand_over(&self.ctx.shared.permits, &self.ctx.tx, obs).await;
+    }
+
+    /// Whether `e` stops the watch, and the delay before the next attempt if not.
+    fn failed(&mut self, e: &conn::ConnectError) -> (bool, Duration) {
+        let stop = self.ctx.shared.stops_on(e, self.ctx.settings.require);
+        (stop, self.backoff.next_delay(rand::random()))
+    }
+
+    /// Connects and handshakes.
+    async fn establish(&mut self) -> Attempt {
+        let mut connection = match conn::connect(&self.opts, &self.ctx.resolver).await {
             Ok(c) => c,
             Err(e) => {
-                let stop = shared.stops_on(&e, settings.require);
-                let delay = backoff.next_delay(rand::random());
-                observe(
-                    &tx,
-                    id,
-                    What::ConnectFailed {
-                        error: e.to_string(),
-                        retry_in: (!stop).then_some(delay),
-                    },
-                );
-                if stop {
-                    return;
-                }
-                tokio::time::sleep(delay).await;
-                continue;
+                let (stop, delay) = self.failed(&e);
+                self.observe(What::ConnectFailed {
+                    error: e.to_string(),
+                    retry_in: (!stop).then_some(delay),
+                });
+                return if stop {
+                    Attempt::Stop
+                } else {
+                    Attempt::Retry(delay)
+                };
             }
         };
-        observe(
-            &tx,
-            id,
-            What::Connected {
-                addr: connection.peer(),
-                tls: opts.tls(),
-                endpoint: opts.display_endpoint(),
-            },
-        );
-        let handshake = match connection.handshake(opts).await {
-            Ok(h) => h,
-            Err(mut e) => {
-                // Frames read before the failure are shown and captured before the close.
-                for r in std::mem::take(&mut e.frames) {
-                    hand_over(&shared.permits, &tx, frame_observation(id, r, true)).await;
-                }
-                if e.is_auth() {
-                    observe(
-                        &tx,
-                        id,
-                        What::Handshake {
-                            opt_in: OptInOutcome::AuthFailed,
-                            text: Some(e.to_string()),
-                            server: None,
-                            version: None,
-                            mode: None,
-                            sent: None,
-                            sim_speed: None,
-                        },
-                    );
-                }
-                let stop = shared.stops_on(&e, settings.require);
-                let delay = backoff.next_delay(rand::random());
-                observe(
-                    &tx,
-                    id,
-                    What::Closed {
-                        cause: CloseCause::Error,
-                        error: Some(format!("during the handshake: {e}")),
-                        retry_in: (!stop).then_some(delay),
-                    },
-                );
-                if stop {
-                    return;
-                }
-                tokio::time::sleep(delay).await;
-                continue;
-            }
-        };
+        self.observe(What::Connected {
+            addr: connection.peer(),
+            tls: self.opts.tls(),
+            endpoint: self.opts.display_endpoint(),
+        });
+        match connection.handshake(&self.opts).await {
+            Ok(h) => Attempt::Up(Box::new((connection, h))),
+            Err(e) => self.handshake_failed(e).await,
+        }
+    }
+
+    async fn handshake_failed(&mut self, mut e: conn::HandshakeError) -> Attempt {
+        // Frames read before the failure are shown and captured before the close.
+        for r in std::mem::take(&mut e.frames) {
+            self.frame(r, true).await;
+        }
+        if e.is_auth() {
+            self.observe(What::Handshake {
+                opt_in: OptInOutcome::AuthFailed,
+                text: Some(e.to_string()),
+                server: None,
+                version: None,
+                mode: None,
+                sent: None,
+                sim_speed: None,
+            });
+        }
+        let (stop, delay) = self.failed(&e);
+        self.observe(What::Closed {
+            cause: CloseCause::Error,
+            error: Some(format!("during the handshake: {e}")),
+            retry_in: (!stop).then_some(delay),
+        });
+        if stop {
+            Attempt::Stop
+        } else {
+            Attempt::Retry(delay)
+        }
+    }
+
+    /// Watches an established connection until it closes; returns the delay before the next.
+    async fn session(
+        &mut self,
+        connection: conn::Connection,
+        handshake: conn::Handshake,
+    ) -> Duration {
         let established = Instant::now();
-        shared.established.store(true, Ordering::Release);
-        observe(&tx, id, handshake_observation(&handshake));
-        let in_cluster = match settings.cluster {
+        self.ctx.shared.established.store(true, Ordering::Release);
+        self.observe(handshake_observation(&handshake));
+        let in_cluster = match self.ctx.settings.cluster {
             ClusterMode::On => true,
             ClusterMode::Off => false,
             ClusterMode::Auto => handshake.mode() == Some("cluster"),
         };
         for r in handshake.early {
-            hand_over(&shared.permits, &tx, frame_observation(id, r, true)).await;
+            self.frame(r, true).await;
         }
-        let (mut reader, mut writer) = connection.into_split();
-        // Replies come back in command order: each is matched with what asked for it.
-        let mut pending: std::collections::VecDeque<Pending> = Default::default();
-        let mut setup: Vec<Vec<Vec<u8>>> = Vec::new();
+        let (reader, writer) = connection.into_split();
+        let mut session = Session::new(reader, writer);
+        self.set_up(&mut session, in_cluster).await;
+        let (cause, error) = self.read(&mut session).await;
+        for _ in 0..session.unanswered_pings() {
+            self.observe(What::Ping {
+                latency: None,
+                error: Some("no reply before the connection closed".into()),
+            });
+        }
+        self.backoff.session_ended(established.elapsed());
+        let delay = self.backoff.next_delay(rand::random());
+        self.observe(What::Closed {
+            cause,
+            error,
+            retry_in: Some(delay),
+        });
+        delay
+    }
+
+    /// The commands a session starts with: SUBSCRIBE, CLIENT TRACKING, CLUSTER SHARDS.
+    async fn set_up(&mut self, session: &mut Session, in_cluster: bool) {
+        let settings = &self.ctx.settings;
+        let mut failures = Vec::new();
         if !settings.subscribe.is_empty() {
-            // In RESP3 the confirmations of SUBSCRIBE are push frames, not replies.
-            let mut cmd = vec![b"SUBSCRIBE".to_vec()];
-            cmd.extend(settings.subscribe.iter().map(|c| c.as_bytes().to_vec()));
-            setup.push(cmd);
-        }
-        if settings.tracking {
-            pending.push_back(Pending::Other);
-            setup.push(vec![
-                b"CLIENT".to_vec(),
-                b"TRACKING".to_vec(),
-                b"ON".to_vec(),
-                b"BCAST".to_vec(),
-            ]);
-        }
-        if discover && in_cluster {
-            pending.push_back(Pending::Shards);
-            setup.push(vec![b"CLUSTER".to_vec(), b"SHARDS".to_vec()]);
-        }
-        for cmd in &setup {
-            if let Err(e) = writer.send(cmd).await {
-                observe(
-                    &tx,
-                    id,
-                    What::ConnectFailed {
-                        error: format!("sending {}: {e}", String::from_utf8_lossy(&cmd[0])),
-                        retry_in: None,
-                    },
-                );
+            if let Err(e) = session.subscribe(&settings.subscribe).await {
+                failures.push(("SUBSCRIBE", e));
             }
         }
-        let mut ticker = settings.traffic.map(|d| {
+        if settings.tracking {
+            if let Err(e) = session.track().await {
+                failures.push(("CLIENT", e));
+            }
+        }
+        if self.discover && in_cluster {
+            if let Err(e) = session.ask_topology().await {
+                failures.push(("CLUSTER", e));
+            }
+        }
+        for (command, e) in failures {
+            self.observe(What::ConnectFailed {
+                error: format!("sending {command}: {e}"),
+                retry_in: None,
+            });
+        }
+    }
+
+    /// Reads until the connection closes, answering the loop's requests and sending PINGs.
+    async fn read(&mut self, session: &mut Session) -> (CloseCause, Option<String>) {
+        let mut ticker = self.ctx.settings.traffic.map(|d| {
             let mut t = tokio::time::interval(d.max(TRAFFIC_FLOOR));
             t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             t
         });
-        let end = loop {
+        loop {
             tokio::select! {
-                r = reader.next() => match r {
-                    Ok(Some(received)) => {
-                        if let conn::Item::Reply(_, is_error) = &received.item {
-                            match pending.front() {
-                                Some(Pending::Shards) if *is_error => {
-                                    // Before Redis 7 there is no CLUSTER SHARDS.
-                                    pending.pop_front();
-                                    pending.push_back(Pending::Slots);
-                                    let _ = writer.send(&[b"CLUSTER" as &[u8], b"SLOTS"]).await;
-                                    continue;
-                                }
-                                Some(Pending::Shards | Pending::Slots) => {
-                                    let shards = matches!(pending.pop_front(), Some(Pending::Shards));
-                                    topology_reply(&tx, id, &received.raw, shards);
-                                    continue;
-                                }
-                                _ => {}
-                            }
-                        }
-                        if let conn::Item::Reply(summary, is_error) = &received.item {
-                            if matches!(pending.front(), Some(Pending::Other)) && !is_error {
-                                // The +OK to our own setup command (CLIENT TRACKING): expected,
-                                // not something the server pushed. A refusal is still shown.
-                                pending.pop_front();
-                                continue;
-                            }
-                            if let Some(Pending::Ping(sent)) = pending.front() {
-                                let latency = received.at.into_std().saturating_duration_since(*sent);
-                                pending.pop_front();
-                                observe(&tx, id, What::Ping {
-                                    latency: (!is_error).then_some(latency),
-                                    error: is_error.then(|| summary.clone()),
-                                });
-                                continue;
-                            }
-                            pending.pop_front();
-                        }
-                        hand_over(&shared.permits, &tx, frame_observation(id, received, false)).await;
+                r = session.next() => match r {
+                    Ok(Some(event)) => {
+                        self.event(event).await;
+                        let _ = session.settle().await;
                     }
-                    Ok(None) => break (CloseCause::Server, None),
+                    Ok(None) => return (CloseCause::Server, None),
                     Err(e) => {
                         if let Some((offset, error)) = e.framing() {
-                            observe(&tx, id, What::Malformed { offset, error });
+                            self.observe(What::Malformed { offset, error });
                         }
-                        break (CloseCause::Error, Some(e.to_string()));
+                        return (CloseCause::Error, Some(e.to_string()));
                     }
                 },
-                Some(ConnCmd::Topology) = cmds.recv() => {
-                    pending.push_back(Pending::Shards);
-                    let _ = writer.send(&[b"CLUSTER" as &[u8], b"SHARDS"]).await;
+                Some(ConnCmd::Topology) = self.cmds.recv() => {
+                    let _ = session.ask_topology().await;
                 }
                 _ = async { ticker.as_mut().unwrap().tick().await }, if ticker.is_some() => {
-                    pending.push_back(Pending::Ping(Instant::now()));
-                    if let Err(e) = writer.send(&[b"PING"]).await {
-                        pending.pop_back();
-                        observe(&tx, id, What::Ping { latency: None, error: Some(e.to_string()) });
+                    if let Err(e) = session.ping().await {
+                        self.observe(What::Ping { latency: None, error: Some(e.to_string()) });
                     }
                 }
             }
-        };
-        for _ in pending.drain(..).filter(|p| matches!(p, Pending::Ping(_))) {
-            observe(
-                &tx,
-                id,
-                What::Ping {
-                    latency: None,
-                    error: Some("no reply before the connection closed".into()),
-                },
-            );
         }
-        backoff.session_ended(established.elapsed());
-        let delay = backoff.next_delay(rand::random());
-        observe(
-            &tx,
-            id,
-            What::Closed {
-                cause: end.0,
-                error: end.1,
-                retry_in: Some(delay),
-            },
-        );
-        tokio::time::sleep(delay).await;
     }
-}
 
-/// What a reply still to come answers.
-enum Pending {
-    Ping(Instant),
-    Shards,
-    Slots,
-    Other,
-}
-
-/// Reads a CLUSTER SHARDS / SLOTS reply and hands the nodes to the watch loop.
-fn topology_reply(tx: &mpsc::UnboundedSender<Observation>, id: u32, raw: &[u8], shards: bool) {
-    let nodes = match crate::resp::Scanner::default().scan(raw) {
-        Ok(crate::resp::Scan::Frame(frame, _)) => {
-            if shards {
-                cluster::from_shards(&frame)
-            } else {
-                cluster::from_slots(&frame)
+    async fn event(&mut self, event: Event) {
+        match event {
+            Event::Frame(r) => self.frame(r, false).await,
+            Event::Pong(answer) => self.observe(What::Ping {
+                latency: answer.as_ref().ok().copied(),
+                error: answer.err(),
+            }),
+            Event::Topology(nodes) => {
+                let _ = self.ctx.tx.send(Report::Nodes {
+                    conn: self.id,
+                    at: Instant::now(),
+                    wall: SystemTime::now(),
+                    nodes,
+                });
             }
-        }
-        _ => None,
-    };
-    match nodes {
-        Some(nodes) if !nodes.is_empty() => observe(tx, id, What::Nodes(nodes)),
-        _ => observe(
-            tx,
-            id,
-            What::ConnectFailed {
-                error: format!(
-                    "could not read the cluster topology from {}",
-                    crate::escape::escape(&raw[..raw.len().min(120)])
-                ),
+            Event::TopologyUnreadable(start) => self.observe(What::ConnectFailed {
+                error: format!("could not read the cluster topology from {start}"),
                 retry_in: None,
-            },
-        ),
+            }),
+        }
     }
 }
 

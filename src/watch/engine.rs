@@ -3,7 +3,7 @@
 //! advertised-address checks, topology refreshes).
 
 use super::cluster::Membership;
-use super::connection::{observe, Shared, Spawner};
+use super::connection::{observe, Report, Shared, Spawner, Tx};
 use super::settings::WatchSettings;
 use crate::dns::{self, DnsResolver};
 use crate::exit;
@@ -87,7 +87,7 @@ pub async fn watch(
     mut notes: Option<mpsc::UnboundedReceiver<String>>,
 ) -> anyhow::Result<WatchEnd> {
     let resolver = Arc::new(DnsResolver::new(&settings.connect.dns_options())?);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Observation>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         permits: Default::default(),
@@ -125,8 +125,8 @@ pub async fn watch(
                 engine.sinks.note(&text)?;
             }
             obs = rx.recv() => {
-                let Some(obs) = obs else { break StopReason::Ended };
-                if let Some(reason) = engine.take(obs, rx.is_empty())? {
+                let Some(report) = obs else { break StopReason::Ended };
+                if let Some(reason) = engine.take(report, rx.is_empty())? {
                     break reason;
                 }
             }
@@ -148,7 +148,7 @@ struct Engine<'w, 'o> {
     sinks: &'w mut Sinks<'o>,
     members: Membership,
     resolver: Arc<DnsResolver>,
-    tx: mpsc::UnboundedSender<Observation>,
+    tx: Tx,
     shared: Arc<Shared>,
     effects: Effects,
     /// Notifications seen, for `--count`.
@@ -162,7 +162,7 @@ impl<'w, 'o> Engine<'w, 'o> {
         settings: &WatchSettings,
         sinks: &'w mut Sinks<'o>,
         resolver: &Arc<DnsResolver>,
-        tx: &mpsc::UnboundedSender<Observation>,
+        tx: &Tx,
         shared: &Arc<Shared>,
     ) -> anyhow::Result<Engine<'w, 'o>> {
         let mut timeline = Timeline::new(Instant::now());
@@ -191,10 +191,23 @@ impl<'w, 'o> Engine<'w, 'o> {
 
     /// Takes one observation through the timeline to the sinks; `idle`: nothing else is waiting.
     /// Returns why the watch stops, if this observation stops it.
-    fn take(&mut self, mut obs: Observation, idle: bool) -> anyhow::Result<Option<StopReason>> {
+    fn take(&mut self, report: Report, idle: bool) -> anyhow::Result<Option<StopReason>> {
+        let mut obs = match report {
+            Report::Seen(obs) => obs,
+            Report::Nodes {
+                conn,
+                at,
+                wall,
+                nodes,
+            } => Observation {
+                at,
+                wall,
+                conn,
+                what: self.members.nodes_read(&nodes),
+            },
+        };
         match &mut obs.what {
             What::Connected { addr, .. } => self.members.connected(obs.conn, *addr),
-            What::Nodes(found) => obs.what = self.members.nodes_read(found),
             What::Handshake {
                 sim_speed: Some(announced),
                 ..
@@ -281,7 +294,7 @@ impl<'w, 'o> Engine<'w, 'o> {
     async fn finish(
         self,
         reason: StopReason,
-        rx: &mut mpsc::UnboundedReceiver<Observation>,
+        rx: &mut mpsc::UnboundedReceiver<Report>,
         fatal: Option<String>,
     ) -> anyhow::Result<WatchEnd> {
         let Engine {
@@ -293,7 +306,9 @@ impl<'w, 'o> Engine<'w, 'o> {
             ..
         } = self;
         members.stop().await;
-        while let Ok(obs) = rx.try_recv() {
+        // Nodes read now change nothing: the watch is ending.
+        while let Ok(report) = rx.try_recv() {
+            let Report::Seen(obs) = report else { continue };
             for line in &timeline.observe(obs).lines {
                 sinks.line(line)?;
             }
@@ -327,7 +342,7 @@ impl<'w, 'o> Engine<'w, 'o> {
 fn spawn_dns_poller(
     settings: &WatchSettings,
     resolver: &Arc<DnsResolver>,
-    tx: &mpsc::UnboundedSender<Observation>,
+    tx: &Tx,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let host = settings.connect.host().to_string();
     if !settings.dns || host.parse::<IpAddr>().is_ok() {
@@ -344,7 +359,7 @@ fn spawn_dns_poller(
     let tx = tx.clone();
     let forward = tokio::spawn(async move {
         while let Some(ev) = drx.recv().await {
-            let _ = tx.send(Observation {
+            let _ = tx.send(Report::Seen(Observation {
                 at: ev.at.into_std(),
                 wall: SystemTime::now(),
                 conn: 0,
@@ -352,7 +367,7 @@ fn spawn_dns_poller(
                     host: host.clone(),
                     kind: ev.kind,
                 },
-            });
+            }));
         }
     });
     vec![poller, forward]
@@ -466,7 +481,7 @@ impl Default for Effects {
 fn act(
     settings: &WatchSettings,
     resolver: &Arc<DnsResolver>,
-    tx: &mpsc::UnboundedSender<Observation>,
+    tx: &Tx,
     effects: &mut Effects,
     action: Action,
 ) {
