@@ -10,6 +10,7 @@ pub mod conn;
 pub mod dns;
 pub mod escape;
 pub mod exit;
+mod frame_access;
 pub mod generate;
 pub mod handoff;
 pub mod notification;

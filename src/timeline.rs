@@ -120,13 +120,9 @@ pub enum Action {
         window_s: i64,
         successor: Option<HostPort>,
         current: Option<IpAddr>,
-        /// When the MOVING arrived: the decision's time zero.
-        since: Instant,
     },
     /// A MIGRATED arrived: ask DNS whether `addr` is still advertised.
     CheckAdvertised { conn: u32, addr: IpAddr },
-    /// The connection closed: a dry-run still polling for it can stop.
-    CancelHandoff { conn: u32 },
     /// A new SMIGRATED moved slots away from nodes we watch: refresh the topology once.
     RefreshTopology {
         conn: u32,
@@ -161,10 +157,7 @@ struct Event {
 
 impl Event {
     fn name(&self) -> String {
-        match self.seq {
-            Some(s) => format!("{} seq {s}", self.kind),
-            None => format!("{} seq ?", self.kind),
-        }
+        crate::notification::event_name(self.kind, self.seq)
     }
 }
 
@@ -190,7 +183,6 @@ pub struct Timeline {
     /// Recent `(type, seq)` keys and the event each opened, to recognise a re-send.
     keys: kept::RecentKeys<(Kind, i64)>,
     conns: HashMap<u32, Conn>,
-    dns_set: Option<BTreeSet<IpAddr>>,
     /// Connections per opt-in outcome and text, in the order they reported it.
     opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
@@ -212,7 +204,6 @@ impl Timeline {
             anchor: None,
             keys: kept::RecentKeys::default(),
             conns: HashMap::new(),
-            dns_set: None,
             opt_in: HashMap::new(),
             speed: 1.0,
             pings: PingTally::default(),
@@ -551,7 +542,6 @@ impl Timeline {
                             window_s: n.time.unwrap_or(0),
                             successor: n.successor().cloned(),
                             current,
-                            since: now,
                         });
                     }
                 }
@@ -645,7 +635,6 @@ impl Timeline {
             }
         };
         let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);
-        step.actions.push(Action::CancelHandoff { conn: conn_id });
         step.lines.push(WatchLine::Closed {
             v: SCHEMA_VERSION,
             t,
@@ -734,10 +723,6 @@ impl Timeline {
                     e.row.dns_moved_s = Some(since);
                 }
             }
-            self.dns_set = Some(after.clone());
-        }
-        if let DnsEventKind::Initial { addrs, .. } | DnsEventKind::Recovered { addrs, .. } = &kind {
-            self.dns_set = Some(addrs.clone());
         }
         step.lines.push(WatchLine::Dns {
             v: SCHEMA_VERSION,

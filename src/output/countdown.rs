@@ -134,10 +134,7 @@ impl Countdown {
                 let joined = labels.as_slice() == [crate::record::Label::WithOptIn];
                 if n.opens() && (labels.is_empty() || joined) {
                     let window_s = n.time.unwrap_or(0).max(0) as f64;
-                    let name = match n.seq {
-                        Some(s) => format!("{} seq {s}", n.kind),
-                        None => format!("{} seq ?", n.kind),
-                    };
+                    let name = n.event_name();
                     let bar = self.multi.add(ProgressBar::new((window_s * 10.0) as u64));
                     bar.set_style(
                         ProgressStyle::with_template("{msg} [{bar:30}]")

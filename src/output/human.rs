@@ -616,7 +616,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
-        WatchLine::Summary { .. } => crate::output::summary::render(line, style),
+        WatchLine::Summary { .. } => crate::output::summary::render(line),
     }
 }
 

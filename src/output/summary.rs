@@ -1,7 +1,6 @@
 //! The end-of-watch summary: one row per logical event and what followed it, then totals per
 //! connection, as comfy-tables that fit 80 columns.
 
-use crate::output::human::Style;
 use crate::record::WatchLine;
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
@@ -91,7 +90,7 @@ fn traffic(p: &crate::record::PingStats) -> Vec<String> {
 }
 
 /// Renders a `Summary` line; other lines render as nothing.
-pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
+pub fn render(line: &WatchLine) -> Vec<String> {
     let WatchLine::Summary {
         reason,
         events,

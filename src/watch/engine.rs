@@ -444,13 +444,9 @@ fn unix_signal(
         .map_err(|e| anyhow::anyhow!("cannot listen for signal {}: {e}", kind.as_raw_value()))
 }
 
+/// The exit code of `--require` for an opt-in outcome: the one mapping `probe` uses too.
 fn required_code(outcome: OptInOutcome) -> i32 {
-    match outcome {
-        OptInOutcome::Accepted => exit::SUCCESS,
-        OptInOutcome::Refused => exit::REFUSED,
-        OptInOutcome::Resp3Unavailable => exit::RESP3_UNAVAILABLE,
-        OptInOutcome::AuthFailed => exit::AUTH_FAILED,
-    }
+    crate::conn::probe::Severity::from(outcome).exit_code()
 }
 
 /// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
@@ -492,7 +488,6 @@ fn act(
             window_s,
             successor,
             current,
-            since: _,
         } => {
             if !settings.handoff {
                 return;
@@ -551,8 +546,8 @@ fn act(
                 observe(&tx, conn, What::Advertised { addr, answer });
             });
         }
-        // A dry-run outlives the close on purpose (see above); a refresh is started by the loop.
-        Action::RefreshTopology { .. } | Action::CancelHandoff { .. } => {}
+        // A refresh is started by the loop.
+        Action::RefreshTopology { .. } => {}
     }
 }
 
