@@ -19,6 +19,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
 mod kept;
+pub mod rerun;
 pub use kept::KEPT_EVENTS;
 
 /// Something that happened, stamped when it was seen.
@@ -87,6 +88,12 @@ pub enum What {
         event: usize,
         outcome: Outcome,
     },
+    /// A dry-run's decision as a capture recorded it (`replay`): what [`What::Handoff`] carries,
+    /// reduced to what the timeline reads of it.
+    DryRun {
+        event: usize,
+        dry_run: DryRun,
+    },
     Advertised {
         addr: IpAddr,
         answer: Advertised,
@@ -108,6 +115,32 @@ pub enum What {
         jitter_s: f64,
         sources: Vec<String>,
     },
+}
+
+/// What the timeline reads of a dry-run's decision: from a live [`Outcome`], or from a recorded
+/// `handoff` line when a capture is replayed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DryRun {
+    /// `moved`, `stale_at_expiry`, ... (the `outcome` field of the line).
+    pub outcome: String,
+    /// Seconds after the event when a client would act.
+    pub at_s: f64,
+    pub moves: bool,
+    pub text: String,
+    pub to: Option<String>,
+}
+
+impl DryRun {
+    pub fn from_outcome(outcome: &Outcome) -> DryRun {
+        let (name, at, moves) = outcome_facts(outcome);
+        DryRun {
+            outcome: name.into(),
+            at_s: secs(at),
+            moves,
+            text: outcome.to_string(),
+            to: outcome.destination(),
+        }
+    }
 }
 
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
@@ -211,6 +244,11 @@ impl Timeline {
     }
 
     /// Reads offsets after events at `speed` (see the field).
+    /// The index of the latest kept event named `name` (`MOVING seq 3`), as a dry-run refers to it.
+    pub fn event_named(&self, name: &str) -> Option<usize> {
+        self.events.rposition(|e| e.name() == name)
+    }
+
     pub fn set_speed(&mut self, speed: f64) {
         self.speed = speed;
     }
@@ -375,7 +413,11 @@ impl Timeline {
             } => self.closed(&mut step, obs.at, t, at, conn_id, cause, error, retry_in),
             What::Dns { host, kind } => self.dns(&mut step, obs.at, t, at, host, kind),
             What::Handoff { event, outcome } => {
-                self.handoff(&mut step, obs.at, t, at, conn_id, event, outcome)
+                let dry_run = DryRun::from_outcome(&outcome);
+                self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
+            }
+            What::DryRun { event, dry_run } => {
+                self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
             }
             What::Advertised { addr, answer } => {
                 let rel = self.rel_to(self.anchor, obs.at);
@@ -748,25 +790,27 @@ impl Timeline {
         at: String,
         conn_id: u32,
         event: usize,
-        outcome: Outcome,
+        dry_run: DryRun,
     ) {
         let Some(e) = self.events.get_mut(event) else {
             return;
         };
-        let (name, at_s, moves) = outcome_facts(&outcome);
-        let at_s = secs(at_s);
-        if !matches!(outcome, Outcome::Cancelled { .. }) || e.row.handoff.is_none() {
-            e.row.handoff = Some(name.to_string());
+        let DryRun {
+            outcome: name,
+            at_s,
+            moves,
+            text,
+            to,
+        } = dry_run;
+        if name != "cancelled" || e.row.handoff.is_none() {
+            e.row.handoff = Some(name.clone());
             e.row.handoff_s = Some(at_s);
         }
         if moves {
             e.moved_s = Some(at_s);
         }
-        e.stale = matches!(
-            outcome,
-            Outcome::StaleAtExpiry { .. } | Outcome::Unresolved { .. }
-        );
-        e.unresolved = matches!(outcome, Outcome::Unresolved { .. });
+        e.stale = name == "stale_at_expiry" || name == "unresolved";
+        e.unresolved = name == "unresolved";
         let event_name = e.name();
         let rel = self.rel_to(Some(event), now);
         step.lines.push(WatchLine::Handoff {
@@ -775,12 +819,12 @@ impl Timeline {
             at: at.clone(),
             conn: conn_id,
             event: event_name,
-            outcome: name.into(),
+            outcome: name,
             at_s,
             moves,
-            text: outcome.to_string(),
+            text,
             rel,
-            to: outcome.destination(),
+            to,
         });
         if self.events[event].row.socket_closed_s.is_some() {
             self.verdict(step, t, at, event);

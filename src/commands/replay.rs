@@ -1,8 +1,9 @@
-//! `maintwatch replay`: a capture read back, every raw frame parsed again with today's parser.
+//! `maintwatch replay`: a capture read back, every raw frame parsed again with today's parser,
+//! and the timeline run again on the recorded inputs ([`crate::timeline::rerun`]).
 //!
 //! Captures are the regression fixtures of this field: a frame captured during a real maintenance
-//! must keep parsing the same way. `--check` turns any difference into a non-zero exit naming the
-//! line. A capture whose writer was killed ends in a torn line; that is expected, reported and
+//! must keep parsing the same way, and the labels, offsets, verdicts and summary computed from it
+//! must stay what they were. `--check` turns any difference into a non-zero exit naming the line. A capture whose writer was killed ends in a torn line; that is expected, reported and
 //! tolerated, since every complete line before it was flushed whole.
 //!
 //! A capture can be as large as the watch that wrote it was long, so it is streamed: one line in
@@ -13,6 +14,7 @@ use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink;
 use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
 use std::io::{BufRead, Write};
@@ -41,8 +43,11 @@ pub struct ReplayReport {
 pub enum Event<'a> {
     /// A watch line, with its frame's fresh parse in place of the recorded one.
     Line(&'a WatchLine),
-    /// `(line number, what differs)`
+    /// `(line number, what differs)`: a frame's fresh parse.
     Differs(usize, String),
+    /// `(line number, what differs)`: what the timeline computes again from the capture's
+    /// inputs (a label, an offset, a verdict, the summary).
+    Recomputed(usize, String),
     /// `(line number, why)` for a line that is not a valid capture line.
     Bad(usize, String),
 }
@@ -106,7 +111,14 @@ fn replay_file(
                 lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
             }
-            Event::Differs(..) => {}
+            Event::Recomputed(n, what) if args.check => {
+                lines.flush()?;
+                writeln!(
+                    err,
+                    "maintwatch replay: {name}:{n}: timeline differs: {what}"
+                )?;
+            }
+            Event::Differs(..) | Event::Recomputed(..) => {}
             Event::Bad(n, why) => {
                 lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: {why}")?;
@@ -198,6 +210,7 @@ pub fn replay(
     mut each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<ReplayReport> {
     let mut report = ReplayReport::default();
+    let mut rerun = Rerun::default();
     let mut buf = Vec::new();
     let mut n = 0;
     while let Some(kind) = next_line(&mut reader, &mut buf, limit)? {
@@ -211,7 +224,7 @@ pub fn replay(
         }
         report.lines += 1;
         let last = matches!(kind, Line::Last);
-        if let Some(stop) = one_line(n, &buf, last, &mut report, &mut each)? {
+        if let Some(stop) = one_line(n, &buf, last, &mut report, &mut rerun, &mut each)? {
             report.stopped = Some((n, stop));
             break;
         }
@@ -225,6 +238,7 @@ fn one_line(
     line: &[u8],
     last: bool,
     report: &mut ReplayReport,
+    rerun: &mut Rerun,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
     match serde_json::from_slice::<Head>(line) {
@@ -261,6 +275,12 @@ fn one_line(
         }
     };
     report.valid += 1;
+    // The timeline runs again on the recorded inputs, the recorded parse included: a parser
+    // change is a parse difference below, not a cascade of timeline differences.
+    for what in rerun.line(&parsed) {
+        report.differences += 1;
+        each(Event::Recomputed(n, what))?;
+    }
     if let WatchLine::Push { frame, .. } = &mut parsed {
         report.frames += 1;
         if let Some(fresh) = check(n, frame, report, each)? {
