@@ -249,10 +249,32 @@ pub fn is_detail(line: &WatchLine) -> bool {
 }
 
 fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
-    let head = |at: &str, conn: Option<u32>| {
-        let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
-        format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
-    };
+    match line {
+        WatchLine::Start { .. } => line_start(line, style),
+        WatchLine::Connected { .. } => line_connected(line, style),
+        WatchLine::ConnectFailed { .. } => line_connect_failed(line, style),
+        WatchLine::Handshake { .. } => line_handshake(line, style),
+        WatchLine::Push { .. } => line_push(line, style),
+        WatchLine::Malformed { .. } => line_malformed(line, style),
+        WatchLine::Closed { .. } => line_closed(line, style),
+        WatchLine::Dns { .. } => line_dns(line, style),
+        WatchLine::Handoff { .. } => line_handoff(line, style),
+        WatchLine::Verdict { .. } => line_verdict(line, style),
+        WatchLine::Advertised { .. } => line_advertised(line, style),
+        WatchLine::Ping { .. } => line_ping(line, style),
+        WatchLine::Topology { .. } => line_topology(line, style),
+        WatchLine::Summary { .. } => crate::output::summary::render(line),
+    }
+}
+
+/// The start of every line: the time and the connection (`[-]` for none).
+fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
+    let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
+    format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
+}
+
+fn line_start(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
         WatchLine::Start {
             at,
@@ -263,6 +285,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             "{} watching {endpoint} (v{version})",
             head(at, None)
         )],
+        _ => Vec::new(),
+    }
+}
+
+fn line_connected(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Connected {
             at,
             conn,
@@ -293,6 +322,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_connect_failed(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::ConnectFailed {
             at,
             conn,
@@ -307,6 +343,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Error, &format!("connect failed: {error}{retry}"))
             )]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         // A cluster whose nodes all refuse says so once; the summary counts them.
         WatchLine::Handshake {
             repeat_of: Some(_), ..
@@ -361,6 +404,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             }
             out
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         // Every cluster node broadcasts the same event: one entry, then one short line per copy.
         WatchLine::Push {
             at,
@@ -431,6 +481,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             }
             out
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_malformed(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Malformed {
             at,
             conn,
@@ -445,6 +502,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 &format!("malformed stream at connection byte {offset}: {error}")
             )
         )],
+        _ => Vec::new(),
+    }
+}
+
+fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Closed {
             at,
             conn,
@@ -492,6 +556,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Dns {
             at,
             host,
@@ -532,6 +603,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 ours
             )]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_handoff(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Handoff {
             at,
             conn,
@@ -548,11 +626,25 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 &format!("dry-run handoff for {event}: {text}")
             )
         )],
+        _ => Vec::new(),
+    }
+}
+
+fn line_verdict(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Verdict { at, conn, text, .. } => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(Role::Handoff, &format!("=> {text}"))
         )],
+        _ => Vec::new(),
+    }
+}
+
+fn line_advertised(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Advertised {
             at,
             conn,
@@ -575,6 +667,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Dns, &what)
             )]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_ping(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Ping {
             at,
             conn,
@@ -593,6 +692,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 .map_or(String::new(), |w| format!(" (during {w})"));
             vec![format!("{} {what}{window}", head(at, Some(*conn)))]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         WatchLine::Topology {
             at,
             reason,
@@ -616,7 +722,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
-        WatchLine::Summary { .. } => crate::output::summary::render(line),
+        _ => Vec::new(),
     }
 }
 
