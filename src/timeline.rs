@@ -289,26 +289,8 @@ impl Timeline {
         let conn_id = obs.conn;
         let v = SCHEMA_VERSION;
         match obs.what {
-            What::Connected {
-                addr,
-                tls,
-                endpoint,
-            } => {
-                let rel = self.rel_to(self.anchor, obs.at);
-                let c = self.conns.entry(conn_id).or_default();
-                c.sessions += 1;
-                c.addr = Some(addr);
-                c.endpoint = endpoint;
-                step.lines.push(WatchLine::Connected {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    addr: addr.to_string(),
-                    tls,
-                    session: c.sessions,
-                    rel: if c.sessions > 1 { rel } else { None },
-                });
+            what @ What::Connected { .. } => {
+                self.on_connected(&mut step, obs.at, t, at, conn_id, what)
             }
             What::ConnectFailed { error, retry_in } => {
                 step.lines.push(WatchLine::ConnectFailed {
@@ -320,81 +302,10 @@ impl Timeline {
                     retry_in_s: retry_in.map(secs),
                 });
             }
-            What::Handshake {
-                opt_in,
-                text,
-                server,
-                version,
-                mode,
-                sent,
-                sim_speed,
-            } => {
-                let key = (opt_in, text.clone());
-                let tally = self.opt_in.entry(key).or_default();
-                let repeat_of = tally.first().copied().filter(|&c| c != conn_id);
-                if !tally.contains(&conn_id) {
-                    tally.push(conn_id);
-                }
-                step.lines.push(WatchLine::Handshake {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    opt_in,
-                    text,
-                    server,
-                    version,
-                    mode,
-                    sent,
-                    // Accepted opt-ins are each worth a line; a refusal repeated by every node
-                    // of a cluster is one fact.
-                    repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
-                    sim_speed,
-                })
-            }
+            what @ What::Handshake { .. } => self.on_handshake(&mut step, t, at, conn_id, what),
             // The membership (watch::cluster) resolved the nodes a reply named into this change.
-            What::Topology {
-                reason,
-                nodes,
-                added,
-                removed,
-            } => {
-                let rel = self.rel_to(self.anchor, obs.at);
-                step.lines.push(WatchLine::Topology {
-                    v,
-                    t,
-                    at,
-                    reason,
-                    nodes,
-                    added,
-                    removed,
-                    rel,
-                })
-            }
-            What::Refresh {
-                event,
-                jitter_s,
-                sources,
-            } => {
-                let rel = self.rel_to(Some(event), obs.at);
-                let name = self.events.get(event).map(Event::name).unwrap_or_default();
-                step.lines.push(WatchLine::Handoff {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    event: name,
-                    outcome: "refresh_topology".into(),
-                    at_s: secs_f(jitter_s),
-                    moves: false,
-                    text: format!(
-                        "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
-                        sources.join(", ")
-                    ),
-                    rel,
-                    to: None,
-                });
-            }
+            what @ What::Topology { .. } => self.on_topology(&mut step, obs.at, t, at, what),
+            what @ What::Refresh { .. } => self.on_refresh(&mut step, obs.at, t, at, conn_id, what),
             What::Frame { record, early } => {
                 self.frame(&mut step, obs.at, t, at, conn_id, record, early)
             }
@@ -419,39 +330,210 @@ impl Timeline {
             What::DryRun { event, dry_run } => {
                 self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
             }
-            What::Advertised { addr, answer } => {
-                let rel = self.rel_to(self.anchor, obs.at);
-                step.lines.push(WatchLine::Advertised {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    addr: addr.to_string(),
-                    answer: match answer {
-                        Advertised::Yes => "yes",
-                        Advertised::No => "no",
-                        Advertised::CannotTell => "cannot_tell",
-                    }
-                    .into(),
-                    rel,
-                })
+            what @ What::Advertised { .. } => {
+                self.on_advertised(&mut step, obs.at, t, at, conn_id, what)
             }
-            What::Ping { latency, error } => {
-                let window = self.open_window(obs.at);
-                self.pings
-                    .record(latency, error.is_some(), window.as_deref());
-                step.lines.push(WatchLine::Ping {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
-                    error,
-                    window,
-                })
-            }
+            what @ What::Ping { .. } => self.on_ping(&mut step, obs.at, t, at, conn_id, what),
         }
         step
+    }
+
+    /// A connection (re)established: its session count and address.
+    fn on_connected(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Connected {
+            addr,
+            tls,
+            endpoint,
+        } = what
+        else {
+            return;
+        };
+        let rel = self.rel_to(self.anchor, now);
+        let c = self.conns.entry(conn_id).or_default();
+        c.sessions += 1;
+        c.addr = Some(addr);
+        c.endpoint = endpoint;
+        step.lines.push(WatchLine::Connected {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            addr: addr.to_string(),
+            tls,
+            session: c.sessions,
+            rel: if c.sessions > 1 { rel } else { None },
+        });
+    }
+
+    /// The cluster's nodes, as the membership resolved them.
+    fn on_topology(&mut self, step: &mut Step, now: Instant, t: f64, at: String, what: What) {
+        let v = SCHEMA_VERSION;
+        let What::Topology {
+            reason,
+            nodes,
+            added,
+            removed,
+        } = what
+        else {
+            return;
+        };
+        let rel = self.rel_to(self.anchor, now);
+        step.lines.push(WatchLine::Topology {
+            v,
+            t,
+            at,
+            reason,
+            nodes,
+            added,
+            removed,
+            rel,
+        })
+    }
+
+    /// The dry-run's topology refresh after an SMIGRATED naming our nodes.
+    fn on_refresh(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Refresh {
+            event,
+            jitter_s,
+            sources,
+        } = what
+        else {
+            return;
+        };
+        let rel = self.rel_to(Some(event), now);
+        let name = self.events.get(event).map(Event::name).unwrap_or_default();
+        step.lines.push(WatchLine::Handoff {
+                v,
+                t,
+                at,
+                conn: conn_id,
+                event: name,
+                outcome: "refresh_topology".into(),
+                at_s: secs_f(jitter_s),
+                moves: false,
+                text: format!(
+                    "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
+                    sources.join(", ")
+                ),
+                rel,
+                to: None,
+            });
+    }
+
+    /// Whether our address is still advertised, after a MIGRATED.
+    fn on_advertised(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Advertised { addr, answer } = what else {
+            return;
+        };
+        let rel = self.rel_to(self.anchor, now);
+        step.lines.push(WatchLine::Advertised {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            addr: addr.to_string(),
+            answer: match answer {
+                Advertised::Yes => "yes",
+                Advertised::No => "no",
+                Advertised::CannotTell => "cannot_tell",
+            }
+            .into(),
+            rel,
+        })
+    }
+
+    /// A `--traffic` PING: tallied, attributed to the open window.
+    fn on_ping(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Ping { latency, error } = what else {
+            return;
+        };
+        let window = self.open_window(now);
+        self.pings
+            .record(latency, error.is_some(), window.as_deref());
+        step.lines.push(WatchLine::Ping {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
+            error,
+            window,
+        })
+    }
+
+    /// A handshake's outcome: one line, tallied by outcome (a cluster's repeated refusal once).
+    fn on_handshake(&mut self, step: &mut Step, t: f64, at: String, conn_id: u32, what: What) {
+        let v = SCHEMA_VERSION;
+        let What::Handshake {
+            opt_in,
+            text,
+            server,
+            version,
+            mode,
+            sent,
+            sim_speed,
+        } = what
+        else {
+            return;
+        };
+        let key = (opt_in, text.clone());
+        let tally = self.opt_in.entry(key).or_default();
+        let repeat_of = tally.first().copied().filter(|&c| c != conn_id);
+        if !tally.contains(&conn_id) {
+            tally.push(conn_id);
+        }
+        step.lines.push(WatchLine::Handshake {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            opt_in,
+            text,
+            server,
+            version,
+            mode,
+            sent,
+            // Accepted opt-ins are each worth a line; a refusal repeated by every node
+            // of a cluster is one fact.
+            repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
+            sim_speed,
+        })
     }
 
     /// The window a failure at `at` falls into: an opening event whose declared window (plus the
@@ -496,55 +578,11 @@ impl Timeline {
                 labels.push(Label::WithOptIn);
             }
             let event_index = if resent || catch_up {
-                let idx = key
-                    .and_then(|k| self.keys.event(&k))
-                    .filter(|&i| self.events.get(i).is_some());
-                if let Some(first) = idx.and_then(|i| self.events.get_mut(i)) {
-                    first.row.copies += 1;
-                    if resent && first.conn != conn_id {
-                        copy_of = Some(CopyOf {
-                            conn: first.conn,
-                            after_ms: (now.saturating_duration_since(first.at).as_secs_f64() * 1e6)
-                                .round()
-                                / 1e3,
-                        });
-                    }
-                }
+                let (idx, copy) = self.seen_again(key, resent, conn_id, now);
+                copy_of = copy;
                 idx
             } else {
-                let i = self.events.len();
-                self.events.push(Event {
-                    kind: n.kind,
-                    seq: n.seq,
-                    at: now,
-                    row: EventRow {
-                        kind: n.kind.name().into(),
-                        seq: n.seq,
-                        t,
-                        window_s: n.time,
-                        closed_by_notification_s: None,
-                        dns_moved_s: None,
-                        socket_closed_s: None,
-                        overshoot_s: None,
-                        handoff: None,
-                        handoff_s: None,
-                        margin_s: None,
-                        copies: 0,
-                        // A MOVING re-sent to our opt-in, never seen before: we joined its
-                        // window after it opened.
-                        joined_open: early && n.kind == Kind::Moving,
-                        silent_close: false,
-                    },
-                    moved_s: None,
-                    stale: false,
-                    unresolved: false,
-                    verdict_done: false,
-                    conn: conn_id,
-                });
-                if let Some(k) = key {
-                    self.keys.set_event(k, i);
-                }
-                Some(i)
+                Some(self.new_event(n, now, t, early, conn_id))
             };
             let new = !resent && !catch_up;
             if new {
@@ -567,45 +605,10 @@ impl Timeline {
                 }
             }
             if n.kind == Kind::Moving && !catch_up {
-                let current = self
-                    .conns
-                    .get(&conn_id)
-                    .and_then(|c| c.addr)
-                    .map(|a| a.ip());
-                if let Some(c) = self.conns.get_mut(&conn_id) {
-                    c.moving = event_index;
-                }
-                // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
-                if new {
-                    if let Some(i) = event_index {
-                        step.actions.push(Action::StartHandoff {
-                            conn: conn_id,
-                            event: i,
-                            window_s: n.time.unwrap_or(0),
-                            successor: n.successor().cloned(),
-                            current,
-                        });
-                    }
-                }
+                self.moving(step, conn_id, n, new, event_index);
             }
             if let (Some(m), true, Some(i)) = (&n.migrations, new, event_index) {
-                let ours: Vec<String> = self
-                    .conns
-                    .values()
-                    .flat_map(|c| [c.addr.map(|a| a.to_string()), Some(c.endpoint.clone())])
-                    .flatten()
-                    .collect();
-                sources_ours = m
-                    .moves
-                    .iter()
-                    .filter_map(|mv| mv.source.clone())
-                    .filter(|s| {
-                        ours.iter()
-                            .any(|o| o == s || o.ends_with(&format!("//{s}")))
-                    })
-                    .collect();
-                sources_ours.sort();
-                sources_ours.dedup();
+                sources_ours = self.sources_ours(m);
                 if !sources_ours.is_empty() {
                     step.actions.push(Action::RefreshTopology {
                         conn: conn_id,
@@ -639,6 +642,128 @@ impl Timeline {
             copy_of,
             sources_ours,
         });
+    }
+
+    /// A copy of an event already seen (re-sent, or a catch-up replay): counted on the first
+    /// one's row; a re-send from another connection says where and how much earlier it came.
+    fn seen_again(
+        &mut self,
+        key: Option<(Kind, i64)>,
+        resent: bool,
+        conn_id: u32,
+        now: Instant,
+    ) -> (Option<usize>, Option<CopyOf>) {
+        let idx = key
+            .and_then(|k| self.keys.event(&k))
+            .filter(|&i| self.events.get(i).is_some());
+        let mut copy_of = None;
+        if let Some(first) = idx.and_then(|i| self.events.get_mut(i)) {
+            first.row.copies += 1;
+            if resent && first.conn != conn_id {
+                copy_of = Some(CopyOf {
+                    conn: first.conn,
+                    after_ms: (now.saturating_duration_since(first.at).as_secs_f64() * 1e6).round()
+                        / 1e3,
+                });
+            }
+        }
+        (idx, copy_of)
+    }
+
+    /// A new event: its summary row, and its `(type, seq)` remembered. Returns its index.
+    fn new_event(
+        &mut self,
+        n: &crate::notification::Notification,
+        now: Instant,
+        t: f64,
+        early: bool,
+        conn_id: u32,
+    ) -> usize {
+        let i = self.events.len();
+        self.events.push(Event {
+            kind: n.kind,
+            seq: n.seq,
+            at: now,
+            row: EventRow {
+                kind: n.kind.name().into(),
+                seq: n.seq,
+                t,
+                window_s: n.time,
+                closed_by_notification_s: None,
+                dns_moved_s: None,
+                socket_closed_s: None,
+                overshoot_s: None,
+                handoff: None,
+                handoff_s: None,
+                margin_s: None,
+                copies: 0,
+                // A MOVING re-sent to our opt-in, never seen before: we joined its window
+                // after it opened.
+                joined_open: early && n.kind == Kind::Moving,
+                silent_close: false,
+            },
+            moved_s: None,
+            stale: false,
+            unresolved: false,
+            verdict_done: false,
+            conn: conn_id,
+        });
+        if let Some(k) = n.seq.map(|s| (n.kind, s)) {
+            self.keys.set_event(k, i);
+        }
+        i
+    }
+
+    /// A MOVING (not a catch-up): the connection expects its close, and a new one starts a
+    /// dry-run.
+    fn moving(
+        &mut self,
+        step: &mut Step,
+        conn_id: u32,
+        n: &crate::notification::Notification,
+        new: bool,
+        event_index: Option<usize>,
+    ) {
+        let current = self
+            .conns
+            .get(&conn_id)
+            .and_then(|c| c.addr)
+            .map(|a| a.ip());
+        if let Some(c) = self.conns.get_mut(&conn_id) {
+            c.moving = event_index;
+        }
+        // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
+        if let (true, Some(i)) = (new, event_index) {
+            step.actions.push(Action::StartHandoff {
+                conn: conn_id,
+                event: i,
+                window_s: n.time.unwrap_or(0),
+                successor: n.successor().cloned(),
+                current,
+            });
+        }
+    }
+
+    /// The sources of an SMIGRATED's moves that are nodes this watch is connected to.
+    fn sources_ours(&self, m: &crate::notification::Migrations) -> Vec<String> {
+        let ours: Vec<String> = self
+            .conns
+            .values()
+            .flat_map(|c| [c.addr.map(|a| a.to_string()), Some(c.endpoint.clone())])
+            .flatten()
+            .collect();
+        let mut sources: Vec<String> = m
+            .moves
+            .iter()
+            .filter_map(|mv| mv.source.clone())
+            .filter(|s| {
+                ours.iter()
+                    .any(|o| o == s || o.ends_with(&format!("//{s}")))
+            })
+            .collect();
+        sources.sort();
+        sources.dedup();
+        sources
     }
 
     #[allow(clippy::too_many_arguments)]

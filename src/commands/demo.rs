@@ -37,72 +37,11 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         .context("starting the simulator")?;
     let style = Style::choose(args.color, false);
     let host = sim.hostname().trim_end_matches('.').to_string();
-    {
-        let s = sim.scenario();
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "maintwatch demo: scenario {} at speed {}x",
-            s.name, args.speed
-        )?;
-        writeln!(out, "  {}", s.about)?;
-        writeln!(
-            out,
-            "  simulator: redis://{host}:{} (proxies {}), DNS {}",
-            sim.port(),
-            sim.proxies()
-                .iter()
-                .map(|p| p.ip().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            sim.dns_addr()
-        )?;
-        writeln!(
-            out,
-            "  offsets after an event are scenario seconds; 'sim |' lines are what the server did"
-        )?;
-        out.flush()?;
-    }
+    print_header(&sim, &host, args.speed)?;
 
-    let config = ConnectConfig {
-        dns_server: Some(sim.dns_addr()),
-        ..ConnectConfig::default()
-    };
-    let url = RedisUrl {
-        tls: false,
-        host: host.clone(),
-        port: Some(sim.port()),
-        user: None,
-        password: None,
-        db: None,
-    };
-    let settings = WatchSettings {
-        capture: args.capture.clone(),
-        speed: args.speed,
-        speed_given: true,
-        color: style.color,
-        time: style.time,
-        ..WatchSettings::new(config.options_for(&url)?)
-    };
+    let settings = settings(&sim, &host, args, style)?;
 
-    let mut events = sim.events();
-    let (notes, notes_rx) = tokio::sync::mpsc::unbounded_channel();
-    let narrate = tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(e) => {
-                    if demo_shows(&e) {
-                        let _ = notes.send(style.paint(Role::Dim, &format!("    sim | {e}")));
-                    }
-                    if matches!(e.what, What::Finished { .. }) {
-                        return;
-                    }
-                }
-                Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => return,
-            }
-        }
-    });
+    let (narrate, notes_rx) = narrate(&sim, style);
     let mut sinks = settings.sinks(std::io::stdout())?;
     let reason = watch::watch(
         &settings,
@@ -131,4 +70,92 @@ fn demo_shows(e: &SimEvent) -> bool {
             | What::Finished { .. }
             | What::Error { .. }
     )
+}
+
+/// What the demo runs and how to read it, before the first line of the watch.
+fn print_header(sim: &Simulator, host: &str, speed: f64) -> anyhow::Result<()> {
+    let s = sim.scenario();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "maintwatch demo: scenario {} at speed {speed}x",
+        s.name
+    )?;
+    writeln!(out, "  {}", s.about)?;
+    writeln!(
+        out,
+        "  simulator: redis://{host}:{} (proxies {}), DNS {}",
+        sim.port(),
+        sim.proxies()
+            .iter()
+            .map(|p| p.ip().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        sim.dns_addr()
+    )?;
+    writeln!(
+        out,
+        "  offsets after an event are scenario seconds; 'sim |' lines are what the server did"
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The watch's settings with no flags, pointed at the simulator's hostname and nameserver and
+/// told the scenario's speed.
+fn settings(
+    sim: &Simulator,
+    host: &str,
+    args: &DemoArgs,
+    style: Style,
+) -> anyhow::Result<WatchSettings> {
+    let config = ConnectConfig {
+        dns_server: Some(sim.dns_addr()),
+        ..ConnectConfig::default()
+    };
+    let url = RedisUrl {
+        tls: false,
+        host: host.to_string(),
+        port: Some(sim.port()),
+        user: None,
+        password: None,
+        db: None,
+    };
+    Ok(WatchSettings {
+        capture: args.capture.clone(),
+        speed: args.speed,
+        speed_given: true,
+        color: style.color,
+        time: style.time,
+        ..WatchSettings::new(config.options_for(&url)?)
+    })
+}
+
+/// The simulator's narration, dimmed, as notes for the watch; the task ends with the scenario.
+fn narrate(
+    sim: &Simulator,
+    style: Style,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let mut events = sim.events();
+    let (notes, notes_rx) = tokio::sync::mpsc::unbounded_channel();
+    let narrate = tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(e) => {
+                    if demo_shows(&e) {
+                        let _ = notes.send(style.paint(Role::Dim, &format!("    sim | {e}")));
+                    }
+                    if matches!(e.what, What::Finished { .. }) {
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+    (narrate, notes_rx)
 }
