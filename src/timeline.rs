@@ -10,6 +10,7 @@
 use crate::dns::DnsEventKind;
 use crate::handoff::{Advertised, Outcome};
 use crate::notification::{Classified, HostPort, Kind};
+use crate::record::line;
 use crate::record::{
     wall, ConnTotals, CopyOf, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
     WatchLine, SCHEMA_VERSION,
@@ -260,14 +261,14 @@ impl Timeline {
 
     /// The first line of a watch.
     pub fn start_line(&self, wall_at: SystemTime, endpoint: &str) -> WatchLine {
-        WatchLine::Start {
+        WatchLine::Start(line::Start {
             v: SCHEMA_VERSION,
             t: 0.0,
             at: wall(wall_at),
             endpoint: endpoint.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             speed: self.speed,
-        }
+        })
     }
 
     fn t(&self, at: Instant) -> f64 {
@@ -293,14 +294,15 @@ impl Timeline {
                 self.on_connected(&mut step, obs.at, t, at, conn_id, what)
             }
             What::ConnectFailed { error, retry_in } => {
-                step.lines.push(WatchLine::ConnectFailed {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    error,
-                    retry_in_s: retry_in.map(secs),
-                });
+                step.lines
+                    .push(WatchLine::ConnectFailed(line::ConnectFailed {
+                        v,
+                        t,
+                        at,
+                        conn: conn_id,
+                        error,
+                        retry_in_s: retry_in.map(secs),
+                    }));
             }
             what @ What::Handshake { .. } => self.on_handshake(&mut step, t, at, conn_id, what),
             // The membership (watch::cluster) resolved the nodes a reply named into this change.
@@ -309,14 +311,16 @@ impl Timeline {
             What::Frame { record, early } => {
                 self.frame(&mut step, obs.at, t, at, conn_id, record, early)
             }
-            What::Malformed { offset, error } => step.lines.push(WatchLine::Malformed {
-                v,
-                t,
-                at,
-                conn: conn_id,
-                offset,
-                error,
-            }),
+            What::Malformed { offset, error } => {
+                step.lines.push(WatchLine::Malformed(line::Malformed {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    offset,
+                    error,
+                }))
+            }
             What::Closed {
                 cause,
                 error,
@@ -362,7 +366,7 @@ impl Timeline {
         c.sessions += 1;
         c.addr = Some(addr);
         c.endpoint = endpoint;
-        step.lines.push(WatchLine::Connected {
+        step.lines.push(WatchLine::Connected(line::Connected {
             v,
             t,
             at,
@@ -371,7 +375,7 @@ impl Timeline {
             tls,
             session: c.sessions,
             rel: if c.sessions > 1 { rel } else { None },
-        });
+        }));
     }
 
     /// The cluster's nodes, as the membership resolved them.
@@ -387,7 +391,7 @@ impl Timeline {
             return;
         };
         let rel = self.rel_to(self.anchor, now);
-        step.lines.push(WatchLine::Topology {
+        step.lines.push(WatchLine::Topology(line::Topology {
             v,
             t,
             at,
@@ -396,7 +400,7 @@ impl Timeline {
             added,
             removed,
             rel,
-        })
+        }))
     }
 
     /// The dry-run's topology refresh after an SMIGRATED naming our nodes.
@@ -420,7 +424,7 @@ impl Timeline {
         };
         let rel = self.rel_to(Some(event), now);
         let name = self.events.get(event).map(Event::name).unwrap_or_default();
-        step.lines.push(WatchLine::Handoff {
+        step.lines.push(WatchLine::Handoff(line::Handoff {
                 v,
                 t,
                 at,
@@ -435,7 +439,7 @@ impl Timeline {
                 ),
                 rel,
                 to: None,
-            });
+            }));
     }
 
     /// Whether our address is still advertised, after a MIGRATED.
@@ -453,7 +457,7 @@ impl Timeline {
             return;
         };
         let rel = self.rel_to(self.anchor, now);
-        step.lines.push(WatchLine::Advertised {
+        step.lines.push(WatchLine::Advertised(line::Advertised {
             v,
             t,
             at,
@@ -466,7 +470,7 @@ impl Timeline {
             }
             .into(),
             rel,
-        })
+        }))
     }
 
     /// A `--traffic` PING: tallied, attributed to the open window.
@@ -486,7 +490,7 @@ impl Timeline {
         let window = self.open_window(now);
         self.pings
             .record(latency, error.is_some(), window.as_deref());
-        step.lines.push(WatchLine::Ping {
+        step.lines.push(WatchLine::Ping(line::Ping {
             v,
             t,
             at,
@@ -494,7 +498,7 @@ impl Timeline {
             latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
             error,
             window,
-        })
+        }))
     }
 
     /// A handshake's outcome: one line, tallied by outcome (a cluster's repeated refusal once).
@@ -518,7 +522,7 @@ impl Timeline {
         if !tally.contains(&conn_id) {
             tally.push(conn_id);
         }
-        step.lines.push(WatchLine::Handshake {
+        step.lines.push(WatchLine::Handshake(line::Handshake {
             v,
             t,
             at,
@@ -533,7 +537,7 @@ impl Timeline {
             // of a cluster is one fact.
             repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
             sim_speed,
-        })
+        }))
     }
 
     /// The window a failure at `at` falls into: an opening event whose declared window (plus the
@@ -631,7 +635,7 @@ impl Timeline {
         } else if let Some(c) = self.conns.get_mut(&conn_id) {
             c.totals_other += 1;
         }
-        step.lines.push(WatchLine::Push {
+        step.lines.push(WatchLine::Push(line::Push {
             v: SCHEMA_VERSION,
             t,
             at,
@@ -641,7 +645,7 @@ impl Timeline {
             frame: record,
             copy_of,
             sources_ours,
-        });
+        }));
     }
 
     /// A copy of an event already seen (re-sent, or a catch-up replay): counted on the first
@@ -802,7 +806,7 @@ impl Timeline {
             }
         };
         let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);
-        step.lines.push(WatchLine::Closed {
+        step.lines.push(WatchLine::Closed(line::Closed {
             v: SCHEMA_VERSION,
             t,
             at: at.clone(),
@@ -820,7 +824,7 @@ impl Timeline {
             rel,
             joined_open,
             retry_in_s: retry_in.map(secs),
-        });
+        }));
         if let Some(i) = moving {
             self.verdict(step, t, at, i);
         }
@@ -891,7 +895,7 @@ impl Timeline {
                 }
             }
         }
-        step.lines.push(WatchLine::Dns {
+        step.lines.push(WatchLine::Dns(line::Dns {
             v: SCHEMA_VERSION,
             t,
             at,
@@ -903,7 +907,7 @@ impl Timeline {
             reason,
             ours: ours_change,
             rel,
-        });
+        }));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -938,7 +942,7 @@ impl Timeline {
         e.unresolved = name == "unresolved";
         let event_name = e.name();
         let rel = self.rel_to(Some(event), now);
-        step.lines.push(WatchLine::Handoff {
+        step.lines.push(WatchLine::Handoff(line::Handoff {
             v: SCHEMA_VERSION,
             t,
             at: at.clone(),
@@ -950,7 +954,7 @@ impl Timeline {
             text,
             rel,
             to,
-        });
+        }));
         if self.events[event].row.socket_closed_s.is_some() {
             self.verdict(step, t, at, event);
         }
@@ -997,7 +1001,7 @@ impl Timeline {
         e.verdict_done = true;
         e.row.margin_s = margin;
         let (conn, event) = (e.conn, e.name());
-        step.lines.push(WatchLine::Verdict {
+        step.lines.push(WatchLine::Verdict(line::Verdict {
             v: SCHEMA_VERSION,
             t,
             at,
@@ -1005,7 +1009,7 @@ impl Timeline {
             event,
             text,
             margin_s: margin,
-        });
+        }));
     }
 
     /// The final line.
@@ -1023,7 +1027,7 @@ impl Timeline {
             })
             .collect();
         conns.sort_by_key(|c| c.conn);
-        WatchLine::Summary {
+        WatchLine::Summary(line::Summary {
             v: SCHEMA_VERSION,
             t: self.t(now),
             at: wall(wall_at),
@@ -1048,7 +1052,7 @@ impl Timeline {
                 tallies
             },
             pings: self.pings.stats(),
-        }
+        })
     }
 }
 
@@ -1244,12 +1248,12 @@ mod tests {
         step.lines
             .iter()
             .find_map(|l| match l {
-                WatchLine::Closed {
+                WatchLine::Closed(line::Closed {
                     announced,
                     past_s,
                     rel,
                     ..
-                } => Some((*announced, *past_s, rel.clone())),
+                }) => Some((*announced, *past_s, rel.clone())),
                 _ => None,
             })
             .expect("a closed line")
@@ -1281,13 +1285,13 @@ mod tests {
         let mut f = Fixture::new();
         f.frame(0.0, MOVING, false);
         let step = f.frame(3.0, MOVING, true);
-        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(labels, &vec![Label::Resent, Label::WithOptIn]);
         assert!(step.actions.is_empty());
         let summary = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "ended");
-        let WatchLine::Summary { events, .. } = summary else {
+        let WatchLine::Summary(line::Summary { events, .. }) = summary else {
             panic!()
         };
         assert_eq!(events.len(), 1);
@@ -1298,7 +1302,7 @@ mod tests {
     fn catch_up_is_labelled_and_closes_nothing() {
         let mut f = Fixture::new();
         let step = f.frame(0.1, MIGRATED, true);
-        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(labels, &vec![Label::CatchUp]);
@@ -1310,7 +1314,7 @@ mod tests {
         let mut f = Fixture::new();
         f.frame(1.0, MIGRATING, false);
         let step = f.frame(3.5, MIGRATED, false);
-        let WatchLine::Push { rel, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { rel, .. }) = &step.lines[0] else {
             panic!()
         };
         let rel = rel.clone().unwrap();
@@ -1352,10 +1356,10 @@ mod tests {
         assert!(!step
             .lines
             .iter()
-            .any(|l| matches!(l, WatchLine::Verdict { .. })));
+            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { .. }))));
         let step = f.server_close(16.6);
         let margin = step.lines.iter().find_map(|l| match l {
-            WatchLine::Verdict { margin_s, text, .. } => {
+            WatchLine::Verdict(line::Verdict { margin_s, text, .. }) => {
                 assert!(text.contains("6.8 s before the close at +16.6 s"), "{text}");
                 *margin_s
             }
@@ -1383,7 +1387,7 @@ mod tests {
         assert!(step
             .lines
             .iter()
-            .any(|l| matches!(l, WatchLine::Verdict { text, .. } if text.contains("still stale"))));
+            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { text, .. }) if text.contains("still stale"))));
     }
 
     #[test]
@@ -1404,12 +1408,13 @@ mod tests {
                 },
             },
         );
-        let WatchLine::Dns { ours, rel, .. } = &step.lines[0] else {
+        let WatchLine::Dns(line::Dns { ours, rel, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(ours.as_deref(), Some("left"));
         assert!((rel.clone().unwrap().s - 9.7).abs() < 1e-6);
-        let WatchLine::Summary { events, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        let WatchLine::Summary(line::Summary { events, .. }) =
+            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
         else {
             panic!()
         };
@@ -1427,7 +1432,7 @@ mod tests {
     }
     fn summary_rows(f: &Fixture) -> Vec<EventRow> {
         match f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x") {
-            WatchLine::Summary { events, .. } => events,
+            WatchLine::Summary(line::Summary { events, .. }) => events,
             _ => unreachable!(),
         }
     }
@@ -1497,17 +1502,17 @@ mod tests {
     fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
         let mut f = Fixture::new();
         let step = f.frame(0.2, MOVING, true);
-        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(labels, &vec![Label::WithOptIn]);
         let step = f.server_close(1.8);
         let joined = step.lines.iter().find_map(|l| match l {
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 joined_open,
                 past_s,
                 ..
-            } => Some((*joined_open, *past_s)),
+            }) => Some((*joined_open, *past_s)),
             _ => None,
         });
         let (joined, past) = joined.expect("a closed line");
@@ -1547,7 +1552,8 @@ mod tests {
                 },
             );
         }
-        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        let WatchLine::Summary(line::Summary { pings, .. }) =
+            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
         else {
             panic!()
         };
@@ -1562,7 +1568,8 @@ mod tests {
         assert_eq!(p.failure_windows[0].failures, 2);
         // No PING, no figures.
         let f = Fixture::new();
-        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        let WatchLine::Summary(line::Summary { pings, .. }) =
+            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
         else {
             panic!()
         };
@@ -1584,7 +1591,7 @@ mod tests {
                 },
             },
         );
-        let WatchLine::Handoff { to, .. } = &step.lines[0] else {
+        let WatchLine::Handoff(line::Handoff { to, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(to.as_deref(), Some("127.0.0.3"));

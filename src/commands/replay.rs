@@ -13,6 +13,7 @@ use crate::cli::ReplayArgs;
 use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink;
+use crate::record::line;
 use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
@@ -281,7 +282,7 @@ fn one_line(
         report.differences += 1;
         each(Event::Recomputed(n, what))?;
     }
-    if let WatchLine::Push { frame, .. } = &mut parsed {
+    if let WatchLine::Push(line::Push { frame, .. }) = &mut parsed {
         report.frames += 1;
         if let Some(fresh) = check(n, frame, report, each)? {
             frame.parsed = fresh;

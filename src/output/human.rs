@@ -2,6 +2,7 @@
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 
 use crate::output::text;
+use crate::record::line;
 use crate::record::{Label, OptInOutcome, Rel, WatchLine};
 use chrono::{DateTime, Local};
 
@@ -86,7 +87,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     };
     // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
     // command sent) are copied and pasted whole, and the summary's tables fit already.
-    if !matches!(line, WatchLine::Summary { .. }) && !out.is_empty() {
+    if !matches!(line, WatchLine::Summary(line::Summary { .. })) && !out.is_empty() {
         let first = wrap(&out[0], WIDTH);
         out.splice(0..1, first);
     }
@@ -165,14 +166,14 @@ pub fn terminal_safe(line: &WatchLine) -> std::borrow::Cow<'_, WatchLine> {
     match sanitized {
         Ok(l) => std::borrow::Cow::Owned(l),
         // Unreachable for lines the timeline made; kept total rather than trusted.
-        Err(e) => std::borrow::Cow::Owned(WatchLine::ConnectFailed {
+        Err(e) => std::borrow::Cow::Owned(WatchLine::ConnectFailed(line::ConnectFailed {
             v: crate::record::SCHEMA_VERSION,
             t: line.t(),
             at: String::new(),
             conn: 0,
             error: format!("a line could not be shown safely: {e}"),
             retry_in_s: None,
-        }),
+        })),
     }
 }
 
@@ -245,25 +246,25 @@ fn speed_note(speed: &crate::record::SimSpeed, style: &Style) -> String {
 /// A line that is detail rather than news: a successful `--traffic` PING. Shown with `-v`; the
 /// summary has the figures. A failed PING is news and always shown.
 pub fn is_detail(line: &WatchLine) -> bool {
-    matches!(line, WatchLine::Ping { error: None, .. })
+    matches!(line, WatchLine::Ping(line::Ping { error: None, .. }))
 }
 
 fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
     match line {
-        WatchLine::Start { .. } => line_start(line, style),
-        WatchLine::Connected { .. } => line_connected(line, style),
-        WatchLine::ConnectFailed { .. } => line_connect_failed(line, style),
-        WatchLine::Handshake { .. } => line_handshake(line, style),
-        WatchLine::Push { .. } => line_push(line, style),
-        WatchLine::Malformed { .. } => line_malformed(line, style),
-        WatchLine::Closed { .. } => line_closed(line, style),
-        WatchLine::Dns { .. } => line_dns(line, style),
-        WatchLine::Handoff { .. } => line_handoff(line, style),
-        WatchLine::Verdict { .. } => line_verdict(line, style),
-        WatchLine::Advertised { .. } => line_advertised(line, style),
-        WatchLine::Ping { .. } => line_ping(line, style),
-        WatchLine::Topology { .. } => line_topology(line, style),
-        WatchLine::Summary { .. } => crate::output::summary::render(line),
+        WatchLine::Start(line::Start { .. }) => line_start(line, style),
+        WatchLine::Connected(line::Connected { .. }) => line_connected(line, style),
+        WatchLine::ConnectFailed(line::ConnectFailed { .. }) => line_connect_failed(line, style),
+        WatchLine::Handshake(line::Handshake { .. }) => line_handshake(line, style),
+        WatchLine::Push(line::Push { .. }) => line_push(line, style),
+        WatchLine::Malformed(line::Malformed { .. }) => line_malformed(line, style),
+        WatchLine::Closed(line::Closed { .. }) => line_closed(line, style),
+        WatchLine::Dns(line::Dns { .. }) => line_dns(line, style),
+        WatchLine::Handoff(line::Handoff { .. }) => line_handoff(line, style),
+        WatchLine::Verdict(line::Verdict { .. }) => line_verdict(line, style),
+        WatchLine::Advertised(line::Advertised { .. }) => line_advertised(line, style),
+        WatchLine::Ping(line::Ping { .. }) => line_ping(line, style),
+        WatchLine::Topology(line::Topology { .. }) => line_topology(line, style),
+        WatchLine::Summary(line::Summary { .. }) => crate::output::summary::render(line),
     }
 }
 
@@ -276,12 +277,12 @@ fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
 fn line_start(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Start {
+        WatchLine::Start(line::Start {
             at,
             endpoint,
             version,
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} watching {endpoint} (v{version})",
             head(at, None)
         )],
@@ -292,7 +293,7 @@ fn line_start(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_connected(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Connected {
+        WatchLine::Connected(line::Connected {
             at,
             conn,
             addr,
@@ -300,7 +301,7 @@ fn line_connected(line: &WatchLine, style: &Style) -> Vec<String> {
             session,
             rel: r,
             ..
-        } => {
+        }) => {
             let verb = if *session > 1 {
                 "reconnected"
             } else {
@@ -329,13 +330,13 @@ fn line_connected(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_connect_failed(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::ConnectFailed {
+        WatchLine::ConnectFailed(line::ConnectFailed {
             at,
             conn,
             error,
             retry_in_s,
             ..
-        } => {
+        }) => {
             let retry = retry_in_s.map_or(String::new(), |s| format!("; retrying in {s:.1} s"));
             vec![format!(
                 "{} {}",
@@ -351,10 +352,10 @@ fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
         // A cluster whose nodes all refuse says so once; the summary counts them.
-        WatchLine::Handshake {
+        WatchLine::Handshake(line::Handshake {
             repeat_of: Some(_), ..
-        } => Vec::new(),
-        WatchLine::Handshake {
+        }) => Vec::new(),
+        WatchLine::Handshake(line::Handshake {
             at,
             conn,
             opt_in,
@@ -365,7 +366,7 @@ fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
             sent,
             sim_speed,
             ..
-        } => {
+        }) => {
             let server = match (server, version, mode) {
                 (Some(s), Some(v), Some(m)) => format!(" [{s} {v}, {m}]"),
                 (Some(s), Some(v), None) => format!(" [{s} {v}]"),
@@ -412,12 +413,12 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
         // Every cluster node broadcasts the same event: one entry, then one short line per copy.
-        WatchLine::Push {
+        WatchLine::Push(line::Push {
             at,
             conn,
             copy_of: Some(copy),
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(
@@ -428,7 +429,7 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
                 )
             )
         )],
-        WatchLine::Push {
+        WatchLine::Push(line::Push {
             at,
             conn,
             labels,
@@ -436,7 +437,7 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
             frame,
             sources_ours,
             ..
-        } => {
+        }) => {
             let role = match &frame.parsed {
                 crate::notification::Classified::Maintenance(n) if n.opens() => Role::Opening,
                 crate::notification::Classified::Maintenance(_) => Role::Closing,
@@ -488,13 +489,13 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_malformed(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Malformed {
+        WatchLine::Malformed(line::Malformed {
             at,
             conn,
             offset,
             error,
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(
@@ -509,7 +510,7 @@ fn line_malformed(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Closed {
+        WatchLine::Closed(line::Closed {
             at,
             conn,
             by,
@@ -520,7 +521,7 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
             rel: r,
             joined_open,
             ..
-        } => {
+        }) => {
             let mut what = match by.as_str() {
                 "server" => "closed by the server".to_string(),
                 "watch" => "closed by maintwatch".to_string(),
@@ -563,7 +564,7 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Dns {
+        WatchLine::Dns(line::Dns {
             at,
             host,
             event,
@@ -574,7 +575,7 @@ fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
             ours,
             rel: r,
             ..
-        } => {
+        }) => {
             let set = |v: &Vec<String>| format!("{{{}}}", v.join(", "));
             let ttl = ttl.map_or(String::new(), |t| format!(" ttl {t}"));
             let what = match event.as_str() {
@@ -610,14 +611,14 @@ fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_handoff(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Handoff {
+        WatchLine::Handoff(line::Handoff {
             at,
             conn,
             event,
             text,
             rel: r,
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} {}{}",
             head(at, Some(*conn)),
             rel(r),
@@ -633,7 +634,7 @@ fn line_handoff(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_verdict(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Verdict { at, conn, text, .. } => vec![format!(
+        WatchLine::Verdict(line::Verdict { at, conn, text, .. }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(Role::Handoff, &format!("=> {text}"))
@@ -645,14 +646,14 @@ fn line_verdict(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_advertised(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Advertised {
+        WatchLine::Advertised(line::Advertised {
             at,
             conn,
             addr,
             answer,
             rel: r,
             ..
-        } => {
+        }) => {
             let what = match answer.as_str() {
                 "yes" => format!("{addr} is still advertised"),
                 "no" => format!(
@@ -674,14 +675,14 @@ fn line_advertised(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_ping(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Ping {
+        WatchLine::Ping(line::Ping {
             at,
             conn,
             latency_ms,
             error,
             window,
             ..
-        } => {
+        }) => {
             let what = match (latency_ms, error) {
                 (_, Some(e)) => style.paint(Role::Error, &format!("PING failed: {e}")),
                 (Some(ms), None) => format!("PING {ms:.3} ms"),
@@ -699,7 +700,7 @@ fn line_ping(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Topology {
+        WatchLine::Topology(line::Topology {
             at,
             reason,
             nodes,
@@ -707,7 +708,7 @@ fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
             removed,
             rel: r,
             ..
-        } => {
+        }) => {
             let mut what = format!("cluster topology {reason}: {} node(s)", nodes.len());
             if !added.is_empty() {
                 what.push_str(&format!(", added {}", added.join(", ")));
@@ -752,7 +753,7 @@ mod tests {
     use crate::record::SCHEMA_VERSION;
 
     fn handshake(server: &str, text: &str, version: &str) -> WatchLine {
-        WatchLine::Handshake {
+        WatchLine::Handshake(line::Handshake {
             v: SCHEMA_VERSION,
             t: 0.0,
             at: "2026-01-01T00:00:00.123456Z".into(),
@@ -765,7 +766,7 @@ mod tests {
             sent: None,
             repeat_of: None,
             sim_speed: None,
-        }
+        })
     }
 
     #[test]
@@ -830,14 +831,16 @@ mod tests {
 
     #[test]
     fn a_successful_ping_is_detail_a_failed_one_is_not() {
-        let ping = |error: Option<&str>| WatchLine::Ping {
-            v: SCHEMA_VERSION,
-            t: 0.0,
-            at: String::new(),
-            conn: 1,
-            latency_ms: error.is_none().then_some(0.2),
-            error: error.map(str::to_string),
-            window: None,
+        let ping = |error: Option<&str>| {
+            WatchLine::Ping(line::Ping {
+                v: SCHEMA_VERSION,
+                t: 0.0,
+                at: String::new(),
+                conn: 1,
+                latency_ms: error.is_none().then_some(0.2),
+                error: error.map(str::to_string),
+                window: None,
+            })
         };
         assert!(is_detail(&ping(None)));
         assert!(!is_detail(&ping(Some("connection closed"))));

@@ -1,6 +1,7 @@
 //! The end-of-watch summary: one row per logical event and what followed it, then totals per
 //! connection, as comfy-tables that fit 80 columns.
 
+use crate::record::line;
 use crate::record::WatchLine;
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
@@ -91,7 +92,7 @@ fn traffic(p: &crate::record::PingStats) -> Vec<String> {
 
 /// Renders a `Summary` line; other lines render as nothing.
 pub fn render(line: &WatchLine) -> Vec<String> {
-    let WatchLine::Summary {
+    let WatchLine::Summary(line::Summary {
         reason,
         events,
         conns,
@@ -100,7 +101,7 @@ pub fn render(line: &WatchLine) -> Vec<String> {
         pings,
         notes,
         ..
-    } = line
+    }) = line
     else {
         return Vec::new();
     };

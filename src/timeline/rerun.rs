@@ -14,6 +14,7 @@
 use super::{CloseCause, DryRun, Observation, Timeline, What};
 use crate::dns::DnsEventKind;
 use crate::handoff::Advertised;
+use crate::record::line;
 use crate::record::{Label, WatchLine};
 use serde_json::Value;
 use std::collections::{BTreeSet, VecDeque};
@@ -45,9 +46,9 @@ impl Default for Rerun {
 impl Rerun {
     /// Feeds one recorded line; returns how what the timeline computes differs from it.
     pub fn line(&mut self, recorded: &WatchLine) -> Vec<String> {
-        if let WatchLine::Start {
+        if let WatchLine::Start(line::Start {
             endpoint, speed, ..
-        } = recorded
+        }) = recorded
         {
             let base = Instant::now();
             let mut timeline = Timeline::new(base);
@@ -65,8 +66,8 @@ impl Rerun {
             return vec!["a line before the start line: the timeline cannot be rebuilt".into()];
         }
         let computed = match recorded {
-            WatchLine::Summary { .. } => Some(self.summary(recorded)),
-            WatchLine::Verdict { .. } => self.computed.pop_front(),
+            WatchLine::Summary(line::Summary { .. }) => Some(self.summary(recorded)),
+            WatchLine::Verdict(line::Verdict { .. }) => self.computed.pop_front(),
             _ => {
                 self.feed(recorded);
                 self.computed.pop_front()
@@ -118,14 +119,14 @@ impl Rerun {
     fn input(&self, line: &WatchLine) -> Option<(f64, String, u32, What)> {
         let timeline = self.timeline.as_ref()?;
         let (t, at, conn, what) = match line.clone() {
-            WatchLine::Connected {
+            WatchLine::Connected(line::Connected {
                 t,
                 at,
                 conn,
                 addr,
                 tls,
                 ..
-            } => {
+            }) => {
                 let what = What::Connected {
                     addr: addr.parse().ok()?,
                     tls,
@@ -133,18 +134,18 @@ impl Rerun {
                 };
                 (t, at, conn, what)
             }
-            WatchLine::ConnectFailed {
+            WatchLine::ConnectFailed(line::ConnectFailed {
                 t,
                 at,
                 conn,
                 error,
                 retry_in_s,
                 ..
-            } => {
+            }) => {
                 let retry_in = retry_in_s.map(|s| Duration::from_secs_f64(s.max(0.0)));
                 (t, at, conn, What::ConnectFailed { error, retry_in })
             }
-            WatchLine::Handshake {
+            WatchLine::Handshake(line::Handshake {
                 t,
                 at,
                 conn,
@@ -156,7 +157,7 @@ impl Rerun {
                 sent,
                 sim_speed,
                 ..
-            } => {
+            }) => {
                 let what = What::Handshake {
                     opt_in,
                     text,
@@ -168,14 +169,14 @@ impl Rerun {
                 };
                 (t, at, conn, what)
             }
-            WatchLine::Push {
+            WatchLine::Push(line::Push {
                 t,
                 at,
                 conn,
                 labels,
                 frame,
                 ..
-            } => {
+            }) => {
                 let early = labels
                     .iter()
                     .any(|l| matches!(l, Label::CatchUp | Label::WithOptIn));
@@ -189,15 +190,15 @@ impl Rerun {
                     },
                 )
             }
-            WatchLine::Malformed {
+            WatchLine::Malformed(line::Malformed {
                 t,
                 at,
                 conn,
                 offset,
                 error,
                 ..
-            } => (t, at, conn, What::Malformed { offset, error }),
-            WatchLine::Closed {
+            }) => (t, at, conn, What::Malformed { offset, error }),
+            WatchLine::Closed(line::Closed {
                 t,
                 at,
                 conn,
@@ -205,7 +206,7 @@ impl Rerun {
                 error,
                 retry_in_s,
                 ..
-            } => {
+            }) => {
                 let cause = match by.as_str() {
                     "server" => CloseCause::Server,
                     "watch" => CloseCause::Watch,
@@ -223,7 +224,7 @@ impl Rerun {
                     },
                 )
             }
-            WatchLine::Dns {
+            WatchLine::Dns(line::Dns {
                 t,
                 at,
                 host,
@@ -233,11 +234,11 @@ impl Rerun {
                 ttl,
                 reason,
                 ..
-            } => {
+            }) => {
                 let kind = dns_kind(&event, &before, &after, ttl, reason)?;
                 (t, at, 0, What::Dns { host, kind })
             }
-            WatchLine::Handoff {
+            WatchLine::Handoff(line::Handoff {
                 t,
                 at,
                 conn,
@@ -248,7 +249,7 @@ impl Rerun {
                 text,
                 to,
                 ..
-            } => {
+            }) => {
                 let index = timeline.event_named(&event)?;
                 let what = if outcome == "refresh_topology" {
                     What::Refresh {
@@ -271,14 +272,14 @@ impl Rerun {
                 };
                 (t, at, conn, what)
             }
-            WatchLine::Advertised {
+            WatchLine::Advertised(line::Advertised {
                 t,
                 at,
                 conn,
                 addr,
                 answer,
                 ..
-            } => {
+            }) => {
                 let answer = match answer.as_str() {
                     "yes" => Advertised::Yes,
                     "no" => Advertised::No,
@@ -287,18 +288,18 @@ impl Rerun {
                 let addr = addr.parse().ok()?;
                 (t, at, conn, What::Advertised { addr, answer })
             }
-            WatchLine::Ping {
+            WatchLine::Ping(line::Ping {
                 t,
                 at,
                 conn,
                 latency_ms,
                 error,
                 ..
-            } => {
+            }) => {
                 let latency = latency_ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1e3));
                 (t, at, conn, What::Ping { latency, error })
             }
-            WatchLine::Topology {
+            WatchLine::Topology(line::Topology {
                 t,
                 at,
                 reason,
@@ -306,7 +307,7 @@ impl Rerun {
                 added,
                 removed,
                 ..
-            } => {
+            }) => {
                 let what = What::Topology {
                     reason,
                     nodes,
@@ -315,9 +316,9 @@ impl Rerun {
                 };
                 (t, at, 0, what)
             }
-            WatchLine::Start { .. } | WatchLine::Verdict { .. } | WatchLine::Summary { .. } => {
-                return None
-            }
+            WatchLine::Start(line::Start { .. })
+            | WatchLine::Verdict(line::Verdict { .. })
+            | WatchLine::Summary(line::Summary { .. }) => return None,
         };
         Some((t, at, conn, what))
     }
@@ -325,21 +326,21 @@ impl Rerun {
     /// The summary the timeline computes at the recorded summary's time. What the watch loop
     /// (not the timeline) counted, and the connections' endpoints, are taken as recorded.
     fn summary(&mut self, recorded: &WatchLine) -> WatchLine {
-        let WatchLine::Summary {
+        let WatchLine::Summary(line::Summary {
             t,
             at,
             reason,
             conns: recorded_conns,
             notes: recorded_notes,
             ..
-        } = recorded
+        }) = recorded
         else {
             unreachable!("called with a summary");
         };
         let (now, wall) = self.when(*t, at);
         let timeline = self.timeline.as_ref().expect("started");
         let mut line = timeline.summary(now, wall, reason);
-        if let WatchLine::Summary { conns, notes, .. } = &mut line {
+        if let WatchLine::Summary(line::Summary { conns, notes, .. }) = &mut line {
             notes.skipped_dry_runs = recorded_notes.skipped_dry_runs;
             notes.capped_windows = recorded_notes.capped_windows;
             notes.session_errors = recorded_notes.session_errors;

@@ -9,6 +9,7 @@ use crate::dns::{self, DnsResolver};
 use crate::exit;
 use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
 use crate::output::sink::Sinks;
+use crate::record::line;
 use crate::record::{OptInOutcome, SimSpeed, WatchLine};
 use crate::timeline::{Action, Observation, Timeline, What};
 use std::future::Future;
@@ -321,7 +322,7 @@ impl<'w, 'o> Engine<'w, 'o> {
         }
         let session_errors = shared.session_errors.load(Ordering::Acquire);
         let mut summary = timeline.summary(Instant::now(), SystemTime::now(), reason.name());
-        if let WatchLine::Summary { notes, .. } = &mut summary {
+        if let WatchLine::Summary(line::Summary { notes, .. }) = &mut summary {
             notes.skipped_dry_runs = effects.skipped;
             notes.capped_windows = effects.capped;
             notes.session_errors = session_errors;
