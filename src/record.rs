@@ -540,6 +540,46 @@ impl WatchLine {
             | WatchLine::Summary(line::Summary { t, .. }) => *t,
         }
     }
+
+    /// The wall-clock time of the line, as written.
+    pub fn at(&self) -> &str {
+        match self {
+            WatchLine::Start(line::Start { at, .. })
+            | WatchLine::Connected(line::Connected { at, .. })
+            | WatchLine::ConnectFailed(line::ConnectFailed { at, .. })
+            | WatchLine::Handshake(line::Handshake { at, .. })
+            | WatchLine::Push(line::Push { at, .. })
+            | WatchLine::Malformed(line::Malformed { at, .. })
+            | WatchLine::Closed(line::Closed { at, .. })
+            | WatchLine::Dns(line::Dns { at, .. })
+            | WatchLine::Handoff(line::Handoff { at, .. })
+            | WatchLine::Verdict(line::Verdict { at, .. })
+            | WatchLine::Advertised(line::Advertised { at, .. })
+            | WatchLine::Ping(line::Ping { at, .. })
+            | WatchLine::Topology(line::Topology { at, .. })
+            | WatchLine::Summary(line::Summary { at, .. }) => at,
+        }
+    }
+
+    /// The connection the line is about (`None` for lines about the whole watch).
+    pub fn conn(&self) -> Option<u32> {
+        match self {
+            WatchLine::Connected(line::Connected { conn, .. })
+            | WatchLine::ConnectFailed(line::ConnectFailed { conn, .. })
+            | WatchLine::Handshake(line::Handshake { conn, .. })
+            | WatchLine::Push(line::Push { conn, .. })
+            | WatchLine::Malformed(line::Malformed { conn, .. })
+            | WatchLine::Closed(line::Closed { conn, .. })
+            | WatchLine::Handoff(line::Handoff { conn, .. })
+            | WatchLine::Verdict(line::Verdict { conn, .. })
+            | WatchLine::Advertised(line::Advertised { conn, .. })
+            | WatchLine::Ping(line::Ping { conn, .. }) => Some(*conn),
+            WatchLine::Start(_)
+            | WatchLine::Dns(_)
+            | WatchLine::Topology(_)
+            | WatchLine::Summary(_) => None,
+        }
+    }
 }
 
 /// Wall-clock time as written in JSON lines: RFC 3339, microseconds, UTC.

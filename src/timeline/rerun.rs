@@ -117,210 +117,82 @@ impl Rerun {
 
     /// The observation a recorded line came from, if it came from one.
     fn input(&self, line: &WatchLine) -> Option<(f64, String, u32, What)> {
-        let timeline = self.timeline.as_ref()?;
-        let (t, at, conn, what) = match line.clone() {
-            WatchLine::Connected(line::Connected {
-                t,
-                at,
-                conn,
-                addr,
-                tls,
-                ..
-            }) => {
-                let what = What::Connected {
-                    addr: addr.parse().ok()?,
-                    tls,
-                    endpoint: self.endpoint.clone(),
-                };
-                (t, at, conn, what)
-            }
-            WatchLine::ConnectFailed(line::ConnectFailed {
-                t,
-                at,
-                conn,
-                error,
-                retry_in_s,
-                ..
-            }) => {
-                let retry_in = retry_in_s.map(|s| Duration::from_secs_f64(s.max(0.0)));
-                (t, at, conn, What::ConnectFailed { error, retry_in })
-            }
-            WatchLine::Handshake(line::Handshake {
-                t,
-                at,
-                conn,
-                opt_in,
-                text,
-                server,
-                version,
-                mode,
-                sent,
-                sim_speed,
-                ..
-            }) => {
-                let what = What::Handshake {
-                    opt_in,
-                    text,
-                    server,
-                    version,
-                    mode,
-                    sent,
-                    sim_speed,
-                };
-                (t, at, conn, what)
-            }
-            WatchLine::Push(line::Push {
-                t,
-                at,
-                conn,
-                labels,
-                frame,
-                ..
-            }) => {
-                let early = labels
+        let what = match line {
+            WatchLine::Connected(l) => What::Connected {
+                addr: l.addr.parse().ok()?,
+                tls: l.tls,
+                endpoint: self.endpoint.clone(),
+            },
+            WatchLine::ConnectFailed(l) => What::ConnectFailed {
+                error: l.error.clone(),
+                retry_in: duration(l.retry_in_s),
+            },
+            WatchLine::Handshake(l) => handshake(l),
+            WatchLine::Push(l) => What::Frame {
+                record: l.frame.clone(),
+                early: l
+                    .labels
                     .iter()
-                    .any(|l| matches!(l, Label::CatchUp | Label::WithOptIn));
-                (
-                    t,
-                    at,
-                    conn,
-                    What::Frame {
-                        record: frame,
-                        early,
-                    },
-                )
-            }
-            WatchLine::Malformed(line::Malformed {
-                t,
-                at,
-                conn,
-                offset,
-                error,
-                ..
-            }) => (t, at, conn, What::Malformed { offset, error }),
-            WatchLine::Closed(line::Closed {
-                t,
-                at,
-                conn,
-                by,
-                error,
-                retry_in_s,
-                ..
-            }) => {
-                let cause = match by.as_str() {
-                    "server" => CloseCause::Server,
-                    "watch" => CloseCause::Watch,
-                    _ => CloseCause::Error,
-                };
-                let retry_in = retry_in_s.map(|s| Duration::from_secs_f64(s.max(0.0)));
-                (
-                    t,
-                    at,
-                    conn,
-                    What::Closed {
-                        cause,
-                        error,
-                        retry_in,
-                    },
-                )
-            }
-            WatchLine::Dns(line::Dns {
-                t,
-                at,
-                host,
-                event,
-                before,
-                after,
-                ttl,
-                reason,
-                ..
-            }) => {
-                let kind = dns_kind(&event, &before, &after, ttl, reason)?;
-                (t, at, 0, What::Dns { host, kind })
-            }
-            WatchLine::Handoff(line::Handoff {
-                t,
-                at,
-                conn,
-                event,
-                outcome,
-                at_s,
-                moves,
-                text,
-                to,
-                ..
-            }) => {
-                let index = timeline.event_named(&event)?;
-                let what = if outcome == "refresh_topology" {
-                    What::Refresh {
-                        event: index,
-                        jitter_s: at_s,
-                        sources: refresh_sources(&text),
-                    }
-                } else {
-                    let dry_run = DryRun {
-                        outcome,
-                        at_s,
-                        moves,
-                        text,
-                        to,
-                    };
-                    What::DryRun {
-                        event: index,
-                        dry_run,
-                    }
-                };
-                (t, at, conn, what)
-            }
-            WatchLine::Advertised(line::Advertised {
-                t,
-                at,
-                conn,
-                addr,
-                answer,
-                ..
-            }) => {
-                let answer = match answer.as_str() {
+                    .any(|l| matches!(l, Label::CatchUp | Label::WithOptIn)),
+            },
+            WatchLine::Malformed(l) => What::Malformed {
+                offset: l.offset,
+                error: l.error.clone(),
+            },
+            WatchLine::Closed(l) => closed(l),
+            WatchLine::Dns(l) => What::Dns {
+                host: l.host.clone(),
+                kind: dns_kind(&l.event, &l.before, &l.after, l.ttl, l.reason.clone())?,
+            },
+            WatchLine::Handoff(l) => self.handoff(l)?,
+            WatchLine::Advertised(l) => What::Advertised {
+                addr: l.addr.parse().ok()?,
+                answer: match l.answer.as_str() {
                     "yes" => Advertised::Yes,
                     "no" => Advertised::No,
                     _ => Advertised::CannotTell,
-                };
-                let addr = addr.parse().ok()?;
-                (t, at, conn, What::Advertised { addr, answer })
-            }
-            WatchLine::Ping(line::Ping {
-                t,
-                at,
-                conn,
-                latency_ms,
-                error,
-                ..
-            }) => {
-                let latency = latency_ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1e3));
-                (t, at, conn, What::Ping { latency, error })
-            }
-            WatchLine::Topology(line::Topology {
-                t,
-                at,
-                reason,
-                nodes,
-                added,
-                removed,
-                ..
-            }) => {
-                let what = What::Topology {
-                    reason,
-                    nodes,
-                    added,
-                    removed,
-                };
-                (t, at, 0, what)
-            }
-            WatchLine::Start(line::Start { .. })
-            | WatchLine::Verdict(line::Verdict { .. })
-            | WatchLine::Summary(line::Summary { .. }) => return None,
+                },
+            },
+            WatchLine::Ping(l) => What::Ping {
+                latency: l
+                    .latency_ms
+                    .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
+                error: l.error.clone(),
+            },
+            WatchLine::Topology(l) => What::Topology {
+                reason: l.reason.clone(),
+                nodes: l.nodes.clone(),
+                added: l.added.clone(),
+                removed: l.removed.clone(),
+            },
+            WatchLine::Start(_) | WatchLine::Verdict(_) | WatchLine::Summary(_) => return None,
         };
-        Some((t, at, conn, what))
+        Some((
+            line.t(),
+            line.at().to_string(),
+            line.conn().unwrap_or(0),
+            what,
+        ))
+    }
+
+    /// A dry-run's decision, or the topology refresh an SMIGRATED asked for.
+    fn handoff(&self, l: &line::Handoff) -> Option<What> {
+        let event = self.timeline.as_ref()?.event_named(&l.event)?;
+        if l.outcome == "refresh_topology" {
+            return Some(What::Refresh {
+                event,
+                jitter_s: l.at_s,
+                sources: refresh_sources(&l.text),
+            });
+        }
+        let dry_run = DryRun {
+            outcome: l.outcome.clone(),
+            at_s: l.at_s,
+            moves: l.moves,
+            text: l.text.clone(),
+            to: l.to.clone(),
+        };
+        Some(What::DryRun { event, dry_run })
     }
 
     /// The summary the timeline computes at the recorded summary's time. What the watch loop
@@ -351,6 +223,35 @@ impl Rerun {
             }
         }
         line
+    }
+}
+
+fn duration(secs: Option<f64>) -> Option<Duration> {
+    secs.map(|s| Duration::from_secs_f64(s.max(0.0)))
+}
+
+fn handshake(l: &line::Handshake) -> What {
+    What::Handshake {
+        opt_in: l.opt_in,
+        text: l.text.clone(),
+        server: l.server.clone(),
+        version: l.version.clone(),
+        mode: l.mode.clone(),
+        sent: l.sent.clone(),
+        sim_speed: l.sim_speed,
+    }
+}
+
+fn closed(l: &line::Closed) -> What {
+    let cause = match l.by.as_str() {
+        "server" => CloseCause::Server,
+        "watch" => CloseCause::Watch,
+        _ => CloseCause::Error,
+    };
+    What::Closed {
+        cause,
+        error: l.error.clone(),
+        retry_in: duration(l.retry_in_s),
     }
 }
 
