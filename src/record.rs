@@ -230,6 +230,99 @@ pub struct ConnTotals {
     pub reconnects: u32,
 }
 
+/// A closed set of values written as strings in the JSON lines: the enum inside the code, its
+/// wire name outside. `as_str` gives the wire name; comparing with a `str` compares it.
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vdoc])* #[serde(rename = $wire)] $variant),+
+        }
+
+        impl $name {
+            /// The name written in the JSON lines.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+wire_enum!(
+    /// Who ended a connection (`closed.by`).
+    ClosedBy {
+        /// The server closed it cleanly.
+        Server => "server",
+        /// A reset or another I/O error.
+        Error => "error",
+        /// The watch closed it (stopping, or a node that left the cluster).
+        Watch => "watch",
+    }
+);
+
+wire_enum!(
+    /// What the DNS poller saw (`dns.event`).
+    DnsEvent {
+        Initial => "initial",
+        Changed => "changed",
+        CannotTell => "cannot_tell",
+        Recovered => "recovered",
+        Waiting => "waiting",
+    }
+);
+
+wire_enum!(
+    /// What a DNS change did to the address we are connected to (`dns.ours`).
+    OursChange {
+        Left => "left",
+        Rejoined => "rejoined",
+    }
+);
+
+wire_enum!(
+    /// What a dry-run decided (`handoff.outcome`, and the summary's `handoff`).
+    DryRunOutcome {
+        MoveToSuccessor => "move_to_successor",
+        ReconnectOnClock => "reconnect_on_clock",
+        SteppedSideways => "stepped_sideways",
+        Moved => "moved",
+        StaleAtExpiry => "stale_at_expiry",
+        Unresolved => "unresolved",
+        Cancelled => "cancelled",
+        /// An SMIGRATED named our nodes: one topology refresh after a jitter.
+        RefreshTopology => "refresh_topology",
+    }
+);
+
+wire_enum!(
+    /// Why a topology line was written (`topology.reason`).
+    TopologyReason {
+        Discovered => "discovered",
+        Refreshed => "refreshed",
+    }
+);
+
 /// Lines written by `watch --json` and `--capture`, and read by `replay`. Each carries the schema
 /// version `v`, `t` (seconds since the watch started, monotonic) and `at` (wall clock, RFC 3339
 /// with microseconds, UTC).
@@ -381,7 +474,7 @@ pub mod line {
         pub at: String,
         pub conn: u32,
         /// `server` (the server closed it), `error` (reset, I/O error), or `watch` (we stopped).
-        pub by: String,
+        pub by: ClosedBy,
         pub error: Option<String>,
         /// Whether a MOVING on this connection announced it.
         pub announced: bool,
@@ -407,13 +500,13 @@ pub mod line {
         pub at: String,
         pub host: String,
         /// `initial`, `changed`, `cannot_tell`, `recovered`
-        pub event: String,
+        pub event: DnsEvent,
         pub before: Vec<String>,
         pub after: Vec<String>,
         pub ttl: Option<u32>,
         pub reason: Option<String>,
         /// `left` or `rejoined` when our connected address did.
-        pub ours: Option<String>,
+        pub ours: Option<OursChange>,
         pub rel: Option<Rel>,
     }
 
@@ -427,7 +520,7 @@ pub mod line {
         pub conn: u32,
         /// The event it answers, e.g. `MOVING seq 0`.
         pub event: String,
-        pub outcome: String,
+        pub outcome: DryRunOutcome,
         /// Seconds after the event when the client would act.
         pub at_s: f64,
         /// Whether a client would have moved (successor, sibling, new address, or the clock).
@@ -464,7 +557,7 @@ pub mod line {
         pub conn: u32,
         pub addr: String,
         /// `yes`, `no`, `cannot_tell`
-        pub answer: String,
+        pub answer: crate::handoff::Advertised,
         pub rel: Option<Rel>,
     }
 
@@ -490,7 +583,7 @@ pub mod line {
         pub t: f64,
         pub at: String,
         /// `discovered` or `refreshed` (after an SMIGRATED).
-        pub reason: String,
+        pub reason: TopologyReason,
         pub nodes: Vec<String>,
         pub added: Vec<String>,
         pub removed: Vec<String>,
@@ -602,6 +695,26 @@ pub fn wall(at: std::time::SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn closed_sets_of_values_keep_their_wire_names() {
+        use super::{ClosedBy, DnsEvent, DryRunOutcome, OursChange, TopologyReason};
+        let wire = |v: serde_json::Value| v.as_str().unwrap().to_string();
+        assert_eq!(wire(serde_json::json!(ClosedBy::Server)), "server");
+        assert_eq!(wire(serde_json::json!(DnsEvent::CannotTell)), "cannot_tell");
+        assert_eq!(wire(serde_json::json!(OursChange::Rejoined)), "rejoined");
+        assert_eq!(
+            wire(serde_json::json!(DryRunOutcome::RefreshTopology)),
+            "refresh_topology"
+        );
+        assert_eq!(TopologyReason::Discovered.as_str(), "discovered");
+        assert_eq!(
+            serde_json::from_str::<DryRunOutcome>(r#""stale_at_expiry""#).unwrap(),
+            DryRunOutcome::StaleAtExpiry
+        );
+        assert!(serde_json::from_str::<ClosedBy>(r#""nobody""#).is_err());
+        assert!(ClosedBy::Watch == "watch" && ClosedBy::Watch != "server");
+    }
+
     #[test]
     fn a_line_deserialises_into_its_named_payload_and_refuses_unknown_fields() {
         let text = r#"{"type":"verdict","v":1,"t":1.5,"at":"2026-11-30T20:49:23.448800Z","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;

@@ -15,6 +15,7 @@ use crate::record::{
     wall, ConnTotals, CopyOf, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
     WatchLine, SCHEMA_VERSION,
 };
+use crate::record::{ClosedBy, DnsEvent, DryRunOutcome, OursChange};
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
@@ -105,7 +106,7 @@ pub enum What {
     },
     /// The cluster's nodes, discovered or re-read.
     Topology {
-        reason: String,
+        reason: crate::record::TopologyReason,
         nodes: Vec<String>,
         added: Vec<String>,
         removed: Vec<String>,
@@ -122,8 +123,8 @@ pub enum What {
 /// `handoff` line when a capture is replayed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DryRun {
-    /// `moved`, `stale_at_expiry`, ... (the `outcome` field of the line).
-    pub outcome: String,
+    /// The `outcome` field of the line.
+    pub outcome: DryRunOutcome,
     /// Seconds after the event when a client would act.
     pub at_s: f64,
     pub moves: bool,
@@ -135,7 +136,7 @@ impl DryRun {
     pub fn from_outcome(outcome: &Outcome) -> DryRun {
         let (name, at, moves) = outcome_facts(outcome);
         DryRun {
-            outcome: name.into(),
+            outcome: name,
             at_s: secs(at),
             moves,
             text: outcome.to_string(),
@@ -430,7 +431,7 @@ impl Timeline {
                 at,
                 conn: conn_id,
                 event: name,
-                outcome: "refresh_topology".into(),
+                outcome: DryRunOutcome::RefreshTopology,
                 at_s: secs_f(jitter_s),
                 moves: false,
                 text: format!(
@@ -463,12 +464,7 @@ impl Timeline {
             at,
             conn: conn_id,
             addr: addr.to_string(),
-            answer: match answer {
-                Advertised::Yes => "yes",
-                Advertised::No => "no",
-                Advertised::CannotTell => "cannot_tell",
-            }
-            .into(),
+            answer,
             rel,
         }))
     }
@@ -812,11 +808,10 @@ impl Timeline {
             at: at.clone(),
             conn: conn_id,
             by: match cause {
-                CloseCause::Server => "server",
-                CloseCause::Error => "error",
-                CloseCause::Watch => "watch",
-            }
-            .into(),
+                CloseCause::Server => ClosedBy::Server,
+                CloseCause::Error => ClosedBy::Error,
+                CloseCause::Watch => ClosedBy::Watch,
+            },
             error,
             announced,
             window_s,
@@ -859,17 +854,25 @@ impl Timeline {
         let list = |s: &BTreeSet<IpAddr>| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
         let rel = self.rel_to(self.anchor, now);
         let (event, before, after, ttl, reason) = match &kind {
-            DnsEventKind::Initial { addrs, ttl } => ("initial", vec![], list(addrs), *ttl, None),
+            DnsEventKind::Initial { addrs, ttl } => {
+                (DnsEvent::Initial, vec![], list(addrs), *ttl, None)
+            }
             DnsEventKind::Changed { before, after, ttl } => {
-                ("changed", list(before), list(after), *ttl, None)
+                (DnsEvent::Changed, list(before), list(after), *ttl, None)
             }
-            DnsEventKind::CannotTell { reason } => {
-                ("cannot_tell", vec![], vec![], None, Some(reason.clone()))
-            }
+            DnsEventKind::CannotTell { reason } => (
+                DnsEvent::CannotTell,
+                vec![],
+                vec![],
+                None,
+                Some(reason.clone()),
+            ),
             DnsEventKind::Recovered { addrs, ttl } => {
-                ("recovered", vec![], list(addrs), *ttl, None)
+                (DnsEvent::Recovered, vec![], list(addrs), *ttl, None)
             }
-            DnsEventKind::Waiting { what } => ("waiting", vec![], vec![], None, Some(what.clone())),
+            DnsEventKind::Waiting { what } => {
+                (DnsEvent::Waiting, vec![], vec![], None, Some(what.clone()))
+            }
         };
         let mut ours_change = None;
         if let DnsEventKind::Changed { before, after, .. } = &kind {
@@ -877,16 +880,16 @@ impl Timeline {
                 .iter()
                 .any(|a| before.contains(a) && !after.contains(a))
             {
-                ours_change = Some("left".to_string());
+                ours_change = Some(OursChange::Left);
             } else if ours
                 .iter()
                 .any(|a| !before.contains(a) && after.contains(a))
             {
-                ours_change = Some("rejoined".to_string());
+                ours_change = Some(OursChange::Rejoined);
             }
             // The first change after an open MOVING is "DNS moved" for the summary; after another
             // opening event, the change that drops our address (a silent shrink's only signal).
-            let left = ours_change.as_deref() == Some("left");
+            let left = ours_change == Some(OursChange::Left);
             if let Some(i) = self.anchor.filter(|&i| self.events.get(i).is_some()) {
                 let since = self.span(self.events[i].at, now);
                 let e = &mut self.events[i];
@@ -900,7 +903,7 @@ impl Timeline {
             t,
             at,
             host,
-            event: event.into(),
+            event,
             before,
             after,
             ttl,
@@ -931,15 +934,18 @@ impl Timeline {
             text,
             to,
         } = dry_run;
-        if name != "cancelled" || e.row.handoff.is_none() {
-            e.row.handoff = Some(name.clone());
+        if name != DryRunOutcome::Cancelled || e.row.handoff.is_none() {
+            e.row.handoff = Some(name.as_str().to_string());
             e.row.handoff_s = Some(at_s);
         }
         if moves {
             e.moved_s = Some(at_s);
         }
-        e.stale = name == "stale_at_expiry" || name == "unresolved";
-        e.unresolved = name == "unresolved";
+        e.stale = matches!(
+            name,
+            DryRunOutcome::StaleAtExpiry | DryRunOutcome::Unresolved
+        );
+        e.unresolved = name == DryRunOutcome::Unresolved;
         let event_name = e.name();
         let rel = self.rel_to(Some(event), now);
         step.lines.push(WatchLine::Handoff(line::Handoff {
@@ -1159,15 +1165,16 @@ fn secs_f(s: f64) -> f64 {
 }
 
 /// The outcome's name, when the client would act (after the event), and whether it moves.
-fn outcome_facts(outcome: &Outcome) -> (&'static str, Duration, bool) {
+fn outcome_facts(outcome: &Outcome) -> (DryRunOutcome, Duration, bool) {
+    use DryRunOutcome as D;
     match outcome {
-        Outcome::MoveToSuccessor { at, .. } => ("move_to_successor", *at, true),
-        Outcome::ReconnectOnClock { at, .. } => ("reconnect_on_clock", *at, true),
-        Outcome::SteppedSideways { at, .. } => ("stepped_sideways", *at, true),
-        Outcome::Moved { at, .. } => ("moved", *at, true),
-        Outcome::StaleAtExpiry { at, .. } => ("stale_at_expiry", *at, false),
-        Outcome::Unresolved { at, .. } => ("unresolved", *at, false),
-        Outcome::Cancelled { at, .. } => ("cancelled", *at, false),
+        Outcome::MoveToSuccessor { at, .. } => (D::MoveToSuccessor, *at, true),
+        Outcome::ReconnectOnClock { at, .. } => (D::ReconnectOnClock, *at, true),
+        Outcome::SteppedSideways { at, .. } => (D::SteppedSideways, *at, true),
+        Outcome::Moved { at, .. } => (D::Moved, *at, true),
+        Outcome::StaleAtExpiry { at, .. } => (D::StaleAtExpiry, *at, false),
+        Outcome::Unresolved { at, .. } => (D::Unresolved, *at, false),
+        Outcome::Cancelled { at, .. } => (D::Cancelled, *at, false),
     }
 }
 
@@ -1411,7 +1418,7 @@ mod tests {
         let WatchLine::Dns(line::Dns { ours, rel, .. }) = &step.lines[0] else {
             panic!()
         };
-        assert_eq!(ours.as_deref(), Some("left"));
+        assert_eq!(ours.map(|o| o.as_str()), Some("left"));
         assert!((rel.clone().unwrap().s - 9.7).abs() < 1e-6);
         let WatchLine::Summary(line::Summary { events, .. }) =
             f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")

@@ -193,7 +193,7 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
             &["127.0.0.3".to_string()][..]
         )
     );
-    assert_eq!(ours.as_deref(), Some("left"));
+    assert_eq!(ours.map(|o| o.as_str()), Some("left"));
     assert_eq!(
         *ttl,
         Some(run.sim.ttl()),
@@ -295,7 +295,7 @@ async fn multi_proxy_rebind_steps_sideways_at_once() {
         .iter()
         .find_map(|l| match l {
             WatchLine::Handoff(line::Handoff { outcome, text, .. }) => {
-                Some((outcome.clone(), text.clone()))
+                Some((*outcome, text.clone()))
             }
             _ => None,
         })

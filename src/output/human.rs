@@ -1,8 +1,10 @@
 //! Human lines for the watch timeline: one entry per event, readable at 80 columns, with the
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 
+use crate::handoff::Advertised;
 use crate::output::text;
 use crate::record::line;
+use crate::record::{ClosedBy, DnsEvent, OursChange};
 use crate::record::{Label, OptInOutcome, Rel, WatchLine};
 use chrono::{DateTime, Local};
 
@@ -522,10 +524,12 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
             joined_open,
             ..
         }) => {
-            let mut what = match by.as_str() {
-                "server" => "closed by the server".to_string(),
-                "watch" => "closed by maintwatch".to_string(),
-                _ => format!("connection lost: {}", error.as_deref().unwrap_or("error")),
+            let mut what = match by {
+                ClosedBy::Server => "closed by the server".to_string(),
+                ClosedBy::Watch => "closed by maintwatch".to_string(),
+                ClosedBy::Error => {
+                    format!("connection lost: {}", error.as_deref().unwrap_or("error"))
+                }
             };
             if *announced {
                 if let (true, Some(w), Some(p)) = (*joined_open, window_s, past_s) {
@@ -547,7 +551,7 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                         what.push_str(&format!(", window {w} s, {:.1} s before it ended", -p));
                     }
                 }
-            } else if by != "watch" {
+            } else if *by != ClosedBy::Watch {
                 what.push_str(" (unannounced: no MOVING before it)");
             }
             vec![format!(
@@ -578,23 +582,23 @@ fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
         }) => {
             let set = |v: &Vec<String>| format!("{{{}}}", v.join(", "));
             let ttl = ttl.map_or(String::new(), |t| format!(" ttl {t}"));
-            let what = match event.as_str() {
-                "changed" => format!("DNS {host} {} -> {}{ttl}", set(before), set(after)),
-                "cannot_tell" => format!(
+            let what = match event {
+                DnsEvent::Changed => format!("DNS {host} {} -> {}{ttl}", set(before), set(after)),
+                DnsEvent::CannotTell => format!(
                     "DNS {host} cannot tell ({}): not read as a change",
                     reason.as_deref().unwrap_or("no answer")
                 ),
-                "recovered" => format!("DNS {host} answers again: {}{ttl}", set(after)),
-                "waiting" => format!(
+                DnsEvent::Recovered => format!("DNS {host} answers again: {}{ttl}", set(after)),
+                DnsEvent::Waiting => format!(
                     "DNS {host}: still waiting for {}",
                     reason.as_deref().unwrap_or("an answer")
                 ),
-                _ => format!("DNS {host} {}{ttl}", set(after)),
+                DnsEvent::Initial => format!("DNS {host} {}{ttl}", set(after)),
             };
-            let ours = match ours.as_deref() {
-                Some("left") => " (our address left the record)",
-                Some("rejoined") => " (our address is back in the record)",
-                _ => "",
+            let ours = match ours {
+                Some(OursChange::Left) => " (our address left the record)",
+                Some(OursChange::Rejoined) => " (our address is back in the record)",
+                None => "",
             };
             vec![format!(
                 "{} {}{}{}",
@@ -654,12 +658,14 @@ fn line_advertised(line: &WatchLine, style: &Style) -> Vec<String> {
             rel: r,
             ..
         }) => {
-            let what = match answer.as_str() {
-                "yes" => format!("{addr} is still advertised"),
-                "no" => format!(
+            let what = match answer {
+                Advertised::Yes => format!("{addr} is still advertised"),
+                Advertised::No => format!(
                     "{addr} is no longer advertised: expect this connection to be closed without notice"
                 ),
-                _ => format!("cannot tell whether {addr} is still advertised (DNS gave no answer)"),
+                Advertised::CannotTell => {
+                    format!("cannot tell whether {addr} is still advertised (DNS gave no answer)")
+                }
             };
             vec![format!(
                 "{} {}{}",

@@ -13,8 +13,8 @@
 
 use super::{CloseCause, DryRun, Observation, Timeline, What};
 use crate::dns::DnsEventKind;
-use crate::handoff::Advertised;
 use crate::record::line;
+use crate::record::{ClosedBy, DnsEvent, DryRunOutcome};
 use crate::record::{Label, WatchLine};
 use serde_json::Value;
 use std::collections::{BTreeSet, VecDeque};
@@ -142,16 +142,12 @@ impl Rerun {
             WatchLine::Closed(l) => closed(l),
             WatchLine::Dns(l) => What::Dns {
                 host: l.host.clone(),
-                kind: dns_kind(&l.event, &l.before, &l.after, l.ttl, l.reason.clone())?,
+                kind: dns_kind(l.event, &l.before, &l.after, l.ttl, l.reason.clone())?,
             },
             WatchLine::Handoff(l) => self.handoff(l)?,
             WatchLine::Advertised(l) => What::Advertised {
                 addr: l.addr.parse().ok()?,
-                answer: match l.answer.as_str() {
-                    "yes" => Advertised::Yes,
-                    "no" => Advertised::No,
-                    _ => Advertised::CannotTell,
-                },
+                answer: l.answer,
             },
             WatchLine::Ping(l) => What::Ping {
                 latency: l
@@ -160,7 +156,7 @@ impl Rerun {
                 error: l.error.clone(),
             },
             WatchLine::Topology(l) => What::Topology {
-                reason: l.reason.clone(),
+                reason: l.reason,
                 nodes: l.nodes.clone(),
                 added: l.added.clone(),
                 removed: l.removed.clone(),
@@ -178,7 +174,7 @@ impl Rerun {
     /// A dry-run's decision, or the topology refresh an SMIGRATED asked for.
     fn handoff(&self, l: &line::Handoff) -> Option<What> {
         let event = self.timeline.as_ref()?.event_named(&l.event)?;
-        if l.outcome == "refresh_topology" {
+        if l.outcome == DryRunOutcome::RefreshTopology {
             return Some(What::Refresh {
                 event,
                 jitter_s: l.at_s,
@@ -186,7 +182,7 @@ impl Rerun {
             });
         }
         let dry_run = DryRun {
-            outcome: l.outcome.clone(),
+            outcome: l.outcome,
             at_s: l.at_s,
             moves: l.moves,
             text: l.text.clone(),
@@ -243,10 +239,10 @@ fn handshake(l: &line::Handshake) -> What {
 }
 
 fn closed(l: &line::Closed) -> What {
-    let cause = match l.by.as_str() {
-        "server" => CloseCause::Server,
-        "watch" => CloseCause::Watch,
-        _ => CloseCause::Error,
+    let cause = match l.by {
+        ClosedBy::Server => CloseCause::Server,
+        ClosedBy::Watch => CloseCause::Watch,
+        ClosedBy::Error => CloseCause::Error,
     };
     What::Closed {
         cause,
@@ -257,7 +253,7 @@ fn closed(l: &line::Closed) -> What {
 
 /// The DNS poller's event a `dns` line reports.
 fn dns_kind(
-    event: &str,
+    event: DnsEvent,
     before: &[String],
     after: &[String],
     ttl: Option<u32>,
@@ -267,26 +263,25 @@ fn dns_kind(
         list.iter().map(|a| a.parse().ok()).collect()
     };
     Some(match event {
-        "initial" => DnsEventKind::Initial {
+        DnsEvent::Initial => DnsEventKind::Initial {
             addrs: set(after)?,
             ttl,
         },
-        "changed" => DnsEventKind::Changed {
+        DnsEvent::Changed => DnsEventKind::Changed {
             before: set(before)?,
             after: set(after)?,
             ttl,
         },
-        "cannot_tell" => DnsEventKind::CannotTell {
+        DnsEvent::CannotTell => DnsEventKind::CannotTell {
             reason: reason.unwrap_or_default(),
         },
-        "recovered" => DnsEventKind::Recovered {
+        DnsEvent::Recovered => DnsEventKind::Recovered {
             addrs: set(after)?,
             ttl,
         },
-        "waiting" => DnsEventKind::Waiting {
+        DnsEvent::Waiting => DnsEventKind::Waiting {
             what: reason.unwrap_or_default(),
         },
-        _ => return None,
     })
 }
 

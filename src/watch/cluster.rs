@@ -6,6 +6,7 @@
 
 use super::connection::{observe, ConnCmd, Spawner, Watched};
 use crate::cluster::{self, ClusterNode};
+use crate::record::TopologyReason;
 use crate::timeline::{CloseCause, What};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -56,9 +57,9 @@ impl Membership {
             .cloned()
             .collect();
         let reason = if self.nodes.is_some() {
-            "refreshed"
+            TopologyReason::Refreshed
         } else {
-            "discovered"
+            TopologyReason::Discovered
         };
         let before = self.nodes.take().unwrap_or_default();
         let (added, removed) = cluster::diff(&before, &found);
@@ -69,7 +70,7 @@ impl Membership {
             self.remove(&node.addr());
         }
         let what = What::Topology {
-            reason: reason.into(),
+            reason,
             nodes: found.iter().map(ClusterNode::addr).collect(),
             added: added.iter().map(ClusterNode::addr).collect(),
             removed: removed.iter().map(ClusterNode::addr).collect(),
