@@ -104,7 +104,7 @@ fn replay_file(
 ) -> anyhow::Result<ReplayReport> {
     // Every line is shown in `replay`, detail lines included: the file is what is examined.
     let mut lines = sink::lines(&mut *out, args.json, *style, true);
-    let report = replay(reader, MAX_LINE, |event| {
+    let report = replay_with(reader, MAX_LINE, args.check, |event| {
         match event {
             Event::Line(line) if timeline => lines.line(line)?,
             Event::Line(_) => {}
@@ -206,12 +206,23 @@ fn next_line(
 /// Reads a capture line by line, re-parsing every frame; `each` receives the events in order.
 /// An error from `each` or from reading ends the replay with that error.
 pub fn replay(
+    reader: impl BufRead,
+    limit: usize,
+    each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<ReplayReport> {
+    replay_with(reader, limit, true, each)
+}
+
+/// [`replay`], with the timeline run again only when `rerun` (it is what `--check` compares;
+/// without `--check` it would be work whose result nobody reads).
+pub fn replay_with(
     mut reader: impl BufRead,
     limit: usize,
+    rerun: bool,
     mut each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<ReplayReport> {
     let mut report = ReplayReport::default();
-    let mut rerun = Rerun::default();
+    let mut rerun = rerun.then(Rerun::default);
     let mut buf = Vec::new();
     let mut n = 0;
     while let Some(kind) = next_line(&mut reader, &mut buf, limit)? {
@@ -239,7 +250,7 @@ fn one_line(
     line: &[u8],
     last: bool,
     report: &mut ReplayReport,
-    rerun: &mut Rerun,
+    rerun: &mut Option<Rerun>,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
     match serde_json::from_slice::<Head>(line) {
@@ -278,7 +289,7 @@ fn one_line(
     report.valid += 1;
     // The timeline runs again on the recorded inputs, the recorded parse included: a parser
     // change is a parse difference below, not a cascade of timeline differences.
-    for what in rerun.line(&parsed) {
+    for what in rerun.as_mut().map(|r| r.line(&parsed)).unwrap_or_default() {
         report.differences += 1;
         each(Event::Recomputed(n, what))?;
     }
