@@ -158,7 +158,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         }
         &'maintwatch;replay'= {
             cand --color 'Colour: auto, always, never'
-            cand --check 'Compare each frame''s fresh parse with the recorded one; exit 1 on any difference'
+            cand --check 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
             cand -v 'With --check, also print the timeline'
             cand --verbose 'With --check, also print the timeline'
             cand --json 'Print the re-parsed lines as JSON instead of human lines'

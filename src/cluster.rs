@@ -33,39 +33,6 @@ impl ClusterNode {
     }
 }
 
-fn text(f: &Frame<'_>) -> Option<String> {
-    f.as_text().map(|t| String::from_utf8_lossy(t).into_owned())
-}
-
-fn int(f: &Frame<'_>) -> Option<i64> {
-    match f {
-        Frame::Integer(n) => Some(*n),
-        other => text(other).and_then(|t| t.parse().ok()),
-    }
-}
-
-/// Key/value pairs of a RESP3 map or a RESP2 flat array.
-fn pairs<'f, 'a>(f: &'f Frame<'a>) -> Vec<(&'f Frame<'a>, &'f Frame<'a>)> {
-    match f {
-        Frame::Map(p) => p.iter().map(|(k, v)| (k, v)).collect(),
-        Frame::Array(items) => items
-            .chunks(2)
-            .filter_map(|c| match c {
-                [k, v] => Some((k, v)),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn field<'f, 'a>(f: &'f Frame<'a>, name: &str) -> Option<&'f Frame<'a>> {
-    pairs(f)
-        .into_iter()
-        .find(|(k, _)| text(k).is_some_and(|k| k.eq_ignore_ascii_case(name)))
-        .map(|(_, v)| v)
-}
-
 /// Nodes from a CLUSTER SHARDS reply. Nodes marked `fail` are left out.
 pub fn from_shards(reply: &Frame<'_>) -> Option<Vec<ClusterNode>> {
     let Frame::Array(shards) = reply else {
@@ -73,23 +40,26 @@ pub fn from_shards(reply: &Frame<'_>) -> Option<Vec<ClusterNode>> {
     };
     let mut out = Vec::new();
     for shard in shards {
-        let Some(Frame::Array(nodes)) = field(shard, "nodes") else {
+        let Some(Frame::Array(nodes)) = shard.field("nodes") else {
             return None;
         };
         for node in nodes {
-            if field(node, "health").and_then(text).as_deref() == Some("fail") {
+            if node.field("health").and_then(Frame::text_lossy).as_deref() == Some("fail") {
                 continue;
             }
-            let host = field(node, "endpoint")
-                .and_then(text)
+            let host = node
+                .field("endpoint")
+                .and_then(Frame::text_lossy)
                 .filter(|h| !h.is_empty() && h != "?")
-                .or_else(|| field(node, "ip").and_then(text))?;
-            let port = field(node, "port")
-                .or_else(|| field(node, "tls-port"))
-                .and_then(int)
+                .or_else(|| node.field("ip").and_then(Frame::text_lossy))?;
+            let port = node
+                .field("port")
+                .or_else(|| node.field("tls-port"))
+                .and_then(Frame::int)
                 .and_then(|p| u16::try_from(p).ok())?;
-            let role = field(node, "role")
-                .and_then(text)
+            let role = node
+                .field("role")
+                .and_then(Frame::text_lossy)
                 .unwrap_or_else(|| "master".into());
             out.push(ClusterNode { host, port, role });
         }
@@ -113,8 +83,11 @@ pub fn from_slots(reply: &Frame<'_>) -> Option<Vec<ClusterNode>> {
             let Frame::Array(n) = node else {
                 return None;
             };
-            let host = n.first().and_then(text)?;
-            let port = n.get(1).and_then(int).and_then(|p| u16::try_from(p).ok())?;
+            let host = n.first().and_then(Frame::text_lossy)?;
+            let port = n
+                .get(1)
+                .and_then(Frame::int)
+                .and_then(|p| u16::try_from(p).ok())?;
             out.push(ClusterNode {
                 host,
                 port,

@@ -42,7 +42,7 @@ impl Resolution {
 }
 
 /// "Am I still advertised?" is tri-state (docs/protocol.md section 5, rule 6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Advertised {
     Yes,

@@ -352,6 +352,14 @@ pub struct Notification {
     pub notes: Vec<String>,
 }
 
+/// An event's name from its kind and sequence number: `MOVING seq 3`, or `MOVING seq ?`.
+pub fn event_name(kind: Kind, seq: Option<i64>) -> String {
+    match seq {
+        Some(s) => format!("{} seq {s}", kind.name()),
+        None => format!("{} seq ?", kind.name()),
+    }
+}
+
 impl Notification {
     pub fn opens(&self) -> bool {
         self.kind.opens()
@@ -366,13 +374,15 @@ impl Notification {
         self.target.as_ref().and_then(|t| t.address.as_ref())
     }
 
+    /// The event's name, `MOVING seq 3` (`seq ?` without a sequence number): the one spelling
+    /// of it in lines, the summary and the countdown.
+    pub fn event_name(&self) -> String {
+        event_name(self.kind, self.seq)
+    }
+
     /// One line of text for people: `MOVING seq 0 window 15 s target none`.
     pub fn describe(&self) -> String {
-        let mut s = self.kind.name().to_string();
-        match self.seq {
-            Some(seq) => s.push_str(&format!(" seq {seq}")),
-            None => s.push_str(" seq ?"),
-        }
+        let mut s = self.event_name();
         if let Some(t) = self.time {
             s.push_str(&format!(" window {t} s"));
         } else if self.kind.has_time() {
@@ -471,12 +481,6 @@ pub fn classify(frame: &Frame<'_>) -> Classified {
     }
 }
 
-fn text_of(frame: &Frame<'_>) -> Option<String> {
-    frame
-        .as_text()
-        .map(|t| String::from_utf8_lossy(t).into_owned())
-}
-
 /// `items` are the push's elements, or the first of its `declared` ones when it was elided.
 fn classify_push(items: &[Frame<'_>], declared: usize) -> Classified {
     let name = items.first().and_then(|f| f.as_text());
@@ -505,22 +509,10 @@ fn classify_push(items: &[Frame<'_>], declared: usize) -> Classified {
     }
 }
 
-/// An integer, or an integer carried in a string.
-fn integer(frame: &Frame<'_>) -> Option<(i64, bool)> {
-    match frame {
-        Frame::Integer(n) => Some((*n, false)),
-        other => other
-            .as_text()
-            .and_then(|t| std::str::from_utf8(t).ok())
-            .and_then(|t| t.trim().parse().ok())
-            .map(|n| (n, true)),
-    }
-}
-
 fn parse_notification(kind: Kind, items: &[Frame<'_>]) -> Notification {
     let mut n = Notification {
         kind,
-        type_text: text_of(&items[0]).unwrap_or_default(),
+        type_text: items[0].text_lossy().unwrap_or_default(),
         seq: None,
         time: None,
         target: None,
@@ -542,11 +534,11 @@ fn parse_notification(kind: Kind, items: &[Frame<'_>]) -> Notification {
         }
         // Too few elements and the first is no number: the seq was left out, and the element is
         // the next field (`FAILED_OVER ["21"]`), not an unreadable seq.
-        Some(f) if rest.len() < kind.fields() && integer(f).is_none() => {
+        Some(f) if rest.len() < kind.fields() && f.integer().is_none() => {
             n.notes.push("seq missing".into());
         }
         Some(f) => {
-            match integer(f) {
+            match f.integer() {
                 Some((seq, in_string)) => {
                     n.seq = Some(seq);
                     if in_string {
@@ -562,7 +554,7 @@ fn parse_notification(kind: Kind, items: &[Frame<'_>]) -> Notification {
     }
 
     if kind.has_time() {
-        match rest.first().and_then(integer) {
+        match rest.first().and_then(Frame::integer) {
             Some((t, in_string)) => {
                 n.time = Some(t);
                 if in_string {
@@ -621,7 +613,7 @@ fn parse_target(f: &Frame<'_>, notes: &mut Vec<String>) -> Target {
             address: None,
         };
     }
-    let Some(raw) = text_of(f) else {
+    let Some(raw) = f.text_lossy() else {
         notes.push(format!("endpoint unreadable ({} element)", f.type_name()));
         return Target {
             raw: Some(format!("<{}>", f.type_name())),
@@ -656,16 +648,18 @@ fn parse_shards(f: &Frame<'_>, notes: &mut Vec<String>) -> ShardIds {
     let shards = match f {
         Frame::Array(items) if items.iter().all(|i| i.as_text().is_some()) => {
             notes.push("shard ids sent as an array".into());
-            let ids: Vec<String> = items.iter().filter_map(text_of).collect();
+            let ids: Vec<String> = items.iter().filter_map(Frame::text_lossy).collect();
             ShardIds {
                 raw: serde_json::to_string(&ids).unwrap_or_default(),
                 ids: Some(ids),
             }
         }
         Frame::Integer(i) => ShardIds::parse(format!("[{i}]")),
-        other => {
-            ShardIds::parse(text_of(other).unwrap_or_else(|| format!("<{}>", other.type_name())))
-        }
+        other => ShardIds::parse(
+            other
+                .text_lossy()
+                .unwrap_or_else(|| format!("<{}>", other.type_name())),
+        ),
     };
     if shards.ids.is_none() {
         notes.push("shard ids are not a JSON array: raw kept".into());
@@ -676,7 +670,9 @@ fn parse_shards(f: &Frame<'_>, notes: &mut Vec<String>) -> ShardIds {
 fn parse_slots(f: &Frame<'_>, notes: &mut Vec<String>) -> Slots {
     let raw = match f {
         Frame::Integer(i) => i.to_string(),
-        other => text_of(other).unwrap_or_else(|| format!("<{}>", other.type_name())),
+        other => other
+            .text_lossy()
+            .unwrap_or_else(|| format!("<{}>", other.type_name())),
     };
     let slots = Slots::parse(raw);
     if slots.ranges.is_none() {
@@ -694,7 +690,7 @@ enum MigrationEntry {
 
 fn migration_entry(entry: &Frame<'_>) -> MigrationEntry {
     let texts: Option<Vec<String>> = match entry {
-        Frame::Array(parts) => parts.iter().map(text_of).collect(),
+        Frame::Array(parts) => parts.iter().map(Frame::text_lossy).collect(),
         _ => None,
     };
     // An address that does not even have a port cannot be a node; `?` and port 0 are
@@ -764,7 +760,7 @@ fn parse_smigrated(rest: &[Frame<'_>], notes: &mut Vec<String>) -> (Option<Migra
             (None, 0)
         }
         Some(Frame::Array(entries)) => (Some(parse_migration_list(entries, notes)), 1),
-        Some(first) => match (text_of(first), rest.get(1).and_then(text_of)) {
+        Some(first) => match (first.text_lossy(), rest.get(1).and_then(Frame::text_lossy)) {
             (Some(target), Some(slots)) => {
                 notes.push("older flat form".into());
                 let slots = Slots::parse(slots);

@@ -230,6 +230,101 @@ pub struct ConnTotals {
     pub reconnects: u32,
 }
 
+/// A closed set of values written as strings in the JSON lines: the enum inside the code, its
+/// wire name outside. `as_str` gives the wire name; comparing with a `str` compares it.
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vdoc])* #[serde(rename = $wire)] $variant),+
+        }
+
+        impl $name {
+            /// The name written in the JSON lines.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+wire_enum!(
+    /// Who ended a connection (`closed.by`).
+    ClosedBy {
+        /// The server closed it cleanly.
+        Server => "server",
+        /// A reset or another I/O error.
+        Error => "error",
+        /// The watch closed it (stopping, or a node that left the cluster).
+        Watch => "watch",
+        /// `pcap`: the application closed it (FIN, or RST with the error saying so).
+        Client => "client",
+    }
+);
+
+wire_enum!(
+    /// What the DNS poller saw (`dns.event`).
+    DnsEvent {
+        Initial => "initial",
+        Changed => "changed",
+        CannotTell => "cannot_tell",
+        Recovered => "recovered",
+        Waiting => "waiting",
+    }
+);
+
+wire_enum!(
+    /// What a DNS change did to the address we are connected to (`dns.ours`).
+    OursChange {
+        Left => "left",
+        Rejoined => "rejoined",
+    }
+);
+
+wire_enum!(
+    /// What a dry-run decided (`handoff.outcome`, and the summary's `handoff`).
+    DryRunOutcome {
+        MoveToSuccessor => "move_to_successor",
+        ReconnectOnClock => "reconnect_on_clock",
+        SteppedSideways => "stepped_sideways",
+        Moved => "moved",
+        StaleAtExpiry => "stale_at_expiry",
+        Unresolved => "unresolved",
+        Cancelled => "cancelled",
+        /// An SMIGRATED named our nodes: one topology refresh after a jitter.
+        RefreshTopology => "refresh_topology",
+    }
+);
+
+wire_enum!(
+    /// Why a topology line was written (`topology.reason`).
+    TopologyReason {
+        Discovered => "discovered",
+        Refreshed => "refreshed",
+    }
+);
+
 /// Lines written by `watch --json` and `--capture`, and read by `replay`. Each carries the schema
 /// version `v`, `t` (seconds since the watch started, monotonic) and `at` (wall clock, RFC 3339
 /// with microseconds, UTC).
@@ -237,231 +332,347 @@ pub struct ConnTotals {
 // worth an allocation per push frame.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum WatchLine {
     /// First line: what is watched, by which version.
-    Start {
-        v: u32,
-        t: f64,
-        at: String,
-        endpoint: String,
-        version: String,
+    Start(line::Start),
+    /// A TCP (and TLS) connection was established.
+    Connected(line::Connected),
+    /// Connecting failed; another attempt follows after `retry_in_s` unless the watch stops.
+    ConnectFailed(line::ConnectFailed),
+    /// HELLO 3 and the opt-in's outcome.
+    Handshake(line::Handshake),
+    /// A push frame (or an unexpected reply) received.
+    Push(line::Push),
+    /// The byte stream could not be framed; the connection is dropped and re-established.
+    Malformed(line::Malformed),
+    /// The connection ended.
+    Closed(line::Closed),
+    /// The DNS watch saw something.
+    Dns(line::Dns),
+    /// The dry-run handoff decided.
+    Handoff(line::Handoff),
+    /// What the dry-run would have done, set against what the server did.
+    Verdict(line::Verdict),
+    /// "Is our address still advertised?" after a MIGRATED.
+    Advertised(line::Advertised),
+    /// A `--traffic` PING and what came back.
+    Ping(line::Ping),
+    /// The cluster's nodes, as CLUSTER SHARDS (or SLOTS) reported them.
+    Topology(line::Topology),
+    /// Last line: one row per event and totals per connection.
+    Summary(line::Summary),
+}
+
+/// The payload of each [`WatchLine`], one named struct per line type (the `type` tag is the
+/// enum's). Every payload refuses unknown fields, so a capture of another schema is caught.
+pub mod line {
+    use super::*;
+
+    /// First line: what is watched, by which version.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Start {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub endpoint: String,
+        pub version: String,
         /// Scenario seconds per real second: 1, or the simulator's `--speed` (`--sim-speed`).
         /// Offsets after events (`rel.s`, `past_s`, summary offsets) are in scenario seconds.
-        speed: f64,
-    },
+        pub speed: f64,
+    }
+
     /// A TCP (and TLS) connection was established.
-    Connected {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        addr: String,
-        tls: bool,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Connected {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub addr: String,
+        pub tls: bool,
         /// 1 for the first connection, then one more per reconnect.
-        session: u32,
-        rel: Option<Rel>,
-    },
+        pub session: u32,
+        pub rel: Option<Rel>,
+    }
+
     /// Connecting failed; another attempt follows after `retry_in_s` unless the watch stops.
-    ConnectFailed {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        error: String,
-        retry_in_s: Option<f64>,
-    },
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct ConnectFailed {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub error: String,
+        pub retry_in_s: Option<f64>,
+    }
+
     /// HELLO 3 and the opt-in's outcome.
-    Handshake {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        opt_in: OptInOutcome,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Handshake {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub opt_in: OptInOutcome,
         /// The server's text for a refusal or error.
-        text: Option<String>,
-        server: Option<String>,
-        version: Option<String>,
-        mode: Option<String>,
+        pub text: Option<String>,
+        pub server: Option<String>,
+        pub version: Option<String>,
+        pub mode: Option<String>,
         /// The exact CLIENT MAINT_NOTIFICATIONS command sent.
-        sent: Option<String>,
+        pub sent: Option<String>,
         /// The same outcome and text were already reported by this connection: a cluster of
         /// refusing nodes is reported once, not once per node.
         #[serde(default)]
-        repeat_of: Option<u32>,
+        pub repeat_of: Option<u32>,
         /// The simulator's announced speed, when its HELLO reply carried one.
         #[serde(default)]
-        sim_speed: Option<SimSpeed>,
-    },
+        pub sim_speed: Option<SimSpeed>,
+    }
+
     /// A push frame (or an unexpected reply) received.
-    Push {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        labels: Vec<Label>,
-        rel: Option<Rel>,
-        frame: FrameRecord,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Push {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub labels: Vec<Label>,
+        pub rel: Option<Rel>,
+        pub frame: FrameRecord,
         /// For a copy of an event first seen on another connection (every cluster node
         /// broadcasts the same event): where and how much earlier it was first seen.
         #[serde(default)]
-        copy_of: Option<CopyOf>,
+        pub copy_of: Option<CopyOf>,
         /// SMIGRATED: the sources (`host:port`) that are nodes this watch is connected to.
         #[serde(default)]
-        sources_ours: Vec<String>,
-    },
+        pub sources_ours: Vec<String>,
+    }
+
     /// The byte stream could not be framed; the connection is dropped and re-established.
-    Malformed {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        offset: u64,
-        error: String,
-    },
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Malformed {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub offset: u64,
+        pub error: String,
+    }
+
     /// The connection ended.
-    Closed {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Closed {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
         /// `server` (the server closed it), `error` (reset, I/O error), or `watch` (we stopped).
-        by: String,
-        error: Option<String>,
+        pub by: ClosedBy,
+        pub error: Option<String>,
         /// Whether a MOVING on this connection announced it.
-        announced: bool,
-        window_s: Option<i64>,
+        pub announced: bool,
+        pub window_s: Option<i64>,
         /// Seconds past the declared window (negative: before it ended).
-        past_s: Option<f64>,
-        rel: Option<Rel>,
+        pub past_s: Option<f64>,
+        pub rel: Option<Rel>,
         /// The MOVING came with the opt-in, so its window may have opened before the watch
         /// joined: `past_s` counts the window from receipt, a lower bound of the overshoot.
         #[serde(default)]
-        joined_open: bool,
+        pub joined_open: bool,
         /// The backoff before the watch reconnects (absent when it does not).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        retry_in_s: Option<f64>,
-    },
+        pub retry_in_s: Option<f64>,
+    }
+
     /// The DNS watch saw something.
-    Dns {
-        v: u32,
-        t: f64,
-        at: String,
-        host: String,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Dns {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub host: String,
         /// `initial`, `changed`, `cannot_tell`, `recovered`
-        event: String,
-        before: Vec<String>,
-        after: Vec<String>,
-        ttl: Option<u32>,
-        reason: Option<String>,
+        pub event: DnsEvent,
+        pub before: Vec<String>,
+        pub after: Vec<String>,
+        pub ttl: Option<u32>,
+        pub reason: Option<String>,
         /// `left` or `rejoined` when our connected address did.
-        ours: Option<String>,
-        rel: Option<Rel>,
-    },
+        pub ours: Option<OursChange>,
+        pub rel: Option<Rel>,
+    }
+
     /// The dry-run handoff decided.
-    Handoff {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Handoff {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
         /// The event it answers, e.g. `MOVING seq 0`.
-        event: String,
-        outcome: String,
+        pub event: String,
+        pub outcome: DryRunOutcome,
         /// Seconds after the event when the client would act.
-        at_s: f64,
+        pub at_s: f64,
         /// Whether a client would have moved (successor, sibling, new address, or the clock).
-        moves: bool,
-        text: String,
-        rel: Option<Rel>,
+        pub moves: bool,
+        pub text: String,
+        pub rel: Option<Rel>,
         /// Where a client would go: `host:port` of a named successor, or the address DNS gave;
         /// `null` when it would not move anywhere in particular.
         #[serde(default)]
-        to: Option<String>,
-    },
+        pub to: Option<String>,
+    }
+
     /// What the dry-run would have done, set against what the server did.
-    Verdict {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        event: String,
-        text: String,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Verdict {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub event: String,
+        pub text: String,
         /// Close minus the dry-run's move, when it moved.
-        margin_s: Option<f64>,
-    },
+        pub margin_s: Option<f64>,
+    }
+
     /// "Is our address still advertised?" after a MIGRATED.
-    Advertised {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        addr: String,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Advertised {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub addr: String,
         /// `yes`, `no`, `cannot_tell`
-        answer: String,
-        rel: Option<Rel>,
-    },
+        pub answer: crate::handoff::Advertised,
+        pub rel: Option<Rel>,
+    }
+
     /// A `--traffic` PING and what came back.
-    Ping {
-        v: u32,
-        t: f64,
-        at: String,
-        conn: u32,
-        latency_ms: Option<f64>,
-        error: Option<String>,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Ping {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        pub conn: u32,
+        pub latency_ms: Option<f64>,
+        pub error: Option<String>,
         /// The open window this is attributed to, if any.
-        window: Option<String>,
-    },
+        pub window: Option<String>,
+    }
+
     /// The cluster's nodes, as CLUSTER SHARDS (or SLOTS) reported them.
-    Topology {
-        v: u32,
-        t: f64,
-        at: String,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Topology {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
         /// `discovered` or `refreshed` (after an SMIGRATED).
-        reason: String,
-        nodes: Vec<String>,
-        added: Vec<String>,
-        removed: Vec<String>,
-        rel: Option<Rel>,
-    },
+        pub reason: TopologyReason,
+        pub nodes: Vec<String>,
+        pub added: Vec<String>,
+        pub removed: Vec<String>,
+        pub rel: Option<Rel>,
+    }
+
     /// Last line: one row per event and totals per connection.
-    Summary {
-        v: u32,
-        t: f64,
-        at: String,
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Summary {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
         /// `interrupted`, `duration`, `count`, `ended`
-        reason: String,
-        events: Vec<EventRow>,
-        conns: Vec<ConnTotals>,
+        pub reason: String,
+        pub events: Vec<EventRow>,
+        pub conns: Vec<ConnTotals>,
         /// Opt-in outcomes, counted over connections (a cluster reports one line per outcome).
         #[serde(default)]
-        opt_in: Vec<OptInTally>,
+        pub opt_in: Vec<OptInTally>,
         /// `--traffic` figures, when PINGs were sent.
         #[serde(default)]
-        pings: Option<PingStats>,
+        pub pings: Option<PingStats>,
         /// What a long watch counted instead of keeping or doing; absent when all zero.
         #[serde(default, skip_serializing_if = "SummaryNotes::is_empty")]
-        notes: SummaryNotes,
-    },
+        pub notes: SummaryNotes,
+    }
 }
 
 impl WatchLine {
     /// Seconds since the watch started.
     pub fn t(&self) -> f64 {
         match self {
-            WatchLine::Start { t, .. }
-            | WatchLine::Connected { t, .. }
-            | WatchLine::ConnectFailed { t, .. }
-            | WatchLine::Handshake { t, .. }
-            | WatchLine::Push { t, .. }
-            | WatchLine::Malformed { t, .. }
-            | WatchLine::Closed { t, .. }
-            | WatchLine::Dns { t, .. }
-            | WatchLine::Handoff { t, .. }
-            | WatchLine::Verdict { t, .. }
-            | WatchLine::Advertised { t, .. }
-            | WatchLine::Ping { t, .. }
-            | WatchLine::Topology { t, .. }
-            | WatchLine::Summary { t, .. } => *t,
+            WatchLine::Start(line::Start { t, .. })
+            | WatchLine::Connected(line::Connected { t, .. })
+            | WatchLine::ConnectFailed(line::ConnectFailed { t, .. })
+            | WatchLine::Handshake(line::Handshake { t, .. })
+            | WatchLine::Push(line::Push { t, .. })
+            | WatchLine::Malformed(line::Malformed { t, .. })
+            | WatchLine::Closed(line::Closed { t, .. })
+            | WatchLine::Dns(line::Dns { t, .. })
+            | WatchLine::Handoff(line::Handoff { t, .. })
+            | WatchLine::Verdict(line::Verdict { t, .. })
+            | WatchLine::Advertised(line::Advertised { t, .. })
+            | WatchLine::Ping(line::Ping { t, .. })
+            | WatchLine::Topology(line::Topology { t, .. })
+            | WatchLine::Summary(line::Summary { t, .. }) => *t,
+        }
+    }
+
+    /// The wall-clock time of the line, as written.
+    pub fn at(&self) -> &str {
+        match self {
+            WatchLine::Start(line::Start { at, .. })
+            | WatchLine::Connected(line::Connected { at, .. })
+            | WatchLine::ConnectFailed(line::ConnectFailed { at, .. })
+            | WatchLine::Handshake(line::Handshake { at, .. })
+            | WatchLine::Push(line::Push { at, .. })
+            | WatchLine::Malformed(line::Malformed { at, .. })
+            | WatchLine::Closed(line::Closed { at, .. })
+            | WatchLine::Dns(line::Dns { at, .. })
+            | WatchLine::Handoff(line::Handoff { at, .. })
+            | WatchLine::Verdict(line::Verdict { at, .. })
+            | WatchLine::Advertised(line::Advertised { at, .. })
+            | WatchLine::Ping(line::Ping { at, .. })
+            | WatchLine::Topology(line::Topology { at, .. })
+            | WatchLine::Summary(line::Summary { at, .. }) => at,
+        }
+    }
+
+    /// The connection the line is about (`None` for lines about the whole watch).
+    pub fn conn(&self) -> Option<u32> {
+        match self {
+            WatchLine::Connected(line::Connected { conn, .. })
+            | WatchLine::ConnectFailed(line::ConnectFailed { conn, .. })
+            | WatchLine::Handshake(line::Handshake { conn, .. })
+            | WatchLine::Push(line::Push { conn, .. })
+            | WatchLine::Malformed(line::Malformed { conn, .. })
+            | WatchLine::Closed(line::Closed { conn, .. })
+            | WatchLine::Handoff(line::Handoff { conn, .. })
+            | WatchLine::Verdict(line::Verdict { conn, .. })
+            | WatchLine::Advertised(line::Advertised { conn, .. })
+            | WatchLine::Ping(line::Ping { conn, .. }) => Some(*conn),
+            WatchLine::Start(_)
+            | WatchLine::Dns(_)
+            | WatchLine::Topology(_)
+            | WatchLine::Summary(_) => None,
         }
     }
 }
@@ -486,6 +697,41 @@ pub fn wall(at: std::time::SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn closed_sets_of_values_keep_their_wire_names() {
+        use super::{ClosedBy, DnsEvent, DryRunOutcome, OursChange, TopologyReason};
+        let wire = |v: serde_json::Value| v.as_str().unwrap().to_string();
+        assert_eq!(wire(serde_json::json!(ClosedBy::Server)), "server");
+        assert_eq!(wire(serde_json::json!(DnsEvent::CannotTell)), "cannot_tell");
+        assert_eq!(wire(serde_json::json!(OursChange::Rejoined)), "rejoined");
+        assert_eq!(
+            wire(serde_json::json!(DryRunOutcome::RefreshTopology)),
+            "refresh_topology"
+        );
+        assert_eq!(TopologyReason::Discovered.as_str(), "discovered");
+        assert_eq!(
+            serde_json::from_str::<DryRunOutcome>(r#""stale_at_expiry""#).unwrap(),
+            DryRunOutcome::StaleAtExpiry
+        );
+        assert!(serde_json::from_str::<ClosedBy>(r#""nobody""#).is_err());
+        assert!(ClosedBy::Watch == "watch" && ClosedBy::Watch != "server");
+    }
+
+    #[test]
+    fn a_line_deserialises_into_its_named_payload_and_refuses_unknown_fields() {
+        let text = r#"{"type":"verdict","v":1,"t":1.5,"at":"2026-11-30T20:49:23.448800Z","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;
+        let line: super::WatchLine = serde_json::from_str(text).unwrap();
+        let super::WatchLine::Verdict(v) = &line else {
+            panic!("{line:?}")
+        };
+        assert_eq!((v.conn, v.margin_s), (1, Some(6.1)));
+        // The wire format is unchanged: the same text comes back.
+        assert_eq!(serde_json::to_string(&line).unwrap(), text);
+        let extra = text.replace(r#""conn":1,"#, r#""conn":1,"extra":true,"#);
+        let err = serde_json::from_str::<super::WatchLine>(&extra).unwrap_err();
+        assert!(err.to_string().contains("unknown field `extra`"), "{err}");
+    }
+
     use super::*;
 
     #[test]
@@ -514,14 +760,17 @@ mod tests {
         let line: WatchLine = serde_json::from_str(old).unwrap();
         assert!(matches!(
             line,
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 joined_open: false,
                 ..
-            }
+            })
         ));
         let old = r#"{"type":"handoff","v":1,"t":1.0,"at":"x","conn":1,"event":"MOVING seq 0","outcome":"moved","at_s":9.8,"moves":true,"text":"moved","rel":null}"#;
         let line: WatchLine = serde_json::from_str(old).unwrap();
-        assert!(matches!(line, WatchLine::Handoff { to: None, .. }));
+        assert!(matches!(
+            line,
+            WatchLine::Handoff(line::Handoff { to: None, .. })
+        ));
     }
 }
 

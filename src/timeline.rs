@@ -10,15 +10,18 @@
 use crate::dns::DnsEventKind;
 use crate::handoff::{Advertised, Outcome};
 use crate::notification::{Classified, HostPort, Kind};
+use crate::record::line;
 use crate::record::{
     wall, ConnTotals, CopyOf, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
     WatchLine, SCHEMA_VERSION,
 };
+use crate::record::{ClosedBy, DnsEvent, DryRunOutcome, OursChange};
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
 mod kept;
+pub mod rerun;
 pub use kept::KEPT_EVENTS;
 
 /// Something that happened, stamped when it was seen.
@@ -87,6 +90,12 @@ pub enum What {
         event: usize,
         outcome: Outcome,
     },
+    /// A dry-run's decision as a capture recorded it (`replay`): what [`What::Handoff`] carries,
+    /// reduced to what the timeline reads of it.
+    DryRun {
+        event: usize,
+        dry_run: DryRun,
+    },
     Advertised {
         addr: IpAddr,
         answer: Advertised,
@@ -95,11 +104,9 @@ pub enum What {
         latency: Option<Duration>,
         error: Option<String>,
     },
-    /// Nodes read from CLUSTER SHARDS/SLOTS; the watch loop turns them into [`What::Topology`].
-    Nodes(Vec<crate::cluster::ClusterNode>),
     /// The cluster's nodes, discovered or re-read.
     Topology {
-        reason: String,
+        reason: crate::record::TopologyReason,
         nodes: Vec<String>,
         added: Vec<String>,
         removed: Vec<String>,
@@ -112,6 +119,32 @@ pub enum What {
     },
 }
 
+/// What the timeline reads of a dry-run's decision: from a live [`Outcome`], or from a recorded
+/// `handoff` line when a capture is replayed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DryRun {
+    /// The `outcome` field of the line.
+    pub outcome: DryRunOutcome,
+    /// Seconds after the event when a client would act.
+    pub at_s: f64,
+    pub moves: bool,
+    pub text: String,
+    pub to: Option<String>,
+}
+
+impl DryRun {
+    pub fn from_outcome(outcome: &Outcome) -> DryRun {
+        let (name, at, moves) = outcome_facts(outcome);
+        DryRun {
+            outcome: name,
+            at_s: secs(at),
+            moves,
+            text: outcome.to_string(),
+            to: outcome.destination(),
+        }
+    }
+}
+
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -122,13 +155,9 @@ pub enum Action {
         window_s: i64,
         successor: Option<HostPort>,
         current: Option<IpAddr>,
-        /// When the MOVING arrived: the decision's time zero.
-        since: Instant,
     },
     /// A MIGRATED arrived: ask DNS whether `addr` is still advertised.
     CheckAdvertised { conn: u32, addr: IpAddr },
-    /// The connection closed: a dry-run still polling for it can stop.
-    CancelHandoff { conn: u32 },
     /// A new SMIGRATED moved slots away from nodes we watch: refresh the topology once.
     RefreshTopology {
         conn: u32,
@@ -163,10 +192,7 @@ struct Event {
 
 impl Event {
     fn name(&self) -> String {
-        match self.seq {
-            Some(s) => format!("{} seq {s}", self.kind),
-            None => format!("{} seq ?", self.kind),
-        }
+        crate::notification::event_name(self.kind, self.seq)
     }
 }
 
@@ -192,7 +218,6 @@ pub struct Timeline {
     /// Recent `(type, seq)` keys and the event each opened, to recognise a re-send.
     keys: kept::RecentKeys<(Kind, i64)>,
     conns: HashMap<u32, Conn>,
-    dns_set: Option<BTreeSet<IpAddr>>,
     /// Connections per opt-in outcome and text, in the order they reported it.
     opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
@@ -214,7 +239,6 @@ impl Timeline {
             anchor: None,
             keys: kept::RecentKeys::default(),
             conns: HashMap::new(),
-            dns_set: None,
             opt_in: HashMap::new(),
             speed: 1.0,
             pings: PingTally::default(),
@@ -222,6 +246,11 @@ impl Timeline {
     }
 
     /// Reads offsets after events at `speed` (see the field).
+    /// The index of the latest kept event named `name` (`MOVING seq 3`), as a dry-run refers to it.
+    pub fn event_named(&self, name: &str) -> Option<usize> {
+        self.events.rposition(|e| e.name() == name)
+    }
+
     pub fn set_speed(&mut self, speed: f64) {
         self.speed = speed;
     }
@@ -233,14 +262,14 @@ impl Timeline {
 
     /// The first line of a watch.
     pub fn start_line(&self, wall_at: SystemTime, endpoint: &str) -> WatchLine {
-        WatchLine::Start {
+        WatchLine::Start(line::Start {
             v: SCHEMA_VERSION,
             t: 0.0,
             at: wall(wall_at),
             endpoint: endpoint.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             speed: self.speed,
-        }
+        })
     }
 
     fn t(&self, at: Instant) -> f64 {
@@ -262,124 +291,37 @@ impl Timeline {
         let conn_id = obs.conn;
         let v = SCHEMA_VERSION;
         match obs.what {
-            What::Connected {
-                addr,
-                tls,
-                endpoint,
-            } => {
-                let rel = self.rel_to(self.anchor, obs.at);
-                let c = self.conns.entry(conn_id).or_default();
-                c.sessions += 1;
-                c.addr = Some(addr);
-                c.endpoint = endpoint;
-                step.lines.push(WatchLine::Connected {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    addr: addr.to_string(),
-                    tls,
-                    session: c.sessions,
-                    rel: if c.sessions > 1 { rel } else { None },
-                });
+            what @ What::Connected { .. } => {
+                self.on_connected(&mut step, obs.at, t, at, conn_id, what)
             }
             What::ConnectFailed { error, retry_in } => {
-                step.lines.push(WatchLine::ConnectFailed {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    error,
-                    retry_in_s: retry_in.map(secs),
-                });
+                step.lines
+                    .push(WatchLine::ConnectFailed(line::ConnectFailed {
+                        v,
+                        t,
+                        at,
+                        conn: conn_id,
+                        error,
+                        retry_in_s: retry_in.map(secs),
+                    }));
             }
-            What::Handshake {
-                opt_in,
-                text,
-                server,
-                version,
-                mode,
-                sent,
-                sim_speed,
-            } => {
-                let key = (opt_in, text.clone());
-                let tally = self.opt_in.entry(key).or_default();
-                let repeat_of = tally.first().copied().filter(|&c| c != conn_id);
-                if !tally.contains(&conn_id) {
-                    tally.push(conn_id);
-                }
-                step.lines.push(WatchLine::Handshake {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    opt_in,
-                    text,
-                    server,
-                    version,
-                    mode,
-                    sent,
-                    // Accepted opt-ins are each worth a line; a refusal repeated by every node
-                    // of a cluster is one fact.
-                    repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
-                    sim_speed,
-                })
-            }
-            // The watch loop resolves node lists into a topology before the timeline sees them.
-            What::Nodes(_) => {}
-            What::Topology {
-                reason,
-                nodes,
-                added,
-                removed,
-            } => {
-                let rel = self.rel_to(self.anchor, obs.at);
-                step.lines.push(WatchLine::Topology {
-                    v,
-                    t,
-                    at,
-                    reason,
-                    nodes,
-                    added,
-                    removed,
-                    rel,
-                })
-            }
-            What::Refresh {
-                event,
-                jitter_s,
-                sources,
-            } => {
-                let rel = self.rel_to(Some(event), obs.at);
-                let name = self.events.get(event).map(Event::name).unwrap_or_default();
-                step.lines.push(WatchLine::Handoff {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    event: name,
-                    outcome: "refresh_topology".into(),
-                    at_s: secs_f(jitter_s),
-                    moves: false,
-                    text: format!(
-                        "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
-                        sources.join(", ")
-                    ),
-                    rel,
-                    to: None,
-                });
-            }
+            what @ What::Handshake { .. } => self.on_handshake(&mut step, t, at, conn_id, what),
+            // The membership (watch::cluster) resolved the nodes a reply named into this change.
+            what @ What::Topology { .. } => self.on_topology(&mut step, obs.at, t, at, what),
+            what @ What::Refresh { .. } => self.on_refresh(&mut step, obs.at, t, at, conn_id, what),
             What::Frame { record, early } => {
                 self.frame(&mut step, obs.at, t, at, conn_id, record, early)
             }
-            What::Malformed { offset, error } => step.lines.push(WatchLine::Malformed {
-                v,
-                t,
-                at,
-                conn: conn_id,
-                offset,
-                error,
-            }),
+            What::Malformed { offset, error } => {
+                step.lines.push(WatchLine::Malformed(line::Malformed {
+                    v,
+                    t,
+                    at,
+                    conn: conn_id,
+                    offset,
+                    error,
+                }))
+            }
             What::Closed {
                 cause,
                 error,
@@ -387,41 +329,211 @@ impl Timeline {
             } => self.closed(&mut step, obs.at, t, at, conn_id, cause, error, retry_in),
             What::Dns { host, kind } => self.dns(&mut step, obs.at, t, at, host, kind),
             What::Handoff { event, outcome } => {
-                self.handoff(&mut step, obs.at, t, at, conn_id, event, outcome)
+                let dry_run = DryRun::from_outcome(&outcome);
+                self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
             }
-            What::Advertised { addr, answer } => {
-                let rel = self.rel_to(self.anchor, obs.at);
-                step.lines.push(WatchLine::Advertised {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    addr: addr.to_string(),
-                    answer: match answer {
-                        Advertised::Yes => "yes",
-                        Advertised::No => "no",
-                        Advertised::CannotTell => "cannot_tell",
-                    }
-                    .into(),
-                    rel,
-                })
+            What::DryRun { event, dry_run } => {
+                self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
             }
-            What::Ping { latency, error } => {
-                let window = self.open_window(obs.at);
-                self.pings
-                    .record(latency, error.is_some(), window.as_deref());
-                step.lines.push(WatchLine::Ping {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
-                    error,
-                    window,
-                })
+            what @ What::Advertised { .. } => {
+                self.on_advertised(&mut step, obs.at, t, at, conn_id, what)
             }
+            what @ What::Ping { .. } => self.on_ping(&mut step, obs.at, t, at, conn_id, what),
         }
         step
+    }
+
+    /// A connection (re)established: its session count and address.
+    fn on_connected(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Connected {
+            addr,
+            tls,
+            endpoint,
+        } = what
+        else {
+            return;
+        };
+        let rel = self.rel_to(self.anchor, now);
+        let c = self.conns.entry(conn_id).or_default();
+        c.sessions += 1;
+        c.addr = Some(addr);
+        c.endpoint = endpoint;
+        step.lines.push(WatchLine::Connected(line::Connected {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            addr: addr.to_string(),
+            tls,
+            session: c.sessions,
+            rel: if c.sessions > 1 { rel } else { None },
+        }));
+    }
+
+    /// The cluster's nodes, as the membership resolved them.
+    fn on_topology(&mut self, step: &mut Step, now: Instant, t: f64, at: String, what: What) {
+        let v = SCHEMA_VERSION;
+        let What::Topology {
+            reason,
+            nodes,
+            added,
+            removed,
+        } = what
+        else {
+            return;
+        };
+        let rel = self.rel_to(self.anchor, now);
+        step.lines.push(WatchLine::Topology(line::Topology {
+            v,
+            t,
+            at,
+            reason,
+            nodes,
+            added,
+            removed,
+            rel,
+        }))
+    }
+
+    /// The dry-run's topology refresh after an SMIGRATED naming our nodes.
+    fn on_refresh(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Refresh {
+            event,
+            jitter_s,
+            sources,
+        } = what
+        else {
+            return;
+        };
+        let rel = self.rel_to(Some(event), now);
+        let name = self.events.get(event).map(Event::name).unwrap_or_default();
+        step.lines.push(WatchLine::Handoff(line::Handoff {
+                v,
+                t,
+                at,
+                conn: conn_id,
+                event: name,
+                outcome: DryRunOutcome::RefreshTopology,
+                at_s: secs_f(jitter_s),
+                moves: false,
+                text: format!(
+                    "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
+                    sources.join(", ")
+                ),
+                rel,
+                to: None,
+            }));
+    }
+
+    /// Whether our address is still advertised, after a MIGRATED.
+    fn on_advertised(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Advertised { addr, answer } = what else {
+            return;
+        };
+        let rel = self.rel_to(self.anchor, now);
+        step.lines.push(WatchLine::Advertised(line::Advertised {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            addr: addr.to_string(),
+            answer,
+            rel,
+        }))
+    }
+
+    /// A `--traffic` PING: tallied, attributed to the open window.
+    fn on_ping(
+        &mut self,
+        step: &mut Step,
+        now: Instant,
+        t: f64,
+        at: String,
+        conn_id: u32,
+        what: What,
+    ) {
+        let v = SCHEMA_VERSION;
+        let What::Ping { latency, error } = what else {
+            return;
+        };
+        let window = self.open_window(now);
+        self.pings
+            .record(latency, error.is_some(), window.as_deref());
+        step.lines.push(WatchLine::Ping(line::Ping {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
+            error,
+            window,
+        }))
+    }
+
+    /// A handshake's outcome: one line, tallied by outcome (a cluster's repeated refusal once).
+    fn on_handshake(&mut self, step: &mut Step, t: f64, at: String, conn_id: u32, what: What) {
+        let v = SCHEMA_VERSION;
+        let What::Handshake {
+            opt_in,
+            text,
+            server,
+            version,
+            mode,
+            sent,
+            sim_speed,
+        } = what
+        else {
+            return;
+        };
+        let key = (opt_in, text.clone());
+        let tally = self.opt_in.entry(key).or_default();
+        let repeat_of = tally.first().copied().filter(|&c| c != conn_id);
+        if !tally.contains(&conn_id) {
+            tally.push(conn_id);
+        }
+        step.lines.push(WatchLine::Handshake(line::Handshake {
+            v,
+            t,
+            at,
+            conn: conn_id,
+            opt_in,
+            text,
+            server,
+            version,
+            mode,
+            sent,
+            // Accepted opt-ins are each worth a line; a refusal repeated by every node
+            // of a cluster is one fact.
+            repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
+            sim_speed,
+        }))
     }
 
     /// The window a failure at `at` falls into: an opening event whose declared window (plus the
@@ -466,55 +578,11 @@ impl Timeline {
                 labels.push(Label::WithOptIn);
             }
             let event_index = if resent || catch_up {
-                let idx = key
-                    .and_then(|k| self.keys.event(&k))
-                    .filter(|&i| self.events.get(i).is_some());
-                if let Some(first) = idx.and_then(|i| self.events.get_mut(i)) {
-                    first.row.copies += 1;
-                    if resent && first.conn != conn_id {
-                        copy_of = Some(CopyOf {
-                            conn: first.conn,
-                            after_ms: (now.saturating_duration_since(first.at).as_secs_f64() * 1e6)
-                                .round()
-                                / 1e3,
-                        });
-                    }
-                }
+                let (idx, copy) = self.seen_again(key, resent, conn_id, now);
+                copy_of = copy;
                 idx
             } else {
-                let i = self.events.len();
-                self.events.push(Event {
-                    kind: n.kind,
-                    seq: n.seq,
-                    at: now,
-                    row: EventRow {
-                        kind: n.kind.name().into(),
-                        seq: n.seq,
-                        t,
-                        window_s: n.time,
-                        closed_by_notification_s: None,
-                        dns_moved_s: None,
-                        socket_closed_s: None,
-                        overshoot_s: None,
-                        handoff: None,
-                        handoff_s: None,
-                        margin_s: None,
-                        copies: 0,
-                        // A MOVING re-sent to our opt-in, never seen before: we joined its
-                        // window after it opened.
-                        joined_open: early && n.kind == Kind::Moving,
-                        silent_close: false,
-                    },
-                    moved_s: None,
-                    stale: false,
-                    unresolved: false,
-                    verdict_done: false,
-                    conn: conn_id,
-                });
-                if let Some(k) = key {
-                    self.keys.set_event(k, i);
-                }
-                Some(i)
+                Some(self.new_event(n, now, t, early, conn_id))
             };
             let new = !resent && !catch_up;
             if new {
@@ -537,46 +605,10 @@ impl Timeline {
                 }
             }
             if n.kind == Kind::Moving && !catch_up {
-                let current = self
-                    .conns
-                    .get(&conn_id)
-                    .and_then(|c| c.addr)
-                    .map(|a| a.ip());
-                if let Some(c) = self.conns.get_mut(&conn_id) {
-                    c.moving = event_index;
-                }
-                // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
-                if new {
-                    if let Some(i) = event_index {
-                        step.actions.push(Action::StartHandoff {
-                            conn: conn_id,
-                            event: i,
-                            window_s: n.time.unwrap_or(0),
-                            successor: n.successor().cloned(),
-                            current,
-                            since: now,
-                        });
-                    }
-                }
+                self.moving(step, conn_id, n, new, event_index);
             }
             if let (Some(m), true, Some(i)) = (&n.migrations, new, event_index) {
-                let ours: Vec<String> = self
-                    .conns
-                    .values()
-                    .flat_map(|c| [c.addr.map(|a| a.to_string()), Some(c.endpoint.clone())])
-                    .flatten()
-                    .collect();
-                sources_ours = m
-                    .moves
-                    .iter()
-                    .filter_map(|mv| mv.source.clone())
-                    .filter(|s| {
-                        ours.iter()
-                            .any(|o| o == s || o.ends_with(&format!("//{s}")))
-                    })
-                    .collect();
-                sources_ours.sort();
-                sources_ours.dedup();
+                sources_ours = self.sources_ours(m);
                 if !sources_ours.is_empty() {
                     step.actions.push(Action::RefreshTopology {
                         conn: conn_id,
@@ -599,7 +631,7 @@ impl Timeline {
         } else if let Some(c) = self.conns.get_mut(&conn_id) {
             c.totals_other += 1;
         }
-        step.lines.push(WatchLine::Push {
+        step.lines.push(WatchLine::Push(line::Push {
             v: SCHEMA_VERSION,
             t,
             at,
@@ -609,7 +641,129 @@ impl Timeline {
             frame: record,
             copy_of,
             sources_ours,
+        }));
+    }
+
+    /// A copy of an event already seen (re-sent, or a catch-up replay): counted on the first
+    /// one's row; a re-send from another connection says where and how much earlier it came.
+    fn seen_again(
+        &mut self,
+        key: Option<(Kind, i64)>,
+        resent: bool,
+        conn_id: u32,
+        now: Instant,
+    ) -> (Option<usize>, Option<CopyOf>) {
+        let idx = key
+            .and_then(|k| self.keys.event(&k))
+            .filter(|&i| self.events.get(i).is_some());
+        let mut copy_of = None;
+        if let Some(first) = idx.and_then(|i| self.events.get_mut(i)) {
+            first.row.copies += 1;
+            if resent && first.conn != conn_id {
+                copy_of = Some(CopyOf {
+                    conn: first.conn,
+                    after_ms: (now.saturating_duration_since(first.at).as_secs_f64() * 1e6).round()
+                        / 1e3,
+                });
+            }
+        }
+        (idx, copy_of)
+    }
+
+    /// A new event: its summary row, and its `(type, seq)` remembered. Returns its index.
+    fn new_event(
+        &mut self,
+        n: &crate::notification::Notification,
+        now: Instant,
+        t: f64,
+        early: bool,
+        conn_id: u32,
+    ) -> usize {
+        let i = self.events.len();
+        self.events.push(Event {
+            kind: n.kind,
+            seq: n.seq,
+            at: now,
+            row: EventRow {
+                kind: n.kind.name().into(),
+                seq: n.seq,
+                t,
+                window_s: n.time,
+                closed_by_notification_s: None,
+                dns_moved_s: None,
+                socket_closed_s: None,
+                overshoot_s: None,
+                handoff: None,
+                handoff_s: None,
+                margin_s: None,
+                copies: 0,
+                // A MOVING re-sent to our opt-in, never seen before: we joined its window
+                // after it opened.
+                joined_open: early && n.kind == Kind::Moving,
+                silent_close: false,
+            },
+            moved_s: None,
+            stale: false,
+            unresolved: false,
+            verdict_done: false,
+            conn: conn_id,
         });
+        if let Some(k) = n.seq.map(|s| (n.kind, s)) {
+            self.keys.set_event(k, i);
+        }
+        i
+    }
+
+    /// A MOVING (not a catch-up): the connection expects its close, and a new one starts a
+    /// dry-run.
+    fn moving(
+        &mut self,
+        step: &mut Step,
+        conn_id: u32,
+        n: &crate::notification::Notification,
+        new: bool,
+        event_index: Option<usize>,
+    ) {
+        let current = self
+            .conns
+            .get(&conn_id)
+            .and_then(|c| c.addr)
+            .map(|a| a.ip());
+        if let Some(c) = self.conns.get_mut(&conn_id) {
+            c.moving = event_index;
+        }
+        // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
+        if let (true, Some(i)) = (new, event_index) {
+            step.actions.push(Action::StartHandoff {
+                conn: conn_id,
+                event: i,
+                window_s: n.time.unwrap_or(0),
+                successor: n.successor().cloned(),
+                current,
+            });
+        }
+    }
+
+    /// The sources of an SMIGRATED's moves that are nodes this watch is connected to.
+    fn sources_ours(&self, m: &crate::notification::Migrations) -> Vec<String> {
+        let ours: Vec<String> = self
+            .conns
+            .values()
+            .flat_map(|c| [c.addr.map(|a| a.to_string()), Some(c.endpoint.clone())])
+            .flatten()
+            .collect();
+        let mut sources: Vec<String> = m
+            .moves
+            .iter()
+            .filter_map(|mv| mv.source.clone())
+            .filter(|s| {
+                ours.iter()
+                    .any(|o| o == s || o.ends_with(&format!("//{s}")))
+            })
+            .collect();
+        sources.sort();
+        sources.dedup();
+        sources
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -648,18 +802,16 @@ impl Timeline {
             }
         };
         let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);
-        step.actions.push(Action::CancelHandoff { conn: conn_id });
-        step.lines.push(WatchLine::Closed {
+        step.lines.push(WatchLine::Closed(line::Closed {
             v: SCHEMA_VERSION,
             t,
             at: at.clone(),
             conn: conn_id,
             by: match cause {
-                CloseCause::Server => "server",
-                CloseCause::Error => "error",
-                CloseCause::Watch => "watch",
-            }
-            .into(),
+                CloseCause::Server => ClosedBy::Server,
+                CloseCause::Error => ClosedBy::Error,
+                CloseCause::Watch => ClosedBy::Watch,
+            },
             error,
             announced,
             window_s,
@@ -667,7 +819,7 @@ impl Timeline {
             rel,
             joined_open,
             retry_in_s: retry_in.map(secs),
-        });
+        }));
         if let Some(i) = moving {
             self.verdict(step, t, at, i);
         }
@@ -702,17 +854,25 @@ impl Timeline {
         let list = |s: &BTreeSet<IpAddr>| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
         let rel = self.rel_to(self.anchor, now);
         let (event, before, after, ttl, reason) = match &kind {
-            DnsEventKind::Initial { addrs, ttl } => ("initial", vec![], list(addrs), *ttl, None),
+            DnsEventKind::Initial { addrs, ttl } => {
+                (DnsEvent::Initial, vec![], list(addrs), *ttl, None)
+            }
             DnsEventKind::Changed { before, after, ttl } => {
-                ("changed", list(before), list(after), *ttl, None)
+                (DnsEvent::Changed, list(before), list(after), *ttl, None)
             }
-            DnsEventKind::CannotTell { reason } => {
-                ("cannot_tell", vec![], vec![], None, Some(reason.clone()))
-            }
+            DnsEventKind::CannotTell { reason } => (
+                DnsEvent::CannotTell,
+                vec![],
+                vec![],
+                None,
+                Some(reason.clone()),
+            ),
             DnsEventKind::Recovered { addrs, ttl } => {
-                ("recovered", vec![], list(addrs), *ttl, None)
+                (DnsEvent::Recovered, vec![], list(addrs), *ttl, None)
             }
-            DnsEventKind::Waiting { what } => ("waiting", vec![], vec![], None, Some(what.clone())),
+            DnsEventKind::Waiting { what } => {
+                (DnsEvent::Waiting, vec![], vec![], None, Some(what.clone()))
+            }
         };
         let mut ours_change = None;
         if let DnsEventKind::Changed { before, after, .. } = &kind {
@@ -720,16 +880,16 @@ impl Timeline {
                 .iter()
                 .any(|a| before.contains(a) && !after.contains(a))
             {
-                ours_change = Some("left".to_string());
+                ours_change = Some(OursChange::Left);
             } else if ours
                 .iter()
                 .any(|a| !before.contains(a) && after.contains(a))
             {
-                ours_change = Some("rejoined".to_string());
+                ours_change = Some(OursChange::Rejoined);
             }
             // The first change after an open MOVING is "DNS moved" for the summary; after another
             // opening event, the change that drops our address (a silent shrink's only signal).
-            let left = ours_change.as_deref() == Some("left");
+            let left = ours_change == Some(OursChange::Left);
             if let Some(i) = self.anchor.filter(|&i| self.events.get(i).is_some()) {
                 let since = self.span(self.events[i].at, now);
                 let e = &mut self.events[i];
@@ -737,24 +897,20 @@ impl Timeline {
                     e.row.dns_moved_s = Some(since);
                 }
             }
-            self.dns_set = Some(after.clone());
         }
-        if let DnsEventKind::Initial { addrs, .. } | DnsEventKind::Recovered { addrs, .. } = &kind {
-            self.dns_set = Some(addrs.clone());
-        }
-        step.lines.push(WatchLine::Dns {
+        step.lines.push(WatchLine::Dns(line::Dns {
             v: SCHEMA_VERSION,
             t,
             at,
             host,
-            event: event.into(),
+            event,
             before,
             after,
             ttl,
             reason,
             ours: ours_change,
             rel,
-        });
+        }));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -766,40 +922,45 @@ impl Timeline {
         at: String,
         conn_id: u32,
         event: usize,
-        outcome: Outcome,
+        dry_run: DryRun,
     ) {
         let Some(e) = self.events.get_mut(event) else {
             return;
         };
-        let (name, at_s, moves) = outcome_facts(&outcome);
-        let at_s = secs(at_s);
-        if !matches!(outcome, Outcome::Cancelled { .. }) || e.row.handoff.is_none() {
-            e.row.handoff = Some(name.to_string());
+        let DryRun {
+            outcome: name,
+            at_s,
+            moves,
+            text,
+            to,
+        } = dry_run;
+        if name != DryRunOutcome::Cancelled || e.row.handoff.is_none() {
+            e.row.handoff = Some(name.as_str().to_string());
             e.row.handoff_s = Some(at_s);
         }
         if moves {
             e.moved_s = Some(at_s);
         }
         e.stale = matches!(
-            outcome,
-            Outcome::StaleAtExpiry { .. } | Outcome::Unresolved { .. }
+            name,
+            DryRunOutcome::StaleAtExpiry | DryRunOutcome::Unresolved
         );
-        e.unresolved = matches!(outcome, Outcome::Unresolved { .. });
+        e.unresolved = name == DryRunOutcome::Unresolved;
         let event_name = e.name();
         let rel = self.rel_to(Some(event), now);
-        step.lines.push(WatchLine::Handoff {
+        step.lines.push(WatchLine::Handoff(line::Handoff {
             v: SCHEMA_VERSION,
             t,
             at: at.clone(),
             conn: conn_id,
             event: event_name,
-            outcome: name.into(),
+            outcome: name,
             at_s,
             moves,
-            text: outcome.to_string(),
+            text,
             rel,
-            to: outcome.destination(),
-        });
+            to,
+        }));
         if self.events[event].row.socket_closed_s.is_some() {
             self.verdict(step, t, at, event);
         }
@@ -846,7 +1007,7 @@ impl Timeline {
         e.verdict_done = true;
         e.row.margin_s = margin;
         let (conn, event) = (e.conn, e.name());
-        step.lines.push(WatchLine::Verdict {
+        step.lines.push(WatchLine::Verdict(line::Verdict {
             v: SCHEMA_VERSION,
             t,
             at,
@@ -854,7 +1015,7 @@ impl Timeline {
             event,
             text,
             margin_s: margin,
-        });
+        }));
     }
 
     /// The final line.
@@ -872,7 +1033,7 @@ impl Timeline {
             })
             .collect();
         conns.sort_by_key(|c| c.conn);
-        WatchLine::Summary {
+        WatchLine::Summary(line::Summary {
             v: SCHEMA_VERSION,
             t: self.t(now),
             at: wall(wall_at),
@@ -897,7 +1058,7 @@ impl Timeline {
                 tallies
             },
             pings: self.pings.stats(),
-        }
+        })
     }
 }
 
@@ -1004,15 +1165,16 @@ fn secs_f(s: f64) -> f64 {
 }
 
 /// The outcome's name, when the client would act (after the event), and whether it moves.
-fn outcome_facts(outcome: &Outcome) -> (&'static str, Duration, bool) {
+fn outcome_facts(outcome: &Outcome) -> (DryRunOutcome, Duration, bool) {
+    use DryRunOutcome as D;
     match outcome {
-        Outcome::MoveToSuccessor { at, .. } => ("move_to_successor", *at, true),
-        Outcome::ReconnectOnClock { at, .. } => ("reconnect_on_clock", *at, true),
-        Outcome::SteppedSideways { at, .. } => ("stepped_sideways", *at, true),
-        Outcome::Moved { at, .. } => ("moved", *at, true),
-        Outcome::StaleAtExpiry { at, .. } => ("stale_at_expiry", *at, false),
-        Outcome::Unresolved { at, .. } => ("unresolved", *at, false),
-        Outcome::Cancelled { at, .. } => ("cancelled", *at, false),
+        Outcome::MoveToSuccessor { at, .. } => (D::MoveToSuccessor, *at, true),
+        Outcome::ReconnectOnClock { at, .. } => (D::ReconnectOnClock, *at, true),
+        Outcome::SteppedSideways { at, .. } => (D::SteppedSideways, *at, true),
+        Outcome::Moved { at, .. } => (D::Moved, *at, true),
+        Outcome::StaleAtExpiry { at, .. } => (D::StaleAtExpiry, *at, false),
+        Outcome::Unresolved { at, .. } => (D::Unresolved, *at, false),
+        Outcome::Cancelled { at, .. } => (D::Cancelled, *at, false),
     }
 }
 
@@ -1093,12 +1255,12 @@ mod tests {
         step.lines
             .iter()
             .find_map(|l| match l {
-                WatchLine::Closed {
+                WatchLine::Closed(line::Closed {
                     announced,
                     past_s,
                     rel,
                     ..
-                } => Some((*announced, *past_s, rel.clone())),
+                }) => Some((*announced, *past_s, rel.clone())),
                 _ => None,
             })
             .expect("a closed line")
@@ -1130,13 +1292,13 @@ mod tests {
         let mut f = Fixture::new();
         f.frame(0.0, MOVING, false);
         let step = f.frame(3.0, MOVING, true);
-        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(labels, &vec![Label::Resent, Label::WithOptIn]);
         assert!(step.actions.is_empty());
         let summary = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "ended");
-        let WatchLine::Summary { events, .. } = summary else {
+        let WatchLine::Summary(line::Summary { events, .. }) = summary else {
             panic!()
         };
         assert_eq!(events.len(), 1);
@@ -1147,7 +1309,7 @@ mod tests {
     fn catch_up_is_labelled_and_closes_nothing() {
         let mut f = Fixture::new();
         let step = f.frame(0.1, MIGRATED, true);
-        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(labels, &vec![Label::CatchUp]);
@@ -1159,7 +1321,7 @@ mod tests {
         let mut f = Fixture::new();
         f.frame(1.0, MIGRATING, false);
         let step = f.frame(3.5, MIGRATED, false);
-        let WatchLine::Push { rel, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { rel, .. }) = &step.lines[0] else {
             panic!()
         };
         let rel = rel.clone().unwrap();
@@ -1201,10 +1363,10 @@ mod tests {
         assert!(!step
             .lines
             .iter()
-            .any(|l| matches!(l, WatchLine::Verdict { .. })));
+            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { .. }))));
         let step = f.server_close(16.6);
         let margin = step.lines.iter().find_map(|l| match l {
-            WatchLine::Verdict { margin_s, text, .. } => {
+            WatchLine::Verdict(line::Verdict { margin_s, text, .. }) => {
                 assert!(text.contains("6.8 s before the close at +16.6 s"), "{text}");
                 *margin_s
             }
@@ -1232,7 +1394,7 @@ mod tests {
         assert!(step
             .lines
             .iter()
-            .any(|l| matches!(l, WatchLine::Verdict { text, .. } if text.contains("still stale"))));
+            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { text, .. }) if text.contains("still stale"))));
     }
 
     #[test]
@@ -1253,12 +1415,13 @@ mod tests {
                 },
             },
         );
-        let WatchLine::Dns { ours, rel, .. } = &step.lines[0] else {
+        let WatchLine::Dns(line::Dns { ours, rel, .. }) = &step.lines[0] else {
             panic!()
         };
-        assert_eq!(ours.as_deref(), Some("left"));
+        assert_eq!(ours.map(|o| o.as_str()), Some("left"));
         assert!((rel.clone().unwrap().s - 9.7).abs() < 1e-6);
-        let WatchLine::Summary { events, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        let WatchLine::Summary(line::Summary { events, .. }) =
+            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
         else {
             panic!()
         };
@@ -1276,7 +1439,7 @@ mod tests {
     }
     fn summary_rows(f: &Fixture) -> Vec<EventRow> {
         match f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x") {
-            WatchLine::Summary { events, .. } => events,
+            WatchLine::Summary(line::Summary { events, .. }) => events,
             _ => unreachable!(),
         }
     }
@@ -1346,17 +1509,17 @@ mod tests {
     fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
         let mut f = Fixture::new();
         let step = f.frame(0.2, MOVING, true);
-        let WatchLine::Push { labels, .. } = &step.lines[0] else {
+        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(labels, &vec![Label::WithOptIn]);
         let step = f.server_close(1.8);
         let joined = step.lines.iter().find_map(|l| match l {
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 joined_open,
                 past_s,
                 ..
-            } => Some((*joined_open, *past_s)),
+            }) => Some((*joined_open, *past_s)),
             _ => None,
         });
         let (joined, past) = joined.expect("a closed line");
@@ -1396,7 +1559,8 @@ mod tests {
                 },
             );
         }
-        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        let WatchLine::Summary(line::Summary { pings, .. }) =
+            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
         else {
             panic!()
         };
@@ -1411,7 +1575,8 @@ mod tests {
         assert_eq!(p.failure_windows[0].failures, 2);
         // No PING, no figures.
         let f = Fixture::new();
-        let WatchLine::Summary { pings, .. } = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
+        let WatchLine::Summary(line::Summary { pings, .. }) =
+            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
         else {
             panic!()
         };
@@ -1433,7 +1598,7 @@ mod tests {
                 },
             },
         );
-        let WatchLine::Handoff { to, .. } = &step.lines[0] else {
+        let WatchLine::Handoff(line::Handoff { to, .. }) = &step.lines[0] else {
             panic!()
         };
         assert_eq!(to.as_deref(), Some("127.0.0.3"));

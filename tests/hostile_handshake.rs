@@ -14,6 +14,7 @@ use maintwatch::conn::probe::{self, ProbeOutcome, PushRole};
 use maintwatch::conn::{ConnectConfig, RedisUrl, Stage, MAX_EARLY_FRAMES};
 use maintwatch::escape::unescape;
 use maintwatch::exit;
+use maintwatch::record::line;
 use maintwatch::record::WatchLine;
 use maintwatch::resp::{Frame, StreamReader};
 use std::net::SocketAddr;
@@ -174,7 +175,7 @@ fn closed_errors(lines: &[WatchLine]) -> Vec<String> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Closed { error: Some(e), .. } => Some(e.clone()),
+            WatchLine::Closed(line::Closed { error: Some(e), .. }) => Some(e.clone()),
             _ => None,
         })
         .collect()
@@ -184,7 +185,7 @@ fn pushes(lines: &[WatchLine]) -> Vec<Vec<u8>> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push { frame, .. } => Some(unescape(&frame.raw).unwrap()),
+            WatchLine::Push(line::Push { frame, .. }) => Some(unescape(&frame.raw).unwrap()),
             _ => None,
         })
         .collect()
@@ -282,8 +283,8 @@ async fn watch_a_moving_just_before_a_failed_handshake_is_shown_and_captured_byt
     let order: Vec<&str> = seen
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push { .. } => Some("push"),
-            WatchLine::Closed { .. } => Some("closed"),
+            WatchLine::Push(line::Push { .. }) => Some("push"),
+            WatchLine::Closed(line::Closed { .. }) => Some("closed"),
             _ => None,
         })
         .collect();

@@ -17,7 +17,7 @@ use etherparse::{PacketBuilder, TcpHeader};
 use maintwatch::escape::unescape;
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::pcap::line::{Line, PcapLine};
-use maintwatch::record::{OptInOutcome, WatchLine};
+use maintwatch::record::{line, OptInOutcome, WatchLine};
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -421,7 +421,7 @@ fn pcap_lines(lines: &[Line]) -> impl Iterator<Item = &PcapLine> {
 fn pushes(lines: &[Line], conn: u32) -> Vec<(Vec<u8>, Option<Kind>)> {
     watch(lines)
         .filter_map(|l| match l {
-            WatchLine::Push { conn: c, frame, .. } if *c == conn => Some((
+            WatchLine::Push(line::Push { conn: c, frame, .. }) if *c == conn => Some((
                 unescape(&frame.raw).unwrap(),
                 match &frame.parsed {
                     Classified::Maintenance(n) => Some(n.kind),
@@ -463,9 +463,9 @@ fn verdict(lines: &[Line], conn: u32) -> (String, Option<String>, Option<f64>, O
 fn closed_by(lines: &[Line], conn: u32) -> (String, Option<String>) {
     watch(lines)
         .find_map(|l| match l {
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 conn: c, by, error, ..
-            } if *c == conn => Some((by.clone(), error.clone())),
+            }) if *c == conn => Some((by.as_str().to_string(), error.clone())),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no close for [{conn}]"))
@@ -482,13 +482,13 @@ fn reordered_and_duplicated_segments_give_the_moving_once_byte_for_byte() {
     );
     let handshakes: Vec<_> = watch(&run.lines)
         .filter_map(|l| match l {
-            WatchLine::Handshake {
+            WatchLine::Handshake(line::Handshake {
                 conn,
                 opt_in,
                 sent,
                 server,
                 ..
-            } if *conn == a => Some((*opt_in, sent.clone(), server.clone())),
+            }) if *conn == a => Some((*opt_in, sent.clone(), server.clone())),
             _ => None,
         })
         .collect();
@@ -587,9 +587,9 @@ fn refusals_tls_and_other_streams_are_named() {
     let run = pcap(&["--json", &fixture("maintenance-v4.pcap")]);
     let d = conn_of(&run.lines, "10.0.0.8:40004");
     let refused = watch(&run.lines).find_map(|l| match l {
-        WatchLine::Handshake {
+        WatchLine::Handshake(line::Handshake {
             conn, opt_in, text, ..
-        } if *conn == d => Some((*opt_in, text.clone())),
+        }) if *conn == d => Some((*opt_in, text.clone())),
         _ => None,
     });
     assert_eq!(
@@ -657,12 +657,12 @@ fn pcapng_linux_cooked_v2_and_ipv6_with_a_server_close_before_the_reconnect() {
             if *conn == b && *after_conn == a && addr == "[fd00::10]:12000")));
     // The watch's closed line says the close was announced and how far past the window.
     let past = watch(&run.lines).find_map(|l| match l {
-        WatchLine::Closed {
+        WatchLine::Closed(line::Closed {
             conn,
             announced: true,
             past_s,
             ..
-        } if *conn == a => *past_s,
+        }) if *conn == a => *past_s,
         _ => None,
     });
     assert!((past.unwrap() - 1.6).abs() < 1e-3, "{past:?}");
@@ -825,7 +825,7 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
         "the reconnect's opt-in",
         |l| {
             l.iter()
-                .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+                .filter(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. })))
                 .count()
                 >= 2
         },
@@ -839,7 +839,7 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
         loop {
             let run = pcap(&["--json", "--port", &port, &path]);
             let accepted = watch(&run.lines)
-                .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+                .filter(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. })))
                 .count();
             if accepted >= 2 {
                 break;
@@ -888,7 +888,7 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
     assert_eq!(conns[0].1, format!("127.0.0.2:{port}"));
     assert_eq!(conns[1].1, format!("127.0.0.3:{port}"));
     assert!(watch(&run.lines).any(|l| matches!(l,
-        WatchLine::Handshake { conn, opt_in: OptInOutcome::Accepted, .. } if *conn == first)));
+        WatchLine::Handshake(line::Handshake { conn, opt_in: OptInOutcome::Accepted, .. }) if *conn == first)));
     let got = pushes(&run.lines, first);
     assert_eq!(
         got.first(),

@@ -17,6 +17,7 @@ mod common;
 
 use maintwatch::escape::unescape;
 use maintwatch::notification::Classified;
+use maintwatch::record::line;
 use maintwatch::record::{OptInOutcome, WatchLine};
 use maintwatch::sim::scenario::{Hostile, HUGE_BLOB_SENT, MID_FRAME, TRICKLE_FRAME};
 use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What as SimWhat};
@@ -136,7 +137,7 @@ fn malformed(lines: &[WatchLine]) -> Vec<String> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Malformed { error, .. } => Some(error.clone()),
+            WatchLine::Malformed(line::Malformed { error, .. }) => Some(error.clone()),
             _ => None,
         })
         .collect()
@@ -146,9 +147,9 @@ fn closed_errors(lines: &[WatchLine]) -> Vec<String> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 by, error: Some(e), ..
-            } if by == "error" => Some(e.clone()),
+            }) if by == "error" => Some(e.clone()),
             _ => None,
         })
         .collect()
@@ -158,16 +159,16 @@ fn closed_errors(lines: &[WatchLine]) -> Vec<String> {
 fn reconnected_and_opted_in(lines: &[WatchLine]) -> bool {
     lines
         .iter()
-        .any(|l| matches!(l, WatchLine::Connected { session: 2, .. }))
+        .any(|l| matches!(l, WatchLine::Connected(line::Connected { session: 2, .. })))
         && lines
             .iter()
             .filter(|l| {
                 matches!(
                     l,
-                    WatchLine::Handshake {
+                    WatchLine::Handshake(line::Handshake {
                         opt_in: OptInOutcome::Accepted,
                         ..
-                    }
+                    })
                 )
             })
             .count()
@@ -178,7 +179,9 @@ fn push_raws(lines: &[WatchLine]) -> Vec<Vec<u8>> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push { frame, .. } => Some(unescape(&frame.raw).expect("escaped bytes")),
+            WatchLine::Push(line::Push { frame, .. }) => {
+                Some(unescape(&frame.raw).expect("escaped bytes"))
+            }
             _ => None,
         })
         .collect()
@@ -338,7 +341,7 @@ async fn a_frame_trickled_byte_by_byte_arrives_whole_and_what_waited_follows_it(
         .seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Push { frame, .. } => Some(frame.parsed.clone()),
+            WatchLine::Push(line::Push { frame, .. }) => Some(frame.parsed.clone()),
             _ => None,
         })
         .unwrap();
@@ -416,13 +419,13 @@ async fn a_server_that_never_answers_hello_times_out_and_the_watch_keeps_trying(
         !watch
             .seen
             .iter()
-            .any(|l| matches!(l, WatchLine::Handshake { .. })),
+            .any(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. }))),
         "no handshake outcome is made up"
     );
     let sessions = watch
         .seen
         .iter()
-        .filter(|l| matches!(l, WatchLine::Connected { .. }))
+        .filter(|l| matches!(l, WatchLine::Connected(line::Connected { .. })))
         .count();
     assert!(sessions >= 2, "it reconnected: {sessions} sessions");
     sim.shutdown().await;
@@ -574,7 +577,7 @@ async fn every_notification_sent_between_restarts_is_in_the_capture() {
     );
     let sessions = lines
         .iter()
-        .filter(|l| matches!(l, WatchLine::Connected { .. }))
+        .filter(|l| matches!(l, WatchLine::Connected(line::Connected { .. })))
         .count() as u64;
     assert!(
         sessions >= rounds,
@@ -582,10 +585,13 @@ async fn every_notification_sent_between_restarts_is_in_the_capture() {
     );
     let by_server = lines
         .iter()
-        .filter(|l| matches!(l, WatchLine::Closed { by, .. } if by == "server"))
+        .filter(|l| matches!(l, WatchLine::Closed(line::Closed { by, .. }) if by == "server"))
         .count() as u64;
     assert!(by_server >= rounds, "every restart was seen: {by_server}");
-    assert!(matches!(lines.last(), Some(WatchLine::Summary { .. })));
+    assert!(matches!(
+        lines.last(),
+        Some(WatchLine::Summary(line::Summary { .. }))
+    ));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -650,7 +656,9 @@ async fn a_capture_survives_sigkill_and_replay_tolerates_a_torn_tail() {
         got.len()
     );
     assert!(
-        !lines.iter().any(|l| matches!(l, WatchLine::Summary { .. })),
+        !lines
+            .iter()
+            .any(|l| matches!(l, WatchLine::Summary(line::Summary { .. }))),
         "a killed watch writes no summary"
     );
 
@@ -766,7 +774,9 @@ async fn memory_and_the_summary_stay_bounded_after_100000_distinct_movings() {
         "the summary line is bounded: {} bytes",
         last.len()
     );
-    let WatchLine::Summary { events, notes, .. } = serde_json::from_str(&last).unwrap() else {
+    let WatchLine::Summary(line::Summary { events, notes, .. }) =
+        serde_json::from_str(&last).unwrap()
+    else {
         panic!("the last line is the summary: {last}")
     };
     assert_eq!(events.len(), maintwatch::timeline::KEPT_EVENTS);

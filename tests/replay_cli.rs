@@ -345,3 +345,59 @@ fn readme_and_help_replay_check_examples_run_as_written() {
         }
     }
 }
+
+/// `single-proxy.jsonl` with `from` replaced by `to` once, replayed with `--check`: the exit code
+/// and standard error.
+fn check_changed(from: &str, to: &str) -> (Option<i32>, String) {
+    let body = std::fs::read_to_string(fixture("single-proxy.jsonl")).unwrap();
+    let changed = body.replacen(from, to, 1);
+    assert_ne!(body, changed, "{from:?} is in the capture");
+    let (_dir, path) = temp_capture(changed.as_bytes());
+    let out = maintwatch(&["replay", "--check", path_str(&path)]);
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn check_reruns_the_timeline_and_names_a_changed_label() {
+    // The MOVING is new: the timeline labels it nothing; the capture now says it was re-sent.
+    let (code, err) = check_changed(r#""conn":1,"labels":[]"#, r#""conn":1,"labels":["resent"]"#);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(r#"capture.jsonl:5: timeline differs: push: labels recorded ["resent"], the timeline computes []"#),
+        "{err}"
+    );
+    // The frame parses as before: only the timeline tells.
+    assert!(!err.contains("parse differs"), "{err}");
+    assert!(
+        err.contains("capture.jsonl: FAILED: 13 lines, 1 frames checked, 1 differ"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_reruns_the_timeline_and_names_a_changed_offset() {
+    // The close came 1.6 s past the 15 s window; the capture now says 2.6 s.
+    let (code, err) = check_changed(r#""past_s":1.599546"#, r#""past_s":2.599546"#);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        // (Recomputed from microsecond timestamps: 1.599546 or 1.599547.)
+        err.contains("capture.jsonl:8: timeline differs: closed: past_s recorded 2.599546, the timeline computes 1.59954"),
+        "{err}"
+    );
+
+    // An offset relative to the event, on a line the timeline derives from a DNS change.
+    let (code, err) = check_changed(r#""s":9.995629"#, r#""s":8.995629"#);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("capture.jsonl:6: timeline differs: dns: rel recorded"),
+        "{err}"
+    );
+
+    // A verdict's margin, which the timeline computes from the dry-run and the close.
+    let (code, err) = check_changed(r#""margin_s":6.078145}"#, r#""margin_s":7.078145}"#);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("capture.jsonl:9: timeline differs: verdict: margin_s"),
+        "{err}"
+    );
+}

@@ -6,6 +6,7 @@
 //! snapshots` and read the diff. A mismatch always fails the test; outside CI insta also leaves
 //! the new version beside the old as `.snap.new` (never commit those).
 
+use maintwatch::record::line;
 use std::process::{Command, Output};
 
 use clap::CommandFactory;
@@ -159,7 +160,7 @@ fn summary_with(
     opt_in: Vec<OptInTally>,
     pings: Option<maintwatch::record::PingStats>,
 ) -> String {
-    let line = WatchLine::Summary {
+    let line = WatchLine::Summary(line::Summary {
         v: 1,
         t: 95.4,
         at: "2026-01-01T00:00:00.000000Z".into(),
@@ -169,7 +170,7 @@ fn summary_with(
         opt_in,
         pings,
         notes: Default::default(),
-    };
+    });
     render(&line, &Style::default()).join("\n")
 }
 

@@ -10,6 +10,7 @@ mod common;
 
 use maintwatch::escape::unescape;
 use maintwatch::notification::{Classified, Kind};
+use maintwatch::record::line;
 use maintwatch::record::{Label, OptInOutcome, WatchLine};
 use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
 use std::process::Stdio;
@@ -99,7 +100,7 @@ fn pushes(lines: &[WatchLine]) -> Vec<(Vec<u8>, Classified, Vec<Label>)> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push { frame, labels, .. } => Some((
+            WatchLine::Push(line::Push { frame, labels, .. }) => Some((
                 unescape(&frame.raw).unwrap(),
                 frame.parsed.clone(),
                 labels.clone(),
@@ -114,15 +115,15 @@ fn position(lines: &[WatchLine], pred: impl Fn(&WatchLine) -> bool) -> Option<us
 }
 
 fn is_kind(l: &WatchLine, kind: Kind) -> bool {
-    matches!(l, WatchLine::Push { frame, .. }
+    matches!(l, WatchLine::Push(line::Push { frame, .. })
         if matches!(&frame.parsed, Classified::Maintenance(n) if n.kind == kind))
 }
 
 fn reconnected(l: &[WatchLine]) -> bool {
     l.iter()
-        .any(|l| matches!(l, WatchLine::Connected { session: 2, .. }))
+        .any(|l| matches!(l, WatchLine::Connected(line::Connected { session: 2, .. })))
         && l.iter()
-            .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+            .filter(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. })))
             .count()
             >= 2
 }
@@ -158,16 +159,16 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
     let moving = position(seen, |l| is_kind(l, Kind::Moving)).unwrap();
     let dns = position(
         seen,
-        |l| matches!(l, WatchLine::Dns { event, .. } if event == "changed"),
+        |l| matches!(l, WatchLine::Dns(line::Dns { event, .. }) if event == "changed"),
     )
     .expect("the DNS change is reported");
     let close = position(
         seen,
-        |l| matches!(l, WatchLine::Closed { by, .. } if by == "server"),
+        |l| matches!(l, WatchLine::Closed(line::Closed { by, .. }) if by == "server"),
     )
     .expect("the close is reported");
     let again = position(seen, |l| {
-        matches!(l, WatchLine::Connected { session: 2, .. })
+        matches!(l, WatchLine::Connected(line::Connected { session: 2, .. }))
     })
     .unwrap();
     assert!(
@@ -175,13 +176,13 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
         "MOVING, DNS, close, reconnect in order"
     );
 
-    let WatchLine::Dns {
+    let WatchLine::Dns(line::Dns {
         before,
         after,
         ours,
         ttl,
         ..
-    } = &seen[dns]
+    }) = &seen[dns]
     else {
         unreachable!()
     };
@@ -192,20 +193,20 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
             &["127.0.0.3".to_string()][..]
         )
     );
-    assert_eq!(ours.as_deref(), Some("left"));
+    assert_eq!(ours.map(|o| o.as_str()), Some("left"));
     assert_eq!(
         *ttl,
         Some(run.sim.ttl()),
         "the record's TTL as served (5 s, scaled by the speed)"
     );
 
-    let WatchLine::Closed {
+    let WatchLine::Closed(line::Closed {
         announced,
         window_s,
         past_s,
         rel,
         ..
-    } = &seen[close]
+    }) = &seen[close]
     else {
         unreachable!()
     };
@@ -218,7 +219,7 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
     assert_eq!(rel.as_ref().unwrap().to, "MOVING seq 0");
     assert!(rel.as_ref().unwrap().s > 15.0);
 
-    let WatchLine::Connected { addr, .. } = &seen[again] else {
+    let WatchLine::Connected(line::Connected { addr, .. }) = &seen[again] else {
         unreachable!()
     };
     assert_eq!(
@@ -231,14 +232,17 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
     // the record stale first and moved to the address only the change brought. "Before" compares
     // the two offsets after the MOVING, both on the scenario clock (the two observers poll DNS
     // independently, so their lines' order in the output is not what is asserted).
-    let handoff = position(seen, |l| matches!(l, WatchLine::Handoff { .. })).expect("a dry-run");
-    let WatchLine::Handoff {
+    let handoff = position(seen, |l| {
+        matches!(l, WatchLine::Handoff(line::Handoff { .. }))
+    })
+    .expect("a dry-run");
+    let WatchLine::Handoff(line::Handoff {
         outcome,
         moves,
         at_s,
         text,
         ..
-    } = &seen[handoff]
+    }) = &seen[handoff]
     else {
         unreachable!()
     };
@@ -250,23 +254,23 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
         *at_s < closed_at,
         "moved at +{at_s} s, before the close at +{closed_at} s"
     );
-    assert!(seen
-        .iter()
-        .any(|l| matches!(l, WatchLine::Verdict { margin_s: Some(m), .. } if *m > 0.0)));
+    assert!(seen.iter().any(
+        |l| matches!(l, WatchLine::Verdict(line::Verdict { margin_s: Some(m), .. }) if *m > 0.0)
+    ));
     assert_eq!(
         seen.iter()
-            .filter(|l| matches!(l, WatchLine::Handoff { .. }))
+            .filter(|l| matches!(l, WatchLine::Handoff(line::Handoff { .. })))
             .count(),
         1,
         "one MOVING, one decision"
     );
 
-    let WatchLine::Summary {
+    let WatchLine::Summary(line::Summary {
         reason,
         events,
         conns,
         ..
-    } = seen.last().unwrap()
+    }) = seen.last().unwrap()
     else {
         panic!("the last line is the summary")
     };
@@ -281,7 +285,8 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
 async fn multi_proxy_rebind_steps_sideways_at_once() {
     let mut run = start("multi-proxy", 10.0, &[]).await;
     run.until("the dry-run outcome", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Handoff { .. }))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Handoff(line::Handoff { .. })))
     })
     .await;
     run.interrupt().await;
@@ -289,7 +294,9 @@ async fn multi_proxy_rebind_steps_sideways_at_once() {
         .seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Handoff { outcome, text, .. } => Some((outcome.clone(), text.clone())),
+            WatchLine::Handoff(line::Handoff { outcome, text, .. }) => {
+                Some((*outcome, text.clone()))
+            }
             _ => None,
         })
         .unwrap();
@@ -303,35 +310,35 @@ async fn dns_losing_the_race_is_stale_at_expiry_and_closes_first() {
     let mut run = start("dns-race", 4.0, &[]).await;
     run.until("the DNS change after the close", |l| {
         l.iter()
-            .any(|l| matches!(l, WatchLine::Dns { event, .. } if event == "changed"))
+            .any(|l| matches!(l, WatchLine::Dns(line::Dns { event, .. }) if event == "changed"))
     })
     .await;
     run.interrupt().await;
     let seen = &run.seen;
     let close = position(
         seen,
-        |l| matches!(l, WatchLine::Closed { by, .. } if by == "server"),
+        |l| matches!(l, WatchLine::Closed(line::Closed { by, .. }) if by == "server"),
     )
     .unwrap();
     let dns = position(
         seen,
-        |l| matches!(l, WatchLine::Dns { event, .. } if event == "changed"),
+        |l| matches!(l, WatchLine::Dns(line::Dns { event, .. }) if event == "changed"),
     )
     .unwrap();
     assert!(close < dns, "the close came before the DNS change");
     let outcome = seen.iter().find_map(|l| match l {
-        WatchLine::Handoff { outcome, .. } => Some(outcome.as_str()),
+        WatchLine::Handoff(line::Handoff { outcome, .. }) => Some(outcome.as_str()),
         _ => None,
     });
     assert_eq!(outcome, Some("stale_at_expiry"));
     assert!(seen.iter().any(
-        |l| matches!(l, WatchLine::Verdict { text, margin_s: None, .. } if text.contains("stale"))
+        |l| matches!(l, WatchLine::Verdict(line::Verdict { text, margin_s: None, .. }) if text.contains("stale"))
     ));
     // The reconnect went back to the old proxy (DNS still named it) while the window was open:
     // no second decision for the same MOVING.
     assert_eq!(
         seen.iter()
-            .filter(|l| matches!(l, WatchLine::Handoff { .. }))
+            .filter(|l| matches!(l, WatchLine::Handoff(line::Handoff { .. })))
             .count(),
         1
     );
@@ -341,7 +348,8 @@ async fn dns_losing_the_race_is_stale_at_expiry_and_closes_first() {
 async fn shard_migration_closes_its_window_without_a_drop() {
     let mut run = start("shard-migration", 10.0, &["--count", "2"]).await;
     run.until("the end of the watch", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Summary(line::Summary { .. })))
     })
     .await;
     let code = run.child.wait().await.unwrap().code();
@@ -354,14 +362,14 @@ async fn shard_migration_closes_its_window_without_a_drop() {
     );
     assert_eq!(p[1].0, b">3\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n");
     let migrated = position(seen, |l| is_kind(l, Kind::Migrated)).unwrap();
-    let WatchLine::Push { rel, .. } = &seen[migrated] else {
+    let WatchLine::Push(line::Push { rel, .. }) = &seen[migrated] else {
         unreachable!()
     };
     assert_eq!(rel.as_ref().unwrap().to, "MIGRATING seq 0");
     assert!(!seen
         .iter()
-        .any(|l| matches!(l, WatchLine::Closed { by, .. } if by != "watch")));
-    let WatchLine::Summary { reason, events, .. } = seen.last().unwrap() else {
+        .any(|l| matches!(l, WatchLine::Closed(line::Closed { by, .. }) if by != "watch")));
+    let WatchLine::Summary(line::Summary { reason, events, .. }) = seen.last().unwrap() else {
         panic!()
     };
     assert_eq!(reason, "count");
@@ -373,7 +381,8 @@ async fn shard_migration_closes_its_window_without_a_drop() {
 async fn failover_pairs_failing_over_with_failed_over() {
     let mut run = start("failover", 10.0, &["--count", "2"]).await;
     run.until("the summary", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Summary(line::Summary { .. })))
     })
     .await;
     let p = pushes(&run.seen);
@@ -385,7 +394,7 @@ async fn failover_pairs_failing_over_with_failed_over() {
         p[1].0,
         b">3\r\n$11\r\nFAILED_OVER\r\n:1\r\n$6\r\n[\"21\"]\r\n"
     );
-    let WatchLine::Summary { events, .. } = run.seen.last().unwrap() else {
+    let WatchLine::Summary(line::Summary { events, .. }) = run.seen.last().unwrap() else {
         panic!()
     };
     assert_eq!(events[0].kind, "FAILING_OVER");
@@ -400,37 +409,39 @@ async fn silent_shrink_shows_our_address_leaving_before_the_unannounced_close() 
     run.interrupt().await;
     let seen = &run.seen;
     let migrated = position(seen, |l| is_kind(l, Kind::Migrated)).unwrap();
-    let advertised = position(seen, |l| matches!(l, WatchLine::Advertised { .. }))
-        .expect("after a MIGRATED: still advertised?");
+    let advertised = position(seen, |l| {
+        matches!(l, WatchLine::Advertised(line::Advertised { .. }))
+    })
+    .expect("after a MIGRATED: still advertised?");
     assert!(migrated < advertised);
     let left = position(
         seen,
-        |l| matches!(l, WatchLine::Dns { ours: Some(o), .. } if o == "left"),
+        |l| matches!(l, WatchLine::Dns(line::Dns { ours: Some(o), .. }) if o == "left"),
     )
     .expect("our address leaves the record");
     let close = position(
         seen,
-        |l| matches!(l, WatchLine::Closed { by, .. } if by == "server"),
+        |l| matches!(l, WatchLine::Closed(line::Closed { by, .. }) if by == "server"),
     )
     .unwrap();
     assert!(
         left < close,
         "the record stopped naming us before the close"
     );
-    let WatchLine::Closed { announced, .. } = &seen[close] else {
+    let WatchLine::Closed(line::Closed { announced, .. }) = &seen[close] else {
         unreachable!()
     };
     assert!(!announced, "no MOVING announced this close");
     // The reconnect's opt-in replays the retained MIGRATED: labelled, not a new event.
     let catch_up = seen.iter().skip(close).find_map(|l| match l {
-        WatchLine::Push { labels, frame, .. } if labels.contains(&Label::CatchUp) => {
+        WatchLine::Push(line::Push { labels, frame, .. }) if labels.contains(&Label::CatchUp) => {
             Some(frame.clone())
         }
         _ => None,
     });
     let frame = catch_up.expect("the catch-up replay after reconnecting");
     assert!(matches!(&frame.parsed, Classified::Maintenance(n) if n.kind == Kind::Migrated));
-    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+    let WatchLine::Summary(line::Summary { events, .. }) = seen.last().unwrap() else {
         panic!()
     };
     assert_eq!(
@@ -444,13 +455,14 @@ async fn silent_shrink_shows_our_address_leaving_before_the_unannounced_close() 
 async fn refusal_is_reported_with_the_servers_text_and_require_exits() {
     let mut run = start("refusing", 10.0, &["--require"]).await;
     run.until("the summary", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Summary(line::Summary { .. })))
     })
     .await;
     let code = run.child.wait().await.unwrap().code();
     assert_eq!(code, Some(maintwatch::exit::REFUSED));
     let hs = run.seen.iter().find_map(|l| match l {
-        WatchLine::Handshake { opt_in, text, .. } => Some((*opt_in, text.clone())),
+        WatchLine::Handshake(line::Handshake { opt_in, text, .. }) => Some((*opt_in, text.clone())),
         _ => None,
     });
     assert_eq!(
@@ -466,7 +478,7 @@ async fn refusal_is_reported_with_the_servers_text_and_require_exits() {
 async fn peer_variants_all_arrive_parsed_and_the_message_is_not_maintenance() {
     let mut run = start("peer-variants", 10.0, &[]).await;
     run.until("the pub/sub message", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Push { frame, .. } if matches!(frame.parsed, Classified::OtherPush(_))))
+        l.iter().any(|l| matches!(l, WatchLine::Push(line::Push { frame, .. }) if matches!(frame.parsed, Classified::OtherPush(_))))
     })
     .await;
     run.interrupt().await;
@@ -491,15 +503,15 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
     let new_node = format!("127.0.0.5:{port}");
     run.until("a watch on the node the migration added", |l| {
         l.iter()
-            .any(|l| matches!(l, WatchLine::Connected { addr, .. } if *addr == new_node))
+            .any(|l| matches!(l, WatchLine::Connected(line::Connected { addr, .. }) if *addr == new_node))
     })
     .await;
     run.interrupt().await;
     let seen = &run.seen;
 
-    let WatchLine::Topology { nodes, reason, .. } = seen
+    let WatchLine::Topology(line::Topology { nodes, reason, .. }) = seen
         .iter()
-        .find(|l| matches!(l, WatchLine::Topology { .. }))
+        .find(|l| matches!(l, WatchLine::Topology(line::Topology { .. })))
         .unwrap()
     else {
         unreachable!()
@@ -509,8 +521,9 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
     for n in 2..=4 {
         let addr = format!("127.0.0.{n}:{port}");
         assert!(
-            seen.iter()
-                .any(|l| matches!(l, WatchLine::Connected { addr: a, .. } if *a == addr)),
+            seen.iter().any(
+                |l| matches!(l, WatchLine::Connected(line::Connected { addr: a, .. }) if *a == addr)
+            ),
             "a watching connection to {addr}"
         );
     }
@@ -519,7 +532,7 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
         let copies: Vec<_> = seen
             .iter()
             .filter_map(|l| match l {
-                WatchLine::Push { frame, copy_of, .. }
+                WatchLine::Push(line::Push { frame, copy_of, .. })
                     if matches!(&frame.parsed, Classified::Maintenance(n) if n.kind == kind) =>
                 {
                     Some(copy_of.clone())
@@ -542,12 +555,12 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
     let smigrated = seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Push {
+            WatchLine::Push(line::Push {
                 frame,
                 copy_of: None,
                 sources_ours,
                 ..
-            } => match &frame.parsed {
+            }) => match &frame.parsed {
                 Classified::Maintenance(n) if n.kind == Kind::SMigrated => {
                     Some((n.clone(), sources_ours.clone()))
                 }
@@ -572,27 +585,27 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
     let refreshes = seen
         .iter()
         .filter(
-            |l| matches!(l, WatchLine::Handoff { outcome, .. } if outcome == "refresh_topology"),
+            |l| matches!(l, WatchLine::Handoff(line::Handoff { outcome, .. }) if outcome == "refresh_topology"),
         )
         .count();
     assert_eq!(refreshes, 1, "three copies of SMIGRATED, one refresh");
     let refreshed = position(
         seen,
-        |l| matches!(l, WatchLine::Topology { reason, .. } if reason == "refreshed"),
+        |l| matches!(l, WatchLine::Topology(line::Topology { reason, .. }) if reason == "refreshed"),
     )
     .expect("the topology is read again");
-    let WatchLine::Topology { added, removed, .. } = &seen[refreshed] else {
+    let WatchLine::Topology(line::Topology { added, removed, .. }) = &seen[refreshed] else {
         unreachable!()
     };
     assert_eq!(added, &vec![new_node.clone()]);
     assert!(removed.is_empty());
     let joined = position(
         seen,
-        |l| matches!(l, WatchLine::Connected { addr, .. } if *addr == new_node),
+        |l| matches!(l, WatchLine::Connected(line::Connected { addr, .. }) if *addr == new_node),
     )
     .unwrap();
     assert!(refreshed < joined);
-    let WatchLine::Summary { conns, .. } = seen.last().unwrap() else {
+    let WatchLine::Summary(line::Summary { conns, .. }) = seen.last().unwrap() else {
         panic!()
     };
     assert_eq!(
@@ -634,7 +647,7 @@ async fn read_until(
 fn other_push_names(seen: &[WatchLine]) -> Vec<(String, usize)> {
     seen.iter()
         .filter_map(|l| match l {
-            WatchLine::Push { frame, .. } => match &frame.parsed {
+            WatchLine::Push(line::Push { frame, .. }) => match &frame.parsed {
                 Classified::OtherPush(p) => Some((p.name.clone().unwrap_or_default(), p.elements)),
                 _ => None,
             },
@@ -657,7 +670,7 @@ async fn real_server_refusal_pubsub_tracking_and_a_restart() {
     })
     .await;
     let refusal = seen.iter().find_map(|l| match l {
-        WatchLine::Handshake { opt_in, text, .. } => Some((*opt_in, text.clone())),
+        WatchLine::Handshake(line::Handshake { opt_in, text, .. }) => Some((*opt_in, text.clone())),
         _ => None,
     });
     assert_eq!(
@@ -671,14 +684,14 @@ async fn real_server_refusal_pubsub_tracking_and_a_restart() {
     common::command(redis.addr, &["SET", "k", "1"]).await;
     common::command(redis.addr, &["FLUSHALL"]).await;
     read_until(&mut lines, &mut seen, "the null invalidation after FLUSHALL", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Push { frame, .. } if frame.raw == ">2\\r\\n$10\\r\\ninvalidate\\r\\n_\\r\\n"))
+        l.iter().any(|l| matches!(l, WatchLine::Push(line::Push { frame, .. }) if frame.raw == ">2\\r\\n$10\\r\\ninvalidate\\r\\n_\\r\\n"))
     })
     .await;
     let names = other_push_names(&seen);
     assert!(names.contains(&("message".into(), 3)), "{names:?}");
     assert!(names.contains(&("invalidate".into(), 2)), "{names:?}");
     assert!(
-        !seen.iter().any(|l| matches!(l, WatchLine::Push { frame, .. } if matches!(frame.parsed, Classified::Maintenance(_)))),
+        !seen.iter().any(|l| matches!(l, WatchLine::Push(line::Push { frame, .. }) if matches!(frame.parsed, Classified::Maintenance(_)))),
         "nothing here is a maintenance notification"
     );
 
@@ -689,16 +702,19 @@ async fn real_server_refusal_pubsub_tracking_and_a_restart() {
         "the reconnect and a new opt-in",
         |l| {
             l.iter()
-                .any(|l| matches!(l, WatchLine::Connected { session: 2, .. }))
+                .any(|l| matches!(l, WatchLine::Connected(line::Connected { session: 2, .. })))
                 && l.iter()
-                    .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+                    .filter(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. })))
                     .count()
                     == 2
         },
     )
     .await;
-    let close = position(&seen, |l| matches!(l, WatchLine::Closed { .. })).unwrap();
-    let WatchLine::Closed { announced, .. } = &seen[close] else {
+    let close = position(&seen, |l| {
+        matches!(l, WatchLine::Closed(line::Closed { .. }))
+    })
+    .unwrap();
+    let WatchLine::Closed(line::Closed { announced, .. }) = &seen[close] else {
         unreachable!()
     };
     assert!(!announced, "a killed server announces nothing");
@@ -765,7 +781,7 @@ async fn real_cluster_every_node_watched_and_the_refusal_reported_once() {
     let mut seen = Vec::new();
     read_until(&mut lines, &mut seen, "a handshake on every node", |l| {
         l.iter()
-            .filter(|l| matches!(l, WatchLine::Handshake { .. }))
+            .filter(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. })))
             .count()
             == 3
     })
@@ -779,9 +795,9 @@ async fn real_cluster_every_node_watched_and_the_refusal_reported_once() {
         seen.push(serde_json::from_str(&line).unwrap());
     }
     child.wait().await.unwrap();
-    let WatchLine::Topology { nodes: found, .. } = seen
+    let WatchLine::Topology(line::Topology { nodes: found, .. }) = seen
         .iter()
-        .find(|l| matches!(l, WatchLine::Topology { .. }))
+        .find(|l| matches!(l, WatchLine::Topology(line::Topology { .. })))
         .unwrap()
     else {
         unreachable!()
@@ -830,7 +846,8 @@ async fn a_resent_moving_is_labelled_and_gets_exactly_one_decision() {
     let mut run = start_with(scenario, 10.0, &["--connections", "2"]).await;
     run.until("both copies and the decision", |l| {
         l.iter().filter(|l| is_kind(l, Kind::Moving)).count() == 2
-            && l.iter().any(|l| matches!(l, WatchLine::Handoff { .. }))
+            && l.iter()
+                .any(|l| matches!(l, WatchLine::Handoff(line::Handoff { .. })))
     })
     .await;
     run.interrupt().await;
@@ -838,7 +855,7 @@ async fn a_resent_moving_is_labelled_and_gets_exactly_one_decision() {
     let movings: Vec<&Vec<Label>> = seen
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push { labels, .. } if is_kind(l, Kind::Moving) => Some(labels),
+            WatchLine::Push(line::Push { labels, .. }) if is_kind(l, Kind::Moving) => Some(labels),
             _ => None,
         })
         .collect();
@@ -850,12 +867,12 @@ async fn a_resent_moving_is_labelled_and_gets_exactly_one_decision() {
     assert!(movings[1].contains(&Label::Resent));
     assert_eq!(
         seen.iter()
-            .filter(|l| matches!(l, WatchLine::Handoff { .. }))
+            .filter(|l| matches!(l, WatchLine::Handoff(line::Handoff { .. })))
             .count(),
         1,
         "exactly one decision for one MOVING"
     );
-    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+    let WatchLine::Summary(line::Summary { events, .. }) = seen.last().unwrap() else {
         panic!()
     };
     assert_eq!((events.len(), events[0].copies), (1, 1));
@@ -872,7 +889,8 @@ async fn replay_check_passes_on_a_capture_and_names_the_line_of_a_changed_byte()
     )
     .await;
     run.until("the summary", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Summary { .. }))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Summary(line::Summary { .. })))
     })
     .await;
     assert_eq!(run.child.wait().await.unwrap().code(), Some(0));
@@ -1249,7 +1267,7 @@ async fn tracking_ok_is_not_shown_as_a_reply() {
     let replies: Vec<&WatchLine> = lines
         .iter()
         .filter(
-            |l| matches!(l, WatchLine::Push { frame, .. } if frame.parsed == Classified::NotPush),
+            |l| matches!(l, WatchLine::Push(line::Push { frame, .. }) if frame.parsed == Classified::NotPush),
         )
         .collect();
     assert!(replies.is_empty(), "a stray reply line: {replies:#?}");
@@ -1316,7 +1334,7 @@ async fn traffic_is_summarised_and_per_ping_lines_need_verbose() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let Some(WatchLine::Summary { t, pings, .. }) = lines.last() else {
+    let Some(WatchLine::Summary(line::Summary { t, pings, .. })) = lines.last() else {
         panic!("no summary")
     };
     let sent = server.pings.load(std::sync::atomic::Ordering::SeqCst) - before;
@@ -1348,11 +1366,11 @@ async fn count_is_of_events_not_of_copies() {
     .unwrap();
     let mut run = start_with(scenario, 10.0, &["--connections", "2", "--count", "2"]).await;
     run.until("the summary", |l| {
-        matches!(l.last(), Some(WatchLine::Summary { .. }))
+        matches!(l.last(), Some(WatchLine::Summary(line::Summary { .. })))
     })
     .await;
     let seen = &run.seen;
-    let Some(WatchLine::Summary { reason, events, .. }) = seen.last() else {
+    let Some(WatchLine::Summary(line::Summary { reason, events, .. })) = seen.last() else {
         unreachable!()
     };
     assert_eq!(reason, "count");
@@ -1379,24 +1397,24 @@ async fn silent_shrink_summary_row_has_the_dns_drop_and_the_silent_close() {
     let dns_rel = seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Dns {
+            WatchLine::Dns(line::Dns {
                 ours: Some(o),
                 rel: Some(r),
                 ..
-            } if o == "left" => Some(r.s),
+            }) if o == "left" => Some(r.s),
             _ => None,
         })
         .expect("our address leaves the record");
     let close_rel = seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 by, rel: Some(r), ..
-            } if by == "server" => Some(r.s),
+            }) if by == "server" => Some(r.s),
             _ => None,
         })
         .expect("the silent close");
-    let WatchLine::Summary { events, .. } = seen.last().unwrap() else {
+    let WatchLine::Summary(line::Summary { events, .. }) = seen.last().unwrap() else {
         panic!()
     };
     let row = &events[0];
@@ -1460,11 +1478,11 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "the close", |l| {
         l.iter()
-            .any(|l| matches!(l, WatchLine::Closed { by, .. } if by == "server"))
+            .any(|l| matches!(l, WatchLine::Closed(line::Closed { by, .. }) if by == "server"))
     })
     .await;
     let speed = seen.iter().find_map(|l| match l {
-        WatchLine::Handshake { sim_speed, .. } => *sim_speed,
+        WatchLine::Handshake(line::Handshake { sim_speed, .. }) => *sim_speed,
         _ => None,
     });
     let speed = speed.expect("the simulator announced its speed");
@@ -1473,19 +1491,21 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
         (8.0, 8.0, false)
     );
     let labels = seen.iter().find_map(|l| match l {
-        WatchLine::Push { labels, .. } if is_kind(l, Kind::Moving) => Some(labels.clone()),
+        WatchLine::Push(line::Push { labels, .. }) if is_kind(l, Kind::Moving) => {
+            Some(labels.clone())
+        }
         _ => None,
     });
     assert_eq!(labels, Some(vec![Label::WithOptIn]));
     let (joined_open, rel) = seen
         .iter()
         .find_map(|l| match l {
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 by,
                 joined_open,
                 rel,
                 ..
-            } if by == "server" => Some((*joined_open, rel.clone())),
+            }) if by == "server" => Some((*joined_open, rel.clone())),
             _ => None,
         })
         .unwrap();
@@ -1626,7 +1646,7 @@ async fn a_sim_speed_that_disagrees_with_the_simulator_is_warned_about() {
         .lines()
         .map(|l| serde_json::from_str::<WatchLine>(l).unwrap())
         .find_map(|l| match l {
-            WatchLine::Handshake { sim_speed, .. } => sim_speed,
+            WatchLine::Handshake(line::Handshake { sim_speed, .. }) => sim_speed,
             _ => None,
         })
         .expect("the announced speed");

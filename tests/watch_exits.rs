@@ -14,6 +14,7 @@
 
 mod common;
 
+use maintwatch::record::line;
 use maintwatch::record::WatchLine;
 use maintwatch::sim::{Scenario, SimOptions, Simulator};
 use std::os::unix::fs::PermissionsExt;
@@ -71,7 +72,10 @@ fn json_lines(out: &Output) -> Vec<WatchLine> {
 
 fn summary(lines: &[WatchLine]) -> &WatchLine {
     let last = lines.last().expect("lines");
-    assert!(matches!(last, WatchLine::Summary { .. }), "{last:?}");
+    assert!(
+        matches!(last, WatchLine::Summary(line::Summary { .. })),
+        "{last:?}"
+    );
     last
 }
 
@@ -91,13 +95,13 @@ async fn a_missing_password_stops_the_watch_with_exit_5_and_says_how_to_give_one
         "says what to change: {err}"
     );
     let lines = json_lines(&out);
-    let WatchLine::Summary { reason, .. } = summary(&lines) else {
+    let WatchLine::Summary(line::Summary { reason, .. }) = summary(&lines) else {
         unreachable!()
     };
     assert_eq!(reason, "permanent error");
     let sessions = lines
         .iter()
-        .filter(|l| matches!(l, WatchLine::Connected { .. }))
+        .filter(|l| matches!(l, WatchLine::Connected(line::Connected { .. })))
         .count();
     assert_eq!(sessions, 1, "no retry: {lines:#?}");
     sim.shutdown().await;
@@ -171,7 +175,7 @@ async fn a_watch_that_never_had_a_session_does_not_exit_0() {
         stderr(&out)
     );
     let lines = json_lines(&out);
-    let WatchLine::Summary { reason, .. } = summary(&lines) else {
+    let WatchLine::Summary(line::Summary { reason, .. }) = summary(&lines) else {
         unreachable!()
     };
     assert_eq!(reason, "duration");
@@ -194,7 +198,8 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "the handshake", |l| {
-        l.iter().any(|l| matches!(l, WatchLine::Handshake { .. }))
+        l.iter()
+            .any(|l| matches!(l, WatchLine::Handshake(line::Handshake { .. })))
     })
     .await;
     // A password appears, and the watch's connection is dropped: it must reconnect, and fail.
@@ -212,7 +217,7 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
         |l| {
             l.iter()
                 .filter(|l| {
-                    matches!(l, WatchLine::Closed { error: Some(e), .. } if e.contains("NOAUTH"))
+                    matches!(l, WatchLine::Closed(line::Closed { error: Some(e), .. }) if e.contains("NOAUTH"))
                 })
                 .count()
                 >= 2
@@ -229,7 +234,7 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
     }
     let code = child.wait().await.unwrap().code();
     assert_eq!(code, Some(143), "a signal's code comes first");
-    let WatchLine::Summary { notes, .. } = summary(&seen) else {
+    let WatchLine::Summary(line::Summary { notes, .. }) = summary(&seen) else {
         unreachable!()
     };
     assert!(notes.session_errors >= 2, "{notes:?}");
@@ -266,7 +271,7 @@ async fn a_server_that_breaks_every_session_at_once_gets_a_growing_backoff() {
     let closes = |l: &[WatchLine]| -> Vec<Option<f64>> {
         l.iter()
             .filter_map(|l| match l {
-                WatchLine::Closed { retry_in_s, .. } => Some(*retry_in_s),
+                WatchLine::Closed(line::Closed { retry_in_s, .. }) => Some(*retry_in_s),
                 _ => None,
             })
             .collect()

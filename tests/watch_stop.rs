@@ -9,6 +9,7 @@
 mod common;
 
 use maintwatch::escape::unescape;
+use maintwatch::record::line;
 use maintwatch::record::WatchLine;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -174,7 +175,7 @@ impl Run {
 fn summary_reason(lines: &[String]) -> String {
     let last = lines.last().expect("stdout has lines");
     match serde_json::from_str::<WatchLine>(last) {
-        Ok(WatchLine::Summary { reason, .. }) => reason,
+        Ok(WatchLine::Summary(line::Summary { reason, .. })) => reason,
         other => panic!("the last stdout line is not the summary: {other:?}"),
     }
 }
@@ -196,13 +197,13 @@ fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>,
         })
         .collect();
     assert!(
-        matches!(lines.last(), Some(WatchLine::Summary { .. })),
+        matches!(lines.last(), Some(WatchLine::Summary(line::Summary { .. }))),
         "the capture ends with the summary"
     );
     let raws: Vec<Vec<u8>> = lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push { frame, .. } => Some(unescape(&frame.raw).unwrap()),
+            WatchLine::Push(line::Push { frame, .. }) => Some(unescape(&frame.raw).unwrap()),
             _ => None,
         })
         .collect();
@@ -247,7 +248,7 @@ fn assert_read_little_after_the_stop(capture: &[u8], offered_at_signal: u64) {
         .split(|&b| b == b'\n')
         .filter_map(|l| serde_json::from_slice::<WatchLine>(l).ok())
         .filter_map(|l| match l {
-            WatchLine::Push { frame, .. } => Some(frame.len as u64),
+            WatchLine::Push(p) => Some(p.frame.len as u64),
             _ => None,
         })
         .sum();
@@ -337,7 +338,7 @@ fn first_published(capture: &[u8]) -> u64 {
         .split(|&b| b == b'\n')
         .filter_map(|l| serde_json::from_slice::<WatchLine>(l).ok())
         .find_map(|l| match l {
-            WatchLine::Push { frame, .. } => {
+            WatchLine::Push(line::Push { frame, .. }) => {
                 let raw = unescape(&frame.raw).unwrap();
                 let text = String::from_utf8(raw).unwrap();
                 let payload = text.strip_prefix(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$")?;

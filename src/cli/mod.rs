@@ -113,8 +113,9 @@ pub enum ColorChoice {
 pub const REPLAY_LONG_ABOUT: &str =
     "Reads a JSON-lines capture written by `watch --json` or `--capture` (`-` reads standard \
 input), parses every captured raw frame again with this version's parser and prints the timeline. \
-With --check it is a regression test: each line whose fresh parse differs from the one recorded is \
-listed by line number, a verdict line ends each file, and the exit code is 1 on any difference; \
+With --check it is a regression test: each line whose fresh parse differs from the one recorded, \
+and each line where the timeline run again on the recorded inputs computes something else (a label, \
+an offset, a verdict, the summary), is listed by line number, a verdict line ends each file, and the exit code is 1 on any difference; \
 the timeline is then printed only with -v (or --json). A torn last line (the watch was killed \
 mid-write) is reported and tolerated. A file with no maintwatch line in it, a line of a newer \
 schema version, or a line longer than 64 MiB is an error (exit 1) naming the line. The capture \
@@ -129,7 +130,8 @@ pub struct ReplayArgs {
     /// Capture files (JSON lines); `-` reads standard input.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Compare each frame's fresh parse with the recorded one; exit 1 on any difference.
+    /// Compare each frame's fresh parse, and what the timeline computes again, with what was
+    /// recorded; exit 1 on any difference.
     #[arg(long)]
     pub check: bool,
     /// With --check, also print the timeline.

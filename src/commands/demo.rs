@@ -7,14 +7,13 @@
 //! so a reader sees cause (what the server did) next to effect (what a client saw).
 
 use crate::cli::simulate::DemoArgs;
-use crate::commands::watch::{self, Sink, WatchSettings};
 use crate::conn::url::RedisUrl;
 use crate::conn::ConnectConfig;
 use crate::output::human::{self, Role, Style};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use crate::watch::{self, WatchSettings};
 use anyhow::{anyhow, Context};
 use std::io::Write;
-use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
 /// Where a wrapped narration line continues: under the text after `sim | +  0.000 s  `.
@@ -41,102 +40,15 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         .context("starting the simulator")?;
     let style = Style::choose(args.color, false);
     let host = sim.hostname().trim_end_matches('.').to_string();
-    {
-        let s = sim.scenario();
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "maintwatch demo: scenario {} at speed {}x",
-            s.name, args.speed
-        )?;
-        let header = [
-            format!("  {}", s.about),
-            format!("  simulator: redis://{host}:{}", sim.port()),
-            format!(
-                "  proxies {}, DNS {}",
-                sim.proxies()
-                    .iter()
-                    .map(|p| p.ip().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                sim.dns_addr()
-            ),
-            "  offsets: scenario seconds after the event; 'sim |' lines: what the server did"
-                .to_string(),
-        ];
-        for line in header
-            .iter()
-            .flat_map(|l| human::wrap_with(l, human::WIDTH, "    "))
-        {
-            writeln!(out, "{line}")?;
-        }
-        out.flush()?;
-    }
+    print_header(&sim, &host, args.speed)?;
 
-    let config = ConnectConfig {
-        dns_server: Some(sim.dns_addr()),
-        ..ConnectConfig::default()
-    };
-    let url = RedisUrl {
-        tls: false,
-        host: host.clone(),
-        port: Some(sim.port()),
-        user: None,
-        password: None,
-        db: None,
-    };
-    let settings = WatchSettings {
-        connect: config.options_for(&url)?,
-        require: false,
-        duration: None,
-        count: None,
-        json: false,
-        capture: args.capture.clone(),
-        // Created 0600 and never over an existing file, as `watch --capture` without flags.
-        capture_mode: watch::CaptureMode::New,
-        traffic: None,
-        dns_interval: Duration::from_millis(500),
-        dns: true,
-        handoff: true,
-        handoff_poll: Duration::from_secs(1),
-        speed: args.speed,
-        speed_given: true,
-        color: style.color,
-        time: style.time,
-        verbose: false,
-        countdown: true,
-        connections: 1,
-        subscribe: Vec::new(),
-        tracking: false,
-        cluster: watch::ClusterMode::Auto,
-        masters_only: false,
-    };
+    let settings = settings(&sim, &host, args, style)?;
 
-    let mut events = sim.events();
-    let (notes, notes_rx) = tokio::sync::mpsc::unbounded_channel();
-    let narrate = tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(e) => {
-                    if demo_shows(&e) {
-                        // Wrapped before it is painted: the width counts what a reader sees.
-                        let text =
-                            human::wrap_with(&format!("    sim | {e}"), human::WIDTH, NARRATION);
-                        let _ = notes.send(style.paint(Role::Dim, &text.join("\n")));
-                    }
-                    if matches!(e.what, What::Finished { .. }) {
-                        return;
-                    }
-                }
-                Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => return,
-            }
-        }
-    });
-    let mut sink = Sink::new(&settings, Box::new(std::io::stdout()))?;
+    let (narrate, notes_rx) = narrate(&sim, style);
+    let mut sinks = settings.sinks(std::io::stdout())?;
     let reason = watch::watch(
         &settings,
-        &mut sink,
+        &mut sinks,
         async {
             let _ = narrate.await;
         },
@@ -161,4 +73,100 @@ fn demo_shows(e: &SimEvent) -> bool {
             | What::Finished { .. }
             | What::Error { .. }
     )
+}
+
+/// What the demo runs and how to read it, before the first line of the watch.
+fn print_header(sim: &Simulator, host: &str, speed: f64) -> anyhow::Result<()> {
+    let s = sim.scenario();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "maintwatch demo: scenario {} at speed {speed}x",
+        s.name
+    )?;
+    let header = [
+        format!("  {}", s.about),
+        format!("  simulator: redis://{host}:{}", sim.port()),
+        format!(
+            "  proxies {}, DNS {}",
+            sim.proxies()
+                .iter()
+                .map(|p| p.ip().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            sim.dns_addr()
+        ),
+        "  offsets: scenario seconds after the event; 'sim |' lines: what the server did"
+            .to_string(),
+    ];
+    for line in header
+        .iter()
+        .flat_map(|l| human::wrap_with(l, human::WIDTH, "    "))
+    {
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The watch's settings with no flags, pointed at the simulator's hostname and nameserver and
+/// told the scenario's speed.
+fn settings(
+    sim: &Simulator,
+    host: &str,
+    args: &DemoArgs,
+    style: Style,
+) -> anyhow::Result<WatchSettings> {
+    let config = ConnectConfig {
+        dns_server: Some(sim.dns_addr()),
+        ..ConnectConfig::default()
+    };
+    let url = RedisUrl {
+        tls: false,
+        host: host.to_string(),
+        port: Some(sim.port()),
+        user: None,
+        password: None,
+        db: None,
+    };
+    Ok(WatchSettings {
+        capture: args.capture.clone(),
+        speed: args.speed,
+        speed_given: true,
+        color: style.color,
+        time: style.time,
+        ..WatchSettings::new(config.options_for(&url)?)
+    })
+}
+
+/// The simulator's narration, dimmed, as notes for the watch; the task ends with the scenario.
+fn narrate(
+    sim: &Simulator,
+    style: Style,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let mut events = sim.events();
+    let (notes, notes_rx) = tokio::sync::mpsc::unbounded_channel();
+    let narrate = tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(e) => {
+                    if demo_shows(&e) {
+                        // Wrapped before it is painted: the width counts what a reader sees.
+                        let text =
+                            human::wrap_with(&format!("    sim | {e}"), human::WIDTH, NARRATION);
+                        let _ = notes.send(style.paint(Role::Dim, &text.join("\n")));
+                    }
+                    if matches!(e.what, What::Finished { .. }) {
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+    (narrate, notes_rx)
 }

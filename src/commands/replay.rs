@@ -1,8 +1,9 @@
-//! `maintwatch replay`: a capture read back, every raw frame parsed again with today's parser.
+//! `maintwatch replay`: a capture read back, every raw frame parsed again with today's parser,
+//! and the timeline run again on the recorded inputs ([`crate::timeline::rerun`]).
 //!
 //! Captures are the regression fixtures of this field: a frame captured during a real maintenance
-//! must keep parsing the same way. `--check` turns any difference into a non-zero exit naming the
-//! line. A capture whose writer was killed ends in a torn line; that is expected, reported and
+//! must keep parsing the same way, and the labels, offsets, verdicts and summary computed from it
+//! must stay what they were. `--check` turns any difference into a non-zero exit naming the line. A capture whose writer was killed ends in a torn line; that is expected, reported and
 //! tolerated, since every complete line before it was flushed whole.
 //!
 //! A capture can be as large as the watch that wrote it was long, so it is streamed: one line in
@@ -10,8 +11,11 @@
 
 use crate::cli::ReplayArgs;
 use crate::exit;
-use crate::output::human::{self, Style};
+use crate::output::human::Style;
+use crate::output::sink;
+use crate::record::line;
 use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
 use std::io::{BufRead, Write};
@@ -40,8 +44,11 @@ pub struct ReplayReport {
 pub enum Event<'a> {
     /// A watch line, with its frame's fresh parse in place of the recorded one.
     Line(&'a WatchLine),
-    /// `(line number, what differs)`
+    /// `(line number, what differs)`: a frame's fresh parse.
     Differs(usize, String),
+    /// `(line number, what differs)`: what the timeline computes again from the capture's
+    /// inputs (a label, an offset, a verdict, the summary).
+    Recomputed(usize, String),
     /// `(line number, why)` for a line that is not a valid capture line.
     Bad(usize, String),
 }
@@ -95,33 +102,33 @@ fn replay_file(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<ReplayReport> {
-    let report = replay(reader, MAX_LINE, |event| {
+    // Every line is shown in `replay`, detail lines included: the file is what is examined.
+    let mut lines = sink::lines(&mut *out, args.json, *style, true);
+    let report = replay_with(reader, MAX_LINE, args.check, |event| {
         match event {
-            Event::Line(line) if timeline => {
-                if args.json {
-                    serde_json::to_writer(&mut *out, line)?;
-                    writeln!(out)?;
-                } else {
-                    for text in human::render(line, style) {
-                        writeln!(out, "{text}")?;
-                    }
-                }
-            }
+            Event::Line(line) if timeline => lines.line(line)?,
             Event::Line(_) => {}
             Event::Differs(n, what) if args.check => {
-                out.flush()?;
+                lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
             }
-            Event::Differs(..) => {}
+            Event::Recomputed(n, what) if args.check => {
+                lines.flush()?;
+                writeln!(
+                    err,
+                    "maintwatch replay: {name}:{n}: timeline differs: {what}"
+                )?;
+            }
+            Event::Differs(..) | Event::Recomputed(..) => {}
             Event::Bad(n, why) => {
-                out.flush()?;
+                lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: {why}")?;
             }
         }
         Ok(())
     })
     .with_context(|| format!("reading {name}"))?;
-    out.flush()?;
+    lines.flush()?;
     Ok(report)
 }
 
@@ -199,11 +206,23 @@ fn next_line(
 /// Reads a capture line by line, re-parsing every frame; `each` receives the events in order.
 /// An error from `each` or from reading ends the replay with that error.
 pub fn replay(
+    reader: impl BufRead,
+    limit: usize,
+    each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<ReplayReport> {
+    replay_with(reader, limit, true, each)
+}
+
+/// [`replay`], with the timeline run again only when `rerun` (it is what `--check` compares;
+/// without `--check` it would be work whose result nobody reads).
+pub fn replay_with(
     mut reader: impl BufRead,
     limit: usize,
+    rerun: bool,
     mut each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<ReplayReport> {
     let mut report = ReplayReport::default();
+    let mut rerun = rerun.then(Rerun::default);
     let mut buf = Vec::new();
     let mut n = 0;
     while let Some(kind) = next_line(&mut reader, &mut buf, limit)? {
@@ -217,7 +236,7 @@ pub fn replay(
         }
         report.lines += 1;
         let last = matches!(kind, Line::Last);
-        if let Some(stop) = one_line(n, &buf, last, &mut report, &mut each)? {
+        if let Some(stop) = one_line(n, &buf, last, &mut report, &mut rerun, &mut each)? {
             report.stopped = Some((n, stop));
             break;
         }
@@ -231,6 +250,7 @@ fn one_line(
     line: &[u8],
     last: bool,
     report: &mut ReplayReport,
+    rerun: &mut Option<Rerun>,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
     match serde_json::from_slice::<Head>(line) {
@@ -267,7 +287,13 @@ fn one_line(
         }
     };
     report.valid += 1;
-    if let WatchLine::Push { frame, .. } = &mut parsed {
+    // The timeline runs again on the recorded inputs, the recorded parse included: a parser
+    // change is a parse difference below, not a cascade of timeline differences.
+    for what in rerun.as_mut().map(|r| r.line(&parsed)).unwrap_or_default() {
+        report.differences += 1;
+        each(Event::Recomputed(n, what))?;
+    }
+    if let WatchLine::Push(line::Push { frame, .. }) = &mut parsed {
         report.frames += 1;
         if let Some(fresh) = check(n, frame, report, each)? {
             frame.parsed = fresh;

@@ -31,6 +31,7 @@ mod error;
 mod options;
 pub mod probe;
 pub mod redact;
+pub mod session;
 pub mod tls;
 pub mod url;
 
@@ -538,28 +539,16 @@ impl HelloInfo {
     /// Reads the map (or, from a RESP2-style server, the flat key/value array).
     pub fn from_frame(frame: &Frame<'_>) -> HelloInfo {
         let mut info = HelloInfo::default();
-        let pairs: Vec<(&Frame<'_>, &Frame<'_>)> = match frame.unattributed() {
-            Frame::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
-            Frame::Array(items) => items.chunks_exact(2).map(|kv| (&kv[0], &kv[1])).collect(),
-            _ => Vec::new(),
-        };
-        let text = |f: &Frame<'_>| f.as_text().map(|t| String::from_utf8_lossy(t).into_owned());
-        let int = |f: &Frame<'_>| match f {
-            Frame::Integer(n) => Some(*n),
-            other => other
-                .as_text()
-                .and_then(|t| std::str::from_utf8(t).ok()?.parse().ok()),
-        };
-        for (k, v) in pairs {
+        for (k, v) in frame.pairs() {
             let Some(key) = k.as_text() else { continue };
             match key.to_ascii_lowercase().as_slice() {
-                b"server" => info.server = text(v),
-                b"version" => info.version = text(v),
-                b"proto" => info.proto = int(v),
-                b"id" => info.id = int(v),
-                b"mode" => info.mode = text(v),
-                b"role" => info.role = text(v),
-                b"maintwatch-sim-speed" => info.sim_speed = text(v),
+                b"server" => info.server = v.text_lossy(),
+                b"version" => info.version = v.text_lossy(),
+                b"proto" => info.proto = v.int(),
+                b"id" => info.id = v.int(),
+                b"mode" => info.mode = v.text_lossy(),
+                b"role" => info.role = v.text_lossy(),
+                b"maintwatch-sim-speed" => info.sim_speed = v.text_lossy(),
                 _ => {}
             }
         }

@@ -39,6 +39,18 @@ pub enum Severity {
     ConnectionFailed,
 }
 
+impl From<crate::record::OptInOutcome> for Severity {
+    fn from(outcome: crate::record::OptInOutcome) -> Severity {
+        use crate::record::OptInOutcome as O;
+        match outcome {
+            O::Accepted => Severity::Accepted,
+            O::Refused => Severity::Refused,
+            O::Resp3Unavailable => Severity::Resp3Unavailable,
+            O::AuthFailed => Severity::AuthFailed,
+        }
+    }
+}
+
 impl Severity {
     pub fn exit_code(self) -> i32 {
         match self {

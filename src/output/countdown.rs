@@ -7,6 +7,7 @@
 //! so a bar is never torn by a line printed over it.
 
 use crate::notification::Classified;
+use crate::record::line;
 use crate::record::WatchLine;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -125,7 +126,7 @@ impl Countdown {
     /// Opens or closes windows as the timeline reports them.
     pub fn on_line(&mut self, line: &WatchLine) {
         match line {
-            WatchLine::Push { frame, labels, .. } => {
+            WatchLine::Push(line::Push { frame, labels, .. }) => {
                 let Classified::Maintenance(n) = &frame.parsed else {
                     return;
                 };
@@ -134,10 +135,7 @@ impl Countdown {
                 let joined = labels.as_slice() == [crate::record::Label::WithOptIn];
                 if n.opens() && (labels.is_empty() || joined) {
                     let window_s = n.time.unwrap_or(0).max(0) as f64;
-                    let name = match n.seq {
-                        Some(s) => format!("{} seq {s}", n.kind),
-                        None => format!("{} seq ?", n.kind),
-                    };
+                    let name = n.event_name();
                     let bar = self.multi.add(ProgressBar::new((window_s * 10.0) as u64));
                     bar.set_style(
                         ProgressStyle::with_template("{msg} [{bar:30}]")
@@ -162,16 +160,16 @@ impl Countdown {
                     }
                 }
             }
-            WatchLine::Closed {
+            WatchLine::Closed(line::Closed {
                 announced: true,
                 rel: Some(rel),
                 ..
-            } => {
+            }) => {
                 if let Some(i) = self.open.iter().position(|o| o.name == rel.to) {
                     self.open.remove(i).bar.finish_and_clear();
                 }
             }
-            WatchLine::Summary { .. } => self.clear(),
+            WatchLine::Summary(line::Summary { .. }) => self.clear(),
             _ => {}
         }
     }

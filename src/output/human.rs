@@ -1,7 +1,10 @@
 //! Human lines for the watch timeline: one entry per event, readable at 80 columns, with the
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 
+use crate::handoff::Advertised;
 use crate::output::text;
+use crate::record::line;
+use crate::record::{ClosedBy, DnsEvent, OursChange};
 use crate::record::{Label, OptInOutcome, Rel, WatchLine};
 use chrono::{DateTime, Local};
 
@@ -86,7 +89,7 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     };
     // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
     // command sent) are copied and pasted whole, and the summary's tables fit already.
-    if !matches!(line, WatchLine::Summary { .. }) && !out.is_empty() {
+    if !matches!(line, WatchLine::Summary(line::Summary { .. })) && !out.is_empty() {
         let first = wrap(&out[0], WIDTH);
         out.splice(0..1, first);
     }
@@ -171,14 +174,14 @@ pub fn terminal_safe(line: &WatchLine) -> std::borrow::Cow<'_, WatchLine> {
     match sanitized {
         Ok(l) => std::borrow::Cow::Owned(l),
         // Unreachable for lines the timeline made; kept total rather than trusted.
-        Err(e) => std::borrow::Cow::Owned(WatchLine::ConnectFailed {
+        Err(e) => std::borrow::Cow::Owned(WatchLine::ConnectFailed(line::ConnectFailed {
             v: crate::record::SCHEMA_VERSION,
             t: line.t(),
             at: String::new(),
             conn: 0,
             error: format!("a line could not be shown safely: {e}"),
             retry_in_s: None,
-        }),
+        })),
     }
 }
 
@@ -251,25 +254,54 @@ fn speed_note(speed: &crate::record::SimSpeed, style: &Style) -> String {
 /// A line that is detail rather than news: a successful `--traffic` PING. Shown with `-v`; the
 /// summary has the figures. A failed PING is news and always shown.
 pub fn is_detail(line: &WatchLine) -> bool {
-    matches!(line, WatchLine::Ping { error: None, .. })
+    matches!(line, WatchLine::Ping(line::Ping { error: None, .. }))
 }
 
 fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
-    let head = |at: &str, conn: Option<u32>| {
-        let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
-        format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
-    };
     match line {
-        WatchLine::Start {
+        WatchLine::Start(line::Start { .. }) => line_start(line, style),
+        WatchLine::Connected(line::Connected { .. }) => line_connected(line, style),
+        WatchLine::ConnectFailed(line::ConnectFailed { .. }) => line_connect_failed(line, style),
+        WatchLine::Handshake(line::Handshake { .. }) => line_handshake(line, style),
+        WatchLine::Push(line::Push { .. }) => line_push(line, style),
+        WatchLine::Malformed(line::Malformed { .. }) => line_malformed(line, style),
+        WatchLine::Closed(line::Closed { .. }) => line_closed(line, style),
+        WatchLine::Dns(line::Dns { .. }) => line_dns(line, style),
+        WatchLine::Handoff(line::Handoff { .. }) => line_handoff(line, style),
+        WatchLine::Verdict(line::Verdict { .. }) => line_verdict(line, style),
+        WatchLine::Advertised(line::Advertised { .. }) => line_advertised(line, style),
+        WatchLine::Ping(line::Ping { .. }) => line_ping(line, style),
+        WatchLine::Topology(line::Topology { .. }) => line_topology(line, style),
+        WatchLine::Summary(line::Summary { .. }) => crate::output::summary::render(line),
+    }
+}
+
+/// The start of every line: the time and the connection (`[-]` for none).
+fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
+    let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
+    format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
+}
+
+fn line_start(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Start(line::Start {
             at,
             endpoint,
             version,
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} watching {endpoint} (v{version})",
             head(at, None)
         )],
-        WatchLine::Connected {
+        _ => Vec::new(),
+    }
+}
+
+fn line_connected(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Connected(line::Connected {
             at,
             conn,
             addr,
@@ -277,7 +309,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             session,
             rel: r,
             ..
-        } => {
+        }) => {
             let verb = if *session > 1 {
                 "reconnected"
             } else {
@@ -299,13 +331,20 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
-        WatchLine::ConnectFailed {
+        _ => Vec::new(),
+    }
+}
+
+fn line_connect_failed(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::ConnectFailed(line::ConnectFailed {
             at,
             conn,
             error,
             retry_in_s,
             ..
-        } => {
+        }) => {
             let retry = retry_in_s.map_or(String::new(), |s| format!("; retrying in {s:.1} s"));
             vec![format!(
                 "{} {}",
@@ -313,11 +352,18 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Error, &format!("connect failed: {error}{retry}"))
             )]
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         // A cluster whose nodes all refuse says so once; the summary counts them.
-        WatchLine::Handshake {
+        WatchLine::Handshake(line::Handshake {
             repeat_of: Some(_), ..
-        } => Vec::new(),
-        WatchLine::Handshake {
+        }) => Vec::new(),
+        WatchLine::Handshake(line::Handshake {
             at,
             conn,
             opt_in,
@@ -328,7 +374,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             sent,
             sim_speed,
             ..
-        } => {
+        }) => {
             let server = match (server, version, mode) {
                 (Some(s), Some(v), Some(m)) => format!(" [{s} {v}, {m}]"),
                 (Some(s), Some(v), None) => format!(" [{s} {v}]"),
@@ -367,13 +413,20 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             }
             out
         }
+        _ => Vec::new(),
+    }
+}
+
+fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
         // Every cluster node broadcasts the same event: one entry, then one short line per copy.
-        WatchLine::Push {
+        WatchLine::Push(line::Push {
             at,
             conn,
             copy_of: Some(copy),
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(
@@ -384,7 +437,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 )
             )
         )],
-        WatchLine::Push {
+        WatchLine::Push(line::Push {
             at,
             conn,
             labels,
@@ -392,7 +445,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             frame,
             sources_ours,
             ..
-        } => {
+        }) => {
             let role = match &frame.parsed {
                 crate::notification::Classified::Maintenance(n) if n.opens() => Role::Opening,
                 crate::notification::Classified::Maintenance(_) => Role::Closing,
@@ -437,13 +490,20 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             }
             out
         }
-        WatchLine::Malformed {
+        _ => Vec::new(),
+    }
+}
+
+fn line_malformed(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Malformed(line::Malformed {
             at,
             conn,
             offset,
             error,
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(
@@ -451,7 +511,14 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 &format!("malformed stream at connection byte {offset}: {error}")
             )
         )],
-        WatchLine::Closed {
+        _ => Vec::new(),
+    }
+}
+
+fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Closed(line::Closed {
             at,
             conn,
             by,
@@ -462,11 +529,14 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             rel: r,
             joined_open,
             ..
-        } => {
-            let mut what = match by.as_str() {
-                "server" => "closed by the server".to_string(),
-                "watch" => "closed by maintwatch".to_string(),
-                _ => format!("connection lost: {}", error.as_deref().unwrap_or("error")),
+        }) => {
+            let mut what = match by {
+                ClosedBy::Server => "closed by the server".to_string(),
+                ClosedBy::Watch => "closed by maintwatch".to_string(),
+                ClosedBy::Client => "closed by the application".to_string(),
+                ClosedBy::Error => {
+                    format!("connection lost: {}", error.as_deref().unwrap_or("error"))
+                }
             };
             if *announced {
                 if let (true, Some(w), Some(p)) = (*joined_open, window_s, past_s) {
@@ -488,7 +558,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                         what.push_str(&format!(", window {w} s, {:.1} s before it ended", -p));
                     }
                 }
-            } else if by != "watch" {
+            } else if *by != ClosedBy::Watch {
                 what.push_str(" (unannounced: no MOVING before it)");
             }
             vec![format!(
@@ -498,7 +568,14 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
-        WatchLine::Dns {
+        _ => Vec::new(),
+    }
+}
+
+fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Dns(line::Dns {
             at,
             host,
             event,
@@ -509,26 +586,26 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             ours,
             rel: r,
             ..
-        } => {
+        }) => {
             let set = |v: &Vec<String>| format!("{{{}}}", v.join(", "));
             let ttl = ttl.map_or(String::new(), |t| format!(" ttl {t}"));
-            let what = match event.as_str() {
-                "changed" => format!("DNS {host} {} -> {}{ttl}", set(before), set(after)),
-                "cannot_tell" => format!(
+            let what = match event {
+                DnsEvent::Changed => format!("DNS {host} {} -> {}{ttl}", set(before), set(after)),
+                DnsEvent::CannotTell => format!(
                     "DNS {host} cannot tell ({}): not read as a change",
                     reason.as_deref().unwrap_or("no answer")
                 ),
-                "recovered" => format!("DNS {host} answers again: {}{ttl}", set(after)),
-                "waiting" => format!(
+                DnsEvent::Recovered => format!("DNS {host} answers again: {}{ttl}", set(after)),
+                DnsEvent::Waiting => format!(
                     "DNS {host}: still waiting for {}",
                     reason.as_deref().unwrap_or("an answer")
                 ),
-                _ => format!("DNS {host} {}{ttl}", set(after)),
+                DnsEvent::Initial => format!("DNS {host} {}{ttl}", set(after)),
             };
-            let ours = match ours.as_deref() {
-                Some("left") => " (our address left the record)",
-                Some("rejoined") => " (our address is back in the record)",
-                _ => "",
+            let ours = match ours {
+                Some(OursChange::Left) => " (our address left the record)",
+                Some(OursChange::Rejoined) => " (our address is back in the record)",
+                None => "",
             };
             vec![format!(
                 "{} {}{}{}",
@@ -538,14 +615,21 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 ours
             )]
         }
-        WatchLine::Handoff {
+        _ => Vec::new(),
+    }
+}
+
+fn line_handoff(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Handoff(line::Handoff {
             at,
             conn,
             event,
             text,
             rel: r,
             ..
-        } => vec![format!(
+        }) => vec![format!(
             "{} {}{}",
             head(at, Some(*conn)),
             rel(r),
@@ -554,25 +638,41 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 &format!("dry-run handoff for {event}: {text}")
             )
         )],
-        WatchLine::Verdict { at, conn, text, .. } => vec![format!(
+        _ => Vec::new(),
+    }
+}
+
+fn line_verdict(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Verdict(line::Verdict { at, conn, text, .. }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
             style.paint(Role::Handoff, &format!("=> {text}"))
         )],
-        WatchLine::Advertised {
+        _ => Vec::new(),
+    }
+}
+
+fn line_advertised(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Advertised(line::Advertised {
             at,
             conn,
             addr,
             answer,
             rel: r,
             ..
-        } => {
-            let what = match answer.as_str() {
-                "yes" => format!("{addr} is still advertised"),
-                "no" => format!(
+        }) => {
+            let what = match answer {
+                Advertised::Yes => format!("{addr} is still advertised"),
+                Advertised::No => format!(
                     "{addr} is no longer advertised: expect this connection to be closed without notice"
                 ),
-                _ => format!("cannot tell whether {addr} is still advertised (DNS gave no answer)"),
+                Advertised::CannotTell => {
+                    format!("cannot tell whether {addr} is still advertised (DNS gave no answer)")
+                }
             };
             vec![format!(
                 "{} {}{}",
@@ -581,14 +681,21 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Dns, &what)
             )]
         }
-        WatchLine::Ping {
+        _ => Vec::new(),
+    }
+}
+
+fn line_ping(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Ping(line::Ping {
             at,
             conn,
             latency_ms,
             error,
             window,
             ..
-        } => {
+        }) => {
             let what = match (latency_ms, error) {
                 (_, Some(e)) => style.paint(Role::Error, &format!("PING failed: {e}")),
                 (Some(ms), None) => format!("PING {ms:.3} ms"),
@@ -599,7 +706,14 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 .map_or(String::new(), |w| format!(" (during {w})"));
             vec![format!("{} {what}{window}", head(at, Some(*conn)))]
         }
-        WatchLine::Topology {
+        _ => Vec::new(),
+    }
+}
+
+fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
+    let head = |at: &str, conn: Option<u32>| head(style, at, conn);
+    match line {
+        WatchLine::Topology(line::Topology {
             at,
             reason,
             nodes,
@@ -607,7 +721,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
             removed,
             rel: r,
             ..
-        } => {
+        }) => {
             let mut what = format!("cluster topology {reason}: {} node(s)", nodes.len());
             if !added.is_empty() {
                 what.push_str(&format!(", added {}", added.join(", ")));
@@ -622,7 +736,7 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
                 style.paint(Role::Socket, &what)
             )]
         }
-        WatchLine::Summary { .. } => crate::output::summary::render(line, style),
+        _ => Vec::new(),
     }
 }
 
@@ -652,7 +766,7 @@ mod tests {
     use crate::record::SCHEMA_VERSION;
 
     fn handshake(server: &str, text: &str, version: &str) -> WatchLine {
-        WatchLine::Handshake {
+        WatchLine::Handshake(line::Handshake {
             v: SCHEMA_VERSION,
             t: 0.0,
             at: "2026-01-01T00:00:00.123456Z".into(),
@@ -665,7 +779,7 @@ mod tests {
             sent: None,
             repeat_of: None,
             sim_speed: None,
-        }
+        })
     }
 
     #[test]
@@ -730,14 +844,16 @@ mod tests {
 
     #[test]
     fn a_successful_ping_is_detail_a_failed_one_is_not() {
-        let ping = |error: Option<&str>| WatchLine::Ping {
-            v: SCHEMA_VERSION,
-            t: 0.0,
-            at: String::new(),
-            conn: 1,
-            latency_ms: error.is_none().then_some(0.2),
-            error: error.map(str::to_string),
-            window: None,
+        let ping = |error: Option<&str>| {
+            WatchLine::Ping(line::Ping {
+                v: SCHEMA_VERSION,
+                t: 0.0,
+                at: String::new(),
+                conn: 1,
+                latency_ms: error.is_none().then_some(0.2),
+                error: error.map(str::to_string),
+                window: None,
+            })
         };
         assert!(is_detail(&ping(None)));
         assert!(!is_detail(&ping(Some("connection closed"))));

@@ -3,5 +3,6 @@
 
 pub mod countdown;
 pub mod human;
+pub mod sink;
 pub mod summary;
 pub mod text;

@@ -1,7 +1,7 @@
 //! The end-of-watch summary: one row per logical event and what followed it, then totals per
 //! connection, as comfy-tables that fit 80 columns.
 
-use crate::output::human::Style;
+use crate::record::line;
 use crate::record::WatchLine;
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
@@ -91,8 +91,8 @@ fn traffic(p: &crate::record::PingStats) -> Vec<String> {
 }
 
 /// Renders a `Summary` line; other lines render as nothing.
-pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
-    let WatchLine::Summary {
+pub fn render(line: &WatchLine) -> Vec<String> {
+    let WatchLine::Summary(line::Summary {
         reason,
         events,
         conns,
@@ -101,7 +101,7 @@ pub fn render(line: &WatchLine, _style: &Style) -> Vec<String> {
         pings,
         notes,
         ..
-    } = line
+    }) = line
     else {
         return Vec::new();
     };
@@ -213,14 +213,14 @@ fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
         out.push(format!(
             "{} dry-run(s) skipped: at most {} run at once",
             notes.skipped_dry_runs,
-            crate::commands::watch::MAX_DRY_RUNS
+            crate::watch::MAX_DRY_RUNS
         ));
     }
     if notes.capped_windows > 0 {
         out.push(format!(
             "{} declared window(s) capped at {} s for the dry-run",
             notes.capped_windows,
-            crate::commands::watch::MAX_DRY_RUN_WINDOW_S
+            crate::watch::MAX_DRY_RUN_WINDOW_S
         ));
     }
     if notes.session_errors > 0 {

@@ -6,7 +6,7 @@
 //! lives here, as `pcap_*` lines documented in `docs/jsonl.md`.
 
 use crate::output::human::{self, clock, Role, Style};
-use crate::record::WatchLine;
+use crate::record::{line, ClosedBy, WatchLine};
 use serde::{Deserialize, Serialize};
 
 /// One line of `pcap` output: a watch line or a pcap line.
@@ -163,8 +163,8 @@ fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
 /// Renders a line for people.
 pub fn render(line: &Line, style: &Style) -> Vec<String> {
     if let Line::Watch(w) = line {
-        if !matches!(w, WatchLine::Closed { by, .. } if by == "client")
-            && !matches!(w, WatchLine::Connected { .. })
+        if !matches!(w, WatchLine::Closed(c) if c.by == ClosedBy::Client)
+            && !matches!(w, WatchLine::Connected(_))
         {
             return human::render(w, style);
         }
@@ -182,15 +182,15 @@ pub fn render(line: &Line, style: &Style) -> Vec<String> {
 fn render_unwrapped(line: &Line, style: &Style) -> Vec<String> {
     match line {
         // The pcap_stream line says it with the client's address.
-        Line::Watch(WatchLine::Connected { .. }) => Vec::new(),
-        Line::Watch(WatchLine::Closed {
+        Line::Watch(WatchLine::Connected(_)) => Vec::new(),
+        Line::Watch(WatchLine::Closed(line::Closed {
             at,
             conn,
-            by,
+            by: ClosedBy::Client,
             error,
             rel,
             ..
-        }) if by == "client" => {
+        })) => {
             let how = error
                 .as_deref()
                 .unwrap_or("closed by the application (FIN)");

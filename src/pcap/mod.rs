@@ -18,7 +18,7 @@ pub mod read;
 pub mod reassembly;
 
 use crate::notification::{Classified, Kind};
-use crate::record::{wall, OptInOutcome, WatchLine, SCHEMA_VERSION};
+use crate::record::{wall, ClosedBy, OptInOutcome, WatchLine, SCHEMA_VERSION};
 use crate::timeline::{CloseCause, Observation, Timeline, What};
 use app::{App, Event};
 use line::{Line, PcapLine};
@@ -690,9 +690,9 @@ impl Analyzer {
             },
         );
         for l in &mut lines {
-            if let WatchLine::Closed { by, .. } = l {
+            if let WatchLine::Closed(c) = l {
                 if by_client {
-                    *by = "client".into();
+                    c.by = ClosedBy::Client;
                 }
             }
         }

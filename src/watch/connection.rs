@@ -1,0 +1,560 @@
+//! The connection supervisor: one task per watched connection that connects, handshakes, reads
+//! until the connection closes, backs off and starts again, turning all of it into observations.
+//!
+//! It owns what a reconnecting reader needs and the loop must not: the backoff, the backpressure
+//! that keeps a flood from growing memory, and the rule for which errors are permanent.
+
+use super::settings::{ClusterMode, WatchSettings, TRAFFIC_FLOOR};
+use crate::cluster::ClusterNode;
+use crate::conn::session::{Event, Session};
+use crate::conn::{self, ConnectOptions};
+use crate::dns::DnsResolver;
+use crate::exit;
+use crate::record::{FrameRecord, OptInOutcome};
+use crate::timeline::{CloseCause, Observation, What};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::mpsc;
+
+/// Bounded exponential backoff with jitter: 100 ms doubling to 5 s, each delay drawn from its
+/// upper half so reconnects from many watchers spread out but never stall.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+    base: Duration,
+    cap: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            next: Duration::from_millis(100),
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Backoff {
+    /// The next delay; `unit` is a number in [0, 1) from the caller's randomness.
+    pub fn next_delay(&mut self, unit: f64) -> Duration {
+        let d = self.next;
+        self.next = (self.next * 2).min(self.cap);
+        d.mul_f64(0.5 + unit.clamp(0.0, 1.0) * 0.5)
+    }
+
+    pub fn reset(&mut self) {
+        self.next = self.base;
+    }
+
+    /// A session ended after `lived`: only one that lasted [`HEALTHY_SESSION`] starts the
+    /// backoff over. A server that breaks every session right after the handshake would
+    /// otherwise be reconnected to ten times a second forever.
+    pub fn session_ended(&mut self, lived: Duration) {
+        if lived >= HEALTHY_SESSION {
+            self.reset();
+        }
+    }
+}
+
+/// How long a session must last for its end to count as a fresh start (the backoff resets).
+pub const HEALTHY_SESSION: Duration = Duration::from_secs(2);
+
+/// What the connection tasks and the DNS poller send the watch loop.
+// Seen is the large variant and the common one: boxing it would cost an allocation per frame.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Report {
+    /// Something for the timeline.
+    Seen(Observation),
+    /// The nodes a topology reply named: for the membership, which tells the timeline what
+    /// changed.
+    Nodes {
+        conn: u32,
+        at: Instant,
+        wall: SystemTime,
+        nodes: Vec<ClusterNode>,
+    },
+}
+
+/// The channel into the watch loop.
+pub(super) type Tx = mpsc::UnboundedSender<Report>;
+
+pub(super) fn observe(tx: &Tx, conn: u32, what: What) {
+    let _ = tx.send(Report::Seen(Observation {
+        at: Instant::now(),
+        wall: SystemTime::now(),
+        conn,
+        what,
+    }));
+}
+/// What the connection tasks share with the watch loop.
+pub(super) struct Shared {
+    pub(super) permits: Backpressure,
+    /// Set by the first completed handshake: permanent errors stop the watch only before it.
+    pub(super) established: AtomicBool,
+    pub(super) session_errors: AtomicU64,
+    /// A permanent error before any session: the exit code and the message for stderr.
+    pub(super) fatal: mpsc::UnboundedSender<(i32, String)>,
+}
+
+impl Shared {
+    /// Whether `e` stops the watch: a permanent error (or, with `--require`, any error) before
+    /// the first session. After a session existed, a permanent error is counted and retried.
+    fn stops_on(&self, e: &conn::ConnectError, require: bool) -> bool {
+        let code = permanent(e);
+        if self.established.load(Ordering::Acquire) {
+            if code.is_some() {
+                self.session_errors.fetch_add(1, Ordering::AcqRel);
+            }
+            return false;
+        }
+        let Some(code) = code.or(require.then_some(exit::CONNECTION_FAILED)) else {
+            return false;
+        };
+        let _ = self.fatal.send((code, format!("{e}{}", what_to_change(e))));
+        true
+    }
+}
+
+/// The exit code of an error that retrying cannot fix.
+fn permanent(e: &conn::ConnectError) -> Option<i32> {
+    use conn::{ConnectError, TlsFailure};
+    match e {
+        ConnectError::Auth { .. } => Some(exit::AUTH_FAILED),
+        ConnectError::Command {
+            command: "SELECT", ..
+        } => Some(exit::SELECT_FAILED),
+        ConnectError::Tls {
+            failure:
+                TlsFailure::UnknownCa
+                | TlsFailure::NameMismatch
+                | TlsFailure::Expired
+                | TlsFailure::NotYetValid
+                | TlsFailure::Revoked
+                | TlsFailure::BadCertificate
+                | TlsFailure::ClientCertRequired
+                | TlsFailure::ClientCertRejected,
+            ..
+        } => Some(exit::CONNECTION_FAILED),
+        _ => None,
+    }
+}
+
+/// A sentence saying what to change for a permanent error (empty when there is nothing to say).
+fn what_to_change(e: &conn::ConnectError) -> String {
+    use conn::ConnectError;
+    match e {
+        ConnectError::Auth { text, .. } if text.starts_with("NOAUTH") => {
+            "\n  the server needs a password: give it with -a, --askpass or REDISCLI_AUTH".into()
+        }
+        ConnectError::Auth { .. } => {
+            "\n  check the user (--user) and password (-a, --askpass or REDISCLI_AUTH)".into()
+        }
+        ConnectError::Command { .. } => {
+            "\n  the URL's /N picks the database: use one the server has (/0 is the default)".into()
+        }
+        ConnectError::Tls { .. } => {
+            "\n  check --cacert, --sni and the server's certificate (--insecure skips the check)"
+                .into()
+        }
+        _ => String::new(),
+    }
+}
+/// Frames read but not yet written out, across all connections.
+pub(super) const FRAMES_IN_FLIGHT: usize = 4096;
+
+/// Bounds the frames between the readers and the sinks. A reader hands each frame over first
+/// and waits for room after, so a frame once read is always in the channel (a stop drains it);
+/// past the limit readers wait and are woken only once the sinks have caught up by half of it,
+/// so a flood costs two atomic operations per frame and one wake-up per two thousand.
+#[derive(Default)]
+pub(super) struct Backpressure {
+    in_flight: std::sync::atomic::AtomicUsize,
+    room: tokio::sync::Notify,
+}
+
+impl Backpressure {
+    /// Called by the watch loop when a frame has been written.
+    pub(super) fn release(&self) {
+        use std::sync::atomic::Ordering;
+        let before = self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if before == FRAMES_IN_FLIGHT / 2 {
+            self.room.notify_waiters();
+        }
+    }
+}
+
+/// Hands a frame to the watch loop, then waits until the sinks have room for more.
+pub(super) async fn hand_over(bp: &Backpressure, tx: &Tx, obs: Observation) {
+    use std::sync::atomic::Ordering;
+    // Counted before it is sent, so the loop's release never runs ahead of it.
+    bp.in_flight.fetch_add(1, Ordering::AcqRel);
+    let _ = tx.send(Report::Seen(obs));
+    loop {
+        // Registered before the check, so a release in between is not missed.
+        let room = bp.room.notified();
+        if bp.in_flight.load(Ordering::Acquire) <= FRAMES_IN_FLIGHT {
+            break;
+        }
+        room.await;
+    }
+}
+
+/// A request to a connection task from the watch loop.
+pub(super) enum ConnCmd {
+    /// Read the cluster topology (CLUSTER SHARDS, else CLUSTER SLOTS) and report it.
+    Topology,
+}
+
+/// A connection task and how to reach it.
+pub(super) struct Watched {
+    pub(super) task: tokio::task::JoinHandle<()>,
+    pub(super) cmds: mpsc::UnboundedSender<ConnCmd>,
+    /// The cluster node it watches, once the topology named it.
+    pub(super) node: Option<String>,
+}
+
+/// What every connection task gets a clone of, and how one is started.
+#[derive(Clone)]
+pub(super) struct Spawner {
+    pub(super) settings: WatchSettings,
+    pub(super) resolver: Arc<DnsResolver>,
+    pub(super) tx: Tx,
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Spawner {
+    /// Starts watching `opts` as connection `id`; `discover`: it reads the cluster's topology.
+    pub(super) fn spawn(&self, id: u32, opts: ConnectOptions, discover: bool) -> Watched {
+        let (cmds, cmd_rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(connection_task(self.clone(), id, opts, discover, cmd_rx));
+        Watched {
+            task,
+            cmds,
+            node: None,
+        }
+    }
+}
+
+/// One watched connection: connect, handshake, read until closed, back off, again.
+async fn connection_task(
+    ctx: Spawner,
+    id: u32,
+    opts: ConnectOptions,
+    discover: bool,
+    cmds: mpsc::UnboundedReceiver<ConnCmd>,
+) {
+    let mut task = Task {
+        ctx,
+        id,
+        opts,
+        discover,
+        cmds,
+        backoff: Backoff::default(),
+    };
+    loop {
+        let delay = match task.establish().await {
+            Attempt::Stop => return,
+            Attempt::Retry(delay) => delay,
+            Attempt::Up(up) => task.session(up.0, up.1).await,
+        };
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// How a connection attempt ended.
+enum Attempt {
+    /// A permanent error before any session: the watch stops.
+    Stop,
+    /// Try again after this delay.
+    Retry(Duration),
+    /// Connected and handshaken (boxed: once per connection, beside two small variants).
+    Up(Box<(conn::Connection, conn::Handshake)>),
+}
+
+/// A connection task's state across its connections.
+struct Task {
+    ctx: Spawner,
+    id: u32,
+    opts: ConnectOptions,
+    /// This connection reads the cluster's topology.
+    discover: bool,
+    cmds: mpsc::UnboundedReceiver<ConnCmd>,
+    backoff: Backoff,
+}
+
+impl Task {
+    fn observe(&self, what: What) {
+        observe(&self.ctx.tx, self.id, what);
+    }
+
+    /// Hands a frame over, waiting while the sinks are behind.
+    async fn frame(&self, r: conn::Received, early: bool) {
+        let obs = frame_observation(self.id, r, early);
+        hand_over(&self.ctx.shared.permits, &self.ctx.tx, obs).await;
+    }
+
+    /// Whether `e` stops the watch, and the delay before the next attempt if not.
+    fn failed(&mut self, e: &conn::ConnectError) -> (bool, Duration) {
+        let stop = self.ctx.shared.stops_on(e, self.ctx.settings.require);
+        (stop, self.backoff.next_delay(rand::random()))
+    }
+
+    /// Connects and handshakes.
+    async fn establish(&mut self) -> Attempt {
+        let mut connection = match conn::connect(&self.opts, &self.ctx.resolver).await {
+            Ok(c) => c,
+            Err(e) => {
+                let (stop, delay) = self.failed(&e);
+                self.observe(What::ConnectFailed {
+                    error: e.to_string(),
+                    retry_in: (!stop).then_some(delay),
+                });
+                return if stop {
+                    Attempt::Stop
+                } else {
+                    Attempt::Retry(delay)
+                };
+            }
+        };
+        self.observe(What::Connected {
+            addr: connection.peer(),
+            tls: self.opts.tls(),
+            endpoint: self.opts.display_endpoint(),
+        });
+        match connection.handshake(&self.opts).await {
+            Ok(h) => Attempt::Up(Box::new((connection, h))),
+            Err(e) => self.handshake_failed(e).await,
+        }
+    }
+
+    async fn handshake_failed(&mut self, mut e: conn::HandshakeError) -> Attempt {
+        // Frames read before the failure are shown and captured before the close.
+        for r in std::mem::take(&mut e.frames) {
+            self.frame(r, true).await;
+        }
+        if e.is_auth() {
+            self.observe(What::Handshake {
+                opt_in: OptInOutcome::AuthFailed,
+                text: Some(e.to_string()),
+                server: None,
+                version: None,
+                mode: None,
+                sent: None,
+                sim_speed: None,
+            });
+        }
+        let (stop, delay) = self.failed(&e);
+        self.observe(What::Closed {
+            cause: CloseCause::Error,
+            error: Some(format!("during the handshake: {e}")),
+            retry_in: (!stop).then_some(delay),
+        });
+        if stop {
+            Attempt::Stop
+        } else {
+            Attempt::Retry(delay)
+        }
+    }
+
+    /// Watches an established connection until it closes; returns the delay before the next.
+    async fn session(
+        &mut self,
+        connection: conn::Connection,
+        handshake: conn::Handshake,
+    ) -> Duration {
+        let established = Instant::now();
+        self.ctx.shared.established.store(true, Ordering::Release);
+        self.observe(handshake_observation(&handshake));
+        let in_cluster = match self.ctx.settings.cluster {
+            ClusterMode::On => true,
+            ClusterMode::Off => false,
+            ClusterMode::Auto => handshake.mode() == Some("cluster"),
+        };
+        for r in handshake.early {
+            self.frame(r, true).await;
+        }
+        let (reader, writer) = connection.into_split();
+        let mut session = Session::new(reader, writer);
+        self.set_up(&mut session, in_cluster).await;
+        let (cause, error) = self.read(&mut session).await;
+        for _ in 0..session.unanswered_pings() {
+            self.observe(What::Ping {
+                latency: None,
+                error: Some("no reply before the connection closed".into()),
+            });
+        }
+        self.backoff.session_ended(established.elapsed());
+        let delay = self.backoff.next_delay(rand::random());
+        self.observe(What::Closed {
+            cause,
+            error,
+            retry_in: Some(delay),
+        });
+        delay
+    }
+
+    /// The commands a session starts with: SUBSCRIBE, CLIENT TRACKING, CLUSTER SHARDS.
+    async fn set_up(&mut self, session: &mut Session, in_cluster: bool) {
+        let settings = &self.ctx.settings;
+        let mut failures = Vec::new();
+        if !settings.subscribe.is_empty() {
+            if let Err(e) = session.subscribe(&settings.subscribe).await {
+                failures.push(("SUBSCRIBE", e));
+            }
+        }
+        if settings.tracking {
+            if let Err(e) = session.track().await {
+                failures.push(("CLIENT", e));
+            }
+        }
+        if self.discover && in_cluster {
+            if let Err(e) = session.ask_topology().await {
+                failures.push(("CLUSTER", e));
+            }
+        }
+        for (command, e) in failures {
+            self.observe(What::ConnectFailed {
+                error: format!("sending {command}: {e}"),
+                retry_in: None,
+            });
+        }
+    }
+
+    /// Reads until the connection closes, answering the loop's requests and sending PINGs.
+    async fn read(&mut self, session: &mut Session) -> (CloseCause, Option<String>) {
+        let mut ticker = self.ctx.settings.traffic.map(|d| {
+            let mut t = tokio::time::interval(d.max(TRAFFIC_FLOOR));
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            t
+        });
+        loop {
+            tokio::select! {
+                r = session.next() => match r {
+                    Ok(Some(event)) => {
+                        self.event(event).await;
+                        let _ = session.settle().await;
+                    }
+                    Ok(None) => return (CloseCause::Server, None),
+                    Err(e) => {
+                        if let Some((offset, error)) = e.framing() {
+                            self.observe(What::Malformed { offset, error });
+                        }
+                        return (CloseCause::Error, Some(e.to_string()));
+                    }
+                },
+                Some(ConnCmd::Topology) = self.cmds.recv() => {
+                    let _ = session.ask_topology().await;
+                }
+                _ = async { ticker.as_mut().unwrap().tick().await }, if ticker.is_some() => {
+                    if let Err(e) = session.ping().await {
+                        self.observe(What::Ping { latency: None, error: Some(e.to_string()) });
+                    }
+                }
+            }
+        }
+    }
+
+    async fn event(&mut self, event: Event) {
+        match event {
+            Event::Frame(r) => self.frame(r, false).await,
+            Event::Pong(answer) => self.observe(What::Ping {
+                latency: answer.as_ref().ok().copied(),
+                error: answer.err(),
+            }),
+            Event::Topology(nodes) => {
+                let _ = self.ctx.tx.send(Report::Nodes {
+                    conn: self.id,
+                    at: Instant::now(),
+                    wall: SystemTime::now(),
+                    nodes,
+                });
+            }
+            Event::TopologyUnreadable(start) => self.observe(What::ConnectFailed {
+                error: format!("could not read the cluster topology from {start}"),
+                retry_in: None,
+            }),
+        }
+    }
+}
+
+/// A received frame as an observation, stamped when its bytes were read.
+fn frame_observation(conn: u32, r: conn::Received, early: bool) -> Observation {
+    let parsed = match r.item {
+        conn::Item::Push(c) => c,
+        conn::Item::Reply(..) => crate::notification::Classified::NotPush,
+    };
+    Observation {
+        at: r.at.into_std(),
+        wall: r.wall,
+        conn,
+        what: What::Frame {
+            record: FrameRecord {
+                offset: r.offset,
+                len: r.raw.len(),
+                raw: crate::escape::escape(&r.raw),
+                parsed,
+            },
+            early,
+        },
+    }
+}
+
+fn handshake_observation(h: &conn::Handshake) -> What {
+    let (opt_in, text) = h.outcome();
+    What::Handshake {
+        opt_in,
+        sim_speed: h
+            .hello_info()
+            .and_then(|i| i.sim_speed.as_deref()?.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 1e6)
+            .map(|announced| crate::record::SimSpeed {
+                announced,
+                used: announced,
+                given: false,
+            }),
+        text,
+        server: h.server().map(str::to_string),
+        version: h.version().map(str::to_string),
+        mode: h.mode().map(str::to_string),
+        sent: h.sent().map(str::to_string),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Backoff, HEALTHY_SESSION};
+    use std::time::Duration;
+
+    #[test]
+    fn backoff_doubles_to_a_cap_with_jitter_in_the_upper_half() {
+        let mut b = Backoff::default();
+        assert_eq!(b.next_delay(0.0), Duration::from_millis(50));
+        assert_eq!(b.next_delay(1.0), Duration::from_millis(200));
+        for _ in 0..10 {
+            b.next_delay(0.5);
+        }
+        let d = b.next_delay(0.999);
+        assert!(
+            d <= Duration::from_secs(5) && d >= Duration::from_millis(2500),
+            "{d:?}"
+        );
+        b.reset();
+        assert_eq!(b.next_delay(1.0), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn only_a_session_that_lasted_resets_the_backoff() {
+        let mut b = Backoff::default();
+        let mut last = Duration::ZERO;
+        for _ in 0..5 {
+            b.session_ended(Duration::from_millis(5));
+            let d = b.next_delay(1.0);
+            assert!(d > last, "{d:?} after {last:?}");
+            last = d;
+        }
+        b.session_ended(HEALTHY_SESSION);
+        assert_eq!(b.next_delay(1.0), Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,183 @@
+//! The watch's settings, validated where they are built: the engine never sees clap, and a front
+//! end other than `watch` (the demo) starts from [`WatchSettings::new`] instead of listing every
+//! field.
+
+use crate::cli::watch::WatchArgs;
+use crate::conn::ConnectOptions;
+use crate::output::countdown::Countdown;
+use crate::output::human::{self, Style};
+pub use crate::output::sink::CaptureMode;
+use crate::output::sink::{self, CaptureFile, Sinks};
+use std::time::Duration;
+
+/// Everything the watch needs, validated, free of clap.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    pub connect: ConnectOptions,
+    pub require: bool,
+    pub duration: Option<Duration>,
+    pub count: Option<u32>,
+    pub json: bool,
+    pub capture: Option<std::path::PathBuf>,
+    /// What to do with an existing capture file.
+    pub capture_mode: CaptureMode,
+    pub traffic: Option<Duration>,
+    pub dns_interval: Duration,
+    pub dns: bool,
+    pub handoff: bool,
+    pub handoff_poll: Duration,
+    /// Scenario seconds per real second (1 outside the simulator).
+    pub speed: f64,
+    /// `--sim-speed` was given: a speed the simulator announces is compared, not adopted.
+    pub speed_given: bool,
+    pub color: bool,
+    /// How a human line shows its time (`--time-format`).
+    pub time: human::TimeFormat,
+    /// Show detail lines (each successful PING) in human output.
+    pub verbose: bool,
+    /// Show the open-window countdown (on stderr, only when it is a terminal).
+    pub countdown: bool,
+    /// Parallel connections to the endpoint (a node-wide close takes them all).
+    pub connections: u32,
+    /// Channels to SUBSCRIBE to on each connection, to see pub/sub beside maintenance pushes.
+    pub subscribe: Vec<String>,
+    /// CLIENT TRACKING ON BCAST on each connection, to see invalidations.
+    pub tracking: bool,
+    /// Watch every node of an OSS cluster.
+    pub cluster: ClusterMode,
+    /// With a cluster, watch the masters only.
+    pub masters_only: bool,
+}
+
+/// Whether to watch a whole cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterMode {
+    /// When HELLO reports mode `cluster`.
+    Auto,
+    On,
+    Off,
+}
+
+impl WatchSettings {
+    /// The settings of `watch` with no flags, watching `connect`: what a front end other than
+    /// the command starts from.
+    pub fn new(connect: ConnectOptions) -> WatchSettings {
+        WatchSettings {
+            connect,
+            require: false,
+            duration: None,
+            count: None,
+            json: false,
+            capture: None,
+            capture_mode: CaptureMode::New,
+            traffic: None,
+            dns_interval: Duration::from_millis(500),
+            dns: true,
+            handoff: true,
+            handoff_poll: Duration::from_secs(1),
+            speed: 1.0,
+            speed_given: false,
+            color: false,
+            time: human::TimeFormat::Compact,
+            verbose: false,
+            countdown: true,
+            connections: 1,
+            subscribe: Vec::new(),
+            tracking: false,
+            cluster: ClusterMode::Auto,
+            masters_only: false,
+        }
+    }
+
+    /// The watch's sinks: the capture file (if asked for), `out` (JSON or human lines) and the
+    /// countdown (human output, stderr a terminal).
+    pub fn sinks<'a>(&self, out: impl std::io::Write + 'a) -> anyhow::Result<Sinks<'a>> {
+        let mut sinks = Sinks::new();
+        if let Some(path) = &self.capture {
+            sinks.add(Box::new(CaptureFile::open(path, self.capture_mode)?));
+        }
+        let style = Style {
+            color: self.color,
+            time: self.time,
+        };
+        sinks.add(sink::lines(out, self.json, style, self.verbose));
+        if self.countdown {
+            sinks.set_countdown(Countdown::on_terminal(self.speed));
+        }
+        Ok(sinks)
+    }
+
+    /// Validates the command line of `watch`.
+    pub fn from_args(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
+        let speed = args.sim_speed.unwrap_or(1.0);
+        if !(speed.is_finite() && speed > 0.0) {
+            anyhow::bail!("--sim-speed must be a positive number, not {speed}");
+        }
+        if args.count == Some(0) {
+            anyhow::bail!("--count must be at least 1");
+        }
+        let connect = match &args.url {
+            Some(url) => {
+                let config = args.connect.config();
+                let options = config.options_for(url)?;
+                config.check_tls_flags_apply(std::slice::from_ref(&options))?;
+                options
+            }
+            None => ConnectOptions::from_args(&args.connect)?,
+        };
+        Ok(WatchSettings {
+            connect,
+            require: args.require,
+            duration: args.duration,
+            count: args.count,
+            json: args.json,
+            capture: args.capture.clone(),
+            capture_mode: if args.append {
+                CaptureMode::Append
+            } else if args.force {
+                CaptureMode::Truncate
+            } else {
+                CaptureMode::New
+            },
+            traffic: args.traffic.map(traffic_floor),
+            dns_interval: args.dns_interval,
+            dns: !args.no_dns,
+            handoff: !args.no_handoff,
+            handoff_poll: args.handoff_poll,
+            speed,
+            speed_given: args.sim_speed.is_some(),
+            color: Style::choose(args.color, args.json).color,
+            time: args.time_format,
+            verbose: args.verbose,
+            countdown: !args.json,
+            connections: args.connections,
+            subscribe: args.subscribe.clone(),
+            tracking: args.tracking,
+            cluster: if args.cluster {
+                ClusterMode::On
+            } else if args.no_cluster {
+                ClusterMode::Off
+            } else {
+                ClusterMode::Auto
+            },
+            masters_only: args.masters_only,
+        })
+    }
+}
+
+/// The shortest `--traffic` interval: below it a watch would flood the server it observes
+/// (`--traffic 0` meant a PING per millisecond).
+pub const TRAFFIC_FLOOR: Duration = Duration::from_millis(10);
+
+/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`], saying so on stderr.
+fn traffic_floor(interval: Duration) -> Duration {
+    if interval < TRAFFIC_FLOOR {
+        eprintln!(
+            "maintwatch: warning: --traffic {interval:?} is below the {} ms floor: sending a PING every {} ms",
+            TRAFFIC_FLOOR.as_millis(),
+            TRAFFIC_FLOOR.as_millis()
+        );
+        return TRAFFIC_FLOOR;
+    }
+    interval
+}
