@@ -12,7 +12,7 @@ use crate::conn::ConnectConfig;
 use crate::output::human::{self, Role, Style};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 use crate::watch::{self, WatchSettings};
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use std::io::Write;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -21,16 +21,7 @@ const NARRATION: &str = "                      ";
 
 /// Runs `maintwatch demo`.
 pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
-    let scenario = match &args.scenario_file {
-        Some(path) => scenarios::load(path)?,
-        None => scenarios::by_name(&args.scenario).ok_or_else(|| {
-            anyhow!(
-                "no scenario named {:?}; the scenarios are:\n{}",
-                args.scenario,
-                scenarios::listing().trim_end()
-            )
-        })?,
-    };
+    let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     let opts = SimOptions {
         speed: args.speed,
         ..SimOptions::new(scenario)

@@ -26,16 +26,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         out.flush()?;
         return Ok(exit::SUCCESS);
     }
-    let scenario = match &args.scenario_file {
-        Some(path) => scenarios::load(path)?,
-        None => scenarios::by_name(&args.scenario).ok_or_else(|| {
-            anyhow!(
-                "no scenario named {:?}; the scenarios are:\n{}",
-                args.scenario,
-                scenarios::listing().trim_end()
-            )
-        })?,
-    };
+    let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
     let (upstream, spawned) = match args.upstream.as_deref() {

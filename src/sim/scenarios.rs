@@ -94,6 +94,20 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, LoadError> {
     Ok(Scenario::parse(&shown, &text)?)
 }
 
+/// The scenario a command line names: a file when one is given, else an embedded one by name
+/// (`simulate` and `demo` take the same pair of flags).
+pub fn chosen(name: &str, file: Option<&std::path::Path>) -> anyhow::Result<Scenario> {
+    match file {
+        Some(path) => Ok(load(path)?),
+        None => by_name(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no scenario named {name:?}; the scenarios are:\n{}",
+                listing().trim_end()
+            )
+        }),
+    }
+}
+
 /// Why a scenario file could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
