@@ -270,4 +270,21 @@ mod tests {
             })
         );
     }
+
+    #[test]
+    fn in_order_bytes_are_lent_and_bytes_behind_a_hole_are_joined() {
+        let mut d = Direction::default();
+        d.syn(99);
+        let first = b"abc".to_vec();
+        match d.take(100, &first, false) {
+            Outs::InOrder(0, bytes) => assert!(std::ptr::eq(bytes, first.as_slice())),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(d.take(106, b"gh", false), Outs::Nothing);
+        assert_eq!(
+            d.take(103, b"def", false),
+            Outs::Owned(vec![Out::Data(3, b"defgh".to_vec())])
+        );
+        assert_eq!(d.take(108, b"i", false), Outs::InOrder(8, b"i"));
+    }
 }
