@@ -735,9 +735,8 @@ const GUARD: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Starts tcpdump on loopback for `port` and waits until it listens; `None` (after a SKIP
 /// line) when it is not installed or may not capture here. Any other failure fails the test.
-async fn start_tcpdump(file: &Path, port: u16) -> Option<tokio::process::Child> {
+async fn start_tcpdump(test: &str, file: &Path, port: u16) -> Option<tokio::process::Child> {
     use tokio::io::AsyncBufReadExt;
-    let test = "real_tcpdump_sees_what_the_watch_saw";
     let spawned = tokio::process::Command::new("tcpdump")
         .args(["-i", "lo", "-n", "-U", "-w"])
         .arg(file)
@@ -799,7 +798,8 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
     let mut sent = sim.events();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("loopback.pcap");
-    let Some(mut tcpdump) = start_tcpdump(&file, sim.port()).await else {
+    let test = "real_tcpdump_sees_what_the_watch_saw";
+    let Some(mut tcpdump) = start_tcpdump(test, &file, sim.port()).await else {
         return;
     };
     let url = format!(
@@ -903,6 +903,163 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
     assert!(close.unwrap() > 15.0, "closed past the window: {close:?}");
     assert!(pcap_lines(&run.lines).any(|l| matches!(l,
         PcapLine::PcapReconnect { conn, after_conn, .. } if *conn == second && *after_conn == first)));
+    sim.shutdown().await;
+}
+
+/// The Python of `MAINTWATCH_PYTHON` (as `.ci/run` sets it: a venv with redis-py 8.1 or later);
+/// `None` after a SKIP line when it is unset or empty. Set but without redis-py: a failure.
+fn redis_py(test: &str) -> Option<String> {
+    let Some(py) = common::redis_server_from(std::env::var_os("MAINTWATCH_PYTHON")) else {
+        eprintln!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)");
+        return None;
+    };
+    let out = Command::new(&py)
+        .args(["-c", "import redis, redis.maint_notifications"])
+        .output()
+        .unwrap_or_else(|e| panic!("MAINTWATCH_PYTHON={py} does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "MAINTWATCH_PYTHON={py} has no usable redis-py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(py)
+}
+
+/// The application under tcpdump is redis-py (the grading workload, reaching the simulator by its
+/// hostname through the simulator's DNS): the capture alone shows its connections, the MOVING
+/// each one got, the server's close, the reconnects and a verdict per connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_tcpdump_sees_what_redis_py_saw() {
+    use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
+    let test = "real_tcpdump_sees_what_redis_py_saw";
+    let Some(py) = redis_py(test) else {
+        return;
+    };
+    let speed = 10.0;
+    let scenario = scenarios::by_name("single-proxy").unwrap();
+    let seconds = scenario.end / speed + 1.0;
+    let mut opts = SimOptions::new(scenario);
+    opts.speed = speed;
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let mut sent = sim.events();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("redis-py.pcap");
+    let Some(mut tcpdump) = start_tcpdump(test, &file, sim.port()).await else {
+        return;
+    };
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/redis_py_workload.py"
+    );
+    let workload = tokio::process::Command::new(&py)
+        .arg(script)
+        .args(["--host", sim.hostname().trim_end_matches('.')])
+        .args(["--port", &sim.port().to_string()])
+        .args(["--dns", &sim.dns_addr().to_string()])
+        .args(["--seconds", &format!("{seconds:.2}")])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(GUARD, workload)
+        .await
+        .expect("hang guard: the redis-py workload ends after its seconds")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "redis-py workload: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let port = sim.port().to_string();
+    let path = file.to_str().unwrap().to_string();
+    // tcpdump writes each packet some time after the workload sent it: wait until the file shows
+    // a reconnect after the MOVING before stopping it.
+    tokio::time::timeout(GUARD, async {
+        loop {
+            let run = pcap(&["--json", "--port", &port, &path]);
+            if pcap_lines(&run.lines).any(|l| matches!(l, PcapLine::PcapReconnect { .. })) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("hang guard: the capture never showed redis-py reconnecting");
+    interrupt(tcpdump.id().unwrap());
+    let status = tokio::time::timeout(GUARD, tcpdump.wait())
+        .await
+        .expect("hang guard: tcpdump stops on SIGINT")
+        .unwrap();
+    assert!(status.success(), "tcpdump: {status}");
+    let mut moving = None;
+    while let Ok(ev) = sent.try_recv() {
+        if let SimWhat::Sent { bytes, .. } = ev.what {
+            if bytes.windows(6).any(|w| w == b"MOVING") {
+                moving.get_or_insert(bytes);
+            }
+        }
+    }
+    let moving = moving.expect("the simulator sent a MOVING to redis-py");
+    let run = pcap(&["--json", "--port", &port, "--sim-speed", "10", &path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let conns: Vec<(u32, String)> = pcap_lines(&run.lines)
+        .filter_map(|l| match l {
+            PcapLine::PcapStream { conn, server, .. } => Some((*conn, server.clone())),
+            _ => None,
+        })
+        .collect();
+    let old: Vec<u32> = conns
+        .iter()
+        .filter(|c| c.1 == format!("127.0.0.2:{port}"))
+        .map(|c| c.0)
+        .collect();
+    assert!(
+        !old.is_empty(),
+        "no redis-py connection to the old proxy: {conns:?}"
+    );
+    assert!(
+        conns.iter().any(|c| c.1 == format!("127.0.0.3:{port}")),
+        "redis-py never reached the new proxy: {conns:?}"
+    );
+    // Every redis-py connection to the old proxy that opted in got the simulator's MOVING byte
+    // for byte, was closed by the server, and has a verdict.
+    let opted: Vec<u32> = old
+        .iter()
+        .copied()
+        .filter(|&c| {
+            watch(&run.lines).any(|l| {
+                matches!(l,
+                WatchLine::Handshake { conn, opt_in: OptInOutcome::Accepted, .. } if *conn == c)
+            })
+        })
+        .collect();
+    assert!(!opted.is_empty(), "redis-py never opted in: {conns:?}");
+    for &c in &opted {
+        let got = pushes(&run.lines, c);
+        assert_eq!(
+            got.first(),
+            Some(&(moving.clone(), Some(Kind::Moving))),
+            "[{c}] {got:?}"
+        );
+        let (v, by, _, _) = verdict(&run.lines, c);
+        assert!(
+            v == "cut_by_close" || v == "moved_before_close",
+            "[{c}] verdict {v}"
+        );
+        if v == "cut_by_close" {
+            assert_eq!(closed_by(&run.lines, c).0, "server", "[{c}]");
+            assert_eq!(by.as_deref(), Some("server fin"), "[{c}]");
+        }
+    }
+    // The scenario's close reached redis-py on the wire at least once.
+    assert!(
+        opted
+            .iter()
+            .any(|&c| closed_by(&run.lines, c).0 == "server"),
+        "no server close seen on {opted:?}"
+    );
+    // The reconnects: new connections from redis-py's host to the new proxy after a MOVING.
+    assert!(pcap_lines(&run.lines).any(|l| matches!(l,
+        PcapLine::PcapReconnect { after_conn, .. } if opted.contains(after_conn))));
     sim.shutdown().await;
 }
 

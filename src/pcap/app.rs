@@ -91,6 +91,11 @@ fn secrets(frame: &Frame<'_>) -> Vec<String> {
     let Frame::Array(items) = frame else {
         return Vec::new();
     };
+    // Every command of a capture passes here: only AUTH and HELLO are worth collecting words for.
+    let first = items.first().and_then(Frame::as_text).unwrap_or_default();
+    if !first.eq_ignore_ascii_case(b"AUTH") && !first.eq_ignore_ascii_case(b"HELLO") {
+        return Vec::new();
+    }
     let words: Vec<&[u8]> = items.iter().filter_map(Frame::as_text).collect();
     let is = |i: usize, w: &str| {
         words

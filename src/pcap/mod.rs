@@ -22,7 +22,7 @@ use crate::record::{wall, ClosedBy, OptInOutcome, WatchLine, SCHEMA_VERSION};
 use crate::timeline::{CloseCause, Observation, Timeline, What};
 use app::{App, Event};
 use line::{Line, PcapLine};
-use reassembly::{Direction, GapWhy, Out};
+use reassembly::{Direction, GapWhy, Out, Outs};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
@@ -111,7 +111,7 @@ pub struct Stats {
     pub gaps: u64,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kindof {
     Undecided,
     Resp(u32),
@@ -331,22 +331,27 @@ impl Analyzer {
         } else {
             seg.seq
         };
-        let outs = stream.dirs[from].segment(seq, seg.payload, seg.fin);
+        let outs = stream.dirs[from].take(seq, seg.payload, seg.fin);
         if seg.fin && stream.fin_seen[from].is_none() {
             stream.fin_seen[from] = Some(ts);
         }
-        for out in outs {
-            match out {
-                Out::Data(_, bytes) => self.data(key, from, &bytes, ts),
-                Out::Gap { offset, len, why } => self.gap(key, from, offset, len, why, ts),
+        // Only this function sets `fin_seen`, so it can be read once here instead of looking the
+        // stream up again after the data went through.
+        let fin_pending = stream.fin_seen[from].is_some();
+        let (kind, client) = (stream.kind, stream.client);
+        match outs {
+            Outs::Nothing => {}
+            Outs::InOrder(_, bytes) => self.data(key, from, bytes, ts, kind, client),
+            Outs::Owned(outs) => {
+                for out in outs {
+                    match out {
+                        Out::Data(_, bytes) => self.data_looked_up(key, from, &bytes, ts),
+                        Out::Gap { offset, len, why } => self.gap(key, from, offset, len, why, ts),
+                    }
+                }
             }
         }
-        if seg.fin
-            || self
-                .streams
-                .get(&key)
-                .is_some_and(|s| s.fin_seen[from].is_some())
-        {
+        if seg.fin || fin_pending {
             self.check_fin(key, from);
         }
     }
@@ -479,15 +484,40 @@ impl Analyzer {
         }
     }
 
-    fn data(&mut self, key: (SocketAddr, SocketAddr), from: usize, bytes: &[u8], ts: SystemTime) {
-        if self.streams[&key].kind == Kindof::Undecided {
-            self.decide(key, from, bytes, ts);
-        }
-        let stream = &self.streams[&key];
-        let Kindof::Resp(id) = stream.kind else {
+    fn data_looked_up(
+        &mut self,
+        key: (SocketAddr, SocketAddr),
+        from: usize,
+        bytes: &[u8],
+        ts: SystemTime,
+    ) {
+        let Some(stream) = self.streams.get(&key) else {
             return;
         };
-        let client = stream.client == Some(from);
+        let (kind, client) = (stream.kind, stream.client);
+        self.data(key, from, bytes, ts, kind, client);
+    }
+
+    /// In-order bytes of one direction. `kind` and `client` are the stream's as the caller
+    /// already read them: a decided stream costs no further stream lookup per packet.
+    fn data(
+        &mut self,
+        key: (SocketAddr, SocketAddr),
+        from: usize,
+        bytes: &[u8],
+        ts: SystemTime,
+        mut kind: Kindof,
+        mut client: Option<usize>,
+    ) {
+        if kind == Kindof::Undecided {
+            self.decide(key, from, bytes, ts);
+            let stream = &self.streams[&key];
+            (kind, client) = (stream.kind, stream.client);
+        }
+        let Kindof::Resp(id) = kind else {
+            return;
+        };
+        let client = client == Some(from);
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };

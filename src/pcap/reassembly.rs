@@ -29,6 +29,14 @@ pub enum GapWhy {
     Ended,
 }
 
+/// What [`Direction::take`] produced: nothing, the segment's own bytes (borrowed), or owned output.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outs<'a> {
+    Nothing,
+    InOrder(u64, &'a [u8]),
+    Owned(Vec<Out>),
+}
+
 /// One direction's state.
 #[derive(Debug, Default)]
 pub struct Direction {
@@ -79,9 +87,18 @@ impl Direction {
 
     /// Takes one segment; returns what can be handed on now.
     pub fn segment(&mut self, seq: u32, payload: &[u8], fin: bool) -> Vec<Out> {
-        let mut out = Vec::new();
+        match self.take(seq, payload, fin) {
+            Outs::Nothing => Vec::new(),
+            Outs::InOrder(at, bytes) => vec![Out::Data(at, bytes.to_vec())],
+            Outs::Owned(out) => out,
+        }
+    }
+
+    /// Takes one segment, lending the payload back when it is simply the next bytes in order
+    /// and nothing waits behind it: the usual case, which then costs no allocation and no copy.
+    pub fn take<'a>(&mut self, seq: u32, payload: &'a [u8], fin: bool) -> Outs<'a> {
         if payload.is_empty() && !fin {
-            return out;
+            return Outs::Nothing;
         }
         let start = self.offset(seq);
         if fin {
@@ -89,26 +106,28 @@ impl Direction {
             self.fin_at.get_or_insert(end);
         }
         if payload.is_empty() {
-            return out;
+            return Outs::Nothing;
         }
         if self.broken {
             self.skipped += payload.len() as u64;
-            return out;
+            return Outs::Nothing;
         }
         let end = start + payload.len() as i64;
         if end <= self.next as i64 {
             self.duplicates += 1;
-            return out;
+            return Outs::Nothing;
         }
         let skip = (self.next as i64 - start).max(0) as usize;
         let start = start.max(0) as u64 + skip as u64;
         let data = &payload[skip..];
         if start == self.next {
             self.next += data.len() as u64;
+            if self.pending.is_empty() {
+                return Outs::InOrder(start, data);
+            }
             let mut bytes = data.to_vec();
             self.drain_pending(&mut bytes);
-            out.push(Out::Data(start, bytes));
-            return out;
+            return Outs::Owned(vec![Out::Data(start, bytes)]);
         }
         // Ahead of a hole: keep the longest copy at each offset.
         let keep = self
@@ -122,9 +141,9 @@ impl Direction {
             self.pending_bytes += data.len();
         }
         if self.pending_bytes > MAX_PENDING {
-            out.push(self.give_up(GapWhy::Overflow));
+            return Outs::Owned(vec![self.give_up(GapWhy::Overflow)]);
         }
-        out
+        Outs::Nothing
     }
 
     /// Appends every pending segment that now follows on.
@@ -250,5 +269,22 @@ mod tests {
                 why: GapWhy::Overflow
             })
         );
+    }
+
+    #[test]
+    fn in_order_bytes_are_lent_and_bytes_behind_a_hole_are_joined() {
+        let mut d = Direction::default();
+        d.syn(99);
+        let first = b"abc".to_vec();
+        match d.take(100, &first, false) {
+            Outs::InOrder(0, bytes) => assert!(std::ptr::eq(bytes, first.as_slice())),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(d.take(106, b"gh", false), Outs::Nothing);
+        assert_eq!(
+            d.take(103, b"def", false),
+            Outs::Owned(vec![Out::Data(3, b"defgh".to_vec())])
+        );
+        assert_eq!(d.take(108, b"i", false), Outs::InOrder(8, b"i"));
     }
 }
