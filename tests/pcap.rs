@@ -1028,7 +1028,7 @@ async fn real_tcpdump_sees_what_redis_py_saw() {
         .filter(|&c| {
             watch(&run.lines).any(|l| {
                 matches!(l,
-                WatchLine::Handshake { conn, opt_in: OptInOutcome::Accepted, .. } if *conn == c)
+                WatchLine::Handshake(line::Handshake { conn, opt_in: OptInOutcome::Accepted, .. }) if *conn == c)
             })
         })
         .collect();
