@@ -150,7 +150,14 @@ async fn single_proxy_maintenance_is_timed_against_the_moving() {
 
     let (raw, parsed, labels) = &pushes(seen)[0];
     assert_eq!(raw, b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
-    assert!(labels.is_empty());
+    // The scenario sends its MOVING the moment the first connection opts in, so it is read in
+    // the same read as the opt-in's +OK in some runs (a loaded machine makes it likelier), and is
+    // then rightly labelled as having come with the opt-in (where a re-send would come): the
+    // watch cannot tell the two apart. Never a catch-up, never a re-send.
+    assert!(
+        labels.is_empty() || labels == &[Label::WithOptIn],
+        "{labels:?}"
+    );
     let Classified::Maintenance(n) = parsed else {
         panic!("MOVING parsed as maintenance")
     };
