@@ -734,15 +734,8 @@ async fn serve_movings(mut socket: tokio::net::TcpStream) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_and_the_summary_stay_bounded_after_100000_distinct_movings() {
     let addr = common::test_server(serve_movings).await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{addr}"), "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary runs");
+    let (mut child, mut lines) = common::watch_json(addr);
     let pid = child.id().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     // Counted, not kept: the test itself stays small.
     let got = tokio::time::timeout(GUARD * 2, async {
         let mut movings = 0u64;

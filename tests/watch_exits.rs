@@ -259,14 +259,7 @@ async fn serve_then_break(mut socket: tokio::net::TcpStream) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_breaks_every_session_at_once_gets_a_growing_backoff() {
     let addr = common::test_server(serve_then_break).await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{addr}"), "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = common::watch_json(addr);
     let mut seen = Vec::new();
     let closes = |l: &[WatchLine]| -> Vec<Option<f64>> {
         l.iter()

@@ -141,6 +141,21 @@ pub async fn command(addr: SocketAddr, args: &[&str]) -> Vec<u8> {
 /// The lines of a running `maintwatch ... --json`.
 pub type JsonLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>;
 
+/// `maintwatch watch redis://ADDR --json` against a test server, stderr discarded, killed when
+/// dropped; with its stdout lines.
+pub fn watch_json(addr: SocketAddr) -> (tokio::process::Child, JsonLines) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &format!("redis://{addr}"), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
 /// Reads schema lines into `seen` until `done` holds over everything seen so far. Waiting is on
 /// events; the guard only turns a hang into a failure that shows what was seen.
 pub async fn read_until(
