@@ -161,7 +161,10 @@ impl Rerun {
                 added: l.added.clone(),
                 removed: l.removed.clone(),
             },
-            WatchLine::Start(_) | WatchLine::Verdict(_) | WatchLine::Summary(_) => return None,
+            WatchLine::Start(_)
+            | WatchLine::Verdict(_)
+            | WatchLine::Summary(_)
+            | WatchLine::Heartbeat(_) => return None,
         };
         Some((
             line.t(),
