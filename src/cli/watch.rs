@@ -36,7 +36,7 @@ pub struct WatchArgs {
     pub from: Option<String>,
     /// Every DURATION, a heartbeat line per endpoint: connections up, opt-ins, time since the
     /// latest notification.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub heartbeat: Option<std::time::Duration>,
     #[command(flatten)]
     pub connect: super::connect::ConnectArgs,
@@ -127,6 +127,14 @@ pub struct WatchArgs {
     pub verbose: bool,
 }
 
+/// A duration above zero (an interval of zero would be a busy loop).
+fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err(format!("{s:?} is zero; give an interval such as 10m")),
+        d => Ok(d),
+    }
+}
+
 /// A size in bytes: `4096`, `64K`, `100M`, `2G` (binary units, an optional `iB`/`B`), 1K or more.
 fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -164,6 +172,15 @@ fn positive_speed(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_heartbeat_of_zero_is_refused() {
+        assert!(super::positive_duration("0s").unwrap_err().contains("zero"));
+        assert_eq!(
+            super::positive_duration("10m"),
+            Ok(std::time::Duration::from_secs(600))
+        );
+    }
+
     #[test]
     fn sizes_take_binary_units_and_refuse_nonsense() {
         assert_eq!(super::parse_size("4096"), Ok(4096));
