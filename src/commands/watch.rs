@@ -32,15 +32,13 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut sinks = settings.sinks(out)?;
-    let Some(fleet) = fleet else {
-        let end = watch::watch(&settings, &mut sinks, std::future::pending::<()>(), None).await?;
-        report(None, &end);
-        return Ok(end.exit_code());
+    let endpoints: Vec<Endpoint> = match fleet {
+        None => vec![endpoint(settings.clone(), None)],
+        Some(fleet) => fleet
+            .into_iter()
+            .map(|(label, s)| endpoint(s, Some(label)))
+            .collect(),
     };
-    let endpoints = fleet
-        .into_iter()
-        .map(|(label, s)| Endpoint::new(s, Some(label)))
-        .collect();
     let end = watch::watch_fleet(
         &settings,
         endpoints,
@@ -53,6 +51,12 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         report(label.as_deref(), one);
     }
     Ok(end.exit_code())
+}
+
+/// One endpoint of the watch, with the sinks that serve it alone: where a per-endpoint
+/// destination (metrics, hooks) is added, one sink per endpoint, getting its lines untagged.
+fn endpoint<'o>(settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
+    Endpoint::new(settings, label)
 }
 
 /// What stderr says about how an endpoint ended.

@@ -808,6 +808,45 @@ mod tests {
     }
 
     #[test]
+    fn a_fleet_exits_with_its_worst_endpoint() {
+        let one = |reason, established, errors| WatchEnd {
+            reason,
+            established,
+            session_errors: errors,
+            fatal: None,
+            capture_failed: false,
+        };
+        let fleet = |ends: Vec<WatchEnd>| {
+            super::FleetEnd {
+                ends: ends.into_iter().map(|e| (None, e)).collect(),
+            }
+            .exit_code()
+        };
+        assert_eq!(
+            fleet(vec![
+                one(StopReason::Duration, true, 0),
+                one(StopReason::Duration, true, 0)
+            ]),
+            exit::SUCCESS
+        );
+        assert_eq!(
+            fleet(vec![
+                one(StopReason::Duration, true, 0),
+                one(StopReason::Failed(exit::AUTH_FAILED), false, 0),
+                one(StopReason::Duration, false, 0),
+            ]),
+            exit::AUTH_FAILED.max(exit::CONNECTION_FAILED)
+        );
+        assert_eq!(
+            fleet(vec![
+                one(StopReason::Interrupted, true, 0),
+                one(StopReason::Interrupted, false, 0)
+            ]),
+            exit::INTERRUPTED
+        );
+    }
+
+    #[test]
     fn a_watch_exits_0_only_after_a_session_and_without_permanent_errors() {
         assert_eq!(end(StopReason::Duration, true, 0), exit::SUCCESS);
         assert_eq!(end(StopReason::Count, true, 0), exit::SUCCESS);
