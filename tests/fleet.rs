@@ -286,3 +286,42 @@ fn labels_are_host_and_port_without_secrets_and_unique() {
         ["db.example:6379", "db.example:6379#2", "[::1]:7000"]
     );
 }
+
+#[tokio::test]
+async fn under_require_a_refusing_endpoint_stops_alone_and_sets_the_exit_code() {
+    let accepting = sim("shard-migration", 20.0).await;
+    let refusing = sim("refusing", 20.0).await;
+    let out = tokio::time::timeout(
+        GUARD,
+        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(["watch", &url(&accepting), &url(&refusing)])
+            .args(["--json", "--require", "--duration", "1s"])
+            .output(),
+    )
+    .await
+    .expect("hang guard")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = |ep: String| {
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str::<TaggedLine>(l).unwrap())
+            .find_map(|t| match t.line {
+                WatchLine::Summary(s) if t.ep == ep => Some(s.reason),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no summary for {ep}: {stdout}"))
+    };
+    assert_eq!(
+        summary(refusing.proxies()[0].to_string()),
+        "opt-in not accepted"
+    );
+    assert_eq!(summary(accepting.proxies()[0].to_string()), "duration");
+    // The worst endpoint decides: --require's code for a refused opt-in.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
