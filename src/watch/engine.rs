@@ -147,24 +147,7 @@ pub async fn watch_fleet<'o>(
     let resolver = Arc::new(DnsResolver::new(&common.connect.dns_options())?);
     let (tx, mut rx) = mpsc::unbounded_channel::<(u32, Report)>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel();
-    let permits = Arc::new(super::connection::Backpressure::default());
-    let dry_runs = Arc::new(tokio::sync::Semaphore::new(MAX_DRY_RUNS));
-    let mut engines = Vec::with_capacity(endpoints.len());
-    for (i, ep) in endpoints.into_iter().enumerate() {
-        let shared = Arc::new(Shared {
-            permits: permits.clone(),
-            ep: i as u32,
-            established: AtomicBool::new(false),
-            session_errors: AtomicU64::new(0),
-            fatal: fatal_tx.clone(),
-        });
-        let tx = Tx {
-            ep: i as u32,
-            tx: tx.clone(),
-        };
-        engines.push(Engine::start(ep, sinks, &resolver, tx, shared, &dry_runs)?);
-    }
-    sinks.flush()?;
+    let mut engines = start_engines(endpoints, sinks, &resolver, &tx, &fatal_tx)?;
     let pollers = spawn_dns_pollers(&engines, &resolver);
     let deadline = async {
         match common.duration {
@@ -241,6 +224,36 @@ pub async fn watch_fleet<'o>(
         t.abort();
     }
     finish(engines, sinks, reason, &mut rx).await
+}
+
+/// Starts every endpoint: its start line, its connections. What they share is made here: one
+/// backpressure bound and one dry-run limit for the process.
+fn start_engines<'o>(
+    endpoints: Vec<Endpoint<'o>>,
+    sinks: &mut Sinks<'_>,
+    resolver: &Arc<DnsResolver>,
+    tx: &mpsc::UnboundedSender<(u32, Report)>,
+    fatal: &mpsc::UnboundedSender<(u32, i32, String)>,
+) -> anyhow::Result<Vec<Engine<'o>>> {
+    let permits = Arc::new(super::connection::Backpressure::default());
+    let dry_runs = Arc::new(tokio::sync::Semaphore::new(MAX_DRY_RUNS));
+    let mut engines = Vec::with_capacity(endpoints.len());
+    for (i, ep) in endpoints.into_iter().enumerate() {
+        let shared = Arc::new(Shared {
+            permits: permits.clone(),
+            ep: i as u32,
+            established: AtomicBool::new(false),
+            session_errors: AtomicU64::new(0),
+            fatal: fatal.clone(),
+        });
+        let tx = Tx {
+            ep: i as u32,
+            tx: tx.clone(),
+        };
+        engines.push(Engine::start(ep, sinks, resolver, tx, shared, &dry_runs)?);
+    }
+    sinks.flush()?;
+    Ok(engines)
 }
 
 /// Stops the connection tasks and writes whatever they had read: a reader puts a frame in the
