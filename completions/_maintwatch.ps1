@@ -37,6 +37,8 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;watch' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Also watch the endpoints in FILE, one URL per line as `probe --from` reads them (`-` for standard input): a fleet')
+            [CompletionResult]::new('--heartbeat', '--heartbeat', [CompletionResultType]::ParameterName, 'Every DURATION, a heartbeat line per endpoint: connections up, opt-ins, time since the latest notification')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
@@ -59,6 +61,8 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this long (e.g. 90s, 10m, 1h)')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N maintenance notifications')
             [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it')
+            [CompletionResult]::new('--capture-max-size', '--capture-max-size', [CompletionResultType]::ParameterName, 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)')
+            [CompletionResult]::new('--capture-keep', '--capture-keep', [CompletionResultType]::ParameterName, 'With --capture-max-size: how many rotated files to keep')
             [CompletionResult]::new('--traffic', '--traffic', [CompletionResultType]::ParameterName, 'Send a PING every interval and report latency and errors, attributing failures to the open window')
             [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Open N connections to the endpoint (a node-wide close takes them all at once)')
             [CompletionResult]::new('--subscribe', '--subscribe', [CompletionResultType]::ParameterName, 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are')

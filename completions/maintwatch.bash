@@ -517,12 +517,20 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n -v --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose"
+            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --heartbeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -608,6 +616,14 @@ _maintwatch() {
                     return 0
                     ;;
                 --capture)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --capture-max-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --capture-keep)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

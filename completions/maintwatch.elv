@@ -33,6 +33,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'maintwatch;watch'= {
+            cand --from 'Also watch the endpoints in FILE, one URL per line as `probe --from` reads them (`-` for standard input): a fleet'
+            cand --heartbeat 'Every DURATION, a heartbeat line per endpoint: connections up, opt-ins, time since the latest notification'
             cand -h 'Server hostname or IP address [default: 127.0.0.1]'
             cand --host 'Server hostname or IP address [default: 127.0.0.1]'
             cand -p 'Server port [default: 6379]'
@@ -55,6 +57,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --duration 'Stop after this long (e.g. 90s, 10m, 1h)'
             cand --count 'Stop after N maintenance notifications'
             cand --capture 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it'
+            cand --capture-max-size 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)'
+            cand --capture-keep 'With --capture-max-size: how many rotated files to keep'
             cand --traffic 'Send a PING every interval and report latency and errors, attributing failures to the open window'
             cand --connections 'Open N connections to the endpoint (a node-wide close takes them all at once)'
             cand --subscribe 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are'

@@ -35,6 +35,8 @@ complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "demo" -d 'Run
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l from -d 'Also watch the endpoints in FILE, one URL per line as `probe --from` reads them (`-` for standard input): a fleet' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l heartbeat -d 'Every DURATION, a heartbeat line per endpoint: connections up, opt-ins, time since the latest notification' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s p -l port -d 'Server port [default: 6379]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s u -l uri -d 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without \':\' is the password, as in redis-cli' -r
@@ -58,6 +60,8 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-serv
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-max-size -d 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-keep -d 'With --capture-max-size: how many rotated files to keep' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connections -d 'Open N connections to the endpoint (a node-wide close takes them all at once)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l subscribe -d 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are' -r

@@ -5,10 +5,10 @@
 #   scripts/bench.sh                    # everything (~10 minutes on 2 cores, plus ~25 for fuzz)
 #   scripts/bench.sh decode latency     # only some parts
 #
-# Parts: decode flood latency conns replay startup fuzz reliability
+# Parts: decode flood latency conns fleet soak replay startup fuzz reliability
 #
 # Knobs (environment): FLOOD_MESSAGES (1000000), FLOOD_REPEAT (3), LATENCY_PUSHES (10000),
-# CONNECTIONS (1000), FUZZ_RUNS (10000000), MAINTWATCH_RESTARTS (100).
+# CONNECTIONS (1000), FLEET_ENDPOINTS (1000), SOAK_ROUNDS (200), FUZZ_RUNS (10000000), MAINTWATCH_RESTARTS (100).
 # Needs: redis-server, redis-cli, redis-benchmark, jq, python3; cargo-fuzz for the fuzz part.
 # Everything listens on loopback only. Builds go to $CARGO_TARGET_DIR (default /tmp/mw-bench) so
 # a shared target directory is not locked for long.
@@ -18,7 +18,7 @@ root=$(pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/mw-bench}"
 log="${BENCH_LOG:-/tmp/maintwatch-bench.txt}"
 parts=("$@")
-(( ${#parts[@]} )) || parts=(decode flood latency conns replay startup fuzz reliability)
+(( ${#parts[@]} )) || parts=(decode flood latency conns fleet soak replay startup fuzz reliability)
 bin="$CARGO_TARGET_DIR/release/maintwatch"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -62,6 +62,16 @@ for part in "${parts[@]}"; do
             "scripts/bench_tools.py conns --bin $bin --connections ${CONNECTIONS:-1000}"
         python3 scripts/bench_tools.py conns --bin "$bin" --connections "${CONNECTIONS:-1000}" | sed 's/^/   /'
         ;;
+    fleet)
+        step "a fleet of ${FLEET_ENDPOINTS:-1000} endpoints in one watch --from FILE: RSS and idle CPU" \
+            "scripts/bench_tools.py fleet --bin $bin --endpoints ${FLEET_ENDPOINTS:-1000}"
+        python3 scripts/bench_tools.py fleet --bin "$bin" --endpoints "${FLEET_ENDPOINTS:-1000}" | sed 's/^/   /'
+        ;;
+    soak)
+        step "soak: ${SOAK_ROUNDS:-200} rounds of simulate --loop watched by one watch: RSS at round 10 and at the last" \
+            "scripts/bench_tools.py soak --bin $bin --rounds ${SOAK_ROUNDS:-200}"
+        python3 scripts/bench_tools.py soak --bin "$bin" --rounds "${SOAK_ROUNDS:-200}" | sed 's/^/   /'
+        ;;
     replay)
         if [[ ! -s "$work/flood.jsonl" ]]; then
             echo; echo "== (making the capture for replay: one flood run of maintwatch)"
@@ -89,7 +99,7 @@ for part in "${parts[@]}"; do
             | grep -E '^test |test result' | sed 's/^/   /'
         ;;
     *)
-        echo "unknown part $part (decode flood latency conns replay startup fuzz reliability)" >&2
+        echo "unknown part $part (decode flood latency conns fleet soak replay startup fuzz reliability)" >&2
         exit 2
         ;;
     esac

@@ -9,6 +9,12 @@
     bench_tools.py startup --bin B [--runs 200]
         start-up plus probe of one loopback endpoint (the simulator) against
         `redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON`, one process per run.
+    bench_tools.py fleet   --bin B [--endpoints 1000] [--addresses 20] [--idle 10]
+        RSS and idle CPU of one `watch --from FILE` process watching N endpoints: one idle
+        simulator listening on 127.0.0.2 ... 127.0.0.(1+addresses), the entries cycling over them.
+    bench_tools.py soak    --bin B [--rounds 200] [--speed 8]
+        one `watch` against `simulate --loop --speed S` (single-proxy) for N rounds: RSS at round
+        10 and at the last round (memory must stay flat).
 """
 
 import argparse
@@ -235,6 +241,98 @@ def cmd_startup(a):
           f"{results['maintwatch probe (default --linger 50ms)'] / rc:.2f}x", flush=True)
 
 
+def fleet_scenario(addresses):
+    proxies = " ".join(f"127.0.0.{2 + i}" for i in range(addresses))
+    return IDLE_SCENARIO.replace("proxies 127.0.0.2", f"proxies {proxies}")
+
+
+def count_lines(path, prefix, needle):
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.startswith(prefix) and needle in line)
+
+
+def cmd_fleet(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        scn = os.path.join(tmp, "fleet.scn")
+        with open(scn, "w") as f:
+            f.write(fleet_scenario(a.addresses))
+        port = free_port()
+        sim = subprocess.Popen([a.bin, "simulate", "--scenario-file", scn, "--port", str(port),
+                                "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for i in range(a.addresses):
+                wait_listening(f"127.0.0.{2 + i}", port)
+            fleet = os.path.join(tmp, "fleet.txt")
+            with open(fleet, "w") as f:
+                for i in range(a.endpoints):
+                    f.write(f"redis://127.0.0.{2 + i % a.addresses}:{port}\n")
+            out_path = os.path.join(tmp, "fleet.jsonl")
+            with open(out_path, "wb") as out:
+                watch = subprocess.Popen([a.bin, "watch", "--from", fleet, "--json"],
+                                         stdout=out, stderr=subprocess.DEVNULL)
+            try:
+                t0 = time.monotonic()
+                while True:
+                    done = count_lines(out_path, b'{"type":"handshake"', b'"opt_in":"accepted"')
+                    if done >= a.endpoints:
+                        break
+                    if time.monotonic() - t0 > 120 or watch.poll() is not None:
+                        raise RuntimeError(f"only {done} of {a.endpoints} endpoints opted in")
+                    time.sleep(0.05)
+                ready = time.monotonic() - t0
+                time.sleep(2.0)  # settle
+                c0, w0 = cpu_ns(watch.pid), time.monotonic()
+                time.sleep(a.idle)
+                c1, w1 = cpu_ns(watch.pid), time.monotonic()
+                rss = status_kib(watch.pid, "VmRSS")
+                hwm = status_kib(watch.pid, "VmHWM")
+                cpu = 100.0 * (c1 - c0) / 1e9 / (w1 - w0)
+            finally:
+                stop(watch)
+        finally:
+            stop(sim)
+    print(f"fleet: {a.endpoints} endpoints ({a.addresses} simulator addresses) opted in after "
+          f"{ready:.2f} s; RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB); idle CPU "
+          f"{cpu:.2f} % of one core over {a.idle:.0f} s", flush=True)
+
+
+def cmd_soak(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        sim = subprocess.Popen([a.bin, "simulate", "--scenario", "single-proxy", "--loop",
+                                "--speed", str(a.speed), "--port", str(port), "--quiet"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_listening("127.0.0.2", port)
+            out_path = os.path.join(tmp, "soak.jsonl")
+            with open(out_path, "wb") as out:
+                watch = subprocess.Popen([a.bin, "watch", f"redis://127.0.0.2:{port}", "--json",
+                                          "--no-dns"], stdout=out, stderr=subprocess.DEVNULL)
+            try:
+                t0 = time.monotonic()
+                marks = {}
+                # One MOVING per round: its close, announced, marks the round's end.
+                needle = b'"announced":true'
+                while len(marks) < 2:
+                    rounds = count_lines(out_path, b'{"type":"closed"', needle)
+                    for mark in (10, a.rounds):
+                        if rounds >= mark and mark not in marks:
+                            marks[mark] = (status_kib(watch.pid, "VmRSS"), time.monotonic() - t0)
+                    if time.monotonic() - t0 > 3600 or watch.poll() is not None:
+                        raise RuntimeError(f"stopped after {rounds} rounds")
+                    time.sleep(0.2)
+                size = os.path.getsize(out_path)
+            finally:
+                stop(watch)
+        finally:
+            stop(sim)
+    (r10, t10), (rn, tn) = marks[10], marks[a.rounds]
+    print(f"soak: single-proxy --loop --speed {a.speed:g}: RSS {r10 / 1024:.1f} MiB at round 10 "
+          f"({t10:.0f} s), {rn / 1024:.1f} MiB at round {a.rounds} ({tn:.0f} s): "
+          f"{100.0 * (rn - r10) / r10:+.1f} %; {size / 1e6:.1f} MB of JSON lines written",
+          flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -249,8 +347,18 @@ def main():
     p = sub.add_parser("startup")
     p.add_argument("--bin", required=True)
     p.add_argument("--runs", type=int, default=200)
+    p = sub.add_parser("fleet")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--endpoints", type=int, default=1000)
+    p.add_argument("--addresses", type=int, default=20)
+    p.add_argument("--idle", type=float, default=10.0)
+    p = sub.add_parser("soak")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--rounds", type=int, default=200)
+    p.add_argument("--speed", type=float, default=8.0)
     a = ap.parse_args()
-    {"conns": cmd_conns, "replay": cmd_replay, "startup": cmd_startup}[a.cmd](a)
+    {"conns": cmd_conns, "replay": cmd_replay, "startup": cmd_startup, "fleet": cmd_fleet,
+     "soak": cmd_soak}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -362,6 +362,8 @@ pub enum WatchLine {
     Topology(line::Topology),
     /// Last line: one row per event and totals per connection.
     Summary(line::Summary),
+    /// `--heartbeat`: the watch is alive, with its connections and opt-in state.
+    Heartbeat(line::Heartbeat),
 }
 
 /// The payload of each [`WatchLine`], one named struct per line type (the `type` tag is the
@@ -613,6 +615,53 @@ pub mod line {
         #[serde(default, skip_serializing_if = "SummaryNotes::is_empty")]
         pub notes: SummaryNotes,
     }
+
+    /// `--heartbeat`: a quiet watch says it is alive (one per endpoint in a fleet).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Heartbeat {
+        pub v: u32,
+        pub t: f64,
+        pub at: String,
+        /// Connections watched (one per `--connections`, or per cluster node).
+        pub conns: u32,
+        /// Of those, the ones with a session now (handshake done, not closed since).
+        pub up: u32,
+        /// Of the sessions up, the ones whose opt-in was accepted.
+        pub opted_in: u32,
+        /// Maintenance notifications so far.
+        pub notifications: u64,
+        /// Seconds since the latest one (`null`: none yet).
+        pub since_notification_s: Option<f64>,
+    }
+}
+
+/// A line of a fleet as written: the endpoint's label (`ep`) beside the line's own fields. Read
+/// only when a line has an `ep`; a line without one is a [`WatchLine`] as it always was.
+#[derive(Debug, Deserialize)]
+pub struct TaggedLine {
+    pub ep: String,
+    #[serde(flatten)]
+    pub line: WatchLine,
+}
+
+/// Writes `line` as one JSON object (no newline) into `out`; with `ep`, the endpoint's label
+/// goes right after the `type`, so every line still starts with `{"type":`.
+pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serde_json::Result<()> {
+    let start = out.len();
+    serde_json::to_writer(&mut *out, line)?;
+    if let Some(ep) = ep {
+        // The tag is first and its value a bare snake_case word: the first comma ends it.
+        let comma = out[start..]
+            .iter()
+            .position(|&b| b == b',')
+            .map_or(out.len(), |i| start + i + 1);
+        let mut field = b"\"ep\":".to_vec();
+        serde_json::to_writer(&mut field, ep)?;
+        field.push(b',');
+        out.splice(comma..comma, field);
+    }
+    Ok(())
 }
 
 impl WatchLine {
@@ -632,7 +681,8 @@ impl WatchLine {
             | WatchLine::Advertised(line::Advertised { t, .. })
             | WatchLine::Ping(line::Ping { t, .. })
             | WatchLine::Topology(line::Topology { t, .. })
-            | WatchLine::Summary(line::Summary { t, .. }) => *t,
+            | WatchLine::Summary(line::Summary { t, .. })
+            | WatchLine::Heartbeat(line::Heartbeat { t, .. }) => *t,
         }
     }
 
@@ -652,7 +702,8 @@ impl WatchLine {
             | WatchLine::Advertised(line::Advertised { at, .. })
             | WatchLine::Ping(line::Ping { at, .. })
             | WatchLine::Topology(line::Topology { at, .. })
-            | WatchLine::Summary(line::Summary { at, .. }) => at,
+            | WatchLine::Summary(line::Summary { at, .. })
+            | WatchLine::Heartbeat(line::Heartbeat { at, .. }) => at,
         }
     }
 
@@ -672,7 +723,8 @@ impl WatchLine {
             WatchLine::Start(_)
             | WatchLine::Dns(_)
             | WatchLine::Topology(_)
-            | WatchLine::Summary(_) => None,
+            | WatchLine::Summary(_)
+            | WatchLine::Heartbeat(_) => None,
         }
     }
 }
@@ -771,6 +823,34 @@ mod tests {
             line,
             WatchLine::Handoff(line::Handoff { to: None, .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod fleet_tests {
+    use super::*;
+
+    #[test]
+    fn a_fleet_line_carries_its_label_after_the_type_and_reads_back() {
+        let text = r#"{"type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;
+        let line: WatchLine = serde_json::from_str(text).unwrap();
+        let mut out = Vec::new();
+        write_json(&mut out, Some("db\"1"), &line).unwrap();
+        let written = String::from_utf8(out).unwrap();
+        assert!(
+            written.starts_with(r#"{"type":"verdict","ep":"db\"1","v":1,"#),
+            "{written}"
+        );
+        let back: TaggedLine = serde_json::from_str(&written).unwrap();
+        assert_eq!((back.ep.as_str(), &back.line), ("db\"1", &line));
+        // Without a label the line is written as it always was.
+        let mut plain = Vec::new();
+        write_json(&mut plain, None, &line).unwrap();
+        assert_eq!(plain, text.as_bytes());
+        // The payload still refuses a field it does not know.
+        let extra = written.replace(r#""conn":1,"#, r#""conn":1,"extra":true,"#);
+        let err = serde_json::from_str::<TaggedLine>(&extra).unwrap_err();
+        assert!(err.to_string().contains("extra"), "{err}");
     }
 }
 

@@ -260,3 +260,28 @@ fn protocol_references_point_to_docs_protocol_md_and_its_sections() {
     assert!(stale.is_empty(), "still refer to PROTOCOL.md: {stale:?}");
     assert!(bad_sections.is_empty(), "{bad_sections:?}");
 }
+
+#[test]
+fn jsonl_doc_names_the_fleet_label() {
+    let text = doc("jsonl.md");
+    let plain = r#"{"type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;
+    let line: WatchLine = serde_json::from_str(plain).unwrap();
+    let mut tagged = Vec::new();
+    maintwatch::record::write_json(&mut tagged, Some("db:6379"), &line).unwrap();
+    let keys = |bytes: &[u8]| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        v.as_object().unwrap().keys().cloned().collect()
+    };
+    let own = keys(plain.as_bytes());
+    let added: Vec<String> = keys(&tagged)
+        .into_iter()
+        .filter(|k| !own.contains(k))
+        .collect();
+    assert_eq!(added, ["ep"]);
+    for field in &added {
+        assert!(
+            text.contains(&format!("| {} |", quoted(field))),
+            "docs/jsonl.md lacks `{field}`"
+        );
+    }
+}

@@ -94,16 +94,27 @@ struct Run {
     stdout: tokio::task::JoinHandle<Vec<String>>,
     stderr: tokio::task::JoinHandle<String>,
     _dir: tempfile::TempDir,
-    capture: std::path::PathBuf,
+    /// `None`: no `--capture` (SIGHUP then stops the watch); stdout holds the same lines.
+    capture: Option<std::path::PathBuf>,
+    /// Bytes read from stdout so far.
+    out_bytes: std::sync::Arc<AtomicU64>,
 }
 
 impl Run {
     fn start(url: &str, extra: &[&str]) -> Run {
+        Run::start_with(url, extra, true)
+    }
+
+    fn start_with(url: &str, extra: &[&str], capture: bool) -> Run {
         let dir = tempfile::tempdir().unwrap();
-        let capture = dir.path().join("flood.jsonl");
+        let capture = capture.then(|| dir.path().join("flood.jsonl"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", url, "--json", "--no-handoff", "--capture"])
-            .arg(&capture)
+            .args(["watch", url, "--json", "--no-handoff"])
+            .args(
+                capture
+                    .iter()
+                    .flat_map(|c| [std::ffi::OsStr::new("--capture"), c.as_os_str()]),
+            )
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -111,10 +122,13 @@ impl Run {
             .spawn()
             .expect("the binary runs");
         let out = child.stdout.take().unwrap();
+        let out_bytes = std::sync::Arc::new(AtomicU64::new(0));
+        let counted = out_bytes.clone();
         let stdout = tokio::spawn(async move {
             let mut lines = BufReader::new(out).lines();
             let mut all = Vec::new();
             while let Ok(Some(line)) = lines.next_line().await {
+                counted.fetch_add(line.len() as u64 + 1, Ordering::SeqCst);
                 all.push(line);
             }
             all
@@ -131,13 +145,14 @@ impl Run {
             stderr,
             _dir: dir,
             capture,
+            out_bytes,
         }
     }
 
     /// Waits until the capture holds at least `bytes` (the flood is on).
     async fn flooding(&self, bytes: u64) {
         let waited = tokio::time::timeout(GUARD, async {
-            while std::fs::metadata(&self.capture).map_or(0, |m| m.len()) < bytes {
+            while self.written() < bytes {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         })
@@ -146,6 +161,14 @@ impl Run {
             waited.is_ok(),
             "hang guard: the flood never reached the capture"
         );
+    }
+
+    /// Bytes of lines written: the capture's, or stdout's without one.
+    fn written(&self) -> u64 {
+        match &self.capture {
+            Some(c) => std::fs::metadata(c).map_or(0, |m| m.len()),
+            None => self.out_bytes.load(Ordering::SeqCst),
+        }
     }
 
     fn signal(&self, sig: &str) {
@@ -166,7 +189,16 @@ impl Run {
         let code = status.unwrap().code().expect("an exit code, not a signal");
         let lines = self.stdout.await.unwrap();
         let stderr = self.stderr.await.unwrap();
-        let capture = std::fs::read(&self.capture).unwrap();
+        let capture = match &self.capture {
+            Some(c) => std::fs::read(c).unwrap(),
+            // The same JSON lines as a capture would hold.
+            None => lines
+                .iter()
+                .flat_map(|l| [l.as_bytes(), b"\n"])
+                .flatten()
+                .copied()
+                .collect(),
+        };
         (code, lines, stderr, capture)
     }
 }
@@ -221,7 +253,9 @@ fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>,
 
 async fn signal_under_flood(sig: &str, code: i32, reason: &str) {
     let (addr, offered) = flood_server(Flood::Messages).await;
-    let run = Run::start(&format!("redis://{addr}"), &[]);
+    // With a capture SIGHUP reopens it (logrotate) instead of stopping: it stops a watch without
+    // one, whose stdout then holds the lines a capture would.
+    let run = Run::start_with(&format!("redis://{addr}"), &[], sig != "-HUP");
     run.flooding(256 * 1024).await;
     let at_signal = offered.load(Ordering::SeqCst);
     run.signal(sig);
@@ -274,6 +308,33 @@ async fn sigterm_stops_a_watch_under_an_endless_flood_with_143_and_a_summary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_stops_a_watch_under_an_endless_flood_with_129_and_a_summary() {
     signal_under_flood("-HUP", 129, "hangup").await;
+}
+
+/// logrotate under a flood: the capture is moved, SIGHUP reopens it by its name, and the two
+/// files read in order hold every push, whole, in the order sent; the watch goes on until Ctrl-C.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_under_a_flood_with_a_capture_reopens_it_and_loses_nothing() {
+    let (addr, _) = flood_server(Flood::Messages).await;
+    let run = Run::start(&format!("redis://{addr}"), &[]);
+    run.flooding(256 * 1024).await;
+    let path = run.capture.clone().expect("a capture");
+    let moved = path.with_extension("jsonl.1");
+    std::fs::rename(&path, &moved).unwrap();
+    run.signal("-HUP");
+    // The reopened file fills in turn: the watch did not stop.
+    run.flooding(256 * 1024).await;
+    // Closed by the reopen: nothing more goes into it (and the directory goes with `run`).
+    let mut both = std::fs::read(&moved).unwrap();
+    run.signal("-INT");
+    let (code, lines, stderr, capture) = run.ended().await;
+    assert_eq!(code, 130, "{stderr}");
+    assert_eq!(summary_reason(&lines), "interrupted");
+    assert!(
+        both.ends_with(b"\n"),
+        "the moved file ends with a whole line"
+    );
+    both.extend(capture);
+    assert_capture_is_a_prefix(&both, |i| Flood::Messages.frame(i % CYCLE), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,21 +12,32 @@ and prints every push frame parsed, beside its exact bytes. What follows an open
 notification, DNS record changes, the server closing the socket (with how far past the declared \
 window), the reconnect and what the new opt-in replayed. On each new MOVING a dry-run of a client's \
 handoff decision runs, and its outcome is set against what the server did. The watch reconnects \
-with backoff until Ctrl-C, --duration or --count, then prints a summary.";
+with backoff until Ctrl-C, --duration or --count, then prints a summary. Several URLs or --from FILE watch a fleet in one process: each endpoint keeps its own timeline and summary, and its lines carry its label (host:port).";
 
 #[derive(Args, Debug, Clone)]
 #[command(
     long_about = LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  REDISCLI_AUTH=\"$PASS\" maintwatch watch rediss://db.example.net:12000 --user app --cacert ca.pem\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n\nExit codes: 0 stopped by --duration/--count after a session, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, \
+    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  REDISCLI_AUTH=\"$PASS\" maintwatch watch rediss://db.example.net:12000 --user app --cacert ca.pem\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n  maintwatch watch --from fleet.txt --heartbeat 10m --capture fleet.jsonl --capture-max-size 100M\n\nExit codes: 0 stopped by --duration/--count after a session, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, \
 3/4 with --require (refused, RESP3 unavailable), 5 authentication failed, 6 connection/certificate \
 failure or no session at all, 7 database refused (/N), 8 permanent errors after a session, 2 usage, \
-1 other errors."
+1 other errors. A fleet exits with the highest code of its endpoints. With --capture, SIGHUP reopens \
+the capture file (logrotate) instead of stopping the watch."
 )]
 pub struct WatchArgs {
     /// The endpoint: redis://[[user]:password@]host[:port][/db] or rediss:// (or use -u, -h/-p).
+    /// Several URLs (or --from) watch a fleet in one process, each line tagged with its
+    /// endpoint's label.
     #[arg(value_name = "URL", value_parser = super::connect::UrlParser,
           conflicts_with_all = ["uri", "host", "port"])]
-    pub url: Option<crate::conn::url::RedisUrl>,
+    pub urls: Vec<crate::conn::url::RedisUrl>,
+    /// Also watch the endpoints in FILE, one URL per line as `probe --from` reads them
+    /// (`-` for standard input): a fleet.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["uri", "host", "port"])]
+    pub from: Option<String>,
+    /// Every DURATION, a heartbeat line per endpoint: connections up, opt-ins, time since the
+    /// latest notification.
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub heartbeat: Option<std::time::Duration>,
     #[command(flatten)]
     pub connect: super::connect::ConnectArgs,
     /// Exit (with the probe exit code) when the opt-in is refused or RESP3 is unavailable,
@@ -53,6 +64,14 @@ pub struct WatchArgs {
     /// With --capture: empty an existing file instead of refusing it.
     #[arg(long, requires = "capture")]
     pub force: bool,
+    /// With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to
+    /// FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate).
+    #[arg(long, value_name = "SIZE", requires = "capture", value_parser = parse_size)]
+    pub capture_max_size: Option<u64>,
+    /// With --capture-max-size: how many rotated files to keep.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "capture_max_size",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub capture_keep: u32,
     /// Send a PING every interval and report latency and errors, attributing failures to the
     /// open window.
     #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "1s")]
@@ -108,11 +127,70 @@ pub struct WatchArgs {
     pub verbose: bool,
 }
 
+/// A duration above zero (an interval of zero would be a busy loop).
+fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err(format!("{s:?} is zero; give an interval such as 10m")),
+        d => Ok(d),
+    }
+}
+
+/// A size in bytes: `4096`, `64K`, `100M`, `2G` (binary units, an optional `iB`/`B`), 1K or more.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 30),
+        _ => (t, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 4096, 64K, 100M, 2G)"))?;
+    let bytes = n
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    if bytes < 1024 {
+        return Err(format!("{s:?} is below the 1K minimum"));
+    }
+    Ok(bytes)
+}
+
 /// A speed factor: a finite number above zero (clap names the flag in its error and exits 2).
 fn positive_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
         Ok(_) => Err(format!("{s:?} is not a positive number")),
         Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_heartbeat_of_zero_is_refused() {
+        assert!(super::positive_duration("0s").unwrap_err().contains("zero"));
+        assert_eq!(
+            super::positive_duration("10m"),
+            Ok(std::time::Duration::from_secs(600))
+        );
+    }
+
+    #[test]
+    fn sizes_take_binary_units_and_refuse_nonsense() {
+        assert_eq!(super::parse_size("4096"), Ok(4096));
+        assert_eq!(super::parse_size("64K"), Ok(64 << 10));
+        assert_eq!(super::parse_size("100MiB"), Ok(100 << 20));
+        assert_eq!(super::parse_size("2G"), Ok(2 << 30));
+        assert!(super::parse_size("12").unwrap_err().contains("minimum"));
+        assert!(super::parse_size("ten").unwrap_err().contains("not a size"));
+        assert!(super::parse_size("99999999999G")
+            .unwrap_err()
+            .contains("too large"));
     }
 }

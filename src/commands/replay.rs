@@ -44,6 +44,8 @@ pub struct ReplayReport {
 pub enum Event<'a> {
     /// A watch line, with its frame's fresh parse in place of the recorded one.
     Line(&'a WatchLine),
+    /// A line of one endpoint of a fleet capture: its label (`ep`) and the line.
+    Tagged(&'a str, &'a WatchLine),
     /// `(line number, what differs)`: a frame's fresh parse.
     Differs(usize, String),
     /// `(line number, what differs)`: what the timeline computes again from the capture's
@@ -60,6 +62,28 @@ struct Head {
     #[serde(rename = "type")]
     _kind: String,
     v: u64,
+    /// A fleet's line: the endpoint's label.
+    #[serde(default)]
+    ep: Option<String>,
+}
+
+/// The most endpoints a fleet capture's `--check` keeps a timeline for; past it the lines of
+/// further labels are not checked (a label per line must not grow memory without end).
+const MAX_ENDPOINTS: usize = 100_000;
+
+/// The timelines run again, one per endpoint of a fleet capture (the key `None` for a single
+/// endpoint's lines).
+#[derive(Default)]
+struct Reruns(std::collections::HashMap<Option<String>, Rerun>);
+
+impl Reruns {
+    fn of(&mut self, ep: Option<&str>) -> Option<&mut Rerun> {
+        let key = ep.map(str::to_string);
+        if !self.0.contains_key(&key) && self.0.len() >= MAX_ENDPOINTS {
+            return None;
+        }
+        Some(self.0.entry(key).or_default())
+    }
 }
 
 pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
@@ -107,7 +131,8 @@ fn replay_file(
     let report = replay_with(reader, MAX_LINE, args.check, |event| {
         match event {
             Event::Line(line) if timeline => lines.line(line)?,
-            Event::Line(_) => {}
+            Event::Tagged(ep, line) if timeline => lines.line_of(ep, line)?,
+            Event::Line(_) | Event::Tagged(..) => {}
             Event::Differs(n, what) if args.check => {
                 lines.flush()?;
                 writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
@@ -222,7 +247,7 @@ pub fn replay_with(
     mut each: impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<ReplayReport> {
     let mut report = ReplayReport::default();
-    let mut rerun = rerun.then(Rerun::default);
+    let mut rerun = rerun.then(Reruns::default);
     let mut buf = Vec::new();
     let mut n = 0;
     while let Some(kind) = next_line(&mut reader, &mut buf, limit)? {
@@ -250,9 +275,10 @@ fn one_line(
     line: &[u8],
     last: bool,
     report: &mut ReplayReport,
-    rerun: &mut Option<Rerun>,
+    rerun: &mut Option<Reruns>,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
+    let mut ep = None;
     match serde_json::from_slice::<Head>(line) {
         Ok(head) if head.v > u64::from(SCHEMA_VERSION) => {
             return Ok(Some(format!(
@@ -266,9 +292,15 @@ fn one_line(
             report.torn_tail = Some(n);
             return Ok(None);
         }
+        Ok(head) => ep = head.ep,
         _ => {}
     }
-    let mut parsed = match serde_json::from_slice::<WatchLine>(line) {
+    let read = match &ep {
+        // Only a fleet's line pays for reading the label beside the payload.
+        Some(_) => serde_json::from_slice::<crate::record::TaggedLine>(line).map(|t| t.line),
+        None => serde_json::from_slice::<WatchLine>(line),
+    };
+    let mut parsed = match read {
         Ok(l) => l,
         Err(e) => {
             match serde_json::from_slice::<DecodeLine>(line) {
@@ -289,7 +321,8 @@ fn one_line(
     report.valid += 1;
     // The timeline runs again on the recorded inputs, the recorded parse included: a parser
     // change is a parse difference below, not a cascade of timeline differences.
-    for what in rerun.as_mut().map(|r| r.line(&parsed)).unwrap_or_default() {
+    let again = rerun.as_mut().and_then(|r| r.of(ep.as_deref()));
+    for what in again.map(|r| r.line(&parsed)).unwrap_or_default() {
         report.differences += 1;
         each(Event::Recomputed(n, what))?;
     }
@@ -299,7 +332,10 @@ fn one_line(
             frame.parsed = fresh;
         }
     }
-    each(Event::Line(&parsed))?;
+    match &ep {
+        Some(ep) => each(Event::Tagged(ep, &parsed))?,
+        None => each(Event::Line(&parsed))?,
+    }
     Ok(None)
 }
 

@@ -273,7 +273,26 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
         WatchLine::Ping(line::Ping { .. }) => line_ping(line, style),
         WatchLine::Topology(line::Topology { .. }) => line_topology(line, style),
         WatchLine::Summary(line::Summary { .. }) => crate::output::summary::render(line),
+        WatchLine::Heartbeat(beat) => vec![line_heartbeat(beat, style)],
     }
+}
+
+/// `--heartbeat`: connections up, opt-ins, and how long since the latest notification.
+fn line_heartbeat(beat: &line::Heartbeat, style: &Style) -> String {
+    let last = match beat.since_notification_s {
+        Some(s) => format!(
+            "last notification {s:.1} s ago ({} in all)",
+            beat.notifications
+        ),
+        None => "no notification yet".to_string(),
+    };
+    format!(
+        "{} heartbeat: {}/{} connection(s) up, {} opted in, {last}",
+        head(style, &beat.at, None),
+        beat.up,
+        beat.conns,
+        beat.opted_in
+    )
 }
 
 /// The start of every line: the time and the connection (`[-]` for none).

@@ -16,6 +16,17 @@ pub trait Sink {
     /// A line of the timeline.
     fn line(&mut self, line: &WatchLine) -> io::Result<()>;
 
+    /// A line of one endpoint of a fleet, `ep` its label: shown or written with it. A sink that
+    /// serves one endpoint only never gets this call.
+    fn line_of(&mut self, _ep: &str, line: &WatchLine) -> io::Result<()> {
+        self.line(line)
+    }
+
+    /// SIGHUP: open the file again by its name (logrotate moved it). `Ok(true)`: this sink did.
+    fn reopen(&mut self) -> io::Result<bool> {
+        Ok(false)
+    }
+
     /// Text that is not part of the timeline (the demo's simulator narration): shown to people,
     /// never recorded as a line.
     fn note(&mut self, _text: &str) -> io::Result<()> {
@@ -54,6 +65,13 @@ impl<W: Write> Sink for JsonLines<W> {
         self.out.write_all(b"\n")
     }
 
+    fn line_of(&mut self, ep: &str, line: &WatchLine) -> io::Result<()> {
+        let mut text = Vec::with_capacity(256);
+        crate::record::write_json(&mut text, Some(ep), line)?;
+        text.push(b'\n');
+        self.out.write_all(&text)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
@@ -82,6 +100,26 @@ impl<W: Write> Sink for HumanLines<W> {
             return Ok(());
         }
         for text in human::render(line, &self.style) {
+            self.out.write_all(text.as_bytes())?;
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Every text line starts with the label, so `grep label` keeps an endpoint's entries
+    /// whole; the summary's tables get one heading instead.
+    fn line_of(&mut self, ep: &str, line: &WatchLine) -> io::Result<()> {
+        if !self.verbose && human::is_detail(line) {
+            return Ok(());
+        }
+        let summary = matches!(line, WatchLine::Summary(_));
+        if summary {
+            writeln!(self.out, "── {ep} ──")?;
+        }
+        for text in human::render(line, &self.style) {
+            if !summary {
+                write!(self.out, "{ep} ")?;
+            }
             self.out.write_all(text.as_bytes())?;
             self.out.write_all(b"\n")?;
         }
@@ -134,10 +172,25 @@ pub enum CaptureMode {
 /// The capture file: JSON lines, one whole line per write and a flush after it, so a killed watch
 /// leaves at most one torn line at its end. A write that fails (a full disk) is reported, the
 /// capture closed, and the watch goes on: what is on stdout, and the summary, still count.
+///
+/// For a watch that runs for days: SIGHUP opens the file again by its name (after logrotate
+/// moved it away, new lines go to a new file), and with [`Rotation`] the file is rotated before
+/// the line that would take it past its size. Both happen between two whole lines.
 pub struct CaptureFile {
     file: Option<io::BufWriter<std::fs::File>>,
     path: PathBuf,
     text: Vec<u8>,
+    rotation: Option<Rotation>,
+    /// Bytes in the current file.
+    size: u64,
+}
+
+/// `--capture-max-size` and `--capture-keep`: past `max_size` bytes the capture becomes
+/// `FILE.1` (`FILE.1` becomes `FILE.2`, and so on), keeping `keep` old files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rotation {
+    pub max_size: u64,
+    pub keep: u32,
 }
 
 impl CaptureFile {
@@ -145,30 +198,106 @@ impl CaptureFile {
     pub fn open(path: &Path, mode: CaptureMode) -> anyhow::Result<CaptureFile> {
         let file = open_capture(path, mode)
             .map_err(|e| anyhow::anyhow!("--capture {}: {e}", path.display()))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         Ok(CaptureFile {
             file: Some(io::BufWriter::new(file)),
             path: path.to_path_buf(),
             text: Vec::new(),
+            rotation: None,
+            size,
         })
+    }
+
+    /// Rotates the file as `rotation` says (see [`Rotation`]).
+    pub fn rotating(mut self, rotation: Option<Rotation>) -> CaptureFile {
+        self.rotation = rotation;
+        self
+    }
+
+    /// Writes one whole line, rotating first when it would take the file past its size.
+    fn write_line(&mut self, ep: Option<&str>, line: &WatchLine) -> io::Result<()> {
+        if self.file.is_none() {
+            return Ok(());
+        }
+        self.text.clear();
+        crate::record::write_json(&mut self.text, ep, line)?;
+        self.text.push(b'\n');
+        let len = self.text.len() as u64;
+        if let Some(r) = self.rotation {
+            // A line longer than the limit still goes whole into a file of its own.
+            if self.size > 0 && self.size + len > r.max_size {
+                if let Err(e) = self.rotate(r.keep) {
+                    self.stop(&e, "rotating it");
+                    return Ok(());
+                }
+            }
+        }
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        match file.write_all(&self.text).and_then(|()| file.flush()) {
+            Ok(()) => self.size += len,
+            Err(e) => self.stop(&e, "writing"),
+        }
+        Ok(())
+    }
+
+    /// FILE.(keep-1) → FILE.keep … FILE → FILE.1, then a new FILE (0600, never a symlink).
+    fn rotate(&mut self, keep: u32) -> io::Result<()> {
+        if let Some(mut file) = self.file.take() {
+            file.flush()?;
+        }
+        let numbered = |n: u32| {
+            let mut name = self.path.clone().into_os_string();
+            name.push(format!(".{n}"));
+            PathBuf::from(name)
+        };
+        for n in (1..keep).rev() {
+            match std::fs::rename(numbered(n), numbered(n + 1)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        std::fs::rename(&self.path, numbered(1))?;
+        let file = open_capture(&self.path, CaptureMode::New)?;
+        self.file = Some(io::BufWriter::new(file));
+        self.size = 0;
+        Ok(())
+    }
+
+    /// Reports a failure and closes the capture; the watch goes on.
+    fn stop(&mut self, e: &io::Error, doing: &str) {
+        eprintln!(
+            "maintwatch: --capture {}: {doing}: {e}; the capture stops here, the watch goes on",
+            self.path.display()
+        );
+        self.file = None;
     }
 }
 
 impl Sink for CaptureFile {
     fn line(&mut self, line: &WatchLine) -> io::Result<()> {
-        let Some(file) = &mut self.file else {
-            return Ok(());
-        };
-        self.text.clear();
-        serde_json::to_writer(&mut self.text, line)?;
-        self.text.push(b'\n');
-        if let Err(e) = file.write_all(&self.text).and_then(|()| file.flush()) {
-            eprintln!(
-                "maintwatch: --capture {}: {e}; the capture stops here, the watch goes on",
-                self.path.display()
-            );
-            self.file = None;
+        self.write_line(None, line)
+    }
+
+    fn line_of(&mut self, ep: &str, line: &WatchLine) -> io::Result<()> {
+        self.write_line(Some(ep), line)
+    }
+
+    /// logrotate's convention: the name is opened anew, added to if it exists (copytruncate),
+    /// created 0600 if it was moved away; a capture that had failed is tried again.
+    fn reopen(&mut self) -> io::Result<bool> {
+        if let Some(mut file) = self.file.take() {
+            let _ = file.flush();
         }
-        Ok(())
+        match open_capture(&self.path, CaptureMode::Append) {
+            Ok(file) => {
+                self.size = file.metadata().map(|m| m.len()).unwrap_or(0);
+                self.file = Some(io::BufWriter::new(file));
+            }
+            Err(e) => self.stop(&e, "reopening it after SIGHUP"),
+        }
+        Ok(true)
     }
 
     fn failed(&self) -> bool {
@@ -253,13 +382,22 @@ impl<'a> Sinks<'a> {
 
     /// Hands `line` to every sink.
     pub fn line(&mut self, line: &WatchLine) -> io::Result<()> {
+        self.line_of(None, line)
+    }
+
+    /// Hands `line` to every sink, with its endpoint's label in a fleet.
+    pub fn line_of(&mut self, ep: Option<&str>, line: &WatchLine) -> io::Result<()> {
         let sinks = &mut self.sinks;
+        let one = |s: &mut Box<dyn Sink + 'a>| match ep {
+            Some(ep) => s.line_of(ep, line),
+            None => s.line(line),
+        };
         match &mut self.countdown {
             Some(c) => {
                 // Under a countdown the line must be on the terminal before the bar is redrawn.
                 c.suspend(|| -> io::Result<()> {
                     for s in sinks.iter_mut() {
-                        s.line(line)?;
+                        one(s)?;
                         s.flush()?;
                     }
                     Ok(())
@@ -268,11 +406,26 @@ impl<'a> Sinks<'a> {
             }
             None => {
                 for s in sinks.iter_mut() {
-                    s.line(line)?;
+                    one(s)?;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// SIGHUP: every sink that writes a named file opens it again. Whether one did (with none,
+    /// SIGHUP stops the watch as it always did).
+    pub fn reopen(&mut self) -> io::Result<bool> {
+        let mut any = false;
+        for s in &mut self.sinks {
+            any |= s.reopen()?;
+        }
+        Ok(any)
+    }
+
+    /// Whether a countdown is drawn (the watch's redraw tick is for it alone).
+    pub fn has_countdown(&self) -> bool {
+        self.countdown.is_some()
     }
 
     /// Text beside the timeline, shown at once.

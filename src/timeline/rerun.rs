@@ -66,6 +66,8 @@ impl Rerun {
             return vec!["a line before the start line: the timeline cannot be rebuilt".into()];
         }
         let computed = match recorded {
+            // Written by the watch loop on its own clock, not computed by the timeline.
+            WatchLine::Heartbeat(_) => return Vec::new(),
             WatchLine::Summary(line::Summary { .. }) => Some(self.summary(recorded)),
             WatchLine::Verdict(line::Verdict { .. }) => self.computed.pop_front(),
             _ => {
@@ -161,7 +163,10 @@ impl Rerun {
                 added: l.added.clone(),
                 removed: l.removed.clone(),
             },
-            WatchLine::Start(_) | WatchLine::Verdict(_) | WatchLine::Summary(_) => return None,
+            WatchLine::Start(_)
+            | WatchLine::Verdict(_)
+            | WatchLine::Summary(_)
+            | WatchLine::Heartbeat(_) => return None,
         };
         Some((
             line.t(),

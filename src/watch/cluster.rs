@@ -153,6 +153,11 @@ impl Membership {
         }
     }
 
+    /// Connections watched now (one per `--connections`, or per cluster node).
+    pub(super) fn len(&self) -> usize {
+        self.watched.len()
+    }
+
     /// Stops every connection task and waits until each is gone: after this, everything they
     /// read is in the channel.
     pub(super) async fn stop(self) {

@@ -77,8 +77,19 @@ pub(super) enum Report {
     },
 }
 
-/// The channel into the watch loop.
-pub(super) type Tx = mpsc::UnboundedSender<Report>;
+/// The channel into the watch loop, from one endpoint: every report carries its index, so one
+/// loop serves a fleet.
+#[derive(Clone)]
+pub(super) struct Tx {
+    pub(super) ep: u32,
+    pub(super) tx: mpsc::UnboundedSender<(u32, Report)>,
+}
+
+impl Tx {
+    pub(super) fn send(&self, report: Report) -> Result<(), ()> {
+        self.tx.send((self.ep, report)).map_err(|_| ())
+    }
+}
 
 pub(super) fn observe(tx: &Tx, conn: u32, what: What) {
     let _ = tx.send(Report::Seen(Observation {
@@ -90,12 +101,16 @@ pub(super) fn observe(tx: &Tx, conn: u32, what: What) {
 }
 /// What the connection tasks share with the watch loop.
 pub(super) struct Shared {
-    pub(super) permits: Backpressure,
+    /// One for the whole process: the bound is on frames held, whichever endpoint sent them.
+    pub(super) permits: Arc<Backpressure>,
+    /// The endpoint (its index in the fleet).
+    pub(super) ep: u32,
     /// Set by the first completed handshake: permanent errors stop the watch only before it.
     pub(super) established: AtomicBool,
     pub(super) session_errors: AtomicU64,
-    /// A permanent error before any session: the exit code and the message for stderr.
-    pub(super) fatal: mpsc::UnboundedSender<(i32, String)>,
+    /// A permanent error before any session: the endpoint, the exit code and the message for
+    /// stderr.
+    pub(super) fatal: mpsc::UnboundedSender<(u32, i32, String)>,
 }
 
 impl Shared {
@@ -112,7 +127,9 @@ impl Shared {
         let Some(code) = code.or(require.then_some(exit::CONNECTION_FAILED)) else {
             return false;
         };
-        let _ = self.fatal.send((code, format!("{e}{}", what_to_change(e))));
+        let _ = self
+            .fatal
+            .send((self.ep, code, format!("{e}{}", what_to_change(e))));
         true
     }
 }

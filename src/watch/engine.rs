@@ -80,27 +80,77 @@ impl Clock for ScaledClock {
     }
 }
 
+/// One endpoint of a watch: a single one, or one of a fleet.
+pub struct Endpoint<'o> {
+    pub settings: WatchSettings,
+    /// The label its lines carry in a fleet; `None` for a single endpoint (lines untagged).
+    pub label: Option<String>,
+    /// Sinks of this endpoint alone (per-endpoint metrics or hooks): its lines, untagged.
+    pub extra: Sinks<'o>,
+}
+
+impl<'o> Endpoint<'o> {
+    pub fn new(settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
+        Endpoint {
+            settings,
+            label,
+            extra: Sinks::new(),
+        }
+    }
+}
+
+/// How a fleet ended: each endpoint's label and end, in the order given.
+#[derive(Debug)]
+pub struct FleetEnd {
+    pub ends: Vec<(Option<String>, WatchEnd)>,
+}
+
+impl FleetEnd {
+    /// The highest exit code of any endpoint: a signal's code (129 and up) when one stopped the
+    /// watch, else the worst endpoint's (8 permanent errors after a session, 7 database, 6
+    /// connection, 5 authentication, 3/4 `--require`, 1 capture, 0 when every endpoint is fine).
+    pub fn exit_code(&self) -> i32 {
+        self.ends
+            .iter()
+            .map(|(_, end)| end.exit_code())
+            .max()
+            .unwrap_or(exit::SUCCESS)
+    }
+}
+
 /// Runs a watch until Ctrl-C, `--duration`, `--count`, `--require` or `stop` completes.
 pub async fn watch(
     settings: &WatchSettings,
     sinks: &mut Sinks<'_>,
     stop: impl Future<Output = ()>,
-    mut notes: Option<mpsc::UnboundedReceiver<String>>,
+    notes: Option<mpsc::UnboundedReceiver<String>>,
 ) -> anyhow::Result<WatchEnd> {
-    let resolver = Arc::new(DnsResolver::new(&settings.connect.dns_options())?);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
+    let one = vec![Endpoint::new(settings.clone(), None)];
+    let mut fleet = watch_fleet(settings, one, sinks, stop, notes).await?;
+    Ok(fleet.ends.remove(0).1)
+}
+
+/// Watches every endpoint in one loop until a signal, `--duration`, `--count` or `stop`; an
+/// endpoint that fails for good (or refuses under `--require`) stops alone, the watch goes on
+/// while one is left. `common` holds what is the same for all (duration, count, heartbeat).
+///
+/// Idle work does not grow with the number of endpoints: one loop and one redraw tick (only
+/// with a countdown) for the process, one DNS poller per distinct hostname (none for an
+/// address), one resolver, and PINGs only with `--traffic`.
+pub async fn watch_fleet<'o>(
+    common: &WatchSettings,
+    endpoints: Vec<Endpoint<'o>>,
+    sinks: &mut Sinks<'_>,
+    stop: impl Future<Output = ()>,
+    mut notes: Option<mpsc::UnboundedReceiver<String>>,
+) -> anyhow::Result<FleetEnd> {
+    let resolver = Arc::new(DnsResolver::new(&common.connect.dns_options())?);
+    let (tx, mut rx) = mpsc::unbounded_channel::<(u32, Report)>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel();
-    let shared = Arc::new(Shared {
-        permits: Default::default(),
-        established: AtomicBool::new(false),
-        session_errors: AtomicU64::new(0),
-        fatal: fatal_tx,
-    });
-    let mut engine = Engine::start(settings, sinks, &resolver, &tx, &shared)?;
-    let pollers = spawn_dns_poller(settings, &resolver, &tx);
-    let mut fatal = None;
+    let mut engines = start_engines(endpoints, sinks, &resolver, &tx, &fatal_tx)?;
+    let pollers = spawn_dns_pollers(&engines, &resolver);
     let deadline = async {
-        match settings.duration {
+        match common.duration {
             Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
@@ -109,26 +159,61 @@ pub async fn watch(
     tokio::pin!(stop);
     let mut signals = Signals::install()?;
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
+    let redrawing = sinks.has_countdown();
+    let beat = common.heartbeat.unwrap_or(Duration::from_secs(3600));
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut live = engines.len();
+    let mut seen = 0u32;
     let reason = loop {
         tokio::select! {
             biased;
             // The stop conditions come before the frames: under a flood a frame is always
             // ready, and a biased select that looked at frames first would never see them.
-            reason = signals.recv() => break reason,
-            () = &mut deadline => break StopReason::Duration,
-            Some((code, message)) = fatal_rx.recv() => {
-                fatal = Some(message);
-                break StopReason::Failed(code);
+            reason = signals.recv() => {
+                // SIGHUP with a capture file: logrotate's signal to open it again.
+                if reason == StopReason::Hangup && sinks.reopen()? {
+                    continue;
+                }
+                break reason;
             }
-            _ = redraw.tick() => engine.sinks.tick(),
+            () = &mut deadline => break StopReason::Duration,
+            Some((ep, code, message)) = fatal_rx.recv() => {
+                let engine = &mut engines[ep as usize];
+                engine.fatal = Some(message);
+                if engine.end(StopReason::Failed(code)).await {
+                    live -= 1;
+                }
+                if live == 0 {
+                    break StopReason::Failed(code);
+                }
+            }
+            _ = redraw.tick(), if redrawing => sinks.tick(),
+            _ = heartbeat.tick(), if common.heartbeat.is_some() => {
+                for engine in &mut engines {
+                    engine.heartbeat(sinks)?;
+                }
+                sinks.flush()?;
+            }
             // A narrator (the demo's simulator) tells a step before its frames leave: cause first.
             Some(text) = async { notes.as_mut()?.recv().await }, if notes.is_some() => {
-                engine.sinks.note(&text)?;
+                sinks.note(&text)?;
             }
             obs = rx.recv() => {
-                let Some(report) = obs else { break StopReason::Ended };
-                if let Some(reason) = engine.take(report, rx.is_empty())? {
-                    break reason;
+                let Some((ep, report)) = obs else { break StopReason::Ended };
+                let engine = &mut engines[ep as usize];
+                let (required, notifications) = engine.take(sinks, report, rx.is_empty())?;
+                if let Some(reason) = required {
+                    if engine.end(reason).await {
+                        live -= 1;
+                    }
+                    if live == 0 {
+                        break reason;
+                    }
+                }
+                seen = seen.saturating_add(notifications);
+                if common.count.is_some_and(|n| seen >= n) {
+                    break StopReason::Count;
                 }
             }
             // The demo's end comes after its frames: the scenario's last push is part of it.
@@ -138,61 +223,189 @@ pub async fn watch(
     for t in &pollers {
         t.abort();
     }
-    engine.finish(reason, &mut rx, fatal).await
+    finish(engines, sinks, reason, &mut rx).await
 }
 
-/// The watch loop's state between observations.
-struct Engine<'w, 'o> {
+/// Starts every endpoint: its start line, its connections. What they share is made here: one
+/// backpressure bound and one dry-run limit for the process.
+fn start_engines<'o>(
+    endpoints: Vec<Endpoint<'o>>,
+    sinks: &mut Sinks<'_>,
+    resolver: &Arc<DnsResolver>,
+    tx: &mpsc::UnboundedSender<(u32, Report)>,
+    fatal: &mpsc::UnboundedSender<(u32, i32, String)>,
+) -> anyhow::Result<Vec<Engine<'o>>> {
+    let permits = Arc::new(super::connection::Backpressure::default());
+    let dry_runs = Arc::new(tokio::sync::Semaphore::new(MAX_DRY_RUNS));
+    let mut engines = Vec::with_capacity(endpoints.len());
+    for (i, ep) in endpoints.into_iter().enumerate() {
+        let shared = Arc::new(Shared {
+            permits: permits.clone(),
+            ep: i as u32,
+            established: AtomicBool::new(false),
+            session_errors: AtomicU64::new(0),
+            fatal: fatal.clone(),
+        });
+        let tx = Tx {
+            ep: i as u32,
+            tx: tx.clone(),
+        };
+        engines.push(Engine::start(ep, sinks, resolver, tx, shared, &dry_runs)?);
+    }
+    sinks.flush()?;
+    Ok(engines)
+}
+
+/// Stops the connection tasks and writes whatever they had read: a reader puts a frame in the
+/// channel before it waits for room, so once the tasks are gone the channel holds all of it (a
+/// bounded number of frames and a few other observations). No action is taken on them: the
+/// watch is ending. Then one summary per endpoint.
+async fn finish(
+    mut engines: Vec<Engine<'_>>,
+    sinks: &mut Sinks<'_>,
+    reason: StopReason,
+    rx: &mut mpsc::UnboundedReceiver<(u32, Report)>,
+) -> anyhow::Result<FleetEnd> {
+    for engine in &mut engines {
+        if let Some(members) = engine.members.take() {
+            members.stop().await;
+        }
+    }
+    // Nodes read now change nothing: the watch is ending.
+    while let Ok((ep, report)) = rx.try_recv() {
+        let Report::Seen(obs) = report else { continue };
+        let engine = &mut engines[ep as usize];
+        for line in &engine.timeline.observe(obs).lines {
+            engine.emit(sinks, line)?;
+        }
+    }
+    let signalled = matches!(
+        reason,
+        StopReason::Interrupted | StopReason::Terminated | StopReason::Hangup
+    );
+    if signalled {
+        sinks.interrupted()?;
+    }
+    let mut ends = Vec::with_capacity(engines.len());
+    for mut engine in engines {
+        if signalled {
+            engine.extra.interrupted()?;
+        }
+        // A signal stops every endpoint; otherwise one that stopped alone keeps its reason.
+        let reason = match engine.ended {
+            Some(own) if !signalled => own,
+            _ => reason,
+        };
+        let end = engine.finish(sinks, reason)?;
+        ends.push(end);
+    }
+    sinks.flush()?;
+    let capture_failed = sinks.failed();
+    for (_, end) in &mut ends {
+        end.capture_failed |= capture_failed;
+    }
+    Ok(FleetEnd { ends })
+}
+
+/// The watch loop's state for one endpoint between observations.
+struct Engine<'o> {
     /// The speed may be learnt from the simulator's HELLO reply: this copy is the one that is.
     settings: WatchSettings,
+    label: Option<String>,
+    extra: Sinks<'o>,
     timeline: Timeline,
-    sinks: &'w mut Sinks<'o>,
-    members: Membership,
+    /// When its timeline started (the heartbeat's `t`).
+    started: Instant,
+    /// `None` once the endpoint stopped.
+    members: Option<Membership>,
     resolver: Arc<DnsResolver>,
     tx: Tx,
     shared: Arc<Shared>,
     effects: Effects,
-    /// Notifications seen, for `--count`.
-    seen: u32,
     warned_speed: bool,
+    /// Why this endpoint stopped alone (`--require`, a permanent error).
+    ended: Option<StopReason>,
+    fatal: Option<String>,
+    /// Sessions up now, and whether each opted in (for the heartbeat).
+    up: std::collections::HashMap<u32, bool>,
+    notifications: u64,
+    last_notification: Option<Instant>,
 }
 
-impl<'w, 'o> Engine<'w, 'o> {
+impl<'o> Engine<'o> {
     /// Writes the start line and starts the connections.
     fn start(
-        settings: &WatchSettings,
-        sinks: &'w mut Sinks<'o>,
+        endpoint: Endpoint<'o>,
+        sinks: &mut Sinks<'_>,
         resolver: &Arc<DnsResolver>,
-        tx: &Tx,
-        shared: &Arc<Shared>,
-    ) -> anyhow::Result<Engine<'w, 'o>> {
-        let mut timeline = Timeline::new(Instant::now());
+        tx: Tx,
+        shared: Arc<Shared>,
+        dry_runs: &Arc<tokio::sync::Semaphore>,
+    ) -> anyhow::Result<Engine<'o>> {
+        let Endpoint {
+            settings,
+            label,
+            extra,
+        } = endpoint;
+        let started = Instant::now();
+        let mut timeline = Timeline::new(started);
         timeline.set_speed(settings.speed);
-        sinks
-            .line(&timeline.start_line(SystemTime::now(), &settings.connect.display_endpoint()))?;
         let spawner = Spawner {
             settings: settings.clone(),
             resolver: resolver.clone(),
             tx: tx.clone(),
             shared: shared.clone(),
         };
-        Ok(Engine {
-            settings: settings.clone(),
+        let mut engine = Engine {
+            members: Some(Membership::start(spawner, settings.connections)),
+            settings,
+            label,
+            extra,
             timeline,
-            sinks,
-            members: Membership::start(spawner, settings.connections),
+            started,
             resolver: resolver.clone(),
-            tx: tx.clone(),
-            shared: shared.clone(),
-            effects: Effects::default(),
-            seen: 0,
+            tx,
+            shared,
+            effects: Effects::new(dry_runs.clone()),
             warned_speed: false,
-        })
+            ended: None,
+            fatal: None,
+            up: Default::default(),
+            notifications: 0,
+            last_notification: None,
+        };
+        let start = engine.timeline.start_line(
+            SystemTime::now(),
+            &engine.settings.connect.display_endpoint(),
+        );
+        engine.emit(sinks, &start)?;
+        Ok(engine)
+    }
+
+    /// Hands a line to the shared sinks (tagged in a fleet) and to this endpoint's own.
+    fn emit(&mut self, sinks: &mut Sinks<'_>, line: &WatchLine) -> std::io::Result<()> {
+        sinks.line_of(self.label.as_deref(), line)?;
+        self.extra.line(line)
+    }
+
+    /// Stops this endpoint alone; whether it was still running.
+    async fn end(&mut self, reason: StopReason) -> bool {
+        let Some(members) = self.members.take() else {
+            return false;
+        };
+        self.ended = Some(reason);
+        members.stop().await;
+        true
     }
 
     /// Takes one observation through the timeline to the sinks; `idle`: nothing else is waiting.
-    /// Returns why the watch stops, if this observation stops it.
-    fn take(&mut self, report: Report, idle: bool) -> anyhow::Result<Option<StopReason>> {
+    /// Returns the `--require` stop, if this observation is one, and the notifications it held.
+    fn take(
+        &mut self,
+        sinks: &mut Sinks<'_>,
+        report: Report,
+        idle: bool,
+    ) -> anyhow::Result<(Option<StopReason>, u32)> {
         let mut obs = match report {
             Report::Seen(obs) => obs,
             Report::Nodes {
@@ -200,62 +413,106 @@ impl<'w, 'o> Engine<'w, 'o> {
                 at,
                 wall,
                 nodes,
-            } => Observation {
-                at,
-                wall,
-                conn,
-                what: self.members.nodes_read(&nodes),
-            },
+            } => {
+                let what = match &mut self.members {
+                    Some(members) => members.nodes_read(&nodes),
+                    None => return Ok((None, 0)),
+                };
+                Observation {
+                    at,
+                    wall,
+                    conn,
+                    what,
+                }
+            }
         };
         match &mut obs.what {
-            What::Connected { addr, .. } => self.members.connected(obs.conn, *addr),
+            What::Connected { addr, .. } => {
+                if let Some(members) = &mut self.members {
+                    members.connected(obs.conn, *addr);
+                }
+            }
             What::Handshake {
                 sim_speed: Some(announced),
                 ..
-            } => self.learn_speed(announced),
+            } => self.learn_speed(sinks, announced),
             _ => {}
         }
-        let required = match &obs.what {
-            What::Handshake { opt_in, .. }
-                if self.settings.require && *opt_in != OptInOutcome::Accepted =>
-            {
-                Some(required_code(*opt_in))
-            }
-            _ => None,
-        };
+        let required = self.note_state(obs.conn, &obs.what);
         if matches!(obs.what, What::Frame { .. }) {
             self.shared.permits.release();
         }
         let step = self.timeline.observe(obs);
         for line in &step.lines {
-            self.sinks.line(line)?;
+            self.emit(sinks, line)?;
         }
         // Flush when nothing else is waiting: live output stays live, and a flood is written in
         // large writes instead of one system call per line.
         if idle {
-            self.sinks.flush()?;
+            sinks.flush()?;
+            self.extra.flush()?;
         }
-        for action in step.actions {
-            self.act(action);
+        if self.members.is_some() {
+            for action in step.actions {
+                self.act(action);
+            }
         }
-        if let Some(code) = required {
-            return Ok(Some(StopReason::Required(code)));
+        if step.notifications > 0 {
+            self.notifications += u64::from(step.notifications);
+            self.last_notification = Some(Instant::now());
         }
-        self.seen += step.notifications;
-        if self.settings.count.is_some_and(|n| self.seen >= n) {
-            return Ok(Some(StopReason::Count));
+        Ok((required, step.notifications))
+    }
+
+    /// Keeps what the heartbeat reports (sessions up, opt-ins); returns the `--require` stop.
+    fn note_state(&mut self, conn: u32, what: &What) -> Option<StopReason> {
+        match what {
+            What::Handshake { opt_in, .. } => {
+                if *opt_in != OptInOutcome::AuthFailed {
+                    self.up.insert(conn, *opt_in == OptInOutcome::Accepted);
+                }
+                if self.settings.require && *opt_in != OptInOutcome::Accepted {
+                    return Some(StopReason::Required(required_code(*opt_in)));
+                }
+            }
+            What::Closed { .. } => {
+                self.up.remove(&conn);
+            }
+            _ => {}
         }
-        Ok(None)
+        None
+    }
+
+    /// `--heartbeat`: this endpoint's line.
+    fn heartbeat(&mut self, sinks: &mut Sinks<'_>) -> std::io::Result<()> {
+        let now = Instant::now();
+        let secs = |d: Duration| (d.as_secs_f64() * 1e3).round() / 1e3;
+        let beat = WatchLine::Heartbeat(line::Heartbeat {
+            v: crate::record::SCHEMA_VERSION,
+            t: secs(now.saturating_duration_since(self.started)),
+            at: crate::record::wall(SystemTime::now()),
+            conns: self.members.as_ref().map_or(0, |m| m.len() as u32),
+            up: self.up.len() as u32,
+            opted_in: self.up.values().filter(|&&accepted| accepted).count() as u32,
+            notifications: self.notifications,
+            since_notification_s: self
+                .last_notification
+                .map(|at| secs(now.saturating_duration_since(at))),
+        });
+        self.emit(sinks, &beat)
     }
 
     /// The simulator announced its speed: adopted unless `--sim-speed` was given.
-    fn learn_speed(&mut self, announced: &mut SimSpeed) {
+    fn learn_speed(&mut self, sinks: &mut Sinks<'_>, announced: &mut SimSpeed) {
         let speed = announced.announced;
         let settings = &mut self.settings;
         if !settings.speed_given && speed != settings.speed {
             settings.speed = speed;
             self.timeline.set_speed(speed);
-            self.sinks.set_speed(speed);
+            // The countdown is shown for a single endpoint only.
+            if self.label.is_none() {
+                sinks.set_speed(speed);
+            }
         }
         announced.used = settings.speed;
         announced.given = settings.speed_given;
@@ -275,8 +532,9 @@ impl<'w, 'o> Engine<'w, 'o> {
             sources,
         } = action
         {
-            self.members
-                .refresh(self.settings.speed, conn, event, sources);
+            if let Some(members) = &self.members {
+                members.refresh(self.settings.speed, conn, event, sources);
+            }
             return;
         }
         act(
@@ -288,90 +546,83 @@ impl<'w, 'o> Engine<'w, 'o> {
         );
     }
 
-    /// Stops the connection tasks and writes whatever they had read: a reader puts a frame in
-    /// the channel before it waits for room, so once the tasks are gone the channel holds all of
-    /// it (a bounded number of frames and a few other observations). No action is taken on them:
-    /// the watch is ending. Then the summary.
-    async fn finish(
-        self,
+    /// The summary of this endpoint, and how it ended.
+    fn finish(
+        mut self,
+        sinks: &mut Sinks<'_>,
         reason: StopReason,
-        rx: &mut mpsc::UnboundedReceiver<Report>,
-        fatal: Option<String>,
-    ) -> anyhow::Result<WatchEnd> {
-        let Engine {
-            mut timeline,
-            sinks,
-            members,
-            shared,
-            effects,
-            ..
-        } = self;
-        members.stop().await;
-        // Nodes read now change nothing: the watch is ending.
-        while let Ok(report) = rx.try_recv() {
-            let Report::Seen(obs) = report else { continue };
-            for line in &timeline.observe(obs).lines {
-                sinks.line(line)?;
-            }
-        }
-        if matches!(
-            reason,
-            StopReason::Interrupted | StopReason::Terminated | StopReason::Hangup
-        ) {
-            sinks.interrupted()?;
-        }
-        let session_errors = shared.session_errors.load(Ordering::Acquire);
-        let mut summary = timeline.summary(Instant::now(), SystemTime::now(), reason.name());
+    ) -> anyhow::Result<(Option<String>, WatchEnd)> {
+        let session_errors = self.shared.session_errors.load(Ordering::Acquire);
+        let mut summary = self
+            .timeline
+            .summary(Instant::now(), SystemTime::now(), reason.name());
         if let WatchLine::Summary(line::Summary { notes, .. }) = &mut summary {
-            notes.skipped_dry_runs = effects.skipped;
-            notes.capped_windows = effects.capped;
+            notes.skipped_dry_runs = self.effects.skipped;
+            notes.capped_windows = self.effects.capped;
             notes.session_errors = session_errors;
         }
-        sinks.line(&summary)?;
-        sinks.flush()?;
-        Ok(WatchEnd {
+        self.emit(sinks, &summary)?;
+        self.extra.flush()?;
+        let end = WatchEnd {
             reason,
-            established: shared.established.load(Ordering::Acquire),
+            established: self.shared.established.load(Ordering::Acquire),
             session_errors,
-            fatal,
-            capture_failed: sinks.failed(),
-        })
+            fatal: self.fatal.take(),
+            capture_failed: self.extra.failed(),
+        };
+        Ok((self.label, end))
     }
 }
 
-/// The DNS poller of the endpoint's hostname (none for an address or with `--no-dns`).
-fn spawn_dns_poller(
-    settings: &WatchSettings,
+/// The DNS pollers: one per distinct hostname watched (none for an address or with
+/// `--no-dns`), each change told to every endpoint of that name.
+fn spawn_dns_pollers(
+    engines: &[Engine<'_>],
     resolver: &Arc<DnsResolver>,
-    tx: &Tx,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let host = settings.connect.host().to_string();
-    if !settings.dns || host.parse::<IpAddr>().is_ok() {
-        return Vec::new();
-    }
-    let (dtx, mut drx) = mpsc::unbounded_channel();
-    let poller = dns::spawn_poller_bounded(
-        resolver.clone(),
-        host.clone(),
-        settings.dns_interval.div_f64(settings.speed),
-        settings.connect.dns_options().timeout,
-        dtx,
-    );
-    let tx = tx.clone();
-    let forward = tokio::spawn(async move {
-        while let Some(ev) = drx.recv().await {
-            let _ = tx.send(Report::Seen(Observation {
-                at: ev.at.into_std(),
-                wall: SystemTime::now(),
-                conn: 0,
-                what: What::Dns {
-                    host: host.clone(),
-                    kind: ev.kind,
-                },
-            }));
+    let mut hosts: std::collections::BTreeMap<String, (Duration, Duration, Vec<Tx>)> =
+        Default::default();
+    for e in engines {
+        let settings = &e.settings;
+        let host = settings.connect.host();
+        if !settings.dns || host.parse::<IpAddr>().is_ok() {
+            continue;
         }
-    });
-    vec![poller, forward]
+        let interval = settings.dns_interval.div_f64(settings.speed);
+        let timeout = settings.connect.dns_options().timeout;
+        hosts
+            .entry(host.to_string())
+            .or_insert_with(|| (interval, timeout, Vec::new()))
+            .2
+            .push(e.tx.clone());
+    }
+    let mut tasks = Vec::new();
+    for (host, (interval, timeout, txs)) in hosts {
+        let (dtx, mut drx) = mpsc::unbounded_channel();
+        tasks.push(dns::spawn_poller_bounded(
+            resolver.clone(),
+            host.clone(),
+            interval,
+            timeout,
+            dtx,
+        ));
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = drx.recv().await {
+                for tx in &txs {
+                    let _ = tx.send(Report::Seen(Observation {
+                        at: ev.at.into_std(),
+                        wall: SystemTime::now(),
+                        conn: 0,
+                        what: What::Dns {
+                            host: host.clone(),
+                            kind: ev.kind.clone(),
+                        },
+                    }));
+                }
+            }
+        }));
+    }
+    tasks
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP.
@@ -465,10 +716,11 @@ struct Effects {
     capped: u64,
 }
 
-impl Default for Effects {
-    fn default() -> Self {
+impl Effects {
+    /// `dry_runs` is shared by every endpoint: the bound is on the process.
+    fn new(dry_runs: Arc<tokio::sync::Semaphore>) -> Effects {
         Effects {
-            dry_runs: Arc::new(tokio::sync::Semaphore::new(MAX_DRY_RUNS)),
+            dry_runs,
             skipped: 0,
             capped: 0,
         }
@@ -566,6 +818,45 @@ mod tests {
             capture_failed: false,
         }
         .exit_code()
+    }
+
+    #[test]
+    fn a_fleet_exits_with_its_worst_endpoint() {
+        let one = |reason, established, errors| WatchEnd {
+            reason,
+            established,
+            session_errors: errors,
+            fatal: None,
+            capture_failed: false,
+        };
+        let fleet = |ends: Vec<WatchEnd>| {
+            super::FleetEnd {
+                ends: ends.into_iter().map(|e| (None, e)).collect(),
+            }
+            .exit_code()
+        };
+        assert_eq!(
+            fleet(vec![
+                one(StopReason::Duration, true, 0),
+                one(StopReason::Duration, true, 0)
+            ]),
+            exit::SUCCESS
+        );
+        assert_eq!(
+            fleet(vec![
+                one(StopReason::Duration, true, 0),
+                one(StopReason::Failed(exit::AUTH_FAILED), false, 0),
+                one(StopReason::Duration, false, 0),
+            ]),
+            exit::AUTH_FAILED.max(exit::CONNECTION_FAILED)
+        );
+        assert_eq!(
+            fleet(vec![
+                one(StopReason::Interrupted, true, 0),
+                one(StopReason::Interrupted, false, 0)
+            ]),
+            exit::INTERRUPTED
+        );
     }
 
     #[test]

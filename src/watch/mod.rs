@@ -17,5 +17,10 @@ mod engine;
 mod settings;
 
 pub use connection::{Backoff, HEALTHY_SESSION};
-pub use engine::{watch, StopReason, WatchEnd, MAX_DRY_RUNS, MAX_DRY_RUN_WINDOW_S};
-pub use settings::{CaptureMode, ClusterMode, WatchSettings, TRAFFIC_FLOOR};
+pub use engine::{
+    watch, watch_fleet, Endpoint, FleetEnd, StopReason, WatchEnd, MAX_DRY_RUNS,
+    MAX_DRY_RUN_WINDOW_S,
+};
+pub use settings::{
+    fleet_from_args, labels, CaptureMode, ClusterMode, WatchSettings, TRAFFIC_FLOOR,
+};

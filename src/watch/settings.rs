@@ -7,7 +7,7 @@ use crate::conn::ConnectOptions;
 use crate::output::countdown::Countdown;
 use crate::output::human::{self, Style};
 pub use crate::output::sink::CaptureMode;
-use crate::output::sink::{self, CaptureFile, Sinks};
+use crate::output::sink::{self, CaptureFile, Rotation, Sinks};
 use std::time::Duration;
 
 /// Everything the watch needs, validated, free of clap.
@@ -47,6 +47,10 @@ pub struct WatchSettings {
     pub cluster: ClusterMode,
     /// With a cluster, watch the masters only.
     pub masters_only: bool,
+    /// `--heartbeat`: a heartbeat line this often.
+    pub heartbeat: Option<Duration>,
+    /// `--capture-max-size`, `--capture-keep`.
+    pub rotation: Option<Rotation>,
 }
 
 /// Whether to watch a whole cluster.
@@ -86,6 +90,8 @@ impl WatchSettings {
             tracking: false,
             cluster: ClusterMode::Auto,
             masters_only: false,
+            heartbeat: None,
+            rotation: None,
         }
     }
 
@@ -94,7 +100,8 @@ impl WatchSettings {
     pub fn sinks<'a>(&self, out: impl std::io::Write + 'a) -> anyhow::Result<Sinks<'a>> {
         let mut sinks = Sinks::new();
         if let Some(path) = &self.capture {
-            sinks.add(Box::new(CaptureFile::open(path, self.capture_mode)?));
+            let capture = CaptureFile::open(path, self.capture_mode)?.rotating(self.rotation);
+            sinks.add(Box::new(capture));
         }
         let style = Style {
             color: self.color,
@@ -116,7 +123,7 @@ impl WatchSettings {
         if args.count == Some(0) {
             anyhow::bail!("--count must be at least 1");
         }
-        let connect = match &args.url {
+        let connect = match args.urls.first() {
             Some(url) => {
                 let config = args.connect.config();
                 let options = config.options_for(url)?;
@@ -161,6 +168,11 @@ impl WatchSettings {
                 ClusterMode::Auto
             },
             masters_only: args.masters_only,
+            heartbeat: args.heartbeat,
+            rotation: args.capture_max_size.map(|max_size| Rotation {
+                max_size,
+                keep: args.capture_keep,
+            }),
         })
     }
 }
@@ -180,4 +192,86 @@ fn traffic_floor(interval: Duration) -> Duration {
         return TRAFFIC_FLOOR;
     }
     interval
+}
+
+/// The endpoints of a fleet (several URLs, or `--from FILE` as `probe --from` reads it), each
+/// with its label and the settings of `base` for its own endpoint; `None` for one endpoint.
+/// A bad line in the file is a usage error naming the line (a watch meant to run for days does
+/// not start with an endpoint silently left out).
+pub fn fleet_from_args(
+    args: &WatchArgs,
+    base: &WatchSettings,
+) -> anyhow::Result<Option<Vec<(String, WatchSettings)>>> {
+    let mut urls = args.urls.clone();
+    if let Some(from) = &args.from {
+        let (text, source) = if from == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| anyhow::anyhow!("--from -: cannot read standard input: {e}"))?;
+            (text, "standard input".to_string())
+        } else {
+            let text =
+                std::fs::read_to_string(from).map_err(|e| anyhow::anyhow!("--from {from}: {e}"))?;
+            (text, from.clone())
+        };
+        let list = crate::conn::probe::parse_endpoint_list(&text, &source);
+        if let Some(e) = list.errors.into_iter().next() {
+            return Err(anyhow::Error::new(e).context("--from"));
+        }
+        if list.urls.is_empty() {
+            return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
+                format!("--from: no endpoint in {source}"),
+            )));
+        }
+        urls.extend(list.urls);
+    }
+    if urls.len() < 2 && args.from.is_none() {
+        return Ok(None);
+    }
+    let config = args.connect.config();
+    let mut options = Vec::with_capacity(urls.len());
+    for url in &urls {
+        options.push(config.options_for(url)?);
+    }
+    config.check_tls_flags_apply(&options)?;
+    let labels = labels(&options);
+    Ok(Some(
+        options
+            .into_iter()
+            .zip(labels)
+            .map(|(connect, label)| {
+                (
+                    label,
+                    WatchSettings {
+                        connect,
+                        ..base.clone()
+                    },
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// Short labels for a fleet's lines: `host:port`, with `#2`, `#3` for repeats.
+/// Made of the host, port and database only: never a user or a password.
+pub fn labels(options: &[ConnectOptions]) -> Vec<String> {
+    let mut seen: std::collections::HashMap<String, u32> = Default::default();
+    options
+        .iter()
+        .map(|o| {
+            let host = o.host();
+            let mut label = if host.contains(':') {
+                format!("[{host}]:{}", o.port())
+            } else {
+                format!("{host}:{}", o.port())
+            };
+            label.retain(|c| !c.is_control() && !c.is_whitespace());
+            let n = seen.entry(label.clone()).or_insert(0);
+            *n += 1;
+            if *n > 1 {
+                label = format!("{label}#{n}");
+            }
+            label
+        })
+        .collect()
 }
