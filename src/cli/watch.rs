@@ -106,6 +106,8 @@ pub struct WatchArgs {
     /// always shown; the summary has the latency figures).
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub service: super::service::ServiceArgs,
 }
 
 /// A speed factor: a finite number above zero (clap names the flag in its error and exits 2).

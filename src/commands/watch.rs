@@ -2,6 +2,7 @@
 //! engine in [`crate::watch`] does the rest.
 
 use crate::cli::watch::WatchArgs;
+use crate::service::Services;
 use crate::watch::{self, StopReason, WatchSettings};
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
@@ -18,8 +19,13 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let services = Services::start(&settings.service, settings.connect.password_text())?;
     let mut sinks = settings.sinks(out)?;
+    services.add_endpoint_sinks(&mut sinks, &settings.connect);
     let end = watch::watch(&settings, &mut sinks, std::future::pending::<()>(), None).await?;
+    // The hooks' queue closes with their sinks; then the last runs are waited for.
+    drop(sinks);
+    services.finish().await;
     if let Some(message) = &end.fatal {
         eprintln!("maintwatch: {message}");
     }

@@ -47,6 +47,8 @@ pub struct WatchSettings {
     pub cluster: ClusterMode,
     /// With a cluster, watch the masters only.
     pub masters_only: bool,
+    /// `--metrics` and `--exec`: what runs beside the watch (`crate::service`).
+    pub service: crate::service::ServiceSettings,
 }
 
 /// Whether to watch a whole cluster.
@@ -86,6 +88,7 @@ impl WatchSettings {
             tracking: false,
             cluster: ClusterMode::Auto,
             masters_only: false,
+            service: Default::default(),
         }
     }
 
@@ -161,6 +164,7 @@ impl WatchSettings {
                 ClusterMode::Auto
             },
             masters_only: args.masters_only,
+            service: crate::service::ServiceSettings::from_args(&args.service)?,
         })
     }
 }
