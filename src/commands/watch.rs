@@ -20,6 +20,12 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let services = Services::start(&settings.service, settings.connect.password_text())?;
+    if let Some(server) = &services.server {
+        eprintln!(
+            "maintwatch: metrics at http://{}/metrics",
+            server.local_addr()
+        );
+    }
     let mut sinks = settings.sinks(out)?;
     services.add_endpoint_sinks(&mut sinks, &settings.connect);
     let end = watch::watch(&settings, &mut sinks, std::future::pending::<()>(), None).await?;
