@@ -272,6 +272,17 @@ async fn scraped_metrics_hold_what_the_lines_say_through_a_moving_and_its_close(
         "{openmetrics}"
     );
 
+    // Every family exposed is documented.
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/metrics.md")).unwrap();
+    for help in after.lines().filter_map(|l| l.strip_prefix("# HELP ")) {
+        let name = help.split(' ').next().unwrap();
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/metrics.md lacks `{name}`"
+        );
+    }
+
     if let Some(bin) = scrape::promtool("scraped_metrics_hold_what_the_lines_say") {
         scrape::promtool_check(&bin, &during);
         scrape::promtool_check(&bin, &after);
