@@ -40,15 +40,12 @@ fn maintenance(port: u16) -> Vec<WatchLine> {
     let Ok(Scan::Frame(frame, _)) = Scanner::default().scan(raw) else {
         unreachable!("a valid frame")
     };
-    let (at, rel) = (
-        "2026-11-30T00:00:00.000000Z".to_string(),
-        |s: f64| {
-            Some(Rel {
-                to: "MOVING seq 0".into(),
-                s,
-            })
-        },
-    );
+    let (at, rel) = ("2026-11-30T00:00:00.000000Z".to_string(), |s: f64| {
+        Some(Rel {
+            to: "MOVING seq 0".into(),
+            s,
+        })
+    });
     let connected = |session| {
         WatchLine::Connected(line::Connected {
             v: 1,
