@@ -74,8 +74,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
         let metrics = Arc::clone(&metrics);
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
-                let response = respond(&metrics, &req);
-                async move { Ok::<_, Infallible>(response) }
+                let metrics = Arc::clone(&metrics);
+                async move { Ok::<_, Infallible>(answer(metrics, req).await) }
             });
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
@@ -89,27 +89,44 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
     }
 }
 
-fn respond<B>(metrics: &Metrics, req: &Request<B>) -> Response<Full<Bytes>> {
+/// What a request gets: the metrics in one format, or a ready answer (404, 405).
+enum Route {
+    Metrics { openmetrics: bool },
+    Answer(Response<Full<Bytes>>),
+}
+
+fn route<B>(req: &Request<B>) -> Route {
     if req.uri().path() != "/metrics" {
-        return plain(
+        return Route::Answer(plain(
             StatusCode::NOT_FOUND,
             "not found: the metrics are at /metrics\n",
-        );
+        ));
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n");
         r.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return r;
+        return Route::Answer(r);
     }
-    let openmetrics = wants_openmetrics(req.headers().get(ACCEPT));
-    let (body, content_type) = if openmetrics {
-        (metrics.encode(true), OPENMETRICS)
+    Route::Metrics {
+        openmetrics: wants_openmetrics(req.headers().get(ACCEPT)),
+    }
+}
+
+/// Encoding 1,000 endpoints' series takes milliseconds of CPU: done on the blocking pool, so the
+/// runtime's workers (the connections' readers) are not held up by a scrape.
+async fn answer<B>(metrics: Arc<Metrics>, req: Request<B>) -> Response<Full<Bytes>> {
+    let openmetrics = match route(&req) {
+        Route::Answer(r) => return r,
+        Route::Metrics { openmetrics } => openmetrics,
+    };
+    let Ok(body) = tokio::task::spawn_blocking(move || metrics.encode(openmetrics)).await else {
+        return plain(StatusCode::INTERNAL_SERVER_ERROR, "encoding failed\n");
+    };
+    let content_type = if openmetrics {
+        OPENMETRICS
     } else {
-        (
-            metrics.encode(false),
-            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
-        )
+        prometheus_client::encoding::prometheus_text::CONTENT_TYPE
     };
     let mut r = Response::new(Full::new(Bytes::from(body)));
     r.headers_mut()
@@ -164,7 +181,6 @@ mod tests {
 
     #[test]
     fn only_get_and_head_of_metrics_are_served() {
-        let m = Metrics::new();
         let req = |method: Method, path: &str| {
             Request::builder()
                 .method(method)
@@ -172,9 +188,13 @@ mod tests {
                 .body(())
                 .unwrap()
         };
-        assert_eq!(respond(&m, &req(Method::GET, "/metrics")).status(), 200);
-        assert_eq!(respond(&m, &req(Method::HEAD, "/metrics")).status(), 200);
-        assert_eq!(respond(&m, &req(Method::GET, "/")).status(), 404);
-        assert_eq!(respond(&m, &req(Method::POST, "/metrics")).status(), 405);
+        let status = |r: Route| match r {
+            Route::Metrics { .. } => StatusCode::OK,
+            Route::Answer(r) => r.status(),
+        };
+        assert_eq!(status(route(&req(Method::GET, "/metrics"))), 200);
+        assert_eq!(status(route(&req(Method::HEAD, "/metrics"))), 200);
+        assert_eq!(status(route(&req(Method::GET, "/"))), 404);
+        assert_eq!(status(route(&req(Method::POST, "/metrics"))), 405);
     }
 }
