@@ -517,7 +517,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose"
+            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --metrics --exec --exec-on --exec-timeout"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -657,6 +657,22 @@ _maintwatch() {
                     ;;
                 --time-format)
                     COMPREPLY=($(compgen -W "compact full rfc3339" -- "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-on)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -74,6 +74,10 @@ never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l time-format -d 'How a line\'s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)' -r -f -a "compact\t'Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns'
 full\t'Local time to the microsecond, `HH:MM:SS.ffffff`'
 rfc3339\t'The line\'s own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines)'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l metrics -d 'Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): the Prometheus text format, or OpenMetrics when the scraper asks for it (docs/metrics.md)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec -d 'Run CMD with `sh -c` for each line an operator alerts on (repeatable): the JSON line on its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in its environment, never the password. At most 4 run at once; a slow or failing hook never delays the watch' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec-on -d 'The line types that run --exec (comma list of JSON `type`s, or `all`). Default: maintenance notifications, socket closes, DNS changes, opt-in outcomes, dry-runs and verdicts' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec-timeout -d 'Kill a hook (its process group) still running after this long' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'

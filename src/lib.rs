@@ -18,6 +18,7 @@ pub mod output;
 pub mod pcap;
 pub mod record;
 pub mod resp;
+pub mod service;
 pub mod sim;
 pub mod timeline;
 pub mod watch;

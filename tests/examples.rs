@@ -383,6 +383,8 @@ impl Stage {
             ),
             ("127.0.0.1:5353", dns.to_string()),
             ("127.0.0.1:DNSPORT", dns.to_string()),
+            // `--metrics`: a port the system picks, never one something else may hold.
+            ("127.0.0.1:9464", "127.0.0.1:0".to_string()),
         ] {
             c = c.replace(from, &to);
         }

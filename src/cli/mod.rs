@@ -5,6 +5,7 @@ pub mod connect;
 pub mod decide;
 pub mod pcap;
 pub mod probe;
+pub mod service;
 pub mod simulate;
 pub mod watch;
 

@@ -125,6 +125,8 @@ pub struct WatchArgs {
     /// always shown; the summary has the latency figures).
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub service: super::service::ServiceArgs,
 }
 
 /// A duration above zero (an interval of zero would be a busy loop).

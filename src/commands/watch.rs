@@ -3,6 +3,7 @@
 //! URLs or `--from FILE`) in one process.
 
 use crate::cli::watch::WatchArgs;
+use crate::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
@@ -31,12 +32,22 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    if settings.service.metrics.is_some() {
+        refuse_shared_series(fleet.as_deref())?;
+    }
+    let services = Services::start(&settings.service, settings.connect.password_text())?;
+    if let Some(server) = &services.server {
+        eprintln!(
+            "maintwatch: metrics at http://{}/metrics",
+            server.local_addr()
+        );
+    }
     let mut sinks = settings.sinks(out)?;
     let endpoints: Vec<Endpoint> = match fleet {
-        None => vec![endpoint(settings.clone(), None)],
+        None => vec![endpoint(&services, settings.clone(), None)],
         Some(fleet) => fleet
             .into_iter()
-            .map(|(label, s)| endpoint(s, Some(label)))
+            .map(|(label, s)| endpoint(&services, s, Some(label)))
             .collect(),
     };
     let end = watch::watch_fleet(
@@ -47,6 +58,9 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         None,
     )
     .await?;
+    // The hooks' queue closes with their sinks; then the last runs are waited for.
+    drop(sinks);
+    services.finish().await;
     for (label, one) in &end.ends {
         report(label.as_deref(), one);
     }
@@ -55,8 +69,37 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
 
 /// One endpoint of the watch, with the sinks that serve it alone: where a per-endpoint
 /// destination (metrics, hooks) is added, one sink per endpoint, getting its lines untagged.
-fn endpoint<'o>(settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
-    Endpoint::new(settings, label)
+fn endpoint<'o>(
+    services: &Services,
+    settings: WatchSettings,
+    label: Option<String>,
+) -> Endpoint<'o> {
+    let mut endpoint = Endpoint::new(settings, label);
+    services.add_endpoint_sinks(
+        &mut endpoint.extra,
+        &endpoint.settings.connect,
+        endpoint.label.as_deref(),
+    );
+    endpoint
+}
+
+/// Metrics are labelled by server address and port: two endpoints of a fleet on the same
+/// `host:port` (another db, another user) would overwrite each other's gauges, so they are
+/// refused rather than shown wrong.
+fn refuse_shared_series(fleet: Option<&[(String, WatchSettings)]>) -> anyhow::Result<()> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (label, s) in fleet.unwrap_or_default() {
+        let key = (s.connect.host().to_string(), s.connect.port());
+        if let Some(first) = seen.insert(key, label) {
+            return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
+                format!(
+                    "--metrics: endpoints {first} and {label} share a server address and port; \
+                 metrics are per address and port, so watch them in separate processes"
+                ),
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// What stderr says about how an endpoint ended.

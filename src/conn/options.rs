@@ -376,6 +376,12 @@ impl ConnectOptions {
         self.password.is_some()
     }
 
+    /// The password itself, for the one use that needs the text outside a handshake: keeping it
+    /// out of what `--exec` hooks inherit.
+    pub(crate) fn password_text(&self) -> Option<&str> {
+        self.password.as_ref().map(Secret::expose)
+    }
+
     pub fn db(&self) -> u32 {
         self.db
     }

@@ -51,6 +51,8 @@ pub struct WatchSettings {
     pub heartbeat: Option<Duration>,
     /// `--capture-max-size`, `--capture-keep`.
     pub rotation: Option<Rotation>,
+    /// `--metrics` and `--exec`: what runs beside the watch (`crate::service`).
+    pub service: crate::service::ServiceSettings,
 }
 
 /// Whether to watch a whole cluster.
@@ -92,6 +94,7 @@ impl WatchSettings {
             masters_only: false,
             heartbeat: None,
             rotation: None,
+            service: Default::default(),
         }
     }
 
@@ -173,6 +176,7 @@ impl WatchSettings {
                 max_size,
                 keep: args.capture_keep,
             }),
+            service: crate::service::ServiceSettings::from_args(&args.service)?,
         })
     }
 }

@@ -1,0 +1,466 @@
+//! `watch --exec CMD`: a command run (with `sh -c`) for each line an operator alerts on, with the
+//! JSON line on its standard input and `MAINTWATCH_TYPE`, `MAINTWATCH_EVENT` and
+//! `MAINTWATCH_ENDPOINT` in its environment.
+//!
+//! A hook must never slow the watch: the sink only queues a run (`try_send`; a full queue drops
+//! and counts it), a dispatcher task starts at most [`CONCURRENCY`] at once, and each run is
+//! killed (its whole process group) when it outlives `--exec-timeout`. Failures are reported on
+//! stderr, sanitised, naming the hook by its position (its text may hold a webhook token), and
+//! counted in `maintwatch_hook_runs_total`. The hook's environment is the watch's without the
+//! password: `REDISCLI_AUTH`, and any variable holding the password, are removed.
+
+use super::metrics::HookResult;
+use crate::notification::Classified;
+use crate::output::sink::Sink;
+use crate::record::{DnsEvent, WatchLine};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use std::collections::{BTreeSet, HashSet};
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, Semaphore};
+
+/// Hook runs at once.
+pub const CONCURRENCY: usize = 4;
+/// Lines waiting for a free run; past it a line's runs are dropped and counted.
+pub const QUEUE: usize = 256;
+/// What of a failing hook's stderr is kept for the report.
+const STDERR_KEPT: usize = 4096;
+
+/// Every line type, as `--exec-on` names them (the JSON `type`).
+pub const LINE_TYPES: [&str; 15] = [
+    "start",
+    "connected",
+    "connect_failed",
+    "handshake",
+    "push",
+    "malformed",
+    "closed",
+    "dns",
+    "handoff",
+    "verdict",
+    "advertised",
+    "ping",
+    "topology",
+    "summary",
+    "heartbeat",
+];
+
+/// Which lines run the hooks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecOn {
+    /// The ones an operator alerts on: maintenance notifications, socket closes, DNS changes,
+    /// opt-in outcomes (first reports, not repeats), dry-run decisions and verdicts.
+    Alerting,
+    /// Every line of these types.
+    Types(BTreeSet<&'static str>),
+}
+
+impl ExecOn {
+    /// Parses `--exec-on` values (each a comma list; `all` is every type).
+    pub fn parse(values: &[String]) -> anyhow::Result<ExecOn> {
+        if values.is_empty() {
+            return Ok(ExecOn::Alerting);
+        }
+        let mut types = BTreeSet::new();
+        for name in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
+            if name == "all" {
+                types.extend(LINE_TYPES);
+            } else if let Some(t) = LINE_TYPES.iter().find(|t| **t == name) {
+                types.insert(*t);
+            } else {
+                anyhow::bail!(
+                    "--exec-on: {:?} is not a line type (one of: all, {})",
+                    crate::escape::sanitize(name),
+                    LINE_TYPES.join(", ")
+                );
+            }
+        }
+        Ok(ExecOn::Types(types))
+    }
+
+    fn wants(&self, line: &WatchLine) -> bool {
+        match self {
+            ExecOn::Types(types) => types.contains(type_name(line)),
+            ExecOn::Alerting => match line {
+                WatchLine::Push(p) => matches!(p.frame.parsed, Classified::Maintenance(_)),
+                WatchLine::Dns(d) => d.event == DnsEvent::Changed || d.ours.is_some(),
+                WatchLine::Handshake(h) => h.repeat_of.is_none(),
+                WatchLine::Closed(_) | WatchLine::Handoff(_) | WatchLine::Verdict(_) => true,
+                _ => false,
+            },
+        }
+    }
+}
+
+/// The line's JSON `type`.
+pub fn type_name(line: &WatchLine) -> &'static str {
+    match line {
+        WatchLine::Start(_) => "start",
+        WatchLine::Connected(_) => "connected",
+        WatchLine::ConnectFailed(_) => "connect_failed",
+        WatchLine::Handshake(_) => "handshake",
+        WatchLine::Push(_) => "push",
+        WatchLine::Malformed(_) => "malformed",
+        WatchLine::Closed(_) => "closed",
+        WatchLine::Dns(_) => "dns",
+        WatchLine::Handoff(_) => "handoff",
+        WatchLine::Verdict(_) => "verdict",
+        WatchLine::Advertised(_) => "advertised",
+        WatchLine::Ping(_) => "ping",
+        WatchLine::Topology(_) => "topology",
+        WatchLine::Summary(_) => "summary",
+        WatchLine::Heartbeat(_) => "heartbeat",
+    }
+}
+
+/// The event a line is about (`MOVING seq 3`), or empty.
+fn event_of(line: &WatchLine) -> String {
+    match line {
+        WatchLine::Push(p) => match &p.frame.parsed {
+            Classified::Maintenance(n) => n.event_name(),
+            _ => p.rel.as_ref().map(|r| r.to.clone()).unwrap_or_default(),
+        },
+        WatchLine::Handoff(h) => h.event.clone(),
+        WatchLine::Verdict(v) => v.event.clone(),
+        WatchLine::Closed(l) => l.rel.as_ref().map(|r| r.to.clone()).unwrap_or_default(),
+        WatchLine::Dns(l) => l.rel.as_ref().map(|r| r.to.clone()).unwrap_or_default(),
+        WatchLine::Connected(l) => l.rel.as_ref().map(|r| r.to.clone()).unwrap_or_default(),
+        WatchLine::Advertised(l) => l.rel.as_ref().map(|r| r.to.clone()).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// `--exec`, `--exec-on`, `--exec-timeout`, validated.
+#[derive(Debug, Clone)]
+pub struct HookSettings {
+    pub commands: Vec<String>,
+    pub on: ExecOn,
+    pub timeout: Duration,
+}
+
+/// One line to hand to every hook.
+struct Job {
+    json: Arc<str>,
+    kind: &'static str,
+    event: String,
+    endpoint: Arc<str>,
+}
+
+struct Shared {
+    commands: Vec<String>,
+    timeout: Duration,
+    counters: Family<HookResult, Counter>,
+    /// Variables the hooks must not inherit (the password's).
+    hidden: Vec<OsString>,
+    /// Process groups of the runs in progress, killed if the watch ends before they do.
+    running: Mutex<HashSet<i32>>,
+    warned_full: AtomicBool,
+}
+
+impl Shared {
+    fn count(&self, result: &'static str) {
+        self.counters.get_or_create(&HookResult { result }).inc();
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashSet<i32>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The hook runner shared by every endpoint: the queue, the concurrency limit, the counters.
+pub struct Hooks {
+    tx: mpsc::Sender<Job>,
+    on: ExecOn,
+    shared: Arc<Shared>,
+    dispatcher: tokio::task::JoinHandle<()>,
+}
+
+impl Hooks {
+    /// Starts the dispatcher on the current runtime. `password`: variables with this value are
+    /// removed from the hooks' environment (`REDISCLI_AUTH` always is).
+    pub fn start(
+        settings: &HookSettings,
+        counters: Family<HookResult, Counter>,
+        password: Option<&str>,
+    ) -> Hooks {
+        let hidden = std::env::vars_os()
+            .filter(|(k, v)| k == "REDISCLI_AUTH" || password.is_some_and(|p| v == p))
+            .map(|(k, _)| k)
+            .collect();
+        let shared = Arc::new(Shared {
+            commands: settings.commands.clone(),
+            timeout: settings.timeout,
+            counters,
+            hidden,
+            running: Mutex::new(HashSet::new()),
+            warned_full: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let dispatcher = tokio::spawn(dispatch(rx, Arc::clone(&shared)));
+        Hooks {
+            tx,
+            on: settings.on.clone(),
+            shared,
+            dispatcher,
+        }
+    }
+
+    /// The sink of one endpoint: `endpoint` is what `MAINTWATCH_ENDPOINT` says (never with a
+    /// password: `ConnectOptions::display_endpoint`).
+    pub fn endpoint_sink(&self, endpoint: &str) -> HookSink {
+        HookSink {
+            tx: self.tx.clone(),
+            on: self.on.clone(),
+            shared: Arc::clone(&self.shared),
+            endpoint: Arc::from(endpoint),
+        }
+    }
+
+    /// After the watch (its sinks dropped): lets the queued and running hooks finish, for at
+    /// most `--exec-timeout`; what is still running then is killed.
+    pub async fn finish(self) {
+        let Hooks {
+            tx,
+            shared,
+            mut dispatcher,
+            ..
+        } = self;
+        drop(tx);
+        if tokio::time::timeout(shared.timeout, &mut dispatcher)
+            .await
+            .is_err()
+        {
+            dispatcher.abort();
+            let groups: Vec<i32> = shared.running().drain().collect();
+            for pgid in &groups {
+                kill_group(*pgid);
+            }
+            if !groups.is_empty() {
+                eprintln!(
+                    "maintwatch: --exec: {} hook run(s) still going when the watch ended were killed",
+                    groups.len()
+                );
+            }
+        }
+    }
+}
+
+/// Takes queued lines in order and starts each hook on each, at most [`CONCURRENCY`] at once;
+/// returns when the queue is closed and every run it started has ended.
+async fn dispatch(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
+    let slots = Arc::new(Semaphore::new(CONCURRENCY));
+    while let Some(job) = rx.recv().await {
+        let job = Arc::new(job);
+        for index in 0..shared.commands.len() {
+            let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+                return;
+            };
+            let (job, shared) = (Arc::clone(&job), Arc::clone(&shared));
+            tokio::spawn(async move {
+                let result = run(&shared, index, &job).await;
+                shared.count(result);
+                drop(slot);
+            });
+        }
+    }
+    let _ = slots.acquire_many(CONCURRENCY as u32).await;
+}
+
+/// One run of hook `index` (0-based) on `job`; the result's name for the counter.
+async fn run(shared: &Shared, index: usize, job: &Job) -> &'static str {
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&shared.commands[index])
+        .env("MAINTWATCH_TYPE", job.kind)
+        .env("MAINTWATCH_EVENT", &job.event)
+        .env("MAINTWATCH_ENDPOINT", &*job.endpoint)
+        .stdin(Stdio::piped())
+        // Its stdout would land in the watch's own (JSON lines, perhaps): not there.
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout kills what it started too.
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in &shared.hidden {
+        command.env_remove(name);
+    }
+    let name = format!(
+        "--exec #{} ({}{})",
+        index + 1,
+        job.kind,
+        event_suffix(&job.event)
+    );
+    let mut child = match command.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("maintwatch: {name}: cannot start sh: {e}");
+            return "failed";
+        }
+    };
+    let pgid = child.id().map(|id| id as i32);
+    if let Some(g) = pgid {
+        shared.running().insert(g);
+    }
+    let outcome = tokio::time::timeout(shared.timeout, talk(&mut child, &job.json)).await;
+    if let Some(g) = pgid {
+        shared.running().remove(&g);
+    }
+    match outcome {
+        Ok(Ok((status, _))) if status.success() => "ok",
+        Ok(Ok((status, stderr))) => {
+            eprintln!("maintwatch: {name} failed: {status}{}", last_line(&stderr));
+            "failed"
+        }
+        Ok(Err(e)) => {
+            eprintln!("maintwatch: {name} failed: {e}");
+            "failed"
+        }
+        Err(_) => {
+            if let Some(g) = pgid {
+                kill_group(g);
+            }
+            let _ = child.wait().await;
+            eprintln!(
+                "maintwatch: {name} still running after {:?} (--exec-timeout): killed",
+                shared.timeout
+            );
+            "timed_out"
+        }
+    }
+}
+
+/// Writes the line to the hook's stdin (a hook that does not read it is fine), keeps the start
+/// of its stderr, and waits for it.
+async fn talk(
+    child: &mut tokio::process::Child,
+    json: &str,
+) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
+    let mut stdin = child.stdin.take();
+    let mut stderr = child.stderr.take();
+    let write = async {
+        if let Some(s) = &mut stdin {
+            let _ = s.write_all(json.as_bytes()).await;
+            let _ = s.write_all(b"\n").await;
+        }
+        drop(stdin);
+    };
+    let read = async {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 1024];
+        while let Some(s) = &mut stderr {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = STDERR_KEPT.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        kept
+    };
+    let ((), kept) = tokio::join!(write, read);
+    Ok((child.wait().await?, kept))
+}
+
+fn event_suffix(event: &str) -> String {
+    if event.is_empty() {
+        String::new()
+    } else {
+        format!(" {event}")
+    }
+}
+
+/// `: <the last non-empty line of stderr>`, sanitised for the terminal and cut to 200 chars.
+fn last_line(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    match text.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(l) => {
+            let cut: String = l.trim().chars().take(200).collect();
+            format!(": {}", crate::escape::sanitize(&cut))
+        }
+        None => String::new(),
+    }
+}
+
+fn kill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// One endpoint's hooks: queues the lines `--exec-on` selects; never waits.
+pub struct HookSink {
+    tx: mpsc::Sender<Job>,
+    on: ExecOn,
+    shared: Arc<Shared>,
+    endpoint: Arc<str>,
+}
+
+impl Sink for HookSink {
+    fn line(&mut self, line: &WatchLine) -> std::io::Result<()> {
+        if !self.on.wants(line) {
+            return Ok(());
+        }
+        let job = Job {
+            json: Arc::from(serde_json::to_string(line)?),
+            kind: type_name(line),
+            event: event_of(line),
+            endpoint: Arc::clone(&self.endpoint),
+        };
+        if self.tx.try_send(job).is_err() {
+            for _ in 0..self.shared.commands.len() {
+                self.shared.count("dropped");
+            }
+            if !self.shared.warned_full.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "maintwatch: --exec: hooks are not keeping up ({QUEUE} lines queued): runs are dropped and counted"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_on_names_every_type_or_says_which_is_wrong() {
+        assert_eq!(ExecOn::parse(&[]).unwrap(), ExecOn::Alerting);
+        let ExecOn::Types(t) = ExecOn::parse(&["push, closed".into(), "dns".into()]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(t.into_iter().collect::<Vec<_>>(), ["closed", "dns", "push"]);
+        let ExecOn::Types(all) = ExecOn::parse(&["all".into()]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(all.len(), LINE_TYPES.len());
+        let err = ExecOn::parse(&["push,moving".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--exec-on") && err.contains("\"moving\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_failure_report_keeps_one_sanitised_line() {
+        assert_eq!(
+            last_line(b"first\nboom \x1b[31mred\n\n"),
+            ": boom \\x1b[31mred"
+        );
+        assert_eq!(last_line(b""), "");
+    }
+}

@@ -1,0 +1,581 @@
+//! `watch --metrics`: what the timeline's lines say, as Prometheus series.
+//!
+//! [`Metrics`] holds the registry and its families, shared by every endpoint of a process and by
+//! the HTTP server that exposes them; [`Metrics::endpoint_sink`] gives one endpoint's [`Sink`],
+//! which derives every value from the lines the engine hands it (nothing is measured twice, so a
+//! scrape agrees with `--json`). Labels are bounded: the endpoint (`server_address`,
+//! `server_port`) and closed sets of values (notification type, close reason, outcome); never a
+//! sequence number, an address list or a credential.
+//!
+//! The names of the Redis client observability conventions are kept, translated to Prometheus
+//! (`redis.client.maintenance.notifications` becomes
+//! `redis_client_maintenance_notifications_total`); maintwatch's own are under `maintwatch_`.
+//! `docs/metrics.md` documents each one.
+
+use crate::notification::{Classified, Kind};
+use crate::output::sink::Sink;
+use crate::record::{line, Label, OptInOutcome, WatchLine};
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::{Registry, Unit};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// One endpoint, as every per-endpoint series is labelled.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EndpointLabels {
+    pub server_address: String,
+    pub server_port: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NotificationLabels {
+    notification: &'static str,
+    server_address: String,
+    server_port: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+    server_address: String,
+    server_port: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
+    server_address: String,
+    server_port: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: &'static str,
+    server_address: String,
+    server_port: u16,
+}
+
+/// How a hook run ended (`maintwatch_hook_runs_total{result}`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HookResult {
+    pub result: &'static str,
+}
+
+type Histograms = Family<EndpointLabels, Histogram, fn() -> Histogram>;
+
+/// Socket close minus the declared window, in scenario seconds (negative: before it ended).
+const OVERSHOOT_BUCKETS: [f64; 13] = [
+    -10.0, -5.0, -1.0, 0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+/// Seconds after the opening notification.
+const OFFSET_BUCKETS: [f64; 12] = [
+    0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 120.0, 300.0,
+];
+/// Close minus the dry-run's move (positive: a client following it was early enough).
+const MARGIN_BUCKETS: [f64; 12] = [
+    -10.0, -5.0, -2.0, -1.0, 0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0,
+];
+
+fn overshoot_histogram() -> Histogram {
+    Histogram::new(OVERSHOOT_BUCKETS)
+}
+
+fn offset_histogram() -> Histogram {
+    Histogram::new(OFFSET_BUCKETS)
+}
+
+fn margin_histogram() -> Histogram {
+    Histogram::new(MARGIN_BUCKETS)
+}
+
+/// The registry and every family, shared (through `Arc`) by the endpoints' sinks, the hooks and
+/// the HTTP server.
+pub struct Metrics {
+    registry: Registry,
+    notifications: Family<NotificationLabels, Counter>,
+    closed: Family<ReasonLabels, Counter>,
+    handoffs: Family<EndpointLabels, Counter>,
+    opt_in: Family<StateLabels, Gauge>,
+    connections: Family<EndpointLabels, Gauge>,
+    windows_open: Family<EndpointLabels, Gauge>,
+    window_left: Family<EndpointLabels, SecondsLeft>,
+    overshoot: Histograms,
+    dns_changes: Family<EndpointLabels, Counter>,
+    dns_offset: Histograms,
+    dry_runs: Family<OutcomeLabels, Counter>,
+    margin: Histograms,
+    unannounced: Family<EndpointLabels, Counter>,
+    reconnects: Family<EndpointLabels, Counter>,
+    connect_failures: Family<EndpointLabels, Counter>,
+    malformed: Family<EndpointLabels, Counter>,
+    hooks: Family<HookResult, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with every family registered (empty families are not exposed).
+    pub fn new() -> Metrics {
+        let mut m = Metrics {
+            registry: Registry::default(),
+            notifications: Family::default(),
+            closed: Family::default(),
+            handoffs: Family::default(),
+            opt_in: Family::default(),
+            connections: Family::default(),
+            windows_open: Family::default(),
+            window_left: Family::default(),
+            overshoot: Family::new_with_constructor(overshoot_histogram),
+            dns_changes: Family::default(),
+            dns_offset: Family::new_with_constructor(offset_histogram),
+            dry_runs: Family::default(),
+            margin: Family::new_with_constructor(margin_histogram),
+            unannounced: Family::default(),
+            reconnects: Family::default(),
+            connect_failures: Family::default(),
+            malformed: Family::default(),
+            hooks: Family::default(),
+        };
+        m.register();
+        m
+    }
+
+    fn register(&mut self) {
+        let r = &mut self.registry;
+        r.register(
+            "redis_client_maintenance_notifications",
+            "Maintenance notifications received, by type (every copy on every connection)",
+            self.notifications.clone(),
+        );
+        r.register(
+            "redis_client_connection_closed",
+            "Connections that ended, by who ended them (server, error, watch)",
+            self.closed.clone(),
+        );
+        r.register(
+            "redis_client_connection_handoff",
+            "Dry-run handoffs after which a client would have moved its connection",
+            self.handoffs.clone(),
+        );
+        r.register(
+            "maintwatch_opt_in_connections",
+            "Connected connections by the outcome of their maintenance-notification opt-in",
+            self.opt_in.clone(),
+        );
+        r.register(
+            "maintwatch_connections",
+            "Connections currently established",
+            self.connections.clone(),
+        );
+        r.register(
+            "maintwatch_windows_open",
+            "Maintenance windows announced and not yet closed",
+            self.windows_open.clone(),
+        );
+        r.register_with_unit(
+            "maintwatch_window_left",
+            "Declared window left on the open window that ends first (negative: past it, the close still awaited; 0 with none open)",
+            Unit::Seconds,
+            self.window_left.clone(),
+        );
+        r.register_with_unit(
+            "maintwatch_close_overshoot",
+            "Announced socket close minus the declared window (positive: past the window)",
+            Unit::Seconds,
+            self.overshoot.clone(),
+        );
+        r.register(
+            "maintwatch_dns_changes",
+            "Changes of the endpoint hostname's DNS records",
+            self.dns_changes.clone(),
+        );
+        r.register_with_unit(
+            "maintwatch_dns_change_offset",
+            "DNS changes: time after the opening notification they followed",
+            Unit::Seconds,
+            self.dns_offset.clone(),
+        );
+        r.register(
+            "maintwatch_dry_runs",
+            "Dry-run handoff decisions, by outcome",
+            self.dry_runs.clone(),
+        );
+        r.register_with_unit(
+            "maintwatch_dry_run_margin",
+            "Socket close minus the dry-run's move (positive: a client following it was early)",
+            Unit::Seconds,
+            self.margin.clone(),
+        );
+        r.register(
+            "maintwatch_unannounced_closes",
+            "Connections the server closed (or reset) without a MOVING announcing it",
+            self.unannounced.clone(),
+        );
+        r.register(
+            "maintwatch_reconnects",
+            "Connections re-established after one ended",
+            self.reconnects.clone(),
+        );
+        r.register(
+            "maintwatch_connect_failures",
+            "Connection attempts that failed",
+            self.connect_failures.clone(),
+        );
+        r.register(
+            "maintwatch_malformed_frames",
+            "Byte streams that could not be framed (the connection was re-established)",
+            self.malformed.clone(),
+        );
+        r.register(
+            "maintwatch_hook_runs",
+            "--exec runs by result (ok, failed, timed_out, dropped: the queue was full)",
+            self.hooks.clone(),
+        );
+        r.register(
+            "maintwatch_build",
+            "The maintwatch version serving these metrics",
+            Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
+        );
+    }
+
+    /// The counters `--exec` runs report to (`maintwatch_hook_runs_total`).
+    pub fn hook_counters(&self) -> Family<HookResult, Counter> {
+        self.hooks.clone()
+    }
+
+    /// The exposition: OpenMetrics text when `openmetrics`, else the Prometheus text format
+    /// 0.0.4. Both come from prometheus-client's encoders.
+    pub fn encode(&self, openmetrics: bool) -> String {
+        let mut out = String::with_capacity(4096);
+        // Writing into a String cannot fail; an error here would be the encoder's bug.
+        let result = if openmetrics {
+            prometheus_client::encoding::text::encode(&mut out, &self.registry)
+        } else {
+            prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry)
+        };
+        debug_assert!(result.is_ok());
+        out
+    }
+
+    /// The sink of one endpoint: its series are labelled with `server_address` and
+    /// `server_port`. The fleet creates one per endpoint, all sharing this registry.
+    pub fn endpoint_sink(self: &Arc<Self>, server_address: &str, server_port: u16) -> MetricsSink {
+        let endpoint = EndpointLabels {
+            server_address: label_text(server_address),
+            server_port,
+        };
+        let window = self.window_left.get_or_create_owned(&endpoint);
+        // The endpoint's gauges exist from the start: 0 connections is an answer, not a gap.
+        self.connections.get_or_create(&endpoint).set(0);
+        self.windows_open.get_or_create(&endpoint).set(0);
+        MetricsSink {
+            metrics: Arc::clone(self),
+            endpoint,
+            speed: 1.0,
+            connected: HashMap::new(),
+            window,
+        }
+    }
+}
+
+/// A label value that stays readable and bounded whatever the address was: printable ASCII
+/// without quotes or backslashes, at most 255 bytes.
+fn label_text(text: &str) -> String {
+    text.chars()
+        .take(255)
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// An open window: opened by an opening notification, closed by its closing one or (MOVING) by
+/// the announced socket close.
+#[derive(Debug, Clone)]
+struct Open {
+    name: String,
+    kind: Kind,
+    since: Instant,
+    window_s: f64,
+    speed: f64,
+}
+
+/// `maintwatch_window_left_seconds`: computed when scraped, from the windows the sink keeps
+/// open, so it counts down between lines.
+#[derive(Debug, Clone, Default)]
+pub struct SecondsLeft(Arc<Mutex<Vec<Open>>>);
+
+impl SecondsLeft {
+    fn open(&self) -> std::sync::MutexGuard<'_, Vec<Open>> {
+        // A panic while holding this lock leaves a valid Vec: carry on with it.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn value(&self) -> f64 {
+        self.open()
+            .iter()
+            .map(|o| o.window_s - o.since.elapsed().as_secs_f64() * o.speed)
+            .reduce(f64::min)
+            .unwrap_or(0.0)
+    }
+}
+
+impl TypedMetric for SecondsLeft {
+    const TYPE: MetricType = MetricType::Gauge;
+}
+
+impl EncodeMetric for SecondsLeft {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_gauge(&self.value())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Gauge
+    }
+}
+
+/// One endpoint's metrics, derived from its lines. Keeps only what a gauge needs (the
+/// connections up and their opt-in outcome, the windows open): bounded by the connections.
+pub struct MetricsSink {
+    metrics: Arc<Metrics>,
+    endpoint: EndpointLabels,
+    /// Scenario seconds per real second, as the lines report it.
+    speed: f64,
+    /// Connections up, with the outcome of their latest opt-in (`None` before the handshake).
+    connected: HashMap<u32, Option<OptInOutcome>>,
+    window: SecondsLeft,
+}
+
+const OPT_IN_STATES: [OptInOutcome; 4] = [
+    OptInOutcome::Accepted,
+    OptInOutcome::Refused,
+    OptInOutcome::Resp3Unavailable,
+    OptInOutcome::AuthFailed,
+];
+
+fn opt_in_name(o: OptInOutcome) -> &'static str {
+    match o {
+        OptInOutcome::Accepted => "accepted",
+        OptInOutcome::Refused => "refused",
+        OptInOutcome::Resp3Unavailable => "resp3_unavailable",
+        OptInOutcome::AuthFailed => "auth_failed",
+    }
+}
+
+impl MetricsSink {
+    fn count(&self, family: &Family<EndpointLabels, Counter>) {
+        family.get_or_create(&self.endpoint).inc();
+    }
+
+    fn observe(&self, family: &Histograms, value: f64) {
+        if value.is_finite() {
+            family.get_or_create(&self.endpoint).observe(value);
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(String, u16) -> T) -> T {
+        f(
+            self.endpoint.server_address.clone(),
+            self.endpoint.server_port,
+        )
+    }
+
+    /// The gauges that follow the connections: how many are up, and their opt-in outcomes.
+    fn connections_changed(&self) {
+        let m = &self.metrics;
+        m.connections
+            .get_or_create(&self.endpoint)
+            .set(self.connected.len() as i64);
+        for state in OPT_IN_STATES {
+            let n = self
+                .connected
+                .values()
+                .filter(|o| **o == Some(state))
+                .count();
+            let labels = self.with(|server_address, server_port| StateLabels {
+                state: opt_in_name(state),
+                server_address,
+                server_port,
+            });
+            m.opt_in.get_or_create(&labels).set(n as i64);
+        }
+    }
+
+    fn windows_changed(&self) {
+        let n = self.window.open().len();
+        self.metrics
+            .windows_open
+            .get_or_create(&self.endpoint)
+            .set(n as i64);
+    }
+
+    fn push(&mut self, push: &line::Push) {
+        let Classified::Maintenance(n) = &push.frame.parsed else {
+            return;
+        };
+        let labels = self.with(|server_address, server_port| NotificationLabels {
+            notification: n.kind.name(),
+            server_address,
+            server_port,
+        });
+        self.metrics.notifications.get_or_create(&labels).inc();
+        // A window opens on a new event (or a MOVING that came with the opt-in, whose window may
+        // be open still); a copy from another connection or a replay opens nothing.
+        let joined = push.labels.as_slice() == [Label::WithOptIn];
+        let fresh = push.labels.is_empty() || joined;
+        if n.opens() && fresh && push.copy_of.is_none() {
+            self.window.open().push(Open {
+                name: n.event_name(),
+                kind: n.kind,
+                since: Instant::now(),
+                window_s: n.time.unwrap_or(0).max(0) as f64,
+                speed: self.speed,
+            });
+        } else if let (Some(opened), true) = (n.closes(), push.labels.is_empty()) {
+            let mut open = self.window.open();
+            if let Some(i) = open.iter().rposition(|o| o.kind == opened) {
+                open.remove(i);
+            }
+        }
+        self.windows_changed();
+    }
+
+    fn closed(&mut self, c: &line::Closed) {
+        let labels = self.with(|server_address, server_port| ReasonLabels {
+            reason: c.by.as_str(),
+            server_address,
+            server_port,
+        });
+        self.metrics.closed.get_or_create(&labels).inc();
+        self.connected.remove(&c.conn);
+        self.connections_changed();
+        use crate::record::ClosedBy;
+        if c.announced {
+            if let Some(past) = c.past_s {
+                self.observe(&self.metrics.overshoot, past);
+            }
+            if let Some(rel) = &c.rel {
+                self.window.open().retain(|o| o.name != rel.to);
+                self.windows_changed();
+            }
+        } else if matches!(c.by, ClosedBy::Server | ClosedBy::Error) {
+            self.count(&self.metrics.unannounced);
+        }
+    }
+
+    fn handoff(&self, h: &line::Handoff) {
+        let labels = self.with(|server_address, server_port| OutcomeLabels {
+            outcome: h.outcome.as_str(),
+            server_address,
+            server_port,
+        });
+        self.metrics.dry_runs.get_or_create(&labels).inc();
+        if h.moves {
+            self.count(&self.metrics.handoffs);
+        }
+    }
+
+    fn dns(&self, d: &line::Dns) {
+        if d.event != crate::record::DnsEvent::Changed {
+            return;
+        }
+        self.count(&self.metrics.dns_changes);
+        if let Some(rel) = &d.rel {
+            self.observe(&self.metrics.dns_offset, rel.s);
+        }
+    }
+}
+
+impl Sink for MetricsSink {
+    fn line(&mut self, l: &WatchLine) -> std::io::Result<()> {
+        let m = Arc::clone(&self.metrics);
+        match l {
+            WatchLine::Start(s) => self.speed = s.speed,
+            WatchLine::Connected(c) => {
+                self.connected.insert(c.conn, None);
+                if c.session > 1 {
+                    self.count(&m.reconnects);
+                }
+                self.connections_changed();
+            }
+            WatchLine::ConnectFailed(_) => self.count(&m.connect_failures),
+            WatchLine::Handshake(h) => {
+                if let Some(speed) = &h.sim_speed {
+                    self.speed = speed.used;
+                }
+                if let Some(state) = self.connected.get_mut(&h.conn) {
+                    *state = Some(h.opt_in);
+                }
+                self.connections_changed();
+            }
+            WatchLine::Push(p) => self.push(p),
+            WatchLine::Malformed(_) => self.count(&m.malformed),
+            WatchLine::Closed(c) => self.closed(c),
+            WatchLine::Dns(d) => self.dns(d),
+            WatchLine::Handoff(h) => self.handoff(h),
+            WatchLine::Verdict(v) => {
+                if let Some(margin) = v.margin_s {
+                    self.observe(&m.margin, margin);
+                }
+            }
+            WatchLine::Summary(_) => {
+                // The watch is over: nothing is open any more.
+                self.window.open().clear();
+                self.windows_changed();
+            }
+            WatchLine::Advertised(_)
+            | WatchLine::Ping(_)
+            | WatchLine::Topology(_)
+            | WatchLine::Heartbeat(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_printable_and_bounded() {
+        assert_eq!(label_text("db.example:1"), "db.example:1");
+        assert_eq!(label_text("a\"b\\c\nd é"), "a_b_c_d__");
+        assert_eq!(label_text(&"x".repeat(1000)).len(), 255);
+    }
+
+    #[test]
+    fn both_formats_carry_the_endpoint_series_and_the_build_info() {
+        let m = Arc::new(Metrics::new());
+        let _sink = m.endpoint_sink("db.example", 12000);
+        let text = m.encode(false);
+        assert!(
+            text.contains(
+                "maintwatch_connections{server_address=\"db.example\",server_port=\"12000\"} 0"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE maintwatch_build_info gauge"),
+            "{text}"
+        );
+        assert!(!text.contains("# EOF"), "{text}");
+        let om = m.encode(true);
+        assert!(om.ends_with("# EOF\n"), "{om}");
+        assert!(om.contains("# TYPE maintwatch_build info"), "{om}");
+    }
+}

@@ -1,0 +1,106 @@
+//! What a watch run for days as a service adds to its sinks: Prometheus metrics served over HTTP
+//! (`--metrics`) and hooks run on chosen lines (`--exec`).
+//!
+//! The state shared by a process ([`Metrics`] and its HTTP server, the [`Hooks`] runner) is apart
+//! from the per-endpoint sinks, so one watch adds one sink of each and a fleet of endpoints adds
+//! one per endpoint, all feeding the same registry and the same hook queue:
+//! [`Services::add_endpoint_sinks`].
+
+pub mod hooks;
+pub mod http;
+pub mod metrics;
+
+pub use hooks::{ExecOn, HookSettings, Hooks};
+pub use metrics::Metrics;
+
+use crate::cli::service::ServiceArgs;
+use crate::conn::ConnectOptions;
+use crate::output::sink::Sinks;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// `--metrics` and `--exec`, validated.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceSettings {
+    pub metrics: Option<SocketAddr>,
+    pub hooks: Option<HookSettings>,
+}
+
+impl ServiceSettings {
+    pub fn from_args(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
+        let hooks = if args.exec.is_empty() {
+            None
+        } else {
+            if args.exec_timeout.is_zero() {
+                anyhow::bail!("--exec-timeout must be above zero");
+            }
+            Some(HookSettings {
+                commands: args.exec.clone(),
+                on: ExecOn::parse(&args.exec_on)?,
+                timeout: args.exec_timeout,
+            })
+        };
+        Ok(ServiceSettings {
+            metrics: args.metrics,
+            hooks,
+        })
+    }
+}
+
+/// The running services of one process.
+pub struct Services {
+    pub metrics: Option<Arc<Metrics>>,
+    pub server: Option<http::ServerHandle>,
+    pub hooks: Option<Hooks>,
+}
+
+impl Services {
+    /// Binds the metrics address and starts the hook runner (on the current runtime).
+    /// `password`: the watch's, kept out of the hooks' environment.
+    pub fn start(settings: &ServiceSettings, password: Option<&str>) -> anyhow::Result<Services> {
+        let metrics = settings.metrics.map(|_| Arc::new(Metrics::new()));
+        let server = match (settings.metrics, &metrics) {
+            (Some(addr), Some(m)) => Some(http::serve(addr, Arc::clone(m))?),
+            _ => None,
+        };
+        let hooks = settings.hooks.as_ref().map(|h| {
+            let counters = metrics
+                .as_ref()
+                .map(|m| m.hook_counters())
+                .unwrap_or_default();
+            Hooks::start(h, counters, password)
+        });
+        Ok(Services {
+            metrics,
+            server,
+            hooks,
+        })
+    }
+
+    /// Adds one endpoint's metrics and hook sinks to `sinks`. The fleet calls this once per
+    /// endpoint, each with its own `Sinks`.
+    /// `label`: the fleet's short label of the endpoint, which hooks get as
+    /// `MAINTWATCH_ENDPOINT` (a single endpoint has none: its display form is used).
+    pub fn add_endpoint_sinks(
+        &self,
+        sinks: &mut Sinks<'_>,
+        endpoint: &ConnectOptions,
+        label: Option<&str>,
+    ) {
+        if let Some(m) = &self.metrics {
+            sinks.add(Box::new(m.endpoint_sink(endpoint.host(), endpoint.port())));
+        }
+        if let Some(h) = &self.hooks {
+            let shown = label.map_or_else(|| endpoint.display_endpoint(), str::to_string);
+            sinks.add(Box::new(h.endpoint_sink(&shown)));
+        }
+    }
+
+    /// After the watch, with every sink dropped: waits for the hooks (bounded by
+    /// `--exec-timeout`). The metrics server stops with the process.
+    pub async fn finish(self) {
+        if let Some(h) = self.hooks {
+            h.finish().await;
+        }
+    }
+}

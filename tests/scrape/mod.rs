@@ -1,0 +1,260 @@
+//! Shared by `tests/metrics.rs` and `tests/hooks.rs`: the real binary watching the simulator
+//! with `--metrics 127.0.0.1:0` (the address it bound is read from its stderr), a small HTTP/1.1
+//! client over a plain `TcpStream` to scrape it, a parser of the exposition's samples, and the
+//! `promtool` tier (`MAINTWATCH_PROMTOOL`, else `promtool` on PATH; neither: a SKIP line).
+
+#![allow(dead_code)]
+
+use maintwatch::record::WatchLine;
+use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// A hang guard only: no test waits this long unless something is broken.
+pub const GUARD: Duration = Duration::from_secs(60);
+
+pub struct Watch {
+    pub sim: Simulator,
+    pub child: Child,
+    pub lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    pub seen: Vec<WatchLine>,
+    /// Everything the watch wrote on stderr so far.
+    pub stderr: Arc<Mutex<Vec<String>>>,
+    pub metrics: Option<SocketAddr>,
+}
+
+/// The simulator playing `scenario` at `speed` (with `password`, if any), and
+/// `maintwatch watch --json` on it with `extra` arguments and `env` added to its environment.
+pub async fn start(
+    scenario: &str,
+    speed: f64,
+    password: Option<&str>,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Watch {
+    let mut opts = SimOptions::new(scenarios::by_name(scenario).expect("a bundled scenario"));
+    opts.speed = speed;
+    opts.password = password.map(str::to_string);
+    let sim = Simulator::start(opts).await.expect("simulator starts");
+    let url = format!(
+        "redis://{}:{}",
+        sim.hostname().trim_end_matches('.'),
+        sim.port()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &url, "--json", "--dns-server"])
+        .arg(sim.dns_addr().to_string())
+        .args(["--sim-speed", &speed.to_string()])
+        .args(extra)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+    let mut addr_tx = Some(addr_tx);
+    let mut err_lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let kept = Arc::clone(&stderr);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = err_lines.next_line().await {
+            if let Some(rest) = line.strip_prefix("maintwatch: metrics at http://") {
+                let addr = rest.trim_end_matches("/metrics").parse::<SocketAddr>();
+                if let (Some(tx), Ok(addr)) = (addr_tx.take(), addr) {
+                    let _ = tx.send(addr);
+                }
+            }
+            kept.lock().unwrap().push(line);
+        }
+    });
+    let metrics = if extra.contains(&"--metrics") {
+        let addr = tokio::time::timeout(GUARD, addr_rx)
+            .await
+            .expect("hang guard: the watch said where its metrics are")
+            .expect("the watch said where its metrics are before its stderr closed");
+        Some(addr)
+    } else {
+        None
+    };
+    Watch {
+        sim,
+        child,
+        lines,
+        seen: Vec::new(),
+        stderr,
+        metrics,
+    }
+}
+
+impl Watch {
+    /// Reads lines until `done` holds over everything seen so far.
+    pub async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
+        let result = tokio::time::timeout(GUARD, async {
+            while !done(&self.seen) {
+                let line = self
+                    .lines
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .unwrap_or_else(|| panic!("watch ended before {what}"));
+                self.seen.push(serde_json::from_str(&line).unwrap());
+            }
+        })
+        .await;
+        assert!(
+            result.is_ok(),
+            "hang guard: never saw {what}: {:#?}",
+            self.seen
+        );
+    }
+
+    /// Ctrl-C, then the rest of the output; returns the exit code.
+    pub async fn interrupt(&mut self) -> i32 {
+        let pid = self.child.id().expect("running");
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            self.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        let code = tokio::time::timeout(GUARD, self.child.wait())
+            .await
+            .expect("hang guard: the watch exits after Ctrl-C")
+            .unwrap();
+        code.code().expect("exit code")
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    /// `GET /metrics` in the Prometheus text format: the body.
+    pub async fn scrape(&self) -> String {
+        let (head, body) = get(self.metrics.expect("--metrics"), None).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        body
+    }
+
+    /// Scrapes until `done` holds on the samples (a hang guard, not a timing).
+    pub async fn scrape_until(
+        &self,
+        what: &str,
+        done: impl Fn(&HashMap<String, f64>) -> bool,
+    ) -> String {
+        let result = tokio::time::timeout(GUARD, async {
+            loop {
+                let text = self.scrape().await;
+                if done(&samples(&text)) {
+                    return text;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await;
+        result.unwrap_or_else(|_| panic!("hang guard: the metrics never showed {what}"))
+    }
+
+    /// `{server_address="...",server_port="..."}` of the watched endpoint, with `extra` labels
+    /// (already formatted, `name="value"`) before them as the encoder orders them.
+    pub fn labels(&self, extra: &str) -> String {
+        let endpoint = format!(
+            "server_address=\"{}\",server_port=\"{}\"",
+            self.sim.hostname().trim_end_matches('.'),
+            self.sim.port()
+        );
+        if extra.is_empty() {
+            format!("{{{endpoint}}}")
+        } else {
+            format!("{{{extra},{endpoint}}}")
+        }
+    }
+}
+
+/// One `GET /metrics` over HTTP/1.1 with `Connection: close`: (status line and headers, body).
+pub async fn get(addr: SocketAddr, accept: Option<&str>) -> (String, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
+    let request =
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n{accept}Connection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(GUARD, s.read_to_end(&mut raw))
+        .await
+        .expect("hang guard: the response ends")
+        .unwrap();
+    let text = String::from_utf8(raw).expect("UTF-8 response");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a header block");
+    (head.to_string(), body.to_string())
+}
+
+/// Every sample of an exposition: `name{labels}` (as written) to its value.
+pub fn samples(text: &str) -> HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').expect("name and value");
+            let value = match value {
+                "+Inf" => f64::INFINITY,
+                "-Inf" => f64::NEG_INFINITY,
+                v => v.parse().unwrap_or_else(|_| panic!("a number: {l}")),
+            };
+            (series.to_string(), value)
+        })
+        .collect()
+}
+
+/// The configured promtool: `MAINTWATCH_PROMTOOL` (empty: none), else `promtool` on PATH; `None`
+/// after a SKIP line.
+pub fn promtool(test: &str) -> Option<String> {
+    if let Some(v) = std::env::var_os("MAINTWATCH_PROMTOOL") {
+        let v = v.to_string_lossy().trim().to_string();
+        if v.is_empty() {
+            eprintln!("SKIP: {test}: MAINTWATCH_PROMTOOL is empty");
+            return None;
+        }
+        return Some(v);
+    }
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("promtool"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        eprintln!("SKIP: {test}: promtool is not installed (Debian package `prometheus`) and MAINTWATCH_PROMTOOL is unset");
+    }
+    found.map(|p| p.to_string_lossy().into_owned())
+}
+
+/// `promtool check metrics` on `text`: panics with its output unless it accepts it.
+pub fn promtool_check(bin: &str, text: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(bin)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("MAINTWATCH_PROMTOOL / promtool {bin} does not run: {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics refused the exposition ({}): {}{}\n{text}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
