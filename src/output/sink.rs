@@ -7,6 +7,7 @@
 
 use super::countdown::Countdown;
 use super::human::{self, Style};
+use super::json;
 use crate::record::WatchLine;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -37,21 +38,27 @@ pub trait Sink {
     }
 }
 
-/// JSON lines of the documented schema, one per timeline line.
+/// JSON lines of the documented schema, one per timeline line. Each line is made once in a
+/// reused buffer ([`json::write_line`]) and handed to `out` in one write.
 pub struct JsonLines<W: Write> {
     out: W,
+    text: Vec<u8>,
 }
 
 impl<W: Write> JsonLines<W> {
     pub fn new(out: W) -> JsonLines<W> {
-        JsonLines { out }
+        JsonLines {
+            out,
+            text: Vec::with_capacity(512),
+        }
     }
 }
 
 impl<W: Write> Sink for JsonLines<W> {
     fn line(&mut self, line: &WatchLine) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, line)?;
-        self.out.write_all(b"\n")
+        self.text.clear();
+        json::write_line(&mut self.text, line)?;
+        self.out.write_all(&self.text)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -159,8 +166,7 @@ impl Sink for CaptureFile {
             return Ok(());
         };
         self.text.clear();
-        serde_json::to_writer(&mut self.text, line)?;
-        self.text.push(b'\n');
+        json::write_line(&mut self.text, line)?;
         if let Err(e) = file.write_all(&self.text).and_then(|()| file.flush()) {
             eprintln!(
                 "maintwatch: --capture {}: {e}; the capture stops here, the watch goes on",
