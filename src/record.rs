@@ -104,14 +104,27 @@ pub enum Label {
     WithOptIn,
 }
 
-/// The opt-in's outcome on one connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The opt-in's outcome on one connection: the one enum for it, in lines, the summary, `probe`
+/// (inside its `Severity`) and `--require`'s exit code. Declared in severity order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OptInOutcome {
     Accepted,
     Refused,
     Resp3Unavailable,
     AuthFailed,
+}
+
+impl OptInOutcome {
+    /// The exit code of a run that ends on this outcome (`probe`, `watch --require`).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            OptInOutcome::Accepted => crate::exit::SUCCESS,
+            OptInOutcome::Refused => crate::exit::REFUSED,
+            OptInOutcome::Resp3Unavailable => crate::exit::RESP3_UNAVAILABLE,
+            OptInOutcome::AuthFailed => crate::exit::AUTH_FAILED,
+        }
+    }
 }
 
 /// One row of the end-of-watch summary: one logical event and what followed it.
@@ -795,7 +808,8 @@ pub fn wall(at: std::time::SystemTime) -> String {
         m /= 10;
     }
     text[26] = b'Z';
-    String::from_utf8_lossy(&text).into_owned()
+    // ASCII digits and punctuation only: the check cannot fail.
+    String::from_utf8(text.to_vec()).unwrap_or_default()
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.` of a second since the epoch, UTC.

@@ -45,7 +45,10 @@ pub enum TimeFormat {
 impl Style {
     pub fn paint(&self, role: Role, s: &str) -> String {
         if !self.color {
-            return s.to_string();
+            // Room for what the caller usually appends (a line's head gets its connection).
+            let mut out = String::with_capacity(s.len() + 24);
+            out.push_str(s);
+            return out;
         }
         let code = match role {
             Role::Opening => "1;33",
@@ -133,7 +136,11 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     };
     // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
     // command sent) are copied and pasted whole, and the summary's tables fit already.
-    if !matches!(line, WatchLine::Summary(line::Summary { .. })) && !out.is_empty() {
+    if !matches!(line, WatchLine::Summary(line::Summary { .. }))
+        && out
+            .first()
+            .is_some_and(|first| visible_width(first) > WIDTH)
+    {
         let first = wrap(&out[0], WIDTH);
         out.splice(0..1, first);
     }
@@ -242,7 +249,11 @@ fn serialized_is_clean(line: &WatchLine) -> bool {
 /// Every string of a push line that is not a maintenance notification (the lines of a flood),
 /// checked directly rather than through a serialisation of the whole line.
 fn push_is_clean(p: &line::Push) -> bool {
-    let safe = |s: &str| !s.chars().any(crate::escape::is_unsafe_char);
+    // Printable ASCII, the common case, is safe without decoding characters.
+    let safe = |s: &str| {
+        s.bytes().all(|b| (0x20..0x7f).contains(&b))
+            || !s.chars().any(crate::escape::is_unsafe_char)
+    };
     let name = match &p.frame.parsed {
         Classified::OtherPush(o) => o.name.as_deref(),
         _ => None,
@@ -347,8 +358,14 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
 
 /// The start of every line: the time and the connection (`[-]` for none).
 fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
-    let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
-    format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
+    use std::fmt::Write;
+    let mut out = style.paint(Role::Dim, &clock(at, style.time));
+    out.reserve(24);
+    let _ = match conn {
+        Some(c) => write!(out, " [{c}]"),
+        None => write!(out, " [-]"),
+    };
+    out
 }
 
 fn line_start(line: &WatchLine, style: &Style) -> Vec<String> {
@@ -531,14 +548,16 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
                     Label::WithOptIn => " [with opt-in]",
                 })
                 .collect();
-            let mut out = vec![format!(
-                "{} {}{}{}",
-                head(at, Some(*conn)),
-                rel(r),
-                style.paint(role, &text::describe(&frame.parsed)),
-                labels
-            )];
-            out.push(format!("      {}", style.paint(Role::Dim, &frame.raw)));
+            // Built by appending: this is the line a flood is made of.
+            let mut first = head(at, Some(*conn));
+            first.push(' ');
+            first.push_str(&rel(r));
+            first.push_str(&style.paint(role, &text::describe(&frame.parsed)));
+            first.push_str(&labels);
+            let mut bytes = String::with_capacity(frame.raw.len() + 16);
+            bytes.push_str("      ");
+            bytes.push_str(&style.paint(Role::Dim, &frame.raw));
+            let mut out = vec![first, bytes];
             if !sources_ours.is_empty() {
                 out.push(format!(
                     "      source(s) we are connected to: {}",

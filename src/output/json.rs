@@ -153,8 +153,16 @@ fn number<T: serde::Serialize>(out: &mut Vec<u8>, n: T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &n).map_err(io::Error::from)
 }
 
-/// Any string: serde_json's own escaping (text a server chose may hold anything).
+/// Any string, escaped as serde_json escapes it. Text with nothing to escape (timestamps, push
+/// names, addresses: nearly all of it) is copied as it is; anything else, which a server may
+/// have chosen, takes serde's own escaping.
 fn string(out: &mut Vec<u8>, s: &str) -> io::Result<()> {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return Ok(());
+    }
     serde_json::to_writer(&mut *out, s).map_err(io::Error::from)
 }
 

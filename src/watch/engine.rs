@@ -109,6 +109,9 @@ pub async fn watch(
     tokio::pin!(stop);
     let mut signals = Signals::install()?;
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
+    // A narrated run (the demo) takes frames one at a time: a note must come before the frames
+    // sent after it, and a batch could take those first.
+    let batch = if notes.is_some() { 1 } else { BATCH };
     let reason = loop {
         tokio::select! {
             biased;
@@ -127,7 +130,7 @@ pub async fn watch(
             }
             obs = rx.recv() => {
                 let Some(report) = obs else { break StopReason::Ended };
-                if let Some(reason) = engine.take(report, rx.is_empty())? {
+                if let Some(reason) = engine.take_batch(report, &mut rx, batch)? {
                     break reason;
                 }
             }
@@ -140,6 +143,9 @@ pub async fn watch(
     }
     engine.finish(reason, &mut rx, fatal).await
 }
+
+/// The most observations taken at once between two looks at the stop conditions.
+const BATCH: usize = 64;
 
 /// The watch loop's state between observations.
 struct Engine<'w, 'o> {
@@ -188,6 +194,29 @@ impl<'w, 'o> Engine<'w, 'o> {
             seen: 0,
             warned_speed: false,
         })
+    }
+
+    /// Takes `first` and then what else is already waiting, up to `batch` observations,
+    /// without going back through the loop's `select!` for each: under a flood that select (its
+    /// signal, deadline and timer branches polled and re-armed per frame) cost more than the
+    /// frame. The stop conditions are still looked at between batches.
+    fn take_batch(
+        &mut self,
+        first: Report,
+        rx: &mut mpsc::UnboundedReceiver<Report>,
+        batch: usize,
+    ) -> anyhow::Result<Option<StopReason>> {
+        let mut report = first;
+        for _ in 1..batch {
+            if let Some(reason) = self.take(report, rx.is_empty())? {
+                return Ok(Some(reason));
+            }
+            match rx.try_recv() {
+                Ok(next) => report = next,
+                Err(_) => return Ok(None),
+            }
+        }
+        self.take(report, rx.is_empty())
     }
 
     /// Takes one observation through the timeline to the sinks; `idle`: nothing else is waiting.
@@ -447,7 +476,7 @@ fn unix_signal(
 
 /// The exit code of `--require` for an opt-in outcome: the one mapping `probe` uses too.
 fn required_code(outcome: OptInOutcome) -> i32 {
-    crate::conn::probe::Severity::from(outcome).exit_code()
+    outcome.exit_code()
 }
 
 /// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
