@@ -9,7 +9,17 @@ use std::fmt;
 /// Escapes bytes: printable ASCII stays, `\\`, `\r`, `\n`, `\t` are named, anything else is
 /// `\xNN`.
 pub fn escape(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() + bytes.len() / 4);
+    // Sized exactly (every escape is 2 or 4 characters): a guess too small for the `\r\n` of
+    // each element of a frame meant a reallocation per frame.
+    let extra: usize = bytes
+        .iter()
+        .map(|&b| match b {
+            b'\\' | b'\r' | b'\n' | b'\t' => 1,
+            0x20..=0x7e => 0,
+            _ => 3,
+        })
+        .sum();
+    let mut out = String::with_capacity(bytes.len() + extra);
     for &b in bytes {
         match b {
             b'\\' => out.push_str("\\\\"),
