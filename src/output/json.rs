@@ -31,15 +31,20 @@ pub fn write_line(out: &mut Vec<u8>, line: &WatchLine) -> io::Result<()> {
     Ok(())
 }
 
-fn push(out: &mut Vec<u8>, p: &line::Push) -> io::Result<()> {
-    out.extend_from_slice(b"{\"type\":\"push\",\"v\":");
-    number(out, p.v)?;
+/// `{"type":…,"v":…,"t":…,"at":…,"conn":…`: how every line about a connection starts.
+fn head(out: &mut Vec<u8>, start: &[u8], v: u32, t: f64, at: &str, conn: u32) -> io::Result<()> {
+    out.extend_from_slice(start);
+    number(out, v)?;
     out.extend_from_slice(b",\"t\":");
-    number(out, p.t)?;
+    number(out, t)?;
     out.extend_from_slice(b",\"at\":");
-    string(out, &p.at)?;
+    string(out, at)?;
     out.extend_from_slice(b",\"conn\":");
-    number(out, p.conn)?;
+    number(out, conn)
+}
+
+fn push(out: &mut Vec<u8>, p: &line::Push) -> io::Result<()> {
+    head(out, b"{\"type\":\"push\",\"v\":", p.v, p.t, &p.at, p.conn)?;
     out.extend_from_slice(b",\"labels\":[");
     for (i, label) in p.labels.iter().enumerate() {
         if i > 0 {
@@ -69,14 +74,7 @@ fn push(out: &mut Vec<u8>, p: &line::Push) -> io::Result<()> {
 }
 
 fn ping(out: &mut Vec<u8>, p: &line::Ping) -> io::Result<()> {
-    out.extend_from_slice(b"{\"type\":\"ping\",\"v\":");
-    number(out, p.v)?;
-    out.extend_from_slice(b",\"t\":");
-    number(out, p.t)?;
-    out.extend_from_slice(b",\"at\":");
-    string(out, &p.at)?;
-    out.extend_from_slice(b",\"conn\":");
-    number(out, p.conn)?;
+    head(out, b"{\"type\":\"ping\",\"v\":", p.v, p.t, &p.at, p.conn)?;
     out.extend_from_slice(b",\"latency_ms\":");
     match p.latency_ms {
         Some(ms) => number(out, ms)?,

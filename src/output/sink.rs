@@ -127,6 +127,22 @@ pub fn lines<'a, W: Write + 'a>(
     }
 }
 
+/// The same switch for a command whose output is one value rather than timeline lines
+/// (`decide`): `value` as one JSON line, or `text` for people.
+pub fn one(
+    out: &mut dyn Write,
+    json: bool,
+    value: &impl serde::Serialize,
+    text: &impl std::fmt::Display,
+) -> io::Result<()> {
+    if json {
+        serde_json::to_writer(&mut *out, value)?;
+        out.write_all(b"\n")
+    } else {
+        writeln!(out, "{text}")
+    }
+}
+
 /// What `--capture` does with a file that already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaptureMode {
@@ -336,5 +352,19 @@ impl<'a> Sinks<'a> {
     /// Whether some sink stopped working on the way.
     pub fn failed(&self) -> bool {
         self.sinks.iter().any(|s| s.failed())
+    }
+}
+
+#[cfg(test)]
+mod one_tests {
+    #[test]
+    fn one_value_is_a_json_line_or_its_text() {
+        let value = serde_json::json!({"type": "decision", "v": 1});
+        let mut json = Vec::new();
+        super::one(&mut json, true, &value, &"moves to x").unwrap();
+        assert_eq!(json, b"{\"type\":\"decision\",\"v\":1}\n");
+        let mut human = Vec::new();
+        super::one(&mut human, false, &value, &"moves to x").unwrap();
+        assert_eq!(human, b"moves to x\n");
     }
 }
