@@ -44,23 +44,34 @@ pub enum TimeFormat {
 
 impl Style {
     pub fn paint(&self, role: Role, s: &str) -> String {
-        if !self.color {
-            // Room for what the caller usually appends (a line's head gets its connection).
-            let mut out = String::with_capacity(s.len() + 24);
-            out.push_str(s);
-            return out;
-        }
+        let mut out = String::with_capacity(s.len() + 12);
+        self.paint_into(&mut out, role, s);
+        out
+    }
+
+    /// [`Style::paint`], appended to `out`.
+    pub fn paint_into(&self, out: &mut String, role: Role, s: &str) {
         let code = match role {
-            Role::Opening => "1;33",
-            Role::Closing => "1;32",
-            Role::Dns => "36",
-            Role::Socket => "1;35",
-            Role::Handoff => "34",
-            Role::Error => "1;31",
-            Role::Dim => "2",
-            Role::Plain => return s.to_string(),
+            _ if !self.color => None,
+            Role::Opening => Some("1;33"),
+            Role::Closing => Some("1;32"),
+            Role::Dns => Some("36"),
+            Role::Socket => Some("1;35"),
+            Role::Handoff => Some("34"),
+            Role::Error => Some("1;31"),
+            Role::Dim => Some("2"),
+            Role::Plain => None,
         };
-        format!("\x1b[{code}m{s}\x1b[0m")
+        match code {
+            Some(code) => {
+                out.push_str("\x1b[");
+                out.push_str(code);
+                out.push('m');
+                out.push_str(s);
+                out.push_str("\x1b[0m");
+            }
+            None => out.push_str(s),
+        }
     }
 }
 
@@ -70,14 +81,23 @@ impl Style {
 /// once per second (per thread) and the fraction copied from the line's own text. Any other
 /// shape is parsed as RFC 3339 on its own.
 pub fn clock(at: &str, format: TimeFormat) -> String {
+    let mut out = String::with_capacity(16);
+    clock_into(&mut out, at, format);
+    out
+}
+
+/// [`clock`], appended to `out`.
+fn clock_into(out: &mut String, at: &str, format: TimeFormat) {
     let digits = match format {
-        TimeFormat::Rfc3339 => return at.to_string(),
+        TimeFormat::Rfc3339 => return out.push_str(at),
         TimeFormat::Compact => 3,
         TimeFormat::Full => 6,
     };
-    match cached_second(at) {
-        Some(second) => format!("{second}.{}", &at[20..20 + digits]),
-        None => parsed_clock(at, format),
+    if cached_second_into(out, at) {
+        out.push('.');
+        out.push_str(&at[20..20 + digits]);
+    } else {
+        out.push_str(&parsed_clock(at, format));
     }
 }
 
@@ -92,9 +112,9 @@ fn parsed_clock(at: &str, format: TimeFormat) -> String {
         .unwrap_or_else(|_| at.to_string())
 }
 
-/// The local `HH:MM:SS` of `at` when it is `YYYY-MM-DDTHH:MM:SS.ffffffZ`, from a cache of the
-/// last second seen.
-fn cached_second(at: &str) -> Option<String> {
+/// Appends the local `HH:MM:SS` of `at` when it is `YYYY-MM-DDTHH:MM:SS.ffffffZ`, from a cache
+/// of the last second seen; `false` (nothing appended) for any other shape.
+fn cached_second_into(out: &mut String, at: &str) -> bool {
     use std::cell::RefCell;
     thread_local! {
         static SECOND: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
@@ -103,19 +123,22 @@ fn cached_second(at: &str) -> Option<String> {
     let shaped =
         b.len() == 27 && b[19] == b'.' && b[26] == b'Z' && b[20..26].iter().all(u8::is_ascii_digit);
     if !shaped {
-        return None;
+        return false;
     }
     let key = &at[..19];
     SECOND.with(|cell| {
         let mut cached = cell.borrow_mut();
         if cached.0 != key {
-            let t = DateTime::parse_from_rfc3339(&format!("{key}Z")).ok()?;
+            let Ok(t) = DateTime::parse_from_rfc3339(&format!("{key}Z")) else {
+                return false;
+            };
             *cached = (
                 key.to_string(),
                 t.with_timezone(&Local).format("%H:%M:%S").to_string(),
             );
         }
-        Some(cached.1.clone())
+        out.push_str(&cached.1);
+        true
     })
 }
 
@@ -359,8 +382,13 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
 /// The start of every line: the time and the connection (`[-]` for none).
 fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
     use std::fmt::Write;
-    let mut out = style.paint(Role::Dim, &clock(at, style.time));
-    out.reserve(24);
+    // Room for the rest of a common line, which callers append.
+    let mut out = String::with_capacity(128);
+    if style.color {
+        style.paint_into(&mut out, Role::Dim, &clock(at, style.time));
+    } else {
+        clock_into(&mut out, at, style.time);
+    }
     let _ = match conn {
         Some(c) => write!(out, " [{c}]"),
         None => write!(out, " [-]"),
@@ -551,12 +579,14 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
             // Built by appending: this is the line a flood is made of.
             let mut first = head(at, Some(*conn));
             first.push(' ');
-            first.push_str(&rel(r));
-            first.push_str(&style.paint(role, &text::describe(&frame.parsed)));
+            if r.is_some() {
+                first.push_str(&rel(r));
+            }
+            style.paint_into(&mut first, role, &text::describe(&frame.parsed));
             first.push_str(&labels);
             let mut bytes = String::with_capacity(frame.raw.len() + 16);
             bytes.push_str("      ");
-            bytes.push_str(&style.paint(Role::Dim, &frame.raw));
+            style.paint_into(&mut bytes, Role::Dim, &frame.raw);
             let mut out = vec![first, bytes];
             if !sources_ours.is_empty() {
                 out.push(format!(
