@@ -160,9 +160,10 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
     // command sent) are copied and pasted whole, and the summary's tables fit already.
     if !matches!(line, WatchLine::Summary(line::Summary { .. }))
+        // Bytes bound the width from above: most lines are told apart without decoding them.
         && out
             .first()
-            .is_some_and(|first| visible_width(first) > WIDTH)
+            .is_some_and(|first| first.len() > WIDTH && visible_width(first) > WIDTH)
     {
         let first = wrap(&out[0], WIDTH);
         out.splice(0..1, first);
