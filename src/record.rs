@@ -25,6 +25,7 @@ pub struct FrameRecord {
     pub len: usize,
     /// The exact bytes, escaped (`\r`, `\n`, `\\`, `\xNN`).
     pub raw: String,
+    #[serde(deserialize_with = "read_parsed")]
     pub parsed: Classified,
 }
 
@@ -36,6 +37,53 @@ impl FrameRecord {
             raw: escape(raw),
             parsed: classify(frame),
         }
+    }
+}
+
+/// Reads a recorded parse. The derived reader of the internally tagged [`Classified`] first
+/// copies the whole object into an intermediate tree to find its `class`; lines maintwatch
+/// writes put `class` first, so the payload is read straight from the rest of the object. Any
+/// other order (or an unknown class) goes through the derived reader, whose result and errors
+/// are the reference.
+fn read_parsed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Classified, D::Error> {
+    d.deserialize_map(ParsedVisitor)
+}
+
+struct ParsedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ParsedVisitor {
+    type Value = Classified;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a frame's parse (an object with a `class`)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Classified, A::Error> {
+        use serde::de::{value::MapAccessDeserializer, Error};
+        use std::borrow::Cow;
+        let mut fields = serde_json::Map::new();
+        if let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let value = map.next_value::<serde_json::Value>()?;
+            match (key.as_ref(), value.as_str()) {
+                ("class", Some("other_push")) => {
+                    return crate::notification::OtherPush::deserialize(
+                        MapAccessDeserializer::new(map),
+                    )
+                    .map(Classified::OtherPush);
+                }
+                ("class", Some("maintenance")) => {
+                    return crate::notification::Notification::deserialize(
+                        MapAccessDeserializer::new(map),
+                    )
+                    .map(|n| Classified::Maintenance(Box::new(n)));
+                }
+                _ => fields.insert(key.into_owned(), value),
+            };
+        }
+        while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+            fields.insert(key, value);
+        }
+        Classified::deserialize(serde_json::Value::Object(fields)).map_err(A::Error::custom)
     }
 }
 
@@ -951,6 +999,48 @@ mod tests {
             let derived = serde_json::from_str::<WatchLine>(bad).map_err(|e| e.to_string());
             assert_eq!(direct, derived, "{bad}");
             assert_eq!(bytes, bad.as_bytes());
+        }
+    }
+
+    /// The recorded parse reads the same through the direct path (`class` first) and the
+    /// derived one (any other order), and refuses the same things.
+    #[test]
+    fn a_recorded_parse_reads_the_same_whatever_the_order_of_its_fields() {
+        let record =
+            |parsed: &str| format!(r#"{{"offset":0,"len":3,"raw":"x","parsed":{parsed}}}"#);
+        let read = |parsed: &str| {
+            serde_json::from_str::<FrameRecord>(&record(parsed))
+                .map(|r| r.parsed)
+                .map_err(|e| e.to_string())
+        };
+        let derived =
+            |parsed: &str| serde_json::from_str::<Classified>(parsed).map_err(|e| e.to_string());
+        let moving = r#"{"kind":"MOVING","type_text":"MOVING","seq":4,"time":15,"target":null}"#;
+        for (class_first, other_order) in [
+            (
+                r#"{"class":"other_push","name":"message","elements":3,"known":true}"#,
+                r#"{"name":"message","class":"other_push","elements":3,"known":true}"#,
+            ),
+            (
+                &*format!(r#"{{"class":"maintenance",{}"#, &moving[1..]),
+                &*format!(r#"{},"class":"maintenance"}}"#, &moving[..moving.len() - 1]),
+            ),
+            (r#"{"class":"not_push"}"#, r#"{"class":"not_push"}"#),
+        ] {
+            let direct = read(class_first);
+            assert!(direct.is_ok(), "{class_first}: {direct:?}");
+            assert_eq!(direct, read(other_order));
+            assert_eq!(direct.clone().ok(), derived(class_first).ok());
+        }
+        for bad in [
+            r#"{"class":"other_push","name":"m","elements":3,"known":true,"extra":1}"#,
+            r#"{"class":"other_push","name":"m"}"#,
+            r#"{"class":"nonsense"}"#,
+            r#"{"name":"m","elements":3,"known":true}"#,
+            r#"{"class":3}"#,
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+            assert!(derived(bad).is_err(), "{bad}");
         }
     }
 
