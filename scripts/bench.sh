@@ -46,9 +46,9 @@ for part in "${parts[@]}"; do
         ;;
     flood)
         step "push flood: ${FLOOD_MESSAGES:-1000000} PUBLISH from redis-benchmark, watch --json vs redis-cli -3" \
-            "scripts/bench_flood.py --bin $bin --messages ${FLOOD_MESSAGES:-1000000} --repeat ${FLOOD_REPEAT:-3} --capture FILE"
+            "scripts/bench_flood.py --bin $bin --messages ${FLOOD_MESSAGES:-1000000} --repeat ${FLOOD_REPEAT:-3} --human --capture FILE"
         python3 scripts/bench_flood.py --bin "$bin" --messages "${FLOOD_MESSAGES:-1000000}" \
-            --repeat "${FLOOD_REPEAT:-3}" --capture "$work/flood.jsonl" | sed 's/^/   /'
+            --repeat "${FLOOD_REPEAT:-3}" --human --capture "$work/flood.jsonl" | sed 's/^/   /'
         ;;
     latency)
         step "latency from bytes arriving to their timestamp (simulator send time vs watch 'at'; then the machine's floor)" \

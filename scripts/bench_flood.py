@@ -20,7 +20,11 @@ JSON lines to a file, whose push lines are counted (nothing lost) and which beco
 for the replay benchmark.
 
     scripts/bench_flood.py --bin target/release/maintwatch [--messages 1000000] [--repeat 3]
-                           [--capture FILE]
+                           [--capture FILE] [--human] [--before OLD_BINARY]
+
+--human also measures `maintwatch watch ... --subscribe ch` without --json (human lines, no
+colour since stdout is not a terminal); --before also measures another maintwatch binary (an
+older build) with --json, in the same run, for a before/after on the same machine load.
 """
 
 import argparse
@@ -167,8 +171,11 @@ def publish(port, messages):
 
 
 def consumer_cmd(name, binary, port):
-    if name == "maintwatch":
-        return [binary, "watch", "-h", "127.0.0.1", "-p", str(port), "--subscribe", "ch", "--json"]
+    """name: `maintwatch` (--json), `maintwatch-human`, `maintwatch-before` (binary is then the
+    older build, --json) or `redis-cli`."""
+    if name.startswith("maintwatch"):
+        cmd = [binary, "watch", "-h", "127.0.0.1", "-p", str(port), "--subscribe", "ch"]
+        return cmd if name == "maintwatch-human" else cmd + ["--json"]
     return ["redis-cli", "-3", "--show-pushes", "yes", "-p", str(port), "SUBSCRIBE", "ch"]
 
 
@@ -199,7 +206,8 @@ def run_once(name, binary, port, r, messages, mode, out=subprocess.DEVNULL):
             os.kill(proc.pid, signal.SIGCONT)
             # maintwatch ends on Ctrl-C; redis-cli gets SIGTERM (a background job started by a
             # shell ignores SIGINT, and redis-cli does not install a handler for it).
-            os.kill(proc.pid, signal.SIGINT if name == "maintwatch" else signal.SIGTERM)
+            maintwatch = name.startswith("maintwatch")
+            os.kill(proc.pid, signal.SIGINT if maintwatch else signal.SIGTERM)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -215,15 +223,28 @@ def main():
     ap.add_argument("--capture", help="also write maintwatch's JSON lines here (replay input)")
     ap.add_argument("--capture-only", action="store_true",
                     help="only write the capture (for the replay benchmark), measure nothing")
+    ap.add_argument("--human", action="store_true",
+                    help="also measure maintwatch's human output (no --json)")
+    ap.add_argument("--before", help="also measure this older maintwatch binary (--json)")
+    ap.add_argument("--modes", default="preloaded,live",
+                    help="which measurements: preloaded, live or both (comma-separated)")
     a = ap.parse_args()
+    consumers = {"maintwatch": a.bin, "redis-cli": None}
+    if a.human:
+        consumers["maintwatch-human"] = a.bin
+    if a.before:
+        consumers["maintwatch-before"] = a.before
 
     port = free_port()
     server, r = start_redis(port)
     try:
-        for mode in () if a.capture_only else ("preloaded", "live"):
+        for mode in () if a.capture_only else a.modes.split(","):
             results = {}
-            for name in ("maintwatch", "redis-cli"):
-                runs = [run_once(name, a.bin, port, r, a.messages, mode) for _ in range(a.repeat)]
+            print("load average before %s: %.2f %.2f %.2f" % ((mode,) + os.getloadavg()),
+                  flush=True)
+            for name, binary in consumers.items():
+                runs = [run_once(name, binary, port, r, a.messages, mode)
+                        for _ in range(a.repeat)]
                 drain = statistics.median(x[0] for x in runs)
                 cpu = statistics.median(x[1] for x in runs)
                 rss = max(x[2] for x in runs)
@@ -232,9 +253,15 @@ def main():
                       f"{drain:.3f} s, consumer CPU {cpu:.3f} s, peak RSS {rss:.0f} MiB "
                       f"(median of {a.repeat}; drain/CPU per run: "
                       + ", ".join(f"{d:.3f}/{c:.3f}" for d, c, _ in runs) + ")", flush=True)
-            mw, rc = results["maintwatch"], results["redis-cli"]
-            print(f"flood {mode} ratio redis-cli/maintwatch: drain {rc[0] / mw[0]:.2f}x, "
-                  f"CPU {rc[1] / mw[1]:.2f}x", flush=True)
+            print("load average after %s: %.2f %.2f %.2f" % ((mode,) + os.getloadavg()),
+                  flush=True)
+            rc = results["redis-cli"]
+            for name, mw in results.items():
+                if name == "redis-cli":
+                    continue
+                print(f"flood {mode} ratio redis-cli/{name}: drain {rc[0] / mw[0]:.2f}x, "
+                      f"CPU {rc[1] / mw[1]:.2f}x (CPU {name}/redis-cli {mw[1] / rc[1]:.2f}x)",
+                      flush=True)
 
         if a.capture:
             with open(a.capture, "wb") as out:

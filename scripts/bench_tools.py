@@ -4,8 +4,10 @@
     bench_tools.py conns   --bin B [--connections 1000] [--idle 10]
         RSS and idle CPU of one `watch --connections N` process, against the simulator (opt-in
         accepted) and against a real redis-server (opt-in refused, maxclients raised).
-    bench_tools.py replay  --bin B --capture FILE [--repeat 5]
-        `maintwatch replay --json FILE > /dev/null` (and --check) against `jq -c . FILE > /dev/null`.
+    bench_tools.py replay  --bin B --capture FILE [--repeat 5] [--before OLD_B]
+        `maintwatch replay --json FILE > /dev/null` (and --check, and human lines) against
+        `jq -c . FILE > /dev/null`, with each process's peak RSS; --before times an older build
+        in the same run.
     bench_tools.py startup --bin B [--runs 200]
         start-up plus probe of one loopback endpoint (the simulator) against
         `redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON`, one process per run.
@@ -171,31 +173,57 @@ def timed(cmd, stdout=subprocess.DEVNULL):
     return wall, cpu, proc.returncode
 
 
+def timed_rss(cmd):
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one run of cmd. The peak
+    is GNU time's (%M): the rusage of a child forked from this Python would count the
+    interpreter's pages it held before exec, a 16 MiB floor under every command."""
+    with tempfile.NamedTemporaryFile("r") as rss_file:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(["/usr/bin/time", "-o", rss_file.name, "-f", "%M"] + cmd,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        rss = int(rss_file.read().strip().splitlines()[-1]) / 1024
+    return wall, ru.ru_utime + ru.ru_stime, rss, proc.returncode
+
+
 def cmd_replay(a):
     lines = sum(1 for _ in open(a.capture, "rb"))
     size = os.path.getsize(a.capture)
     rows = [
         ("maintwatch replay --json", [a.bin, "replay", "--json", a.capture]),
         ("maintwatch replay --check", [a.bin, "replay", "--check", "--json", a.capture]),
-        ("jq -c .", ["jq", "-c", ".", a.capture]),
+        ("maintwatch replay (human)", [a.bin, "replay", a.capture]),
     ]
+    if a.before:
+        rows += [
+            ("before: maintwatch replay --json", [a.before, "replay", "--json", a.capture]),
+            ("before: maintwatch replay --check",
+             [a.before, "replay", "--check", "--json", a.capture]),
+        ]
+    rows.append(("jq -c .", ["jq", "-c", ".", a.capture]))
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
     results = {}
     for name, cmd in rows:
         runs = []
         for _ in range(a.repeat):
-            wall, cpu, code = timed(cmd)
+            wall, cpu, rss, code = timed_rss(cmd)
             if code != 0:
                 raise RuntimeError(f"{name} exited {code}")
-            runs.append((wall, cpu))
+            runs.append((wall, cpu, rss))
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
-        results[name] = wall
+        rss = max(r[2] for r in runs)
+        results[name] = (wall, cpu)
         print(f"replay {name}: {lines} lines ({size / 1e6:.0f} MB): {wall:.3f} s wall, "
-              f"{cpu:.3f} s CPU (median of {a.repeat})", flush=True)
-    print(f"replay ratio jq/maintwatch (replay --json): "
-          f"{results['jq -c .'] / results['maintwatch replay --json']:.2f}x; "
-          f"jq/maintwatch (replay --check): "
-          f"{results['jq -c .'] / results['maintwatch replay --check']:.2f}x", flush=True)
+              f"{cpu:.3f} s CPU, peak RSS {rss:.0f} MiB (median of {a.repeat})", flush=True)
+    print("load average after: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
+    jq = results["jq -c ."]
+    for name, (wall, cpu) in results.items():
+        if name != "jq -c .":
+            print(f"replay ratio jq/{name}: wall {jq[0] / wall:.2f}x, CPU {jq[1] / cpu:.2f}x",
+                  flush=True)
 
 
 def cmd_startup(a):
@@ -344,6 +372,7 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--capture", required=True)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--before", help="also time this older maintwatch binary")
     p = sub.add_parser("startup")
     p.add_argument("--bin", required=True)
     p.add_argument("--runs", type=int, default=200)

@@ -9,23 +9,35 @@ use std::fmt;
 /// Escapes bytes: printable ASCII stays, `\\`, `\r`, `\n`, `\t` are named, anything else is
 /// `\xNN`.
 pub fn escape(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() + bytes.len() / 4);
-    for &b in bytes {
+    // Runs of printable bytes are copied whole; the room reserved covers a frame's `\r\n`s, so
+    // only mostly-binary input grows the buffer.
+    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 2 + 8);
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if (0x20..=0x7e).contains(&b) && b != b'\\' {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
         match b {
-            b'\\' => out.push_str("\\\\"),
-            b'\r' => out.push_str("\\r"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            0x20..=0x7e => out.push(b as char),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
             _ => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\x");
-                out.push(HEX[(b >> 4) as usize] as char);
-                out.push(HEX[(b & 15) as usize] as char);
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'x',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 15) as usize],
+                ]);
             }
         }
     }
-    out
+    out.extend_from_slice(&bytes[start..]);
+    // Printable ASCII only, so always UTF-8; the lossy path is never taken.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Whether a character must not reach a terminal as itself: C0 controls (line breaks too), DEL,

@@ -25,6 +25,7 @@ pub struct FrameRecord {
     pub len: usize,
     /// The exact bytes, escaped (`\r`, `\n`, `\\`, `\xNN`).
     pub raw: String,
+    #[serde(deserialize_with = "read_parsed")]
     pub parsed: Classified,
 }
 
@@ -39,11 +40,66 @@ impl FrameRecord {
     }
 }
 
+/// Reads a recorded parse. The derived reader of the internally tagged [`Classified`] first
+/// copies the whole object into an intermediate tree to find its `class`; lines maintwatch
+/// writes put `class` first, so the payload is read straight from the rest of the object. Any
+/// other order (or an unknown class) goes through the derived reader, whose result and errors
+/// are the reference.
+fn read_parsed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Classified, D::Error> {
+    d.deserialize_map(ParsedVisitor)
+}
+
+struct ParsedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ParsedVisitor {
+    type Value = Classified;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a frame's parse (an object with a `class`)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Classified, A::Error> {
+        use serde::de::{value::MapAccessDeserializer, Error};
+        use std::borrow::Cow;
+        let mut fields = serde_json::Map::new();
+        if let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let value = map.next_value::<serde_json::Value>()?;
+            match (key.as_ref(), value.as_str()) {
+                ("class", Some("other_push")) => {
+                    return crate::notification::OtherPush::deserialize(
+                        MapAccessDeserializer::new(map),
+                    )
+                    .map(Classified::OtherPush);
+                }
+                ("class", Some("maintenance")) => {
+                    return crate::notification::Notification::deserialize(
+                        MapAccessDeserializer::new(map),
+                    )
+                    .map(|n| Classified::Maintenance(Box::new(n)));
+                }
+                _ => fields.insert(key.into_owned(), value),
+            };
+        }
+        while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+            fields.insert(key, value);
+        }
+        Classified::deserialize(serde_json::Value::Object(fields)).map_err(A::Error::custom)
+    }
+}
+
 /// Parses the bytes of a stored frame again with today's scanner and parser.
 pub fn reparse(raw_escaped: &str) -> Result<Classified, String> {
-    let bytes = crate::escape::unescape(raw_escaped).map_err(|e| format!("raw text: {e}"))?;
+    reparse_sized(raw_escaped).map(|(parsed, _)| parsed)
+}
+
+/// [`reparse`], and how many bytes the raw text stands for.
+pub fn reparse_sized(raw_escaped: &str) -> Result<(Classified, usize), String> {
+    let bytes = match unescape_recorded(raw_escaped) {
+        Some(bytes) => bytes,
+        None => crate::escape::unescape(raw_escaped).map_err(|e| format!("raw text: {e}"))?,
+    };
     match Scanner::default().scan(&bytes) {
-        Ok(Scan::Frame(frame, n)) if n == bytes.len() => Ok(classify(&frame)),
+        Ok(Scan::Frame(frame, n)) if n == bytes.len() => Ok((classify(&frame), n)),
         Ok(Scan::Frame(_, n)) => Err(format!(
             "raw holds {} bytes after the frame's {n}",
             bytes.len() - n
@@ -54,6 +110,51 @@ pub fn reparse(raw_escaped: &str) -> Result<Classified, String> {
         )),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The bytes of raw text as [`escape`] writes it (printable ASCII and backslash escapes), in
+/// one pass over bytes; `None` for anything else (quoted text, line breaks, other characters,
+/// a bad escape), which [`crate::escape::unescape`] reads or explains. Where both read a text
+/// they agree (tested): `replay` reads a million of these per capture.
+fn unescape_recorded(text: &str) -> Option<Vec<u8>> {
+    // Quoted text is unquoted by the general reader (a frame never starts with `"`).
+    let trimmed = text.trim();
+    if trimmed.len() >= 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        if b != b'\\' {
+            if !(0x20..=0x7e).contains(&b) {
+                return None;
+            }
+            out.push(b);
+            continue;
+        }
+        let e = *bytes.get(i)?;
+        i += 1;
+        out.push(match e {
+            b'r' => b'\r',
+            b'n' => b'\n',
+            b't' => b'\t',
+            b'0' => 0,
+            b'e' => 0x1b,
+            b'\\' | b'"' | b'\'' => e,
+            b'x' => {
+                let hex = std::str::from_utf8(bytes.get(i..i + 2)?).ok()?;
+                i += 2;
+                if !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+                    return None;
+                }
+                u8::from_str_radix(hex, 16).ok()?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// Lines written by `decode --json`.
@@ -99,14 +200,27 @@ pub enum Label {
     WithOptIn,
 }
 
-/// The opt-in's outcome on one connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The opt-in's outcome on one connection: the one enum for it, in lines, the summary, `probe`
+/// (inside its `Severity`) and `--require`'s exit code. Declared in severity order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OptInOutcome {
     Accepted,
     Refused,
     Resp3Unavailable,
     AuthFailed,
+}
+
+impl OptInOutcome {
+    /// The exit code of a run that ends on this outcome (`probe`, `watch --require`).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            OptInOutcome::Accepted => crate::exit::SUCCESS,
+            OptInOutcome::Refused => crate::exit::REFUSED,
+            OptInOutcome::Resp3Unavailable => crate::exit::RESP3_UNAVAILABLE,
+            OptInOutcome::AuthFailed => crate::exit::AUTH_FAILED,
+        }
+    }
 }
 
 /// One row of the end-of-watch summary: one logical event and what followed it.
@@ -649,7 +763,7 @@ pub struct TaggedLine {
 /// goes right after the `type`, so every line still starts with `{"type":`.
 pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serde_json::Result<()> {
     let start = out.len();
-    serde_json::to_writer(&mut *out, line)?;
+    crate::output::json::write_object(out, line).map_err(serde_json::Error::io)?;
     if let Some(ep) = ep {
         // The tag is first and its value a bare snake_case word: the first comma ends it.
         let comma = out[start..]
@@ -686,6 +800,77 @@ impl WatchLine {
         }
     }
 
+    /// The schema version the line says it is.
+    pub fn v(&self) -> u32 {
+        match self {
+            WatchLine::Start(line::Start { v, .. })
+            | WatchLine::Connected(line::Connected { v, .. })
+            | WatchLine::ConnectFailed(line::ConnectFailed { v, .. })
+            | WatchLine::Handshake(line::Handshake { v, .. })
+            | WatchLine::Push(line::Push { v, .. })
+            | WatchLine::Malformed(line::Malformed { v, .. })
+            | WatchLine::Closed(line::Closed { v, .. })
+            | WatchLine::Dns(line::Dns { v, .. })
+            | WatchLine::Handoff(line::Handoff { v, .. })
+            | WatchLine::Verdict(line::Verdict { v, .. })
+            | WatchLine::Advertised(line::Advertised { v, .. })
+            | WatchLine::Ping(line::Ping { v, .. })
+            | WatchLine::Topology(line::Topology { v, .. })
+            | WatchLine::Summary(line::Summary { v, .. })
+            | WatchLine::Heartbeat(line::Heartbeat { v, .. }) => *v,
+        }
+    }
+
+    /// Reads one JSON line. The same as `serde_json::from_slice::<WatchLine>`, faster for the
+    /// lines maintwatch writes, which start with their `type`: the tag is blanked out in place
+    /// and the payload read directly, where the derived reader of an internally tagged enum
+    /// first copies every field into an intermediate tree. `text` is left as it was.
+    pub fn from_json(text: &mut [u8]) -> serde_json::Result<WatchLine> {
+        const START: &[u8] = b"{\"type\":\"";
+        let tag = text
+            .strip_prefix(START)
+            .and_then(|rest| rest.iter().position(|&b| b == b'"'))
+            .filter(|&end| text.get(START.len() + end + 1) == Some(&b','));
+        let Some(end) = tag else {
+            return serde_json::from_slice(text);
+        };
+        let tag_end = START.len() + end + 2;
+        let name = text[START.len()..START.len() + end].to_vec();
+        text[1..tag_end].fill(b' ');
+        let direct = payload(&name, text);
+        text[..tag_end].copy_from_slice(&[START, &name, b"\","].concat());
+        match direct {
+            Some(Ok(line)) => Ok(line),
+            // The general reader says what is wrong, in its own words.
+            _ => serde_json::from_slice(text),
+        }
+    }
+}
+
+/// The line of type `name` from `text`, whose tag was blanked; `None` for an unknown type.
+fn payload(name: &[u8], text: &[u8]) -> Option<serde_json::Result<WatchLine>> {
+    use serde_json::from_slice as read;
+    Some(match name {
+        b"push" => read(text).map(WatchLine::Push),
+        b"ping" => read(text).map(WatchLine::Ping),
+        b"start" => read(text).map(WatchLine::Start),
+        b"connected" => read(text).map(WatchLine::Connected),
+        b"connect_failed" => read(text).map(WatchLine::ConnectFailed),
+        b"handshake" => read(text).map(WatchLine::Handshake),
+        b"malformed" => read(text).map(WatchLine::Malformed),
+        b"closed" => read(text).map(WatchLine::Closed),
+        b"dns" => read(text).map(WatchLine::Dns),
+        b"handoff" => read(text).map(WatchLine::Handoff),
+        b"verdict" => read(text).map(WatchLine::Verdict),
+        b"advertised" => read(text).map(WatchLine::Advertised),
+        b"topology" => read(text).map(WatchLine::Topology),
+        b"summary" => read(text).map(WatchLine::Summary),
+        b"heartbeat" => read(text).map(WatchLine::Heartbeat),
+        _ => return None,
+    })
+}
+
+impl WatchLine {
     /// The wall-clock time of the line, as written.
     pub fn at(&self) -> &str {
         match self {
@@ -730,21 +915,72 @@ impl WatchLine {
 }
 
 /// Wall-clock time as written in JSON lines: RFC 3339, microseconds, UTC.
+///
+/// This runs once per line of a push flood: the calendar date and time of day are computed once
+/// per second and kept (per thread), and only the microseconds are written for each line.
 pub fn wall(at: std::time::SystemTime) -> String {
+    use std::cell::RefCell;
+    thread_local! {
+        /// The whole second last formatted, and its text up to and with the `.`.
+        static SECOND: RefCell<Option<(i64, [u8; 20])>> = const { RefCell::new(None) };
+    }
+    let (secs, micros) = match at.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_micros(),
+        ),
+        // Before 1970: whole seconds towards the past, microseconds forward from there.
+        Err(e) => {
+            let d = e.duration();
+            let back = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            match d.subsec_micros() {
+                0 => (-back, 0),
+                m => (-back - 1, 1_000_000 - m),
+            }
+        }
+    };
+    let prefix = SECOND.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        match *cached {
+            Some((s, text)) if s == secs => text,
+            _ => {
+                let text = second_text(secs);
+                *cached = Some((secs, text));
+                text
+            }
+        }
+    });
+    let mut text = [0u8; 27];
+    text[..20].copy_from_slice(&prefix);
+    let mut m = micros;
+    for i in (20..26).rev() {
+        text[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+    }
+    text[26] = b'Z';
+    // ASCII digits and punctuation only: the check cannot fail.
+    String::from_utf8(text.to_vec()).unwrap_or_default()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.` of a second since the epoch, UTC.
+fn second_text(secs: i64) -> [u8; 20] {
     use chrono::{Datelike, Timelike};
-    // Written field by field: `format` parses its pattern on every call, and this runs once per
-    // line of a push flood.
-    let t = chrono::DateTime::<chrono::Utc>::from(at);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+    let t = chrono::DateTime::<chrono::Utc>::from_timestamp(secs, 0).unwrap_or_default();
+    let text = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.",
         t.year(),
         t.month(),
         t.day(),
         t.hour(),
         t.minute(),
-        t.second(),
-        t.nanosecond() / 1000 % 1_000_000
-    )
+        t.second()
+    );
+    let mut out = *b"0000-00-00T00:00:00.";
+    // Years past 9999 do not fit the field; they do not happen on a clock a watch runs on.
+    if text.len() == out.len() {
+        out.copy_from_slice(text.as_bytes());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -785,6 +1021,82 @@ mod tests {
     }
 
     use super::*;
+
+    /// The direct reader gives what the derived one gives, for every line of the committed
+    /// captures, and leaves the text as it was; a line it cannot read gets the derived
+    /// reader's error.
+    #[test]
+    fn lines_read_directly_equal_lines_read_through_the_tag() {
+        let captures = [
+            include_str!("../tests/fixtures/captures/oss-cluster.jsonl"),
+            include_str!("../tests/fixtures/captures/shard-migration.jsonl"),
+            include_str!("../tests/fixtures/captures/single-proxy.jsonl"),
+        ];
+        let mut n = 0;
+        for text in captures.iter().flat_map(|c| c.lines()) {
+            let mut bytes = text.as_bytes().to_vec();
+            let direct = WatchLine::from_json(&mut bytes).unwrap();
+            assert_eq!(bytes, text.as_bytes());
+            assert_eq!(direct, serde_json::from_str::<WatchLine>(text).unwrap());
+            n += 1;
+        }
+        assert!(n > 50, "{n}");
+        for bad in [
+            r#"{"type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"e","text":"x","margin_s":null,"extra":1}"#,
+            r#"{"type":"verdict","type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"e","text":"x","margin_s":null}"#,
+            r#"{"type":"nonsense","v":1}"#,
+            r#"{"type":"push","#,
+            r#"{"v":1,"type":"verdict","t":1.5,"at":"x","conn":1,"event":"e","text":"x","margin_s":null}"#,
+        ] {
+            let mut bytes = bad.as_bytes().to_vec();
+            let direct = WatchLine::from_json(&mut bytes).map_err(|e| e.to_string());
+            let derived = serde_json::from_str::<WatchLine>(bad).map_err(|e| e.to_string());
+            assert_eq!(direct, derived, "{bad}");
+            assert_eq!(bytes, bad.as_bytes());
+        }
+    }
+
+    /// The recorded parse reads the same through the direct path (`class` first) and the
+    /// derived one (any other order), and refuses the same things.
+    #[test]
+    fn a_recorded_parse_reads_the_same_whatever_the_order_of_its_fields() {
+        let record =
+            |parsed: &str| format!(r#"{{"offset":0,"len":3,"raw":"x","parsed":{parsed}}}"#);
+        let read = |parsed: &str| {
+            serde_json::from_str::<FrameRecord>(&record(parsed))
+                .map(|r| r.parsed)
+                .map_err(|e| e.to_string())
+        };
+        let derived =
+            |parsed: &str| serde_json::from_str::<Classified>(parsed).map_err(|e| e.to_string());
+        let moving = r#"{"kind":"MOVING","type_text":"MOVING","seq":4,"time":15,"target":null}"#;
+        for (class_first, other_order) in [
+            (
+                r#"{"class":"other_push","name":"message","elements":3,"known":true}"#,
+                r#"{"name":"message","class":"other_push","elements":3,"known":true}"#,
+            ),
+            (
+                &*format!(r#"{{"class":"maintenance",{}"#, &moving[1..]),
+                &*format!(r#"{},"class":"maintenance"}}"#, &moving[..moving.len() - 1]),
+            ),
+            (r#"{"class":"not_push"}"#, r#"{"class":"not_push"}"#),
+        ] {
+            let direct = read(class_first);
+            assert!(direct.is_ok(), "{class_first}: {direct:?}");
+            assert_eq!(direct, read(other_order));
+            assert_eq!(direct.clone().ok(), derived(class_first).ok());
+        }
+        for bad in [
+            r#"{"class":"other_push","name":"m","elements":3,"known":true,"extra":1}"#,
+            r#"{"class":"other_push","name":"m"}"#,
+            r#"{"class":"nonsense"}"#,
+            r#"{"name":"m","elements":3,"known":true}"#,
+            r#"{"class":3}"#,
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+            assert!(derived(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_moving_without_a_target_says_null_and_old_lines_still_read() {
@@ -855,6 +1167,30 @@ mod fleet_tests {
 }
 
 #[cfg(test)]
+mod unescape_tests {
+    use super::unescape_recorded;
+    use crate::escape::{escape, unescape};
+
+    proptest::proptest! {
+        #[test]
+        fn recorded_raw_text_reads_back_to_its_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let text = escape(&bytes);
+            let t = text.trim();
+            let quoted = t.len() >= 2 && t.starts_with('"') && t.ends_with('"');
+            let expected = (!quoted).then_some(bytes);
+            proptest::prop_assert_eq!(unescape_recorded(&text), expected);
+        }
+
+        #[test]
+        fn where_both_read_a_text_they_agree(text in r#"[ -~\\\r\n"]{0,40}|(\\x[0-9a-fA-FgG]{0,2}|\\[rnt0e"'\\qZ]|[ a-z"])*"#) {
+            if let Some(fast) = unescape_recorded(&text) {
+                proptest::prop_assert_eq!(Some(fast), unescape(&text).ok(), "{:?}", text);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod wall_tests {
     use super::wall;
     use std::time::{Duration, SystemTime};
@@ -870,5 +1206,47 @@ mod wall_tests {
                 .format("%Y-%m-%dT%H:%M:%S%.6fZ")
                 .to_string()
         );
+    }
+
+    /// The second is cached: lines within one second, then across a second, a minute, a day
+    /// and a year boundary, and back in time, each match chrono's own formatting.
+    #[test]
+    fn the_cached_second_never_leaks_into_another_second() {
+        let chrono_text = |at: SystemTime| {
+            chrono::DateTime::<chrono::Utc>::from(at)
+                .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                .to_string()
+        };
+        let year_end = 1_798_761_599; // 2026-12-31T23:59:59Z
+        let mut instants = Vec::new();
+        for (s, n) in [
+            (year_end, 0),
+            (year_end, 999_999_999),
+            (year_end + 1, 1_000),
+            (year_end + 1, 999),
+            (year_end + 60, 5_000),
+            (year_end - 86_400, 7),
+            (year_end, 500_000_000),
+            (0, 1),
+            (951_782_400, 0), // 2000-02-29
+        ] {
+            instants.push(SystemTime::UNIX_EPOCH + Duration::new(s, n));
+        }
+        instants.push(SystemTime::UNIX_EPOCH - Duration::new(1, 250_000_000));
+        instants.push(SystemTime::UNIX_EPOCH - Duration::new(86_400, 0));
+        for at in instants {
+            assert_eq!(wall(at), chrono_text(at), "{at:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn wall_matches_chrono_for_any_instant(secs in 0u64..8_000_000_000, nanos in 0u32..1_000_000_000) {
+            let at = SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
+            let expected = chrono::DateTime::<chrono::Utc>::from(at)
+                .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                .to_string();
+            proptest::prop_assert_eq!(wall(at), expected);
+        }
     }
 }

@@ -29,7 +29,7 @@ fn classify_bytes(bytes: &[u8]) -> Classified {
 /// The notification the bytes hold; fails when they are not one.
 fn note(bytes: &[u8]) -> Notification {
     match classify_bytes(bytes) {
-        Classified::Maintenance(n) => n,
+        Classified::Maintenance(n) => *n,
         other => panic!(
             "{:?} is not a maintenance notification: {other:?}",
             String::from_utf8_lossy(bytes)

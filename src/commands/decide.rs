@@ -44,11 +44,8 @@ pub async fn run(args: &DecideArgs) -> anyhow::Result<i32> {
         std::future::pending::<()>(),
     )
     .await;
-    if args.json {
-        println!("{}", serde_json::to_string(&DecideLine::new(&outcome))?);
-    } else {
-        println!("{outcome}");
-    }
+    let mut out = std::io::stdout().lock();
+    crate::output::sink::one(&mut out, args.json, &DecideLine::new(&outcome), &outcome)?;
     Ok(exit::SUCCESS)
 }
 

@@ -14,7 +14,7 @@ use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink;
 use crate::record::line;
-use crate::record::{reparse, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::record::{reparse_sized, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
@@ -62,9 +62,6 @@ struct Head {
     #[serde(rename = "type")]
     _kind: String,
     v: u64,
-    /// A fleet's line: the endpoint's label.
-    #[serde(default)]
-    ep: Option<String>,
 }
 
 /// The most endpoints a fleet capture's `--check` keeps a timeline for; past it the lines of
@@ -261,7 +258,7 @@ pub fn replay_with(
         }
         report.lines += 1;
         let last = matches!(kind, Line::Last);
-        if let Some(stop) = one_line(n, &buf, last, &mut report, &mut rerun, &mut each)? {
+        if let Some(stop) = one_line(n, &mut buf, last, &mut report, &mut rerun, &mut each)? {
             report.stopped = Some((n, stop));
             break;
         }
@@ -272,51 +269,28 @@ pub fn replay_with(
 /// Handles one non-blank line; returns why reading must stop, if it must.
 fn one_line(
     n: usize,
-    line: &[u8],
+    line: &mut [u8],
     last: bool,
     report: &mut ReplayReport,
     rerun: &mut Option<Reruns>,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<String>> {
+    // A line is read once; only one that does not read as a watch line is looked at again: as a
+    // fleet's line (its label beside the payload), for its schema version (a newer one is
+    // refused as such, not as a line with unknown fields), as a torn last line, or as a
+    // `decode --json` line.
     let mut ep = None;
-    match serde_json::from_slice::<Head>(line) {
-        Ok(head) if head.v > u64::from(SCHEMA_VERSION) => {
-            return Ok(Some(format!(
-                "schema version {} is newer than this maintwatch reads ({SCHEMA_VERSION}); \
-                 replay it with a newer maintwatch",
-                head.v
-            )))
+    let read = WatchLine::from_json(line).or_else(|e| match fleet_line(line) {
+        Some(tagged) => {
+            ep = Some(tagged.ep);
+            Ok(tagged.line)
         }
-        // Only a line that starts the way ours do can be one cut short by a kill.
-        Err(_) if last && line.starts_with(br#"{"type":"#) => {
-            report.torn_tail = Some(n);
-            return Ok(None);
-        }
-        Ok(head) => ep = head.ep,
-        _ => {}
-    }
-    let read = match &ep {
-        // Only a fleet's line pays for reading the label beside the payload.
-        Some(_) => serde_json::from_slice::<crate::record::TaggedLine>(line).map(|t| t.line),
-        None => serde_json::from_slice::<WatchLine>(line),
-    };
+        None => Err(e),
+    });
     let mut parsed = match read {
+        Ok(l) if l.v() > SCHEMA_VERSION => return Ok(Some(newer(u64::from(l.v())))),
         Ok(l) => l,
-        Err(e) => {
-            match serde_json::from_slice::<DecodeLine>(line) {
-                Ok(DecodeLine::Frame { frame, .. }) => {
-                    report.valid += 1;
-                    report.frames += 1;
-                    check(n, &frame, report, each)?;
-                }
-                Ok(DecodeLine::Error { .. }) => report.valid += 1,
-                Err(_) => {
-                    report.bad_lines += 1;
-                    each(Event::Bad(n, format!("not a maintwatch JSON line: {e}")))?;
-                }
-            }
-            return Ok(None);
-        }
+        Err(e) => return not_a_watch_line(n, line, last, e, report, each),
     };
     report.valid += 1;
     // The timeline runs again on the recorded inputs, the recorded parse included: a parser
@@ -339,6 +313,59 @@ fn one_line(
     Ok(None)
 }
 
+/// A fleet's line (`"ep"` right after `"type"`), read with its label; only such a line pays for
+/// the second read.
+fn fleet_line(line: &[u8]) -> Option<crate::record::TaggedLine> {
+    let rest = line.strip_prefix(br#"{"type":""#)?;
+    let end = rest.iter().position(|&b| b == b'"')?;
+    if !rest[end..].starts_with(br#"","ep":"#) {
+        return None;
+    }
+    serde_json::from_slice(line).ok()
+}
+
+/// Why reading stops at a line of schema version `v`.
+fn newer(v: u64) -> String {
+    format!(
+        "schema version {v} is newer than this maintwatch reads ({SCHEMA_VERSION}); \
+         replay it with a newer maintwatch"
+    )
+}
+
+/// A line that did not read as a watch line: a newer schema (returned: reading stops), a torn
+/// last line, a `decode --json` line, or a bad line.
+fn not_a_watch_line(
+    n: usize,
+    line: &[u8],
+    last: bool,
+    e: serde_json::Error,
+    report: &mut ReplayReport,
+    each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<String>> {
+    match serde_json::from_slice::<Head>(line) {
+        Ok(head) if head.v > u64::from(SCHEMA_VERSION) => return Ok(Some(newer(head.v))),
+        // Only a line that starts the way ours do can be one cut short by a kill.
+        Err(_) if last && line.starts_with(br#"{"type":"#) => {
+            report.torn_tail = Some(n);
+            return Ok(None);
+        }
+        _ => {}
+    }
+    match serde_json::from_slice::<DecodeLine>(line) {
+        Ok(DecodeLine::Frame { frame, .. }) => {
+            report.valid += 1;
+            report.frames += 1;
+            check(n, &frame, report, each)?;
+        }
+        Ok(DecodeLine::Error { .. }) => report.valid += 1,
+        Err(_) => {
+            report.bad_lines += 1;
+            each(Event::Bad(n, format!("not a maintwatch JSON line: {e}")))?;
+        }
+    }
+    Ok(None)
+}
+
 /// Compares a recorded frame with a fresh parse of its bytes; returns the fresh parse.
 fn check(
     n: usize,
@@ -346,15 +373,15 @@ fn check(
     report: &mut ReplayReport,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<crate::notification::Classified>> {
-    let (fresh, difference) = match reparse(&frame.raw) {
-        Ok(fresh) => {
+    let (fresh, difference) = match reparse_sized(&frame.raw) {
+        Ok((fresh, len)) => {
             let difference = if fresh != frame.parsed {
                 Some(format!(
                     "recorded {:?}, now {:?}",
                     crate::output::text::describe(&frame.parsed),
                     crate::output::text::describe(&fresh)
                 ))
-            } else if crate::escape::unescape(&frame.raw).map(|b| b.len()).ok() != Some(frame.len) {
+            } else if len != frame.len {
                 Some(format!(
                     "recorded length {} differs from the raw bytes",
                     frame.len

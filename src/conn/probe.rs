@@ -27,37 +27,27 @@ use super::{
 use crate::dns::DnsResolver;
 use crate::exit;
 use crate::notification::{Classified, Kind, Notification};
+use crate::record::OptInOutcome;
 
-/// How bad an outcome is; the order is the severity order and the exit-code order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// How bad an outcome is; the order is the severity order and the exit-code order. The
+/// handshake's outcomes are the watch's own [`OptInOutcome`] (one enum for the four of them);
+/// a probe adds the endpoint that could not be reached at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
-    Accepted,
-    Refused,
-    Resp3Unavailable,
-    AuthFailed,
+    OptIn(OptInOutcome),
     ConnectionFailed,
 }
 
-impl From<crate::record::OptInOutcome> for Severity {
-    fn from(outcome: crate::record::OptInOutcome) -> Severity {
-        use crate::record::OptInOutcome as O;
-        match outcome {
-            O::Accepted => Severity::Accepted,
-            O::Refused => Severity::Refused,
-            O::Resp3Unavailable => Severity::Resp3Unavailable,
-            O::AuthFailed => Severity::AuthFailed,
-        }
+impl From<OptInOutcome> for Severity {
+    fn from(outcome: OptInOutcome) -> Severity {
+        Severity::OptIn(outcome)
     }
 }
 
 impl Severity {
     pub fn exit_code(self) -> i32 {
         match self {
-            Severity::Accepted => exit::SUCCESS,
-            Severity::Refused => exit::REFUSED,
-            Severity::Resp3Unavailable => exit::RESP3_UNAVAILABLE,
-            Severity::AuthFailed => exit::AUTH_FAILED,
+            Severity::OptIn(outcome) => outcome.exit_code(),
             Severity::ConnectionFailed => exit::CONNECTION_FAILED,
         }
     }
@@ -115,10 +105,12 @@ impl ProbeOutcome {
 
     pub fn severity(&self) -> Severity {
         match self {
-            ProbeOutcome::Accepted => Severity::Accepted,
-            ProbeOutcome::Refused { .. } => Severity::Refused,
-            ProbeOutcome::Resp3Unavailable { .. } => Severity::Resp3Unavailable,
-            ProbeOutcome::AuthFailed { .. } => Severity::AuthFailed,
+            ProbeOutcome::Accepted => Severity::OptIn(OptInOutcome::Accepted),
+            ProbeOutcome::Refused { .. } => Severity::OptIn(OptInOutcome::Refused),
+            ProbeOutcome::Resp3Unavailable { .. } => {
+                Severity::OptIn(OptInOutcome::Resp3Unavailable)
+            }
+            ProbeOutcome::AuthFailed { .. } => Severity::OptIn(OptInOutcome::AuthFailed),
             ProbeOutcome::TlsFailed { .. }
             | ProbeOutcome::Unreachable { .. }
             | ProbeOutcome::TimedOut { .. }
@@ -421,7 +413,7 @@ pub fn exit_code(reports: &[ProbeReport]) -> i32 {
         .iter()
         .map(|r| r.outcome.severity())
         .max()
-        .unwrap_or(Severity::Accepted)
+        .unwrap_or(Severity::OptIn(OptInOutcome::Accepted))
         .exit_code()
 }
 

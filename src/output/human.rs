@@ -2,6 +2,7 @@
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 
 use crate::handoff::Advertised;
+use crate::notification::Classified;
 use crate::output::text;
 use crate::record::line;
 use crate::record::{ClosedBy, DnsEvent, OursChange};
@@ -43,25 +44,64 @@ pub enum TimeFormat {
 
 impl Style {
     pub fn paint(&self, role: Role, s: &str) -> String {
-        if !self.color {
-            return s.to_string();
-        }
+        let mut out = String::with_capacity(s.len() + 12);
+        self.paint_into(&mut out, role, s);
+        out
+    }
+
+    /// [`Style::paint`], appended to `out`.
+    pub fn paint_into(&self, out: &mut String, role: Role, s: &str) {
         let code = match role {
-            Role::Opening => "1;33",
-            Role::Closing => "1;32",
-            Role::Dns => "36",
-            Role::Socket => "1;35",
-            Role::Handoff => "34",
-            Role::Error => "1;31",
-            Role::Dim => "2",
-            Role::Plain => return s.to_string(),
+            _ if !self.color => None,
+            Role::Opening => Some("1;33"),
+            Role::Closing => Some("1;32"),
+            Role::Dns => Some("36"),
+            Role::Socket => Some("1;35"),
+            Role::Handoff => Some("34"),
+            Role::Error => Some("1;31"),
+            Role::Dim => Some("2"),
+            Role::Plain => None,
         };
-        format!("\x1b[{code}m{s}\x1b[0m")
+        match code {
+            Some(code) => {
+                out.push_str("\x1b[");
+                out.push_str(code);
+                out.push('m');
+                out.push_str(s);
+                out.push_str("\x1b[0m");
+            }
+            None => out.push_str(s),
+        }
     }
 }
 
 /// The wall-clock prefix of a line, in the chosen format (local time unless RFC 3339).
+///
+/// Lines come in the shape [`crate::record::wall`] writes: the local time of day is worked out
+/// once per second (per thread) and the fraction copied from the line's own text. Any other
+/// shape is parsed as RFC 3339 on its own.
 pub fn clock(at: &str, format: TimeFormat) -> String {
+    let mut out = String::with_capacity(16);
+    clock_into(&mut out, at, format);
+    out
+}
+
+/// [`clock`], appended to `out`.
+fn clock_into(out: &mut String, at: &str, format: TimeFormat) {
+    let digits = match format {
+        TimeFormat::Rfc3339 => return out.push_str(at),
+        TimeFormat::Compact => 3,
+        TimeFormat::Full => 6,
+    };
+    if cached_second_into(out, at) {
+        out.push('.');
+        out.push_str(&at[20..20 + digits]);
+    } else {
+        out.push_str(&parsed_clock(at, format));
+    }
+}
+
+fn parsed_clock(at: &str, format: TimeFormat) -> String {
     let pattern = match format {
         TimeFormat::Rfc3339 => return at.to_string(),
         TimeFormat::Compact => "%H:%M:%S%.3f",
@@ -70,6 +110,36 @@ pub fn clock(at: &str, format: TimeFormat) -> String {
     DateTime::parse_from_rfc3339(at)
         .map(|t| t.with_timezone(&Local).format(pattern).to_string())
         .unwrap_or_else(|_| at.to_string())
+}
+
+/// Appends the local `HH:MM:SS` of `at` when it is `YYYY-MM-DDTHH:MM:SS.ffffffZ`, from a cache
+/// of the last second seen; `false` (nothing appended) for any other shape.
+fn cached_second_into(out: &mut String, at: &str) -> bool {
+    use std::cell::RefCell;
+    thread_local! {
+        static SECOND: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
+    }
+    let b = at.as_bytes();
+    let shaped =
+        b.len() == 27 && b[19] == b'.' && b[26] == b'Z' && b[20..26].iter().all(u8::is_ascii_digit);
+    if !shaped {
+        return false;
+    }
+    let key = &at[..19];
+    SECOND.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        if cached.0 != key {
+            let Ok(t) = DateTime::parse_from_rfc3339(&format!("{key}Z")) else {
+                return false;
+            };
+            *cached = (
+                key.to_string(),
+                t.with_timezone(&Local).format("%H:%M:%S").to_string(),
+            );
+        }
+        out.push_str(&cached.1);
+        true
+    })
 }
 
 fn rel(r: &Option<Rel>) -> String {
@@ -89,7 +159,12 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     };
     // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
     // command sent) are copied and pasted whole, and the summary's tables fit already.
-    if !matches!(line, WatchLine::Summary(line::Summary { .. })) && !out.is_empty() {
+    if !matches!(line, WatchLine::Summary(line::Summary { .. }))
+        // Bytes bound the width from above: most lines are told apart without decoding them.
+        && out
+            .first()
+            .is_some_and(|first| first.len() > WIDTH && visible_width(first) > WIDTH)
+    {
         let first = wrap(&out[0], WIDTH);
         out.splice(0..1, first);
     }
@@ -158,13 +233,12 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
 /// The line itself when none of its strings holds a character unsafe for a terminal (the common
 /// case, checked without allocating), else a copy with every string sanitised.
 pub fn terminal_safe(line: &WatchLine) -> std::borrow::Cow<'_, WatchLine> {
-    let mut check = UnsafeText(false);
-    let clean = serde::Serialize::serialize(
-        line,
-        &mut serde_json::Serializer::with_formatter(std::io::sink(), &mut check),
-    )
-    .is_ok()
-        && !check.0;
+    let clean = match line {
+        WatchLine::Push(p) if !matches!(p.frame.parsed, Classified::Maintenance(_)) => {
+            push_is_clean(p)
+        }
+        _ => serialized_is_clean(line),
+    };
     if clean {
         return std::borrow::Cow::Borrowed(line);
     }
@@ -183,6 +257,36 @@ pub fn terminal_safe(line: &WatchLine) -> std::borrow::Cow<'_, WatchLine> {
             retry_in_s: None,
         })),
     }
+}
+
+/// Every string of the line, found by serialising it to nowhere.
+fn serialized_is_clean(line: &WatchLine) -> bool {
+    let mut check = UnsafeText(false);
+    serde::Serialize::serialize(
+        line,
+        &mut serde_json::Serializer::with_formatter(std::io::sink(), &mut check),
+    )
+    .is_ok()
+        && !check.0
+}
+
+/// Every string of a push line that is not a maintenance notification (the lines of a flood),
+/// checked directly rather than through a serialisation of the whole line.
+fn push_is_clean(p: &line::Push) -> bool {
+    // Printable ASCII, the common case, is safe without decoding characters.
+    let safe = |s: &str| {
+        s.bytes().all(|b| (0x20..0x7f).contains(&b))
+            || !s.chars().any(crate::escape::is_unsafe_char)
+    };
+    let name = match &p.frame.parsed {
+        Classified::OtherPush(o) => o.name.as_deref(),
+        _ => None,
+    };
+    safe(&p.at)
+        && p.rel.as_ref().is_none_or(|r| safe(&r.to))
+        && safe(&p.frame.raw)
+        && name.is_none_or(safe)
+        && p.sources_ours.iter().all(|s| safe(s))
 }
 
 /// A JSON formatter that writes nothing and notes whether any string holds a character
@@ -297,8 +401,19 @@ fn line_heartbeat(beat: &line::Heartbeat, style: &Style) -> String {
 
 /// The start of every line: the time and the connection (`[-]` for none).
 fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
-    let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));
-    format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
+    use std::fmt::Write;
+    // Room for the rest of a common line, which callers append.
+    let mut out = String::with_capacity(128);
+    if style.color {
+        style.paint_into(&mut out, Role::Dim, &clock(at, style.time));
+    } else {
+        clock_into(&mut out, at, style.time);
+    }
+    let _ = match conn {
+        Some(c) => write!(out, " [{c}]"),
+        None => write!(out, " [-]"),
+    };
+    out
 }
 
 fn line_start(line: &WatchLine, style: &Style) -> Vec<String> {
@@ -481,14 +596,18 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
                     Label::WithOptIn => " [with opt-in]",
                 })
                 .collect();
-            let mut out = vec![format!(
-                "{} {}{}{}",
-                head(at, Some(*conn)),
-                rel(r),
-                style.paint(role, &text::describe(&frame.parsed)),
-                labels
-            )];
-            out.push(format!("      {}", style.paint(Role::Dim, &frame.raw)));
+            // Built by appending: this is the line a flood is made of.
+            let mut first = head(at, Some(*conn));
+            first.push(' ');
+            if r.is_some() {
+                first.push_str(&rel(r));
+            }
+            style.paint_into(&mut first, role, &text::describe(&frame.parsed));
+            first.push_str(&labels);
+            let mut bytes = String::with_capacity(frame.raw.len() + 16);
+            bytes.push_str("      ");
+            style.paint_into(&mut bytes, Role::Dim, &frame.raw);
+            let mut out = vec![first, bytes];
             if !sources_ours.is_empty() {
                 out.push(format!(
                     "      source(s) we are connected to: {}",
@@ -850,6 +969,67 @@ mod tests {
         ));
     }
 
+    /// The direct check of a push line finds an unsafe character in each of its strings, as
+    /// the check through serde does.
+    #[test]
+    fn a_push_line_is_checked_field_by_field_like_the_serialised_check() {
+        use crate::notification::OtherPush;
+        use crate::record::{CopyOf, FrameRecord};
+        let push = |at: &str, to: &str, raw: &str, name: &str, ours: &str| {
+            WatchLine::Push(line::Push {
+                v: SCHEMA_VERSION,
+                t: 1.0,
+                at: at.into(),
+                conn: 1,
+                labels: vec![Label::Resent],
+                rel: Some(Rel {
+                    to: to.into(),
+                    s: 0.5,
+                }),
+                frame: FrameRecord {
+                    offset: 0,
+                    len: 3,
+                    raw: raw.into(),
+                    parsed: Classified::OtherPush(OtherPush {
+                        name: Some(name.into()),
+                        elements: 3,
+                        known: true,
+                    }),
+                },
+                copy_of: Some(CopyOf {
+                    conn: 2,
+                    after_ms: 1.0,
+                }),
+                sources_ours: vec![ours.into()],
+            })
+        };
+        let clean = [
+            "2026-01-01T00:00:00.000000Z",
+            "MOVING seq 1",
+            ">1\\r\\n",
+            "message",
+            "a:1",
+        ];
+        for field in 0..=clean.len() {
+            for bad in ["\x1b[31m", "\u{202e}", "\n", "\u{9b}"] {
+                let mut f = clean;
+                if field < f.len() {
+                    f[field] = bad;
+                }
+                let line = push(f[0], f[1], f[2], f[3], f[4]);
+                let WatchLine::Push(p) = &line else {
+                    unreachable!()
+                };
+                assert_eq!(
+                    push_is_clean(p),
+                    serialized_is_clean(&line),
+                    "{field} {bad:?}"
+                );
+                assert_eq!(push_is_clean(p), field == clean.len(), "{field} {bad:?}");
+            }
+        }
+    }
+
     #[test]
     fn compact_time_by_default_full_and_rfc3339_on_request() {
         let at = "2026-01-01T00:00:00.123456Z";
@@ -859,6 +1039,26 @@ mod tests {
         let full = clock(at, TimeFormat::Full);
         assert!(full.ends_with(".123456"), "{full}");
         assert_eq!(clock(at, TimeFormat::Rfc3339), at);
+    }
+
+    /// The cached second gives what parsing each line gave, across seconds and back.
+    #[test]
+    fn the_cached_clock_matches_parsing_every_line() {
+        for at in [
+            "2026-01-01T00:00:00.123456Z",
+            "2026-01-01T00:00:00.999999Z",
+            "2026-01-01T00:00:01.000001Z",
+            "2025-12-31T23:59:59.500000Z",
+            "2026-01-01T00:00:01.000002Z",
+            // Other shapes are parsed on their own.
+            "2026-01-01T00:00:01.5Z",
+            "2026-01-01T01:00:01.123456+01:00",
+            "not a time",
+        ] {
+            for format in [TimeFormat::Compact, TimeFormat::Full] {
+                assert_eq!(clock(at, format), parsed_clock(at, format), "{at}");
+            }
+        }
     }
 
     #[test]

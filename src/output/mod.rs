@@ -3,6 +3,7 @@
 
 pub mod countdown;
 pub mod human;
+pub mod json;
 pub mod sink;
 pub mod summary;
 pub mod text;

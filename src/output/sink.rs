@@ -7,6 +7,7 @@
 
 use super::countdown::Countdown;
 use super::human::{self, Style};
+use super::json;
 use crate::record::WatchLine;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -48,21 +49,27 @@ pub trait Sink {
     }
 }
 
-/// JSON lines of the documented schema, one per timeline line.
+/// JSON lines of the documented schema, one per timeline line. Each line is made once in a
+/// reused buffer ([`json::write_line`]) and handed to `out` in one write.
 pub struct JsonLines<W: Write> {
     out: W,
+    text: Vec<u8>,
 }
 
 impl<W: Write> JsonLines<W> {
     pub fn new(out: W) -> JsonLines<W> {
-        JsonLines { out }
+        JsonLines {
+            out,
+            text: Vec::with_capacity(512),
+        }
     }
 }
 
 impl<W: Write> Sink for JsonLines<W> {
     fn line(&mut self, line: &WatchLine) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, line)?;
-        self.out.write_all(b"\n")
+        self.text.clear();
+        json::write_line(&mut self.text, line)?;
+        self.out.write_all(&self.text)
     }
 
     fn line_of(&mut self, ep: &str, line: &WatchLine) -> io::Result<()> {
@@ -155,6 +162,22 @@ pub fn lines<'a, W: Write + 'a>(
         Box::new(JsonLines::new(out))
     } else {
         Box::new(HumanLines::new(out, style, verbose))
+    }
+}
+
+/// The same switch for a command whose output is one value rather than timeline lines
+/// (`decide`): `value` as one JSON line, or `text` for people.
+pub fn one(
+    out: &mut dyn Write,
+    json: bool,
+    value: &impl serde::Serialize,
+    text: &impl std::fmt::Display,
+) -> io::Result<()> {
+    if json {
+        serde_json::to_writer(&mut *out, value)?;
+        out.write_all(b"\n")
+    } else {
+        writeln!(out, "{text}")
     }
 }
 
@@ -483,5 +506,19 @@ impl<'a> Sinks<'a> {
     /// Whether some sink stopped working on the way.
     pub fn failed(&self) -> bool {
         self.sinks.iter().any(|s| s.failed())
+    }
+}
+
+#[cfg(test)]
+mod one_tests {
+    #[test]
+    fn one_value_is_a_json_line_or_its_text() {
+        let value = serde_json::json!({"type": "decision", "v": 1});
+        let mut json = Vec::new();
+        super::one(&mut json, true, &value, &"moves to x").unwrap();
+        assert_eq!(json, b"{\"type\":\"decision\",\"v\":1}\n");
+        let mut human = Vec::new();
+        super::one(&mut human, false, &value, &"moves to x").unwrap();
+        assert_eq!(human, b"moves to x\n");
     }
 }

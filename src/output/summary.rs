@@ -106,70 +106,90 @@ pub fn render(line: &WatchLine) -> Vec<String> {
         return Vec::new();
     };
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
-    for tally in opt_in {
-        let what = match tally.opt_in {
-            crate::record::OptInOutcome::Accepted => "opt-in accepted",
-            crate::record::OptInOutcome::Refused => "opt-in refused",
-            crate::record::OptInOutcome::Resp3Unavailable => "RESP3 unavailable",
-            crate::record::OptInOutcome::AuthFailed => "authentication failed",
-        };
-        let text = tally
-            .text
-            .as_deref()
-            .map_or(String::new(), |t| format!(": {t}"));
-        out.push(format!("{what} on {} connection(s){text}", tally.conns));
-    }
+    out.extend(opt_in.iter().map(opt_in_line));
     if events.is_empty() {
         out.push("no maintenance notification was seen".into());
     } else {
-        let mut table = Table::new();
-        table
-            .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(80)
-            .set_header(vec![
-                "event", "window", "done", "DNS", "socket", "dry-run", "margin",
-            ]);
-        for e in events {
-            let socket = match (e.socket_closed_s, e.overshoot_s) {
-                (Some(c), _) if e.silent_close => format!("+{c:.1} s (silent)"),
-                (Some(c), Some(o)) => format!("+{c:.1} s ({o:+.1})"),
-                (Some(c), None) => format!("+{c:.1} s"),
-                _ => "-".into(),
-            };
-            let handoff = match (&e.handoff, e.handoff_s) {
-                (Some(h), Some(at)) => format!("{} +{at:.1} s", short(h)),
-                (Some(h), None) => short(h).to_string(),
-                _ => "-".into(),
-            };
-            let name = match e.seq {
-                Some(seq) => format!("{} {seq}", e.kind),
-                None => format!("{} ?", e.kind),
-            };
-            let name = if e.copies > 0 {
-                format!("{name} (x{})", e.copies + 1)
-            } else {
-                name
-            };
-            let joined = if e.joined_open { "*" } else { "" };
-            table.add_row(vec![
-                name,
-                e.window_s.map_or("-".into(), |w| format!("{w} s{joined}")),
-                s(e.closed_by_notification_s),
-                s(e.dns_moved_s),
-                socket,
-                handoff,
-                e.margin_s.map_or("-".into(), |m| format!("{m:.1} s")),
-            ]);
-        }
-        keep(&mut table, 0, 17);
-        out.extend(table.to_string().lines().map(str::to_string));
+        out.extend(events_table(events));
         out.extend(legend(events));
     }
     if let Some(p) = pings {
         out.extend(traffic(p));
     }
     out.extend(note_lines(notes));
+    if !conns.is_empty() {
+        out.extend(totals_table(conns));
+    }
+    out
+}
+
+/// How many connections got one opt-in outcome.
+fn opt_in_line(tally: &crate::record::OptInTally) -> String {
+    let what = match tally.opt_in {
+        crate::record::OptInOutcome::Accepted => "opt-in accepted",
+        crate::record::OptInOutcome::Refused => "opt-in refused",
+        crate::record::OptInOutcome::Resp3Unavailable => "RESP3 unavailable",
+        crate::record::OptInOutcome::AuthFailed => "authentication failed",
+    };
+    let text = tally
+        .text
+        .as_deref()
+        .map_or(String::new(), |t| format!(": {t}"));
+    format!("{what} on {} connection(s){text}", tally.conns)
+}
+
+/// One row per event: what closed it and when, the dry-run and its margin.
+fn events_table(events: &[crate::record::EventRow]) -> Vec<String> {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(80)
+        .set_header(vec![
+            "event", "window", "done", "DNS", "socket", "dry-run", "margin",
+        ]);
+    for e in events {
+        table.add_row(event_row(e));
+    }
+    keep(&mut table, 0, 17);
+    table.to_string().lines().map(str::to_string).collect()
+}
+
+fn event_row(e: &crate::record::EventRow) -> Vec<String> {
+    let socket = match (e.socket_closed_s, e.overshoot_s) {
+        (Some(c), _) if e.silent_close => format!("+{c:.1} s (silent)"),
+        (Some(c), Some(o)) => format!("+{c:.1} s ({o:+.1})"),
+        (Some(c), None) => format!("+{c:.1} s"),
+        _ => "-".into(),
+    };
+    let handoff = match (&e.handoff, e.handoff_s) {
+        (Some(h), Some(at)) => format!("{} +{at:.1} s", short(h)),
+        (Some(h), None) => short(h).to_string(),
+        _ => "-".into(),
+    };
+    let name = match e.seq {
+        Some(seq) => format!("{} {seq}", e.kind),
+        None => format!("{} ?", e.kind),
+    };
+    let name = if e.copies > 0 {
+        format!("{name} (x{})", e.copies + 1)
+    } else {
+        name
+    };
+    let joined = if e.joined_open { "*" } else { "" };
+    vec![
+        name,
+        e.window_s.map_or("-".into(), |w| format!("{w} s{joined}")),
+        s(e.closed_by_notification_s),
+        s(e.dns_moved_s),
+        socket,
+        handoff,
+        e.margin_s.map_or("-".into(), |m| format!("{m:.1} s")),
+    ]
+}
+
+/// Totals per connection.
+fn totals_table(conns: &[crate::record::ConnTotals]) -> Vec<String> {
     let mut totals = Table::new();
     totals
         .load_style(UTF8_FULL_CONDENSED)
@@ -192,11 +212,8 @@ pub fn render(line: &WatchLine) -> Vec<String> {
             c.reconnects.to_string(),
         ]);
     }
-    if !conns.is_empty() {
-        keep(&mut totals, 1, 34);
-        out.extend(totals.to_string().lines().map(str::to_string));
-    }
-    out
+    keep(&mut totals, 1, 34);
+    totals.to_string().lines().map(str::to_string).collect()
 }
 
 /// One sentence per nonzero count of [`SummaryNotes`](crate::record::SummaryNotes).

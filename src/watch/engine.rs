@@ -163,8 +163,14 @@ pub async fn watch_fleet<'o>(
     let beat = common.heartbeat.unwrap_or(Duration::from_secs(3600));
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut live = engines.len();
-    let mut seen = 0u32;
+    let mut progress = Progress {
+        live: engines.len(),
+        seen: 0,
+        count: common.count,
+    };
+    // A narrated run (the demo) takes frames one at a time: a note must come before the frames
+    // sent after it, and a batch could take those first.
+    let batch = if notes.is_some() { 1 } else { BATCH };
     let reason = loop {
         tokio::select! {
             biased;
@@ -182,9 +188,9 @@ pub async fn watch_fleet<'o>(
                 let engine = &mut engines[ep as usize];
                 engine.fatal = Some(message);
                 if engine.end(StopReason::Failed(code)).await {
-                    live -= 1;
+                    progress.live -= 1;
                 }
-                if live == 0 {
+                if progress.live == 0 {
                     break StopReason::Failed(code);
                 }
             }
@@ -200,20 +206,10 @@ pub async fn watch_fleet<'o>(
                 sinks.note(&text)?;
             }
             obs = rx.recv() => {
-                let Some((ep, report)) = obs else { break StopReason::Ended };
-                let engine = &mut engines[ep as usize];
-                let (required, notifications) = engine.take(sinks, report, rx.is_empty())?;
-                if let Some(reason) = required {
-                    if engine.end(reason).await {
-                        live -= 1;
-                    }
-                    if live == 0 {
-                        break reason;
-                    }
-                }
-                seen = seen.saturating_add(notifications);
-                if common.count.is_some_and(|n| seen >= n) {
-                    break StopReason::Count;
+                let Some(first) = obs else { break StopReason::Ended };
+                let taken = take_batch(&mut engines, sinks, first, &mut rx, batch, &mut progress);
+                if let Some(reason) = taken.await? {
+                    break reason;
                 }
             }
             // The demo's end comes after its frames: the scenario's last push is part of it.
@@ -224,6 +220,56 @@ pub async fn watch_fleet<'o>(
         t.abort();
     }
     finish(engines, sinks, reason, &mut rx).await
+}
+
+/// The most observations taken at once between two looks at the stop conditions.
+const BATCH: usize = 64;
+
+/// Where the loop stands: endpoints still running, notifications seen against `--count`.
+struct Progress {
+    live: usize,
+    seen: u32,
+    count: Option<u32>,
+}
+
+/// Takes `first` and then what else is already waiting, up to `batch` observations, without
+/// going back through the loop's `select!` for each: under a flood that select (its signal,
+/// deadline and timer branches polled and re-armed per frame) cost more than the frame. The stop
+/// conditions are still looked at between batches. Returns why the watch stops, if it must.
+async fn take_batch(
+    engines: &mut [Engine<'_>],
+    sinks: &mut Sinks<'_>,
+    first: (u32, Report),
+    rx: &mut mpsc::UnboundedReceiver<(u32, Report)>,
+    batch: usize,
+    progress: &mut Progress,
+) -> anyhow::Result<Option<StopReason>> {
+    let mut next = first;
+    for taken in 1..=batch {
+        let (ep, report) = next;
+        let engine = &mut engines[ep as usize];
+        let (required, notifications) = engine.take(sinks, report, rx.is_empty())?;
+        if let Some(reason) = required {
+            if engine.end(reason).await {
+                progress.live -= 1;
+            }
+            if progress.live == 0 {
+                return Ok(Some(reason));
+            }
+        }
+        progress.seen = progress.seen.saturating_add(notifications);
+        if progress.count.is_some_and(|n| progress.seen >= n) {
+            return Ok(Some(StopReason::Count));
+        }
+        if taken == batch {
+            break;
+        }
+        match rx.try_recv() {
+            Ok(more) => next = more,
+            Err(_) => break,
+        }
+    }
+    Ok(None)
 }
 
 /// Starts every endpoint: its start line, its connections. What they share is made here: one
@@ -698,7 +744,7 @@ fn unix_signal(
 
 /// The exit code of `--require` for an opt-in outcome: the one mapping `probe` uses too.
 fn required_code(outcome: OptInOutcome) -> i32 {
-    crate::conn::probe::Severity::from(outcome).exit_code()
+    outcome.exit_code()
 }
 
 /// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
