@@ -63,6 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Open N connections to the endpoint (a node-wide close takes them all at once)')
             [CompletionResult]::new('--subscribe', '--subscribe', [CompletionResultType]::ParameterName, 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are')
             [CompletionResult]::new('--dns-interval', '--dns-interval', [CompletionResultType]::ParameterName, 'How often to poll the hostname''s A/AAAA records')
+            [CompletionResult]::new('--dns-interval-open', '--dns-interval-open', [CompletionResultType]::ParameterName, 'How often to poll them while a maintenance window is open (the change comes then)')
             [CompletionResult]::new('--handoff-poll', '--handoff-poll', [CompletionResultType]::ParameterName, 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)')
             [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')

@@ -97,7 +97,7 @@ pub async fn watch(
         fatal: fatal_tx,
     });
     let mut engine = Engine::start(settings, sinks, &resolver, &tx, &shared)?;
-    let pollers = spawn_dns_poller(settings, &resolver, &tx);
+    let pollers = spawn_dns_poller(settings, &resolver, &tx, engine.dns_window.subscribe());
     let mut fatal = None;
     let deadline = async {
         match settings.duration {
@@ -152,6 +152,8 @@ struct Engine<'w, 'o> {
     tx: Tx,
     shared: Arc<Shared>,
     effects: Effects,
+    /// Until when a maintenance window is open: the DNS poller's pace follows it.
+    dns_window: tokio::sync::watch::Sender<Option<tokio::time::Instant>>,
     /// Notifications seen, for `--count`.
     seen: u32,
     warned_speed: bool,
@@ -185,6 +187,7 @@ impl<'w, 'o> Engine<'w, 'o> {
             tx: tx.clone(),
             shared: shared.clone(),
             effects: Effects::default(),
+            dns_window: tokio::sync::watch::channel(None).0,
             seen: 0,
             warned_speed: false,
         })
@@ -241,11 +244,27 @@ impl<'w, 'o> Engine<'w, 'o> {
         if let Some(code) = required {
             return Ok(Some(StopReason::Required(code)));
         }
+        if step.notifications > 0 {
+            self.pace_dns();
+        }
         self.seen += step.notifications;
         if self.settings.count.is_some_and(|n| self.seen >= n) {
             return Ok(Some(StopReason::Count));
         }
         Ok(None)
+    }
+
+    /// A new event may open or close a window: the DNS poller is told until when one is open.
+    fn pace_dns(&self) {
+        let until = self
+            .timeline
+            .window_open_until(MAX_DRY_RUN_WINDOW_S)
+            .map(tokio::time::Instant::from_std);
+        self.dns_window.send_if_modified(|w| {
+            let changed = *w != until;
+            *w = until;
+            changed
+        });
     }
 
     /// The simulator announced its speed: adopted unless `--sim-speed` was given.
@@ -344,19 +363,20 @@ fn spawn_dns_poller(
     settings: &WatchSettings,
     resolver: &Arc<DnsResolver>,
     tx: &Tx,
+    window: tokio::sync::watch::Receiver<Option<tokio::time::Instant>>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let host = settings.connect.host().to_string();
     if !settings.dns || host.parse::<IpAddr>().is_ok() {
         return Vec::new();
     }
     let (dtx, mut drx) = mpsc::unbounded_channel();
-    let poller = dns::spawn_poller_bounded(
-        resolver.clone(),
-        host.clone(),
-        settings.dns_interval.div_f64(settings.speed),
-        settings.connect.dns_options().timeout,
-        dtx,
-    );
+    let pace = dns::PollPace {
+        normal: settings.dns_interval.div_f64(settings.speed),
+        open: settings.dns_interval_open.div_f64(settings.speed),
+    };
+    let timeout = settings.connect.dns_options().timeout;
+    let poller =
+        dns::spawn_poller_paced(resolver.clone(), host.clone(), pace, timeout, window, dtx);
     let tx = tx.clone();
     let forward = tokio::spawn(async move {
         while let Some(ev) = drx.recv().await {
