@@ -95,7 +95,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
         }
         'maintwatch;probe' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Also read endpoints from FILE, one per line; `-` reads standard input')
-            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'How many endpoints to probe at once')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'How many endpoints to probe at once (each is one socket: within the open-file limit)')
             [CompletionResult]::new('--linger', '--linger', [CompletionResultType]::ParameterName, 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply''s read (measured at 16-17 ms after the +OK); 0 disables')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')

@@ -89,7 +89,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         }
         &'maintwatch;probe'= {
             cand --from 'Also read endpoints from FILE, one per line; `-` reads standard input'
-            cand --concurrency 'How many endpoints to probe at once'
+            cand --concurrency 'How many endpoints to probe at once (each is one socket: within the open-file limit)'
             cand --linger 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply''s read (measured at 16-17 ms after the +OK); 0 disables'
             cand -h 'Server hostname or IP address [default: 127.0.0.1]'
             cand --host 'Server hostname or IP address [default: 127.0.0.1]'

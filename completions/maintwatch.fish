@@ -93,7 +93,7 @@ hex\t'Hex digits (whitespace, `0x` and `:` between bytes are ignored), or `xxd` 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l json -d 'One JSON object per frame (schema: docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l from -d 'Also read endpoints from FILE, one per line; `-` reads standard input' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l concurrency -d 'How many endpoints to probe at once' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l concurrency -d 'How many endpoints to probe at once (each is one socket: within the open-file limit)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l linger -d 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply\'s read (measured at 16-17 ms after the +OK); 0 disables' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s p -l port -d 'Server port [default: 6379]' -r

@@ -291,6 +291,12 @@ impl<'a> Sinks<'a> {
         }
     }
 
+    /// A countdown is shown with a window on it: only then is there anything to redraw (an idle
+    /// watch of thousands of connections should not wake ten times a second for nothing).
+    pub fn animating(&self) -> bool {
+        self.countdown.as_ref().is_some_and(Countdown::is_active)
+    }
+
     /// Refreshes the countdown, if one is shown.
     pub fn tick(&mut self) {
         if let Some(c) = &mut self.countdown {

@@ -109,6 +109,8 @@ pub async fn watch(
     tokio::pin!(stop);
     let mut signals = Signals::install()?;
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
+    // Polled only while a countdown is drawn: ticks missed meanwhile are not made up.
+    redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let reason = loop {
         tokio::select! {
             biased;
@@ -120,7 +122,7 @@ pub async fn watch(
                 fatal = Some(message);
                 break StopReason::Failed(code);
             }
-            _ = redraw.tick() => engine.sinks.tick(),
+            _ = redraw.tick(), if engine.sinks.animating() => engine.sinks.tick(),
             // A narrator (the demo's simulator) tells a step before its frames leave: cause first.
             Some(text) = async { notes.as_mut()?.recv().await }, if notes.is_some() => {
                 engine.sinks.note(&text)?;
