@@ -45,7 +45,17 @@ fn open_files_for(command: &Command) {
     let limit = raise_nofile();
     let (flag, wanted) = match command {
         Command::Watch(args) => ("--connections", u64::from(args.connections)),
-        Command::Probe(args) => ("--concurrency", u64::from(args.concurrency)),
+        // Without --from, the endpoints on the command line are all there is to open.
+        Command::Probe(args) => {
+            let listed = (args.urls.len() + usize::from(args.connect.uri.is_some())).max(1);
+            let at_once = match args.from {
+                None => args
+                    .concurrency
+                    .min(u32::try_from(listed).unwrap_or(u32::MAX)),
+                Some(_) => args.concurrency,
+            };
+            ("--concurrency", u64::from(at_once))
+        }
         _ => return,
     };
     if let Some(limit) = limit.filter(|&l| wanted + SPARE_FDS > l) {

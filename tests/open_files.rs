@@ -63,13 +63,15 @@ fn a_hard_limit_below_the_connections_asked_is_said_with_the_flag_and_the_limit(
         "{err}"
     );
 
+    // A probe list may be long: its concurrency is what is opened at once.
+    let list =
+        std::env::temp_dir().join(format!("maintwatch-open-files-{}.txt", std::process::id()));
+    std::fs::write(&list, format!("127.0.0.1:{port}\n127.0.0.1:{port}\n")).unwrap();
     let out = maintwatch_limited(
         &[
             "probe",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
+            "--from",
+            list.to_str().unwrap(),
             "--concurrency",
             "500",
         ],
@@ -79,11 +81,28 @@ fn a_hard_limit_below_the_connections_asked_is_said_with_the_flag_and_the_limit(
     .arg("--quiet")
     .output()
     .expect("the binary runs");
+    std::fs::remove_file(&list).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("--concurrency 500") && err.contains("is 256"),
         "{err}"
     );
+    // One endpoint on the command line is one socket, whatever the concurrency.
+    let one = [
+        "probe",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--concurrency",
+        "500",
+    ];
+    let out = maintwatch_limited(&one, 128, 256)
+        .arg("--quiet")
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("hard limit"), "{err}");
 
     // Within the hard limit, nothing is said about it.
     let out = maintwatch_limited(
