@@ -67,6 +67,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Open N connections to the endpoint (a node-wide close takes them all at once)')
             [CompletionResult]::new('--subscribe', '--subscribe', [CompletionResultType]::ParameterName, 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are')
             [CompletionResult]::new('--dns-interval', '--dns-interval', [CompletionResultType]::ParameterName, 'How often to poll the hostname''s A/AAAA records')
+            [CompletionResult]::new('--dns-interval-open', '--dns-interval-open', [CompletionResultType]::ParameterName, 'How often to poll them while a maintenance window is open (the change comes then)')
             [CompletionResult]::new('--handoff-poll', '--handoff-poll', [CompletionResultType]::ParameterName, 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)')
             [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
@@ -102,7 +103,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
         }
         'maintwatch;probe' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Also read endpoints from FILE, one per line; `-` reads standard input')
-            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'How many endpoints to probe at once')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'How many endpoints to probe at once (each is one socket: within the open-file limit)')
             [CompletionResult]::new('--linger', '--linger', [CompletionResultType]::ParameterName, 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply''s read (measured at 16-17 ms after the +OK); 0 disables')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')

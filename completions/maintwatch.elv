@@ -63,6 +63,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --connections 'Open N connections to the endpoint (a node-wide close takes them all at once)'
             cand --subscribe 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are'
             cand --dns-interval 'How often to poll the hostname''s A/AAAA records'
+            cand --dns-interval-open 'How often to poll them while a maintenance window is open (the change comes then)'
             cand --handoff-poll 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)'
             cand --sim-speed 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
@@ -96,7 +97,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         }
         &'maintwatch;probe'= {
             cand --from 'Also read endpoints from FILE, one per line; `-` reads standard input'
-            cand --concurrency 'How many endpoints to probe at once'
+            cand --concurrency 'How many endpoints to probe at once (each is one socket: within the open-file limit)'
             cand --linger 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply''s read (measured at 16-17 ms after the +OK); 0 disables'
             cand -h 'Server hostname or IP address [default: 127.0.0.1]'
             cand --host 'Server hostname or IP address [default: 127.0.0.1]'

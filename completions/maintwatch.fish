@@ -66,6 +66,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connections -d 'Open N connections to the endpoint (a node-wide close takes them all at once)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l subscribe -d 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-interval -d 'How often to poll the hostname\'s A/AAAA records' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-interval-open -d 'How often to poll them while a maintenance window is open (the change comes then)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l handoff-poll -d 'Interval of the dry-run\'s DNS polls (the reference client uses 1 s)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l sim-speed -d 'The endpoint is the built-in simulator running N times faster (`simulate --speed N`): declared windows, polls and offsets are read at that speed. Without it, the speed the simulator announces in its HELLO reply is used (1 for any other server)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
@@ -100,7 +101,7 @@ hex\t'Hex digits (whitespace, `0x` and `:` between bytes are ignored), or `xxd` 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l json -d 'One JSON object per frame (schema: docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l from -d 'Also read endpoints from FILE, one per line; `-` reads standard input' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l concurrency -d 'How many endpoints to probe at once' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l concurrency -d 'How many endpoints to probe at once (each is one socket: within the open-file limit)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l linger -d 'After an accepted opt-in, listen this long for a catch-up replay that missed the reply\'s read (measured at 16-17 ms after the +OK); 0 disables' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -s p -l port -d 'Server port [default: 6379]' -r

@@ -11,7 +11,7 @@
 //! cargo run --release --example probe_1000 -- --serve urls.txt  # serve only, for benches/probe_1000.sh
 //! ```
 //!
-//! Options: `--endpoints N` (1000), `--concurrency N` (64, the CLI default), `--linger MS` (50,
+//! Options: `--endpoints N` (1000), `--concurrency N` (512, the CLI default), `--linger MS` (50,
 //! the CLI default).
 
 use std::io::Write;
@@ -39,7 +39,7 @@ struct Settings {
 fn settings() -> Settings {
     let mut s = Settings {
         endpoints: 1000,
-        concurrency: 64,
+        concurrency: 512,
         linger: Duration::from_millis(50),
         serve: None,
     };

@@ -5,10 +5,11 @@
 #   scripts/bench.sh                    # everything (~10 minutes on 2 cores, plus ~25 for fuzz)
 #   scripts/bench.sh decode latency     # only some parts
 #
-# Parts: decode flood latency conns fleet soak replay startup fuzz reliability
+# Parts: decode flood latency dns conns conns10k probe10k fleet soak replay startup fuzz reliability
 #
 # Knobs (environment): FLOOD_MESSAGES (1000000), FLOOD_REPEAT (3), LATENCY_PUSHES (10000),
-# CONNECTIONS (1000), FLEET_ENDPOINTS (1000), SOAK_ROUNDS (200), FUZZ_RUNS (10000000), MAINTWATCH_RESTARTS (100).
+# LATENCY_ROUNDS (4), DNS_CHANGES (40), CONNECTIONS (1000), FLEET_ENDPOINTS (1000),
+# SOAK_ROUNDS (200), FUZZ_RUNS (10000000), MAINTWATCH_RESTARTS (100).
 # Needs: redis-server, redis-cli, redis-benchmark, jq, python3; cargo-fuzz for the fuzz part.
 # Everything listens on loopback only. Builds go to $CARGO_TARGET_DIR (default /tmp/mw-bench) so
 # a shared target directory is not locked for long.
@@ -18,7 +19,8 @@ root=$(pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/mw-bench}"
 log="${BENCH_LOG:-/tmp/maintwatch-bench.txt}"
 parts=("$@")
-(( ${#parts[@]} )) || parts=(decode flood latency conns fleet soak replay startup fuzz reliability)
+all_parts=(decode flood latency dns conns conns10k probe10k fleet soak replay startup fuzz reliability)
+(( ${#parts[@]} )) || parts=("${all_parts[@]}")
 bin="$CARGO_TARGET_DIR/release/maintwatch"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -51,11 +53,29 @@ for part in "${parts[@]}"; do
             --repeat "${FLOOD_REPEAT:-3}" --human --capture "$work/flood.jsonl" | sed 's/^/   /'
         ;;
     latency)
-        step "latency from bytes arriving to their timestamp (simulator send time vs watch 'at'; then the machine's floor)" \
-            "cargo build --release --manifest-path benches/harness/Cargo.toml && $CARGO_TARGET_DIR/release/latency --bin $bin --pushes ${LATENCY_PUSHES:-10000} [--reader baseline]"
+        # Both readers in the same run, in alternating rounds, and what the watch adds.
+        step "latency from bytes arriving to their timestamp: the watch beside the do-nothing reader, same run" \
+            "cargo build --release --manifest-path benches/harness/Cargo.toml && $CARGO_TARGET_DIR/release/latency --bin $bin --pushes ${LATENCY_PUSHES:-10000} --reader both --rounds ${LATENCY_ROUNDS:-4}"
         cargo build --release --quiet --manifest-path benches/harness/Cargo.toml
-        "$CARGO_TARGET_DIR/release/latency" --bin "$bin" --pushes "${LATENCY_PUSHES:-10000}" | sed 's/^/   /'
-        "$CARGO_TARGET_DIR/release/latency" --bin "$bin" --pushes "${LATENCY_PUSHES:-10000}" --reader baseline | sed 's/^/   /'
+        "$CARGO_TARGET_DIR/release/latency" --bin "$bin" --pushes "${LATENCY_PUSHES:-10000}" \
+            --reader both --rounds "${LATENCY_ROUNDS:-4}" | sed 's/^/   /'
+        ;;
+    dns)
+        step "DNS change lag against the simulator's nameserver: no window open (500 ms) and a window open (100 ms)" \
+            "cargo run --release --example dns_lag -- ${DNS_CHANGES:-40}"
+        cargo build --release --quiet --example dns_lag
+        "$CARGO_TARGET_DIR/release/examples/dns_lag" "${DNS_CHANGES:-40}" | sed 's/^/   /'
+        ;;
+    conns10k)
+        step "10,000 connections watched by one process: RSS and idle CPU" \
+            "scripts/bench_tools.py conns --bin $bin --connections 10000"
+        python3 scripts/bench_tools.py conns --bin "$bin" --connections 10000 | sed 's/^/   /'
+        ;;
+    probe10k)
+        step "probe of 10,000 endpoints (two simulators, two redis-servers on 127.0.0.x), default concurrency and the previous default 64" \
+            "scripts/bench_tools.py probe --bin $bin --endpoints 10000 --concurrency default --concurrency 64"
+        python3 scripts/bench_tools.py probe --bin "$bin" --endpoints 10000 --concurrency default \
+            --concurrency 64 | sed 's/^/   /'
         ;;
     conns)
         step "${CONNECTIONS:-1000} connections watched by one process: RSS and idle CPU" \
@@ -99,7 +119,7 @@ for part in "${parts[@]}"; do
             | grep -E '^test |test result' | sed 's/^/   /'
         ;;
     *)
-        echo "unknown part $part (decode flood latency conns fleet soak replay startup fuzz reliability)" >&2
+        echo "unknown part $part (${all_parts[*]})" >&2
         exit 2
         ;;
     esac

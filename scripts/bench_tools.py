@@ -4,6 +4,9 @@
     bench_tools.py conns   --bin B [--connections 1000] [--idle 10]
         RSS and idle CPU of one `watch --connections N` process, against the simulator (opt-in
         accepted) and against a real redis-server (opt-in refused, maxclients raised).
+    bench_tools.py probe   --bin B [--endpoints 10000] [--concurrency N|default ...] [--repeat 3]
+        `maintwatch probe --from FILE --json` of N endpoints spread over two simulators and two
+        real redis-servers on 127.0.0.x addresses; wall time per --concurrency given, in order.
     bench_tools.py replay  --bin B --capture FILE [--repeat 5] [--before OLD_B]
         `maintwatch replay --json FILE > /dev/null` (and --check, and human lines) against
         `jq -c . FILE > /dev/null`, with each process's peak RSS; --before times an older build
@@ -88,23 +91,25 @@ def stop(proc, sig=signal.SIGINT):
             proc.wait()
 
 
-def start_simulator(binary, tmp):
-    scn = os.path.join(tmp, "idle.scn")
+def start_simulator(binary, tmp, address="127.0.0.2"):
+    scn = os.path.join(tmp, f"idle-{address}.scn")
     with open(scn, "w") as f:
-        f.write(IDLE_SCENARIO)
+        f.write(IDLE_SCENARIO.replace("127.0.0.2", address))
     port = free_port()
     sim = subprocess.Popen([binary, "simulate", "--scenario-file", scn, "--port", str(port),
                             "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_listening("127.0.0.2", port)
+    wait_listening(address, port)
     return sim, port
 
 
-def start_redis(port):
+def start_redis(port, address="127.0.0.1"):
+    # maxclients above any connection count measured here (redis-server lowers it to what its
+    # own open-file limit allows, and says so in its log).
     proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--maxclients", "10000", "--protected-mode", "no"],
+        ["redis-server", "--port", str(port), "--bind", address, "--save", "",
+         "--appendonly", "no", "--maxclients", "20000", "--protected-mode", "no"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_listening("127.0.0.1", port)
+    wait_listening(address, port)
     return proc
 
 
@@ -117,13 +122,20 @@ def conns_one(binary, host, port, n, idle, outcome, tmp):
     try:
         t0 = time.monotonic()
         needle = b'"opt_in":"%s"' % outcome.encode()
+        done, read = 0, 0
         while True:
+            # Only what was appended since the last look is read: 10,000 handshakes make a
+            # file worth not re-reading 20 times a second.
             with open(out_path, "rb") as f:
-                done = sum(1 for line in f if line.startswith(b'{"type":"handshake"')
-                           and needle in line)
+                f.seek(read)
+                chunk = f.read()
+            whole = chunk.rfind(b"\n") + 1
+            read += whole
+            done += sum(1 for line in chunk[:whole].split(b"\n")
+                        if line.startswith(b'{"type":"handshake"') and needle in line)
             if done >= n:
                 break
-            if time.monotonic() - t0 > 120 or watch.poll() is not None:
+            if time.monotonic() - t0 > 300 or watch.poll() is not None:
                 raise RuntimeError(f"only {done} of {n} connections opted in")
             time.sleep(0.05)
         ready = time.monotonic() - t0
@@ -160,6 +172,53 @@ def cmd_conns(a):
         print(f"conns redis-server: {a.connections} connections (opt-in refused) after "
               f"{ready:.2f} s; RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB); idle CPU "
               f"{cpu:.2f} % of one core over {a.idle:.0f} s", flush=True)
+
+
+def cmd_probe(a):
+    """10,000 endpoints (by default) over four servers on 127.0.0.x: two simulators (opt-in
+    accepted, so each probe lingers --linger) and two redis-servers (refused)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        servers, endpoints = [], []
+        try:
+            for address in ("127.0.0.2", "127.0.0.3"):
+                sim, port = start_simulator(a.bin, tmp, address)
+                servers.append(sim)
+                endpoints.append(f"redis://{address}:{port}")
+            for address in ("127.0.0.4", "127.0.0.5"):
+                port = free_port()
+                servers.append(start_redis(port, address))
+                endpoints.append(f"redis://{address}:{port}")
+            listing = os.path.join(tmp, "endpoints.txt")
+            with open(listing, "w") as f:
+                for i in range(a.endpoints):
+                    f.write(endpoints[i % len(endpoints)] + "\n")
+            out_path = os.path.join(tmp, "probe.jsonl")
+            for conc in a.concurrency or ["default"]:
+                cmd = [a.bin, "probe", "--from", listing, "--json"]
+                name = "default --concurrency"
+                if conc != "default":
+                    cmd += ["--concurrency", str(conc)]
+                    name = f"--concurrency {conc}"
+                walls = []
+                for _ in range(a.repeat):
+                    with open(out_path, "wb") as out:
+                        wall, cpu, _ = timed(cmd, stdout=out)
+                    with open(out_path, "rb") as f:
+                        lines = f.read().splitlines()
+                    accepted = sum(1 for line in lines if b'"outcome":"accepted"' in line)
+                    refused = sum(1 for line in lines if b'"outcome":"refused"' in line)
+                    if len(lines) != a.endpoints or accepted + refused != a.endpoints:
+                        raise RuntimeError(f"{len(lines)} reports, {accepted} accepted, "
+                                           f"{refused} refused, of {a.endpoints} endpoints")
+                    walls.append((wall, cpu))
+                wall = statistics.median(w for w, _ in walls)
+                cpu = statistics.median(c for _, c in walls)
+                print(f"probe {a.endpoints} endpoints, {name}: {wall:.2f} s wall, {cpu:.2f} s "
+                      f"CPU (median of {a.repeat}); {accepted} accepted, {refused} refused",
+                      flush=True)
+        finally:
+            for proc in servers:
+                stop(proc, signal.SIGTERM)
 
 
 def timed(cmd, stdout=subprocess.DEVNULL):
@@ -368,6 +427,11 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--connections", type=int, default=1000)
     p.add_argument("--idle", type=float, default=10.0)
+    p = sub.add_parser("probe")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--endpoints", type=int, default=10000)
+    p.add_argument("--concurrency", action="append", help="N or 'default'; repeatable")
+    p.add_argument("--repeat", type=int, default=3)
     p = sub.add_parser("replay")
     p.add_argument("--bin", required=True)
     p.add_argument("--capture", required=True)
@@ -386,8 +450,8 @@ def main():
     p.add_argument("--rounds", type=int, default=200)
     p.add_argument("--speed", type=float, default=8.0)
     a = ap.parse_args()
-    {"conns": cmd_conns, "replay": cmd_replay, "startup": cmd_startup, "fleet": cmd_fleet,
-     "soak": cmd_soak}[a.cmd](a)
+    {"conns": cmd_conns, "probe": cmd_probe, "replay": cmd_replay, "startup": cmd_startup,
+     "fleet": cmd_fleet, "soak": cmd_soak}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ use hickory_resolver::proto::rr::{RData, RecordType};
 use hickory_resolver::{Resolver, TokioResolver};
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::handoff::{Resolution, Resolve};
 
@@ -413,17 +415,63 @@ pub fn spawn_poller_bounded<R>(
 where
     R: Resolve + Send + Sync + 'static,
 {
+    // No window is ever signalled: the sender is dropped at once and the pace stays normal.
+    let (_, window) = watch::channel(None);
+    let pace = PollPace {
+        normal: interval,
+        open: interval,
+    };
+    spawn_poller_paced(resolver, host, pace, timeout, window, tx)
+}
+
+/// The two poll intervals: the lag between a record changing and the watch seeing it is bounded
+/// by the interval, and that lag only matters while a maintenance window is open (the change
+/// being waited for comes then), so the poller asks faster then and stays light otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PollPace {
+    /// Between polls when no window is open (`--dns-interval`).
+    pub normal: Duration,
+    /// Between polls while a window is open (`--dns-interval-open`).
+    pub open: Duration,
+}
+
+impl PollPace {
+    /// The interval after a poll at `now`, when a window is open until `open_until`.
+    pub fn interval(&self, open_until: Option<Instant>, now: Instant) -> Duration {
+        let open = open_until.is_some_and(|until| until > now);
+        let d = if open { self.open } else { self.normal };
+        d.max(Duration::from_millis(1))
+    }
+}
+
+/// Like [`spawn_poller_bounded`], at the pace `window` asks for: `window` carries until when a
+/// maintenance window is open (the watch's timeline knows; `None` when none is). While one is,
+/// polls are `pace.open` apart, otherwise `pace.normal`. A window opening between two polls takes
+/// effect at once: the next poll comes `pace.open` after the last one (or immediately, if that is
+/// already past), not at the end of the normal interval. Polls still never overlap.
+pub fn spawn_poller_paced<R>(
+    resolver: R,
+    host: String,
+    pace: PollPace,
+    timeout: Duration,
+    mut window: watch::Receiver<Option<Instant>>,
+    tx: UnboundedSender<DnsEvent>,
+) -> JoinHandle<()>
+where
+    R: Resolve + Send + Sync + 'static,
+{
     let slow = SLOW_POLL.min(timeout / 2);
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(interval.max(Duration::from_millis(1)));
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut tracker = ChangeTracker::new();
+        let mut last: Option<Instant> = None;
         loop {
-            tokio::select! {
-                () = tx.closed() => return,
-                _ = ticker.tick() => {}
+            if let Some(last) = last {
+                if !wait_turn(last, pace, &mut window, &tx).await {
+                    return;
+                }
             }
-            let asked = tokio::time::Instant::now();
+            let asked = Instant::now();
+            last = Some(asked);
             let query = resolver.resolve(&host);
             tokio::pin!(query);
             let mut said = tracker.failing();
@@ -442,14 +490,14 @@ where
                             "an answer for {host} (A and AAAA) from {}, asked {slow:?} ago; the query times out after {timeout:?}",
                             resolver.source()
                         );
-                        let at = tokio::time::Instant::now();
+                        let at = Instant::now();
                         if tx.send(DnsEvent { at, kind: DnsEventKind::Waiting { what } }).is_err() {
                             return;
                         }
                     }
                 }
             };
-            let at = tokio::time::Instant::now();
+            let at = Instant::now();
             if let Some(kind) = tracker.observe(res) {
                 if tx.send(DnsEvent { at, kind }).is_err() {
                     return;
@@ -457,6 +505,27 @@ where
             }
         }
     })
+}
+
+/// Waits until the next poll is due after one asked at `last`, re-reading the pace whenever the
+/// window signal changes. False when the receiver of the events is gone.
+async fn wait_turn(
+    last: Instant,
+    pace: PollPace,
+    window: &mut watch::Receiver<Option<Instant>>,
+    tx: &UnboundedSender<DnsEvent>,
+) -> bool {
+    // Once the sender is gone its last value stands; `changed` would return at once for ever.
+    let mut signalled = true;
+    loop {
+        let open_until = *window.borrow_and_update();
+        let due = last + pace.interval(open_until, Instant::now());
+        tokio::select! {
+            () = tx.closed() => return false,
+            () = tokio::time::sleep_until(due) => return true,
+            changed = window.changed(), if signalled => signalled = changed.is_ok(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -637,5 +706,75 @@ mod tests {
             r.resolve_for_connect("[::1]").await.unwrap(),
             vec![ip("::1")]
         );
+    }
+
+    /// Answers at once, always the same address, and notes (in paused tokio time) when it was
+    /// asked.
+    struct Recording(std::sync::Arc<std::sync::Mutex<Vec<Instant>>>);
+
+    impl Resolve for Recording {
+        fn resolve(&self, _host: &str) -> impl Future<Output = Resolution> + Send {
+            self.0.lock().unwrap().push(Instant::now());
+            std::future::ready(answer(&["127.0.0.2"]))
+        }
+    }
+
+    /// The poll times, in milliseconds after `t0`.
+    fn polls_ms(asked: &std::sync::Mutex<Vec<Instant>>, t0: Instant) -> Vec<u64> {
+        let asked = asked.lock().unwrap();
+        asked.iter().map(|a| (*a - t0).as_millis() as u64).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_poller_speeds_up_while_a_window_is_open_and_slows_down_after() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (window_tx, window) = watch::channel(None);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let pace = PollPace {
+            normal: Duration::from_millis(500),
+            open: Duration::from_millis(100),
+        };
+        let t0 = Instant::now();
+        let _poller = spawn_poller_paced(
+            Recording(asked.clone()),
+            "db.example".into(),
+            pace,
+            Duration::from_secs(2),
+            window,
+            tx,
+        );
+        // No window: the normal pace.
+        tokio::time::sleep_until(t0 + Duration::from_millis(1150)).await;
+        assert_eq!(polls_ms(&asked, t0), [0, 500, 1000]);
+        // A window opens 150 ms after a poll, for 600 ms: the next poll comes at once (100 ms
+        // after the last one is already past), then every 100 ms while the window lasts.
+        window_tx.send_replace(Some(Instant::now() + Duration::from_millis(600)));
+        tokio::time::sleep_until(t0 + Duration::from_millis(2900)).await;
+        assert_eq!(
+            polls_ms(&asked, t0),
+            [0, 500, 1000, 1150, 1250, 1350, 1450, 1550, 1650, 1750, 2250, 2750]
+        );
+        // A window that a closing notification ends early: back to normal at the next poll.
+        window_tx.send_replace(Some(Instant::now() + Duration::from_secs(60)));
+        tokio::time::sleep_until(t0 + Duration::from_millis(3120)).await;
+        window_tx.send_replace(None);
+        tokio::time::sleep_until(t0 + Duration::from_millis(3700)).await;
+        assert_eq!(polls_ms(&asked, t0)[12..], [2900, 3000, 3100, 3600]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_poller_whose_window_sender_is_gone_keeps_its_last_pace() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let t0 = Instant::now();
+        let _poller = spawn_poller_bounded(
+            Recording(asked.clone()),
+            "db.example".into(),
+            Duration::from_millis(500),
+            Duration::from_secs(2),
+            tx,
+        );
+        tokio::time::sleep_until(t0 + Duration::from_millis(1600)).await;
+        assert_eq!(polls_ms(&asked, t0), [0, 500, 1000, 1500]);
     }
 }

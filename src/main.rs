@@ -2,10 +2,12 @@
 //! in the library.
 
 use clap::Parser;
-use maintwatch::{cli::Cli, commands, conn::ConfigError, exit};
+use maintwatch::cli::{Cli, Command};
+use maintwatch::{commands, conn::ConfigError, exit};
 
 fn main() {
     let cli = Cli::parse();
+    open_files_for(&cli.command);
     let code = match commands::run(cli) {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => exit::SUCCESS,
@@ -29,4 +31,63 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// File descriptors the process needs besides its connections: stdio, the runtime's epoll and
+/// wakers, DNS sockets, dry-runs, a capture file.
+const SPARE_FDS: u64 = 64;
+
+/// Raises the soft limit on open files to the hard limit (a watch of 10,000 connections needs
+/// more than the usual soft 1024) and says on stderr when even the hard limit is too low for the
+/// connections asked, naming the flag and the limit, rather than failing connection by
+/// connection later.
+fn open_files_for(command: &Command) {
+    let limit = raise_nofile();
+    let (flag, wanted) = match command {
+        Command::Watch(args) => ("--connections", u64::from(args.connections)),
+        // Without --from, the endpoints on the command line are all there is to open.
+        Command::Probe(args) => {
+            let listed = (args.urls.len() + usize::from(args.connect.uri.is_some())).max(1);
+            let at_once = match args.from {
+                None => args
+                    .concurrency
+                    .min(u32::try_from(listed).unwrap_or(u32::MAX)),
+                Some(_) => args.concurrency,
+            };
+            ("--concurrency", u64::from(at_once))
+        }
+        _ => return,
+    };
+    if let Some(limit) = limit.filter(|&l| wanted + SPARE_FDS > l) {
+        eprintln!(
+            "maintwatch: warning: {flag} {wanted} needs about {} open files but the hard limit \
+             (RLIMIT_NOFILE, `ulimit -Hn`) is {limit}: connections past it will fail; raise the hard \
+             limit or lower {flag}",
+            wanted + SPARE_FDS
+        );
+    }
+}
+
+/// Sets the soft RLIMIT_NOFILE to the hard one; returns the limit now in force (`None`: unknown
+/// or unlimited).
+fn raise_nofile() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim.rlim_cur = lim.rlim_max;
+        }
+    }
+    (lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }

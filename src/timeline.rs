@@ -536,6 +536,21 @@ impl Timeline {
         }))
     }
 
+    /// Until when a maintenance window is open, if one is: the latest end among the kept opening
+    /// events that no notification closed, each lasting its declared time (at most
+    /// `max_window_s`) plus the same 5 s of slack as [`Self::open_window`], in real time at the
+    /// current speed. A MOVING's window outlives its socket's close: the DNS change comes later.
+    pub fn window_open_until(&self, max_window_s: i64) -> Option<Instant> {
+        self.events
+            .iter()
+            .filter(|e| e.kind.opens() && e.row.closed_by_notification_s.is_none())
+            .filter_map(|e| {
+                let window = e.row.window_s.unwrap_or(0).clamp(0, max_window_s) as f64 + 5.0;
+                e.at.checked_add(Duration::try_from_secs_f64(window / self.speed).ok()?)
+            })
+            .max()
+    }
+
     /// The window a failure at `at` falls into: an opening event whose declared window (plus the
     /// measured slack, since closes come up to ~4 s late) has not ended and that nothing closed.
     fn open_window(&self, at: Instant) -> Option<String> {
@@ -1285,6 +1300,27 @@ mod tests {
         assert!(announced);
         assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
         assert_eq!(rel.unwrap().to, "MOVING seq 0");
+    }
+
+    #[test]
+    fn a_window_is_open_from_its_notification_until_its_declared_end_or_its_closing_notification() {
+        let mut f = Fixture::new();
+        let t0 = f.t0;
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        assert_eq!(f.tl.window_open_until(3600), None);
+        // MIGRATING declares 2 s: open until 2 s + 5 s of slack after it arrived.
+        f.frame(1.0, MIGRATING, false);
+        assert_eq!(f.tl.window_open_until(3600), Some(at(8.0)));
+        // MIGRATED closes it.
+        f.frame(2.0, MIGRATED, false);
+        assert_eq!(f.tl.window_open_until(3600), None);
+        // A MOVING's 15 s, read at the simulator's speed 10, outlives its socket's close.
+        f.tl.set_speed(10.0);
+        f.frame(3.0, MOVING, false);
+        f.server_close(3.5);
+        assert_eq!(f.tl.window_open_until(3600), Some(at(5.0)));
+        // A declared window is capped.
+        assert_eq!(f.tl.window_open_until(5), Some(at(4.0)));
     }
 
     #[test]

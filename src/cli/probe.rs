@@ -56,8 +56,8 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "FILE")]
     pub from: Option<String>,
 
-    /// How many endpoints to probe at once.
-    #[arg(long, value_name = "N", default_value_t = 64,
+    /// How many endpoints to probe at once (each is one socket: within the open-file limit).
+    #[arg(long, value_name = "N", default_value_t = 512,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: u32,
 

@@ -100,6 +100,9 @@ pub struct WatchArgs {
     /// How often to poll the hostname's A/AAAA records.
     #[arg(long, value_parser = parse_duration, default_value = "500ms")]
     pub dns_interval: std::time::Duration,
+    /// How often to poll them while a maintenance window is open (the change comes then).
+    #[arg(long, value_parser = parse_duration, default_value = "100ms")]
+    pub dns_interval_open: std::time::Duration,
     /// Do not watch DNS.
     #[arg(long)]
     pub no_dns: bool,

@@ -118,6 +118,16 @@ impl Countdown {
         })
     }
 
+    /// A countdown drawn nowhere, for tests of what drives it.
+    #[cfg(test)]
+    pub(crate) fn hidden(speed: f64) -> Countdown {
+        Countdown {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
+            open: Vec::new(),
+            speed,
+        }
+    }
+
     /// Runs `f` with the bars cleared, then draws them again.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         self.multi.suspend(f)

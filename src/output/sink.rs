@@ -446,11 +446,6 @@ impl<'a> Sinks<'a> {
         Ok(any)
     }
 
-    /// Whether a countdown is drawn (the watch's redraw tick is for it alone).
-    pub fn has_countdown(&self) -> bool {
-        self.countdown.is_some()
-    }
-
     /// Text beside the timeline, shown at once.
     pub fn note(&mut self, text: &str) -> io::Result<()> {
         let sinks = &mut self.sinks;
@@ -465,6 +460,12 @@ impl<'a> Sinks<'a> {
             Some(c) => c.suspend(write),
             None => write(),
         }
+    }
+
+    /// A countdown is shown with a window on it: only then is there anything to redraw (an idle
+    /// watch of thousands of connections should not wake ten times a second for nothing).
+    pub fn animating(&self) -> bool {
+        self.countdown.as_ref().is_some_and(Countdown::is_active)
     }
 
     /// Refreshes the countdown, if one is shown.
@@ -520,5 +521,55 @@ mod one_tests {
         let mut human = Vec::new();
         super::one(&mut human, false, &value, &"moves to x").unwrap();
         assert_eq!(human, b"moves to x\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::FrameRecord;
+    use crate::resp::{Scan, Scanner};
+    use crate::timeline::{Observation, Timeline, What};
+    use std::time::{Instant, SystemTime};
+
+    const MIGRATING: &[u8] = b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n";
+    const MIGRATED: &[u8] = b">3\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n";
+
+    /// The lines the timeline makes of the push `raw`.
+    fn lines_of(tl: &mut Timeline, raw: &[u8]) -> Vec<WatchLine> {
+        let Ok(Scan::Frame(frame, _)) = Scanner::default().scan(raw) else {
+            panic!("a whole frame");
+        };
+        let record = FrameRecord::new(&frame, raw, 0);
+        let what = What::Frame {
+            record,
+            early: false,
+        };
+        let obs = Observation {
+            at: Instant::now(),
+            wall: SystemTime::now(),
+            conn: 1,
+            what,
+        };
+        tl.observe(obs).lines
+    }
+
+    #[test]
+    fn the_watch_redraws_only_while_a_countdown_shows_a_window() {
+        // The watch loop's redraw tick runs only while this holds: an idle watch (of thousands
+        // of connections) must not wake ten times a second for nothing.
+        let mut sinks = Sinks::new();
+        assert!(!sinks.animating(), "no countdown: nothing to redraw");
+        sinks.set_countdown(Some(Countdown::hidden(1.0)));
+        assert!(!sinks.animating(), "no window open");
+        let mut tl = Timeline::new(Instant::now());
+        for line in lines_of(&mut tl, MIGRATING) {
+            sinks.line(&line).unwrap();
+        }
+        assert!(sinks.animating(), "a window on the countdown");
+        for line in lines_of(&mut tl, MIGRATED) {
+            sinks.line(&line).unwrap();
+        }
+        assert!(!sinks.animating(), "the window closed");
     }
 }

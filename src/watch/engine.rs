@@ -148,7 +148,7 @@ pub async fn watch_fleet<'o>(
     let (tx, mut rx) = mpsc::unbounded_channel::<(u32, Report)>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel();
     let mut engines = start_engines(endpoints, sinks, &resolver, &tx, &fatal_tx)?;
-    let pollers = spawn_dns_pollers(&engines, &resolver);
+    let pollers = spawn_dns_pollers(&mut engines, &resolver);
     let deadline = async {
         match common.duration {
             Some(d) => tokio::time::sleep(d).await,
@@ -159,7 +159,8 @@ pub async fn watch_fleet<'o>(
     tokio::pin!(stop);
     let mut signals = Signals::install()?;
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
-    let redrawing = sinks.has_countdown();
+    // Polled only while a countdown shows a window: ticks missed meanwhile are not made up.
+    redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let beat = common.heartbeat.unwrap_or(Duration::from_secs(3600));
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -194,7 +195,7 @@ pub async fn watch_fleet<'o>(
                     break StopReason::Failed(code);
                 }
             }
-            _ = redraw.tick(), if redrawing => sinks.tick(),
+            _ = redraw.tick(), if sinks.animating() => sinks.tick(),
             _ = heartbeat.tick(), if common.heartbeat.is_some() => {
                 for engine in &mut engines {
                     engine.heartbeat(sinks)?;
@@ -368,6 +369,8 @@ struct Engine<'o> {
     tx: Tx,
     shared: Arc<Shared>,
     effects: Effects,
+    /// This endpoint's slot in its hostname's DNS poller pace (none without a poller).
+    dns_window: Option<(Arc<HostWindow>, usize)>,
     warned_speed: bool,
     /// Why this endpoint stopped alone (`--require`, a permanent error).
     ended: Option<StopReason>,
@@ -413,6 +416,7 @@ impl<'o> Engine<'o> {
             tx,
             shared,
             effects: Effects::new(dry_runs.clone()),
+            dns_window: None,
             warned_speed: false,
             ended: None,
             fatal: None,
@@ -506,6 +510,7 @@ impl<'o> Engine<'o> {
         if step.notifications > 0 {
             self.notifications += u64::from(step.notifications);
             self.last_notification = Some(Instant::now());
+            self.pace_dns();
         }
         Ok((required, step.notifications))
     }
@@ -546,6 +551,18 @@ impl<'o> Engine<'o> {
                 .map(|at| secs(now.saturating_duration_since(at))),
         });
         self.emit(sinks, &beat)
+    }
+
+    /// A new event may open or close a window: the DNS poller is told until when one is open.
+    fn pace_dns(&self) {
+        let Some((window, slot)) = &self.dns_window else {
+            return;
+        };
+        let until = self
+            .timeline
+            .window_open_until(MAX_DRY_RUN_WINDOW_S)
+            .map(tokio::time::Instant::from_std);
+        window.set(*slot, until);
     }
 
     /// The simulator announced its speed: adopted unless `--sim-speed` was given.
@@ -620,55 +637,87 @@ impl<'o> Engine<'o> {
     }
 }
 
+/// The pace of one hostname's DNS poller: until when a window is open on any endpoint of that
+/// name. Each endpoint has its own slot, so one window closing does not hide another's.
+struct HostWindow {
+    pace: tokio::sync::watch::Sender<Option<tokio::time::Instant>>,
+    untils: std::sync::Mutex<Vec<Option<tokio::time::Instant>>>,
+}
+
+impl HostWindow {
+    fn set(&self, slot: usize, until: Option<tokio::time::Instant>) {
+        let mut untils = self.untils.lock().unwrap_or_else(|e| e.into_inner());
+        untils[slot] = until;
+        let latest = untils.iter().flatten().max().copied();
+        self.pace.send_if_modified(|w| {
+            let changed = *w != latest;
+            *w = latest;
+            changed
+        });
+    }
+}
+
 /// The DNS pollers: one per distinct hostname watched (none for an address or with
-/// `--no-dns`), each change told to every endpoint of that name.
+/// `--no-dns`), each change told to every endpoint of that name, each polling faster while a
+/// window is open on one of them.
 fn spawn_dns_pollers(
-    engines: &[Engine<'_>],
+    engines: &mut [Engine<'_>],
     resolver: &Arc<DnsResolver>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let mut hosts: std::collections::BTreeMap<String, (Duration, Duration, Vec<Tx>)> =
-        Default::default();
-    for e in engines {
-        let settings = &e.settings;
-        let host = settings.connect.host();
-        if !settings.dns || host.parse::<IpAddr>().is_ok() {
-            continue;
+    let mut hosts: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, e) in engines.iter().enumerate() {
+        let host = e.settings.connect.host();
+        if e.settings.dns && host.parse::<IpAddr>().is_err() {
+            hosts.entry(host.to_string()).or_default().push(i);
         }
-        let interval = settings.dns_interval.div_f64(settings.speed);
-        let timeout = settings.connect.dns_options().timeout;
-        hosts
-            .entry(host.to_string())
-            .or_insert_with(|| (interval, timeout, Vec::new()))
-            .2
-            .push(e.tx.clone());
     }
     let mut tasks = Vec::new();
-    for (host, (interval, timeout, txs)) in hosts {
-        let (dtx, mut drx) = mpsc::unbounded_channel();
-        tasks.push(dns::spawn_poller_bounded(
+    for (host, members) in hosts {
+        let settings = &engines[members[0]].settings;
+        let pace = dns::PollPace {
+            normal: settings.dns_interval.div_f64(settings.speed),
+            open: settings.dns_interval_open.div_f64(settings.speed),
+        };
+        let timeout = settings.connect.dns_options().timeout;
+        let (pace_tx, pace_rx) = tokio::sync::watch::channel(None);
+        let window = Arc::new(HostWindow {
+            pace: pace_tx,
+            untils: std::sync::Mutex::new(vec![None; members.len()]),
+        });
+        let mut txs = Vec::with_capacity(members.len());
+        for (slot, &i) in members.iter().enumerate() {
+            engines[i].dns_window = Some((window.clone(), slot));
+            txs.push(engines[i].tx.clone());
+        }
+        let (dtx, drx) = mpsc::unbounded_channel();
+        tasks.push(dns::spawn_poller_paced(
             resolver.clone(),
             host.clone(),
-            interval,
+            pace,
             timeout,
+            pace_rx,
             dtx,
         ));
-        tasks.push(tokio::spawn(async move {
-            while let Some(ev) = drx.recv().await {
-                for tx in &txs {
-                    let _ = tx.send(Report::Seen(Observation {
-                        at: ev.at.into_std(),
-                        wall: SystemTime::now(),
-                        conn: 0,
-                        what: What::Dns {
-                            host: host.clone(),
-                            kind: ev.kind.clone(),
-                        },
-                    }));
-                }
-            }
-        }));
+        tasks.push(tokio::spawn(forward_dns(host, drx, txs)));
     }
     tasks
+}
+
+/// Tells every endpoint of `host` what its poller saw.
+async fn forward_dns(host: String, mut drx: mpsc::UnboundedReceiver<dns::DnsEvent>, txs: Vec<Tx>) {
+    while let Some(ev) = drx.recv().await {
+        for tx in &txs {
+            let _ = tx.send(Report::Seen(Observation {
+                at: ev.at.into_std(),
+                wall: SystemTime::now(),
+                conn: 0,
+                what: What::Dns {
+                    host: host.clone(),
+                    kind: ev.kind.clone(),
+                },
+            }));
+        }
+    }
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP.
@@ -852,8 +901,31 @@ fn act(
 
 #[cfg(test)]
 mod tests {
-    use super::{StopReason, WatchEnd};
+    use super::{HostWindow, StopReason, WatchEnd};
     use crate::exit;
+    use std::time::Duration;
+
+    #[test]
+    fn one_endpoints_window_closing_does_not_slow_a_shared_hostnames_poller() {
+        let (pace, rx) = tokio::sync::watch::channel(None);
+        let window = HostWindow {
+            pace,
+            untils: std::sync::Mutex::new(vec![None; 2]),
+        };
+        let now = tokio::time::Instant::now();
+        let (short, long) = (now + Duration::from_secs(5), now + Duration::from_secs(15));
+        window.set(0, Some(short));
+        window.set(1, Some(long));
+        assert_eq!(*rx.borrow(), Some(long), "the latest window sets the pace");
+        window.set(1, None);
+        assert_eq!(
+            *rx.borrow(),
+            Some(short),
+            "the other endpoint's window is still open"
+        );
+        window.set(0, None);
+        assert_eq!(*rx.borrow(), None, "no window open: the normal pace");
+    }
 
     fn end(reason: StopReason, established: bool, session_errors: u64) -> i32 {
         WatchEnd {

@@ -10,17 +10,21 @@
 //! end (a lower bound: negative when the writer was preempted by the woken reader right after its
 //! write, before it could read the clock).
 //!
-//!   latency --bin target/release/maintwatch [--pushes 10000] [--gap-ms 1] [--reader watch|baseline]
+//!   latency --bin target/release/maintwatch [--pushes 10000] [--gap-ms 1]
+//!           [--reader watch|baseline|both] [--rounds 1]
 //!
 //! `--reader baseline` replaces the watch with the floor of this machine: a minimal blocking
 //! reader (this program again, one thread, `std::net::TcpStream`) that opts in, reads, scans with
 //! the same scanner and stamps each push the same way, doing nothing else. The difference between
 //! the two is what the watch adds; the baseline is what the machine (scheduler, loopback) costs.
+//! `--reader both` measures the two in the same run, in `--rounds` alternating rounds (baseline
+//! first; `--pushes` is shared between the rounds of each reader), and prints the percentiles side
+//! by side with their difference.
 //!
 //! Frames are sent one at a time, `--gap-ms` apart, so each is its own read (the figure is per
 //! frame, not amortised over a batch).
 
-use maintwatch::record::WatchLine;
+use maintwatch::record::{line, WatchLine};
 use maintwatch::sim::{Scenario, SimOptions, Simulator, What};
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -32,7 +36,9 @@ struct Args {
     bin: String,
     pushes: usize,
     gap_ms: f64,
-    baseline: bool,
+    /// Which readers to measure, in the order of the rounds.
+    readers: Vec<bool>,
+    rounds: usize,
 }
 
 fn args() -> Args {
@@ -40,20 +46,23 @@ fn args() -> Args {
         bin: "target/release/maintwatch".into(),
         pushes: 10_000,
         gap_ms: 1.0,
-        baseline: false,
+        readers: vec![false],
+        rounds: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--bin" => a.bin = value,
+            "--rounds" => a.rounds = value.parse().expect("--rounds N"),
             "--pushes" => a.pushes = value.parse().expect("--pushes N"),
             "--gap-ms" => a.gap_ms = value.parse().expect("--gap-ms MS"),
             "--reader" => {
-                a.baseline = match value.as_str() {
-                    "watch" => false,
-                    "baseline" => true,
-                    other => panic!("--reader watch|baseline, not {other}"),
+                a.readers = match value.as_str() {
+                    "watch" => vec![false],
+                    "baseline" => vec![true],
+                    "both" => vec![true, false],
+                    other => panic!("--reader watch|baseline|both, not {other}"),
                 }
             }
             other => panic!("unknown flag {other}"),
@@ -139,6 +148,34 @@ fn main() {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn run() {
     let a = args();
+    // With both readers, rounds alternate between them (baseline first) so that a change of
+    // load during the run weighs on both alike; each reader's rounds are pooled.
+    let per_round = a.pushes.div_ceil(a.rounds.max(1));
+    let mut pooled: Vec<(bool, Vec<i64>, Vec<i64>)> = a
+        .readers
+        .iter()
+        .map(|&b| (b, Vec::new(), Vec::new()))
+        .collect();
+    for _ in 0..a.rounds.max(1) {
+        for (baseline, start, end) in &mut pooled {
+            let (s, e) = measure(&a, *baseline, per_round).await;
+            start.extend(s);
+            end.extend(e);
+        }
+    }
+    for (baseline, start, end) in &pooled {
+        let who = if *baseline { "baseline reader" } else { "watch" };
+        report(who, "from the write's start", start.clone(), a.gap_ms);
+        report(who, "from the write's end", end.clone(), a.gap_ms);
+    }
+    if let [(true, base, _), (false, watch, _)] = pooled.as_slice() {
+        compare(base.clone(), watch.clone(), a.rounds.max(1));
+    }
+}
+
+/// One round: `pushes` frames through a fresh simulator to one reader; the latencies of every
+/// frame from its write's start and from its end, in microseconds.
+async fn measure(a: &Args, baseline: bool, pushes: usize) -> (Vec<i64>, Vec<i64>) {
     // Scenario seconds are spaced 0.1 apart and the clock runs 100 / gap_ms times faster, so the
     // frames leave gap_ms apart in real time.
     let speed = 100.0 / a.gap_ms;
@@ -146,7 +183,7 @@ async fn run() {
         "name latency\nabout latency benchmark\nproxies 127.0.0.2\ndns 127.0.0.2\n\
          start opt-in\ncatch-up off\n",
     );
-    for i in 0..a.pushes {
+    for i in 0..pushes {
         let t = i as f64 * 0.1;
         if i % 2 == 0 {
             text.push_str(&format!(
@@ -156,14 +193,14 @@ async fn run() {
             text.push_str(&format!("at {t:.1} push * MIGRATED shards=[\"1\"]\n"));
         }
     }
-    text.push_str(&format!("end {:.1}\n", a.pushes as f64 * 0.1 + 0.1));
+    text.push_str(&format!("end {:.1}\n", pushes as f64 * 0.1 + 0.1));
     let scenario = Scenario::parse("latency", &text).expect("scenario");
     let mut opts = SimOptions::new(scenario);
     opts.speed = speed;
     let sim = Simulator::start(opts).await.expect("simulator");
     let mut events = sim.events();
 
-    let mut child = if a.baseline {
+    let mut child = if baseline {
         Command::new(std::env::current_exe().expect("own path"))
             .args(["--baseline-child", &sim.port().to_string()])
             .stdout(Stdio::piped())
@@ -191,10 +228,10 @@ async fn run() {
     let reader = tokio::spawn(async move {
         let mut got: Vec<(Vec<u8>, i64)> = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Some((at, raw)) = line.split_once(' ').filter(|_| a.baseline) {
+            if let Some((at, raw)) = line.split_once(' ').filter(|_| baseline) {
                 let raw = maintwatch::escape::unescape(raw).expect("escaped");
                 got.push((raw, at.parse().expect("micros")));
-            } else if let Ok(WatchLine::Push { at, frame, .. }) = serde_json::from_str(&line) {
+            } else if let Ok(WatchLine::Push(line::Push { at, frame, .. })) = serde_json::from_str(&line) {
                 let raw = maintwatch::escape::unescape(&frame.raw).expect("escaped");
                 got.push((raw, parse_at(&at)));
             }
@@ -220,7 +257,7 @@ async fn run() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     // The watch ends on Ctrl-C (printing its summary); the baseline reader is simply killed (a
     // SIGINT may be ignored: shells start background jobs with SIGINT ignored).
-    if a.baseline {
+    if baseline {
         child.start_kill().expect("kill");
     } else {
         let pid = child.id().expect("running");
@@ -246,14 +283,31 @@ async fn run() {
         sent.len(),
         "every frame sent was printed by the watch"
     );
-    assert_eq!(sent.len(), a.pushes, "every step sent its frame");
-    let who = if a.baseline {
-        "baseline reader"
-    } else {
-        "watch"
+    assert_eq!(sent.len(), pushes, "every step sent its frame");
+    (from_start, from_end)
+}
+
+/// The watch against the baseline reader measured in the same run: each percentile side by
+/// side and what the watch adds.
+fn compare(mut base: Vec<i64>, mut watch: Vec<i64>, rounds: usize) {
+    base.sort_unstable();
+    watch.sort_unstable();
+    let cols = [50.0, 90.0, 99.0, 99.9];
+    let row = |lat: &[i64]| {
+        cols.iter()
+            .map(|&p| format!("p{p} {} us", percentile(lat, p)))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    report(who, "from the write's start", from_start, a.gap_ms);
-    report(who, "from the write's end", from_end, a.gap_ms);
+    let added = cols
+        .iter()
+        .map(|&p| format!("p{p} {:+} us", percentile(&watch, p) - percentile(&base, p)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    println!("latency side by side, from the write's start, {rounds} alternating rounds each:");
+    println!("  baseline reader: {}", row(&base));
+    println!("  watch:           {}", row(&watch));
+    println!("  watch adds:      {added}");
 }
 
 fn report(who: &str, what: &str, mut lat: Vec<i64>, gap_ms: f64) {
