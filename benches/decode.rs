@@ -1,14 +1,19 @@
 //! Decoding throughput: one buffer of 1,000,000 capture-shaped push frames (a fixed mix of the
 //! seven captures in tests/fixtures/captures), decoded
-//! - by the project's scanner, yielding each frame and its byte span (`Scanner::scan` in a loop);
-//! - by the project's `StreamReader::drain`, the path the watcher uses;
-//! - by redis-protocol 6's `decode_bytes_mut`, looping over the `BytesMut`.
+//! - by the project's flat scanner, yielding each frame (every value decoded: integers parsed,
+//!   text located, aggregates with their elements) and its byte span (`Scanner::scan_flat` in a
+//!   loop, one node list reused);
+//! - by `StreamReader::drain_flat`, the same behind the reader that owns the stream's buffer;
+//! - by the same two giving an owned tree (`Scanner::scan`, `StreamReader::drain`: a `Vec` per
+//!   aggregate, as before the flat form existed);
+//! - by redis-protocol 6's `decode_bytes_mut`, looping over the `BytesMut`: an owned tree of
+//!   `BytesFrame`s per frame, plus the frame's bytes.
 //!
 //! Throughput is reported in elements (frames) per second. Run with `cargo bench --bench decode`.
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
-use maintwatch::resp::{Scan, Scanner, StreamReader};
+use maintwatch::resp::{FlatScan, Scan, Scanner, StreamReader};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -41,6 +46,35 @@ fn buffer() -> Vec<u8> {
         out.extend_from_slice(&captures[(state >> 33) as usize % captures.len()]);
     }
     out
+}
+
+fn ours_flat(buf: &[u8], nodes: &mut Vec<maintwatch::resp::Node>) -> usize {
+    let scanner = Scanner::default();
+    let mut pos = 0;
+    let mut frames = 0;
+    while pos < buf.len() {
+        match scanner.scan_flat(&buf[pos..], nodes) {
+            Ok(FlatScan::Frame(frame)) => {
+                let len = frame.raw().len();
+                black_box((&frame, pos..pos + len));
+                pos += len;
+                frames += 1;
+            }
+            other => panic!("at byte {pos}: {other:?}"),
+        }
+    }
+    frames
+}
+
+fn ours_stream_flat(mut reader: StreamReader) -> usize {
+    let mut frames = 0;
+    reader
+        .drain_flat(|frame, offset| {
+            black_box((&frame, offset));
+            frames += 1;
+        })
+        .expect("valid input");
+    frames
 }
 
 fn ours(buf: &[u8]) -> usize {
@@ -87,6 +121,21 @@ fn bench(c: &mut Criterion) {
     let buf = buffer();
     // Every decoder must see every frame, or the comparison means nothing.
     assert_eq!(ours(&buf), FRAMES);
+    let mut nodes = Vec::new();
+    assert_eq!(ours_flat(&buf, &mut nodes), FRAMES);
+    // The flat form holds what the tree holds (every value decoded), checked on a sample.
+    let scanner = Scanner::default();
+    let mut pos = 0;
+    for _ in 0..10_000 {
+        let Ok(FlatScan::Frame(flat)) = scanner.scan_flat(&buf[pos..], &mut nodes) else {
+            panic!("at byte {pos}")
+        };
+        let Ok(Scan::Frame(tree, len)) = scanner.scan(&buf[pos..]) else {
+            panic!("at byte {pos}")
+        };
+        assert_eq!((flat.to_frame(), flat.raw().len()), (tree, len));
+        pos += len;
+    }
     assert_eq!(redis_protocol(BytesMut::from(&buf[..])), FRAMES);
 
     let mut group = c.benchmark_group(format!("decode_1M_push_frames_{}MB", buf.len() >> 20));
@@ -96,17 +145,20 @@ fn bench(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(2));
     group.measurement_time(Duration::from_secs(10));
 
-    group.bench_function("maintwatch_scanner", |b| b.iter(|| ours(black_box(&buf))));
-    group.bench_function("maintwatch_stream_reader", |b| {
-        b.iter_batched(
-            || {
-                let mut reader = StreamReader::default();
-                reader.extend(&buf);
-                reader
-            },
-            ours_stream,
-            BatchSize::PerIteration,
-        )
+    let filled = || {
+        let mut reader = StreamReader::default();
+        reader.extend(&buf);
+        reader
+    };
+    group.bench_function("maintwatch_scan_flat", |b| {
+        b.iter(|| ours_flat(black_box(&buf), &mut nodes))
+    });
+    group.bench_function("maintwatch_stream_reader_flat", |b| {
+        b.iter_batched(filled, ours_stream_flat, BatchSize::PerIteration)
+    });
+    group.bench_function("maintwatch_scan_tree", |b| b.iter(|| ours(black_box(&buf))));
+    group.bench_function("maintwatch_stream_reader_tree", |b| {
+        b.iter_batched(filled, ours_stream, BatchSize::PerIteration)
     });
     group.bench_function("redis_protocol_decode_bytes_mut", |b| {
         b.iter_batched(
