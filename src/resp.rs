@@ -759,7 +759,8 @@ impl Scanner {
 
     /// Scans one frame at the start of `buf` into a tree. Error offsets are relative to `buf`.
     pub fn scan<'a>(&self, buf: &'a [u8]) -> Result<Scan<'a>, RespError> {
-        let mut nodes = Vec::new();
+        // Room for a typical reply or push; a larger frame grows it.
+        let mut nodes = Vec::with_capacity(16);
         Ok(match self.scan_flat(buf, &mut nodes)? {
             FlatScan::Frame(frame) => Scan::Frame(frame.to_frame(), frame.raw().len()),
             FlatScan::Incomplete { need } => Scan::Incomplete { need },
@@ -931,6 +932,21 @@ impl<'a, 'l> Cursor<'a, 'l> {
     fn integer_line(&mut self) -> R<i64> {
         let buf = self.buf;
         let mut i = self.pos;
+        // Most headers and small integers have one or two digits: no loop for them.
+        if let Some(&[d, b'\r', b'\n']) = buf.get(i..i + 3) {
+            let d = d.wrapping_sub(b'0');
+            if d <= 9 {
+                self.pos = i + 3;
+                return Ok(i64::from(d));
+            }
+        }
+        if let Some(&[d1, d2, b'\r', b'\n']) = buf.get(i..i + 4) {
+            let (d1, d2) = (d1.wrapping_sub(b'0'), d2.wrapping_sub(b'0'));
+            if d1 <= 9 && d2 <= 9 {
+                self.pos = i + 4;
+                return Ok(i64::from(d1 * 10 + d2));
+            }
+        }
         let neg = buf.get(i) == Some(&b'-');
         i += usize::from(neg);
         let digits = i;
@@ -1204,6 +1220,10 @@ impl<'a, 'l> Cursor<'a, 'l> {
             b'-' => {
                 let s = self.line()?;
                 self.text_node(Kind::Error, s)
+            }
+            b'_' if self.buf.get(at + 1..at + 3) == Some(b"\r\n") => {
+                self.pos = at + 3;
+                Node::NULL
             }
             b'_' => self.null(at)?,
             _ => self.rare_leaf(tag, at)?,
