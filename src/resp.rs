@@ -635,62 +635,66 @@ impl<'a, 'n> Value<'a, 'n> {
 
     /// This value as an owned tree.
     pub fn to_frame(&self) -> Frame<'a> {
-        let n = self.node();
-        let text = || self.bytes().unwrap_or_default();
-        match n.kind {
-            Kind::Simple => Frame::Simple(text()),
-            Kind::Error => Frame::Error(text()),
-            Kind::Blob => Frame::Blob(text()),
-            Kind::BlobError => Frame::BlobError(text()),
-            Kind::BigNumber => Frame::BigNumber(text()),
-            Kind::Verbatim => Frame::Verbatim {
-                format: self.format().unwrap_or_default(),
-                text: text(),
-            },
-            Kind::Integer => Frame::Integer(n.b as i64),
-            Kind::Double => Frame::Double(f64::from_bits(n.b)),
-            Kind::Boolean => Frame::Boolean(n.a != 0),
-            Kind::Null => Frame::Null,
-            _ => self.aggregate_to_frame(n),
-        }
-    }
-
-    fn aggregate_to_frame(&self, n: Node) -> Frame<'a> {
-        let items = self.children().map(|c| c.to_frame());
-        if n.elided {
-            return Frame::Elided {
-                tag: n.kind.tag(),
-                elements: self.declared(),
-                head: items.collect(),
-            };
-        }
-        match n.kind {
-            Kind::Array => Frame::Array(items.collect()),
-            Kind::Set => Frame::Set(items.collect()),
-            Kind::Push => Frame::Push(items.collect()),
-            Kind::Map => Frame::Map(pairs_of(items)),
-            _ => {
-                let mut items = items;
-                let attributes = pairs_of(items.by_ref().take(self.len().saturating_sub(1)));
-                let value = items.next().unwrap_or(Frame::Null);
-                Frame::Attributed {
-                    attributes,
-                    value: Box::new(value),
-                }
-            }
-        }
+        let mut at = self.at;
+        tree(self.raw, self.nodes, &mut at)
     }
 }
 
-/// Alternating keys and values as pairs.
-fn pairs_of<'a>(
-    mut items: impl ExactSizeIterator<Item = Frame<'a>>,
-) -> Vec<(Frame<'a>, Frame<'a>)> {
-    let mut pairs = Vec::with_capacity(items.len() / 2);
-    while let (Some(k), Some(v)) = (items.next(), items.next()) {
-        pairs.push((k, v));
+/// The tree of the value at `nodes[*at]`, leaving `*at` past its descendants. One walk in wire
+/// order: the nodes are read once each, and each aggregate's `Vec` is allocated at its size.
+fn tree<'a>(raw: &'a [u8], nodes: &[Node], at: &mut usize) -> Frame<'a> {
+    let n = nodes[*at];
+    *at += 1;
+    let (start, len) = (n.b as usize, n.a as usize);
+    let text = || &raw[start..start + len];
+    match n.kind {
+        Kind::Simple => Frame::Simple(text()),
+        Kind::Error => Frame::Error(text()),
+        Kind::Blob => Frame::Blob(text()),
+        Kind::BlobError => Frame::BlobError(text()),
+        Kind::BigNumber => Frame::BigNumber(text()),
+        Kind::Verbatim => Frame::Verbatim {
+            format: &raw[start - 4..start - 1],
+            text: text(),
+        },
+        Kind::Integer => Frame::Integer(n.b as i64),
+        Kind::Double => Frame::Double(f64::from_bits(n.b)),
+        Kind::Boolean => Frame::Boolean(n.a != 0),
+        Kind::Null => Frame::Null,
+        _ => aggregate_tree(raw, nodes, at, n),
     }
-    pairs
+}
+
+fn aggregate_tree<'a>(raw: &'a [u8], nodes: &[Node], at: &mut usize, n: Node) -> Frame<'a> {
+    let kept = n.a as usize;
+    let items = |k: usize, at: &mut usize| -> Vec<Frame<'a>> {
+        (0..k).map(|_| tree(raw, nodes, at)).collect()
+    };
+    let pairs = |k: usize, at: &mut usize| -> Vec<(Frame<'a>, Frame<'a>)> {
+        (0..k / 2)
+            .map(|_| (tree(raw, nodes, at), tree(raw, nodes, at)))
+            .collect()
+    };
+    if n.elided {
+        return Frame::Elided {
+            tag: n.kind.tag(),
+            elements: n.b & u64::from(u32::MAX),
+            head: items(kept, at),
+        };
+    }
+    match n.kind {
+        Kind::Array => Frame::Array(items(kept, at)),
+        Kind::Set => Frame::Set(items(kept, at)),
+        Kind::Push => Frame::Push(items(kept, at)),
+        Kind::Map => Frame::Map(pairs(kept, at)),
+        _ => {
+            let attributes = pairs(kept.saturating_sub(1), at);
+            Frame::Attributed {
+                attributes,
+                value: Box::new(tree(raw, nodes, at)),
+            }
+        }
+    }
 }
 
 /// The decoded values of an aggregate, see [`Value::children`].
