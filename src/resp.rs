@@ -1156,7 +1156,9 @@ impl<'a, 'l> Cursor<'a, 'l> {
         self.nodes.reserve_exact(want - len);
     }
 
-    /// An aggregate after its marker: its node, then its decoded values.
+    /// An aggregate after its marker: its node, then its decoded values. Not inlined, so that
+    /// [`Cursor::value`] can be: the leaves of a frame are then read in the loop over them.
+    #[inline(never)]
     fn aggregate(&mut self, tag: u8, at: usize, depth: usize) -> R<()> {
         if depth >= self.limits.max_depth {
             let limit = self.limits.max_depth;
@@ -1204,6 +1206,7 @@ impl<'a, 'l> Cursor<'a, 'l> {
         Node::text(kind, start, text.len())
     }
 
+    #[inline(always)]
     fn value(&mut self, depth: usize) -> R<()> {
         let at = self.pos;
         let Some(&tag) = self.buf.get(at) else {
