@@ -43,7 +43,7 @@ for part in "${parts[@]}"; do
         step "decode throughput: project scanner vs redis-protocol 6, same 1M-frame buffer" \
             "cargo bench --bench decode"
         # (criterion's comparison with a previous run, the lines with %, is left out)
-        cargo bench --quiet --bench decode 2>&1 | grep -E '^decode_1M|time:|thrpt:' | grep -v '%' \
+        cargo bench --quiet --bench decode 2>&1 | grep -E '^decode_1M|^on-CPU|time:|thrpt:' | grep -v '%' \
             | sed 's/^/   /'
         ;;
     flood)

@@ -3,8 +3,11 @@
 //! maintwatch is a diagnostic instrument: it prints and captures the bytes a server sent, so its
 //! reader must tell *where* a malformed frame went wrong, check every CRLF, and refuse absurd
 //! declared sizes before allocating anything. General-purpose client codecs are lenient and fast
-//! to accept; this one is strict and cheap to run: frames borrow from the read buffer, and the
-//! only allocation per frame is one `Vec` per aggregate, bounded by the bytes actually present.
+//! to accept; this one is strict and cheap to run: frames borrow from the read buffer, and decode
+//! into a flat list of 16-byte [`Node`]s in wire order (a [`FlatFrame`]) that one reader reuses
+//! from frame to frame, so the watcher's hot path allocates nothing per frame. The owned tree
+//! ([`Frame`], one `Vec` per aggregate) is built from the flat form where code wants one; both
+//! come from the same single scanner, so they cannot disagree.
 //!
 //! "Incomplete, read more" is not an error: [`Scanner::scan`] returns [`Scan::Incomplete`] with a
 //! lower bound on how many bytes the frame needs, so a reader need not rescan a large blob on every
@@ -28,12 +31,13 @@ pub struct Limits {
     pub max_elements: u64,
     /// Deepest nesting of aggregates (and attributes). Recursion is bounded by this.
     pub max_depth: usize,
-    /// Largest whole frame, in bytes.
+    /// Largest whole frame, in bytes; at most [`MAX_FRAME_CAP`] (4 GiB) is honoured.
     pub max_frame: u64,
-    /// Most values one frame decodes into its tree. Past it an aggregate keeps the elements
-    /// decoded so far and its declared count ([`Frame::Elided`]): a decoded value costs about 40
-    /// bytes for as few as 3 on the wire, so a frame of millions of elements would otherwise
-    /// decode into many times its size. The frame's bytes are checked and kept whole regardless.
+    /// Most values one frame decodes (flat or into its tree). Past it an aggregate keeps the
+    /// elements decoded so far and its declared count ([`Frame::Elided`]): a decoded value
+    /// costs 16 bytes flat and 40 in a tree for as few as 3 on the wire, so a frame of millions
+    /// of elements would otherwise decode into many times its size. The frame's bytes are
+    /// checked and kept whole regardless.
     pub max_decoded: u64,
 }
 
@@ -360,16 +364,394 @@ pub enum Scan<'a> {
 /// A frame and the byte range it occupied.
 pub type Spanned<'a> = (Frame<'a>, std::ops::Range<usize>);
 
+/// The type of a decoded value in a [`FlatFrame`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    Simple,
+    Error,
+    Integer,
+    Blob,
+    BlobError,
+    Verbatim,
+    Null,
+    Double,
+    Boolean,
+    BigNumber,
+    Array,
+    Map,
+    Set,
+    Push,
+    Attributed,
+}
+
+impl Kind {
+    fn of_aggregate(tag: u8) -> Kind {
+        match tag {
+            b'*' => Kind::Array,
+            b'%' => Kind::Map,
+            b'~' => Kind::Set,
+            b'>' => Kind::Push,
+            _ => Kind::Attributed,
+        }
+    }
+
+    /// The wire marker of an aggregate kind.
+    fn tag(self) -> u8 {
+        match self {
+            Kind::Array => b'*',
+            Kind::Map => b'%',
+            Kind::Set => b'~',
+            Kind::Push => b'>',
+            _ => b'|',
+        }
+    }
+
+    fn is_aggregate(self) -> bool {
+        matches!(
+            self,
+            Kind::Array | Kind::Map | Kind::Set | Kind::Push | Kind::Attributed
+        )
+    }
+}
+
+/// One decoded value of a [`FlatFrame`]: 16 bytes and no pointer, so a frame's values fill one
+/// reused `Vec` instead of a `Vec` per aggregate. Offsets are 32-bit, which is why a frame is at
+/// most [`MAX_FRAME_CAP`] bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Node {
+    kind: Kind,
+    /// An aggregate whose values were not all decoded (see [`Frame::Elided`]).
+    elided: bool,
+    /// Text: its length. Boolean: 0 or 1. Aggregate: how many of its values follow it decoded.
+    a: u32,
+    /// Text: its offset in the frame. Integer and double: the value's bits. Aggregate: the
+    /// elements it declared (a map's pairs twice, an attribute's value once) in the low half,
+    /// the index just past its last decoded descendant in the high half.
+    b: u64,
+}
+
+/// The largest frame a scan accepts whatever [`Limits::max_frame`] says: a [`Node`] holds
+/// offsets in 32 bits. Four GiB is eight times Redis' own largest bulk string.
+pub const MAX_FRAME_CAP: u64 = u32::MAX as u64;
+
+impl Node {
+    const NULL: Node = Node {
+        kind: Kind::Null,
+        elided: false,
+        a: 0,
+        b: 0,
+    };
+
+    #[inline]
+    fn text(kind: Kind, start: usize, len: usize) -> Node {
+        // Both fit: the whole frame is at most MAX_FRAME_CAP bytes.
+        Node {
+            kind,
+            elided: false,
+            a: len as u32,
+            b: start as u64,
+        }
+    }
+
+    #[inline]
+    fn bits(kind: Kind, b: u64) -> Node {
+        Node {
+            kind,
+            elided: false,
+            a: 0,
+            b,
+        }
+    }
+
+    /// Index of the node after this one and its descendants, this one being at `at`.
+    #[inline]
+    fn end(&self, at: usize) -> usize {
+        if self.kind.is_aggregate() {
+            (self.b >> 32) as usize
+        } else {
+            at + 1
+        }
+    }
+}
+
+/// A frame decoded into a flat list of [`Node`]s in wire order, borrowing its text from the
+/// frame's bytes: what [`Scanner::scan_flat`] and [`StreamReader::drain_flat`] give, at no
+/// allocation once the node list has grown to the frames' size. [`FlatFrame::to_frame`] builds
+/// the owned tree where one is needed.
+#[derive(Debug, Clone, Copy)]
+pub struct FlatFrame<'a, 'n> {
+    raw: &'a [u8],
+    nodes: &'n [Node],
+}
+
+impl<'a, 'n> FlatFrame<'a, 'n> {
+    /// The frame's bytes, exactly as received.
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The frame's value.
+    pub fn root(&self) -> Value<'a, 'n> {
+        Value {
+            raw: self.raw,
+            nodes: self.nodes,
+            at: 0,
+        }
+    }
+
+    /// How many values were decoded (the root and every nested value kept).
+    pub fn decoded(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The same frame as an owned tree, equal to what [`Scanner::scan`] gives.
+    pub fn to_frame(&self) -> Frame<'a> {
+        self.root().to_frame()
+    }
+}
+
+/// One value of a [`FlatFrame`].
+#[derive(Debug, Clone, Copy)]
+pub struct Value<'a, 'n> {
+    raw: &'a [u8],
+    nodes: &'n [Node],
+    at: usize,
+}
+
+impl<'a, 'n> Value<'a, 'n> {
+    #[inline]
+    fn node(&self) -> Node {
+        self.nodes[self.at]
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.node().kind
+    }
+
+    /// Whether this aggregate kept only its first values (see [`Frame::Elided`]).
+    pub fn is_elided(&self) -> bool {
+        self.node().elided
+    }
+
+    /// The text of any string-like value: simple and blob strings and errors, a verbatim
+    /// string's text (after its format), a big number's digits.
+    pub fn bytes(&self) -> Option<&'a [u8]> {
+        let n = self.node();
+        match n.kind {
+            Kind::Simple
+            | Kind::Error
+            | Kind::Blob
+            | Kind::BlobError
+            | Kind::Verbatim
+            | Kind::BigNumber => Some(&self.raw[n.b as usize..n.b as usize + n.a as usize]),
+            _ => None,
+        }
+    }
+
+    /// The text of a simple or blob string (or verbatim text), as [`Frame::as_text`].
+    pub fn as_text(&self) -> Option<&'a [u8]> {
+        match self.kind() {
+            Kind::Simple | Kind::Blob | Kind::Verbatim => self.bytes(),
+            _ => None,
+        }
+    }
+
+    /// A verbatim string's three-byte format.
+    pub fn format(&self) -> Option<&'a [u8]> {
+        let n = self.node();
+        let start = n.b as usize;
+        (n.kind == Kind::Verbatim).then(|| &self.raw[start - 4..start - 1])
+    }
+
+    pub fn integer(&self) -> Option<i64> {
+        let n = self.node();
+        (n.kind == Kind::Integer).then_some(n.b as i64)
+    }
+
+    pub fn double(&self) -> Option<f64> {
+        let n = self.node();
+        (n.kind == Kind::Double).then(|| f64::from_bits(n.b))
+    }
+
+    pub fn boolean(&self) -> Option<bool> {
+        let n = self.node();
+        (n.kind == Kind::Boolean).then_some(n.a != 0)
+    }
+
+    /// The elements an aggregate declared (a map's pairs count twice, an attribute's value
+    /// once); 0 for anything else.
+    pub fn declared(&self) -> u64 {
+        let n = self.node();
+        if n.kind.is_aggregate() {
+            n.b & u64::from(u32::MAX)
+        } else {
+            0
+        }
+    }
+
+    /// How many of an aggregate's values were decoded: all it declared unless it is elided.
+    /// A map's keys and values count one each, as does an attribute's value.
+    pub fn len(&self) -> usize {
+        let n = self.node();
+        if n.kind.is_aggregate() {
+            n.a as usize
+        } else {
+            0
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An aggregate's decoded values in wire order (a map's keys and values alternating, an
+    /// attribute's pairs then the value they describe).
+    pub fn children(&self) -> Children<'a, 'n> {
+        Children {
+            raw: self.raw,
+            nodes: self.nodes,
+            next: self.at + 1,
+            left: self.len(),
+        }
+    }
+
+    /// A short name of the RESP3 type, as [`Frame::type_name`].
+    pub fn type_name(&self) -> &'static str {
+        match self.kind() {
+            Kind::Simple => "simple string",
+            Kind::Error => "simple error",
+            Kind::Integer => "integer",
+            Kind::Blob => "blob string",
+            Kind::BlobError => "blob error",
+            Kind::Verbatim => "verbatim string",
+            Kind::Null => "null",
+            Kind::Double => "double",
+            Kind::Boolean => "boolean",
+            Kind::BigNumber => "big number",
+            agg => aggregate_name(agg.tag()),
+        }
+    }
+
+    /// This value as an owned tree.
+    pub fn to_frame(&self) -> Frame<'a> {
+        let mut at = self.at;
+        tree(self.raw, self.nodes, &mut at)
+    }
+}
+
+/// The tree of the value at `nodes[*at]`, leaving `*at` past its descendants. One walk in wire
+/// order: the nodes are read once each, and each aggregate's `Vec` is allocated at its size.
+fn tree<'a>(raw: &'a [u8], nodes: &[Node], at: &mut usize) -> Frame<'a> {
+    let n = nodes[*at];
+    *at += 1;
+    let (start, len) = (n.b as usize, n.a as usize);
+    let text = || &raw[start..start + len];
+    match n.kind {
+        Kind::Simple => Frame::Simple(text()),
+        Kind::Error => Frame::Error(text()),
+        Kind::Blob => Frame::Blob(text()),
+        Kind::BlobError => Frame::BlobError(text()),
+        Kind::BigNumber => Frame::BigNumber(text()),
+        Kind::Verbatim => Frame::Verbatim {
+            format: &raw[start - 4..start - 1],
+            text: text(),
+        },
+        Kind::Integer => Frame::Integer(n.b as i64),
+        Kind::Double => Frame::Double(f64::from_bits(n.b)),
+        Kind::Boolean => Frame::Boolean(n.a != 0),
+        Kind::Null => Frame::Null,
+        _ => aggregate_tree(raw, nodes, at, n),
+    }
+}
+
+fn aggregate_tree<'a>(raw: &'a [u8], nodes: &[Node], at: &mut usize, n: Node) -> Frame<'a> {
+    let kept = n.a as usize;
+    let items = |k: usize, at: &mut usize| -> Vec<Frame<'a>> {
+        (0..k).map(|_| tree(raw, nodes, at)).collect()
+    };
+    let pairs = |k: usize, at: &mut usize| -> Vec<(Frame<'a>, Frame<'a>)> {
+        (0..k / 2)
+            .map(|_| (tree(raw, nodes, at), tree(raw, nodes, at)))
+            .collect()
+    };
+    if n.elided {
+        return Frame::Elided {
+            tag: n.kind.tag(),
+            elements: n.b & u64::from(u32::MAX),
+            head: items(kept, at),
+        };
+    }
+    match n.kind {
+        Kind::Array => Frame::Array(items(kept, at)),
+        Kind::Set => Frame::Set(items(kept, at)),
+        Kind::Push => Frame::Push(items(kept, at)),
+        Kind::Map => Frame::Map(pairs(kept, at)),
+        _ => {
+            let attributes = pairs(kept.saturating_sub(1), at);
+            Frame::Attributed {
+                attributes,
+                value: Box::new(tree(raw, nodes, at)),
+            }
+        }
+    }
+}
+
+/// The decoded values of an aggregate, see [`Value::children`].
+#[derive(Debug, Clone)]
+pub struct Children<'a, 'n> {
+    raw: &'a [u8],
+    nodes: &'n [Node],
+    next: usize,
+    left: usize,
+}
+
+impl<'a, 'n> Iterator for Children<'a, 'n> {
+    type Item = Value<'a, 'n>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Value<'a, 'n>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let at = self.next;
+        self.next = self.nodes[at].end(at);
+        Some(Value {
+            raw: self.raw,
+            nodes: self.nodes,
+            at,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Children<'_, '_> {}
+
+/// The outcome of one flat scan, see [`Scan`].
+#[derive(Debug, Clone, Copy)]
+pub enum FlatScan<'a, 'n> {
+    /// A whole frame; its length is `raw().len()`.
+    Frame(FlatFrame<'a, 'n>),
+    Incomplete {
+        need: usize,
+    },
+}
+
 /// Scans frames from the start of a buffer, within [`Limits`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Scanner {
     pub limits: Limits,
 }
 
-/// Internal: incomplete or failed.
+/// Internal: incomplete or failed. The error is boxed so that every step of the scan returns
+/// two words: errors are rare, steps are not.
 enum Stop {
     Incomplete(usize),
-    Error(RespError),
+    Error(Box<RespError>),
 }
 
 type R<T> = Result<T, Stop>;
@@ -379,32 +761,46 @@ impl Scanner {
         Scanner { limits }
     }
 
-    /// Scans one frame at the start of `buf`. Error offsets are relative to `buf`.
+    /// Scans one frame at the start of `buf` into a tree. Error offsets are relative to `buf`.
     pub fn scan<'a>(&self, buf: &'a [u8]) -> Result<Scan<'a>, RespError> {
-        let mut cur = Cursor::new(buf, &self.limits);
-        match cur.value(0) {
+        // Room for a typical reply or push; a larger frame grows it.
+        let mut nodes = Vec::with_capacity(16);
+        Ok(match self.scan_flat(buf, &mut nodes)? {
+            FlatScan::Frame(frame) => Scan::Frame(frame.to_frame(), frame.raw().len()),
+            FlatScan::Incomplete { need } => Scan::Incomplete { need },
+        })
+    }
+
+    /// Scans one frame at the start of `buf` into `nodes` (cleared first): the same checks and
+    /// limits as [`Scanner::scan`], without allocating once `nodes` has grown to the frames'
+    /// size. On an error or an incomplete frame, `nodes` holds nothing of use.
+    pub fn scan_flat<'a, 'n>(
+        &self,
+        buf: &'a [u8],
+        nodes: &'n mut Vec<Node>,
+    ) -> Result<FlatScan<'a, 'n>, RespError> {
+        nodes.clear();
+        let mut cur = Cursor::new(buf, &self.limits, nodes);
+        let max_frame = cur.max_frame;
+        let too_large = |size: usize| RespError {
+            offset: 0,
+            kind: ErrorKind::FrameTooLarge {
+                size: size as u64,
+                limit: max_frame,
+            },
+        };
+        let result = cur.value(0);
+        let pos = cur.pos;
+        match result {
             // The limit holds however the frame arrived: whole in one read as when streamed in.
-            Ok(_) if cur.pos as u64 > self.limits.max_frame => Err(RespError {
-                offset: 0,
-                kind: ErrorKind::FrameTooLarge {
-                    size: cur.pos as u64,
-                    limit: self.limits.max_frame,
-                },
-            }),
-            Ok(frame) => Ok(Scan::Frame(frame, cur.pos)),
-            Err(Stop::Incomplete(need)) => {
-                if need as u64 > self.limits.max_frame {
-                    return Err(RespError {
-                        offset: 0,
-                        kind: ErrorKind::FrameTooLarge {
-                            size: need as u64,
-                            limit: self.limits.max_frame,
-                        },
-                    });
-                }
-                Ok(Scan::Incomplete { need })
-            }
-            Err(Stop::Error(e)) => Err(e),
+            Ok(()) if pos as u64 > max_frame => Err(too_large(pos)),
+            Ok(()) => Ok(FlatScan::Frame(FlatFrame {
+                raw: &buf[..pos],
+                nodes,
+            })),
+            Err(Stop::Incomplete(need)) if need as u64 > max_frame => Err(too_large(need)),
+            Err(Stop::Incomplete(need)) => Ok(FlatScan::Incomplete { need }),
+            Err(Stop::Error(e)) => Err(*e),
         }
     }
 
@@ -434,6 +830,10 @@ struct Cursor<'a, 'l> {
     buf: &'a [u8],
     pos: usize,
     limits: &'l Limits,
+    /// [`Limits::max_frame`], at most [`MAX_FRAME_CAP`].
+    max_frame: u64,
+    /// The frame's values so far, in wire order.
+    nodes: &'l mut Vec<Node>,
     /// Values still to decode into the tree (see [`Limits::max_decoded`]).
     budget: u64,
     /// A line known to hold no CR or LF so far: its start and how far it was searched. Lets a
@@ -443,49 +843,35 @@ struct Cursor<'a, 'l> {
     elided: bool,
 }
 
-/// A map's or attribute's pairs: all of them, or cut short by the decode budget.
-enum Pairs<'a> {
-    Whole(Vec<(Frame<'a>, Frame<'a>)>),
-    Cut(Vec<Frame<'a>>),
-}
-
-/// Pairs as alternating keys and values, and a last key without its value if one is given.
-fn flatten<'a>(pairs: Vec<(Frame<'a>, Frame<'a>)>, key: Option<Frame<'a>>) -> Vec<Frame<'a>> {
-    let mut flat = Vec::with_capacity(pairs.len() * 2 + 1);
-    for (k, v) in pairs {
-        flat.push(k);
-        flat.push(v);
-    }
-    flat.extend(key);
-    flat
-}
-
 impl<'a, 'l> Cursor<'a, 'l> {
-    fn new(buf: &'a [u8], limits: &'l Limits) -> Self {
+    fn new(buf: &'a [u8], limits: &'l Limits, nodes: &'l mut Vec<Node>) -> Self {
         Cursor {
             buf,
             pos: 0,
             limits,
+            max_frame: limits.max_frame.min(MAX_FRAME_CAP),
+            nodes,
             budget: limits.max_decoded,
             searched: (usize::MAX, 0),
             elided: false,
         }
     }
 
+    #[cold]
     fn err<T>(&self, offset: usize, kind: ErrorKind) -> R<T> {
-        Err(Stop::Error(RespError {
+        Err(Stop::Error(Box::new(RespError {
             offset: offset as u64,
             kind,
-        }))
+        })))
     }
 
     fn check_size(&self, need: usize) -> R<()> {
-        if need as u64 > self.limits.max_frame {
+        if need as u64 > self.max_frame {
             return self.err(
                 0,
                 ErrorKind::FrameTooLarge {
                     size: need as u64,
-                    limit: self.limits.max_frame,
+                    limit: self.max_frame,
                 },
             );
         }
@@ -550,6 +936,21 @@ impl<'a, 'l> Cursor<'a, 'l> {
     fn integer_line(&mut self) -> R<i64> {
         let buf = self.buf;
         let mut i = self.pos;
+        // Most headers and small integers have one or two digits: no loop for them.
+        if let Some(&[d, b'\r', b'\n']) = buf.get(i..i + 3) {
+            let d = d.wrapping_sub(b'0');
+            if d <= 9 {
+                self.pos = i + 3;
+                return Ok(i64::from(d));
+            }
+        }
+        if let Some(&[d1, d2, b'\r', b'\n']) = buf.get(i..i + 4) {
+            let (d1, d2) = (d1.wrapping_sub(b'0'), d2.wrapping_sub(b'0'));
+            if d1 <= 9 && d2 <= 9 {
+                self.pos = i + 4;
+                return Ok(i64::from(d1 * 10 + d2));
+            }
+        }
         let neg = buf.get(i) == Some(&b'-');
         i += usize::from(neg);
         let digits = i;
@@ -577,10 +978,10 @@ impl<'a, 'l> Cursor<'a, 'l> {
         let start = self.pos;
         let text = self.line()?;
         parse_i64(text).ok_or_else(|| {
-            Stop::Error(RespError {
+            Stop::Error(Box::new(RespError {
                 offset: start as u64,
                 kind: ErrorKind::BadNumber(String::from_utf8_lossy(text).into_owned()),
-            })
+            }))
         })
     }
 
@@ -666,155 +1067,219 @@ impl<'a, 'l> Cursor<'a, 'l> {
         }
         // Every element takes at least three bytes; a frame this short cannot be complete yet.
         let min_end = (self.pos as u64).saturating_add(elements.saturating_mul(3));
-        if min_end > self.limits.max_frame {
+        if min_end > self.max_frame {
             return self.err(
                 header,
                 ErrorKind::FrameTooLarge {
                     size: min_end,
-                    limit: self.limits.max_frame,
+                    limit: self.max_frame,
                 },
             );
         }
         Ok(Some(n as usize))
     }
 
-    /// Capacity for `n` declared items: never more than the bytes present could hold, so a
-    /// hostile count allocates nothing it has not been sent.
-    fn capacity(&self, n: usize, per_item: usize) -> usize {
-        n.min((self.buf.len() - self.pos) / (3 * per_item) + 1)
-            .min(1024)
-            .min(usize::try_from(self.budget).unwrap_or(usize::MAX))
-    }
-
-    /// `n` items, decoded while the budget lasts; `false` with the items decoded so far once
-    /// anything in them was left undecoded (the rest are still checked, not kept). The decoded
-    /// values are thus always the frame's first ones, in wire order.
-    fn items(&mut self, n: usize, depth: usize) -> R<(Vec<Frame<'a>>, bool)> {
-        let mut items = Vec::with_capacity(self.capacity(n, 1));
+    /// `n` items, decoded while the budget lasts; how many were kept, and `false` once anything
+    /// in them was left undecoded (the rest are still checked, not kept). The decoded values
+    /// are thus always the frame's first ones, in wire order.
+    fn items(&mut self, n: usize, depth: usize) -> R<(usize, bool)> {
         for i in 0..n {
             // Once anything is elided the budget is 0 too: one test in the loop.
             if self.budget == 0 {
                 self.skip(n - i, depth + 1)?;
-                return Ok((items, false));
+                return Ok((i, false));
             }
             self.budget -= 1;
-            items.push(self.value(depth + 1)?);
+            self.value(depth + 1)?;
         }
-        Ok((items, !self.elided))
+        Ok((n, !self.elided))
     }
 
-    /// `n` key/value pairs, as [`Cursor::items`]; cut short, they are flattened (keys and
-    /// values alternating, perhaps ending with a key).
-    fn pairs(&mut self, n: usize, depth: usize) -> R<Pairs<'a>> {
-        let mut pairs = Vec::with_capacity(self.capacity(n, 2));
+    /// `n` key/value pairs, as [`Cursor::items`]: keys and values alternate, and a pair cut
+    /// short by the budget may leave its key alone.
+    fn pairs(&mut self, n: usize, depth: usize) -> R<(usize, bool)> {
         for i in 0..n {
             if self.budget < 2 {
                 self.skip(2 * (n - i), depth + 1)?;
-                return Ok(Pairs::Cut(flatten(pairs, None)));
+                return Ok((2 * i, false));
             }
             self.budget -= 2;
-            let k = self.value(depth + 1)?;
+            self.value(depth + 1)?;
             if self.elided {
                 self.skip(2 * (n - i) - 1, depth + 1)?;
-                return Ok(Pairs::Cut(flatten(pairs, Some(k))));
+                return Ok((2 * i + 1, false));
             }
-            let v = self.value(depth + 1)?;
-            pairs.push((k, v));
+            self.value(depth + 1)?;
         }
-        Ok(if self.elided {
-            Pairs::Cut(flatten(pairs, None))
-        } else {
-            Pairs::Whole(pairs)
-        })
+        Ok((2 * n, !self.elided))
     }
 
     /// Checks `n` values without keeping them: the budget is spent, so any aggregate among them
-    /// decodes to an empty [`Frame::Elided`] and allocates nothing.
+    /// keeps no values, and its node is dropped with the rest.
     #[cold]
     fn skip(&mut self, n: usize, depth: usize) -> R<()> {
         self.elided = true;
         self.budget = 0;
+        let mark = self.nodes.len();
         for _ in 0..n {
             self.value(depth)?;
+            self.nodes.truncate(mark);
         }
         Ok(())
     }
 
-    /// An aggregate's decoded form: whole, or elided if the budget ran out within it.
-    fn sequence(tag: u8, n: usize, (items, whole): (Vec<Frame<'a>>, bool)) -> Frame<'a> {
-        match (whole, tag) {
-            (true, b'*') => Frame::Array(items),
-            (true, b'~') => Frame::Set(items),
-            (true, _) => Frame::Push(items),
-            (false, _) => Frame::Elided {
-                tag,
-                elements: n as u64,
-                head: items,
-            },
+    #[inline]
+    fn push(&mut self, node: Node) {
+        if self.nodes.len() == self.nodes.capacity() {
+            self.grow();
         }
+        self.nodes.push(node);
     }
 
-    fn value(&mut self, depth: usize) -> R<Frame<'a>> {
+    /// Doubles the node list, but not past what the decode budget usually fills (its values,
+    /// the root, and the aggregates open around a skipped value): a frame of millions of
+    /// elements takes the budget's worth of nodes, not twice it. (Attribute values are decoded
+    /// outside the budget; past that size the list doubles again.)
+    #[cold]
+    fn grow(&mut self) {
+        let most = usize::try_from(self.limits.max_decoded)
+            .unwrap_or(usize::MAX)
+            .saturating_add(self.limits.max_depth)
+            .saturating_add(2);
+        let len = self.nodes.len();
+        let doubled = (2 * self.nodes.capacity()).max(8);
+        let want = if len < most {
+            doubled.min(most)
+        } else {
+            doubled
+        };
+        self.nodes.reserve_exact(want - len);
+    }
+
+    /// An aggregate after its marker: its node, then its decoded values. Not inlined, so that
+    /// [`Cursor::value`] can be: the leaves of a frame are then read in the loop over them.
+    #[inline(never)]
+    fn aggregate(&mut self, tag: u8, at: usize, depth: usize) -> R<()> {
+        if depth >= self.limits.max_depth {
+            let limit = self.limits.max_depth;
+            return self.err(at, ErrorKind::TooDeep { limit });
+        }
+        let pairs = matches!(tag, b'%' | b'|');
+        let Some(n) = self.count(tag, if pairs { 2 } else { 1 })? else {
+            self.push(Node::NULL);
+            return Ok(());
+        };
+        let index = self.nodes.len();
+        self.push(Node::NULL);
+        let (kept, whole, declared) = if !pairs {
+            let (kept, whole) = self.items(n, depth)?;
+            (kept, whole, n)
+        } else {
+            let (mut kept, whole) = self.pairs(n, depth)?;
+            if tag == b'|' {
+                // Past an elision the value is only checked, and not kept.
+                let mark = self.nodes.len();
+                self.value(depth + 1)?;
+                if whole {
+                    kept += 1;
+                } else {
+                    self.nodes.truncate(mark);
+                }
+            }
+            (kept, whole, 2 * n + usize::from(tag == b'|'))
+        };
+        // All fit in 32 bits: `count` held every declared element to 3 bytes of a frame of
+        // at most MAX_FRAME_CAP bytes, and a node takes at least 3 bytes too.
+        self.nodes[index] = Node {
+            kind: Kind::of_aggregate(tag),
+            elided: !whole,
+            a: kept as u32,
+            b: declared as u64 | (self.nodes.len() as u64) << 32,
+        };
+        Ok(())
+    }
+
+    /// The text of a blob, if it is not RESP2's null.
+    #[inline]
+    fn text_node(&self, kind: Kind, text: &[u8]) -> Node {
+        let start = text.as_ptr() as usize - self.buf.as_ptr() as usize;
+        Node::text(kind, start, text.len())
+    }
+
+    #[inline(always)]
+    fn value(&mut self, depth: usize) -> R<()> {
         let at = self.pos;
         let Some(&tag) = self.buf.get(at) else {
             return Err(Stop::Incomplete(at + 1));
         };
         self.pos += 1;
-        let aggregate = matches!(tag, b'*' | b'%' | b'~' | b'>' | b'|');
-        if aggregate && depth >= self.limits.max_depth {
+        let node = match tag {
+            b'$' => match self.blob(tag)? {
+                Some(s) => self.text_node(Kind::Blob, s),
+                None => Node::NULL,
+            },
+            b':' => Node::bits(Kind::Integer, self.integer_line()? as u64),
+            b'*' | b'%' | b'~' | b'>' | b'|' => return self.aggregate(tag, at, depth),
+            b'+' => {
+                let s = self.line()?;
+                self.text_node(Kind::Simple, s)
+            }
+            b'-' => {
+                let s = self.line()?;
+                self.text_node(Kind::Error, s)
+            }
+            b'_' if self.buf.get(at + 1..at + 3) == Some(b"\r\n") => {
+                self.pos = at + 3;
+                Node::NULL
+            }
+            b'_' => self.null(at)?,
+            _ => self.rare_leaf(tag, at)?,
+        };
+        self.push(node);
+        Ok(())
+    }
+
+    fn null(&mut self, at: usize) -> R<Node> {
+        let text = self.line()?;
+        if !text.is_empty() {
             return self.err(
-                at,
-                ErrorKind::TooDeep {
-                    limit: self.limits.max_depth,
+                at + 1,
+                ErrorKind::Expected {
+                    expected: "CRLF right after '_'",
+                    found: show_byte(text[0]),
                 },
             );
         }
+        Ok(Node::NULL)
+    }
+
+    /// The leaf types maintenance notifications do not use.
+    fn rare_leaf(&mut self, tag: u8, at: usize) -> R<Node> {
+        let start = self.pos;
         Ok(match tag {
-            b'+' => Frame::Simple(self.line()?),
-            b'-' => Frame::Error(self.line()?),
-            b':' => Frame::Integer(self.integer_line()?),
-            b'$' => self.blob(tag)?.map_or(Frame::Null, Frame::Blob),
             b'!' => match self.blob(tag)? {
-                Some(s) => Frame::BlobError(s),
+                Some(s) => self.text_node(Kind::BlobError, s),
                 None => unreachable!("only $ and * accept -1"),
             },
             b'=' => {
-                let body_at = self.pos;
                 let Some(s) = self.blob(tag)? else {
                     unreachable!("only $ and * accept -1")
                 };
                 if s.len() < 4 || s[3] != b':' {
                     return self.err(
-                        body_at,
+                        start,
                         ErrorKind::Expected {
                             expected: "a verbatim string starting with a 3-byte format and ':'",
                             found: format!("{:?}", String::from_utf8_lossy(&s[..s.len().min(4)])),
                         },
                     );
                 }
-                Frame::Verbatim {
-                    format: &s[..3],
-                    text: &s[4..],
-                }
-            }
-            b'_' => {
-                let text = self.line()?;
-                if !text.is_empty() {
-                    return self.err(
-                        at + 1,
-                        ErrorKind::Expected {
-                            expected: "CRLF right after '_'",
-                            found: show_byte(text[0]),
-                        },
-                    );
-                }
-                Frame::Null
+                self.text_node(Kind::Verbatim, &s[4..])
             }
             b',' => {
-                let start = self.pos;
                 let text = self.line()?;
                 match parse_double(text) {
-                    Some(d) => Frame::Double(d),
+                    Some(d) => Node::bits(Kind::Double, d.to_bits()),
                     None => {
                         return self.err(
                             start,
@@ -826,24 +1291,24 @@ impl<'a, 'l> Cursor<'a, 'l> {
                     }
                 }
             }
-            b'#' => {
-                let start = self.pos;
-                match self.line()? {
-                    b"t" => Frame::Boolean(true),
-                    b"f" => Frame::Boolean(false),
-                    other => {
-                        return self.err(
-                            start,
-                            ErrorKind::Expected {
-                                expected: "'t' or 'f'",
-                                found: format!("{:?}", String::from_utf8_lossy(other)),
-                            },
-                        )
-                    }
+            b'#' => match self.line()? {
+                b"t" | b"f" => Node {
+                    kind: Kind::Boolean,
+                    elided: false,
+                    a: u32::from(self.buf[start] == b't'),
+                    b: 0,
+                },
+                other => {
+                    return self.err(
+                        start,
+                        ErrorKind::Expected {
+                            expected: "'t' or 'f'",
+                            found: format!("{:?}", String::from_utf8_lossy(other)),
+                        },
+                    )
                 }
-            }
+            },
             b'(' => {
-                let start = self.pos;
                 let text = self.line()?;
                 let digits = text
                     .strip_prefix(b"-")
@@ -855,39 +1320,7 @@ impl<'a, 'l> Cursor<'a, 'l> {
                         ErrorKind::BadNumber(String::from_utf8_lossy(text).into_owned()),
                     );
                 }
-                Frame::BigNumber(text)
-            }
-            b'*' | b'~' | b'>' => match self.count(tag, 1)? {
-                None => Frame::Null,
-                Some(n) => Self::sequence(tag, n, self.items(n, depth)?),
-            },
-            b'%' => {
-                let n = self.count(tag, 2)?.unwrap_or(0);
-                match self.pairs(n, depth)? {
-                    Pairs::Whole(pairs) => Frame::Map(pairs),
-                    Pairs::Cut(head) => Frame::Elided {
-                        tag,
-                        elements: 2 * n as u64,
-                        head,
-                    },
-                }
-            }
-            b'|' => {
-                let n = self.count(tag, 2)?.unwrap_or(0);
-                let pairs = self.pairs(n, depth)?;
-                // Past an elision the value is only checked (an empty elided aggregate at most).
-                let value = self.value(depth + 1)?;
-                match pairs {
-                    Pairs::Whole(attributes) => Frame::Attributed {
-                        attributes,
-                        value: Box::new(value),
-                    },
-                    Pairs::Cut(head) => Frame::Elided {
-                        tag,
-                        elements: 2 * n as u64 + 1,
-                        head,
-                    },
-                }
+                self.text_node(Kind::BigNumber, text)
             }
             other => return self.err(at, ErrorKind::UnknownType(other)),
         })
@@ -964,7 +1397,9 @@ impl Resume {
     /// `Ok(end)` once the whole frame (`buf[..end]`) is present; an error is a framing error
     /// (the full scan then reports it, the same way the scanner always does).
     fn advance(&mut self, buf: &[u8], limits: &Limits, work: &mut u64) -> Result<usize, Stop> {
-        let mut cur = Cursor::new(buf, limits);
+        // A leaf checked leaves one node here, dropped after it.
+        let mut scratch = Vec::with_capacity(1);
+        let mut cur = Cursor::new(buf, limits, &mut scratch);
         cur.budget = 0;
         loop {
             while self.open.last() == Some(&0) {
@@ -1016,6 +1451,7 @@ impl Resume {
         };
         let elements = if per_item == 0 {
             cur.value(depth)?;
+            cur.nodes.clear();
             None
         } else {
             if depth >= cur.limits.max_depth {
@@ -1057,6 +1493,8 @@ pub struct StreamReader {
     resume: Option<Resume>,
     /// Bytes looked at by scans and checks so far (see [`StreamReader::work`]).
     work: u64,
+    /// The decoded values of the frame being delivered, reused from frame to frame.
+    nodes: Vec<Node>,
 }
 
 impl StreamReader {
@@ -1094,11 +1532,22 @@ impl StreamReader {
         self.work
     }
 
-    /// Calls `each(frame, raw, offset)` for every complete frame buffered, then drops them from
-    /// the buffer. An error carries the absolute offset; the frames before it were delivered.
+    /// Calls `each(frame, raw, offset)` for every complete frame buffered, as a tree, then
+    /// drops them from the buffer. An error carries the absolute offset; the frames before it
+    /// were delivered. [`StreamReader::drain_flat`] is the same without building trees.
     pub fn drain<F>(&mut self, mut each: F) -> Result<(), RespError>
     where
         F: FnMut(&Frame<'_>, &[u8], u64),
+    {
+        self.drain_flat(|frame, offset| each(&frame.to_frame(), frame.raw(), offset))
+    }
+
+    /// Calls `each(frame, offset)` for every complete frame buffered, decoded flat (its bytes
+    /// are `frame.raw()`), then drops them from the buffer. An error carries the absolute
+    /// offset; the frames before it were delivered.
+    pub fn drain_flat<F>(&mut self, mut each: F) -> Result<(), RespError>
+    where
+        F: FnMut(FlatFrame<'_, '_>, u64),
     {
         if self.buf.len() < self.need {
             return Ok(());
@@ -1115,13 +1564,14 @@ impl StreamReader {
                 self.need = need;
                 break Ok(());
             }
-            match self.scanner.scan(&self.buf[pos..]) {
-                Ok(Scan::Frame(frame, n)) => {
+            match self.scanner.scan_flat(&self.buf[pos..], &mut self.nodes) {
+                Ok(FlatScan::Frame(frame)) => {
+                    let n = frame.raw().len();
                     self.work += n as u64;
-                    each(&frame, &self.buf[pos..pos + n], self.consumed + pos as u64);
+                    each(frame, self.consumed + pos as u64);
                     pos += n;
                 }
-                Ok(Scan::Incomplete { need }) => {
+                Ok(FlatScan::Incomplete { need }) => {
                     self.work += (self.buf.len() - pos) as u64;
                     self.need = need;
                     if resumed {
@@ -1145,6 +1595,10 @@ impl StreamReader {
         if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < self.buf.capacity() / 4 {
             self.buf.shrink_to(self.buf.len().max(SHRINK_ABOVE / 4));
         }
+        // The same for the values of one huge frame.
+        if self.nodes.capacity() * std::mem::size_of::<Node>() > SHRINK_ABOVE {
+            self.nodes = Vec::new();
+        }
         result
     }
 
@@ -1156,7 +1610,9 @@ impl StreamReader {
         let resume = self.resume.as_mut()?;
         let limits = &self.scanner.limits;
         match resume.advance(&self.buf[pos..], limits, &mut self.work) {
-            Err(Stop::Incomplete(need)) if need as u64 <= limits.max_frame => Some(need),
+            Err(Stop::Incomplete(need)) if need as u64 <= limits.max_frame.min(MAX_FRAME_CAP) => {
+                Some(need)
+            }
             _ => {
                 self.resume = None;
                 None
@@ -1467,6 +1923,119 @@ mod tests {
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[1], ("integer", b":1\r\n".to_vec(), 5));
         assert_eq!(e.offset, 9 + 7);
+    }
+
+    fn flat<'a>(bytes: &'a [u8], nodes: &'a mut Vec<Node>) -> FlatFrame<'a, 'a> {
+        match Scanner::default().scan_flat(bytes, nodes) {
+            Ok(FlatScan::Frame(f)) => f,
+            other => panic!("expected a frame, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_node_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Node>(), 16);
+        assert!(std::mem::size_of::<Node>() < std::mem::size_of::<Frame<'static>>());
+    }
+
+    #[test]
+    fn a_flat_frame_reads_like_the_tree() {
+        let input =
+            b">4\r\n$6\r\nMOVING\r\n:-7\r\n*2\r\n=7\r\ntxt:abc\r\n#t\r\n%1\r\n+k\r\n,1.5\r\n";
+        let mut nodes = Vec::new();
+        let frame = flat(input, &mut nodes);
+        assert_eq!(frame.raw(), input);
+        assert_eq!(frame.decoded(), 9);
+        let push = frame.root();
+        assert_eq!(
+            (push.kind(), push.len(), push.declared()),
+            (Kind::Push, 4, 4)
+        );
+        let items: Vec<_> = push.children().collect();
+        assert_eq!(items[0].as_text(), Some(&b"MOVING"[..]));
+        assert_eq!(items[1].integer(), Some(-7));
+        let inner: Vec<_> = items[2].children().collect();
+        assert_eq!(inner[0].format(), Some(&b"txt"[..]));
+        assert_eq!(inner[0].as_text(), Some(&b"abc"[..]));
+        assert_eq!(inner[1].boolean(), Some(true));
+        // Siblings after a nested aggregate are found past its descendants.
+        let map: Vec<_> = items[3].children().collect();
+        assert_eq!((items[3].kind(), items[3].declared()), (Kind::Map, 2));
+        assert_eq!(map[0].bytes(), Some(&b"k"[..]));
+        assert_eq!(map[1].double(), Some(1.5));
+        assert_eq!(frame.to_frame(), one(input));
+    }
+
+    #[test]
+    fn scanning_flat_again_reuses_the_node_list() {
+        let input = b">3\r\n$8\r\nMIGRATED\r\n:1\r\n*1\r\n$6\r\n[\"27\"]\r\n";
+        let mut nodes = Vec::new();
+        flat(input, &mut nodes);
+        let (at, capacity) = (nodes.as_ptr(), nodes.capacity());
+        for _ in 0..100 {
+            assert_eq!(flat(input, &mut nodes).root().len(), 3);
+        }
+        assert_eq!((nodes.as_ptr(), nodes.capacity()), (at, capacity));
+    }
+
+    #[test]
+    fn a_flat_frame_past_the_budget_is_elided_like_the_tree() {
+        let s = Scanner::new(Limits {
+            max_decoded: 3,
+            ..Limits::default()
+        });
+        let input = b">2\r\n+invalidate\r\n*4\r\n:1\r\n:2\r\n:3\r\n:4\r\n";
+        let mut nodes = Vec::new();
+        let Ok(FlatScan::Frame(frame)) = s.scan_flat(input, &mut nodes) else {
+            panic!()
+        };
+        let root = frame.root();
+        assert!(root.is_elided());
+        let array = root.children().nth(1).unwrap();
+        assert!(array.is_elided());
+        assert_eq!((array.declared(), array.len()), (4, 1));
+        assert_eq!(
+            frame.to_frame(),
+            s.scan(input)
+                .map(|r| match r {
+                    Scan::Frame(f, _) => f,
+                    _ => panic!(),
+                })
+                .unwrap()
+        );
+    }
+
+    #[test]
+    fn frames_are_capped_at_four_gib_whatever_the_limit_says() {
+        let s = Scanner::new(Limits {
+            max_frame: u64::MAX,
+            max_blob: u64::MAX,
+            ..Limits::default()
+        });
+        let e = s.scan(b"$4294967296\r\n").unwrap_err();
+        assert_eq!(
+            e.kind,
+            ErrorKind::FrameTooLarge {
+                size: 4294967296 + 15,
+                limit: MAX_FRAME_CAP
+            }
+        );
+    }
+
+    #[test]
+    fn drain_flat_gives_what_drain_gives() {
+        let input = b"+OK\r\n>2\r\n$4\r\nPING\r\n:1\r\n$2\r\nab\r\r";
+        let (mut a, mut b) = (StreamReader::default(), StreamReader::default());
+        a.extend(input);
+        b.extend(input);
+        let mut trees = Vec::new();
+        let ea = a.drain(|f, raw, off| trees.push((f.to_bytes(), raw.to_vec(), off)));
+        let mut flats = Vec::new();
+        let eb =
+            b.drain_flat(|f, off| flats.push((f.to_frame().to_bytes(), f.raw().to_vec(), off)));
+        assert_eq!(trees.len(), 2);
+        assert_eq!(trees, flats);
+        assert_eq!(ea.unwrap_err(), eb.unwrap_err());
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //! Case counts are small by default so the file runs in seconds in debug builds; set
 //! `PROPTEST_CASES` for a long run (`scripts/fuzz-long.sh` runs the fuzz tests with 1,000,000).
 
-use maintwatch::resp::{ErrorKind, Frame, Limits, RespError, Scan, Scanner, StreamReader};
+use maintwatch::resp::{
+    ErrorKind, FlatScan, Frame, Kind, Limits, RespError, Scan, Scanner, StreamReader, Value,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -1327,5 +1329,89 @@ fn numbers_redis_never_writes_are_refused_though_the_oracle_takes_some() {
             matches!(oracle_decode(bytes), Ok(Some(_))),
             "{bytes:?}: the oracle refuses it now"
         );
+    }
+}
+
+/// A flat frame's values, read through its accessors, against the tree of the same frame.
+fn flat_is_tree(v: Value<'_, '_>, f: &Frame<'_>) -> Result<(), TestCaseError> {
+    prop_assert_eq!(v.type_name(), f.type_name());
+    prop_assert_eq!(v.as_text(), f.as_text());
+    prop_assert_eq!(v.is_elided(), matches!(f, Frame::Elided { .. }));
+    let children = |items: &[Frame<'_>]| -> Result<(), TestCaseError> {
+        prop_assert_eq!(v.len(), items.len());
+        for (c, item) in v.children().zip(items) {
+            flat_is_tree(c, item)?;
+        }
+        Ok(())
+    };
+    match f {
+        Frame::Simple(s) | Frame::Error(s) | Frame::Blob(s) | Frame::BlobError(s) => {
+            prop_assert_eq!(v.bytes(), Some(*s))
+        }
+        Frame::BigNumber(s) => prop_assert_eq!(v.bytes(), Some(*s)),
+        Frame::Verbatim { format, text } => {
+            prop_assert_eq!(v.format(), Some(*format));
+            prop_assert_eq!(v.bytes(), Some(*text));
+        }
+        Frame::Integer(n) => prop_assert_eq!(v.integer(), Some(*n)),
+        Frame::Double(d) => prop_assert_eq!(v.double().map(f64::to_bits), Some(d.to_bits())),
+        Frame::Boolean(b) => prop_assert_eq!(v.boolean(), Some(*b)),
+        Frame::Null => prop_assert_eq!(v.kind(), Kind::Null),
+        Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+            prop_assert_eq!(v.declared(), items.len() as u64);
+            children(items)?;
+        }
+        Frame::Map(pairs) => {
+            prop_assert_eq!(v.kind(), Kind::Map);
+            prop_assert_eq!(v.declared(), 2 * pairs.len() as u64);
+            let flat: Vec<Frame<'_>> = pairs
+                .iter()
+                .flat_map(|(k, v)| [k.clone(), v.clone()])
+                .collect();
+            children(&flat)?;
+        }
+        Frame::Attributed { attributes, value } => {
+            prop_assert_eq!(v.kind(), Kind::Attributed);
+            prop_assert_eq!(v.declared(), 2 * attributes.len() as u64 + 1);
+            let mut flat: Vec<Frame<'_>> = attributes
+                .iter()
+                .flat_map(|(k, v)| [k.clone(), v.clone()])
+                .collect();
+            flat.push((**value).clone());
+            children(&flat)?;
+        }
+        Frame::Elided { elements, head, .. } => {
+            prop_assert_eq!(v.declared(), *elements);
+            children(head)?;
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// The flat form (what the watcher's reader and the benchmark decode into) holds the same
+    /// values as the tree, read through its own accessors, whatever the decode budget; and one
+    /// node list reused across frames gives each frame alone.
+    #[test]
+    fn flat_frames_hold_the_values_of_the_tree(
+        values in vec(value(GENERAL), 1..5),
+        budget in prop_oneof![Just(u64::MAX), 0u64..8],
+    ) {
+        let scanner = Scanner::new(Limits { max_decoded: budget, ..Limits::default() });
+        let (bytes, spans) = encode_all(&values);
+        let (frames, _, error) = scanner.scan_all(&bytes);
+        prop_assert_eq!(error, None);
+        let mut nodes = Vec::new();
+        for ((frame, span), want) in frames.iter().zip(&spans) {
+            let Ok(FlatScan::Frame(flat)) = scanner.scan_flat(&bytes[span.start..], &mut nodes) else {
+                return Err(TestCaseError::fail("no flat frame"));
+            };
+            prop_assert_eq!(flat.raw(), &bytes[want.clone()]);
+            flat_is_tree(flat.root(), frame)?;
+            // Compared in the comparable form, where NaN equals NaN.
+            prop_assert_eq!(c_of_frame(&flat.to_frame(), false), c_of_frame(frame, false));
+        }
     }
 }
