@@ -8,7 +8,7 @@
 //! in `notes` so an operator can see what was bent. A push that is not a maintenance notification
 //! is classified as such and never mistaken for one.
 
-use crate::resp::Frame;
+use crate::resp::{self, FlatFrame, Frame};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -496,18 +496,38 @@ fn classify_push(items: &[Frame<'_>], declared: usize) -> Classified {
             }
             Classified::Maintenance(Box::new(n))
         }
-        None => {
-            let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
-            let known = name
-                .as_deref()
-                .is_some_and(|n| KNOWN_PUSHES.iter().any(|k| k.eq_ignore_ascii_case(n)));
-            Classified::OtherPush(OtherPush {
-                name,
-                elements: declared,
-                known,
-            })
-        }
+        None => other_push(name, declared),
     }
+}
+
+/// [`classify`] read from a flat frame. A push that is not a maintenance notification (a pub/sub
+/// message: nearly everything on a busy connection) is told apart by its first value, so no
+/// tree is built for it; a notification, an attributed push or anything else takes the tree
+/// path, which keeps one parse of notifications.
+pub fn classify_flat(frame: &FlatFrame<'_, '_>) -> Classified {
+    let root = frame.root();
+    match root.kind() {
+        resp::Kind::Push => {}
+        resp::Kind::Attributed => return classify(&frame.to_frame()),
+        _ => return Classified::NotPush,
+    }
+    let name = root.children().next().and_then(|v| v.as_text());
+    if name.and_then(Kind::from_name).is_some() {
+        return classify(&frame.to_frame());
+    }
+    other_push(name, usize::try_from(root.declared()).unwrap_or(usize::MAX))
+}
+
+fn other_push(name: Option<&[u8]>, declared: usize) -> Classified {
+    let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
+    let known = name
+        .as_deref()
+        .is_some_and(|n| KNOWN_PUSHES.iter().any(|k| k.eq_ignore_ascii_case(n)));
+    Classified::OtherPush(OtherPush {
+        name,
+        elements: declared,
+        known,
+    })
 }
 
 fn parse_notification(kind: Kind, items: &[Frame<'_>]) -> Notification {
@@ -802,16 +822,68 @@ fn parse_smigrated(rest: &[Frame<'_>], notes: &mut Vec<String>) -> (Option<Migra
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resp::{Scan, Scanner};
+    use crate::resp::{FlatScan, Scan, Scanner};
 
+    /// Classifies `bytes` from the tree and from the flat frame, which must agree: every test
+    /// of this module checks the watcher's flat path too.
     fn parse(bytes: &[u8]) -> Classified {
-        match Scanner::default().scan(bytes).expect("valid frame") {
+        parse_within(bytes, Scanner::default())
+    }
+
+    fn parse_within(bytes: &[u8], scanner: Scanner) -> Classified {
+        let tree = match scanner.scan(bytes).expect("valid frame") {
             Scan::Frame(f, n) => {
                 assert_eq!(n, bytes.len());
                 classify(&f)
             }
             Scan::Incomplete { .. } => panic!("incomplete"),
+        };
+        let mut nodes = Vec::new();
+        match scanner.scan_flat(bytes, &mut nodes).expect("valid frame") {
+            FlatScan::Frame(f) => assert_eq!(classify_flat(&f), tree, "flat and tree differ"),
+            FlatScan::Incomplete { .. } => panic!("incomplete"),
         }
+        tree
+    }
+
+    #[test]
+    fn the_flat_path_agrees_on_replies_attributes_and_elided_pushes() {
+        assert_eq!(parse(b"+OK\r\n"), Classified::NotPush);
+        assert_eq!(parse(b"*1\r\n>0\r\n"), Classified::NotPush);
+        let attributed = b"|1\r\n+k\r\n+v\r\n>3\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n";
+        assert!(matches!(parse(attributed), Classified::Maintenance(_)));
+        let empty = parse(b">0\r\n");
+        assert!(matches!(
+            empty,
+            Classified::OtherPush(OtherPush {
+                name: None,
+                elements: 0,
+                ..
+            })
+        ));
+        // Elided: only the first elements of a push longer than the limit are decoded.
+        let limits = crate::resp::Limits {
+            max_decoded: 3,
+            ..Default::default()
+        };
+        let scanner = Scanner::new(limits);
+        let long = b">4\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nx\r\n$1\r\ny\r\n";
+        let elided = scanner.scan(long).expect("valid frame");
+        assert!(matches!(elided, Scan::Frame(Frame::Elided { .. }, _)));
+        let other = parse_within(long, scanner);
+        assert!(matches!(
+            other,
+            Classified::OtherPush(OtherPush {
+                elements: 4,
+                known: true,
+                ..
+            })
+        ));
+        let moving = b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n$4\r\nh:12\r\n";
+        assert!(matches!(
+            parse_within(moving, scanner),
+            Classified::Maintenance(_)
+        ));
     }
 
     fn note(bytes: &[u8]) -> Notification {

@@ -15,7 +15,7 @@ use crate::cli::{Cli, Command};
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Watch(args) => runtime()?.block_on(watch::run(&args)),
+        Command::Watch(args) => one_thread()?.block_on(watch::run(&args)),
         Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
         Command::Decide(args) => runtime()?.block_on(decide::run(&args)),
         Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
@@ -36,6 +36,20 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             pcap::run(&args, &mut out, &mut std::io::stderr())
         }
     }
+}
+
+/// The watch runs on one thread. Its work per frame is a read, a decode and a line: one thread
+/// is far more than even 10,000 connections need, and handing every frame from a worker thread
+/// to the thread that writes it cost as much CPU as the rest of the work (a flood of 1M pub/sub
+/// messages: 2.0 s of CPU with the worker pool, 1.1 s on one thread; BENCHMARKS.md). What it
+/// gives up is measured there too: a frame's timestamp waits for the thread to wake as a
+/// blocking reader's would, and a stalled stdout stalls the whole watch, `/metrics` included,
+/// which a scrape then reports as down. The simulator, the probe (thousands of TLS handshakes at
+/// once) and the demo keep the worker pool.
+fn one_thread() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

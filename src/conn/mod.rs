@@ -51,8 +51,8 @@ use tokio_rustls::rustls::pki_types::ServerName;
 use tokio_rustls::TlsConnector;
 
 use crate::dns::{DnsError, DnsResolver};
-use crate::notification::{classify, Classified, Notification};
-use crate::resp::{encode_command, Frame, RespError, Scan, Scanner, StreamReader};
+use crate::notification::{classify_flat, Classified, Notification};
+use crate::resp::{encode_command, FlatFrame, Frame, RespError, Scan, Scanner, StreamReader};
 
 pub use error::{Attempt, ConnectError, HandshakeError, ReadError, Stage, WriteError};
 pub use options::{
@@ -129,10 +129,11 @@ impl Received {
     }
 }
 
-fn received(frame: &Frame<'_>, raw: &[u8], offset: u64, at: Instant, wall: SystemTime) -> Received {
-    let item = match classify(frame) {
+fn received(frame: FlatFrame<'_, '_>, offset: u64, at: Instant, wall: SystemTime) -> Received {
+    let item = match classify_flat(&frame) {
         Classified::NotPush => {
-            let value = frame.unattributed();
+            let tree = frame.to_frame();
+            let value = tree.unattributed();
             let is_error = matches!(value, Frame::Error(_) | Frame::BlobError(_));
             Item::Reply(summarize(value), is_error)
         }
@@ -142,7 +143,7 @@ fn received(frame: &Frame<'_>, raw: &[u8], offset: u64, at: Instant, wall: Syste
         at,
         wall,
         offset,
-        raw: raw.to_vec(),
+        raw: frame.raw().to_vec(),
         item,
     }
 }
@@ -284,9 +285,10 @@ impl Inbound {
                 continue;
             }
             let pending = &mut self.pending;
-            if let Err(e) = self.reader.drain(|frame, raw, offset| {
-                pending.push_back(received(frame, raw, offset, at, wall))
-            }) {
+            if let Err(e) = self
+                .reader
+                .drain_flat(|frame, offset| pending.push_back(received(frame, offset, at, wall)))
+            {
                 self.error = Some(e);
             }
         }

@@ -12,7 +12,7 @@
 //! adjusted, so the frame still parses), and its text is derived from that.
 
 use super::{received, Item, Received};
-use crate::resp::{Frame, Scan, Scanner};
+use crate::resp::{FlatScan, Frame, Scan, Scanner};
 
 /// What replaces the password (or an echoed prefix of it).
 pub const MARKER: &str = "<redacted>";
@@ -70,8 +70,9 @@ pub fn redact_received(r: Received, secret: &[u8]) -> Received {
         Some(out) => redact_bytes(&out, secret).unwrap_or(out),
         None => redact_bytes(&r.raw, secret).unwrap_or_default(),
     };
-    let item = match Scanner::default().scan(&raw) {
-        Ok(Scan::Frame(frame, _)) => received(&frame, &raw, r.offset, r.at, r.wall).item,
+    let mut nodes = Vec::new();
+    let item = match Scanner::default().scan_flat(&raw, &mut nodes) {
+        Ok(FlatScan::Frame(frame)) => received(frame, r.offset, r.at, r.wall).item,
         _ => Item::Reply(String::from_utf8_lossy(&raw).into_owned(), true),
     };
     Received { raw, item, ..r }
