@@ -285,7 +285,13 @@ impl Timeline {
 
     /// Processes one observation.
     pub fn observe(&mut self, obs: Observation) -> Step {
-        let mut step = Step::default();
+        // Nearly every observation makes one line. Room for exactly one: a `Vec`'s first growth
+        // would reserve four lines, a block large enough that glibc consolidates its free lists
+        // to find it, once per frame of a flood.
+        let mut step = Step {
+            lines: Vec::with_capacity(1),
+            ..Step::default()
+        };
         let t = self.t(obs.at);
         let at = wall(obs.wall);
         let conn_id = obs.conn;
