@@ -8,8 +8,8 @@
 //! The schema is documented in `docs/jsonl.md`.
 
 use crate::escape::escape;
-use crate::notification::{classify, Classified};
-use crate::resp::{Scan, Scanner};
+use crate::notification::{classify, classify_flat, Classified};
+use crate::resp::{FlatScan, Scanner};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON-lines schema, carried on every line as `v`.
@@ -98,13 +98,18 @@ pub fn reparse_sized(raw_escaped: &str) -> Result<(Classified, usize), String> {
         Some(bytes) => bytes,
         None => crate::escape::unescape(raw_escaped).map_err(|e| format!("raw text: {e}"))?,
     };
-    match Scanner::default().scan(&bytes) {
-        Ok(Scan::Frame(frame, n)) if n == bytes.len() => Ok((classify(&frame), n)),
-        Ok(Scan::Frame(_, n)) => Err(format!(
-            "raw holds {} bytes after the frame's {n}",
-            bytes.len() - n
+    // Flat, as the watch reads: a pub/sub push is classified without building its tree.
+    let mut nodes = Vec::new();
+    match Scanner::default().scan_flat(&bytes, &mut nodes) {
+        Ok(FlatScan::Frame(frame)) if frame.raw().len() == bytes.len() => {
+            Ok((classify_flat(&frame), bytes.len()))
+        }
+        Ok(FlatScan::Frame(frame)) => Err(format!(
+            "raw holds {} bytes after the frame's {}",
+            bytes.len() - frame.raw().len(),
+            frame.raw().len()
         )),
-        Ok(Scan::Incomplete { need }) => Err(format!(
+        Ok(FlatScan::Incomplete { need }) => Err(format!(
             "raw is an incomplete frame ({} of at least {need} bytes)",
             bytes.len()
         )),
@@ -1021,6 +1026,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::resp::Scan;
 
     /// The direct reader gives what the derived one gives, for every line of the committed
     /// captures, and leaves the text as it was; a line it cannot read gets the derived
