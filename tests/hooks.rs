@@ -124,7 +124,7 @@ async fn a_hook_gets_each_alerting_line_on_stdin_and_its_event_in_the_environmen
         runs.iter().any(|r| r.kind == "closed"),
         "the close ran the hook"
     );
-    let host = w.sim.hostname().trim_end_matches('.');
+    let host = w.sim.host();
     for r in &runs {
         let line: WatchLine = serde_json::from_str(r.stdin.trim_end()).unwrap();
         let kind = serde_json::to_value(&line).unwrap()["type"].clone();

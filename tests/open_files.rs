@@ -32,6 +32,25 @@ fn maintwatch_limited(args: &[&str], soft: u64, hard: u64) -> Command {
     cmd
 }
 
+/// The stderr of a short watch of `connections` to a closed port, under a 128/256 limit.
+fn watch_stderr(port: &str, connections: &str) -> String {
+    let args = [
+        "watch",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        port,
+        "--connections",
+        connections,
+    ];
+    let out = maintwatch_limited(&args, 128, 256)
+        .args(["--duration", "200ms", "--no-dns"])
+        .stdout(Stdio::null())
+        .output()
+        .expect("the binary runs");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
@@ -40,24 +59,7 @@ fn closed_port() -> u16 {
 #[test]
 fn a_hard_limit_below_the_connections_asked_is_said_with_the_flag_and_the_limit() {
     let port = closed_port().to_string();
-    let out = maintwatch_limited(
-        &[
-            "watch",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--connections",
-            "1000",
-        ],
-        128,
-        256,
-    )
-    .args(["--duration", "200ms", "--no-dns"])
-    .stdout(Stdio::null())
-    .output()
-    .expect("the binary runs");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = watch_stderr(&port, "1000");
     assert!(
         err.contains("--connections 1000") && err.contains("hard limit") && err.contains("is 256"),
         "{err}"
@@ -105,24 +107,7 @@ fn a_hard_limit_below_the_connections_asked_is_said_with_the_flag_and_the_limit(
     assert!(!err.contains("hard limit"), "{err}");
 
     // Within the hard limit, nothing is said about it.
-    let out = maintwatch_limited(
-        &[
-            "watch",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--connections",
-            "100",
-        ],
-        128,
-        256,
-    )
-    .args(["--duration", "200ms", "--no-dns"])
-    .stdout(Stdio::null())
-    .output()
-    .expect("the binary runs");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = watch_stderr(&port, "100");
     assert!(!err.contains("hard limit"), "{err}");
 }
 

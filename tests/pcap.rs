@@ -802,11 +802,7 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
     let Some(mut tcpdump) = start_tcpdump(test, &file, sim.port()).await else {
         return;
     };
-    let url = format!(
-        "redis://{}:{}",
-        sim.hostname().trim_end_matches('.'),
-        sim.port()
-    );
+    let url = sim.url();
     let mut watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
         .args(["watch", &url, "--json", "--dns-server"])
         .arg(sim.dns_addr().to_string())
@@ -953,7 +949,7 @@ async fn real_tcpdump_sees_what_redis_py_saw() {
     );
     let workload = tokio::process::Command::new(&py)
         .arg(script)
-        .args(["--host", sim.hostname().trim_end_matches('.')])
+        .args(["--host", sim.host()])
         .args(["--port", &sim.port().to_string()])
         .args(["--dns", &sim.dns_addr().to_string()])
         .args(["--seconds", &format!("{seconds:.2}")])

@@ -39,11 +39,7 @@ async fn start_with(scenario: maintwatch::sim::Scenario, speed: f64, extra: &[&s
     opts.speed = speed;
     let sim = Simulator::start(opts).await.expect("simulator starts");
     let sent = sim.events();
-    let url = format!(
-        "redis://{}:{}",
-        sim.hostname().trim_end_matches('.'),
-        sim.port()
-    );
+    let url = sim.url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
         .args(["watch", &url, "--json", "--dns-server"])
         .arg(sim.dns_addr().to_string())
@@ -973,7 +969,7 @@ async fn no_password_in_any_output_or_capture() {
         opts.speed = 10.0;
         opts.password = Some(SECRET.into());
         let sim = Simulator::start(opts).await.unwrap();
-        let host = sim.hostname().trim_end_matches('.').to_string();
+        let host = sim.host().to_string();
         let dns = sim.dns_addr().to_string();
         let good = format!("redis://:{SECRET}@{host}:{}", sim.port());
         let wrong = format!("redis://:{SECRET}-wrong@{host}:{}", sim.port());
@@ -1026,7 +1022,7 @@ async fn decide_steps_sideways_against_the_simulators_dns() {
     let sim = Simulator::start(SimOptions::new(scenarios::by_name("multi-proxy").unwrap()))
         .await
         .unwrap();
-    let endpoint = format!("{}:{}", sim.hostname().trim_end_matches('.'), sim.port());
+    let endpoint = format!("{}:{}", sim.host(), sim.port());
     let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
         .args([
             "decide",
@@ -1468,11 +1464,7 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
     })
     .await
     .expect("the MOVING step ran before anyone connected");
-    let url = format!(
-        "redis://{}:{}",
-        sim.hostname().trim_end_matches('.'),
-        sim.port()
-    );
+    let url = sim.url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
         .args(["watch", &url, "--json", "--no-handoff", "--dns-server"])
         .arg(sim.dns_addr().to_string())
@@ -1534,11 +1526,7 @@ async fn decide_on_a_name_that_never_resolves_says_so() {
     let sim = Simulator::start(SimOptions::new(scenarios::by_name("multi-proxy").unwrap()))
         .await
         .unwrap();
-    let endpoint = format!(
-        "nosuch.{}:{}",
-        sim.hostname().trim_end_matches('.'),
-        sim.port()
-    );
+    let endpoint = format!("nosuch.{}:{}", sim.host(), sim.port());
     let decide = |json: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
         c.args(["decide", "--endpoint", &endpoint, "--current", "127.0.0.2"])
@@ -1626,11 +1614,7 @@ async fn a_sim_speed_that_disagrees_with_the_simulator_is_warned_about() {
     let mut opts = SimOptions::new(scenarios::by_name("single-proxy").unwrap());
     opts.speed = 8.0;
     let sim = Simulator::start(opts).await.expect("simulator starts");
-    let url = format!(
-        "redis://{}:{}",
-        sim.hostname().trim_end_matches('.'),
-        sim.port()
-    );
+    let url = sim.url();
     let (code, stdout, stderr) = run_watch(&[
         &url,
         "--json",

@@ -30,7 +30,7 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         .await
         .context("starting the simulator")?;
     let style = Style::choose(args.color, false);
-    let host = sim.hostname().trim_end_matches('.').to_string();
+    let host = sim.host().to_string();
     print_header(&sim, &host, args.speed)?;
 
     let settings = settings(&sim, &host, args, style)?;

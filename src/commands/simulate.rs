@@ -246,7 +246,7 @@ const PASSWORD_VAR: &str = "MAINTWATCH_SIM_PASSWORD";
 fn try_lines(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io::Result<()> {
     let first = sim.proxies()[0];
     let dns = sim.dns_addr();
-    let host = sim.hostname().trim_end_matches('.');
+    let host = sim.host();
     let speed = if args.speed == 1.0 {
         String::new()
     } else {

@@ -655,6 +655,16 @@ impl Simulator {
         HOSTNAME
     }
 
+    /// The database hostname as a client writes it: without the final dot.
+    pub fn host(&self) -> &'static str {
+        HOSTNAME.trim_end_matches('.')
+    }
+
+    /// The endpoint as a `redis://` URL a client connects to (through the simulator's DNS).
+    pub fn url(&self) -> String {
+        format!("redis://{}:{}", self.host(), self.port())
+    }
+
     /// The scenario being played.
     pub fn scenario(&self) -> &Scenario {
         &self.shared.scenario

@@ -41,11 +41,7 @@ pub async fn start(
     opts.speed = speed;
     opts.password = password.map(str::to_string);
     let sim = Simulator::start(opts).await.expect("simulator starts");
-    let url = format!(
-        "redis://{}:{}",
-        sim.hostname().trim_end_matches('.'),
-        sim.port()
-    );
+    let url = sim.url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
         .args(["watch", &url, "--json", "--dns-server"])
         .arg(sim.dns_addr().to_string())
@@ -165,7 +161,7 @@ impl Watch {
     pub fn labels(&self, extra: &str) -> String {
         let endpoint = format!(
             "server_address=\"{}\",server_port=\"{}\"",
-            self.sim.hostname().trim_end_matches('.'),
+            self.sim.host(),
             self.sim.port()
         );
         if extra.is_empty() {
