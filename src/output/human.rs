@@ -51,6 +51,11 @@ impl Style {
 
     /// [`Style::paint`], appended to `out`.
     pub fn paint_into(&self, out: &mut String, role: Role, s: &str) {
+        self.paint_with(out, role, |out| out.push_str(s));
+    }
+
+    /// [`Style::paint_into`] for text that `write` appends.
+    pub fn paint_with(&self, out: &mut String, role: Role, write: impl FnOnce(&mut String)) {
         let code = match role {
             _ if !self.color => None,
             Role::Opening => Some("1;33"),
@@ -67,10 +72,10 @@ impl Style {
                 out.push_str("\x1b[");
                 out.push_str(code);
                 out.push('m');
-                out.push_str(s);
+                write(out);
                 out.push_str("\x1b[0m");
             }
-            None => out.push_str(s),
+            None => write(out),
         }
     }
 }
@@ -602,7 +607,9 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
             if r.is_some() {
                 first.push_str(&rel(r));
             }
-            style.paint_into(&mut first, role, &text::describe(&frame.parsed));
+            style.paint_with(&mut first, role, |out| {
+                text::describe_into(out, &frame.parsed)
+            });
             first.push_str(&labels);
             let mut bytes = String::with_capacity(frame.raw.len() + 16);
             bytes.push_str("      ");
