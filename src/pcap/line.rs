@@ -160,6 +160,15 @@ fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
     format!("{} {who}", style.paint(Role::Dim, &clock(at, style.time)))
 }
 
+/// The usual pcap line: its head, then `text` painted as `role`.
+fn headed(style: &Style, at: &str, conn: Option<u32>, role: Role, text: &str) -> Vec<String> {
+    vec![format!(
+        "{} {}",
+        head(style, at, conn),
+        style.paint(role, text)
+    )]
+}
+
 /// Renders a line for people.
 pub fn render(line: &Line, style: &Style) -> Vec<String> {
     if let Line::Watch(w) = line {
@@ -217,21 +226,15 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
             server,
             syn,
             ..
-        } => vec![format!(
-            "{} {}",
-            head(style, at, Some(*conn)),
-            style.paint(
-                Role::Socket,
-                &format!(
-                    "{client} connected to {server}{}",
-                    if *syn {
-                        ""
-                    } else {
-                        " (already open when the capture started)"
-                    }
-                )
-            )
-        )],
+        } => {
+            let already = if *syn {
+                ""
+            } else {
+                " (already open when the capture started)"
+            };
+            let text = format!("{client} connected to {server}{already}");
+            headed(style, at, Some(*conn), Role::Socket, &text)
+        }
         PcapLine::PcapHandshake {
             at,
             conn,
@@ -250,11 +253,7 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
                 "not_captured" => "handshake not in the capture (it started mid-connection)",
                 _ => return Vec::new(),
             };
-            vec![format!(
-                "{} {}",
-                head(style, at, Some(*conn)),
-                style.paint(Role::Error, what)
-            )]
+            headed(style, at, Some(*conn), Role::Error, what)
         }
         PcapLine::PcapTls {
             at,
@@ -262,16 +261,13 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
             server,
             text,
             ..
-        } => vec![format!(
-            "{} {}",
-            head(style, at, None),
-            style.paint(Role::Error, &format!("{client} -> {server}: TLS, {text}"))
-        )],
-        PcapLine::PcapGap { at, conn, text, .. } => vec![format!(
-            "{} {}",
-            head(style, at, Some(*conn)),
-            style.paint(Role::Error, text)
-        )],
+        } => {
+            let text = format!("{client} -> {server}: TLS, {text}");
+            headed(style, at, None, Role::Error, &text)
+        }
+        PcapLine::PcapGap { at, conn, text, .. } => {
+            headed(style, at, Some(*conn), Role::Error, text)
+        }
         PcapLine::PcapUnreadable {
             at,
             conn,
@@ -279,14 +275,11 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
             offset,
             error,
             ..
-        } => vec![format!(
-            "{} {}",
-            head(style, at, Some(*conn)),
-            style.paint(
-                Role::Error,
-                &format!("{side} side unreadable from byte {offset}: {error}; not parsed further")
-            )
-        )],
+        } => {
+            let text =
+                format!("{side} side unreadable from byte {offset}: {error}; not parsed further");
+            headed(style, at, Some(*conn), Role::Error, &text)
+        }
         PcapLine::PcapReconnect {
             at,
             conn,
@@ -305,11 +298,9 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
                 )
             )
         )],
-        PcapLine::PcapVerdict { at, conn, text, .. } => vec![format!(
-            "{} {}",
-            head(style, at, Some(*conn)),
-            style.paint(Role::Handoff, &format!("=> {text}"))
-        )],
+        PcapLine::PcapVerdict { at, conn, text, .. } => {
+            headed(style, at, Some(*conn), Role::Handoff, &format!("=> {text}"))
+        }
         PcapLine::PcapWarning { file, text, .. } => {
             vec![style.paint(Role::Error, &format!("warning: {file}: {text}"))]
         }
