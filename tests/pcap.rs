@@ -787,9 +787,34 @@ fn interrupt(pid: u32) {
     assert!(status.success());
 }
 
+/// Stops tcpdump with SIGINT (it then writes out what it holds) and checks it ended well.
+async fn stop_tcpdump(tcpdump: &mut tokio::process::Child) {
+    interrupt(tcpdump.id().unwrap());
+    let status = tokio::time::timeout(GUARD, tcpdump.wait())
+        .await
+        .expect("hang guard: tcpdump stops on SIGINT")
+        .unwrap();
+    assert!(status.success(), "tcpdump: {status}");
+}
+
+/// The bytes of the first MOVING the simulator reported sending.
+fn first_moving_sent(
+    sent: &mut tokio::sync::broadcast::Receiver<maintwatch::sim::SimEvent>,
+) -> Option<Vec<u8>> {
+    let mut moving = None;
+    while let Ok(ev) = sent.try_recv() {
+        if let maintwatch::sim::What::Sent { bytes, .. } = ev.what {
+            if bytes.windows(6).any(|w| w == b"MOVING") {
+                moving.get_or_insert(bytes);
+            }
+        }
+    }
+    moving
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_tcpdump_sees_what_the_watch_saw() {
-    use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
+    use maintwatch::sim::{scenarios, SimOptions, Simulator};
     use tokio::io::AsyncBufReadExt;
     let speed = 10.0;
     let mut opts = SimOptions::new(scenarios::by_name("single-proxy").unwrap());
@@ -847,21 +872,8 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
     .expect("hang guard: the capture file never held both opt-ins");
     interrupt(watcher.id().unwrap());
     watcher.wait().await.unwrap();
-    interrupt(tcpdump.id().unwrap());
-    let status = tokio::time::timeout(GUARD, tcpdump.wait())
-        .await
-        .expect("hang guard: tcpdump stops on SIGINT")
-        .unwrap();
-    assert!(status.success(), "tcpdump: {status}");
-    let mut moving = None;
-    while let Ok(ev) = sent.try_recv() {
-        if let SimWhat::Sent { bytes, .. } = ev.what {
-            if bytes.windows(6).any(|w| w == b"MOVING") {
-                moving.get_or_insert(bytes);
-            }
-        }
-    }
-    let moving = moving.expect("the simulator sent a MOVING");
+    stop_tcpdump(&mut tcpdump).await;
+    let moving = first_moving_sent(&mut sent).expect("the simulator sent a MOVING");
     let run = pcap(&[
         "--json",
         "--port",
@@ -926,7 +938,7 @@ fn redis_py(test: &str) -> Option<String> {
 /// each one got, the server's close, the reconnects and a verdict per connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_tcpdump_sees_what_redis_py_saw() {
-    use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
+    use maintwatch::sim::{scenarios, SimOptions, Simulator};
     let test = "real_tcpdump_sees_what_redis_py_saw";
     let Some(py) = redis_py(test) else {
         return;
@@ -980,21 +992,8 @@ async fn real_tcpdump_sees_what_redis_py_saw() {
     })
     .await
     .expect("hang guard: the capture never showed redis-py reconnecting");
-    interrupt(tcpdump.id().unwrap());
-    let status = tokio::time::timeout(GUARD, tcpdump.wait())
-        .await
-        .expect("hang guard: tcpdump stops on SIGINT")
-        .unwrap();
-    assert!(status.success(), "tcpdump: {status}");
-    let mut moving = None;
-    while let Ok(ev) = sent.try_recv() {
-        if let SimWhat::Sent { bytes, .. } = ev.what {
-            if bytes.windows(6).any(|w| w == b"MOVING") {
-                moving.get_or_insert(bytes);
-            }
-        }
-    }
-    let moving = moving.expect("the simulator sent a MOVING to redis-py");
+    stop_tcpdump(&mut tcpdump).await;
+    let moving = first_moving_sent(&mut sent).expect("the simulator sent a MOVING to redis-py");
     let run = pcap(&["--json", "--port", &port, "--sim-speed", "10", &path]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let conns: Vec<(u32, String)> = pcap_lines(&run.lines)
