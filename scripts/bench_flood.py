@@ -15,7 +15,8 @@ Each consumer is measured alone, in two ways, on the same server and the same pu
   start until drained as above (server, publisher and consumer share the machine's cores).
 
 CPU time is the consumer's (all threads, from /proc/PID/task/*/schedstat) over the same interval.
-Each measurement is repeated and the median reported. Finally one more maintwatch run writes its
+Each measurement is repeated in rounds (every consumer once per round, the order rotating) and
+the median reported, with the minimum CPU and the median of each round's ratio to redis-cli. Finally one more maintwatch run writes its
 JSON lines to a file, whose push lines are counted (nothing lost) and which becomes the capture
 for the replay benchmark.
 
@@ -242,26 +243,35 @@ def main():
             results = {}
             print("load average before %s: %.2f %.2f %.2f" % ((mode,) + os.getloadavg()),
                   flush=True)
-            for name, binary in consumers.items():
-                runs = [run_once(name, binary, port, r, a.messages, mode)
-                        for _ in range(a.repeat)]
-                drain = statistics.median(x[0] for x in runs)
-                cpu = statistics.median(x[1] for x in runs)
-                rss = max(x[2] for x in runs)
+            # Rounds, each consumer once per round in a rotating order: this host's speed drifts
+            # by a third between phases, and a phase then slows every consumer alike rather
+            # than all runs of one.
+            runs = {name: [] for name in consumers}
+            names = list(consumers)
+            for k in range(a.repeat):
+                for name in names[k % len(names):] + names[:k % len(names)]:
+                    runs[name].append(run_once(name, consumers[name], port, r, a.messages, mode))
+            results = {}
+            for name, got in runs.items():
+                drain = statistics.median(x[0] for x in got)
+                cpu = statistics.median(x[1] for x in got)
+                rss = max(x[2] for x in got)
                 results[name] = (drain, cpu)
                 print(f"flood {mode} {name}: {a.messages} messages, time to drain "
-                      f"{drain:.3f} s, consumer CPU {cpu:.3f} s, peak RSS {rss:.0f} MiB "
-                      f"(median of {a.repeat}; drain/CPU per run: "
-                      + ", ".join(f"{d:.3f}/{c:.3f}" for d, c, _ in runs) + ")", flush=True)
+                      f"{drain:.3f} s, consumer CPU {cpu:.3f} s (min {min(x[1] for x in got):.3f}),"
+                      f" peak RSS {rss:.0f} MiB (median of {a.repeat}; drain/CPU per run: "
+                      + ", ".join(f"{d:.3f}/{c:.3f}" for d, c, _ in got) + ")", flush=True)
             print("load average after %s: %.2f %.2f %.2f" % ((mode,) + os.getloadavg()),
                   flush=True)
             rc = results["redis-cli"]
             for name, mw in results.items():
                 if name == "redis-cli":
                     continue
+                paired = statistics.median(
+                    m[1] / c[1] for m, c in zip(runs[name], runs["redis-cli"]))
                 print(f"flood {mode} ratio redis-cli/{name}: drain {rc[0] / mw[0]:.2f}x, "
-                      f"CPU {rc[1] / mw[1]:.2f}x (CPU {name}/redis-cli {mw[1] / rc[1]:.2f}x)",
-                      flush=True)
+                      f"CPU {rc[1] / mw[1]:.2f}x (CPU {name}/redis-cli {mw[1] / rc[1]:.2f}x; "
+                      f"median of the same rounds' ratios {paired:.2f}x)", flush=True)
 
         if a.capture:
             with open(a.capture, "wb") as out:

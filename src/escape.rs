@@ -9,35 +9,62 @@ use std::fmt;
 /// Escapes bytes: printable ASCII stays, `\\`, `\r`, `\n`, `\t` are named, anything else is
 /// `\xNN`.
 pub fn escape(bytes: &[u8]) -> String {
+    let mut out = Vec::new();
+    escape_into(&mut out, bytes);
+    // Printable ASCII only, so always UTF-8; the lossy path is never taken.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`escape`], appended to `out`: a byte buffer, or a `String` (what is appended is printable
+/// ASCII).
+pub fn escape_into(out: &mut impl Printable, bytes: &[u8]) {
     // Runs of printable bytes are copied whole; the room reserved covers a frame's `\r\n`s, so
     // only mostly-binary input grows the buffer.
-    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 2 + 8);
+    out.reserve(bytes.len() + bytes.len() / 2 + 8);
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if (0x20..=0x7e).contains(&b) && b != b'\\' {
             continue;
         }
-        out.extend_from_slice(&bytes[start..i]);
+        out.append(&bytes[start..i]);
         start = i + 1;
         match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\\' => out.append(b"\\\\"),
+            b'\r' => out.append(b"\\r"),
+            b'\n' => out.append(b"\\n"),
+            b'\t' => out.append(b"\\t"),
             _ => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&[
-                    b'\\',
-                    b'x',
-                    HEX[(b >> 4) as usize],
-                    HEX[(b & 15) as usize],
-                ]);
+                out.append(&[b'\\', b'x', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
             }
         }
     }
-    out.extend_from_slice(&bytes[start..]);
-    // Printable ASCII only, so always UTF-8; the lossy path is never taken.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    out.append(&bytes[start..]);
+}
+
+/// Where [`escape_into`] appends: it hands over printable ASCII only.
+pub trait Printable {
+    fn reserve(&mut self, n: usize);
+    fn append(&mut self, ascii: &[u8]);
+}
+
+impl Printable for Vec<u8> {
+    fn reserve(&mut self, n: usize) {
+        Vec::reserve(self, n);
+    }
+    fn append(&mut self, ascii: &[u8]) {
+        self.extend_from_slice(ascii);
+    }
+}
+
+impl Printable for String {
+    fn reserve(&mut self, n: usize) {
+        String::reserve(self, n);
+    }
+    fn append(&mut self, ascii: &[u8]) {
+        // Printable ASCII is UTF-8: the replacement is never taken.
+        self.push_str(std::str::from_utf8(ascii).unwrap_or("\u{fffd}"));
+    }
 }
 
 /// Whether a character must not reach a terminal as itself: C0 controls (line breaks too), DEL,

@@ -432,8 +432,9 @@ fn describe_slots(slots: &Slots) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OtherPush {
-    /// The first element's text (`message`, `invalidate`, ...), if it was text.
-    pub name: Option<String>,
+    /// The first element's text (`message`, `invalidate`, ...), if it was text. A name Redis
+    /// sends, spelt as it does, is not copied: it is most pushes of a flood.
+    pub name: Option<std::borrow::Cow<'static, str>>,
     pub elements: usize,
     /// Whether the name is one Redis is known to send (pub/sub, tracking).
     pub known: bool,
@@ -519,10 +520,18 @@ pub fn classify_flat(frame: &FlatFrame<'_, '_>) -> Classified {
 }
 
 fn other_push(name: Option<&[u8]>, declared: usize) -> Classified {
-    let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
-    let known = name
-        .as_deref()
-        .is_some_and(|n| KNOWN_PUSHES.iter().any(|k| k.eq_ignore_ascii_case(n)));
+    use std::borrow::Cow;
+    let (name, known) = match name {
+        None => (None, false),
+        Some(n) => match KNOWN_PUSHES.iter().find(|k| k.as_bytes() == n) {
+            Some(k) => (Some(Cow::Borrowed(*k)), true),
+            None => {
+                let text = String::from_utf8_lossy(n).into_owned();
+                let known = KNOWN_PUSHES.iter().any(|k| k.eq_ignore_ascii_case(&text));
+                (Some(Cow::Owned(text)), known)
+            }
+        },
+    };
     Classified::OtherPush(OtherPush {
         name,
         elements: declared,

@@ -23,8 +23,8 @@ pub struct FrameRecord {
     pub offset: u64,
     /// Length in bytes.
     pub len: usize,
-    /// The exact bytes, escaped (`\r`, `\n`, `\\`, `\xNN`).
-    pub raw: String,
+    /// The exact bytes, escaped (`\r`, `\n`, `\\`, `\xNN`) on the wire.
+    pub raw: Raw,
     #[serde(deserialize_with = "read_parsed")]
     pub parsed: Classified,
 }
@@ -34,9 +34,108 @@ impl FrameRecord {
         FrameRecord {
             offset,
             len: raw.len(),
-            raw: escape(raw),
+            raw: Raw::Bytes(raw.to_vec()),
             parsed: classify(frame),
         }
+    }
+}
+
+/// A frame's exact bytes. A frame read live keeps them as they came and is escaped where it is
+/// written, in one pass straight into the output (under a flood an escaped copy per frame was a
+/// tenth of the watch's CPU); one read back from a capture keeps the escaped text it was
+/// recorded as, which `replay` writes out again unchanged. Either way it is the same frame: two
+/// compare equal when their escaped texts do.
+#[derive(Debug, Clone)]
+pub enum Raw {
+    Bytes(Vec<u8>),
+    Escaped(String),
+}
+
+impl Raw {
+    /// The escaped text (`\r`, `\n`, `\\`, `\xNN`): printable ASCII for live bytes.
+    pub fn escaped(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Raw::Bytes(b) => std::borrow::Cow::Owned(escape(b)),
+            Raw::Escaped(s) => std::borrow::Cow::Borrowed(s),
+        }
+    }
+
+    /// The length of the escaped text, at least (exactly, for recorded text).
+    pub fn len_hint(&self) -> usize {
+        match self {
+            Raw::Bytes(b) => b.len(),
+            Raw::Escaped(s) => s.len(),
+        }
+    }
+
+    /// The escaped text when it is already held (a record read back), for checks that would
+    /// otherwise escape live bytes only to look at them.
+    pub fn recorded(&self) -> Option<&str> {
+        match self {
+            Raw::Bytes(_) => None,
+            Raw::Escaped(s) => Some(s),
+        }
+    }
+
+    /// The escaped text, appended to `out`.
+    pub fn escape_into(&self, out: &mut String) {
+        match self {
+            Raw::Bytes(b) => crate::escape::escape_into(out, b),
+            Raw::Escaped(s) => out.push_str(s),
+        }
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Raw) -> bool {
+        match (self, other) {
+            (Raw::Bytes(a), Raw::Bytes(b)) => a == b,
+            _ => self.escaped() == other.escaped(),
+        }
+    }
+}
+
+impl Eq for Raw {}
+
+impl PartialEq<str> for Raw {
+    fn eq(&self, other: &str) -> bool {
+        self.escaped() == other
+    }
+}
+
+impl PartialEq<String> for Raw {
+    fn eq(&self, other: &String) -> bool {
+        self.escaped() == other.as_str()
+    }
+}
+
+impl PartialEq<&str> for Raw {
+    fn eq(&self, other: &&str) -> bool {
+        self.escaped() == *other
+    }
+}
+
+impl From<String> for Raw {
+    fn from(escaped: String) -> Raw {
+        Raw::Escaped(escaped)
+    }
+}
+
+impl From<&str> for Raw {
+    fn from(escaped: &str) -> Raw {
+        Raw::Escaped(escaped.to_string())
+    }
+}
+
+impl Serialize for Raw {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.escaped())
+    }
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Raw, D::Error> {
+        String::deserialize(deserializer).map(Raw::Escaped)
     }
 }
 

@@ -292,14 +292,22 @@ impl Timeline {
             lines: Vec::with_capacity(1),
             ..Step::default()
         };
+        self.observe_into(obs, &mut step);
+        step
+    }
+
+    /// [`Timeline::observe`] into a step the caller keeps between observations (emptied
+    /// first): the watch loop's way, with no allocation per frame for the step.
+    pub fn observe_into(&mut self, obs: Observation, step: &mut Step) {
+        step.lines.clear();
+        step.actions.clear();
+        step.notifications = 0;
         let t = self.t(obs.at);
         let at = wall(obs.wall);
         let conn_id = obs.conn;
         let v = SCHEMA_VERSION;
         match obs.what {
-            what @ What::Connected { .. } => {
-                self.on_connected(&mut step, obs.at, t, at, conn_id, what)
-            }
+            what @ What::Connected { .. } => self.on_connected(step, obs.at, t, at, conn_id, what),
             What::ConnectFailed { error, retry_in } => {
                 step.lines
                     .push(WatchLine::ConnectFailed(line::ConnectFailed {
@@ -311,12 +319,12 @@ impl Timeline {
                         retry_in_s: retry_in.map(secs),
                     }));
             }
-            what @ What::Handshake { .. } => self.on_handshake(&mut step, t, at, conn_id, what),
+            what @ What::Handshake { .. } => self.on_handshake(step, t, at, conn_id, what),
             // The membership (watch::cluster) resolved the nodes a reply named into this change.
-            what @ What::Topology { .. } => self.on_topology(&mut step, obs.at, t, at, what),
-            what @ What::Refresh { .. } => self.on_refresh(&mut step, obs.at, t, at, conn_id, what),
+            what @ What::Topology { .. } => self.on_topology(step, obs.at, t, at, what),
+            what @ What::Refresh { .. } => self.on_refresh(step, obs.at, t, at, conn_id, what),
             What::Frame { record, early } => {
-                self.frame(&mut step, obs.at, t, at, conn_id, record, early)
+                self.frame(step, obs.at, t, at, conn_id, record, early)
             }
             What::Malformed { offset, error } => {
                 step.lines.push(WatchLine::Malformed(line::Malformed {
@@ -332,21 +340,20 @@ impl Timeline {
                 cause,
                 error,
                 retry_in,
-            } => self.closed(&mut step, obs.at, t, at, conn_id, cause, error, retry_in),
-            What::Dns { host, kind } => self.dns(&mut step, obs.at, t, at, host, kind),
+            } => self.closed(step, obs.at, t, at, conn_id, cause, error, retry_in),
+            What::Dns { host, kind } => self.dns(step, obs.at, t, at, host, kind),
             What::Handoff { event, outcome } => {
                 let dry_run = DryRun::from_outcome(&outcome);
-                self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
+                self.handoff(step, obs.at, t, at, conn_id, event, dry_run)
             }
             What::DryRun { event, dry_run } => {
-                self.handoff(&mut step, obs.at, t, at, conn_id, event, dry_run)
+                self.handoff(step, obs.at, t, at, conn_id, event, dry_run)
             }
             what @ What::Advertised { .. } => {
-                self.on_advertised(&mut step, obs.at, t, at, conn_id, what)
+                self.on_advertised(step, obs.at, t, at, conn_id, what)
             }
-            what @ What::Ping { .. } => self.on_ping(&mut step, obs.at, t, at, conn_id, what),
+            what @ What::Ping { .. } => self.on_ping(step, obs.at, t, at, conn_id, what),
         }
-        step
     }
 
     /// A connection (re)established: its session count and address.

@@ -185,7 +185,9 @@ fn pushes(lines: &[WatchLine]) -> Vec<Vec<u8>> {
     lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push(line::Push { frame, .. }) => Some(unescape(&frame.raw).unwrap()),
+            WatchLine::Push(line::Push { frame, .. }) => {
+                Some(unescape(&frame.raw.escaped()).unwrap())
+            }
             _ => None,
         })
         .collect()

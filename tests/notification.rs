@@ -910,7 +910,7 @@ fn assert_known_push(bytes: &[u8], name: &str, elements: usize) {
     assert_eq!(
         other_push(bytes),
         OtherPush {
-            name: Some(name.into()),
+            name: Some(name.to_string().into()),
             elements,
             known: true
         },

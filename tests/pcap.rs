@@ -422,7 +422,7 @@ fn pushes(lines: &[Line], conn: u32) -> Vec<(Vec<u8>, Option<Kind>)> {
     watch(lines)
         .filter_map(|l| match l {
             WatchLine::Push(line::Push { conn: c, frame, .. }) if *c == conn => Some((
-                unescape(&frame.raw).unwrap(),
+                unescape(&frame.raw.escaped()).unwrap(),
                 match &frame.parsed {
                     Classified::Maintenance(n) => Some(n.kind),
                     _ => None,

@@ -180,7 +180,7 @@ fn push_raws(lines: &[WatchLine]) -> Vec<Vec<u8>> {
         .iter()
         .filter_map(|l| match l {
             WatchLine::Push(line::Push { frame, .. }) => {
-                Some(unescape(&frame.raw).expect("escaped bytes"))
+                Some(unescape(&frame.raw.escaped()).expect("escaped bytes"))
             }
             _ => None,
         })

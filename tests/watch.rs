@@ -97,7 +97,7 @@ fn pushes(lines: &[WatchLine]) -> Vec<(Vec<u8>, Classified, Vec<Label>)> {
         .iter()
         .filter_map(|l| match l {
             WatchLine::Push(line::Push { frame, labels, .. }) => Some((
-                unescape(&frame.raw).unwrap(),
+                unescape(&frame.raw.escaped()).unwrap(),
                 frame.parsed.clone(),
                 labels.clone(),
             )),
@@ -651,7 +651,10 @@ fn other_push_names(seen: &[WatchLine]) -> Vec<(String, usize)> {
     seen.iter()
         .filter_map(|l| match l {
             WatchLine::Push(line::Push { frame, .. }) => match &frame.parsed {
-                Classified::OtherPush(p) => Some((p.name.clone().unwrap_or_default(), p.elements)),
+                Classified::OtherPush(p) => Some((
+                    p.name.as_deref().unwrap_or_default().to_string(),
+                    p.elements,
+                )),
                 _ => None,
             },
             _ => None,

@@ -235,7 +235,9 @@ fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>,
     let raws: Vec<Vec<u8>> = lines
         .iter()
         .filter_map(|l| match l {
-            WatchLine::Push(line::Push { frame, .. }) => Some(unescape(&frame.raw).unwrap()),
+            WatchLine::Push(line::Push { frame, .. }) => {
+                Some(unescape(&frame.raw.escaped()).unwrap())
+            }
             _ => None,
         })
         .collect();
@@ -400,7 +402,7 @@ fn first_published(capture: &[u8]) -> u64 {
         .filter_map(|l| serde_json::from_slice::<WatchLine>(l).ok())
         .find_map(|l| match l {
             WatchLine::Push(line::Push { frame, .. }) => {
-                let raw = unescape(&frame.raw).unwrap();
+                let raw = unescape(&frame.raw.escaped()).unwrap();
                 let text = String::from_utf8(raw).unwrap();
                 let payload = text.strip_prefix(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$")?;
                 let digits = payload.split("\r\nm").nth(1)?.trim_end();

@@ -107,7 +107,7 @@ fn decode_one(
                 record.offset,
                 text::describe(&record.parsed)
             )?;
-            writeln!(out, "    {}", record.raw)?;
+            writeln!(out, "    {}", record.raw.escaped())?;
             if let crate::notification::Classified::Maintenance(n) = &record.parsed {
                 for note in &n.notes {
                     writeln!(out, "    note: {note}")?;

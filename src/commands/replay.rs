@@ -373,7 +373,7 @@ fn check(
     report: &mut ReplayReport,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<crate::notification::Classified>> {
-    let (fresh, difference) = match reparse_sized(&frame.raw) {
+    let (fresh, difference) = match reparse_sized(&frame.raw.escaped()) {
         Ok((fresh, len)) => {
             let difference = if fresh != frame.parsed {
                 Some(format!(

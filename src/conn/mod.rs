@@ -1067,6 +1067,18 @@ impl FrameReader {
         self.inbound.next(&mut self.rd, self.peer).await
     }
 
+    /// A frame already read and scanned, without reading more: what a caller drains after
+    /// [`FrameReader::next`] to hand a whole read over at once. Errors and the end of the
+    /// stream are left for `next`.
+    pub fn next_ready(&mut self) -> Option<Received> {
+        self.inbound.pending.pop_front()
+    }
+
+    /// How many frames [`FrameReader::next_ready`] would return.
+    pub fn ready(&self) -> usize {
+        self.inbound.pending.len()
+    }
+
     pub fn peer(&self) -> SocketAddr {
         self.peer
     }

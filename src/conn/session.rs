@@ -124,6 +124,23 @@ impl Session {
         }
     }
 
+    /// The next frame or answer among those already read, without reading: after
+    /// [`Session::next`], this drains the rest of the same read. Not a substitute for `next`,
+    /// which also reports errors and the end of the stream.
+    pub fn next_ready(&mut self) -> Option<Event> {
+        while let Some(received) = self.reader.next_ready() {
+            if let Some(event) = self.replies.answer(received) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    /// At most how many events [`Session::next_ready`] has waiting.
+    pub fn ready(&self) -> usize {
+        self.reader.ready()
+    }
+
     /// PINGs sent and never answered; the queue is emptied (the connection is gone).
     pub fn unanswered_pings(&mut self) -> usize {
         self.replies

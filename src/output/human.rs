@@ -289,7 +289,8 @@ fn push_is_clean(p: &line::Push) -> bool {
     };
     safe(&p.at)
         && p.rel.as_ref().is_none_or(|r| safe(&r.to))
-        && safe(&p.frame.raw)
+        // Live bytes are escaped into printable ASCII; recorded text is as it was written.
+        && p.frame.raw.recorded().is_none_or(safe)
         && name.is_none_or(safe)
         && p.sources_ours.iter().all(|s| safe(s))
 }
@@ -611,9 +612,9 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
                 text::describe_into(out, &frame.parsed)
             });
             first.push_str(&labels);
-            let mut bytes = String::with_capacity(frame.raw.len() + 16);
+            let mut bytes = String::with_capacity(frame.raw.len_hint() + 32);
             bytes.push_str("      ");
-            style.paint_into(&mut bytes, Role::Dim, &frame.raw);
+            style.paint_with(&mut bytes, Role::Dim, |out| frame.raw.escape_into(out));
             let mut out = vec![first, bytes];
             if !sources_ours.is_empty() {
                 out.push(format!(
@@ -998,7 +999,7 @@ mod tests {
                     len: 3,
                     raw: raw.into(),
                     parsed: Classified::OtherPush(OtherPush {
-                        name: Some(name.into()),
+                        name: Some(name.to_string().into()),
                         elements: 3,
                         known: true,
                     }),

@@ -15,7 +15,7 @@
 //! string, one pass, without serde scanning it again for control characters.
 
 use crate::notification::{Classified, OtherPush};
-use crate::record::{line, CopyOf, FrameRecord, Label, Rel, WatchLine};
+use crate::record::{line, CopyOf, FrameRecord, Label, Raw, Rel, WatchLine};
 use std::io;
 
 /// Appends `line` and a newline to `out`, as serde_json would write them.
@@ -39,7 +39,7 @@ fn head(out: &mut Vec<u8>, start: &[u8], v: u32, t: f64, at: &str, conn: u32) ->
     out.extend_from_slice(start);
     number(out, v)?;
     out.extend_from_slice(b",\"t\":");
-    number(out, t)?;
+    seconds(out, t)?;
     out.extend_from_slice(b",\"at\":");
     string(out, at)?;
     out.extend_from_slice(b",\"conn\":");
@@ -98,7 +98,10 @@ fn frame(out: &mut Vec<u8>, f: &FrameRecord) -> io::Result<()> {
     out.extend_from_slice(b",\"len\":");
     number(out, f.len)?;
     out.extend_from_slice(b",\"raw\":");
-    escaped_raw(out, &f.raw)?;
+    match &f.raw {
+        Raw::Bytes(bytes) => raw_bytes(out, bytes),
+        Raw::Escaped(text) => escaped_raw(out, text)?,
+    }
     out.extend_from_slice(b",\"parsed\":");
     match &f.parsed {
         Classified::OtherPush(p) => other_push(out, p)?,
@@ -154,6 +157,49 @@ fn number<T: serde::Serialize>(out: &mut Vec<u8>, n: T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &n).map_err(io::Error::from)
 }
 
+/// A time in seconds as serde_json writes it. The timeline rounds times to the microsecond, and
+/// such a value from a millisecond to a thousand million seconds is written here from its
+/// microseconds as integers: its shortest form is that decimal (any shorter one is at least a
+/// microsecond away, far more than the float's own spacing there), in the plain notation serde
+/// uses for that range. Anything else goes to serde.
+fn seconds(out: &mut Vec<u8>, t: f64) -> io::Result<()> {
+    if !(1e-3..1e9).contains(&t) {
+        return number(out, t);
+    }
+    let micros = (t * 1e6).round() as u64;
+    if micros as f64 / 1e6 != t {
+        return number(out, t);
+    }
+    let (whole, fraction) = (micros / 1_000_000, micros % 1_000_000);
+    decimal(out, whole);
+    out.push(b'.');
+    let mut digits = [b'0'; 6];
+    let mut rest = fraction;
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    // At least one fraction digit ("2.0"), no trailing zeros after it.
+    let kept = digits.iter().rposition(|&d| d != b'0').map_or(1, |i| i + 1);
+    out.extend_from_slice(&digits[..kept]);
+    Ok(())
+}
+
+/// The decimal digits of `n`.
+fn decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
 /// Any string, escaped as serde_json escapes it. Text with nothing to escape (timestamps, push
 /// names, addresses: nearly all of it) is copied as it is; anything else, which a server may
 /// have chosen, takes serde's own escaping.
@@ -200,11 +246,43 @@ fn escaped_raw(out: &mut Vec<u8>, raw: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// Live bytes as the JSON string of their escaped text, in one pass: what `escape` would make,
+/// with JSON's own escapes (`\\` for each backslash, `\"`) applied on the way.
+fn raw_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() + bytes.len() / 2 + 8);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if (0x20..=0x7e).contains(&b) && b != b'\\' && b != b'"' {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\\\\\"),
+            b'\r' => out.extend_from_slice(b"\\\\r"),
+            b'\n' => out.extend_from_slice(b"\\\\n"),
+            b'\t' => out.extend_from_slice(b"\\\\t"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'\\',
+                b'x',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 15) as usize],
+            ]),
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::notification::{Classified, OtherPush};
-    use crate::record::{line, CopyOf, FrameRecord, Label, Rel, WatchLine};
+    use crate::record::{line, CopyOf, FrameRecord, Label, Raw, Rel, WatchLine};
     use proptest::prelude::*;
 
     fn by_hand(line: &WatchLine) -> String {
@@ -248,7 +326,7 @@ mod tests {
                 any::<bool>()
             )
                 .prop_map(|(name, elements, known)| Classified::OtherPush(OtherPush {
-                    name,
+                    name: name.map(Into::into),
                     elements,
                     known
                 })),
@@ -283,16 +361,17 @@ mod tests {
                 (any::<u32>(), any_f64()).prop_map(|(conn, after_ms)| CopyOf { conn, after_ms }),
             ),
             proptest::collection::vec(any_text(), 0..3),
-            any::<bool>(),
+            0..3u8,
         )
             .prop_map(
-                |((v, t, at, conn), labels, rel, (offset, bytes, parsed), copy_of, ours, odd)| {
-                    // `raw` is normally escape's output; an odd one (hand-edited capture)
-                    // takes the general path and must still match.
-                    let raw = if odd {
-                        String::from_utf8_lossy(&bytes).into_owned()
-                    } else {
-                        crate::escape::escape(&bytes)
+                |((v, t, at, conn), labels, rel, (offset, bytes, parsed), copy_of, ours, kind)| {
+                    // Live bytes (escaped while written), or recorded text: normally escape's
+                    // output, or an odd one (a hand-edited capture) that takes the general path
+                    // and must still match.
+                    let raw = match kind {
+                        0 => Raw::Bytes(bytes.clone()),
+                        1 => Raw::Escaped(crate::escape::escape(&bytes)),
+                        _ => Raw::Escaped(String::from_utf8_lossy(&bytes).into_owned()),
                     };
                     WatchLine::Push(line::Push {
                         v,
@@ -336,6 +415,21 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn times_are_written_as_serde_writes_them(
+            micros in prop_oneof![0..2_000_000u64, 0..1_000_000_000_000_000u64, any::<u64>()],
+            off in prop_oneof![Just(0.0), any::<f64>()],
+        ) {
+            // A timeline's times (whole microseconds), any float near or far from one, and the
+            // edges of the range written by hand.
+            let edges = [1e-3, 0.0015, 1.0, 2.5, 999_999_999.999_999, 123_456.000_001, 1e9];
+            for t in [micros as f64 / 1e6, micros as f64 / 1e6 + off, off].into_iter().chain(edges) {
+                let mut hand = Vec::new();
+                seconds(&mut hand, t).unwrap();
+                prop_assert_eq!(String::from_utf8(hand).unwrap(), serde_json::to_string(&t).unwrap());
+            }
+        }
 
         #[test]
         fn push_lines_are_byte_identical_to_serde(line in any_push()) {

@@ -10,7 +10,7 @@ use crate::conn::session::{Event, Session};
 use crate::conn::{self, ConnectOptions};
 use crate::dns::DnsResolver;
 use crate::exit;
-use crate::record::{FrameRecord, OptInOutcome};
+use crate::record::{FrameRecord, OptInOutcome, Raw};
 use crate::timeline::{CloseCause, Observation, What};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -67,6 +67,9 @@ pub const HEALTHY_SESSION: Duration = Duration::from_secs(2);
 pub(super) enum Report {
     /// Something for the timeline.
     Seen(Observation),
+    /// Frames read together, in order, each counted by the backpressure: one hand-over per
+    /// read rather than per frame (under a flood the channel cost as much as the frame).
+    Frames(Vec<Observation>),
     /// The nodes a topology reply named: for the membership, which tells the timeline what
     /// changed.
     Nodes {
@@ -181,10 +184,11 @@ fn what_to_change(e: &conn::ConnectError) -> String {
 /// Frames read but not yet written out, across all connections.
 pub(super) const FRAMES_IN_FLIGHT: usize = 4096;
 
-/// Bounds the frames between the readers and the sinks. A reader hands each frame over first
-/// and waits for room after, so a frame once read is always in the channel (a stop drains it);
-/// past the limit readers wait and are woken only once the sinks have caught up by half of it,
-/// so a flood costs two atomic operations per frame and one wake-up per two thousand.
+/// Bounds the frames between the readers and the sinks. A reader hands the frames of a read
+/// over first and waits for room after, so a frame once read is always in the channel (a stop
+/// drains it); past the limit readers wait and are woken only once the sinks have caught up by
+/// half of it, so a flood costs two atomic operations per read and one wake-up per two
+/// thousand frames.
 #[derive(Default)]
 pub(super) struct Backpressure {
     in_flight: std::sync::atomic::AtomicUsize,
@@ -192,22 +196,26 @@ pub(super) struct Backpressure {
 }
 
 impl Backpressure {
-    /// Called by the watch loop when a frame has been written.
-    pub(super) fn release(&self) {
+    /// Called by the watch loop when `n` frames have been written.
+    pub(super) fn release(&self, n: usize) {
         use std::sync::atomic::Ordering;
-        let before = self.in_flight.fetch_sub(1, Ordering::AcqRel);
-        if before == FRAMES_IN_FLIGHT / 2 {
+        let before = self.in_flight.fetch_sub(n, Ordering::AcqRel);
+        if before > FRAMES_IN_FLIGHT / 2 && before - n <= FRAMES_IN_FLIGHT / 2 {
             self.room.notify_waiters();
         }
     }
 }
 
-/// Hands a frame to the watch loop, then waits until the sinks have room for more.
-pub(super) async fn hand_over(bp: &Backpressure, tx: &Tx, obs: Observation) {
+/// The most frames handed over in one report: the bound on frames held is
+/// [`FRAMES_IN_FLIGHT`] plus one of these per connection.
+pub(super) const HAND_OVER: usize = 256;
+
+/// Hands frames to the watch loop, then waits until the sinks have room for more.
+pub(super) async fn hand_over(bp: &Backpressure, tx: &Tx, frames: Vec<Observation>) {
     use std::sync::atomic::Ordering;
-    // Counted before it is sent, so the loop's release never runs ahead of it.
-    bp.in_flight.fetch_add(1, Ordering::AcqRel);
-    let _ = tx.send(Report::Seen(obs));
+    // Counted before they are sent, so the loop's release never runs ahead of them.
+    bp.in_flight.fetch_add(frames.len(), Ordering::AcqRel);
+    let _ = tx.send(Report::Frames(frames));
     loop {
         // Registered before the check, so a release in between is not missed.
         let room = bp.room.notified();
@@ -308,8 +316,12 @@ impl Task {
 
     /// Hands a frame over, waiting while the sinks are behind.
     async fn frame(&self, r: conn::Received, early: bool) {
-        let obs = frame_observation(self.id, r, early);
-        hand_over(&self.ctx.shared.permits, &self.ctx.tx, obs).await;
+        self.hand_over(vec![frame_observation(self.id, r, early)])
+            .await;
+    }
+
+    async fn hand_over(&self, frames: Vec<Observation>) {
+        hand_over(&self.ctx.shared.permits, &self.ctx.tx, frames).await;
     }
 
     /// Whether `e` stops the watch, and the delay before the next attempt if not.
@@ -450,7 +462,7 @@ impl Task {
             tokio::select! {
                 r = session.next() => match r {
                     Ok(Some(event)) => {
-                        self.event(event).await;
+                        self.events(event, session).await;
                         let _ = session.settle().await;
                     }
                     Ok(None) => return (CloseCause::Server, None),
@@ -470,6 +482,36 @@ impl Task {
                     }
                 }
             }
+        }
+    }
+
+    /// `first` and what else the same read held, in order: frames handed over together.
+    async fn events(&mut self, first: Event, session: &mut Session) {
+        let mut frames = Vec::new();
+        let mut next = Some(first);
+        while let Some(event) = next {
+            match event {
+                Event::Frame(r) => {
+                    if frames.capacity() == 0 {
+                        frames.reserve_exact((session.ready() + 1).min(HAND_OVER));
+                    }
+                    frames.push(frame_observation(self.id, r, false));
+                    if frames.len() == HAND_OVER {
+                        self.hand_over(std::mem::take(&mut frames)).await;
+                    }
+                }
+                other => {
+                    // What came before it is handed over first: the order is the stream's.
+                    if !frames.is_empty() {
+                        self.hand_over(std::mem::take(&mut frames)).await;
+                    }
+                    self.event(other).await;
+                }
+            }
+            next = session.next_ready();
+        }
+        if !frames.is_empty() {
+            self.hand_over(frames).await;
         }
     }
 
@@ -510,7 +552,7 @@ fn frame_observation(conn: u32, r: conn::Received, early: bool) -> Observation {
             record: FrameRecord {
                 offset: r.offset,
                 len: r.raw.len(),
-                raw: crate::escape::escape(&r.raw),
+                raw: Raw::Bytes(r.raw),
                 parsed,
             },
             early,

@@ -11,7 +11,7 @@ use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
 use crate::output::sink::Sinks;
 use crate::record::line;
 use crate::record::{OptInOutcome, SimSpeed, WatchLine};
-use crate::timeline::{Action, Observation, Timeline, What};
+use crate::timeline::{Action, Observation, Step, Timeline, What};
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -249,7 +249,7 @@ async fn take_batch(
     for taken in 1..=batch {
         let (ep, report) = next;
         let engine = &mut engines[ep as usize];
-        let (required, notifications) = engine.take(sinks, report, rx.is_empty())?;
+        let (required, notifications) = engine.take_report(sinks, report, rx.is_empty())?;
         if let Some(reason) = required {
             if engine.end(reason).await {
                 progress.live -= 1;
@@ -320,10 +320,16 @@ async fn finish(
     }
     // Nodes read now change nothing: the watch is ending.
     while let Ok((ep, report)) = rx.try_recv() {
-        let Report::Seen(obs) = report else { continue };
+        let observations = match report {
+            Report::Seen(obs) => vec![obs],
+            Report::Frames(frames) => frames,
+            Report::Nodes { .. } => continue,
+        };
         let engine = &mut engines[ep as usize];
-        for line in &engine.timeline.observe(obs).lines {
-            engine.emit(sinks, line)?;
+        for obs in observations {
+            for line in &engine.timeline.observe(obs).lines {
+                engine.emit(sinks, line)?;
+            }
         }
     }
     let signalled = matches!(
@@ -361,6 +367,8 @@ struct Engine<'o> {
     label: Option<String>,
     extra: Sinks<'o>,
     timeline: Timeline,
+    /// The last observation's lines and actions: its room is reused for the next.
+    step: Step,
     /// When its timeline started (the heartbeat's `t`).
     started: Instant,
     /// `None` once the endpoint stopped.
@@ -411,6 +419,7 @@ impl<'o> Engine<'o> {
             label,
             extra,
             timeline,
+            step: Step::default(),
             started,
             resolver: resolver.clone(),
             tx,
@@ -448,34 +457,60 @@ impl<'o> Engine<'o> {
         true
     }
 
-    /// Takes one observation through the timeline to the sinks; `idle`: nothing else is waiting.
-    /// Returns the `--require` stop, if this observation is one, and the notifications it held.
-    fn take(
+    /// Takes a report's observations through the timeline to the sinks; `idle`: nothing else is
+    /// waiting. Returns the first `--require` stop among them and the notifications they held.
+    /// The frames of one read are all taken even past a stop: the watch would write them out
+    /// while finishing anyway, and this way they keep their order.
+    fn take_report(
         &mut self,
         sinks: &mut Sinks<'_>,
         report: Report,
         idle: bool,
     ) -> anyhow::Result<(Option<StopReason>, u32)> {
-        let mut obs = match report {
-            Report::Seen(obs) => obs,
+        let frames = match report {
+            Report::Frames(frames) => frames,
+            Report::Seen(obs) => return self.take(sinks, obs, idle),
             Report::Nodes {
                 conn,
                 at,
                 wall,
                 nodes,
             } => {
-                let what = match &mut self.members {
-                    Some(members) => members.nodes_read(&nodes),
-                    None => return Ok((None, 0)),
+                let Some(members) = &mut self.members else {
+                    return Ok((None, 0));
                 };
-                Observation {
-                    at,
-                    wall,
-                    conn,
-                    what,
-                }
+                let what = members.nodes_read(&nodes);
+                return self.take(
+                    sinks,
+                    Observation {
+                        at,
+                        wall,
+                        conn,
+                        what,
+                    },
+                    idle,
+                );
             }
         };
+        self.shared.permits.release(frames.len());
+        let (mut required, mut notifications) = (None, 0u32);
+        let last = frames.len().saturating_sub(1);
+        for (i, obs) in frames.into_iter().enumerate() {
+            let (stop, n) = self.take(sinks, obs, idle && i == last)?;
+            required = required.or(stop);
+            notifications = notifications.saturating_add(n);
+        }
+        Ok((required, notifications))
+    }
+
+    /// Takes one observation through the timeline to the sinks; `idle`: nothing else is waiting.
+    /// Returns the `--require` stop, if this observation is one, and the notifications it held.
+    fn take(
+        &mut self,
+        sinks: &mut Sinks<'_>,
+        mut obs: Observation,
+        idle: bool,
+    ) -> anyhow::Result<(Option<StopReason>, u32)> {
         match &mut obs.what {
             What::Connected { addr, .. } => {
                 if let Some(members) = &mut self.members {
@@ -489,10 +524,10 @@ impl<'o> Engine<'o> {
             _ => {}
         }
         let required = self.note_state(obs.conn, &obs.what);
-        if matches!(obs.what, What::Frame { .. }) {
-            self.shared.permits.release();
-        }
-        let step = self.timeline.observe(obs);
+        // The step is kept between observations (its room reused), taken out while this one's
+        // lines and actions are carried out (an error ends the watch: its room is not missed).
+        let mut step = std::mem::take(&mut self.step);
+        self.timeline.observe_into(obs, &mut step);
         for line in &step.lines {
             self.emit(sinks, line)?;
         }
@@ -503,16 +538,18 @@ impl<'o> Engine<'o> {
             self.extra.flush()?;
         }
         if self.members.is_some() {
-            for action in step.actions {
+            for action in step.actions.drain(..) {
                 self.act(action);
             }
         }
-        if step.notifications > 0 {
-            self.notifications += u64::from(step.notifications);
+        let notifications = step.notifications;
+        self.step = step;
+        if notifications > 0 {
+            self.notifications += u64::from(notifications);
             self.last_notification = Some(Instant::now());
             self.pace_dns();
         }
-        Ok((required, step.notifications))
+        Ok((required, notifications))
     }
 
     /// Keeps what the heartbeat reports (sessions up, opt-ins); returns the `--require` stop.
