@@ -14,7 +14,7 @@ use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink;
 use crate::record::line;
-use crate::record::{reparse_sized, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
@@ -373,7 +373,7 @@ fn check(
     report: &mut ReplayReport,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<crate::notification::Classified>> {
-    let (fresh, difference) = match reparse_sized(&frame.raw.escaped()) {
+    let (fresh, difference) = match frame.raw.bytes().and_then(|b| reparse_bytes(&b)) {
         Ok((fresh, len)) => {
             let difference = if fresh != frame.parsed {
                 Some(format!(
