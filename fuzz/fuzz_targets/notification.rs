@@ -169,7 +169,7 @@ fuzz_target!(|data: &[u8]| {
     let record = FrameRecord::new(&scanned, &bytes, 0);
     let line = serde_json::to_string(&record).expect("serializes");
     let record: FrameRecord = serde_json::from_str(&line).expect("deserializes");
-    assert_eq!(reparse(&record.raw).as_ref(), Ok(&classified));
+    assert_eq!(reparse(&record.raw.escaped()).as_ref(), Ok(&classified));
 
     // 4.
     let _ = maintwatch::output::text::describe(&classified);

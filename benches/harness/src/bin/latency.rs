@@ -232,7 +232,7 @@ async fn measure(a: &Args, baseline: bool, pushes: usize) -> (Vec<i64>, Vec<i64>
                 let raw = maintwatch::escape::unescape(raw).expect("escaped");
                 got.push((raw, at.parse().expect("micros")));
             } else if let Ok(WatchLine::Push(line::Push { at, frame, .. })) = serde_json::from_str(&line) {
-                let raw = maintwatch::escape::unescape(&frame.raw).expect("escaped");
+                let raw = frame.raw.bytes().expect("escaped").into_owned();
                 got.push((raw, parse_at(&at)));
             }
         }
