@@ -15,37 +15,70 @@ pub fn escape(bytes: &[u8]) -> String {
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// [`escape`], appended to `out`: a byte buffer, or a `String` (what is appended is printable
-/// ASCII).
-pub fn escape_into(out: &mut impl Printable, bytes: &[u8]) {
+/// [`escape`], appended to `out`: a byte buffer, a `String`, or the inside of a JSON string
+/// ([`Printable::IN_JSON`]).
+#[inline]
+pub fn escape_into<P: Printable>(out: &mut P, bytes: &[u8]) {
     // Runs of printable bytes are copied whole; the room reserved covers a frame's `\r\n`s, so
     // only mostly-binary input grows the buffer.
     out.reserve(bytes.len() + bytes.len() / 2 + 8);
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        if (0x20..=0x7e).contains(&b) && b != b'\\' {
+        if (0x20..=0x7e).contains(&b) && b != b'\\' && !(P::IN_JSON && b == b'"') {
             continue;
         }
         out.append(&bytes[start..i]);
         start = i + 1;
         match b {
-            b'\\' => out.append(b"\\\\"),
-            b'\r' => out.append(b"\\r"),
-            b'\n' => out.append(b"\\n"),
-            b'\t' => out.append(b"\\t"),
+            b'"' => out.append(b"\\\""),
+            b'\\' => out.append(P::BACKSLASH),
+            b'\r' => out.append(P::CR),
+            b'\n' => out.append(P::LF),
+            b'\t' => out.append(P::TAB),
             _ => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.append(&[b'\\', b'x', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+                out.append(P::HEX);
+                out.append(&[HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
             }
         }
     }
     out.append(&bytes[start..]);
 }
 
-/// Where [`escape_into`] appends: it hands over printable ASCII only.
+/// Where [`escape_into`] appends: it hands over printable ASCII only. The names it writes are
+/// constants of the sink (so each is a copy of known length on the hot path).
 pub trait Printable {
+    /// The text goes inside a JSON string: a quote and the escapes' backslashes are escaped
+    /// for JSON on the way, so a live frame's bytes become a JSON line's `raw` in one pass.
+    const IN_JSON: bool = false;
+    const BACKSLASH: &'static [u8] = b"\\\\";
+    const CR: &'static [u8] = b"\\r";
+    const LF: &'static [u8] = b"\\n";
+    const TAB: &'static [u8] = b"\\t";
+    /// What comes before a byte's two hex digits.
+    const HEX: &'static [u8] = b"\\x";
     fn reserve(&mut self, n: usize);
     fn append(&mut self, ascii: &[u8]);
+}
+
+/// The inside of a JSON string in a byte buffer (see [`Printable::IN_JSON`]).
+pub struct InJson<'a>(pub &'a mut Vec<u8>);
+
+impl Printable for InJson<'_> {
+    const IN_JSON: bool = true;
+    const BACKSLASH: &'static [u8] = b"\\\\\\\\";
+    const CR: &'static [u8] = b"\\\\r";
+    const LF: &'static [u8] = b"\\\\n";
+    const TAB: &'static [u8] = b"\\\\t";
+    const HEX: &'static [u8] = b"\\\\x";
+    #[inline]
+    fn reserve(&mut self, n: usize) {
+        self.0.reserve(n);
+    }
+    #[inline]
+    fn append(&mut self, ascii: &[u8]) {
+        self.0.extend_from_slice(ascii);
+    }
 }
 
 impl Printable for Vec<u8> {

@@ -249,32 +249,8 @@ fn escaped_raw(out: &mut Vec<u8>, raw: &str) -> io::Result<()> {
 /// Live bytes as the JSON string of their escaped text, in one pass: what `escape` would make,
 /// with JSON's own escapes (`\\` for each backslash, `\"`) applied on the way.
 fn raw_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(bytes.len() + bytes.len() / 2 + 8);
     out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if (0x20..=0x7e).contains(&b) && b != b'\\' && b != b'"' {
-            continue;
-        }
-        out.extend_from_slice(&bytes[start..i]);
-        start = i + 1;
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\\\\\"),
-            b'\r' => out.extend_from_slice(b"\\\\r"),
-            b'\n' => out.extend_from_slice(b"\\\\n"),
-            b'\t' => out.extend_from_slice(b"\\\\t"),
-            _ => out.extend_from_slice(&[
-                b'\\',
-                b'\\',
-                b'x',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 15) as usize],
-            ]),
-        }
-    }
-    out.extend_from_slice(&bytes[start..]);
+    crate::escape::escape_into(&mut crate::escape::InJson(out), bytes);
     out.push(b'"');
 }
 
