@@ -85,7 +85,12 @@ impl Reader<'_> {
         if self.peek() == Some(b'-') {
             self.at += 1;
         }
+        let whole_start = self.at;
         let whole = self.unsigned_digits()?;
+        // JSON's rule, which serde keeps: a leading zero only alone.
+        if whole > 1 && self.text[whole_start] == b'0' {
+            return None;
+        }
         let mut digits = whole;
         if self.peek() == Some(b'.') {
             self.at += 1;
@@ -100,7 +105,7 @@ impl Reader<'_> {
             .ok()
     }
 
-    /// At least one digit, a leading zero only alone; how many there were.
+    /// At least one digit; how many there were.
     fn unsigned_digits(&mut self) -> Option<usize> {
         let start = self.at;
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
@@ -302,6 +307,9 @@ mod tests {
             p.frame.raw.bytes().unwrap().as_ref(),
             b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$16\r\nmsg:000394879918\r\n"
         );
+        // A time whose fraction starts with zeros (only a whole part may not).
+        let early = FLOOD.replace("1.442017", "0.00043");
+        assert_eq!(push(early.as_bytes()).map(|p| p.t), Some(0.00043));
         // Quotes, backslashes and a hexed byte, as escape and serde write them.
         let odd = FLOOD.replace("msg:000394879918", r#"\"a\\\\b\\x01"#);
         let p = push(odd.as_bytes()).expect("still the watch's writing");
@@ -322,6 +330,7 @@ mod tests {
             ("1.442017", "1442017e-6"),
             ("1.442017", "1.4420170000000001"),
             ("\"conn\":1", "\"conn\":01"),
+            ("1.442017", "01.442017"),
             ("\"v\":1", "\"v\": 1"),
             ("\"labels\":[]", "\"labels\":[ ]"),
             ("\"sources_ours\":[]}", "\"sources_ours\":[]} "),
