@@ -11,7 +11,6 @@ pub mod dns;
 pub mod escape;
 pub mod exit;
 mod frame_access;
-pub mod generate;
 pub mod handoff;
 pub mod notification;
 pub mod output;

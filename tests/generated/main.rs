@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use maintwatch::cli::Cli;
-use maintwatch::generate::{self, COMPLETIONS_DIR, MAN_DIR};
+mod gen;
+
+use gen::{COMPLETIONS_DIR, MAN_DIR};
 
 const REFRESH: &str = "MAINTWATCH_REGENERATE=1 cargo test --test generated";
 
@@ -43,7 +45,7 @@ fn committed() -> BTreeSet<PathBuf> {
 #[test]
 fn completions_and_man_pages_are_up_to_date() {
     if regenerating() {
-        let written = generate::write_all(repo()).unwrap();
+        let written = gen::write_all(repo()).unwrap();
         let fresh: BTreeSet<PathBuf> = written
             .iter()
             .map(|p| p.strip_prefix(repo()).unwrap().to_path_buf())
@@ -57,7 +59,7 @@ fn completions_and_man_pages_are_up_to_date() {
     }
 
     let tmp = tempfile::tempdir().unwrap();
-    let written = generate::write_all(tmp.path()).unwrap();
+    let written = gen::write_all(tmp.path()).unwrap();
     let mut problems = Vec::new();
     let mut fresh = BTreeSet::new();
     for path in &written {
@@ -84,7 +86,7 @@ fn completions_and_man_pages_are_up_to_date() {
 /// The names packagers and shells look for; a rename would break their install scripts.
 #[test]
 fn the_generated_names_are_the_documented_ones() {
-    let names: BTreeSet<String> = generate::all()
+    let names: BTreeSet<String> = gen::all()
         .unwrap()
         .into_iter()
         .map(|f| f.path.to_string_lossy().replace('\\', "/"))
@@ -117,7 +119,7 @@ fn the_generated_names_are_the_documented_ones() {
 /// examples: what a bare clap subcommand would lack.
 #[test]
 fn each_subcommand_page_is_complete() {
-    let files = generate::all().unwrap();
+    let files = gen::all().unwrap();
     let page = |name: &str| {
         let f = files
             .iter()

@@ -1,10 +1,11 @@
 //! The shell completions and man pages, generated from the clap definitions and committed.
 //!
 //! They are committed so that packagers and people without a Rust toolchain get them, and they are
-//! generated here, in the library, rather than by a build script, so that a build never writes
-//! into the source tree. `tests/generated.rs` regenerates them into a temporary directory and
-//! compares bytes with the committed copies, so a CLI change that was not regenerated fails the
-//! tests; `MAINTWATCH_REGENERATE=1 cargo test --test generated` rewrites them in place.
+//! generated here, in a test-only module, rather than by a build script, so that a build never
+//! writes into the source tree and the generators (`clap_complete`, `clap_mangen`) are
+//! development dependencies, not part of the binary. `tests/generated/main.rs` regenerates them
+//! into a temporary directory and compares bytes with the committed copies, so a CLI change that
+//! was not regenerated fails the tests; `MAINTWATCH_REGENERATE=1 cargo test --test generated` rewrites them in place.
 //!
 //! The output depends on nothing but the clap definitions and the crate version: no date, no
 //! terminal width, no environment.
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use maintwatch::cli::Cli;
 
 /// The binary's name, as the completions register it.
 pub const BIN: &str = "maintwatch";
