@@ -16,6 +16,14 @@ use std::time::Duration;
 use crate::notification::check_host;
 use serde::{Serialize, Serializer};
 
+/// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
+/// sends a stream of distinct MOVINGs must not start one task per notification.
+pub const MAX_DRY_RUNS: usize = 64;
+
+/// The longest declared window a dry-run waits out, in scenario seconds. A server may declare
+/// any window up to `i64::MAX` seconds; a dry-run still waiting after an hour tells nothing new.
+pub const MAX_DRY_RUN_WINDOW_S: i64 = 3600;
+
 /// One answer to "which addresses does this name advertise right now?".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "resolution", rename_all = "snake_case")]

@@ -882,25 +882,6 @@ pub struct TaggedLine {
     pub line: WatchLine,
 }
 
-/// Writes `line` as one JSON object (no newline) into `out`; with `ep`, the endpoint's label
-/// goes right after the `type`, so every line still starts with `{"type":`.
-pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serde_json::Result<()> {
-    let start = out.len();
-    crate::output::json::write_object(out, line).map_err(serde_json::Error::io)?;
-    if let Some(ep) = ep {
-        // The tag is first and its value a bare snake_case word: the first comma ends it.
-        let comma = out[start..]
-            .iter()
-            .position(|&b| b == b',')
-            .map_or(out.len(), |i| start + i + 1);
-        let mut field = b"\"ep\":".to_vec();
-        serde_json::to_writer(&mut field, ep)?;
-        field.push(b',');
-        out.splice(comma..comma, field);
-    }
-    Ok(())
-}
-
 impl WatchLine {
     /// Seconds since the watch started.
     pub fn t(&self) -> f64 {
@@ -1266,34 +1247,6 @@ mod tests {
             line,
             WatchLine::Handoff(line::Handoff { to: None, .. })
         ));
-    }
-}
-
-#[cfg(test)]
-mod fleet_tests {
-    use super::*;
-
-    #[test]
-    fn a_fleet_line_carries_its_label_after_the_type_and_reads_back() {
-        let text = r#"{"type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;
-        let line: WatchLine = serde_json::from_str(text).unwrap();
-        let mut out = Vec::new();
-        write_json(&mut out, Some("db\"1"), &line).unwrap();
-        let written = String::from_utf8(out).unwrap();
-        assert!(
-            written.starts_with(r#"{"type":"verdict","ep":"db\"1","v":1,"#),
-            "{written}"
-        );
-        let back: TaggedLine = serde_json::from_str(&written).unwrap();
-        assert_eq!((back.ep.as_str(), &back.line), ("db\"1", &line));
-        // Without a label the line is written as it always was.
-        let mut plain = Vec::new();
-        write_json(&mut plain, None, &line).unwrap();
-        assert_eq!(plain, text.as_bytes());
-        // The payload still refuses a field it does not know.
-        let extra = written.replace(r#""conn":1,"#, r#""conn":1,"extra":true,"#);
-        let err = serde_json::from_str::<TaggedLine>(&extra).unwrap_err();
-        assert!(err.to_string().contains("extra"), "{err}");
     }
 }
 

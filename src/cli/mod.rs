@@ -109,6 +109,28 @@ pub enum ColorChoice {
     Never,
 }
 
+impl ColorChoice {
+    /// The output style this choice gives: colour when asked, or on a terminal without
+    /// `NO_COLOR`; never inside JSON. Made here so that `output` takes a ready `Style` and needs
+    /// no CLI type.
+    pub fn style(self, json: bool) -> crate::output::human::Style {
+        use std::io::IsTerminal;
+        let color = match self {
+            ColorChoice::Always => !json,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                !json
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        };
+        crate::output::human::Style {
+            color,
+            time: Default::default(),
+        }
+    }
+}
+
 /// The long description of `replay`. The `Command::Replay` variant repeats it
 /// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
 pub const REPLAY_LONG_ABOUT: &str =

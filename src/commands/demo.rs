@@ -29,7 +29,7 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     let sim = Simulator::start(opts)
         .await
         .context("starting the simulator")?;
-    let style = Style::choose(args.color, false);
+    let style = args.color.style(false);
     let host = sim.host().to_string();
     print_header(&sim, &host, args.speed)?;
 

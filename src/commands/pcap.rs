@@ -3,7 +3,6 @@
 
 use crate::cli::pcap::PcapArgs;
 use crate::exit;
-use crate::output::human::Style;
 use crate::pcap::line::{self, FileLine, Line, PcapLine};
 use crate::pcap::{packet, read, Analyzer, Settings};
 use crate::record::SCHEMA_VERSION;
@@ -16,7 +15,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             args.sim_speed
         );
     }
-    let style = Style::choose(args.color, args.json);
+    let style = args.color.style(args.json);
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     let mut analyzer = Analyzer::new(
         Settings {

@@ -84,7 +84,7 @@ impl Reruns {
 }
 
 pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let style = Style::choose(args.color, args.json);
+    let style = args.color.style(args.json);
     // `--check` is a test: its output is the differences and a verdict. The timeline comes with
     // `-v`, and with `--json`, which asks for the lines themselves.
     let timeline = !args.check || args.verbose || args.json;

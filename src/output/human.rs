@@ -886,26 +886,6 @@ fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
     }
 }
 
-impl Style {
-    /// Colour when asked, or on a terminal without `NO_COLOR`; never inside JSON.
-    pub fn choose(choice: crate::cli::ColorChoice, json: bool) -> Style {
-        use std::io::IsTerminal;
-        let color = match choice {
-            crate::cli::ColorChoice::Always => !json,
-            crate::cli::ColorChoice::Never => false,
-            crate::cli::ColorChoice::Auto => {
-                !json
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
-        };
-        Style {
-            color,
-            time: TimeFormat::default(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

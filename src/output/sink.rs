@@ -74,7 +74,7 @@ impl<W: Write> Sink for JsonLines<W> {
 
     fn line_of(&mut self, ep: &str, line: &WatchLine) -> io::Result<()> {
         let mut text = Vec::with_capacity(256);
-        crate::record::write_json(&mut text, Some(ep), line)?;
+        crate::output::json::write_json(&mut text, Some(ep), line)?;
         text.push(b'\n');
         self.out.write_all(&text)
     }
@@ -243,7 +243,7 @@ impl CaptureFile {
             return Ok(());
         }
         self.text.clear();
-        crate::record::write_json(&mut self.text, ep, line)?;
+        crate::output::json::write_json(&mut self.text, ep, line)?;
         self.text.push(b'\n');
         let len = self.text.len() as u64;
         if let Some(r) = self.rotation {

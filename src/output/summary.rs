@@ -230,14 +230,14 @@ fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
         out.push(format!(
             "{} dry-run(s) skipped: at most {} run at once",
             notes.skipped_dry_runs,
-            crate::watch::MAX_DRY_RUNS
+            crate::handoff::MAX_DRY_RUNS
         ));
     }
     if notes.capped_windows > 0 {
         out.push(format!(
             "{} declared window(s) capped at {} s for the dry-run",
             notes.capped_windows,
-            crate::watch::MAX_DRY_RUN_WINDOW_S
+            crate::handoff::MAX_DRY_RUN_WINDOW_S
         ));
     }
     if notes.session_errors > 0 {

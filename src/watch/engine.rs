@@ -833,13 +833,7 @@ fn required_code(outcome: OptInOutcome) -> i32 {
     outcome.exit_code()
 }
 
-/// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
-/// sends a stream of distinct MOVINGs must not start one task per notification.
-pub const MAX_DRY_RUNS: usize = 64;
-
-/// The longest declared window a dry-run waits out, in scenario seconds. A server may declare
-/// any window up to `i64::MAX` seconds; a dry-run still waiting after an hour tells nothing new.
-pub const MAX_DRY_RUN_WINDOW_S: i64 = 3600;
+pub use crate::handoff::{MAX_DRY_RUNS, MAX_DRY_RUN_WINDOW_S};
 
 /// The watch loop's side effects that are not lines: dry-runs and what they left out.
 struct Effects {

@@ -160,7 +160,7 @@ impl WatchSettings {
             handoff_poll: args.handoff_poll,
             speed,
             speed_given: args.sim_speed.is_some(),
-            color: Style::choose(args.color, args.json).color,
+            color: args.color.style(args.json).color,
             time: args.time_format,
             verbose: args.verbose,
             countdown: !args.json,
