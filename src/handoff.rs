@@ -10,6 +10,7 @@
 use std::fmt;
 use std::future::Future;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -461,144 +462,187 @@ pub async fn run<R: Resolve, C: Clock, J: Jitter>(
     cancel: impl Future<Output = ()>,
 ) -> Outcome {
     let origin = clock.now();
-    let elapsed = || clock.now().saturating_sub(origin);
-    let window = Duration::from_secs(u64::try_from(input.window_secs).unwrap_or(0));
+    let (host, current) = match without_polling(input) {
+        Ok(polling) => polling,
+        Err(outcome) => return outcome,
+    };
+    // One place for cancellation: whatever the poll is awaiting (the jitter, a resolution, the
+    // pause between polls), `cancel` wins and the outcome says how many polls were made. The
+    // count is atomic only so that the run stays `Send`; one task touches it.
+    let polls = AtomicU32::new(0);
+    let poller = Poller {
+        host,
+        current,
+        input,
+        resolver,
+        clock,
+        origin,
+        polls: &polls,
+    };
+    tokio::select! {
+        biased;
+        () = cancel => Outcome::Cancelled {
+            at: clock.now().saturating_sub(origin),
+            polls: polls.load(Ordering::Relaxed),
+        },
+        outcome = poller.run(jitter) => outcome,
+    }
+}
 
+/// Rules 1 and 2: the outcomes that need no DNS, or the host name and current address to poll
+/// for (rule 3).
+fn without_polling(input: &HandoffInput) -> Result<(&str, IpAddr), Outcome> {
+    let window = Duration::from_secs(u64::try_from(input.window_secs).unwrap_or(0));
     // Rule 1, for a successor that is an address at all: garbage from a server (a 10 KB name,
     // bytes that are no host name) is no place to move to, and the other rules decide.
     let usable = |(host, port): &&(String, u16)| *port != 0 && check_host(host).is_ok();
     if let Some((host, port)) = input.successor.as_ref().filter(usable) {
-        return Outcome::MoveToSuccessor {
+        return Err(Outcome::MoveToSuccessor {
             host: host.clone(),
             port: *port,
-            at: elapsed(),
-        };
+            at: Duration::ZERO,
+        });
     }
-
     // Rule 2.
-    let (host, current) = match (&input.endpoint, input.current) {
-        (EndpointHost::Ip(_), _) => {
-            return Outcome::ReconnectOnClock {
-                at: window / 2,
-                reason: ClockReason::AddressEndpoint,
-            }
-        }
-        (EndpointHost::Name(_), None) => {
-            return Outcome::ReconnectOnClock {
-                at: window / 2,
-                reason: ClockReason::UnknownCurrent,
-            }
-        }
-        (EndpointHost::Name(host), Some(current)) => (host.as_str(), current),
-    };
+    match (&input.endpoint, input.current) {
+        (EndpointHost::Ip(_), _) => Err(Outcome::ReconnectOnClock {
+            at: window / 2,
+            reason: ClockReason::AddressEndpoint,
+        }),
+        (EndpointHost::Name(_), None) => Err(Outcome::ReconnectOnClock {
+            at: window / 2,
+            reason: ClockReason::UnknownCurrent,
+        }),
+        (EndpointHost::Name(host), Some(current)) => Ok((host.as_str(), current)),
+    }
+}
 
-    // Rule 3 with the jitter of rule 4.
-    let mut cancel = std::pin::pin!(cancel);
-    let mut polls: u32 = 0;
-    let mut cannot_tell: u32 = 0;
-    // Whether any poll got an address, and what the latest failing one got instead.
-    let mut answered = false;
-    let mut last_failure = String::new();
+/// Rule 3 with the jitter of rule 4: poll DNS until it names an address that is not ours, or
+/// the window ends.
+struct Poller<'a, R, C> {
+    host: &'a str,
+    current: IpAddr,
+    input: &'a HandoffInput,
+    resolver: &'a R,
+    clock: &'a C,
+    origin: Duration,
+    /// Shared with [`run`], which reports it when cancelled.
+    polls: &'a AtomicU32,
+}
 
-    // A window <= 0 has no jitter at all; the source is not even asked, so a custom `Jitter`
-    // cannot delay an "act now". A pick outside its range is clamped for the same reason.
-    let upper = jitter_upper(input.window_secs);
-    let wait = if upper.is_zero() {
-        Duration::ZERO
-    } else {
-        jitter.pick(upper).min(upper)
-    };
-    if !wait.is_zero() {
-        tokio::select! {
-            biased;
-            () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
-            () = clock.sleep(wait) => {}
+/// What the polls saw that did not decide the outcome.
+#[derive(Default)]
+struct Unanswered {
+    /// Polls that could not tell (failed, empty, or cut by the deadline).
+    cannot_tell: u32,
+    /// Whether any poll got an address.
+    answered: bool,
+    /// What the latest failing poll got instead.
+    last_failure: String,
+}
+
+impl<R: Resolve, C: Clock> Poller<'_, R, C> {
+    fn elapsed(&self) -> Duration {
+        self.clock.now().saturating_sub(self.origin)
+    }
+
+    async fn run<J: Jitter>(&self, jitter: &mut J) -> Outcome {
+        let window = Duration::from_secs(u64::try_from(self.input.window_secs).unwrap_or(0));
+        // A window <= 0 has no jitter at all; the source is not even asked, so a custom `Jitter`
+        // cannot delay an "act now". A pick outside its range is clamped for the same reason.
+        let upper = jitter_upper(self.input.window_secs);
+        let wait = if upper.is_zero() {
+            Duration::ZERO
+        } else {
+            jitter.pick(upper).min(upper)
+        };
+        if !wait.is_zero() {
+            self.clock.sleep(wait).await;
+        }
+        // The budget is window minus jitter, so polling ends at the window itself.
+        let deadline = window.max(wait);
+        // A zero interval would hammer the nameserver in a tight loop; 1 ms is still "as fast
+        // as possible" for any real resolver.
+        let interval = self.input.poll_interval.max(Duration::from_millis(1));
+        let mut seen = Unanswered::default();
+        loop {
+            let started = self.elapsed();
+            if let Some(outcome) = self.poll(deadline.saturating_sub(started), &mut seen).await {
+                return outcome;
+            }
+            let now = self.elapsed();
+            let next = (started + interval).max(now);
+            if next >= deadline {
+                if now < deadline {
+                    self.clock.sleep(deadline - now).await;
+                }
+                return self.expired(seen, window);
+            }
+            if next > now {
+                self.clock.sleep(next - now).await;
+            }
         }
     }
-    // The budget is window minus jitter, so polling ends at the window itself.
-    let deadline = window.max(wait);
-    // A zero interval would hammer the nameserver in a tight loop; 1 ms is still "as fast as
-    // possible" for any real resolver.
-    let interval = input.poll_interval.max(Duration::from_millis(1));
 
-    loop {
-        let started = elapsed();
-        let resolution = if polls == 0 {
+    /// One resolution: the outcome when it names an address that is not ours.
+    async fn poll(&self, left: Duration, seen: &mut Unanswered) -> Option<Outcome> {
+        let first = self.polls.load(Ordering::Relaxed) == 0;
+        let resolution = if first {
             // The first attempt is never cut short: a window <= 0 means "act now", and acting
             // needs at least one answer (rule 4).
-            tokio::select! {
-                biased;
-                () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
-                r = resolver.resolve(host) => Some(r),
-            }
+            Some(self.resolver.resolve(self.host).await)
         } else {
             tokio::select! {
                 biased;
-                () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
-                r = resolver.resolve(host) => Some(r),
+                r = self.resolver.resolve(self.host) => Some(r),
                 // A resolution still in flight when the budget runs out cannot change the outcome.
-                () = clock.sleep(deadline.saturating_sub(started)) => None,
+                () = self.clock.sleep(left) => None,
             }
         };
-        polls += 1;
-
+        let polls = self.polls.fetch_add(1, Ordering::Relaxed) + 1;
         match resolution.as_ref().and_then(Resolution::usable_addrs) {
             Some(addrs) => {
-                answered = true;
+                seen.answered = true;
                 // "Any address that isn't mine", not "prefer the newcomer": a live sibling is
                 // available now, the newcomer only once DNS moves.
-                if let Some(&to) = addrs.iter().find(|a| **a != current) {
-                    let at = elapsed();
-                    return if polls == 1 {
-                        Outcome::SteppedSideways { to, at }
-                    } else {
-                        Outcome::Moved { to, at, polls }
-                    };
-                }
+                let to = *addrs.iter().find(|a| **a != self.current)?;
+                let at = self.elapsed();
+                Some(if polls == 1 {
+                    Outcome::SteppedSideways { to, at }
+                } else {
+                    Outcome::Moved { to, at, polls }
+                })
             }
             // Failed, empty or cut by the deadline: cannot tell, never "gone"; keep polling.
             None => {
-                cannot_tell += 1;
-                last_failure = match &resolution {
+                seen.cannot_tell += 1;
+                seen.last_failure = match &resolution {
                     Some(Resolution::Failed { reason }) => reason.clone(),
                     Some(Resolution::Addresses { .. }) => "no A or AAAA records".into(),
                     None => "no answer before the window ended".into(),
                 };
+                None
             }
         }
+    }
 
-        let now = elapsed();
-        let next = (started + interval).max(now);
-        if next >= deadline {
-            if now < deadline {
-                tokio::select! {
-                    biased;
-                    () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
-                    () = clock.sleep(deadline - now) => {}
-                }
-            }
-            if !answered {
-                return Outcome::Unresolved {
-                    host: host.to_string(),
-                    at: elapsed(),
-                    polls,
-                    reason: last_failure,
-                    window,
-                };
-            }
-            return Outcome::StaleAtExpiry {
-                at: elapsed(),
+    /// The window ended with no address but ours: stale, or never answered at all.
+    fn expired(&self, seen: Unanswered, window: Duration) -> Outcome {
+        let (at, polls) = (self.elapsed(), self.polls.load(Ordering::Relaxed));
+        if !seen.answered {
+            return Outcome::Unresolved {
+                host: self.host.to_string(),
+                at,
                 polls,
-                cannot_tell,
+                reason: seen.last_failure,
                 window,
             };
         }
-        if next > now {
-            tokio::select! {
-                biased;
-                () = &mut cancel => return Outcome::Cancelled { at: elapsed(), polls },
-                () = clock.sleep(next - now) => {}
-            }
+        Outcome::StaleAtExpiry {
+            at,
+            polls,
+            cannot_tell: seen.cannot_tell,
+            window,
         }
     }
 }
