@@ -101,6 +101,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             bad_packets: s.bad_packets,
             snapped_packets: s.snapped_packets,
             gaps: s.gaps,
+            pruned_streams: s.pruned_streams,
         }),
         out,
     )?;
