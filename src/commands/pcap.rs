@@ -58,10 +58,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
                 return Ok(exit::FAILURE);
             }
         };
-        if let Some(bytes) = report.truncated {
-            let text = format!(
-                "the file ends inside a packet ({bytes} byte(s) after the last whole one): read up to the last whole packet"
-            );
+        for text in warnings(&report) {
             writeln!(err, "maintwatch pcap: warning: {name}: {text}")?;
             if args.json {
                 write(
@@ -103,9 +100,40 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             bad_packets: s.bad_packets,
             snapped_packets: s.snapped_packets,
             gaps: s.gaps,
+            pruned_streams: s.pruned_streams,
         }),
         out,
     )?;
     out.flush()?;
     Ok(exit::SUCCESS)
+}
+
+/// What a file's reading left out, one sentence each: skipped blocks, then a cut at the end.
+fn warnings(report: &read::FileReport) -> Vec<String> {
+    let mut out: Vec<String> = report
+        .skipped
+        .iter()
+        .map(|b| {
+            format!(
+                "skipped a malformed pcapng {} block at byte {} ({} bytes: {}); read on from the next block",
+                b.block, b.offset, b.bytes, b.what
+            )
+        })
+        .collect();
+    let unshown = report.skipped_blocks - report.skipped.len() as u64;
+    if unshown > 0 {
+        out.push(format!("skipped {unshown} more malformed pcapng block(s)"));
+    }
+    if report.packets_on_skipped_interfaces > 0 {
+        out.push(format!(
+            "{} packet(s) on an interface whose description block was skipped were not read (link type unknown)",
+            report.packets_on_skipped_interfaces
+        ));
+    }
+    if let Some(bytes) = report.truncated {
+        out.push(format!(
+            "the file ends inside a packet ({bytes} byte(s) after the last whole one): read up to the last whole packet"
+        ));
+    }
+    out
 }

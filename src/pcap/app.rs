@@ -73,6 +73,10 @@ pub struct App {
     waiting: VecDeque<Waiting>,
     /// Passwords the application sent, hidden from every text shown (never printed).
     secrets: Vec<String>,
+    /// More than [`MAX_SECRETS`] distinct passwords were sent: server texts are withheld.
+    too_many_secrets: bool,
+    /// Steps spent comparing and hiding passwords (see [`super::Stats::work`]).
+    pub work: u64,
     pub hs: HandshakeState,
     /// The MOVING this connection got (first one): event name and capture time.
     pub moving: Option<(String, SystemTime)>,
@@ -84,6 +88,16 @@ pub struct App {
     pub window_replies: u32,
     pub window_max_latency: Option<f64>,
 }
+
+/// Distinct passwords remembered per connection. Hiding costs a pass over a text per password,
+/// so an application (or a crafted file) sending thousands of them would make each error reply
+/// cost thousands of passes. Past this many, error texts of the connection are not shown at all:
+/// a password is never printed, and the work per reply stays bounded.
+pub const MAX_SECRETS: usize = 16;
+
+/// What is shown instead of a server's text once [`MAX_SECRETS`] is passed.
+pub const WITHHELD: &str =
+    "<text withheld: the connection sent too many distinct passwords to hide them reliably>";
 
 /// The passwords a command carries (HELLO ... AUTH user pass, AUTH [user] pass): kept only to
 /// be hidden if a server's reply echoes one.
@@ -216,6 +230,8 @@ impl App {
             down_ok: true,
             waiting: VecDeque::new(),
             secrets: Vec::new(),
+            too_many_secrets: false,
+            work: 0,
             hs: HandshakeState::default(),
             moving: None,
             reconnect: None,
@@ -248,10 +264,21 @@ impl App {
         }
         self.up.extend(data);
         let mut cmds = Vec::new();
-        let known = &mut self.secrets;
+        let (known, too_many, work) = (
+            &mut self.secrets,
+            &mut self.too_many_secrets,
+            &mut self.work,
+        );
         let result = self.up.drain(|frame, _, _| {
             for s in secrets(frame) {
-                if !known.contains(&s) {
+                *work += known.len() as u64 + 1;
+                if known.contains(&s) || *too_many {
+                    continue;
+                }
+                if known.len() == MAX_SECRETS {
+                    *too_many = true;
+                    known.clear();
+                } else {
                     known.push(s);
                 }
             }
@@ -373,7 +400,25 @@ impl App {
     }
 
     /// A server's text with any password the application sent replaced.
-    fn hide(&self, mut text: String) -> String {
+    fn hide(&mut self, mut text: String) -> String {
+        if self.too_many_secrets {
+            // The error code alone, when it is one of the server's own words, still says why.
+            let code = text.split_whitespace().next().unwrap_or("");
+            let known = [
+                "ERR",
+                "WRONGPASS",
+                "NOAUTH",
+                "NOPERM",
+                "NOPROTO",
+                "LOADING",
+                "BUSY",
+            ];
+            return match known.iter().find(|k| code.eq_ignore_ascii_case(k)) {
+                Some(k) => format!("{k} {WITHHELD}"),
+                None => WITHHELD.into(),
+            };
+        }
+        self.work += self.secrets.len() as u64;
         for s in &self.secrets {
             text = text.replace(s.as_str(), "<redacted>");
         }
@@ -433,6 +478,41 @@ mod tests {
         assert!(
             matches!(events.as_slice(), [Event::Push(_), Event::OptInReply(None)]),
             "{events:?}"
+        );
+    }
+
+    #[test]
+    fn past_the_password_cap_server_texts_are_withheld_and_work_stays_flat() {
+        let mut app = App::new(
+            1,
+            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:2".parse().unwrap(),
+            true,
+        );
+        let at = SystemTime::UNIX_EPOCH;
+        for i in 0..1000 {
+            let pass = format!("secret{i:05}");
+            let cmd = format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{pass}\r\n", pass.len());
+            app.client_bytes(cmd.as_bytes(), at);
+            app.server_bytes(b"-WRONGPASS invalid password\r\n", at);
+        }
+        assert!(app.secrets.len() <= MAX_SECRETS);
+        assert!(
+            app.work <= 1000 * (2 * MAX_SECRETS as u64 + 2),
+            "work {} for 1000 passwords",
+            app.work
+        );
+        let cmd =
+            b"*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$11\r\nsecret00001\r\n";
+        app.client_bytes(cmd, at);
+        let events = app.server_bytes(b"-WRONGPASS secret00001 is wrong\r\n", at);
+        let [Event::HelloRefused(text)] = events.as_slice() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(text, &format!("WRONGPASS {WITHHELD}"));
+        assert_eq!(
+            App::hello_outcome(text),
+            crate::record::OptInOutcome::AuthFailed
         );
     }
 

@@ -152,6 +152,9 @@ pub enum PcapLine {
         /// Packets cut by the capture's snap length.
         snapped_packets: u64,
         gaps: u64,
+        /// Streams forgotten undecided, past the cap on streams not yet known to be RESP.
+        #[serde(default)]
+        pruned_streams: u64,
     },
 }
 
@@ -314,6 +317,7 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
             bad_packets,
             snapped_packets,
             gaps,
+            pruned_streams,
             ..
         } => {
             let names: Vec<String> = files
@@ -333,6 +337,11 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
             if *snapped_packets > 0 {
                 text.push_str(&format!(
                     "; {snapped_packets} packet(s) cut by the snap length"
+                ));
+            }
+            if *pruned_streams > 0 {
+                text.push_str(&format!(
+                    "; {pruned_streams} undecided stream(s) forgotten (too many open at once)"
                 ));
             }
             vec![text]

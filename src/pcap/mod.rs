@@ -23,7 +23,7 @@ use crate::timeline::{CloseCause, Observation, Timeline, What};
 use app::{App, Event};
 use line::{Line, PcapLine};
 use reassembly::{Direction, GapWhy, Out, Outs};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -109,7 +109,24 @@ pub struct Stats {
     pub bad_packets: u64,
     pub snapped_packets: u64,
     pub gaps: u64,
+    /// Streams forgotten before anything said what they were (see [`MAX_UNDECIDED`]).
+    pub pruned_streams: u64,
+    /// Steps taken in loops whose length depends on how much state the read holds (streams
+    /// visited, candidates compared, passwords compared), plus one per packet. Not a clock: tests
+    /// assert it grows in proportion to the file, whatever the number of open streams.
+    pub work: u64,
 }
+
+/// Streams that have not said what they are (no client command yet, or ignored by port) kept
+/// at once. A flood of SYNs or port scans could otherwise fill memory; past the cap the oldest
+/// such stream is forgotten and counted. If it later carries RESP it is picked up again, as a
+/// connection captured mid-way. A stream is about 440 bytes in the table, and the table may
+/// reach four times this many slots (hash tables grow past removed entries), so the cap is what
+/// keeps a SYN flood near 100 MiB.
+pub const MAX_UNDECIDED: usize = 1 << 15;
+
+/// Packets between sweeps for finished streams, at the least.
+const PRUNE_EVERY: u64 = 1 << 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kindof {
@@ -134,6 +151,15 @@ struct Stream {
     fin_seen: [Option<SystemTime>; 2],
     /// When the stream ended; nothing more is read from it.
     done: Option<SystemTime>,
+    /// Which stream of this 4-tuple it is: tells a queued undecided stream from its successor.
+    serial: u64,
+}
+
+impl Stream {
+    /// Not yet RESP or TLS and still open: what [`MAX_UNDECIDED`] bounds.
+    fn undecided(&self) -> bool {
+        matches!(self.kind, Kindof::Undecided | Kindof::Ignored) && self.done.is_none()
+    }
 }
 
 /// The state of a whole capture read.
@@ -145,6 +171,16 @@ pub struct Analyzer {
     timeline: Timeline,
     streams: HashMap<(SocketAddr, SocketAddr), Stream, FastHash>,
     apps: HashMap<u32, App, FastHash>,
+    /// Connections that got a MOVING and have no successor yet, by client host, oldest MOVING
+    /// first: a new connection finds its predecessor without looking at every open one.
+    awaiting: HashMap<IpAddr, BTreeSet<(SystemTime, u32)>, FastHash>,
+    /// Undecided streams in the order they were opened (some entries stale), and how many of
+    /// them are still undecided.
+    undecided: VecDeque<((SocketAddr, SocketAddr), u64)>,
+    undecided_open: usize,
+    next_serial: u64,
+    /// Packet count at the last sweep for finished streams.
+    pruned_at: u64,
     next_id: u32,
     pub stats: Stats,
     out: Vec<Line>,
@@ -203,6 +239,11 @@ impl Analyzer {
             timeline,
             streams: HashMap::with_hasher(FastHash::new()),
             apps: HashMap::with_hasher(FastHash::new()),
+            awaiting: HashMap::with_hasher(FastHash::new()),
+            undecided: VecDeque::new(),
+            undecided_open: 0,
+            next_serial: 0,
+            pruned_at: 0,
             next_id: 1,
             stats: Stats::default(),
             out: Vec::new(),
@@ -254,7 +295,12 @@ impl Analyzer {
         if (p.data.len() as u64) < u64::from(p.orig_len) {
             self.stats.snapped_packets += 1;
         }
-        if self.stats.packets % (1 << 16) == 0 {
+        self.stats.work += 1;
+        // A sweep visits every stream: spaced by at least as many packets as there are streams,
+        // its cost per packet stays constant however many are open.
+        let since_sweep = self.stats.packets - self.pruned_at;
+        if since_sweep >= PRUNE_EVERY.max(self.streams.len() as u64) {
+            self.pruned_at = self.stats.packets;
             self.prune(p.ts);
         }
         match packet::segment(p.linktype, p.data) {
@@ -280,29 +326,12 @@ impl Analyzer {
             self.finish_stream(key, ts);
             self.streams.remove(&key);
         }
-        let ports = &self.settings.ports;
-        let stats = &mut self.stats;
-        let stream = self.streams.entry(key).or_insert_with(|| {
-            stats.tcp_streams += 1;
-            let ignored = !ports.is_empty()
-                && !ports.contains(&key.0.port())
-                && !ports.contains(&key.1.port());
-            Stream {
-                ends: [key.0, key.1],
-                dirs: Default::default(),
-                client: None,
-                syn: false,
-                started: ts,
-                kind: if ignored {
-                    Kindof::Ignored
-                } else {
-                    Kindof::Undecided
-                },
-                closed: None,
-                fin_seen: [None, None],
-                done: None,
-            }
-        });
+        if !self.streams.contains_key(&key) {
+            self.new_stream(key, ts);
+        }
+        let Some(stream) = self.streams.get_mut(&key) else {
+            return;
+        };
         if stream.kind == Kindof::Ignored || stream.kind == Kindof::Tls || stream.done.is_some() {
             return;
         }
@@ -356,6 +385,71 @@ impl Analyzer {
         }
     }
 
+    fn new_stream(&mut self, key: (SocketAddr, SocketAddr), ts: SystemTime) {
+        self.stats.tcp_streams += 1;
+        let ports = &self.settings.ports;
+        let ignored =
+            !ports.is_empty() && !ports.contains(&key.0.port()) && !ports.contains(&key.1.port());
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        self.streams.insert(
+            key,
+            Stream {
+                ends: [key.0, key.1],
+                dirs: Default::default(),
+                client: None,
+                syn: false,
+                started: ts,
+                kind: if ignored {
+                    Kindof::Ignored
+                } else {
+                    Kindof::Undecided
+                },
+                closed: None,
+                fin_seen: [None, None],
+                done: None,
+                serial,
+            },
+        );
+        self.undecided.push_back((key, serial));
+        self.undecided_open += 1;
+        self.bound_undecided();
+    }
+
+    /// Forgets the oldest undecided streams past [`MAX_UNDECIDED`], and drops queue entries of
+    /// streams that have since been decided once they outnumber the live ones.
+    fn bound_undecided(&mut self) {
+        while self.undecided_open > MAX_UNDECIDED {
+            let Some((key, serial)) = self.undecided.pop_front() else {
+                break;
+            };
+            self.stats.work += 1;
+            if self
+                .streams
+                .get(&key)
+                .is_some_and(|s| s.serial == serial && s.undecided())
+            {
+                self.streams.remove(&key);
+                self.undecided_open -= 1;
+                self.stats.pruned_streams += 1;
+            }
+        }
+        if self.undecided.len() > 2 * MAX_UNDECIDED.max(self.undecided_open) {
+            let streams = &self.streams;
+            self.stats.work += self.undecided.len() as u64;
+            self.undecided.retain(|(key, serial)| {
+                streams
+                    .get(key)
+                    .is_some_and(|s| s.serial == *serial && s.undecided())
+            });
+        }
+    }
+
+    /// A stream leaves the undecided ones (decided, or ended).
+    fn left_undecided(&mut self) {
+        self.undecided_open = self.undecided_open.saturating_sub(1);
+    }
+
     /// A FIN counts once every byte before it was read (or the direction gave up).
     fn check_fin(&mut self, key: (SocketAddr, SocketAddr), from: usize) {
         let Some(stream) = self.streams.get_mut(&key) else {
@@ -397,6 +491,7 @@ impl Analyzer {
         if from == client && looks_like_tls(data) {
             stream.kind = Kindof::Tls;
             self.stats.tls_streams += 1;
+            self.left_undecided();
             let (t, at) = (self.t(ts), wall(ts));
             self.emit(PcapLine::PcapTls {
                 v: SCHEMA_VERSION,
@@ -419,6 +514,7 @@ impl Analyzer {
         stream.kind = Kindof::Resp(id);
         self.stats.resp_conns += 1;
         let (syn, started) = (stream.syn, stream.started);
+        self.left_undecided();
         self.start_app(id, c, s, syn, started, by_port);
     }
 
@@ -455,22 +551,22 @@ impl Analyzer {
         self.apps.insert(id, App::new(id, client, server, syn));
         // A MOVING earlier on a connection from the same host, not yet followed: this is it.
         let host: IpAddr = client.ip();
-        let earlier = self
-            .apps
-            .values_mut()
-            .filter(|a| a.id != id && a.client.ip() == host && a.reconnect.is_none())
-            .filter_map(|a| {
-                a.moving
-                    .clone()
-                    .filter(|m| m.1 <= started)
-                    .map(|m| (a.id, m))
-            })
-            .min_by_key(|(_, m)| m.1);
+        self.stats.work += 1;
+        let earlier = self.awaiting.get_mut(&host).and_then(|waiting| {
+            let first = waiting.first().copied().filter(|m| m.0 <= started)?;
+            waiting.remove(&first);
+            Some(first.1)
+        });
+        if self.awaiting.get(&host).is_some_and(BTreeSet::is_empty) {
+            self.awaiting.remove(&host);
+        }
+        let earlier = earlier.and_then(|after| {
+            let a = self.apps.get_mut(&after)?;
+            a.reconnect = Some((id, started));
+            Some((after, a.moving.clone()?))
+        });
         let speed = self.settings.speed;
         if let Some((after, (event, moving_at))) = earlier {
-            if let Some(a) = self.apps.get_mut(&after) {
-                a.reconnect = Some((id, started));
-            }
             self.emit(PcapLine::PcapReconnect {
                 v: SCHEMA_VERSION,
                 t,
@@ -526,6 +622,7 @@ impl Analyzer {
         } else {
             app.server_bytes(bytes, ts)
         };
+        self.stats.work += std::mem::take(&mut app.work);
         let side = if client { "client" } else { "server" };
         self.events(id, side, events, ts);
     }
@@ -576,6 +673,10 @@ impl Analyzer {
                     None => "MOVING seq ?".into(),
                 };
                 app.moving = Some((name, ts));
+                self.awaiting
+                    .entry(app.client.ip())
+                    .or_default()
+                    .insert((ts, id));
             }
         }
         if let Some(app) = self.apps.get_mut(&id) {
@@ -748,7 +849,12 @@ impl Analyzer {
         if stream.done.is_some() {
             return;
         }
+        let was_undecided = stream.undecided();
         stream.done = Some(ts);
+        if was_undecided {
+            self.left_undecided();
+        }
+        let stream = self.streams.get_mut(&key).expect("stream");
         if stream.kind == Kindof::Undecided {
             // No client bytes ever said what it was.
             self.stats.ignored_streams += 1;
@@ -795,6 +901,7 @@ impl Analyzer {
     /// still recognised as belonging to a finished stream.
     fn prune(&mut self, now: SystemTime) {
         let linger = Duration::from_secs(120);
+        self.stats.work += self.streams.len() as u64;
         self.streams
             .retain(|_, s| s.done.is_none_or(|at| at + linger > now));
     }

@@ -2,6 +2,14 @@
 //! capture time and link type. A file cut mid-packet (a capture killed while writing, a copy
 //! taken while it grew) is read up to its last whole packet and the cut is reported, since
 //! everything before it is still good evidence.
+//!
+//! A pcapng block that is whole by its own length fields but malformed inside (a name-resolution
+//! record running past its block, an enhanced packet whose captured length exceeds its block, a
+//! decryption-secrets block the parser refuses) is skipped with a warning naming its byte
+//! offset, and reading resumes at the next block: the length fields at both ends of a block are
+//! what lets a reader resynchronise, and one bad block says nothing about the packets after it.
+//! A block whose own length fields are wrong gives no next block to resume at: that stays a cut
+//! or an error.
 
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
@@ -31,7 +39,30 @@ pub struct FileReport {
     pub packets: u64,
     /// The file ends inside a packet: bytes left over after the last whole one.
     pub truncated: Option<u64>,
+    /// pcapng blocks skipped as malformed (all of them counted).
+    pub skipped_blocks: u64,
+    /// The first [`MAX_SKIPPED_SHOWN`] of them, in file order.
+    pub skipped: Vec<SkippedBlock>,
+    /// Packets on an interface whose description block was skipped (their link type is unknown).
+    pub packets_on_skipped_interfaces: u64,
 }
+
+/// One malformed pcapng block left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedBlock {
+    /// Byte offset of the block's first byte in the file.
+    pub offset: u64,
+    /// The block type's name (or number).
+    pub block: String,
+    pub bytes: u64,
+    pub what: String,
+}
+
+/// Skipped blocks kept for the warnings; a hostile file may have millions, the rest are counted.
+pub const MAX_SKIPPED_SHOWN: usize = 100;
+
+/// An interface whose description block was skipped: its packets are counted, not read.
+const SKIPPED_INTERFACE: i32 = i32::MIN;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +108,8 @@ struct State {
     interfaces: Vec<(i32, u64, i64)>,
     /// A simple packet block has no time of its own: it takes the previous packet's.
     last_ts: SystemTime,
+    /// pcapng: the current section's byte order.
+    big_endian: bool,
 }
 
 impl State {
@@ -109,6 +142,9 @@ impl State {
             }
             PcapBlockOwned::NG(block) => {
                 self.report.format = Some(Format::PcapNg);
+                if let Block::SectionHeader(shb) = &block {
+                    self.big_endian = shb.big_endian();
+                }
                 ng_block(
                     block,
                     &mut self.interfaces,
@@ -133,19 +169,32 @@ pub fn read_file(
         legacy: None,
         interfaces: Vec::new(),
         last_ts: SystemTime::UNIX_EPOCH,
+        big_endian: false,
     };
     let mut size = BUFFER;
     let mut offset: u64 = 0;
     let mut last_refill_len = usize::MAX;
     loop {
-        match reader.next() {
+        let failed = match reader.next() {
             Ok((n, block)) => {
                 state.block(block, &mut each)?;
                 offset += n as u64;
                 reader.consume(n);
+                continue;
             }
-            Err(PcapError::Eof) => break,
-            Err(PcapError::Incomplete(_)) => {
+            Err(e) => Failed::from(e),
+        };
+        if state.report.format == Some(Format::PcapNg) && failed != Failed::Eof {
+            if let Some((kind, len)) = whole_block(reader.data(), state.big_endian) {
+                state.skip(offset, kind, len, failed.what());
+                offset += len as u64;
+                reader.consume(len);
+                continue;
+            }
+        }
+        match failed {
+            Failed::Eof => break,
+            Failed::Incomplete => {
                 // A refill that brings nothing at the end of the file: the rest is a cut packet.
                 let have = reader.data().len();
                 if reader.reader_exhausted() && have == last_refill_len {
@@ -155,32 +204,129 @@ pub fn read_file(
                 last_refill_len = have;
                 refill(&mut *reader, offset)?;
             }
-            Err(PcapError::BufferTooSmall) if size < MAX_BLOCK => {
+            Failed::TooSmall if size < MAX_BLOCK => {
                 size *= 4;
                 reader.grow(size);
                 refill(&mut *reader, offset)?;
             }
-            Err(PcapError::BufferTooSmall) => {
+            Failed::TooSmall => {
                 return Err(ReadError::Block {
                     offset,
                     what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
                 }
                 .into())
             }
-            Err(PcapError::UnexpectedEof) => {
+            Failed::UnexpectedEof => {
                 state.report.truncated = Some(reader.data().len() as u64);
                 break;
             }
-            Err(e) => {
-                return Err(ReadError::Block {
-                    offset,
-                    what: describe(&e),
-                }
-                .into())
-            }
+            Failed::Other(what) => return Err(ReadError::Block { offset, what }.into()),
         }
     }
     Ok(state.report)
+}
+
+/// A reader's error, owned, so that the reader can be looked at again.
+#[derive(Debug, PartialEq, Eq)]
+enum Failed {
+    Eof,
+    Incomplete,
+    TooSmall,
+    UnexpectedEof,
+    Other(String),
+}
+
+impl From<PcapError<&[u8]>> for Failed {
+    fn from(e: PcapError<&[u8]>) -> Failed {
+        match e {
+            PcapError::Eof => Failed::Eof,
+            PcapError::Incomplete(_) => Failed::Incomplete,
+            PcapError::BufferTooSmall => Failed::TooSmall,
+            PcapError::UnexpectedEof => Failed::UnexpectedEof,
+            e => Failed::Other(describe(&e)),
+        }
+    }
+}
+
+impl Failed {
+    fn what(&self) -> String {
+        match self {
+            // The parser asked for more bytes than the block holds: a length inside it is wrong.
+            Failed::Incomplete | Failed::TooSmall | Failed::UnexpectedEof => {
+                "a length inside it runs past the block's end".into()
+            }
+            Failed::Eof => "end of file".into(),
+            Failed::Other(what) => what.clone(),
+        }
+    }
+}
+
+const SHB: u32 = 0x0a0d_0d0a;
+const BYTE_ORDER: u32 = 0x1a2b_3c4d;
+
+/// The block at the start of `data`, if it is all there and its two length fields agree: its
+/// type and total length. Those are the facts a reader needs to step over it.
+fn whole_block(data: &[u8], section_big_endian: bool) -> Option<(u32, usize)> {
+    let word = |at: usize, big: bool| -> Option<u32> {
+        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+        Some(if big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    // A section header carries its own byte order; other blocks follow their section's.
+    let big = if word(0, false)? == SHB {
+        match word(8, false)? {
+            BYTE_ORDER => false,
+            o if o.swap_bytes() == BYTE_ORDER => true,
+            _ => return None,
+        }
+    } else {
+        section_big_endian
+    };
+    let kind = word(0, big)?;
+    let len = word(4, big)? as usize;
+    if len < 12 || len % 4 != 0 || len > MAX_BLOCK || data.len() < len {
+        return None;
+    }
+    (word(len - 4, big)? as usize == len).then_some((kind, len))
+}
+
+fn block_name(kind: u32) -> String {
+    match kind {
+        SHB => "section header".into(),
+        1 => "interface description".into(),
+        2 => "packet (obsolete)".into(),
+        3 => "simple packet".into(),
+        4 => "name resolution".into(),
+        5 => "interface statistics".into(),
+        6 => "enhanced packet".into(),
+        9 => "systemd journal export".into(),
+        0x0a => "decryption secrets".into(),
+        0x8000_0001 => "process information".into(),
+        0x0000_0bad | 0x4000_0bad => "custom".into(),
+        other => format!("type {other:#x}"),
+    }
+}
+
+impl State {
+    fn skip(&mut self, offset: u64, kind: u32, len: usize, what: String) {
+        let r = &mut self.report;
+        r.skipped_blocks += 1;
+        if r.skipped.len() < MAX_SKIPPED_SHOWN {
+            r.skipped.push(SkippedBlock {
+                offset,
+                block: block_name(kind),
+                bytes: len as u64,
+                what,
+            });
+        }
+        // Later packets name interfaces by position: a skipped description still takes its place.
+        if kind == 1 {
+            self.interfaces.push((SKIPPED_INTERFACE, 1, 0));
+        }
+    }
 }
 
 fn refill(reader: &mut dyn PcapReaderIterator, offset: u64) -> anyhow::Result<()> {
@@ -226,6 +372,10 @@ fn ng_block(
                     epb.if_id
                 );
             };
+            if linktype == SKIPPED_INTERFACE {
+                report.packets_on_skipped_interfaces += 1;
+                return Ok(());
+            }
             let ticks = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
             let secs = (ticks / unit) as i64 + tsoffset;
             let nanos = ((ticks % unit) as u128 * 1_000_000_000 / unit as u128) as u32;
@@ -241,6 +391,10 @@ fn ng_block(
         }
         Block::SimplePacket(spb) => {
             let linktype = interfaces.first().map_or(1, |i| i.0);
+            if linktype == SKIPPED_INTERFACE {
+                report.packets_on_skipped_interfaces += 1;
+                return Ok(());
+            }
             report.packets += 1;
             each(Packet {
                 ts: *last_ts,

@@ -117,9 +117,12 @@ impl Direction {
             self.duplicates += 1;
             return Outs::Nothing;
         }
-        let skip = (self.next as i64 - start).max(0) as usize;
-        let start = start.max(0) as u64 + skip as u64;
-        let data = &payload[skip..];
+        // A segment that begins before the next expected byte (a retransmission covering bytes
+        // already delivered, or bytes before the first one captured mid-connection) is cut to
+        // start exactly there: its new bytes follow on, with no hole in front of them.
+        let skip = (self.next as i64 - start).max(0);
+        let start = (start + skip) as u64;
+        let data = &payload[skip as usize..];
         if start == self.next {
             self.next += data.len() as u64;
             if self.pending.is_empty() {
@@ -269,6 +272,21 @@ mod tests {
                 why: GapWhy::Overflow
             })
         );
+    }
+
+    #[test]
+    fn a_retransmission_from_before_the_first_captured_byte_follows_on() {
+        // Captured mid-connection: no SYN, the first segment fixes offset 0.
+        let mut d = Direction::default();
+        assert_eq!(data(&d.segment(1000, b"abc", false)), b"abc");
+        // The sender retransmits from 7 bytes before it, with new bytes at the end.
+        assert_eq!(data(&d.segment(993, b"1234567abcdef", false)), b"def");
+        assert_eq!(d.delivered(), 6);
+        assert!(!d.broken());
+        assert_eq!(d.end(), None);
+        // And one wholly before the first captured byte is a duplicate.
+        assert!(d.segment(990, b"xyz", false).is_empty());
+        assert_eq!(d.duplicates, 1);
     }
 
     #[test]
