@@ -24,8 +24,9 @@ use prometheus_client::metrics::info::Info;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::{Registry, Unit};
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// One endpoint, as every per-endpoint series is labelled.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -69,6 +70,7 @@ pub struct HookResult {
 }
 
 type Histograms = Family<EndpointLabels, Histogram, fn() -> Histogram>;
+type FloatGauges = Family<EndpointLabels, Gauge<f64, AtomicU64>>;
 
 /// Socket close minus the declared window, in scenario seconds (negative: before it ended).
 const OVERSHOOT_BUCKETS: [f64; 13] = [
@@ -109,6 +111,8 @@ pub struct Metrics {
     overshoot: Histograms,
     dns_changes: Family<EndpointLabels, Counter>,
     dns_offset: Histograms,
+    dns_late: Family<EndpointLabels, Counter>,
+    heartbeat: FloatGauges,
     dry_runs: Family<OutcomeLabels, Counter>,
     margin: Histograms,
     unannounced: Family<EndpointLabels, Counter>,
@@ -139,6 +143,8 @@ impl Metrics {
             overshoot: Family::new_with_constructor(overshoot_histogram),
             dns_changes: Family::default(),
             dns_offset: Family::new_with_constructor(offset_histogram),
+            dns_late: Family::default(),
+            heartbeat: Family::default(),
             dry_runs: Family::default(),
             margin: Family::new_with_constructor(margin_histogram),
             unannounced: Family::default(),
@@ -205,6 +211,17 @@ impl Metrics {
             "DNS changes: time after the opening notification they followed",
             Unit::Seconds,
             self.dns_offset.clone(),
+        );
+        r.register(
+            "maintwatch_dns_late",
+            "MOVING windows the hostname's DNS did not follow within: changed past the window, or not by its close",
+            self.dns_late.clone(),
+        );
+        r.register_with_unit(
+            "maintwatch_heartbeat_timestamp",
+            "Unix time of the endpoint's latest --heartbeat line",
+            Unit::Seconds,
+            self.heartbeat.clone(),
         );
         r.register(
             "maintwatch_dry_runs",
@@ -285,6 +302,7 @@ impl Metrics {
             speed: 1.0,
             connected: HashMap::new(),
             window,
+            dns_polled: false,
         }
     }
 }
@@ -313,6 +331,8 @@ struct Open {
     since: Instant,
     window_s: f64,
     speed: f64,
+    /// A DNS change of the endpoint's hostname followed it (or was already counted late).
+    dns_done: bool,
 }
 
 /// `maintwatch_window_left_seconds`: computed when scraped, from the windows the sink keeps
@@ -359,6 +379,8 @@ pub struct MetricsSink {
     /// Connections up, with the outcome of their latest opt-in (`None` before the handshake).
     connected: HashMap<u32, Option<OptInOutcome>>,
     window: SecondsLeft,
+    /// The endpoint's hostname is polled (a `dns` line was seen): only then can DNS be late.
+    dns_polled: bool,
 }
 
 const OPT_IN_STATES: [OptInOutcome; 4] = [
@@ -445,11 +467,14 @@ impl MetricsSink {
                 since: Instant::now(),
                 window_s: n.time.unwrap_or(0).max(0) as f64,
                 speed: self.speed,
+                dns_done: false,
             });
         } else if let (Some(opened), true) = (n.closes(), push.labels.is_empty()) {
             let mut open = self.window.open();
             if let Some(i) = open.iter().rposition(|o| o.kind == opened) {
-                open.remove(i);
+                let shut = open.remove(i);
+                drop(open);
+                self.window_shut(&shut);
             }
         }
         self.windows_changed();
@@ -470,7 +495,13 @@ impl MetricsSink {
                 self.observe(&self.metrics.overshoot, past);
             }
             if let Some(rel) = &c.rel {
-                self.window.open().retain(|o| o.name != rel.to);
+                let shut: Vec<Open> = {
+                    let mut open = self.window.open();
+                    let (shut, kept) = open.drain(..).partition(|o| o.name == rel.to);
+                    *open = kept;
+                    shut
+                };
+                shut.iter().for_each(|o| self.window_shut(o));
                 self.windows_changed();
             }
         } else if matches!(c.by, ClosedBy::Server | ClosedBy::Error) {
@@ -490,14 +521,45 @@ impl MetricsSink {
         }
     }
 
-    fn dns(&self, d: &line::Dns) {
+    fn dns(&mut self, d: &line::Dns) {
+        self.dns_polled = true;
         if d.event != crate::record::DnsEvent::Changed {
             return;
         }
         self.count(&self.metrics.dns_changes);
         if let Some(rel) = &d.rel {
             self.observe(&self.metrics.dns_offset, rel.s);
+            // The change followed the window it is relative to: in time, or late (counted now,
+            // not again when the window closes).
+            let late = {
+                let mut open = self.window.open();
+                let followed = open.iter_mut().find(|o| o.name == rel.to && !o.dns_done);
+                followed.map(|o| {
+                    o.dns_done = true;
+                    rel.s > o.window_s
+                })
+            };
+            if late == Some(true) {
+                self.count(&self.metrics.dns_late);
+            }
         }
+    }
+
+    /// A window closed: a MOVING's that no DNS change followed, on a polled hostname, is late.
+    fn window_shut(&self, o: &Open) {
+        if o.kind == Kind::Moving && self.dns_polled && !o.dns_done {
+            self.count(&self.metrics.dns_late);
+        }
+    }
+
+    fn heartbeat(&self) {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.metrics
+            .heartbeat
+            .get_or_create(&self.endpoint)
+            .set(now);
     }
 }
 
@@ -538,10 +600,8 @@ impl Sink for MetricsSink {
                 self.window.open().clear();
                 self.windows_changed();
             }
-            WatchLine::Advertised(_)
-            | WatchLine::Ping(_)
-            | WatchLine::Topology(_)
-            | WatchLine::Heartbeat(_) => {}
+            WatchLine::Heartbeat(_) => self.heartbeat(),
+            WatchLine::Advertised(_) | WatchLine::Ping(_) | WatchLine::Topology(_) => {}
         }
         Ok(())
     }
@@ -550,6 +610,78 @@ impl Sink for MetricsSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const AT: &str = "\"v\":1,\"at\":\"2026-12-01T15:07:58.124806Z\"";
+
+    /// The single-proxy scenario's lines as a watch writes them (trimmed to what the sink reads),
+    /// with the DNS change at `dns_s` after the MOVING (`None`: no change) and the hostname polled
+    /// or not.
+    fn moving_lines(dns_s: Option<f64>, polled: bool) -> Vec<String> {
+        let mut l = Vec::new();
+        if polled {
+            l.push(format!(r#"{{"type":"dns",{AT},"t":0.0,"host":"db","event":"initial","before":[],"after":["127.0.0.2"],"ttl":1,"reason":null,"ours":null,"rel":null}}"#));
+        }
+        l.push(format!(r#"{{"type":"connected",{AT},"t":0.01,"conn":1,"addr":"127.0.0.2:1","tls":false,"session":1,"rel":null}}"#));
+        l.push(format!(r#"{{"type":"push",{AT},"t":0.01,"conn":1,"labels":[],"rel":{{"to":"MOVING seq 0","s":0.0}},"frame":{{"offset":0,"len":28,"raw":">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n","parsed":{{"class":"maintenance","kind":"MOVING","type_text":"MOVING","seq":0,"time":15,"target":{{"raw":null,"address":null}}}}}},"copy_of":null,"sources_ours":[]}}"#));
+        if let Some(s) = dns_s {
+            l.push(format!(r#"{{"type":"dns",{AT},"t":1.0,"host":"db","event":"changed","before":["127.0.0.2"],"after":["127.0.0.3"],"ttl":1,"reason":null,"ours":"left","rel":{{"to":"MOVING seq 0","s":{s}}}}}"#));
+        }
+        l.push(format!(r#"{{"type":"closed",{AT},"t":3.3,"conn":1,"by":"server","error":null,"announced":true,"window_s":15,"past_s":1.6,"rel":{{"to":"MOVING seq 0","s":16.6}},"joined_open":false,"retry_in_s":0.05}}"#));
+        l.push(format!(r#"{{"type":"heartbeat",{AT},"t":4.0,"conns":1,"up":0,"opted_in":0,"notifications":1,"since_notification_s":4.0}}"#));
+        l
+    }
+
+    /// The exposition after `lines` went through one endpoint's sink.
+    fn after(lines: &[String]) -> String {
+        let m = Arc::new(Metrics::new());
+        let mut sink = m.endpoint_sink("db", 1);
+        for l in lines {
+            let line: WatchLine = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            sink.line(&line).unwrap();
+        }
+        m.encode(false)
+    }
+
+    const LATE: &str = "maintwatch_dns_late_total{server_address=\"db\",server_port=\"1\"} 1";
+
+    #[test]
+    fn dns_following_within_the_window_is_not_late() {
+        let text = after(&moving_lines(Some(9.8), true));
+        assert!(text.contains("maintwatch_dns_changes_total{"), "{text}");
+        assert!(!text.contains("maintwatch_dns_late_total{"), "{text}");
+    }
+
+    #[test]
+    fn dns_changing_past_the_window_is_late_once() {
+        // Counted at the change, not again at the close of the same window.
+        let text = after(&moving_lines(Some(15.5), true));
+        assert!(text.contains(LATE), "{text}");
+    }
+
+    #[test]
+    fn dns_not_changing_by_the_close_is_late_only_where_a_hostname_is_polled() {
+        let text = after(&moving_lines(None, true));
+        assert!(text.contains(LATE), "{text}");
+        let ip = after(&moving_lines(None, false));
+        assert!(!ip.contains("maintwatch_dns_late_total{"), "{ip}");
+    }
+
+    #[test]
+    fn a_heartbeat_line_sets_its_wall_time() {
+        let before = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(!after(&moving_lines(None, false)[..2]).contains("maintwatch_heartbeat"));
+        let text = after(&moving_lines(None, false));
+        let value: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("maintwatch_heartbeat_timestamp_seconds{server_address=\"db\",server_port=\"1\"} "))
+            .unwrap_or_else(|| panic!("{text}"))
+            .parse()
+            .unwrap();
+        assert!(value >= before.floor(), "{value} {before}");
+    }
 
     #[test]
     fn label_values_are_printable_and_bounded() {
