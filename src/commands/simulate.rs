@@ -62,7 +62,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     // Registered before the banner: `ctrl_c()` only installs its handler when first polled, so a
     // Ctrl-C right after the `try` lines appeared killed the process instead of ending it with
     // the simulator shut down and exit 130.
-    let interrupted = tokio::signal::ctrl_c();
+    let interrupted = crate::sim::upstream::stop_signals();
     tokio::pin!(interrupted);
     if poll_once(interrupted.as_mut()).await.is_some() {
         sim.shutdown().await;

@@ -29,6 +29,7 @@ pub mod scenario;
 pub mod scenarios;
 mod server;
 pub mod upstream;
+mod wire;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -19,14 +19,16 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 
 use super::cluster::{as_map, key_slot, node_id};
 use super::escape::escape;
 use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
-use super::upstream::{Link, UpMsg};
+use super::upstream::{self, Upstream};
+use super::wire::{self, Cutter, Head};
 use super::{ConnEntry, ConnMsg, Shared, What, Why};
 use crate::resp::{encode_command, Frame, Limits, Scan, Scanner};
 
@@ -37,7 +39,26 @@ const ENTERPRISE_VERSION: &str = "8.0.2";
 const OSS_VERSION: &str = "7.4.1";
 
 /// Largest inline (telnet-style) command line, as Redis' `PROTO_INLINE_MAX_SIZE`.
-const INLINE_MAX: usize = 64 * 1024;
+const INLINE_MAX: usize = wire::LINE_MAX;
+
+/// What one read asks for, from the client or the upstream.
+const READ_SIZE: usize = 64 * 1024;
+/// Bytes for the client not yet written past which the upstream is not read: the upstream (and
+/// its server's output buffer) holds the rest, as it would for a client reading slowly.
+const OUT_HIGH: usize = 1024 * 1024;
+/// Bytes for the client not yet written past which the client is not read either (its own
+/// commands' replies from the simulator would otherwise pile up).
+const OUT_MAX: usize = 8 * 1024 * 1024;
+/// Bytes for the upstream not yet written past which the client is not read: a client that
+/// pipelines faster than the upstream takes is held back by TCP, not by memory here.
+const UP_MAX: usize = 1024 * 1024;
+/// Entries in the queue of owed replies past which the client is not read (consecutive
+/// relayed replies take one entry).
+const PENDING_MAX: usize = 4096;
+/// The largest command the simulator answers itself (the relayed ones have Redis' limits):
+/// none of its commands needs more, and it is held whole while it arrives.
+const LOCAL_MAX: usize = 4 * 1024 * 1024;
+const LOCAL_ARGS_MAX: u64 = 65_536;
 
 /// Values of `moving-endpoint-type` (docs/protocol.md section 1).
 const ENDPOINT_TYPES: &[&str] = &[
@@ -140,24 +161,9 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
         t.connects += 1;
         t.live += 1;
     });
-    let (up, up_rx) = match shared.upstream {
-        Some(_) => {
-            let (tx, rx) = mpsc::channel(super::upstream::READ_AHEAD);
-            (
-                Some(UpConn {
-                    link: None,
-                    replies: tx,
-                    failed: None,
-                    pending: VecDeque::new(),
-                    resp3: true,
-                }),
-                Some(rx),
-            )
-        }
-        None => (None, None),
-    };
     let conn = Conn {
-        up,
+        up: shared.upstream.as_ref().map(|_| UpConn::new()),
+        cmd: None,
         shared: shared.clone(),
         id,
         ip,
@@ -168,7 +174,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
         db: 0,
         opted_in: false,
     };
-    tokio::spawn(conn.run(stream, rx, up_rx));
+    tokio::spawn(conn.run(stream, rx));
 }
 
 /// A frame being written one byte per scenario second.
@@ -191,11 +197,110 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// Receives from the upstream, or waits forever without one.
-async fn recv_some(rx: &mut Option<mpsc::Receiver<UpMsg>>) -> Option<UpMsg> {
-    match rx {
-        Some(rx) => rx.recv().await,
+/// Bytes waiting to be written, written from the front as the socket takes them.
+#[derive(Default)]
+struct Outbox {
+    buf: Vec<u8>,
+    off: usize,
+}
+
+impl Outbox {
+    fn pending(&self) -> usize {
+        self.buf.len() - self.off
+    }
+
+    fn unsent(&self) -> &[u8] {
+        &self.buf[self.off..]
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.off += n;
+        if self.off == self.buf.len() {
+            self.clear();
+        }
+    }
+
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.off = 0;
+    }
+
+    /// Appends; the written front is dropped first once it is half the buffer, so the buffer
+    /// stays within twice its bound.
+    fn extend(&mut self, bytes: &[u8]) {
+        if self.off > 0 && self.off >= self.buf.len() / 2 {
+            self.buf.drain(..self.off);
+            self.off = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+}
+
+/// The upstream socket of one client connection, owned by the connection's task.
+#[derive(Default)]
+struct Link {
+    /// The connect and HELLO 3, in the background.
+    connecting: Option<JoinHandle<Result<TcpStream, String>>>,
+    rd: Option<OwnedReadHalf>,
+    wr: Option<OwnedWriteHalf>,
+    /// One read from the upstream, passed on before the next.
+    inbuf: Vec<u8>,
+    /// Commands for the upstream, as the client wrote them.
+    out: Outbox,
+}
+
+impl Link {
+    fn open(&mut self, up: Upstream) {
+        self.connecting = Some(tokio::spawn(async move { upstream::connect(&up).await }));
+    }
+
+    /// The upstream is gone: nothing more is read from it or written to it.
+    fn close(&mut self) {
+        if let Some(h) = self.connecting.take() {
+            h.abort();
+        }
+        self.rd = None;
+        self.wr = None;
+        self.out.clear();
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The background connect's outcome, or forever without one.
+async fn joined(
+    h: &mut Option<JoinHandle<Result<TcpStream, String>>>,
+) -> Result<TcpStream, String> {
+    match h {
+        Some(h) => h
+            .await
+            .unwrap_or_else(|e| Err(format!("upstream connection task ended: {e}"))),
         None => std::future::pending().await,
+    }
+}
+
+async fn read_some(rd: Option<&mut OwnedReadHalf>, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    match rd {
+        Some(rd) => rd.read_buf(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn write_some(wr: Option<&mut OwnedWriteHalf>, bytes: &[u8]) -> std::io::Result<usize> {
+    match wr {
+        Some(wr) => wr.write(bytes).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Makes room for one read without growing a buffer that already has it.
+fn room_for_read(buf: &mut Vec<u8>) {
+    if buf.capacity() - buf.len() < READ_SIZE / 4 {
+        buf.reserve(READ_SIZE);
     }
 }
 
@@ -207,7 +312,7 @@ struct Batch {
     notes: Vec<(Arc<[u8]>, Why)>,
     close: bool,
     narration: Vec<What>,
-    /// Commands to relay upstream, as the client wrote them.
+    /// Bytes to relay upstream, as the client wrote them.
     up_out: Vec<u8>,
     commands: u32,
     errors: u32,
@@ -215,8 +320,8 @@ struct Batch {
 
 /// A reply the client is owed, in the order it sent the commands.
 enum Pending {
-    /// The upstream's next non-push frame.
-    Reply,
+    /// The upstream's next non-push frames, this many.
+    Reply(usize),
     /// The upstream's next non-push frame, answering a `HELLO` the simulator sent to keep its
     /// protocol in step with the client's: not for the client.
     Discard,
@@ -224,16 +329,101 @@ enum Pending {
     Local(Vec<u8>),
 }
 
+/// Where the upstream connection is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkState {
+    /// No command was relayed yet.
+    Idle,
+    /// A command was relayed: the connection task opens it.
+    Wanted,
+    /// Opened (or failed: see [`UpConn::failed`]).
+    Started,
+}
+
 /// A client connection's side of its upstream connection.
 struct UpConn {
-    /// Opened by the first relayed command.
-    link: Option<Link>,
-    replies: mpsc::Sender<UpMsg>,
+    link: LinkState,
     /// Why the upstream is gone; every relayed command since gets an error reply.
     failed: Option<String>,
     pending: VecDeque<Pending>,
     /// The protocol the upstream connection speaks (its handshake is HELLO 3).
     resp3: bool,
+    /// Where the upstream's current frame ends.
+    cutter: Cutter,
+    /// The current frame goes to the client (not: a HELLO reply the relay asked for).
+    forwarding: bool,
+    /// The current frame is a push, not an answer.
+    push: bool,
+}
+
+impl UpConn {
+    fn new() -> UpConn {
+        UpConn {
+            link: LinkState::Idle,
+            failed: None,
+            pending: VecDeque::new(),
+            resp3: true,
+            cutter: Cutter::default(),
+            forwarding: false,
+            push: false,
+        }
+    }
+
+    fn expect_reply(&mut self) {
+        match self.pending.back_mut() {
+            Some(Pending::Reply(n)) => *n += 1,
+            _ => self.pending.push_back(Pending::Reply(1)),
+        }
+    }
+
+    /// Relayed replies still to come.
+    fn waiting(&self) -> usize {
+        self.pending
+            .iter()
+            .map(|p| match p {
+                Pending::Reply(n) => *n,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// A frame begins with this byte: whether it goes to the client, and whether it is an
+    /// error reply to count.
+    fn begin_frame(&mut self, first: u8) -> bool {
+        self.push = first == b'>';
+        self.forwarding = self.push || !matches!(self.pending.front(), Some(Pending::Discard));
+        !self.push && self.forwarding && matches!(first, b'-' | b'!')
+    }
+
+    /// The frame ended: an answer takes its place in the queue, then the simulator's own replies
+    /// that waited behind it go out. Returns their error replies.
+    fn end_frame(&mut self, out: &mut Outbox) -> u32 {
+        if !self.push {
+            // Unsolicited (RESP2 pub/sub messages) relays as it comes, like a reply.
+            match self.pending.front_mut() {
+                Some(Pending::Reply(n)) if *n > 1 => *n -= 1,
+                Some(Pending::Reply(_) | Pending::Discard) => {
+                    self.pending.pop_front();
+                }
+                _ => {}
+            }
+        }
+        let mut errors = 0;
+        while let Some(Pending::Local(_)) = self.pending.front() {
+            if let Some(Pending::Local(b)) = self.pending.pop_front() {
+                errors += u32::from(is_error_reply(&b));
+                out.extend(&b);
+            }
+        }
+        errors
+    }
+}
+
+/// A multibulk command whose bytes go by as they arrive: to the upstream, or (refused with an
+/// error reply already) nowhere.
+struct Streaming {
+    command: wire::Command,
+    relay: bool,
 }
 
 /// Commands whose replies are push frames in RESP3 and several arrays in RESP2: no one reply to
@@ -262,6 +452,8 @@ fn is_error_reply(frame: &[u8]) -> bool {
 
 struct Conn {
     up: Option<UpConn>,
+    /// The command whose bytes are still arriving.
+    cmd: Option<Streaming>,
     shared: Arc<Shared>,
     id: u64,
     ip: Ipv4Addr,
@@ -274,105 +466,123 @@ struct Conn {
 }
 
 impl Conn {
-    async fn run(
-        mut self,
-        stream: TcpStream,
-        mut rx: mpsc::UnboundedReceiver<ConnMsg>,
-        mut up_rx: Option<mpsc::Receiver<UpMsg>>,
-    ) {
+    async fn run(mut self, stream: TcpStream, mut rx: mpsc::UnboundedReceiver<ConnMsg>) {
         let (mut rd, mut wr) = stream.into_split();
         let mut shutdown = self.shared.shutdown.clone();
-        let mut buf: Vec<u8> = Vec::with_capacity(4096);
+        let mut buf: Vec<u8> = Vec::with_capacity(READ_SIZE);
+        // Bytes for the client, and the upstream socket with the bytes for it.
+        let mut out = Outbox::default();
+        let mut link = Link::default();
         // A frame being written one byte at a time, and what waits for it to be complete.
         let mut trickle: Option<Trickle> = None;
         let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
         // A QUIT was read while relayed replies were still owed: nothing more is read.
         let mut quitting = false;
         let by_server = 'run: loop {
-            while trickle.is_none() {
+            // A notification goes between two relayed frames, never inside one.
+            while trickle.is_none() && !self.mid_frame() {
                 let Some(msg) = backlog.pop_front() else {
                     break;
                 };
-                if let Some(by_server) = self.deliver(msg, &mut wr, &mut trickle).await {
+                if let Some(by_server) = self.deliver(msg, &mut wr, &mut out, &mut trickle).await {
                     break 'run by_server;
                 }
             }
+            self.open_link(&mut link);
+            room_for_read(&mut buf);
+            room_for_read(&mut link.inbuf);
             let next_byte = trickle.as_ref().map(|t| t.next);
+            let read_client = trickle.is_none() && !quitting && self.room(&out, &link);
+            let read_up = trickle.is_none() && out.pending() < OUT_HIGH;
             tokio::select! {
                 msg = rx.recv() => match msg {
                     Some(ConnMsg::Close) | None => break true,
-                    Some(msg) if trickle.is_some() => backlog.push_back(msg),
-                    Some(msg) => {
-                        if let Some(by_server) = self.deliver(msg, &mut wr, &mut trickle).await {
-                            break by_server;
-                        }
-                    }
+                    Some(msg) => backlog.push_back(msg),
                 },
                 // While a frame trickles out, commands wait unread: no reply may land inside it.
-                read = rd.read_buf(&mut buf), if trickle.is_none() && !quitting => match read {
+                read = rd.read_buf(&mut buf), if read_client => match read {
                     Ok(0) | Err(_) => break false,
                     Ok(n) if self.shared.scenario.silent => {
                         buf.clear();
                         self.shared.emit(What::Ignored { conn: self.id, proxy: self.proxy, bytes: n });
                     }
                     Ok(_) => {
-                        let mut batch = self.process(&mut buf);
-                        self.send_upstream(std::mem::take(&mut batch.up_out));
-                        let writing = SystemTime::now();
-                        if !batch.out.is_empty() && wr.write_all(&batch.out).await.is_err() {
-                            break false;
+                        let close = self.on_commands(&mut buf, &mut out, &mut link, &mut wr).await;
+                        match close {
+                            Err(()) => break false,
+                            Ok(true) if self.owed() == 0 => break true,
+                            // QUIT behind relayed commands: their replies first, then the close.
+                            Ok(close) => quitting |= close,
                         }
-                        let at = SystemTime::now();
-                        self.traffic(batch.commands, batch.errors, 0);
-                        for what in batch.narration {
-                            self.shared.emit_at(at, what);
-                        }
-                        for (bytes, why) in batch.notes {
-                            self.sent(writing, at, bytes.to_vec(), why);
-                        }
-                        if batch.close && self.owed() == 0 {
-                            break true;
-                        }
-                        // QUIT behind relayed commands: their replies first, then the close.
-                        quitting |= batch.close;
                     }
                 },
                 () = sleep_until_some(next_byte) => {
-                    let Some(t) = trickle.as_mut() else { continue };
-                    let writing = SystemTime::now();
-                    if wr.write_all(&t.bytes[t.pos..t.pos + 1]).await.is_err() {
-                        break false;
-                    }
-                    t.pos += 1;
-                    t.next += self.shared.second();
-                    if t.pos == t.bytes.len() {
-                        let t = trickle.take().expect("trickling");
-                        let why = Why::Step { line: t.line };
-                        self.sent(writing, SystemTime::now(), t.bytes, why);
+                    if let Some(by_server) = self.trickle_on(&mut trickle, &mut wr).await {
+                        break by_server;
                     }
                 },
-                msg = recv_some(&mut up_rx), if trickle.is_none() => {
-                    let (out, errors) = self.relay(msg);
-                    if !out.is_empty() && wr.write_all(&out).await.is_err() {
-                        break false;
+                written = wr.write(out.unsent()), if out.pending() > 0 && trickle.is_none() => match written {
+                    Ok(0) | Err(_) => break false,
+                    Ok(n) => out.advance(n),
+                },
+                connected = joined(&mut link.connecting) => {
+                    link.connecting = None;
+                    match connected {
+                        Ok(s) => {
+                            let (r, w) = s.into_split();
+                            (link.rd, link.wr) = (Some(r), Some(w));
+                        }
+                        Err(why) => if self.fail(why, &mut out, &mut link) { break true },
                     }
-                    self.traffic(0, errors, 0);
+                },
+                read = read_some(link.rd.as_mut(), &mut link.inbuf), if read_up => {
+                    let relayed = match read {
+                        Ok(0) => Err("the upstream closed the connection".to_string()),
+                        Err(e) => Err(format!("upstream read failed: {e}")),
+                        Ok(_) => self.relay(&link.inbuf, &mut out)
+                            .map_err(|e| format!("upstream sent bytes that are not RESP: {e}")),
+                    };
+                    link.inbuf.clear();
+                    match relayed {
+                        Ok(errors) => self.traffic(0, errors, 0),
+                        Err(why) => if self.fail(why, &mut out, &mut link) { break true },
+                    }
                     if quitting && self.owed() == 0 {
                         break true;
                     }
                 },
+                written = write_some(link.wr.as_mut(), link.out.unsent()), if link.out.pending() > 0 => match written {
+                    Ok(0) => {}
+                    Ok(n) => link.out.advance(n),
+                    Err(e) => if self.fail(format!("upstream write failed: {e}"), &mut out, &mut link) { break true },
+                },
                 _ = wait_until(&mut shutdown, true) => break true,
             }
         };
+        self.finish(by_server, buf, out, link, wr, rd).await;
+    }
+
+    /// The connection ends: what was owed is counted, what was written goes out (bounded), then
+    /// the socket closes and the connection leaves the table.
+    async fn finish(
+        &mut self,
+        by_server: bool,
+        buf: Vec<u8>,
+        out: Outbox,
+        link: Link,
+        mut wr: OwnedWriteHalf,
+        rd: OwnedReadHalf,
+    ) {
+        drop(link);
         // Commands that never got their reply: relayed ones still waiting, and a command cut
         // in the middle of being written.
-        let waiting = self.up.as_ref().map_or(0, |u| {
-            u.pending
-                .iter()
-                .filter(|p| matches!(p, Pending::Reply))
-                .count()
-        });
-        self.traffic(0, 0, (waiting + usize::from(!buf.is_empty())) as u32);
+        let waiting = self.up.as_ref().map_or(0, UpConn::waiting);
+        let cut = !buf.is_empty() || self.cmd.as_ref().is_some_and(|c| c.relay);
+        self.traffic(0, 0, (waiting + usize::from(cut)) as u32);
+        if by_server && out.pending() > 0 {
+            let flush = wr.write_all(out.unsent());
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), flush).await;
+        }
         // Half-close first so the client reads an orderly end of stream, then drop the socket.
         let _ = wr.shutdown().await;
         drop(wr);
@@ -390,14 +600,100 @@ impl Conn {
         });
     }
 
+    /// Runs the commands read; `Ok(close)`, or `Err` when the client is gone.
+    async fn on_commands(
+        &mut self,
+        buf: &mut Vec<u8>,
+        out: &mut Outbox,
+        link: &mut Link,
+        wr: &mut OwnedWriteHalf,
+    ) -> Result<bool, ()> {
+        let batch = self.process(buf);
+        link.out.extend(&batch.up_out);
+        out.extend(&batch.out);
+        let writing = SystemTime::now();
+        if !batch.notes.is_empty() {
+            // The opt-in's +OK and what it owes go out in one write, now (docs/protocol.md
+            // section 1), so the narration's times are the write's.
+            wr.write_all(out.unsent()).await.map_err(|_| ())?;
+            out.clear();
+        }
+        let at = SystemTime::now();
+        self.traffic(batch.commands, batch.errors, 0);
+        for what in batch.narration {
+            self.shared.emit_at(at, what);
+        }
+        for (bytes, why) in batch.notes {
+            self.sent(writing, at, bytes.to_vec(), why);
+        }
+        Ok(batch.close)
+    }
+
+    /// Writes the next byte of a trickled frame. `Some(by_server)`: the connection ends.
+    async fn trickle_on(
+        &self,
+        trickle: &mut Option<Trickle>,
+        wr: &mut OwnedWriteHalf,
+    ) -> Option<bool> {
+        let t = trickle.as_mut()?;
+        let writing = SystemTime::now();
+        if wr.write_all(&t.bytes[t.pos..t.pos + 1]).await.is_err() {
+            return Some(false);
+        }
+        t.pos += 1;
+        t.next += self.shared.second();
+        if t.pos == t.bytes.len() {
+            let t = trickle.take().expect("trickling");
+            let why = Why::Step { line: t.line };
+            self.sent(writing, SystemTime::now(), t.bytes, why);
+        }
+        None
+    }
+
+    /// True between the first and the last byte of a frame being relayed to the client.
+    fn mid_frame(&self) -> bool {
+        self.up.as_ref().is_some_and(|u| u.cutter.mid_frame())
+    }
+
+    /// Whether the client may be read: every buffer in its way has room.
+    fn room(&self, out: &Outbox, link: &Link) -> bool {
+        out.pending() < OUT_MAX
+            && link.out.pending() < UP_MAX
+            && self
+                .up
+                .as_ref()
+                .is_none_or(|u| u.pending.len() < PENDING_MAX)
+    }
+
+    /// Opens the upstream connection once a command was relayed.
+    fn open_link(&mut self, link: &mut Link) {
+        if let Some(up) = self.up.as_mut().filter(|u| u.link == LinkState::Wanted) {
+            up.link = LinkState::Started;
+            let target = self
+                .shared
+                .upstream
+                .clone()
+                .expect("an upstream is configured");
+            link.open(target);
+        }
+    }
+
     /// Writes a notification or carries out a hostile step. `Some(by_server)`: the connection
     /// ends (the client went away, or the step closes it).
     async fn deliver(
         &self,
         msg: ConnMsg,
         wr: &mut OwnedWriteHalf,
+        out: &mut Outbox,
         trickle: &mut Option<Trickle>,
     ) -> Option<bool> {
+        // What was owed to the client before the notification goes out before it.
+        if out.pending() > 0 {
+            if wr.write_all(out.unsent()).await.is_err() {
+                return Some(false);
+            }
+            out.clear();
+        }
         match msg {
             ConnMsg::Close => Some(true),
             ConnMsg::Push(bytes, why) => {
@@ -466,7 +762,15 @@ impl Conn {
 
     /// Replies still owed to the client (relayed ones, and the simulator's own waiting behind).
     fn owed(&self) -> usize {
-        self.up.as_ref().map_or(0, |u| u.pending.len())
+        self.up.as_ref().map_or(0, |u| {
+            u.pending
+                .iter()
+                .map(|p| match p {
+                    Pending::Reply(n) => *n,
+                    _ => 1,
+                })
+                .sum()
+        })
     }
 
     /// Narrates traffic for a grade, when asked for and when there is some.
@@ -491,70 +795,65 @@ impl Conn {
         });
     }
 
-    fn send_upstream(&mut self, bytes: Vec<u8>) {
-        let Some(up) = self.up.as_mut() else { return };
-        if bytes.is_empty() {
-            return;
+    /// Passes on what the upstream sent: pushes as they come, replies in command order with the
+    /// simulator's own replies that waited behind them, a reply to a HELLO of the relay's own
+    /// not at all. Frames are cut, not decoded: their bytes go on as they arrive. Returns the
+    /// error replies passed on; an error says the bytes are not RESP.
+    fn relay(&mut self, data: &[u8], out: &mut Outbox) -> Result<u32, String> {
+        let Some(up) = self.up.as_mut() else {
+            return Ok(0);
+        };
+        let mut errors = 0;
+        let mut pos = 0;
+        while pos < data.len() {
+            if !up.cutter.mid_frame() {
+                errors += u32::from(up.begin_frame(data[pos]));
+            }
+            let (n, ended) = up.cutter.advance(&data[pos..])?;
+            if up.forwarding {
+                out.extend(&data[pos..pos + n]);
+            }
+            pos += n;
+            if ended {
+                errors += up.end_frame(out);
+            }
         }
-        if let Some(link) = &up.link {
-            // A writer that ended has failed or is failing; its reader reports why.
-            let _ = link.send(bytes);
-        }
+        Ok(errors)
     }
 
-    /// What to write to the client for what the upstream sent (or for its failure), and how
-    /// many error replies that is. Pushes go out as they come; replies in command order, with
-    /// the simulator's own replies that waited behind them.
-    fn relay(&mut self, msg: Option<UpMsg>) -> (Vec<u8>, u32) {
+    /// The upstream is gone: every relayed command still waiting gets an error reply in its
+    /// place, and so does every one after. True when a reply was cut in the middle, which
+    /// nothing can repair: the client connection must close.
+    fn fail(&mut self, why: String, out: &mut Outbox, link: &mut Link) -> bool {
+        link.close();
+        if let Some(cmd) = self.cmd.as_mut() {
+            // The rest of a command being relayed goes nowhere; its reply is the error below.
+            cmd.relay = false;
+        }
         let Some(up) = self.up.as_mut() else {
-            return (Vec::new(), 0);
+            return false;
         };
-        let mut out = Vec::new();
+        let cut = up.cutter.mid_frame() && up.forwarding;
+        up.cutter = Cutter::default();
+        let text = format!("ERR maintwatch simulate: {why}");
         let mut errors = 0;
-        match msg {
-            Some(UpMsg::Frames(f)) => {
-                out.reserve(f.bytes.len());
-                let mut start = 0;
-                for (end, push) in f.ends {
-                    let frame = &f.bytes[start..end];
-                    start = end;
-                    if push {
-                        out.extend_from_slice(frame);
-                        continue;
+        let mut replies = Vec::new();
+        for p in up.pending.drain(..) {
+            match p {
+                Pending::Reply(n) => {
+                    for _ in 0..n {
+                        error(&mut replies, &text);
                     }
-                    // Unsolicited (RESP2 pub/sub messages) relays as it comes, like a reply.
-                    if !matches!(up.pending.pop_front(), Some(Pending::Discard)) {
-                        errors += u32::from(is_error_reply(frame));
-                        out.extend_from_slice(frame);
-                    }
-                    while let Some(Pending::Local(_)) = up.pending.front() {
-                        if let Some(Pending::Local(b)) = up.pending.pop_front() {
-                            errors += u32::from(is_error_reply(&b));
-                            out.extend_from_slice(&b);
-                        }
-                    }
+                    errors += n as u32;
                 }
-            }
-            failed => {
-                let why = match failed {
-                    Some(UpMsg::Failed(w)) => w,
-                    _ => "the upstream connection ended".to_string(),
-                };
-                up.link = None;
-                for p in up.pending.drain(..) {
-                    match p {
-                        Pending::Reply => {
-                            error(&mut out, &format!("ERR maintwatch simulate: {why}"));
-                            errors += 1;
-                        }
-                        Pending::Discard => {}
-                        Pending::Local(b) => out.extend_from_slice(&b),
-                    }
-                }
-                up.failed = Some(why);
+                Pending::Discard => {}
+                Pending::Local(b) => replies.extend_from_slice(&b),
             }
         }
-        (out, errors)
+        up.failed = Some(why);
+        out.extend(&replies);
+        self.traffic(0, errors, 0);
+        cut
     }
 
     fn sent(&self, writing: SystemTime, at: SystemTime, bytes: Vec<u8>, why: Why) {
@@ -570,23 +869,37 @@ impl Conn {
         );
     }
 
-    /// Runs every complete command in `buf` (pipelining), removing them from it.
+    /// Runs every complete command in `buf` (pipelining) and passes on the relayed ones as far
+    /// as they have arrived, removing what it used from `buf`.
     fn process(&mut self, buf: &mut Vec<u8>) -> Batch {
         let mut batch = Batch::default();
         let mut used = 0;
         while used < buf.len() && !batch.close {
-            match next_command(&buf[used..]) {
-                Ok(None) => break,
-                Ok(Some((args, n))) => {
-                    if !args.is_empty() {
-                        batch.commands += 1;
-                        self.command(&args, &buf[used..used + n], &mut batch);
+            let step = match self.cmd.as_mut() {
+                Some(cmd) => cmd.command.advance(&buf[used..]).map(|(n, ended)| {
+                    if cmd.relay {
+                        batch.up_out.extend_from_slice(&buf[used..used + n]);
                     }
+                    Some((n, ended))
+                }),
+                None => self
+                    .next_command(&buf[used..], &mut batch)
+                    .map(|n| n.map(|n| (n, false))),
+            };
+            match step {
+                Ok(Some((n, ended))) => {
                     used += n;
+                    if ended {
+                        self.cmd = None;
+                    }
                 }
+                Ok(None) => break,
                 Err(why) => {
-                    // As Redis: report the protocol error, then close the connection.
+                    // As Redis: report the protocol error (after the replies owed before it),
+                    // then close the connection.
+                    let start = batch.out.len();
                     error(&mut batch.out, &format!("ERR Protocol error: {why}"));
+                    self.hold_local(start, &mut batch);
                     batch.close = true;
                     used = buf.len();
                 }
@@ -594,6 +907,91 @@ impl Conn {
         }
         buf.drain(..used);
         batch
+    }
+
+    /// Starts the command at the front of `data`: how many bytes it used (0 when its bytes now
+    /// stream through [`Conn::cmd`]), `None` until enough of it has arrived.
+    fn next_command(&mut self, data: &[u8], batch: &mut Batch) -> Result<Option<usize>, String> {
+        if data[0] != b'*' {
+            let Some((args, n)) = next_inline(data)? else {
+                return Ok(None);
+            };
+            if !args.is_empty() {
+                batch.commands += 1;
+                self.command(&args, &data[..n], batch);
+            }
+            return Ok(Some(n));
+        }
+        let Some(head) = wire::head(data)? else {
+            return Ok(None);
+        };
+        if head.argc == 0 {
+            // Redis skips an empty command.
+            return Ok(Some(head.line));
+        }
+        batch.commands += 1;
+        if self.relays(&head) {
+            let start = batch.out.len();
+            let refused = self.refusal();
+            if let Some(text) = &refused {
+                error(&mut batch.out, text);
+            } else {
+                self.expect_relayed(&head.name, batch);
+            }
+            self.hold_local(start, batch);
+            self.stream(refused.is_none());
+            return Ok(Some(0));
+        }
+        // Answered here (or relayed after a look at all its words): held whole, within a bound.
+        if head.argc <= LOCAL_ARGS_MAX {
+            if let Some((args, n)) = whole_command(data)? {
+                self.command(&args, &data[..n], batch);
+                return Ok(Some(n));
+            }
+            if data.len() <= LOCAL_MAX {
+                return Ok(None);
+            }
+        }
+        let start = batch.out.len();
+        error(
+            &mut batch.out,
+            &format!(
+                "ERR maintwatch simulate: '{}' with more than {LOCAL_ARGS_MAX} arguments or {} MiB \
+                 is more than the simulator answers itself",
+                head.name,
+                LOCAL_MAX >> 20
+            ),
+        );
+        self.hold_local(start, batch);
+        self.stream(false);
+        Ok(Some(0))
+    }
+
+    /// The command at the front goes by as it arrives: to the upstream, or nowhere.
+    fn stream(&mut self, relay: bool) {
+        self.cmd = Some(Streaming {
+            command: wire::Command::new(),
+            relay,
+        });
+    }
+
+    /// Whether a command streams to the upstream as it arrives, unlooked at: any command the
+    /// simulator neither answers nor watches (CLIENT SETNAME names the client, RESET changes
+    /// the protocol).
+    fn relays(&self, head: &Head) -> bool {
+        self.up.is_some()
+            && !owned_with_upstream(&head.name, &head.sub, self.shared.scenario.is_cluster())
+            && !(head.name == "CLIENT" && head.sub == "SETNAME")
+            && head.name != "RESET"
+    }
+
+    /// Why a command to relay gets an error reply instead, if it does.
+    fn refusal(&self) -> Option<String> {
+        if !self.authed {
+            return Some("NOAUTH Authentication required.".into());
+        }
+        let why = self.up.as_ref()?.failed.as_ref()?;
+        Some(format!("ERR maintwatch simulate: {why}"))
     }
 
     fn command(&mut self, args: &[Vec<u8>], raw: &[u8], batch: &mut Batch) {
@@ -664,18 +1062,23 @@ impl Conn {
         self.hold_local(start, batch);
     }
 
-    /// Relays one command as the client wrote it, keeping the upstream's protocol in step with
-    /// the client's; after an upstream failure, answers with the failure instead.
+    /// Relays one whole command as the client wrote it; after an upstream failure, answers
+    /// with the failure instead.
     fn forward(&mut self, name: &str, raw: &[u8], batch: &mut Batch) {
-        let resp3 = self.resp3;
-        let shared = self.shared.clone();
-        let Some(up) = self.up.as_mut() else { return };
-        if let Some(why) = &up.failed {
-            return error(&mut batch.out, &format!("ERR maintwatch simulate: {why}"));
+        if let Some(text) = self.refusal() {
+            return error(&mut batch.out, &text);
         }
-        if up.link.is_none() {
-            let target = shared.upstream.clone().expect("an upstream is configured");
-            up.link = Some(Link::open(target, up.replies.clone()));
+        self.expect_relayed(name, batch);
+        batch.up_out.extend_from_slice(raw);
+    }
+
+    /// A command is about to be relayed: the connection opens on the first, the upstream's
+    /// protocol follows the client's, and its reply takes its place in the queue.
+    fn expect_relayed(&mut self, name: &str, batch: &mut Batch) {
+        let resp3 = self.resp3;
+        let Some(up) = self.up.as_mut() else { return };
+        if up.link == LinkState::Idle {
+            up.link = LinkState::Wanted;
         }
         if up.resp3 != resp3 {
             let hello = encode_command(&[&b"HELLO"[..], if resp3 { b"3" } else { b"2" }]);
@@ -683,9 +1086,8 @@ impl Conn {
             up.pending.push_back(Pending::Discard);
             up.resp3 = resp3;
         }
-        batch.up_out.extend_from_slice(raw);
         if !is_subscription(name) {
-            up.pending.push_back(Pending::Reply);
+            up.expect_reply();
         }
     }
 
@@ -695,7 +1097,11 @@ impl Conn {
         if batch.out.len() == start {
             return;
         }
-        let up = self.up.as_mut().filter(|u| !u.pending.is_empty());
+        // Also behind a relayed frame still arriving (a push), never inside it.
+        let up = self
+            .up
+            .as_mut()
+            .filter(|u| !u.pending.is_empty() || u.cutter.mid_frame());
         match up {
             Some(up) => {
                 let reply = batch.out.split_off(start);
@@ -1327,31 +1733,32 @@ fn shorten(text: &str, max: usize) -> String {
 /// A command's arguments and how many bytes of the buffer it took.
 type Parsed = (Vec<Vec<u8>>, usize);
 
-/// The next command in `buf`, `None` if incomplete. Both forms Redis reads: a RESP array of bulk
-/// strings, and an inline line (`PING\r\n`).
-fn next_command(buf: &[u8]) -> Result<Option<Parsed>, String> {
-    if buf[0] == b'*' {
-        let scanner = Scanner::new(Limits {
-            max_depth: 1,
-            ..Limits::default()
-        });
-        return match scanner.scan(buf) {
-            Ok(Scan::Incomplete { .. }) => Ok(None),
-            Ok(Scan::Frame(Frame::Array(items), n)) => {
-                let args = items
-                    .iter()
-                    .map(|f| match f {
-                        Frame::Blob(b) => Ok(b.to_vec()),
-                        other => Err(format!("expected '$', got a {}", other.type_name())),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(Some((args, n)))
-            }
-            // `*-1` scans as a null: Redis skips an empty command.
-            Ok(Scan::Frame(_, n)) => Ok(Some((Vec::new(), n))),
-            Err(e) => Err(e.to_string()),
-        };
+/// The whole multibulk command at the front of `buf` (at most [`LOCAL_ARGS_MAX`] arguments,
+/// checked by the caller), `None` if incomplete.
+fn whole_command(buf: &[u8]) -> Result<Option<Parsed>, String> {
+    let scanner = Scanner::new(Limits {
+        max_depth: 1,
+        ..Limits::default()
+    });
+    match scanner.scan(buf) {
+        Ok(Scan::Incomplete { .. }) => Ok(None),
+        Ok(Scan::Frame(Frame::Array(items), n)) => {
+            let args = items
+                .iter()
+                .map(|f| match f {
+                    Frame::Blob(b) => Ok(b.to_vec()),
+                    other => Err(format!("expected '$', got a {}", other.type_name())),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Some((args, n)))
+        }
+        Ok(Scan::Frame(other, _)) => Err(format!("expected an array, got a {}", other.type_name())),
+        Err(e) => Err(e.to_string()),
     }
+}
+
+/// The inline (telnet-style) command at the front of `buf` (`PING\r\n`), `None` if incomplete.
+fn next_inline(buf: &[u8]) -> Result<Option<Parsed>, String> {
     let Some(end) = buf.iter().position(|&b| b == b'\n') else {
         if buf.len() > INLINE_MAX {
             return Err("too big inline request".into());
@@ -1373,18 +1780,18 @@ mod tests {
 
     #[test]
     fn commands_in_both_forms() {
-        let (args, n) = next_command(b"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nPING")
+        let (args, n) = whole_command(b"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nPING")
             .unwrap()
             .unwrap();
         assert_eq!((args, n), (vec![b"ECHO".to_vec(), b"hi".to_vec()], 22));
-        let (args, n) = next_command(b"ECHO  hello\r\n").unwrap().unwrap();
+        let (args, n) = next_inline(b"ECHO  hello\r\n").unwrap().unwrap();
         assert_eq!((args, n), (vec![b"ECHO".to_vec(), b"hello".to_vec()], 13));
-        assert_eq!(next_command(b"*2\r\n$4\r\nEC").unwrap(), None);
-        assert_eq!(next_command(b"PING").unwrap(), None);
-        assert!(next_command(b"*1\r\n:1\r\n")
+        assert_eq!(whole_command(b"*2\r\n$4\r\nEC").unwrap(), None);
+        assert_eq!(next_inline(b"PING").unwrap(), None);
+        assert!(whole_command(b"*1\r\n:1\r\n")
             .unwrap_err()
             .contains("expected '$'"));
-        assert!(next_command(b"*x\r\n").is_err());
+        assert!(whole_command(b"*x\r\n").is_err());
     }
 
     #[test]

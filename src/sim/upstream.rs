@@ -9,12 +9,21 @@
 //! proxy. The upstream speaks RESP3 from its own `HELLO 3` (with the upstream's AUTH); the
 //! connection task switches it with `HELLO 2` when its client speaks RESP2.
 //!
-//! Two tasks per upstream connection, a writer and a reader, so a large pipeline being written
-//! can never wait on replies nobody reads. The reader cuts the byte stream into whole frames with
-//! the project's RESP scanner and hands them over in batches; the client connection's task is the
-//! only writer to the client socket, so a relayed frame, a reply of the simulator's own and a
-//! notification never interleave inside one another. An upstream that cannot be reached, refuses
-//! the handshake or goes away reaches the client as an error reply, never as a hang.
+//! The client connection's task owns its upstream socket too, and relays bytes both ways as
+//! they arrive, cut at frame boundaries without being decoded ([`super::wire`]): a command of
+//! any size within Redis' limits reaches the upstream whole, and a reply of any size reaches
+//! the client whole. Each direction is bounded in bytes; the side that is ahead is not read
+//! until the other has caught up, so TCP pushes back on it and memory stays flat whatever a
+//! client pipelines. A reply of the simulator's own or a notification goes between two relayed
+//! frames, never inside one. A command that cannot be relayed (the upstream is gone, the client
+//! is not authenticated) gets an error reply in its place, so replies never shift. An upstream
+//! that cannot be reached, refuses the handshake or goes away reaches the client as an error
+//! reply, never as a hang.
+//!
+//! A redis-server started for the run ([`SpawnedRedis`]) is stopped on every way out: a normal
+//! end or an error (it is dropped), SIGINT, SIGTERM or SIGHUP ([`stop_signals`] ends the run
+//! through its normal teardown), a panic (unwinding drops it), and the simulator's own death by
+//! SIGKILL or an abort (on Linux the child asks the kernel for SIGKILL when its parent dies).
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -23,15 +32,10 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 
 use super::escape::escape;
 use crate::conn::url::RedisUrl;
 use crate::resp::{encode_command, Frame, Limits, StreamReader};
-
-/// Batches of frames read ahead of the client: beyond this the reader stops reading, and the
-/// upstream server holds the rest (bounded memory here whatever the client reads).
-pub(super) const READ_AHEAD: usize = 16;
 
 /// One deadline for the upstream's connect, and one for its HELLO reply.
 const PHASE_DEADLINE: Duration = Duration::from_secs(5);
@@ -95,65 +99,9 @@ impl Upstream {
     }
 }
 
-/// Frames from the upstream, in arrival order, as one batch per read.
-pub(super) struct Frames {
-    pub bytes: Vec<u8>,
-    /// Each frame's end offset in `bytes`, and whether it is a push (`>`).
-    pub ends: Vec<(usize, bool)>,
-}
-
-/// What the reader tells the client connection's task.
-pub(super) enum UpMsg {
-    Frames(Frames),
-    /// The upstream is gone or never came; the text says why (no password in it).
-    Failed(String),
-}
-
-/// The sending end of one upstream connection: bytes written to it go out in order.
-pub(super) struct Link {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
-}
-
-impl Link {
-    /// Connects in the background; until then (and after a failure) writes are queued or dropped,
-    /// and the failure arrives on `replies`.
-    pub fn open(up: Upstream, replies: mpsc::Sender<UpMsg>) -> Link {
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(up, rx, replies));
-        Link { tx }
-    }
-
-    /// Queues bytes for the upstream; false when its writer has ended.
-    pub fn send(&self, bytes: Vec<u8>) -> bool {
-        self.tx.send(bytes).is_ok()
-    }
-}
-
-async fn run(up: Upstream, mut rx: mpsc::UnboundedReceiver<Vec<u8>>, replies: mpsc::Sender<UpMsg>) {
-    let stream = match connect(&up).await {
-        Ok(s) => s,
-        Err(why) => {
-            let _ = replies.send(UpMsg::Failed(why)).await;
-            return;
-        }
-    };
-    let (mut rd, mut wr) = stream.into_split();
-    let reader = tokio::spawn(async move {
-        let why = read_frames(&mut rd, &replies).await;
-        let _ = replies.send(UpMsg::Failed(why)).await;
-    });
-    while let Some(bytes) = rx.recv().await {
-        if wr.write_all(&bytes).await.is_err() {
-            break;
-        }
-    }
-    // The client connection ended (or the upstream stopped taking bytes): an orderly end, after
-    // which the server closes its side and the reader ends too.
-    let _ = wr.shutdown().await;
-    let _ = tokio::time::timeout(PHASE_DEADLINE, reader).await;
-}
-
-async fn connect(up: &Upstream) -> Result<TcpStream, String> {
+/// Connects and says `HELLO 3` (with AUTH when the URL had a password); the stream is then
+/// the client connection's to relay on. The error says why, with no password in it.
+pub(super) async fn connect(up: &Upstream) -> Result<TcpStream, String> {
     let mut s = tokio::time::timeout(PHASE_DEADLINE, TcpStream::connect(&up.addr))
         .await
         .map_err(|_| format!("upstream {}: no connection within 5 s", up.addr))?
@@ -208,40 +156,6 @@ async fn connect(up: &Upstream) -> Result<TcpStream, String> {
     Ok(s)
 }
 
-/// Reads until the upstream goes away; returns why.
-async fn read_frames(
-    rd: &mut tokio::net::tcp::OwnedReadHalf,
-    replies: &mpsc::Sender<UpMsg>,
-) -> String {
-    let mut reader = StreamReader::new(Limits::default());
-    loop {
-        let buf = reader.buffer_mut();
-        buf.reserve(64 * 1024);
-        match rd.read_buf(buf).await {
-            Ok(0) => return "the upstream closed the connection".into(),
-            Err(e) => return format!("upstream read failed: {e}"),
-            Ok(_) => {}
-        }
-        let mut bytes = Vec::new();
-        let mut ends = Vec::new();
-        let scanned = reader.drain(|_, raw, _| {
-            bytes.extend_from_slice(raw);
-            ends.push((bytes.len(), raw.first() == Some(&b'>')));
-        });
-        if !ends.is_empty()
-            && replies
-                .send(UpMsg::Frames(Frames { bytes, ends }))
-                .await
-                .is_err()
-        {
-            return "the client connection ended".into();
-        }
-        if let Err(e) = scanned {
-            return format!("upstream sent bytes that are not RESP: {e}");
-        }
-    }
-}
-
 /// A `redis-server` from PATH on a free loopback port, stopped when dropped.
 pub struct SpawnedRedis {
     child: tokio::process::Child,
@@ -256,13 +170,16 @@ impl SpawnedRedis {
             .map_err(|e| format!("no free port for redis-server: {e}"))?
             .port();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let mut child = tokio::process::Command::new("redis-server")
+        let mut command = tokio::process::Command::new("redis-server");
+        command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        die_with_parent(&mut command);
+        let mut child = command
             .spawn()
             .map_err(|e| format!("--upstream spawn: cannot start redis-server from PATH: {e}"))?;
         for _ in 0..500 {
@@ -290,9 +207,88 @@ impl SpawnedRedis {
         }
     }
 
+    /// The server's process id (`None` once it has been waited for).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Stops the server and waits for it.
     pub async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
+    }
+}
+
+/// Dropped on an error or a panic: kill the server and reap it before going on, so that no
+/// redis-server (not even a zombie) outlives the run. Bounded: 2 s.
+impl Drop for SpawnedRedis {
+    fn drop(&mut self) {
+        if self.child.id().is_none() {
+            return;
+        }
+        let _ = self.child.start_kill();
+        for _ in 0..100 {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// On Linux the child asks the kernel for SIGKILL when the simulator dies, however it dies
+/// (SIGKILL and aborts included), and exits at once if the simulator is already gone.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
+    // system calls (prctl, getppid).
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("the simulator is already gone"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut tokio::process::Command) {}
+
+/// Resolves on SIGINT, SIGTERM or SIGHUP (Ctrl-C elsewhere), the ways a person, `timeout` or
+/// systemd stop a run: a run that selects on it ends through its normal teardown, which stops
+/// a spawned redis-server. The handlers are installed when this is called, not when first
+/// polled, so a signal that comes right after is not lost.
+pub fn stop_signals() -> impl std::future::Future<Output = ()> + Unpin {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut streams: Vec<_> = [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ]
+        .into_iter()
+        .filter_map(|k| signal(k).ok())
+        .collect();
+        Box::pin(std::future::poll_fn(move |cx| {
+            let fired = streams.iter_mut().any(|s| s.poll_recv(cx).is_ready());
+            if fired {
+                std::task::Poll::Ready(())
+            } else {
+                std::task::Poll::Pending
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        let ctrl_c = tokio::signal::ctrl_c();
+        Box::pin(async move {
+            let _ = ctrl_c.await;
+        })
     }
 }
