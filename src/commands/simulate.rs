@@ -301,7 +301,8 @@ impl Narration {
     }
 }
 
-/// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's.
+/// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's, or the
+/// signal's.
 fn report(g: &Grade, lost: u64, stop: Stop, args: &SimulateArgs) -> anyhow::Result<i32> {
     let mut out = std::io::stdout().lock();
     write!(out, "{}", g.table())?;
@@ -326,10 +327,17 @@ fn report(g: &Grade, lost: u64, stop: Stop, args: &SimulateArgs) -> anyhow::Resu
     if let Some(path) = &args.grade_json {
         write_json(g, path)?;
     }
-    Ok(if g.passed {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
+    // A client that failed on its own (not stopped by us) fails the run, whatever the rules say.
+    let client_failed = g
+        .client_process
+        .as_ref()
+        .is_some_and(|p| !p.stopped && p.exit_code != Some(0));
+    // Interrupted, the grade covers part of the run: the exit code says it was interrupted, as
+    // without a grade (130 for Ctrl-C), rather than give a verdict on part of a run.
+    Ok(match stop {
+        Stop::Signal(_, code) => code,
+        _ if g.passed && !client_failed => exit::SUCCESS,
+        _ => exit::FAILURE,
     })
 }
 
