@@ -15,6 +15,10 @@
 //! | `no-storm` | at most 3 new connections after the MOVING per connection of the client's peak (one recycle and one forced reconnect each are normal) | section 6 (go-redis: 3 retries) |
 //! | `no-loop` | fewer than 2 connections that were opened after the client first acted on the MOVING, received the re-sent MOVING (same seq), and were then closed by the client before the close | section 5 rule 5 (the loop seen live: twelve recycles) |
 //!
+//! When `simulate` ran the client itself (`--grade -- CMD`), how its process ended is a fact of
+//! the grade too ([`ClientProcess`]): a client that died on a notification did not "move", it
+//! crashed, and the table says so before the rules.
+//!
 //! Times are scenario seconds counted from the notification (the clock is scaled back by the
 //! speed), so a sped-up run grades like a real-time one.
 

@@ -167,6 +167,11 @@ fn reason(rule: &str) -> &'static str {
     }
 }
 
+/// Rules left out of the matrix: with a busy client, whether a command is in flight when the
+/// server closes the connection is a race, not a property of the client, so its verdict changes
+/// from run to run (each run's grade still has it).
+const RACY_RULES: [&str; 1] = ["no-lost-commands"];
+
 /// The matrix cell a grade earns: how the client process ended when that was its own doing,
 /// the rules that failed with why, and the rules that held (over every notification).
 pub fn cell(grade: &Value) -> String {
@@ -174,6 +179,9 @@ pub fn cell(grade: &Value) -> String {
     for c in grade["clients"].as_array().into_iter().flatten() {
         for n in c["notifications"].as_array().into_iter().flatten() {
             for r in n["rules"].as_array().into_iter().flatten() {
+                if RACY_RULES.contains(&r["rule"].as_str().unwrap_or("")) {
+                    continue;
+                }
                 let held = r["held"].as_bool().unwrap_or(false);
                 *rules
                     .entry(r["rule"].as_str().unwrap_or("?").to_string())
