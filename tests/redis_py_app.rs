@@ -14,6 +14,10 @@ mod tier;
 
 const PYTHON_VAR: &str = "MAINTWATCH_PYTHON";
 const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/redis_py_app.py");
+const CLUSTER_APP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/redis_py_cluster_app.py"
+);
 
 /// The configured Python and its redis-py version; `None` after a SKIP line.
 fn python(test: &str) -> Option<(String, String)> {
@@ -116,7 +120,8 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
     tier::record(&label, "multi-proxy", &multi.grade);
 }
 
-/// The other scenarios where a client can act, all at once: recorded for the README's matrix
+/// The other scenarios where a client can act, all at once (oss-cluster with `RedisCluster`,
+/// `tests/clients/redis_py_cluster_app.py`): recorded for the README's matrix
 /// (tests/tier_matrix.rs compares); each run must have graded redis-py, opted in everywhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_every_scenario() {
@@ -131,7 +136,12 @@ async fn redis_py_every_scenario() {
     let runs = tier::SCENARIOS[2..].iter().map(|&(scenario, speed)| {
         let (redis, py) = (redis.clone(), py.clone());
         async move {
-            let r = tier::simulate(&redis, scenario, speed, &[&py, APP], &[]).await;
+            let app = if scenario == tier::CLUSTER {
+                CLUSTER_APP
+            } else {
+                APP
+            };
+            let r = tier::simulate(&redis, scenario, speed, &[&py, app], &[]).await;
             (scenario, r)
         }
     });

@@ -20,15 +20,20 @@ use tokio::process::Command;
 
 /// The scenarios where a client can act, in the matrix's column order, with the speed each is
 /// graded at: clients act on the MOVING's declared window (15 s, not scaled), so the MOVING
-/// scenarios where a client is meant to act run at real speed.
-pub const SCENARIOS: [(&str, f64); 6] = [
+/// scenarios where a client is meant to act run at real speed. `oss-cluster` is played to each
+/// library's cluster client.
+pub const SCENARIOS: [(&str, f64); 7] = [
     ("single-proxy", 1.0),
     ("multi-proxy", 1.0),
     ("dns-race", 4.0),
     ("shard-migration", 1.0),
     ("failover", 1.0),
     ("silent-shrink", 2.0),
+    ("oss-cluster", 1.0),
 ];
+
+/// The scenario that needs the cluster client.
+pub const CLUSTER: &str = "oss-cluster";
 
 const HANG_GUARD: Duration = Duration::from_secs(150);
 
