@@ -498,6 +498,8 @@ async fn run(stage: &Stage, e: &Example) -> Result<String, String> {
         .arg(&command)
         .current_dir(work.path())
         .env("PATH", &stage.path)
+        // Files a command leaves in the temporary directory (a client's output) go with `work`.
+        .env("TMPDIR", work.path())
         .env("PASS", "secret")
         .env_remove("REDISCLI_AUTH")
         .env_remove("MAINTWATCH_SIM_PASSWORD")

@@ -160,6 +160,8 @@ async fn ctrl_c_prints_the_grade_so_far() {
             "--grade-json",
         ])
         .arg(&json)
+        .arg("--client-output")
+        .arg(dir.path().join("client.log"))
         .args(["--", "sleep", "30"])
         .stdout(Stdio::piped())
         .kill_on_drop(true)
