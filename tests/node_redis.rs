@@ -8,8 +8,6 @@
 //! and `MAINTWATCH_REDIS_SERVER`. Unset or empty: a SKIP line. Set but unusable: the test fails.
 //! Each test's scenarios run at once, each with its own simulator.
 
-use std::collections::BTreeMap;
-
 mod common;
 #[path = "common/tier.rs"]
 mod tier;
@@ -47,19 +45,6 @@ fn node_redis(test: &str) -> Option<(String, String)> {
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let node_path = std::path::Path::new(&dir).join("node_modules");
     Some((node_path.to_string_lossy().into_owned(), version))
-}
-
-/// The rule verdicts of every notification of the node-redis client, by rule.
-fn verdicts(r: &tier::TierRun) -> BTreeMap<String, bool> {
-    let mut out = BTreeMap::new();
-    for n in r.client("node-redis/")["notifications"].as_array().unwrap() {
-        for rule in n["rules"].as_array().unwrap() {
-            let held = rule["held"].as_bool().unwrap();
-            *out.entry(rule["rule"].as_str().unwrap().to_string())
-                .or_insert(true) &= held;
-        }
-    }
-    out
 }
 
 /// Single proxy and multi-proxy (both a MOVING with a null target): node-redis opts in, then its
@@ -130,8 +115,8 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
             .contains("the client exited before the scenario ended"));
         assert_eq!(r.code, Some(1), "{}", r.table);
         assert_eq!(
-            verdicts(r),
-            verdicts(hooked),
+            tier::verdicts(r, "node-redis/"),
+            tier::verdicts(hooked, "node-redis/"),
             "{}\n{}",
             r.table,
             hooked.table

@@ -14,6 +14,10 @@ mod tier;
 
 const PYTHON_VAR: &str = "MAINTWATCH_PYTHON";
 const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/redis_py_app.py");
+const WORKLOAD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/redis_py_workload.py"
+);
 const CLUSTER_APP: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/redis_py_cluster_app.py"
@@ -44,7 +48,8 @@ fn python(test: &str) -> Option<(String, String)> {
 /// tests/redis_py.rs: in single-proxy redis-py recycles at half the window while DNS still names
 /// the retiring proxy and is cut by the close; in multi-proxy, where DNS has moved, it lands on a
 /// live proxy well before the close. The app ends when `simulate` stops it (SIGTERM), having
-/// done work and printed its figures to the output file.
+/// done work and printed its figures to the output file. The hand-patched workload, run the same
+/// way at the same time, earns the same verdicts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_unmodified_single_and_multi_proxy() {
     let test = "redis_py_unmodified_single_and_multi_proxy";
@@ -56,9 +61,17 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
     };
     let before = tier::resolver_files();
     let cmd = [py.as_str(), APP];
-    let (single, multi) = tokio::join!(
+    // The hand-patched workload of tests/redis_py.rs, unchanged, run the same way.
+    let patched = format!(
+        "exec \"$0\" {WORKLOAD} --host \"$MAINTWATCH_SIM_HOST\" --port \"$MAINTWATCH_SIM_PORT\" \
+         --dns \"$MAINTWATCH_SIM_DNS\" --seconds 60"
+    );
+    let hooked = ["sh", "-c", patched.as_str(), py.as_str()];
+    let (single, multi, single_hooked, multi_hooked) = tokio::join!(
         tier::simulate(&redis, "single-proxy", 1.0, &cmd, &[]),
         tier::simulate(&redis, "multi-proxy", 1.0, &cmd, &[]),
+        tier::simulate(&redis, "single-proxy", 1.0, &hooked, &[]),
+        tier::simulate(&redis, "multi-proxy", 1.0, &hooked, &[]),
     );
     assert_eq!(
         tier::resolver_files(),
@@ -115,6 +128,16 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
     );
     assert_eq!(multi.code, Some(0), "{}", multi.table);
 
+    // The same verdicts as the hand-patched workload's, rule by rule (but the racy one).
+    for (r, hooked) in [(&single, &single_hooked), (&multi, &multi_hooked)] {
+        assert_eq!(
+            tier::verdicts(r, "redis-py/"),
+            tier::verdicts(hooked, "redis-py/"),
+            "{}\n{}",
+            r.table,
+            hooked.table
+        );
+    }
     let label = format!("redis-py {version}");
     tier::record(&label, "single-proxy", &single.grade);
     tier::record(&label, "multi-proxy", &multi.grade);

@@ -177,6 +177,21 @@ fn reason(rule: &str) -> &'static str {
 /// from run to run (each run's grade still has it).
 const RACY_RULES: [&str; 1] = ["no-lost-commands"];
 
+/// The verdict of every rule but the racy ones, over every notification, for the client named
+/// `prefix...`.
+pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    for n in r.client(prefix)["notifications"].as_array().unwrap() {
+        for rule in n["rules"].as_array().unwrap() {
+            let name = rule["rule"].as_str().unwrap();
+            if !RACY_RULES.contains(&name) {
+                *out.entry(name.to_string()).or_insert(true) &= rule["held"].as_bool().unwrap();
+            }
+        }
+    }
+    out
+}
+
 /// The matrix cell a grade earns: how the client process ended when that was its own doing,
 /// the rules that failed with why, and the rules that held (over every notification).
 pub fn cell(grade: &Value) -> String {
