@@ -467,7 +467,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__simulate)
-            opts="-p -q -h --scenario --scenario-file --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --help"
+            opts="-p -q -h --scenario --scenario-file --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --client-output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -506,6 +506,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --grade-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -147,6 +147,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --user 'The ACL user the password belongs to (default: default)'
             cand --upstream 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)'
             cand --grade-json 'Also write the grade as JSON to FILE (implies --grade)'
+            cand --client-output 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
             cand --list 'List the scenarios, one line each, and exit'
             cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'

@@ -154,6 +154,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l passw
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l user -d 'The ACL user the password belongs to (default: default)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l upstream -d 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster\'s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade-json -d 'Also write the grade as JSON to FILE (implies --grade)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l client-output -d 'Where the client\'s (CMD\'s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-catch-up -d 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in\'s +OK'

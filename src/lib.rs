@@ -12,6 +12,7 @@ pub mod escape;
 pub mod exit;
 mod frame_access;
 pub mod handoff;
+pub mod judge;
 pub mod notification;
 pub mod output;
 pub mod pcap;

@@ -298,6 +298,10 @@ impl Stage {
         let hex: Vec<String> = moving.iter().map(|b| format!("{b:02x}")).collect();
         std::fs::write(dir.join("dump.hex"), hex.join(" ")).unwrap();
         std::fs::copy(repo().join("scenarios/failover.scn"), dir.join("my.scn")).unwrap();
+        // The client of `simulate --grade -- python3 app.py` / `-- node app.js`: it waits, so the
+        // example ends as every `simulate` does here, by a Ctrl-C (which stops the client too).
+        std::fs::write(dir.join("app.py"), "import time\ntime.sleep(600)\n").unwrap();
+        std::fs::write(dir.join("app.js"), "setTimeout(() => {}, 600000);\n").unwrap();
         // A capture of a maintenance on port 12000, for the `pcap maint.pcap` examples.
         std::fs::copy(
             repo().join("tests/fixtures/pcap/maintenance-v4.pcap"),
@@ -494,6 +498,8 @@ async fn run(stage: &Stage, e: &Example) -> Result<String, String> {
         .arg(&command)
         .current_dir(work.path())
         .env("PATH", &stage.path)
+        // Files a command leaves in the temporary directory (a client's output) go with `work`.
+        .env("TMPDIR", work.path())
         .env("PASS", "secret")
         .env_remove("REDISCLI_AUTH")
         .env_remove("MAINTWATCH_SIM_PASSWORD")
@@ -679,6 +685,11 @@ fn missing_tool(command: &str) -> Option<String> {
     let spawned = command
         .contains("--upstream spawn")
         .then_some("redis-server");
+    // `simulate ... -- CMD` runs CMD's program too.
+    let client = command
+        .split(" -- ")
+        .nth(1)
+        .and_then(|c| c.split_whitespace().next());
     command
         .replace("||", ";")
         .replace("&&", ";")
@@ -686,6 +697,7 @@ fn missing_tool(command: &str) -> Option<String> {
         // The program of each stage, past any `NAME=value` assignments before it.
         .filter_map(|part| part.split_whitespace().find(|w| !w.contains('=')))
         .chain(spawned)
+        .chain(client)
         .filter(|tool| !["maintwatch", "echo"].contains(tool))
         .find(|tool| !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
         .map(str::to_string)

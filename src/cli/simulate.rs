@@ -21,7 +21,8 @@ fn simulate_after_help() -> String {
          maintwatch simulate --scenario multi-proxy --loop --port 16379\n  \
          maintwatch simulate --password s3cret --user app\n  \
          maintwatch simulate --scenario-file my.scn  # format: scenarios/README.md\n  \
-         maintwatch simulate --list\n\n\
+         maintwatch simulate --list\n  \
+         maintwatch simulate --scenario multi-proxy --upstream spawn --grade -- python3 app.py\n\n\
          Then, in another terminal (PORT and DNSPORT as printed):\n  \
          maintwatch watch redis://db.sim.maintwatch.test:PORT --dns-server 127.0.0.1:DNSPORT\n  \
          redis-cli -3 -h 127.0.0.2 -p PORT           # then: CLIENT MAINT_NOTIFICATIONS ON\n  \
@@ -118,6 +119,18 @@ pub struct SimulateArgs {
     /// Also write the grade as JSON to FILE (implies --grade).
     #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
     pub grade_json: Option<PathBuf>,
+
+    /// Where the client's (CMD's) stdout and stderr go (default: a new file in the temporary
+    /// directory, named in the grade).
+    #[arg(long, value_name = "FILE", requires = "command")]
+    pub client_output: Option<PathBuf>,
+
+    /// The client to run under the simulator, after `--`: it gets MAINTWATCH_SIM_URL, _HOST,
+    /// _PORT and _DNS, and on Linux an /etc/resolv.conf of its own naming the simulator's DNS.
+    /// The run ends when the scenario ends, when CMD exits or on Ctrl-C; CMD is then stopped
+    /// (SIGTERM, SIGKILL 5 s later) and how it ended is part of the grade.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// The long description of `demo`. The `Command::Demo` variant repeats it

@@ -6,22 +6,26 @@
 //! it. Without `--loop` the command ends with the scenario.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::broadcast::Receiver;
 
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
-use crate::sim::grade;
-use crate::sim::scenario::{Mode, Start};
+use crate::sim::client::{self, Client, Target};
+use crate::sim::dns::SimDns;
+use crate::sim::grade::{self, Grade};
+use crate::sim::scenario::{Mode, Scenario, Start};
 use crate::sim::upstream::{SpawnedRedis, Upstream};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 
 /// Runs `maintwatch simulate`.
 pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
-    let stdout = std::io::stdout();
     if args.list {
-        let mut out = stdout.lock();
+        let mut out = std::io::stdout().lock();
         write!(out, "{}", scenarios::listing())?;
         out.flush()?;
         return Ok(exit::SUCCESS);
@@ -29,7 +33,51 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
-    let (upstream, spawned) = match args.upstream.as_deref() {
+    let Some((upstream, spawned)) = start_upstream(args).await? else {
+        return Ok(exit::USAGE);
+    };
+    let grading = args.grade || args.grade_json.is_some();
+    let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
+        .await
+        .context("starting the simulator")?;
+    let mut events = sim.events();
+    // Registered before the banner: a Ctrl-C right after the `try` lines appeared must end the
+    // run with the simulator shut down (and the grade so far), not kill the process.
+    let mut signals = Signals::new()?;
+    print_banner(&sim, args, upstream.as_ref(), spawned.is_some())?;
+    let (mut client, port53) = start_client(&sim, args).await?;
+    let mut run = Narration::default();
+    let stop = run
+        .follow(&mut events, &mut signals, client.as_mut(), args, grading)
+        .await?;
+    let process = match client {
+        Some(c) => Some(c.finish(|| sim.clock()).await),
+        None => None,
+    };
+    // What happened up to the stop (the client's own disconnects included) is in the grade.
+    run.drain(&mut events, args, grading)?;
+    if let Some(d) = port53 {
+        d.shutdown().await;
+    }
+    let scenario = sim.scenario().clone();
+    sim.shutdown().await;
+    if let Some(s) = spawned {
+        s.stop().await;
+    }
+    if !grading {
+        return Ok(stop.code());
+    }
+    let mut g = grade::grade(&scenario, &run.seen);
+    g.client_process = process;
+    report(&g, run.lost, stop, args)
+}
+
+/// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error
+/// was printed.
+async fn start_upstream(
+    args: &SimulateArgs,
+) -> anyhow::Result<Option<(Option<Upstream>, Option<SpawnedRedis>)>> {
+    Ok(Some(match args.upstream.as_deref() {
         None => (None, None),
         Some("spawn") => {
             let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
@@ -40,13 +88,21 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             Err(e) => {
                 // The URL's parse error is already redacted (no password in it).
                 eprintln!("maintwatch simulate: error: --upstream: {e}");
-                return Ok(exit::USAGE);
+                return Ok(None);
             }
         },
-    };
-    let opts = SimOptions {
-        upstream: upstream.clone(),
-        traffic: args.grade || args.grade_json.is_some(),
+    }))
+}
+
+fn sim_options(
+    args: &SimulateArgs,
+    scenario: Scenario,
+    upstream: Option<Upstream>,
+    grading: bool,
+) -> SimOptions {
+    SimOptions {
+        upstream,
+        traffic: grading,
         speed: args.speed,
         port: args.port,
         password: args.password.clone(),
@@ -54,106 +110,241 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         catch_up: !args.no_catch_up,
         repeat: args.repeat,
         ..SimOptions::new(scenario)
-    };
-    let sim = Simulator::start(opts)
-        .await
-        .context("starting the simulator")?;
-    let mut events = sim.events();
-    // Registered before the banner: `ctrl_c()` only installs its handler when first polled, so a
-    // Ctrl-C right after the `try` lines appeared killed the process instead of ending it with
-    // the simulator shut down and exit 130.
-    let interrupted = crate::sim::upstream::stop_signals();
-    tokio::pin!(interrupted);
-    if poll_once(interrupted.as_mut()).await.is_some() {
-        sim.shutdown().await;
-        return Ok(exit::INTERRUPTED);
     }
-    {
-        let mut out = stdout.lock();
-        banner(&mut out, &sim, args)?;
-        if let Some(up) = &upstream {
-            let how = if spawned.is_some() {
-                " (redis-server started for this run)"
-            } else {
-                ""
-            };
-            writeln!(
-                out,
-                "  upstream  {}{how}: every other command is relayed there",
-                up.addr
-            )?;
+}
+
+fn print_banner(
+    sim: &Simulator,
+    args: &SimulateArgs,
+    upstream: Option<&Upstream>,
+    spawned: bool,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    banner(&mut out, sim, args)?;
+    if let Some(up) = upstream {
+        let how = if spawned {
+            " (redis-server started for this run)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  upstream  {}{how}: every other command is relayed there",
+            up.addr
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Starts CMD (after `--`), with the simulator's DNS on port 53 for its private resolv.conf;
+/// nothing without a CMD.
+async fn start_client(
+    sim: &Simulator,
+    args: &SimulateArgs,
+) -> anyhow::Result<(Option<Client>, Option<SimDns>)> {
+    if args.command.is_empty() {
+        return Ok((None, None));
+    }
+    let port53 = if cfg!(target_os = "linux") {
+        client::dns_on_port_53(sim).await
+    } else {
+        Err("private mount namespaces are Linux-only".into())
+    };
+    let nameserver = match &port53 {
+        Ok(d) => Ok(d.addr().ip()),
+        Err(e) => Err(e.clone()),
+    };
+    let output = args.client_output.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("maintwatch-client-{}.log", std::process::id()))
+    });
+    let target = Target::of(sim, args.password.clone());
+    let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
+    let mut out = std::io::stdout().lock();
+    let resolv = match (&note, &nameserver) {
+        (None, Ok(ip)) => format!("resolving through its own /etc/resolv.conf: nameserver {ip}"),
+        _ => "MAINTWATCH_SIM_* in its environment only".into(),
+    };
+    writeln!(
+        out,
+        "  client    {} ({resolv}); its output goes to {}",
+        crate::escape::sanitize(&args.command[0].to_string_lossy()),
+        crate::escape::sanitize(&output.to_string_lossy())
+    )?;
+    if let Some(n) = note {
+        writeln!(out, "{n}")?;
+    }
+    out.flush()?;
+    let port53 = port53.ok().filter(|_| nameserver.is_ok());
+    Ok((Some(client), port53))
+}
+
+/// Why the run stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stop {
+    /// The scenario ended (or the narration closed).
+    Ended,
+    /// The client (CMD) exited by itself.
+    ClientExited,
+    /// A signal: its name and the exit code it means.
+    Signal(&'static str, i32),
+}
+
+impl Stop {
+    fn code(self) -> i32 {
+        match self {
+            Stop::Signal(_, code) => code,
+            _ => exit::SUCCESS,
         }
-        out.flush()?;
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, registered at once (a later registration would leave a window in
+/// which the default action kills the process with the simulator's children behind).
+struct Signals(Signal, Signal, Signal);
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals(
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        ))
     }
 
-    let grading = args.grade || args.grade_json.is_some();
-    let mut seen: Vec<SimEvent> = Vec::new();
-    let mut lost = 0;
-    let code = loop {
+    async fn recv(&mut self) -> Stop {
         tokio::select! {
-            event = events.recv() => match event {
-                Ok(e) => {
-                    let done = !args.repeat && matches!(e.what, What::Finished { .. });
-                    if shown(&e, args.quiet) {
-                        let mut out = stdout.lock();
-                        writeln!(out, "{e}")?;
-                        out.flush()?;
-                    }
-                    if grading {
-                        seen.push(e);
-                    }
-                    if done {
-                        break exit::SUCCESS;
-                    }
-                }
-                Err(RecvError::Lagged(n)) => {
-                    lost += n;
-                    writeln!(stdout.lock(), "({n} events not shown: the terminal was too slow)")?;
-                }
-                Err(RecvError::Closed) => break exit::SUCCESS,
-            },
-            _ = &mut interrupted => break exit::INTERRUPTED,
+            _ = self.0.recv() => Stop::Signal("SIGINT", exit::INTERRUPTED),
+            _ = self.1.recv() => Stop::Signal("SIGTERM", exit::TERMINATED),
+            _ = self.2.recv() => Stop::Signal("SIGHUP", exit::HANGUP),
         }
-    };
-    let scenario = sim.scenario().clone();
-    sim.shutdown().await;
-    if let Some(s) = spawned {
-        s.stop().await;
     }
-    if !grading || code != exit::SUCCESS {
-        return Ok(code);
-    }
-    let g = grade::grade(&scenario, &seen);
-    {
-        let mut out = stdout.lock();
-        write!(out, "{}", g.table())?;
-        if lost > 0 {
-            writeln!(
-                out,
-                "grade: {lost} events were lost (the output was too slow); figures may be low"
-            )?;
+}
+
+/// The events seen (kept for a grade) and how many the narration lost.
+#[derive(Default)]
+struct Narration {
+    seen: Vec<SimEvent>,
+    lost: u64,
+}
+
+impl Narration {
+    /// Prints and keeps events until the scenario ends, the client exits or a signal comes.
+    async fn follow(
+        &mut self,
+        events: &mut Receiver<SimEvent>,
+        signals: &mut Signals,
+        mut client: Option<&mut Client>,
+        args: &SimulateArgs,
+        grading: bool,
+    ) -> anyhow::Result<Stop> {
+        loop {
+            let exited = async {
+                match client.as_deref_mut() {
+                    Some(c) => c.exited().await.map(|_| ()),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(e) => {
+                        let done = !args.repeat && matches!(e.what, What::Finished { .. });
+                        self.take(e, args, grading)?;
+                        if done {
+                            return Ok(Stop::Ended);
+                        }
+                    }
+                    Err(RecvError::Lagged(n)) => self.lagged(n)?,
+                    Err(RecvError::Closed) => return Ok(Stop::Ended),
+                },
+                _ = exited => return Ok(Stop::ClientExited),
+                stop = signals.recv() => return Ok(stop),
+            }
         }
-        out.flush()?;
     }
+
+    /// Takes the events already sent when the run stopped.
+    fn drain(
+        &mut self,
+        events: &mut Receiver<SimEvent>,
+        args: &SimulateArgs,
+        grading: bool,
+    ) -> anyhow::Result<()> {
+        loop {
+            match events.try_recv() {
+                Ok(e) => self.take(e, args, grading)?,
+                Err(TryRecvError::Lagged(n)) => self.lagged(n)?,
+                Err(_) => return Ok(()),
+            }
+        }
+    }
+
+    fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
+        if shown(&e, args.quiet) {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{e}")?;
+            out.flush()?;
+        }
+        if grading {
+            self.seen.push(e);
+        }
+        Ok(())
+    }
+
+    fn lagged(&mut self, n: u64) -> anyhow::Result<()> {
+        self.lost += n;
+        writeln!(
+            std::io::stdout().lock(),
+            "({n} events not shown: the terminal was too slow)"
+        )?;
+        Ok(())
+    }
+}
+
+/// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's, or the
+/// signal's.
+fn report(g: &Grade, lost: u64, stop: Stop, args: &SimulateArgs) -> anyhow::Result<i32> {
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", g.table())?;
+    if lost > 0 {
+        writeln!(
+            out,
+            "grade: {lost} events were lost (the output was too slow); figures may be low"
+        )?;
+    }
+    match stop {
+        Stop::Signal(name, _) => writeln!(
+            out,
+            "grade: stopped by {name} before the scenario ended: this is what happened so far"
+        )?,
+        Stop::ClientExited => writeln!(
+            out,
+            "grade: the client exited before the scenario ended: this is what happened so far"
+        )?,
+        Stop::Ended => {}
+    }
+    out.flush()?;
     if let Some(path) = &args.grade_json {
-        let json = serde_json::to_string_pretty(&g)?;
-        std::fs::write(path, json + "\n")
-            .with_context(|| format!("writing the grade to {}", path.display()))?;
+        write_json(g, path)?;
     }
-    Ok(if g.passed {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
+    // A client that failed on its own (not stopped by us) fails the run, whatever the rules say.
+    let client_failed = g
+        .client_process
+        .as_ref()
+        .is_some_and(|p| !p.stopped && p.exit_code != Some(0));
+    // Interrupted, the grade covers part of the run: the exit code says it was interrupted, as
+    // without a grade (130 for Ctrl-C), rather than give a verdict on part of a run.
+    Ok(match stop {
+        Stop::Signal(_, code) => code,
+        _ if g.passed && !client_failed => exit::SUCCESS,
+        _ => exit::FAILURE,
     })
 }
 
-/// Polls a future once (so that it registers what it waits for) without waiting for it.
-async fn poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
-    tokio::select! {
-        biased;
-        out = f => Some(out),
-        _ = std::future::ready(()) => None,
-    }
+fn write_json(g: &Grade, path: &PathBuf) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(g)?;
+    std::fs::write(path, json + "\n")
+        .with_context(|| format!("writing the grade to {}", path.display()))
 }
 
 /// Which events a `--quiet` run still prints: the scenario's own steps.

@@ -108,6 +108,29 @@ impl SimDns {
         }
     }
 
+    /// The same zone, the same records, also served at `bind` (UDP and TCP) until the returned
+    /// server is shut down: a resolver that only speaks to port 53 (glibc's, from a private
+    /// `/etc/resolv.conf`) needs the simulator's DNS there, and one zone handler keeps both
+    /// addresses answering alike on every change.
+    pub async fn serve_also(&self, bind: SocketAddr) -> io::Result<SimDns> {
+        let (udp, tcp) = bind_pair(bind).await?;
+        let addr = udp.local_addr()?;
+        let mut catalog = Catalog::new();
+        catalog.upsert(
+            LowerName::new(&self.zone),
+            vec![self.handler.clone() as Arc<dyn ZoneHandler>],
+        );
+        let mut server = Server::new(catalog);
+        server.register_socket(udp);
+        server.register_listener(tcp, Duration::from_secs(10), 32);
+        Ok(SimDns {
+            addr,
+            zone: self.zone.clone(),
+            handler: self.handler.clone(),
+            server,
+        })
+    }
+
     /// Stop serving and wait for the server tasks to end.
     pub async fn shutdown(mut self) {
         // An error here only says a socket task had failed earlier; nothing is left to clean up.
@@ -275,6 +298,30 @@ mod tests {
         // Outside the zone: not ours to answer.
         let m = ask_udp(dns.addr(), "db.example.test.", RecordType::A).await;
         assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+        dns.shutdown().await;
+    }
+
+    /// The second address answers from the same records, changes included.
+    #[tokio::test]
+    async fn serve_also_answers_the_same_records() {
+        let dns = SimDns::start("127.0.0.1:0".parse().unwrap(), ZONE)
+            .await
+            .unwrap();
+        let host = "db.sim.maintwatch.test.";
+        dns.set_records(host, &["127.0.0.2".parse().unwrap()], 5)
+            .await;
+        let also = dns
+            .serve_also("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        assert_ne!(also.addr(), dns.addr());
+        dns.set_records(host, &["127.0.0.3".parse().unwrap()], 5)
+            .await;
+        let m = ask_udp(also.addr(), host, RecordType::A).await;
+        assert_eq!(a_records(&m), vec![("127.0.0.3".parse().unwrap(), 5)]);
+        let m = ask_tcp(also.addr(), host, RecordType::A).await;
+        assert_eq!(a_records(&m), vec![("127.0.0.3".parse().unwrap(), 5)]);
+        also.shutdown().await;
         dns.shutdown().await;
     }
 

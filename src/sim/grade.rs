@@ -15,6 +15,10 @@
 //! | `no-storm` | at most 3 new connections after the MOVING per connection of the client's peak (one recycle and one forced reconnect each are normal) | section 6 (go-redis: 3 retries) |
 //! | `no-loop` | fewer than 2 connections that were opened after the client first acted on the MOVING, received the re-sent MOVING (same seq), and were then closed by the client before the close | section 5 rule 5 (the loop seen live: twelve recycles) |
 //!
+//! When `simulate` ran the client itself (`--grade -- CMD`), how its process ended is a fact of
+//! the grade too ([`ClientProcess`]): a client that died on a notification did not "move", it
+//! crashed, and the table says so before the rules.
+//!
 //! Times are scenario seconds counted from the notification (the clock is scaled back by the
 //! speed), so a sped-up run grades like a real-time one.
 
@@ -23,6 +27,8 @@ use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
 use serde::Serialize;
+
+use crate::judge::process::ClientProcess;
 
 use super::scenario::{Action, Endpoint, Push, PushKind, Scenario};
 use super::{SimEvent, What, Why};
@@ -39,6 +45,9 @@ pub struct Grade {
     pub clients: Vec<ClientGrade>,
     /// True when every rule held for every client.
     pub passed: bool,
+    /// How the client process ended, when maintwatch started it (`simulate --grade -- CMD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_process: Option<ClientProcess>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -321,6 +330,7 @@ fn build(scenario: &Scenario, conns: &HashMap<u64, ConnInfo>, pushes: &[Pushed])
         scenario: scenario.name.clone(),
         clients,
         passed,
+        client_process: None,
     }
 }
 
@@ -527,6 +537,34 @@ fn moving_rules(p: &Pushed, m: &MovingGrade, members: &[(u64, &ConnInfo)]) -> Ve
     ]
 }
 
+/// The client process's lines of the table: how and when it ended, the line of its stderr that
+/// best says why, its last lines, and where its output is. Sanitised again: a grade may come
+/// from a file.
+fn process_lines(p: &ClientProcess) -> String {
+    let safe = |t: &str| crate::escape::sanitize(t).into_owned();
+    let how = match (p.exit_code, p.signal, p.stopped) {
+        (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
+        (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
+        (Some(code), _, false) => format!("exited {code}"),
+        (None, Some(sig), false) => format!("killed by signal {sig}"),
+        (None, None, _) => "ended (status unknown)".into(),
+    };
+    let why =
+        super::client::headline(&p.stderr_tail).map_or(String::new(), |l| format!(": {}", safe(l)));
+    let mut out = format!(
+        "client process {} {how} at +{} s{why}\n",
+        safe(&p.program),
+        p.at
+    );
+    for l in &p.stderr_tail {
+        let _ = writeln!(out, "  stderr| {}", safe(l));
+    }
+    if let Some(f) = &p.output_file {
+        let _ = writeln!(out, "  its stdout and stderr are in {}", safe(f));
+    }
+    out
+}
+
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -535,6 +573,9 @@ impl Grade {
     /// The table printed at the end of `simulate --grade`.
     pub fn table(&self) -> String {
         let mut out = format!("grade: scenario {}\n", self.scenario);
+        if let Some(p) = &self.client_process {
+            out.push_str(&process_lines(p));
+        }
         for c in &self.clients {
             let how: Vec<String> = c.opted_in.iter().map(|(t, n)| format!("{n} {t}")).collect();
             let _ = writeln!(

@@ -21,6 +21,7 @@
 //! The simulator shares no code with the watcher beyond `resp` (encoding and scanning): a
 //! misunderstanding of the protocol in one must not be silently mirrored by the other.
 
+pub mod client;
 pub mod cluster;
 pub mod dns;
 pub mod escape;
@@ -664,6 +665,20 @@ impl Simulator {
     /// The endpoint as a `redis://` URL a client connects to (through the simulator's DNS).
     pub fn url(&self) -> String {
         format!("redis://{}:{}", self.host(), self.port())
+    }
+
+    /// Scenario seconds since the clock started (at speed 1), `None` before it has started.
+    pub fn clock(&self) -> Option<f64> {
+        self.shared.clock()
+    }
+
+    /// The simulator's DNS, also served at `bind` (UDP and TCP) until the returned server is
+    /// shut down (see [`SimDns::serve_also`]).
+    pub async fn serve_dns_also(&self, bind: SocketAddr) -> std::io::Result<SimDns> {
+        match &self.dns {
+            Some(dns) => dns.serve_also(bind).await,
+            None => Err(std::io::Error::other("the simulator was shut down")),
+        }
     }
 
     /// The scenario being played.

@@ -1,0 +1,288 @@
+//! The client tier, shared by `tests/redis_py.rs`, `tests/node_redis.rs` and
+//! `tests/tier_matrix.rs`: an unmodified client application run by
+//! `maintwatch simulate --upstream spawn --grade -- CMD`, its grade, and the cell of the README's
+//! client matrix it earns, written to `target/client-matrix/` for `tier_matrix` to compare.
+//!
+//! The real parts: a redis-server (`MAINTWATCH_REDIS_SERVER`, the upstream) and the client's own
+//! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`). Unset: a
+//! SKIP line. Set but unusable: the test fails.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+
+/// The scenarios where a client can act, in the matrix's column order, with the speed each is
+/// graded at: clients act on the MOVING's declared window (15 s, not scaled), so the MOVING
+/// scenarios where a client is meant to act run at real speed. `oss-cluster` is played to each
+/// library's cluster client.
+pub const SCENARIOS: [(&str, f64); 7] = [
+    ("single-proxy", 1.0),
+    ("multi-proxy", 1.0),
+    ("dns-race", 4.0),
+    ("shard-migration", 1.0),
+    ("failover", 1.0),
+    ("silent-shrink", 2.0),
+    ("oss-cluster", 1.0),
+];
+
+/// The scenario that needs the cluster client.
+pub const CLUSTER: &str = "oss-cluster";
+
+const HANG_GUARD: Duration = Duration::from_secs(150);
+
+/// One graded run.
+pub struct TierRun {
+    pub grade: Value,
+    /// Everything `simulate` printed.
+    pub table: String,
+    pub code: Option<i32>,
+    /// The client's own stdout and stderr.
+    pub output: String,
+}
+
+impl TierRun {
+    /// The verdict of a rule on the first notification of the client named `prefix...`.
+    pub fn held(&self, prefix: &str, rule: &str) -> bool {
+        let n = &self.client(prefix)["notifications"][0];
+        n["rules"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no rules: {}", self.table))
+            .iter()
+            .find(|x| x["rule"] == rule)
+            .unwrap_or_else(|| panic!("no rule {rule}: {}", self.table))["held"]
+            .as_bool()
+            .unwrap()
+    }
+
+    pub fn client(&self, prefix: &str) -> &Value {
+        self.grade["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["client"].as_str().unwrap_or("").starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} not among the clients: {}", self.table))
+    }
+
+    /// Whether the client got a private resolv.conf (else `simulate` fell back to variables).
+    pub fn private_resolv(&self) -> bool {
+        self.table
+            .contains("resolving through its own /etc/resolv.conf")
+    }
+}
+
+/// `simulate --scenario S --speed N --upstream spawn --grade -- CMD`, with `env` added to
+/// simulate's environment (CMD inherits it).
+pub async fn simulate(
+    redis: &str,
+    scenario: &str,
+    speed: f64,
+    cmd: &[&str],
+    env: &[(&str, &str)],
+) -> TierRun {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("grade.json");
+    let out = dir.path().join("client.log");
+    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
+    sim.args([
+        "simulate",
+        "--scenario",
+        scenario,
+        "--speed",
+        &speed.to_string(),
+    ])
+    .args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
+    .arg(&json)
+    .arg("--client-output")
+    .arg(&out)
+    .arg("--")
+    .args(cmd)
+    .env("PATH", path_with(redis))
+    .stdout(Stdio::piped())
+    .kill_on_drop(true);
+    for (k, v) in env {
+        sim.env(k, v);
+    }
+    let mut child = sim.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (table, code) = tokio::time::timeout(HANG_GUARD, async {
+        let mut table = String::new();
+        stdout.read_to_string(&mut table).await.unwrap();
+        (table, child.wait().await.unwrap().code())
+    })
+    .await
+    .unwrap_or_else(|_| panic!("hang guard: {scenario} did not end"));
+    let grade = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_else(|e| panic!("no grade ({e}): {table}"));
+    let output = std::fs::read_to_string(&out).unwrap_or_default();
+    eprintln!("--- {scenario}:\n{table}\nclient output:\n{output}");
+    TierRun {
+        grade,
+        table,
+        code,
+        output,
+    }
+}
+
+/// `--upstream spawn` takes redis-server from PATH: the configured one first.
+fn path_with(redis: &str) -> std::ffi::OsString {
+    let bin_dir = Path::new(redis)
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap()
+}
+
+/// The machine's resolver files, to check that the tier left them as they were.
+pub fn resolver_files() -> Vec<(String, Option<Vec<u8>>)> {
+    ["/etc/resolv.conf", "/etc/hosts"]
+        .iter()
+        .map(|p| (p.to_string(), std::fs::read(p).ok()))
+        .collect()
+}
+
+/// Where the tier's results go: `target/client-matrix/`, beside the binary under test.
+pub fn results_dir() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_maintwatch"));
+    bin.parent()
+        .and_then(Path::parent)
+        .map(|t| t.join("client-matrix"))
+        .unwrap()
+}
+
+/// A rule's failure in a few stable words (the matrix must not change with the figures).
+fn reason(rule: &str) -> &'static str {
+    match rule {
+        "opt-in" => "a connection never opted in",
+        "moved-before-close" => "still on the retiring proxy at the close",
+        "no-lost-commands" => "commands cut without a reply",
+        "no-storm" => "a reconnect storm",
+        "no-loop" => "acted again on the re-sent MOVING",
+        _ => "see the grade",
+    }
+}
+
+/// Rules left out of the matrix: with a busy client, whether a command is in flight when the
+/// server closes the connection is a race, not a property of the client, so its verdict changes
+/// from run to run (each run's grade still has it).
+const RACY_RULES: [&str; 1] = ["no-lost-commands"];
+
+/// The verdict of every rule but the racy ones, over every notification, for the client named
+/// `prefix...`.
+pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    for n in r.client(prefix)["notifications"].as_array().unwrap() {
+        for rule in n["rules"].as_array().unwrap() {
+            let name = rule["rule"].as_str().unwrap();
+            if !RACY_RULES.contains(&name) {
+                *out.entry(name.to_string()).or_insert(true) &= rule["held"].as_bool().unwrap();
+            }
+        }
+    }
+    out
+}
+
+/// The matrix cell a grade earns: how the client process ended when that was its own doing,
+/// the rules that failed with why, and the rules that held (over every notification).
+pub fn cell(grade: &Value) -> String {
+    let mut rules: BTreeMap<String, bool> = BTreeMap::new();
+    for c in grade["clients"].as_array().into_iter().flatten() {
+        for n in c["notifications"].as_array().into_iter().flatten() {
+            for r in n["rules"].as_array().into_iter().flatten() {
+                if RACY_RULES.contains(&r["rule"].as_str().unwrap_or("")) {
+                    continue;
+                }
+                let held = r["held"].as_bool().unwrap_or(false);
+                *rules
+                    .entry(r["rule"].as_str().unwrap_or("?").to_string())
+                    .or_insert(true) &= held;
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    let p = &grade["client_process"];
+    if p.is_object() && p["stopped"] == false {
+        let tail: Vec<String> = p["stderr_tail"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(String::from))
+            .collect();
+        let how = match (p["exit_code"].as_i64(), p["signal"].as_i64()) {
+            (Some(0), _) => "exited 0".to_string(),
+            (Some(c), _) => format!("exited {c}"),
+            (_, Some(s)) => format!("killed by signal {s}"),
+            _ => "ended".into(),
+        };
+        let why = maintwatch::sim::client::headline(&tail)
+            .map(|h| format!(": {}", h.replace('|', "/")))
+            .unwrap_or_default();
+        parts.push(format!("client {how}{why}"));
+    }
+    let failed: Vec<String> = rules
+        .iter()
+        .filter(|(_, h)| !**h)
+        .map(|(r, _)| format!("{r} ({})", reason(r)))
+        .collect();
+    let held: Vec<&str> = rules
+        .iter()
+        .filter(|(_, h)| **h)
+        .map(|(r, _)| r.as_str())
+        .collect();
+    if !failed.is_empty() {
+        parts.push(format!("FAIL {}", failed.join(", ")));
+    }
+    if !held.is_empty() {
+        parts.push(format!("PASS {}", held.join(", ")));
+    }
+    if rules.is_empty() {
+        parts.push("no notification reached it".into());
+    }
+    parts.join("; ")
+}
+
+/// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario` for `tier_matrix`.
+pub fn record(client: &str, scenario: &str, grade: &Value) {
+    let dir = results_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let slug: String = client
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let line = serde_json::json!({"client": client, "scenario": scenario, "cell": cell(grade)});
+    std::fs::write(
+        dir.join(format!("{slug}__{scenario}.json")),
+        line.to_string(),
+    )
+    .unwrap();
+}
+
+/// Runs the futures at once, each on its own task; the results in order.
+pub async fn all<F>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = fs.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}
