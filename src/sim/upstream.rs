@@ -21,8 +21,8 @@
 //! reply, never as a hang.
 //!
 //! A redis-server started for the run ([`SpawnedRedis`]) is stopped on every way out: a normal
-//! end or an error (it is dropped), SIGINT, SIGTERM or SIGHUP ([`stop_signals`] ends the run
-//! through its normal teardown), a panic (unwinding drops it), and the simulator's own death by
+//! end or an error (it is dropped), SIGINT, SIGTERM or SIGHUP (`simulate` ends the run through its
+//! normal teardown), a panic (unwinding drops it), and the simulator's own death by
 //! SIGKILL or an abort (on Linux the child asks the kernel for SIGKILL when its parent dies).
 
 use std::fmt;
@@ -258,37 +258,3 @@ fn die_with_parent(command: &mut tokio::process::Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_: &mut tokio::process::Command) {}
-
-/// Resolves on SIGINT, SIGTERM or SIGHUP (Ctrl-C elsewhere), the ways a person, `timeout` or
-/// systemd stop a run: a run that selects on it ends through its normal teardown, which stops
-/// a spawned redis-server. The handlers are installed when this is called, not when first
-/// polled, so a signal that comes right after is not lost.
-pub fn stop_signals() -> impl std::future::Future<Output = ()> + Unpin {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut streams: Vec<_> = [
-            SignalKind::interrupt(),
-            SignalKind::terminate(),
-            SignalKind::hangup(),
-        ]
-        .into_iter()
-        .filter_map(|k| signal(k).ok())
-        .collect();
-        Box::pin(std::future::poll_fn(move |cx| {
-            let fired = streams.iter_mut().any(|s| s.poll_recv(cx).is_ready());
-            if fired {
-                std::task::Poll::Ready(())
-            } else {
-                std::task::Poll::Pending
-            }
-        }))
-    }
-    #[cfg(not(unix))]
-    {
-        let ctrl_c = tokio::signal::ctrl_c();
-        Box::pin(async move {
-            let _ = ctrl_c.await;
-        })
-    }
-}
