@@ -383,6 +383,7 @@ fn decode_json_lines_deserialize_with_deny_unknown_fields() {
                 v,
                 source,
                 frame: record,
+                clients: None,
             } => {
                 assert_eq!(*v, SCHEMA_VERSION);
                 assert_eq!(source, path_str(path));

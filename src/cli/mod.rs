@@ -100,6 +100,15 @@ pub struct DecodeArgs {
     /// One JSON object per frame (schema: docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
+    /// Also say what each known client's parser does with each frame: acts on it (with the
+    /// values it reads), ignores it, or fails (docs/clients.md).
+    #[arg(long)]
+    pub clients: bool,
+    /// With --clients: the moving-endpoint-type the clients asked for (it decides what
+    /// node-redis does with a MOVING that names no endpoint); auto: each client's own auto.
+    #[arg(long, value_enum, value_name = "TYPE", default_value_t = connect::EndpointTypeArg::Auto,
+          requires = "clients")]
+    pub endpoint_type: connect::EndpointTypeArg,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
