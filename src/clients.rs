@@ -23,6 +23,9 @@ pub enum Private {
     Python,
     /// Go's `IsPrivate || IsLoopback || IsLinkLocalUnicast`, plus 100.64.0.0/10 (CGNAT).
     GoWithCgnat,
+    /// Java's `isLoopbackAddress || isLinkLocalAddress || isSiteLocalAddress` plus IPv6 ULA
+    /// (fc00::/7): no CGNAT.
+    Java,
     /// 10/8, 172.16/12, 192.168/16; IPv6 `fc..`, `fd..`, `::1`, `fe80..`. IPv4 loopback
     /// (127/8) is *not* private here.
     NodeList,
@@ -44,6 +47,11 @@ impl Private {
             (Private::GoWithCgnat, IpAddr::V4(v4)) => {
                 crate::conn::is_internal(ip)
                     || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
+            }
+            (Private::Java, IpAddr::V4(_)) => crate::conn::is_internal(ip),
+            (Private::Java, IpAddr::V6(v6)) => {
+                // fec0::/10, site-local in Java's sense, besides the ranges is_internal knows.
+                crate::conn::is_internal(ip) || (v6.segments()[0] & 0xffc0) == 0xfec0
             }
             (Private::NodeList, IpAddr::V4(v4)) => {
                 let o = v4.octets();
@@ -116,9 +124,9 @@ pub const CLIENTS: [Client; 6] = [
     Client {
         name: "Lettuce",
         version: "7.8.0-SNAPSHOT",
-        opts_in_by_default: None,
+        opts_in_by_default: Some(true),
         opt_in_note: None,
-        auto: Some(Auto::ByTls(Private::GoWithCgnat)),
+        auto: Some(Auto::ByTls(Private::Java)),
         parser: Parser::Lettuce,
     },
     Client {

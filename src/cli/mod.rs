@@ -3,6 +3,7 @@
 
 pub mod connect;
 pub mod decide;
+pub mod doctor;
 pub mod pcap;
 pub mod probe;
 pub mod service;
@@ -43,6 +44,9 @@ pub enum Command {
     /// Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)
     #[command(long_about = probe::LONG_ABOUT)]
     Probe(probe::ProbeArgs),
+    /// Why no notifications? The server's answers, and what each known client would do here.
+    #[command(long_about = doctor::LONG_ABOUT)]
+    Doctor(doctor::DoctorArgs),
     /// Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS.
     #[command(long_about = decide::LONG_ABOUT)]
     Decide(decide::DecideArgs),
