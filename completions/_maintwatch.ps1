@@ -93,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--no-handoff', '--no-handoff', [CompletionResultType]::ParameterName, 'Do not run the handoff decision in dry-run')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Under each maintenance notification, one more line: what each known client''s parser does with that frame (acts, ignores, FAILS and how), for the clients'' own auto endpoint type unless --endpoint-type names one (human output only; docs/clients.md)')
             break
         }
         'maintwatch;decode' {

@@ -89,6 +89,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --no-handoff 'Do not run the handoff decision in dry-run'
             cand -v 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
             cand --verbose 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
+            cand --clients 'Under each maintenance notification, one more line: what each known client''s parser does with that frame (acts, ignores, FAILS and how), for the clients'' own auto endpoint type unless --endpoint-type names one (human output only; docs/clients.md)'
         }
         &'maintwatch;decode'= {
             cand --format 'How the input encodes the bytes'

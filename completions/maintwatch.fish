@@ -95,6 +95,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l masters-
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-dns -d 'Do not watch DNS'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-handoff -d 'Do not run the handoff decision in dry-run'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s v -l verbose -d 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l clients -d 'Under each maintenance notification, one more line: what each known client\'s parser does with that frame (acts, ignores, FAILS and how), for the clients\' own auto endpoint type unless --endpoint-type names one (human output only; docs/clients.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l format -d 'How the input encodes the bytes' -r -f -a "auto\t'A hex dump if it looks like `xxd` or `hexdump -C` output, escaped text if it has `\\r\\n` escapes, hex if only hex digits, else raw bytes'
 raw\t'The bytes as they are'
 escaped\t'Text with escapes as people paste it: `>4\\r\\n$6\\r\\nMOVING\\r\\n...`; each line\'s indentation is ignored, so the raw-bytes lines `watch` prints can be pasted as they are'

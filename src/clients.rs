@@ -19,7 +19,8 @@ use crate::resp::Frame;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Private {
-    /// Python's `ipaddress.is_private`: RFC 1918, loopback, link-local, IPv6 ULA and more.
+    /// Python's `ipaddress.is_private` (3.11): RFC 1918, loopback, link-local, documentation and
+    /// reserved ranges, IPv6 ULA; not 100.64.0.0/10.
     Python,
     /// Go's `IsPrivate || IsLoopback || IsLinkLocalUnicast`, plus 100.64.0.0/10 (CGNAT).
     GoWithCgnat,
@@ -34,16 +35,21 @@ pub enum Private {
 impl Private {
     pub fn is_private(self, ip: IpAddr) -> bool {
         match (self, ip) {
-            (Private::Python, IpAddr::V4(v4)) => {
-                v4.is_private()
-                    || v4.is_loopback()
-                    || v4.is_link_local()
-                    || v4.octets()[0] == 0
-                    || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
+            (Private::Python, IpAddr::V4(v4)) => python_private_v4(v4),
+            (Private::Python, IpAddr::V6(v6)) => {
+                if let Some(v4) = v6.to_ipv4_mapped() {
+                    return python_private_v4(v4);
+                }
+                let s = v6.segments();
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || (s[0] & 0xfe00) == 0xfc00
+                    || (s[0] & 0xffc0) == 0xfe80
+                    || (s[0] == 0x2001 && s[1] == 0x0db8)
+                    || (s[0] == 0x2001 && s[1] < 0x0200)
+                    || (s[0] == 0x0100 && s[1..4] == [0, 0, 0])
             }
-            (Private::Python, IpAddr::V6(_)) | (Private::GoWithCgnat, IpAddr::V6(_)) => {
-                crate::conn::is_internal(ip)
-            }
+            (Private::GoWithCgnat, IpAddr::V6(_)) => crate::conn::is_internal(ip),
             (Private::GoWithCgnat, IpAddr::V4(v4)) => {
                 crate::conn::is_internal(ip)
                     || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
@@ -65,6 +71,19 @@ impl Private {
             }
         }
     }
+}
+
+/// Python 3.11's `IPv4Address.is_private`: its list of special-purpose ranges (no 100.64/10).
+fn python_private_v4(v4: std::net::Ipv4Addr) -> bool {
+    let [a, b, c, _] = v4.octets();
+    matches!(a, 0 | 10 | 127 | 240..=255)
+        || (a == 169 && b == 254)
+        || (a == 172 && (16..=31).contains(&b))
+        || (a == 192 && b == 168)
+        || (a == 192 && b == 0 && (c == 0 || c == 2))
+        || (a == 198 && (b == 18 || b == 19))
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
 }
 
 /// How a client's `auto` picks the endpoint type.
@@ -258,6 +277,19 @@ pub fn lines(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<String> {
             crate::escape::sanitize(&text).into_owned()
         })
         .collect()
+}
+
+/// The one line `watch --clients` adds under a notification: every client's outcome, the how
+/// of a failure spelled out (sanitised).
+pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
+    let parts: Vec<String> = verdicts(frame, asked)
+        .iter()
+        .map(|v| match &v.verdict {
+            Verdict::Fails { how } => format!("{} FAILS ({how})", v.client),
+            other => format!("{} {}", v.client, other.outcome()),
+        })
+        .collect();
+    crate::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
 }
 
 fn acts(reads: impl Into<String>) -> Verdict {
@@ -679,6 +711,29 @@ mod tests {
             Some(EndpointType::InternalFqdn)
         );
         assert_eq!(auto_type(go, "db.example", None, false), None);
+    }
+
+    #[test]
+    fn python_private_follows_its_311_list() {
+        // As Python 3.11.7's ipaddress answers for each.
+        for (ip, private) in [
+            ("100.64.0.1", false),
+            ("0.1.2.3", true),
+            ("198.18.0.1", true),
+            ("240.0.0.1", true),
+            ("8.8.8.8", false),
+            ("fec0::1", false),
+            ("2001:db8::1", true),
+            ("fd00::1", true),
+            ("::ffff:10.0.0.1", true),
+            ("2606:4700::1", false),
+        ] {
+            let addr: IpAddr = ip.parse().unwrap();
+            assert_eq!(Private::Python.is_private(addr), private, "{ip}");
+        }
+        assert!(!Private::NodeList.is_private("127.0.0.1".parse().unwrap()));
+        assert!(Private::GoWithCgnat.is_private("100.64.0.1".parse().unwrap()));
+        assert!(!Private::Java.is_private("100.64.0.1".parse().unwrap()));
     }
 
     #[test]

@@ -200,3 +200,57 @@ async fn a_tls_redis_server_is_diagnosed_over_tls() {
     let json: Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(json["server"]["opt_in"]["outcome"], "tls_failed");
 }
+
+/// `watch --clients`: one more line under each notification, none under other lines, and the
+/// JSON output unchanged.
+#[tokio::test]
+async fn watch_clients_adds_one_line_per_notification() {
+    let sim = Simulator::start(SimOptions::new(
+        scenarios::by_name("single-proxy").expect("bundled"),
+    ))
+    .await
+    .expect("simulator starts");
+    let url = format!("redis://{}", sim.proxies()[0]);
+    let run = |extra: &'static [&'static str]| {
+        let url = url.clone();
+        async move {
+            let out = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+                    .args([
+                        "watch", &url, "--count", "1", "--color", "never", "--no-dns",
+                    ])
+                    .args(extra)
+                    .output(),
+            )
+            .await
+            .expect("the watch ends after one notification")
+            .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
+    let text = run(&["--clients"]).await;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("MOVING seq 0"))
+        .expect(&text);
+    assert!(lines[at + 1].contains(r">4\r\n$6\r\nMOVING"), "{text}");
+    assert_eq!(
+        lines[at + 2].trim_start(),
+        "clients: redis-py acts; node-redis FAILS (AssertionError (no target, and it asked for \
+         its auto type, not none) in an async handler: an unhandled promise rejection); go-redis \
+         acts; Lettuce acts; Jedis unknown; StackExchange.Redis unknown",
+        "{text}"
+    );
+    assert_eq!(text.matches("clients:").count(), 1, "{text}");
+
+    let asked_none = run(&["--clients", "--endpoint-type", "none"]).await;
+    assert!(
+        asked_none.contains("clients: redis-py acts; node-redis acts;"),
+        "{asked_none}"
+    );
+
+    let json = run(&["--clients", "--json"]).await;
+    assert!(!json.contains("clients"), "{json}");
+}

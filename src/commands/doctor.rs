@@ -285,7 +285,8 @@ fn caveats(
     if main.outcome.name() == "refused" {
         out.push(
             "the opt-in is refused: clients that opt in by default send it on every new \
-             connection and carry on without notifications; each attempt is one more error in \
+             connection (redis-py, node-redis and go-redis in their auto mode then carry on \
+             without notifications); each attempt is one more error in \
              the server's errorstats, and users of go-redis (#3536) and redis-py (#4242) \
              reported log noise from it. Redis Open Source and Valkey do not support the \
              feature; on Redis Enterprise / Redis Software (8.0.2+) the cluster setting \

@@ -5,7 +5,8 @@
 // client asked for (node-redis's MOVING handler asserts on it). Run with the current directory
 // (or NODE_PATH) where node_modules has `redis`. Output: one JSON object per frame:
 // {"name", "outcome": acts|ignores|fails, "detail", "target"}; `target` is [host, port] as the
-// handler read a MOVING's endpoint (the client it would connect), or null.
+// handler read a MOVING's endpoint (the client it would connect), or null (none read: it
+// reconnects where it is, after half the window).
 //
 // The client and its command queue are stand-ins that record what the manager asks of them; the
 // half-window wait before a reconnect is made instant, and recorded.
@@ -69,7 +70,8 @@ async function run(name, data, asked) {
   if (rejection) return { name, outcome: "fails", detail: `unhandled rejection: ${rejection.name}: ${rejection.message}`, target: null };
   if (!handled) return { name, outcome: "ignores", detail: "not a maintenance push", target: null };
   const detail = calls.join(",") + (waited === null ? "" : `,waited ${waited}ms`);
-  return { name, outcome: "acts", detail, target };
+  // The half-window wait is the no-endpoint path: it reconnects where it is, no target read.
+  return { name, outcome: "acts", detail, target: waited === null ? target : null };
 }
 
 async function main() {
