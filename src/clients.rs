@@ -562,7 +562,21 @@ fn go_redis(name: &str, v: &View<'_, '_>) -> Verdict {
                 None | Some(Frame::Null) => {
                     acts("no endpoint: reconnects to its current address after half the window")
                 }
-                Some(Frame::Blob(_)) | Some(Frame::Simple(_)) => Verdict::Unknown,
+                Some(f @ (Frame::Blob(_) | Frame::Simple(_))) => {
+                    let endpoint = text(f).unwrap_or_default();
+                    if endpoint.is_empty() || endpoint == "<nil>" {
+                        return acts(
+                            "no endpoint: reconnects to its current address after half the window",
+                        );
+                    }
+                    // Handed to the dialer as it is: "[::1]:7000" dials, "null" or "?" fails then.
+                    Verdict::Acts {
+                        reads: format!(
+                            "hands the connection off to {endpoint:?} (dialled as given)"
+                        ),
+                        target: Some((endpoint, None)),
+                    }
+                }
                 Some(_) => rejected("the endpoint is not a string"),
             }
         }

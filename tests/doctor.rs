@@ -82,6 +82,26 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
     let caveats = json["caveats"].to_string();
     assert!(caveats.contains("maintEndpointType to 'none'"), "{caveats}");
 
+    // A password is never shown; the failure is the server's answer, exit 5.
+    let with_password = format!("redis://u:hunter2@{}", sim.proxies()[0]);
+    let (code, out, err) = doctor(&["--json", &with_password]).await;
+    assert_eq!(code, maintwatch::exit::AUTH_FAILED, "{out}\n{err}");
+    assert!(
+        !out.contains("hunter2") && !err.contains("hunter2"),
+        "{out}\n{err}"
+    );
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["endpoint"], format!("redis://u@{}", sim.proxies()[0]));
+    assert_eq!(json["server"]["endpoint_types"][4]["endpoint_type"], "none");
+    assert_eq!(
+        json["server"]["endpoint_types"][4]["outcome"],
+        "auth_failed"
+    );
+
+    let (code, _, err) = doctor(&[&url, "-h", "127.0.0.1"]).await;
+    assert_eq!(code, maintwatch::exit::USAGE, "{err}");
+    assert!(err.contains("give the endpoint once"), "{err}");
+
     let (code, text, _) = doctor(&[&url]).await;
     assert_eq!(code, 0);
     assert!(text.contains("    none            accepted\n"), "{text}");

@@ -178,9 +178,13 @@ pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Diagn
         },
     };
     let mut endpoint_types = Vec::new();
-    for (_, choice) in TYPES {
+    for (tried, choice) in TYPES {
         let r = probe::probe(&opts.with_endpoint_type(choice), dns, Duration::ZERO).await;
-        endpoint_types.push(answer(&r));
+        // Labelled with the type tried, also when the handshake ended before sending it.
+        endpoint_types.push(Answer {
+            endpoint_type: Some(tried),
+            ..answer(&r)
+        });
     }
     let resp3 = match &main.outcome {
         ProbeOutcome::Resp3Unavailable { .. } => Some(false),
