@@ -31,7 +31,7 @@ Exit codes (the opt-in as --endpoint-type asks for it, auto by default):
 Examples:
   maintwatch doctor redis://10.0.0.5:12000
   REDISCLI_AUTH=\"$PASS\" maintwatch doctor rediss://default@db.example.net:12000 --cacert ca.pem
-  maintwatch doctor --json redis://127.0.0.1:6379 | jq .clients";
+  maintwatch doctor --json redis://10.0.0.5:12000 | jq .clients";
 
 /// Arguments of `maintwatch doctor`.
 #[derive(Args, Debug, Clone)]
