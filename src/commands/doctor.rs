@@ -418,3 +418,82 @@ fn line(a: &Answer) -> String {
         None => outcome,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::StreamReader;
+    use clap::Parser;
+    use std::net::SocketAddr;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A HELLO whose `server` holds CR, LF, ESC and a bidi override, and a refusal with ESC and
+    /// a C1 control: everything a hostile server could put on the screen.
+    const HOSTILE_HELLO: &[u8] =
+        b"%1\r\n$6\r\nserver\r\n$27\r\nredis\r\n00:00:00 FAKE\x1b[2J\xe2\x80\xae\r\n";
+    const HOSTILE_REFUSAL: &[u8] = b"-ERR bad\x1b[31mRED\xc2\x9b\r\n";
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        doctor: DoctorArgs,
+    }
+
+    /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
+    /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
+    async fn hostile() -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut reader = StreamReader::default();
+                    let mut first = true;
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        reader.extend(&buf[..n]);
+                        let mut commands = 0;
+                        if reader.drain(|_, _, _| commands += 1).is_err() {
+                            return;
+                        }
+                        for _ in 0..commands {
+                            let reply = if first {
+                                HOSTILE_HELLO
+                            } else {
+                                HOSTILE_REFUSAL
+                            };
+                            first = false;
+                            if s.write_all(reply).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn a_hostile_server_cannot_reach_the_terminal() {
+        let addr = hostile().await;
+        let args = T::try_parse_from(["doctor", &format!("redis://{addr}")])
+            .unwrap()
+            .doctor;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run_with(&args, &mut out, &mut err).await.unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(code, exit::REFUSED, "{out}");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(!out.contains('\u{202e}'), "{out:?}");
+        assert!(out.contains("refused: ERR bad\\x1b[31mRED\\u{9b}"), "{out}");
+        assert!(
+            out.contains("errorstats: not measured: ERR bad\\x1b[31mRED"),
+            "{out}"
+        );
+        assert!(
+            out.contains("redis\\r\\n00:00:00 FAKE\\x1b[2J\\u{202e}"),
+            "{out}"
+        );
+    }
+}
