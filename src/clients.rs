@@ -667,23 +667,17 @@ fn lettuce(name: &str, v: &View<'_, '_>) -> Verdict {
             }
         }
         "MIGRATING" | "FAILING_OVER" | "MIGRATED" | "FAILED_OVER" => {
-            let (need, index) = if name.ends_with("ING") || name == "FAILING_OVER" {
-                (4, 3)
-            } else {
-                (3, 2)
+            let (index, what) = match name {
+                "MIGRATING" | "FAILING_OVER" => {
+                    (3, "notifies its listeners that a maintenance started")
+                }
+                _ => (2, "notifies its listeners that a maintenance ended"),
             };
-            if v.len() < need {
-                return ignores(format!(
-                    "fewer than {need} elements (no shard list): logged as a warning"
-                ));
-            }
+            // A missing or non-string shard list is logged and passed on as null: the
+            // notification still goes to the listeners.
             match v.at(index) {
-                Some(Frame::Blob(_)) => acts(if need == 4 {
-                    "relaxes timeouts"
-                } else {
-                    "restores timeouts"
-                }),
-                _ => ignores("the shard list is not a string: logged as a warning"),
+                Some(Frame::Blob(_)) => acts(format!("{what} (with the shard list)")),
+                _ => acts(format!("{what}, with no shard list (logs a warning)")),
             }
         }
         _ => ignores("no handling of SMIGRATING / SMIGRATED"),
