@@ -28,6 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Why no notifications? The server''s answers, and what each known client would do here')
             [CompletionResult]::new('decide', 'decide', [CompletionResultType]::ParameterValue, 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
@@ -92,11 +93,14 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--no-handoff', '--no-handoff', [CompletionResultType]::ParameterName, 'Do not run the handoff decision in dry-run')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Under each maintenance notification, one more line: what each known client''s parser does with that frame (acts, ignores, FAILS and how), for the clients'' own auto endpoint type unless --endpoint-type names one (human output only; docs/clients.md)')
             break
         }
         'maintwatch;decode' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How the input encodes the bytes')
+            [CompletionResult]::new('--endpoint-type', '--endpoint-type', [CompletionResultType]::ParameterName, 'With --clients: the moving-endpoint-type the clients asked for (it decides what node-redis does with a MOVING that names no endpoint); auto: each client''s own auto')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per frame (schema: docs/jsonl.md)')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Also say what each known client''s parser does with each frame: acts on it (with the values it reads), ignores it, or fails (docs/clients.md)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -127,6 +131,33 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)')
+            [CompletionResult]::new('--askpass', '--askpass', [CompletionResultType]::ParameterName, 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (implied by rediss://)')
+            [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s certificate or name (prints a warning)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h is the host, as in redis-cli)')
+            break
+        }
+        'maintwatch;doctor' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')
+            [CompletionResult]::new('-u', '-u', [CompletionResultType]::ParameterName, 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli')
+            [CompletionResult]::new('--uri', '--uri', [CompletionResultType]::ParameterName, 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli')
+            [CompletionResult]::new('-a', '-a', [CompletionResultType]::ParameterName, 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users')
+            [CompletionResult]::new('--pass', '--pass', [CompletionResultType]::ParameterName, 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'User name for ACL authentication (with a password)')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Database number to SELECT (a URL''s /db wins)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Database number to SELECT (a URL''s /db wins)')
+            [CompletionResult]::new('--cacert', '--cacert', [CompletionResultType]::ParameterName, 'CA certificate bundle (PEM) to verify the server with, instead of the system''s')
+            [CompletionResult]::new('--cacertdir', '--cacertdir', [CompletionResultType]::ParameterName, 'Directory of trusted CA certificates (PEM), instead of the system''s')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'Client certificate (PEM) for mutual TLS; needs --key')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Private key (PEM) of --cert')
+            [CompletionResult]::new('--sni', '--sni', [CompletionResultType]::ParameterName, 'TLS server name to send and verify, instead of the host')
+            [CompletionResult]::new('--endpoint-type', '--endpoint-type', [CompletionResultType]::ParameterName, 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)')
+            [CompletionResult]::new('--dns-server', '--dns-server', [CompletionResultType]::ParameterName, 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object (fields: type, v, endpoint, address, tls, exit_code, server, clients, errorstats, caveats)')
             [CompletionResult]::new('--askpass', '--askpass', [CompletionResultType]::ParameterName, 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Connect with TLS (implied by rediss://)')
             [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Do not verify the server''s certificate or name (prints a warning)')
@@ -199,6 +230,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Why no notifications? The server''s answers, and what each known client would do here')
             [CompletionResult]::new('decide', 'decide', [CompletionResultType]::ParameterValue, 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Run a simulated deployment that sends maintenance notifications (for trying clients)')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
@@ -214,6 +246,9 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;help;probe' {
+            break
+        }
+        'maintwatch;help;doctor' {
             break
         }
         'maintwatch;help;decide' {

@@ -25,6 +25,9 @@ _maintwatch() {
             maintwatch,demo)
                 cmd="maintwatch__subcmd__demo"
                 ;;
+            maintwatch,doctor)
+                cmd="maintwatch__subcmd__doctor"
+                ;;
             maintwatch,help)
                 cmd="maintwatch__subcmd__help"
                 ;;
@@ -52,6 +55,9 @@ _maintwatch() {
             maintwatch__subcmd__help,demo)
                 cmd="maintwatch__subcmd__help__subcmd__demo"
                 ;;
+            maintwatch__subcmd__help,doctor)
+                cmd="maintwatch__subcmd__help__subcmd__doctor"
+                ;;
             maintwatch__subcmd__help,help)
                 cmd="maintwatch__subcmd__help__subcmd__help"
                 ;;
@@ -77,7 +83,7 @@ _maintwatch() {
 
     case "${cmd}" in
         maintwatch)
-            opts="-h -V --help --version watch decode probe decide simulate demo replay pcap help"
+            opts="-h -V --help --version watch decode probe doctor decide simulate demo replay pcap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -129,7 +135,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__decode)
-            opts="-h --format --json --help"
+            opts="-h --format --json --clients --endpoint-type --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -137,6 +143,10 @@ _maintwatch() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "auto raw escaped hex" -- "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-type)
+                    COMPREPLY=($(compgen -W "internal-ip internal-fqdn external-ip external-fqdn none auto server-default" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -180,8 +190,98 @@ _maintwatch() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        maintwatch__subcmd__doctor)
+            opts="-h -p -u -a -n --json --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -h)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -u)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pass)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -a)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cacertdir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sni)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint-type)
+                    COMPREPLY=($(compgen -W "internal-ip internal-fqdn external-ip external-fqdn none auto server-default" -- "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dns-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         maintwatch__subcmd__help)
-            opts="watch decode probe decide simulate demo replay pcap help"
+            opts="watch decode probe doctor decide simulate demo replay pcap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,6 +323,20 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__help__subcmd__demo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        maintwatch__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -521,7 +635,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --metrics --exec --exec-on --exec-timeout"
+            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --exec --exec-on --exec-timeout"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

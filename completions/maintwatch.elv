@@ -25,6 +25,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
             cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
             cand probe 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+            cand doctor 'Why no notifications? The server''s answers, and what each known client would do here'
             cand decide 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
             cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
@@ -88,10 +89,13 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --no-handoff 'Do not run the handoff decision in dry-run'
             cand -v 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
             cand --verbose 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
+            cand --clients 'Under each maintenance notification, one more line: what each known client''s parser does with that frame (acts, ignores, FAILS and how), for the clients'' own auto endpoint type unless --endpoint-type names one (human output only; docs/clients.md)'
         }
         &'maintwatch;decode'= {
             cand --format 'How the input encodes the bytes'
+            cand --endpoint-type 'With --clients: the moving-endpoint-type the clients asked for (it decides what node-redis does with a MOVING that names no endpoint); auto: each client''s own auto'
             cand --json 'One JSON object per frame (schema: docs/jsonl.md)'
+            cand --clients 'Also say what each known client''s parser does with each frame: acts on it (with the values it reads), ignores it, or fails (docs/clients.md)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -121,6 +125,32 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --json 'One JSON object per endpoint per line (fields: type, v, endpoint, address, tls, outcome, exit_code, detail, tls_failure, hello, endpoint_type, maintenance, pushes, elapsed_ms)'
             cand -q 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
             cand --quiet 'Print nothing on standard output: only the exit code tells (warnings still go to stderr)'
+            cand --askpass 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
+            cand --tls 'Connect with TLS (implied by rediss://)'
+            cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'
+            cand --help 'Print help (-h is the host, as in redis-cli)'
+        }
+        &'maintwatch;doctor'= {
+            cand -h 'Server hostname or IP address [default: 127.0.0.1]'
+            cand --host 'Server hostname or IP address [default: 127.0.0.1]'
+            cand -p 'Server port [default: 6379]'
+            cand --port 'Server port [default: 6379]'
+            cand -u 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli'
+            cand --uri 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without '':'' is the password, as in redis-cli'
+            cand -a 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users'
+            cand --pass 'Password (a URL''s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users'
+            cand --user 'User name for ACL authentication (with a password)'
+            cand -n 'Database number to SELECT (a URL''s /db wins)'
+            cand --db 'Database number to SELECT (a URL''s /db wins)'
+            cand --cacert 'CA certificate bundle (PEM) to verify the server with, instead of the system''s'
+            cand --cacertdir 'Directory of trusted CA certificates (PEM), instead of the system''s'
+            cand --cert 'Client certificate (PEM) for mutual TLS; needs --key'
+            cand --key 'Private key (PEM) of --cert'
+            cand --sni 'TLS server name to send and verify, instead of the host'
+            cand --endpoint-type 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)'
+            cand --connect-timeout 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)'
+            cand --dns-server 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too'
+            cand --json 'One JSON object (fields: type, v, endpoint, address, tls, exit_code, server, clients, errorstats, caveats)'
             cand --askpass 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
             cand --tls 'Connect with TLS (implied by rediss://)'
             cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'
@@ -187,6 +217,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
             cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
             cand probe 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+            cand doctor 'Why no notifications? The server''s answers, and what each known client would do here'
             cand decide 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
             cand simulate 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
@@ -199,6 +230,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;help;decode'= {
         }
         &'maintwatch;help;probe'= {
+        }
+        &'maintwatch;help;doctor'= {
         }
         &'maintwatch;help;decide'= {
         }

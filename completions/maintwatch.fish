@@ -29,6 +29,7 @@ complete -c maintwatch -n "__fish_maintwatch_needs_command" -s V -l version -d '
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "doctor" -d 'Why no notifications? The server\'s answers, and what each known client would do here'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
@@ -94,11 +95,20 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l masters-
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-dns -d 'Do not watch DNS'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-handoff -d 'Do not run the handoff decision in dry-run'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -s v -l verbose -d 'Also show the lines that are only detail: each successful --traffic PING (failures are always shown; the summary has the latency figures)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l clients -d 'Under each maintenance notification, one more line: what each known client\'s parser does with that frame (acts, ignores, FAILS and how), for the clients\' own auto endpoint type unless --endpoint-type names one (human output only; docs/clients.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l format -d 'How the input encodes the bytes' -r -f -a "auto\t'A hex dump if it looks like `xxd` or `hexdump -C` output, escaped text if it has `\\r\\n` escapes, hex if only hex digits, else raw bytes'
 raw\t'The bytes as they are'
 escaped\t'Text with escapes as people paste it: `>4\\r\\n$6\\r\\nMOVING\\r\\n...`; each line\'s indentation is ignored, so the raw-bytes lines `watch` prints can be pasted as they are'
 hex\t'Hex digits (whitespace, `0x` and `:` between bytes are ignored), or `xxd` / `hexdump -C` output (offsets and the ASCII column are skipped)'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l endpoint-type -d 'With --clients: the moving-endpoint-type the clients asked for (it decides what node-redis does with a MOVING that names no endpoint); auto: each client\'s own auto' -r -f -a "internal-ip\t'Ask MOVING to name an internal IP address'
+internal-fqdn\t'Ask MOVING to name an internal hostname'
+external-ip\t'Ask MOVING to name an external IP address'
+external-fqdn\t'Ask MOVING to name an external hostname'
+none\t'Ask MOVING to name no endpoint'
+auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip'
+server-default\t'Send a bare `ON`: the server picks'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l json -d 'One JSON object per frame (schema: docs/jsonl.md)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -l clients -d 'Also say what each known client\'s parser does with each frame: acts on it (with the values it reads), ignores it, or fails (docs/clients.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l from -d 'Also read endpoints from FILE, one per line; `-` reads standard input' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l concurrency -d 'How many endpoints to probe at once (each is one socket: within the open-file limit)' -r
@@ -129,6 +139,31 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l askpass 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l help -d 'Print help (-h is the host, as in redis-cli)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s p -l port -d 'Server port [default: 6379]' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s u -l uri -d 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without \':\' is the password, as in redis-cli' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s a -l pass -d 'Password (a URL\'s password wins). Prefer the REDISCLI_AUTH environment variable: a password on the command line is visible to other local users' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l user -d 'User name for ACL authentication (with a password)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s n -l db -d 'Database number to SELECT (a URL\'s /db wins)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l cacert -d 'CA certificate bundle (PEM) to verify the server with, instead of the system\'s' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l cacertdir -d 'Directory of trusted CA certificates (PEM), instead of the system\'s' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l key -d 'Private key (PEM) of --cert' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l sni -d 'TLS server name to send and verify, instead of the host' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l endpoint-type -d 'What to ask MOVING to name (CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type ...)' -r -f -a "internal-ip\t'Ask MOVING to name an internal IP address'
+internal-fqdn\t'Ask MOVING to name an internal hostname'
+external-ip\t'Ask MOVING to name an external IP address'
+external-fqdn\t'Ask MOVING to name an external hostname'
+none\t'Ask MOVING to name no endpoint'
+auto\t'Private/loopback/link-local address: internal, else external; TLS: fqdn, else ip'
+server-default\t'Send a bare `ON`: the server picks'"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l connect-timeout -d 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l json -d 'One JSON object (fields: type, v, endpoint, address, tls, exit_code, server, clients, errorstats, caveats)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l tls -d 'Connect with TLS (implied by rediss://)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l help -d 'Print help (-h is the host, as in redis-cli)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l endpoint -d 'The endpoint as the client was configured: HOST:PORT (a name or an address)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l current -d 'The address the client is connected to (the one being retired)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l successor -d 'The endpoint the MOVING named, if it named one' -r
@@ -192,12 +227,13 @@ always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l json -d 'One JSON object per line (the watch\'s schema plus pcap_* lines; docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe decide simulate demo replay pcap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "doctor" -d 'Why no notifications? The server\'s answers, and what each known client would do here'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -4,6 +4,7 @@
 //! exit codes, so that tests and benchmarks drive the same code the operator runs.
 
 pub mod cli;
+pub mod clients;
 pub mod cluster;
 pub mod commands;
 pub mod conn;

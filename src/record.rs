@@ -291,6 +291,9 @@ pub enum DecodeLine {
         /// The input file, or `-` for standard input.
         source: String,
         frame: FrameRecord,
+        /// `decode --clients`: what each known client's parser does with this frame.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clients: Option<Vec<crate::clients::ClientVerdict>>,
     },
     Error {
         v: u32,

@@ -383,6 +383,7 @@ fn decode_json_lines_deserialize_with_deny_unknown_fields() {
                 v,
                 source,
                 frame: record,
+                clients: None,
             } => {
                 assert_eq!(*v, SCHEMA_VERSION);
                 assert_eq!(source, path_str(path));
@@ -938,4 +939,50 @@ fn decode_of_empty_input_is_an_error() {
         "{}",
         run.stdout
     );
+}
+
+/// `--clients`: one line per known client under each frame, the endpoint type asked for
+/// deciding node-redis's verdict on a MOVING with no target; a verdict quoting the frame's
+/// text is escaped; without --clients nothing changes.
+#[test]
+fn clients_says_what_each_client_does_with_the_frame() {
+    let moving = capture("moving-null-target.resp");
+    let run = decode_stdin(&["--format", "raw", "--clients"], &moving);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 2 + 6, "{}", run.stdout);
+    assert!(
+        lines[3].starts_with("    node-redis 6.3.1: fails: AssertionError"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[2].starts_with("    redis-py 8.1.0: acts: "),
+        "{}",
+        run.stdout
+    );
+
+    let none = decode_stdin(
+        &["--format", "raw", "--clients", "--endpoint-type", "none"],
+        &moving,
+    );
+    assert!(
+        none.stdout
+            .contains("    node-redis 6.3.1: acts: no endpoint"),
+        "{}",
+        none.stdout
+    );
+
+    let hostile = b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n$9\r\nh\x1b[2J:1:2\r\n";
+    let run = decode_stdin(&["--format", "raw", "--clients"], hostile);
+    assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
+    assert!(
+        run.stdout
+            .contains(r#"node-redis 6.3.1: acts: moves to host "h\u{1b}[2J" port 1"#),
+        "{}",
+        run.stdout
+    );
+
+    let plain = decode_stdin(&["--format", "raw"], &moving);
+    assert_eq!(plain.stdout.lines().count(), 2, "{}", plain.stdout);
 }

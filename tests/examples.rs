@@ -38,8 +38,8 @@ use tokio_rustls::TlsAcceptor;
 /// A hang guard per example: the longest runs a demo at real speed (about 20 s).
 const HANG_GUARD: Duration = Duration::from_secs(150);
 
-const SUBCOMMANDS: [&str; 8] = [
-    "watch", "probe", "decide", "decode", "replay", "simulate", "demo", "pcap",
+const SUBCOMMANDS: [&str; 9] = [
+    "watch", "probe", "doctor", "decide", "decode", "replay", "simulate", "demo", "pcap",
 ];
 
 /// A database that accepts the opt-in and does nothing for a long time: every example that

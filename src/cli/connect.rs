@@ -116,6 +116,22 @@ impl From<EndpointTypeArg> for EndpointTypeChoice {
     }
 }
 
+impl EndpointTypeArg {
+    /// The type a client asked for, for the client-knowledge predictions: `None` for `auto`
+    /// (each client's own) and `server-default` (no client sends a bare ON by default).
+    pub fn asked(self) -> Option<crate::conn::EndpointType> {
+        use crate::conn::EndpointType as T;
+        match self {
+            EndpointTypeArg::InternalIp => Some(T::InternalIp),
+            EndpointTypeArg::InternalFqdn => Some(T::InternalFqdn),
+            EndpointTypeArg::ExternalIp => Some(T::ExternalIp),
+            EndpointTypeArg::ExternalFqdn => Some(T::ExternalFqdn),
+            EndpointTypeArg::None => Some(T::None),
+            EndpointTypeArg::Auto | EndpointTypeArg::ServerDefault => None,
+        }
+    }
+}
+
 /// Parses an endpoint URL for clap. Its error is written here rather than by clap, because
 /// clap's own message quotes the rejected value, and this value may hold a password.
 #[derive(Clone, Copy, Debug, Default)]

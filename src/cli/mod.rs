@@ -3,6 +3,7 @@
 
 pub mod connect;
 pub mod decide;
+pub mod doctor;
 pub mod pcap;
 pub mod probe;
 pub mod service;
@@ -43,6 +44,9 @@ pub enum Command {
     /// Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)
     #[command(long_about = probe::LONG_ABOUT)]
     Probe(probe::ProbeArgs),
+    /// Why no notifications? The server's answers, and what each known client would do here.
+    #[command(long_about = doctor::LONG_ABOUT)]
+    Doctor(doctor::DoctorArgs),
     /// Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS.
     #[command(long_about = decide::LONG_ABOUT)]
     Decide(decide::DecideArgs),
@@ -100,6 +104,15 @@ pub struct DecodeArgs {
     /// One JSON object per frame (schema: docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
+    /// Also say what each known client's parser does with each frame: acts on it (with the
+    /// values it reads), ignores it, or fails (docs/clients.md).
+    #[arg(long)]
+    pub clients: bool,
+    /// With --clients: the moving-endpoint-type the clients asked for (it decides what
+    /// node-redis does with a MOVING that names no endpoint); auto: each client's own auto.
+    #[arg(long, value_enum, value_name = "TYPE", default_value_t = connect::EndpointTypeArg::Auto,
+          requires = "clients")]
+    pub endpoint_type: connect::EndpointTypeArg,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -128,6 +128,12 @@ pub struct WatchArgs {
     /// always shown; the summary has the latency figures).
     #[arg(short = 'v', long)]
     pub verbose: bool,
+
+    /// Under each maintenance notification, one more line: what each known client's parser
+    /// does with that frame (acts, ignores, FAILS and how), for the clients' own auto endpoint
+    /// type unless --endpoint-type names one (human output only; docs/clients.md).
+    #[arg(long)]
+    pub clients: bool,
     #[command(flatten)]
     pub service: super::service::ServiceArgs,
 }

@@ -6,6 +6,7 @@
 //! framing error is printed before the error, and the error names the byte offset.
 
 use crate::cli::{DecodeArgs, InputFormatArg};
+use crate::clients;
 use crate::escape::{self, InputFormat};
 use crate::exit;
 use crate::output::text;
@@ -97,6 +98,9 @@ fn decode_one(
                 v: SCHEMA_VERSION,
                 source: source.to_string(),
                 frame: record,
+                clients: args
+                    .clients
+                    .then(|| clients::verdicts(&frame, args.endpoint_type.asked())),
             };
             serde_json::to_writer(&mut *out, &line)?;
             writeln!(out)?;
@@ -111,6 +115,11 @@ fn decode_one(
             if let crate::notification::Classified::Maintenance(n) = &record.parsed {
                 for note in &n.notes {
                     writeln!(out, "    note: {note}")?;
+                }
+            }
+            if args.clients {
+                for line in clients::lines(&frame, args.endpoint_type.asked()) {
+                    writeln!(out, "    {line}")?;
                 }
             }
         }

@@ -4,6 +4,7 @@
 pub mod decide;
 pub mod decode;
 pub mod demo;
+pub mod doctor;
 pub mod pcap;
 pub mod probe;
 pub mod replay;
@@ -17,6 +18,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Watch(args) => one_thread()?.block_on(watch::run(&args)),
         Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
+        Command::Doctor(args) => runtime()?.block_on(doctor::run(&args)),
         Command::Decide(args) => runtime()?.block_on(decide::run(&args)),
         Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
         Command::Demo(args) => runtime()?.block_on(demo::run(&args)),

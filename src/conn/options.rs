@@ -436,6 +436,14 @@ impl ConnectOptions {
         )
     }
 
+    /// The same endpoint with another `moving-endpoint-type` choice (`doctor` tries each).
+    pub fn with_endpoint_type(&self, choice: EndpointTypeChoice) -> ConnectOptions {
+        ConnectOptions {
+            endpoint_type: choice,
+            ..self.clone()
+        }
+    }
+
     /// The same credentials, TLS settings and handshake for another node of the same database
     /// (a cluster node discovered through CLUSTER SHARDS).
     pub fn for_node(&self, host: &str, port: u16) -> ConnectOptions {

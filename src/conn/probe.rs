@@ -503,6 +503,81 @@ async fn run_probe(
     Ok(())
 }
 
+/// A connection kept open to read `INFO errorstats` before and after another connection's
+/// handshake (`doctor`): what one client's opt-in costs a server that refuses it. Its own
+/// handshake (which may raise a counter too) is done before the first reading.
+pub struct ErrorStats {
+    conn: super::Connection,
+}
+
+/// The most bytes of an `INFO errorstats` reply kept: a server lists one line per error prefix.
+const ERRORSTATS_LIMIT: usize = 64 * 1024;
+
+impl ErrorStats {
+    /// Connects to `addr` and runs the handshake (with the opt-in as `opts` says).
+    pub async fn open(
+        opts: &ConnectOptions,
+        addr: std::net::IpAddr,
+    ) -> Result<ErrorStats, ConnectError> {
+        let mut conn = connect_to(opts, &[addr]).await?;
+        conn.handshake(opts).await.map_err(|e| e.error)?;
+        Ok(ErrorStats { conn })
+    }
+
+    /// The counters now: `(name, count)` from each `errorstat_NAME:count=N,...` line, or the
+    /// server's error text (`INFO` refused by an ACL, say).
+    pub async fn read(&mut self) -> Result<Vec<(String, u64)>, String> {
+        self.conn
+            .send(&["INFO", "errorstats"])
+            .await
+            .map_err(|e| e.to_string())?;
+        let reply = loop {
+            match tokio::time::timeout(Duration::from_secs(5), self.conn.next()).await {
+                Ok(Ok(Some(r))) if r.is_push() => continue,
+                Ok(Ok(Some(r))) => break r,
+                Ok(Ok(None)) => return Err("the server closed the connection".into()),
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => return Err("no reply to INFO errorstats within 5 s".into()),
+            }
+        };
+        if let Some(text) = reply.error_text() {
+            return Err(text.to_string());
+        }
+        let raw = &reply.raw[..reply.raw.len().min(ERRORSTATS_LIMIT)];
+        Ok(parse_errorstats(&String::from_utf8_lossy(raw)))
+    }
+}
+
+/// `errorstat_ERR:count=3` lines of an INFO reply (the RESP framing around them is skipped).
+pub fn parse_errorstats(text: &str) -> Vec<(String, u64)> {
+    text.split(['\r', '\n'])
+        .filter_map(|line| {
+            let (name, rest) = line.strip_prefix("errorstat_")?.split_once(':')?;
+            let count = rest
+                .strip_prefix("count=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), count))
+        })
+        .collect()
+}
+
+/// What rose between two readings: `(name, increase)`, in the order of the later one.
+pub fn errorstats_delta(before: &[(String, u64)], after: &[(String, u64)]) -> Vec<(String, u64)> {
+    after
+        .iter()
+        .filter_map(|(name, n)| {
+            let was = before
+                .iter()
+                .find(|(b, _)| b == name)
+                .map_or(0, |(_, c)| *c);
+            (*n > was).then(|| (name.clone(), n - was))
+        })
+        .collect()
+}
+
 /// Adds the pushes read during a handshake; the first `before_opt_in` came before the opt-in.
 fn keep_pushes(report: &mut ProbeReport, frames: Vec<Received>, before_opt_in: usize) {
     for (i, r) in frames.into_iter().enumerate() {
@@ -611,6 +686,24 @@ fn strip_comment(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errorstats_lines_are_read_and_compared() {
+        let before = parse_errorstats(
+            "=120\r\ntxt:# Errorstats\r\nerrorstat_ERR:count=2\r\nerrorstat_NOAUTH:count=1\r\n",
+        );
+        assert_eq!(
+            before,
+            vec![("ERR".to_string(), 2), ("NOAUTH".to_string(), 1)]
+        );
+        let after = parse_errorstats(
+            "errorstat_ERR:count=3\nerrorstat_NOAUTH:count=1\nerrorstat_WRONGTYPE:count=1\n",
+        );
+        assert_eq!(
+            errorstats_delta(&before, &after),
+            vec![("ERR".to_string(), 1), ("WRONGTYPE".to_string(), 1)]
+        );
+    }
 
     #[test]
     fn severity_orders_outcomes_and_maps_to_distinct_codes() {

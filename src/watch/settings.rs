@@ -37,6 +37,8 @@ pub struct WatchSettings {
     pub time: human::TimeFormat,
     /// Show detail lines (each successful PING) in human output.
     pub verbose: bool,
+    /// `--clients`: a line under each notification saying what each known client does with it.
+    pub clients: bool,
     /// Show the open-window countdown (on stderr, only when it is a terminal).
     pub countdown: bool,
     /// Parallel connections to the endpoint (a node-wide close takes them all).
@@ -89,6 +91,7 @@ impl WatchSettings {
             color: false,
             time: human::TimeFormat::Compact,
             verbose: false,
+            clients: false,
             countdown: true,
             connections: 1,
             subscribe: Vec::new(),
@@ -113,7 +116,29 @@ impl WatchSettings {
             color: self.color,
             time: self.time,
         };
-        sinks.add(sink::lines(out, self.json, style, self.verbose));
+        let lines = sink::lines(out, self.json, style, self.verbose);
+        if self.clients && !self.json {
+            let asked = match self.connect.endpoint_type() {
+                crate::conn::EndpointTypeChoice::InternalIp => {
+                    Some(crate::conn::EndpointType::InternalIp)
+                }
+                crate::conn::EndpointTypeChoice::InternalFqdn => {
+                    Some(crate::conn::EndpointType::InternalFqdn)
+                }
+                crate::conn::EndpointTypeChoice::ExternalIp => {
+                    Some(crate::conn::EndpointType::ExternalIp)
+                }
+                crate::conn::EndpointTypeChoice::ExternalFqdn => {
+                    Some(crate::conn::EndpointType::ExternalFqdn)
+                }
+                crate::conn::EndpointTypeChoice::None => Some(crate::conn::EndpointType::None),
+                crate::conn::EndpointTypeChoice::Auto
+                | crate::conn::EndpointTypeChoice::ServerDefault => None,
+            };
+            sinks.add(Box::new(sink::ClientLines::new(lines, asked)));
+        } else {
+            sinks.add(lines);
+        }
         if self.countdown {
             sinks.set_countdown(Countdown::on_terminal(self.speed));
         }
@@ -163,6 +188,7 @@ impl WatchSettings {
             color: args.color.style(args.json).color,
             time: args.time_format,
             verbose: args.verbose,
+            clients: args.clients,
             countdown: !args.json,
             connections: args.connections,
             subscribe: args.subscribe.clone(),

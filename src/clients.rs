@@ -1,0 +1,764 @@
+//! What the known client libraries do with maintenance notifications, as data.
+//!
+//! The clients disagree: on whether they opt in by default, on which `moving-endpoint-type`
+//! their `auto` asks for, and on which frame shapes their parsers take. `doctor` and
+//! `decode --clients` answer "what would my client do?" from the tables here, and nothing else
+//! in the tool knows a client by name. Each fact was read in the client's own source at the
+//! version named in [`Client::version`]; docs/clients.md says where, and
+//! `tests/client_parsers.rs` checks the parser predictions of redis-py and node-redis against
+//! the real libraries. A fact not read is `None` / [`Parser::NotRead`], never a guess.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::conn::EndpointType;
+use crate::resp::Frame;
+
+/// How a client's `auto` tells an internal address from an external one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Private {
+    /// Python's `ipaddress.is_private` (3.11): RFC 1918, loopback, link-local, documentation and
+    /// reserved ranges, IPv6 ULA; not 100.64.0.0/10.
+    Python,
+    /// Go's `IsPrivate || IsLoopback || IsLinkLocalUnicast`, plus 100.64.0.0/10 (CGNAT).
+    GoWithCgnat,
+    /// Java's `isLoopbackAddress || isLinkLocalAddress || isSiteLocalAddress` plus IPv6 ULA
+    /// (fc00::/7): no CGNAT.
+    Java,
+    /// 10/8, 172.16/12, 192.168/16; IPv6 `fc..`, `fd..`, `::1`, `fe80..`. IPv4 loopback
+    /// (127/8) is *not* private here.
+    NodeList,
+}
+
+impl Private {
+    pub fn is_private(self, ip: IpAddr) -> bool {
+        match (self, ip) {
+            (Private::Python, IpAddr::V4(v4)) => python_private_v4(v4),
+            (Private::Python, IpAddr::V6(v6)) => {
+                if let Some(v4) = v6.to_ipv4_mapped() {
+                    return python_private_v4(v4);
+                }
+                let s = v6.segments();
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || (s[0] & 0xfe00) == 0xfc00
+                    || (s[0] & 0xffc0) == 0xfe80
+                    || (s[0] == 0x2001 && s[1] == 0x0db8)
+                    || (s[0] == 0x2001 && s[1] < 0x0200)
+                    || (s[0] == 0x0100 && s[1..4] == [0, 0, 0])
+            }
+            (Private::GoWithCgnat, IpAddr::V6(_)) => crate::conn::is_internal(ip),
+            (Private::GoWithCgnat, IpAddr::V4(v4)) => {
+                crate::conn::is_internal(ip)
+                    || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
+            }
+            (Private::Java, IpAddr::V4(_)) => crate::conn::is_internal(ip),
+            (Private::Java, IpAddr::V6(v6)) => {
+                // fec0::/10, site-local in Java's sense, besides the ranges is_internal knows.
+                crate::conn::is_internal(ip) || (v6.segments()[0] & 0xffc0) == 0xfec0
+            }
+            (Private::NodeList, IpAddr::V4(v4)) => {
+                let o = v4.octets();
+                o[0] == 10
+                    || (o[0] == 172 && (16..=31).contains(&o[1]))
+                    || (o[0] == 192 && o[1] == 168)
+            }
+            (Private::NodeList, IpAddr::V6(v6)) => {
+                let first = v6.segments()[0];
+                v6.is_loopback() || (first & 0xfe00) == 0xfc00 || first == 0xfe80
+            }
+        }
+    }
+}
+
+/// Python 3.11's `IPv4Address.is_private`: its list of special-purpose ranges (no 100.64/10).
+fn python_private_v4(v4: std::net::Ipv4Addr) -> bool {
+    let [a, b, c, _] = v4.octets();
+    matches!(a, 0 | 10 | 127 | 240..=255)
+        || (a == 169 && b == 254)
+        || (a == 172 && (16..=31).contains(&b))
+        || (a == 192 && b == 168)
+        || (a == 192 && b == 0 && (c == 0 || c == 2))
+        || (a == 198 && (b == 18 || b == 19))
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
+}
+
+/// How a client's `auto` picks the endpoint type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Auto {
+    /// TLS: `*-fqdn`, plain TCP: `*-ip`; internal or external by the address (the typed one,
+    /// or the host name resolved).
+    ByTls(Private),
+    /// What the user typed: an IP address gives `*-ip`, a name `*-fqdn` (TLS plays no part);
+    /// internal or external by that address, or by the name's resolved address.
+    ByTypedHost(Private),
+}
+
+/// What one client does, as far as its sources were read.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Client {
+    pub name: &'static str,
+    /// The version the facts were read at.
+    pub version: &'static str,
+    /// Opts in by default for a plain `host:port` URL (RESP3 and `auto` by default); `None`:
+    /// not established.
+    pub opts_in_by_default: Option<bool>,
+    /// A note on when the default opt-in does not hold.
+    pub opt_in_note: Option<&'static str>,
+    pub auto: Option<Auto>,
+    #[serde(skip)]
+    pub parser: Parser,
+}
+
+/// The known clients, in the order they are shown.
+pub const CLIENTS: [Client; 6] = [
+    Client {
+        name: "redis-py",
+        version: "8.1.0",
+        opts_in_by_default: Some(true),
+        opt_in_note: None,
+        auto: Some(Auto::ByTypedHost(Private::Python)),
+        parser: Parser::RedisPy,
+    },
+    Client {
+        name: "node-redis",
+        version: "6.3.1",
+        opts_in_by_default: Some(true),
+        opt_in_note: None,
+        auto: Some(Auto::ByTls(Private::NodeList)),
+        parser: Parser::NodeRedis,
+    },
+    Client {
+        name: "go-redis",
+        version: "9.22.0",
+        opts_in_by_default: Some(true),
+        opt_in_note: None,
+        auto: Some(Auto::ByTls(Private::GoWithCgnat)),
+        parser: Parser::GoRedis,
+    },
+    Client {
+        name: "Lettuce",
+        version: "7.8.0-SNAPSHOT",
+        opts_in_by_default: Some(true),
+        opt_in_note: None,
+        auto: Some(Auto::ByTls(Private::Java)),
+        parser: Parser::Lettuce,
+    },
+    Client {
+        name: "Jedis",
+        version: "8.1",
+        opts_in_by_default: None,
+        opt_in_note: None,
+        auto: None,
+        parser: Parser::NotRead,
+    },
+    Client {
+        name: "StackExchange.Redis",
+        version: "3.3.0",
+        opts_in_by_default: None,
+        opt_in_note: Some(
+            "3.3.0 withholds the automatic opt-in for hosted providers, and a custom domain falls back to off",
+        ),
+        auto: None,
+        parser: Parser::NotRead,
+    },
+];
+
+/// The endpoint type a client's `auto` sends. `typed`: the host as the user typed it;
+/// `resolved`: the address it connects to (for a name); `tls`: whether TLS is on.
+pub fn auto_type(
+    auto: Auto,
+    typed: &str,
+    resolved: Option<IpAddr>,
+    tls: bool,
+) -> Option<EndpointType> {
+    let typed_ip: Option<IpAddr> = typed
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok();
+    let (private, fqdn) = match auto {
+        Auto::ByTls(p) => (p, tls),
+        Auto::ByTypedHost(p) => (p, typed_ip.is_none()),
+    };
+    let internal = private.is_private(typed_ip.or(resolved)?);
+    Some(match (internal, fqdn) {
+        (true, false) => EndpointType::InternalIp,
+        (true, true) => EndpointType::InternalFqdn,
+        (false, false) => EndpointType::ExternalIp,
+        (false, true) => EndpointType::ExternalFqdn,
+    })
+}
+
+/// Which parser a client has (the behaviour is in [`predict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parser {
+    RedisPy,
+    NodeRedis,
+    GoRedis,
+    Lettuce,
+    /// Its handling of frames was not read here: no prediction.
+    NotRead,
+}
+
+/// What a parser does with one frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Takes it as a notification and acts; `reads` says what with.
+    Acts {
+        reads: String,
+        /// A MOVING's target as the client reads it (`host`, `port`), when it moves somewhere
+        /// named; `None` with a MOVING means "reconnect where it is".
+        #[serde(skip_serializing_if = "Option::is_none")]
+        target: Option<(String, Option<i64>)>,
+    },
+    /// Not a notification to it: passed on or dropped without effect.
+    Ignores { why: String },
+    /// Breaks on it: `how` (an exception caught and logged, an assertion, a rejected frame).
+    Fails { how: String },
+    /// No prediction: the client's parser was not read.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Verdict::Acts { .. } => "acts",
+            Verdict::Ignores { .. } => "ignores",
+            Verdict::Fails { .. } => "fails",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// One line for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Acts { reads, .. } => format!("acts: {reads}"),
+            Verdict::Ignores { why } => format!("ignores: {why}"),
+            Verdict::Fails { how } => format!("fails: {how}"),
+            Verdict::Unknown => "unknown: its parser was not read".into(),
+        }
+    }
+}
+
+/// One client's verdict on a frame, as `decode --clients --json` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientVerdict {
+    pub client: String,
+    pub version: String,
+    pub verdict: Verdict,
+}
+
+/// Every known client's verdict on `frame`; `asked` as in [`predict`].
+pub fn verdicts(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<ClientVerdict> {
+    CLIENTS
+        .iter()
+        .map(|c| ClientVerdict {
+            client: c.name.to_string(),
+            version: c.version.to_string(),
+            verdict: predict(c, frame, asked),
+        })
+        .collect()
+}
+
+/// The lines `decode --clients` and `watch --clients` print under a frame: one per client,
+/// sanitised (a verdict quotes the frame's text).
+pub fn lines(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<String> {
+    verdicts(frame, asked)
+        .iter()
+        .map(|v| {
+            let text = format!("{} {}: {}", v.client, v.version, v.verdict.describe());
+            crate::escape::sanitize(&text).into_owned()
+        })
+        .collect()
+}
+
+/// The one line `watch --clients` adds under a notification: every client's outcome, the how
+/// of a failure spelled out (sanitised).
+pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
+    let parts: Vec<String> = verdicts(frame, asked)
+        .iter()
+        .map(|v| match &v.verdict {
+            Verdict::Fails { how } => format!("{} FAILS ({how})", v.client),
+            other => format!("{} {}", v.client, other.outcome()),
+        })
+        .collect();
+    crate::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
+}
+
+fn acts(reads: impl Into<String>) -> Verdict {
+    Verdict::Acts {
+        reads: reads.into(),
+        target: None,
+    }
+}
+
+fn fails(how: impl Into<String>) -> Verdict {
+    Verdict::Fails { how: how.into() }
+}
+
+fn ignores(why: impl Into<String>) -> Verdict {
+    Verdict::Ignores { why: why.into() }
+}
+
+/// The frame's elements as a client sees them. The type is a string's bytes as sent (no case
+/// folding: which client folds is the question).
+struct View<'f, 'a> {
+    kind: Option<&'a [u8]>,
+    rest: &'f [Frame<'a>],
+}
+
+impl<'f, 'a> View<'f, 'a> {
+    fn of(frame: &'f Frame<'a>) -> Option<View<'f, 'a>> {
+        let Frame::Push(items) = frame.unattributed() else {
+            return None;
+        };
+        let kind = match items.first().map(Frame::unattributed) {
+            Some(Frame::Blob(b)) | Some(Frame::Simple(b)) => Some(*b),
+            _ => None,
+        };
+        Some(View {
+            kind,
+            rest: items.get(1..).unwrap_or(&[]),
+        })
+    }
+
+    /// Element `i` counting the type as 0.
+    fn at(&self, i: usize) -> Option<&'f Frame<'a>> {
+        self.rest.get(i - 1).map(Frame::unattributed)
+    }
+
+    fn len(&self) -> usize {
+        self.rest.len() + 1
+    }
+}
+
+const TYPES: [&str; 7] = [
+    "MOVING",
+    "MIGRATING",
+    "MIGRATED",
+    "FAILING_OVER",
+    "FAILED_OVER",
+    "SMIGRATING",
+    "SMIGRATED",
+];
+
+fn text(f: &Frame<'_>) -> Option<String> {
+    match f {
+        Frame::Blob(b) | Frame::Simple(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        _ => None,
+    }
+}
+
+fn is_int(f: Option<&Frame<'_>>) -> bool {
+    matches!(f, Some(Frame::Integer(_)))
+}
+
+/// What `client`'s parser does with `frame`, for a client that asked for `asked` (`None`: the
+/// client's `auto`, which never asks for `none`).
+pub fn predict(client: &Client, frame: &Frame<'_>, asked: Option<EndpointType>) -> Verdict {
+    let Some(view) = View::of(frame) else {
+        return ignores("not a push frame");
+    };
+    let name = view
+        .kind
+        .and_then(|k| std::str::from_utf8(k).ok())
+        .filter(|k| TYPES.contains(k));
+    let Some(name) = name else {
+        return match client.parser {
+            Parser::NotRead => Verdict::Unknown,
+            _ => ignores("not one of its notification types (matched case-sensitively)"),
+        };
+    };
+    match client.parser {
+        Parser::RedisPy => redis_py(name, &view),
+        Parser::NodeRedis => node_redis(name, &view, asked),
+        Parser::GoRedis => go_redis(name, &view),
+        Parser::Lettuce => lettuce(name, &view),
+        Parser::NotRead => Verdict::Unknown,
+    }
+}
+
+/// redis-py 8.1.0 `_parsers/base.py`: elements by index, errors caught and logged by
+/// `handle_push_response` (the frame is then dropped).
+fn redis_py(name: &str, v: &View<'_, '_>) -> Verdict {
+    let logged = |what: &str| {
+        fails(format!(
+            "{what}; logged as an error, the notification dropped"
+        ))
+    };
+    let time_ok = matches!(v.at(2), Some(Frame::Integer(_)) | Some(Frame::Double(_)));
+    match name {
+        "MOVING" => {
+            if v.len() < 4 {
+                return logged("IndexError (no endpoint element)");
+            }
+            if !time_ok {
+                return logged("TypeError (the time is not a number)");
+            }
+            match v.at(3) {
+                Some(Frame::Null) => {
+                    acts("no endpoint: reconnects where it is, at half the window")
+                }
+                Some(f) => {
+                    let s = match f {
+                        Frame::Integer(n) => n.to_string(),
+                        other => text(other).unwrap_or_default(),
+                    };
+                    let Some((host, port)) = s.rsplit_once(':') else {
+                        return logged(&format!("ValueError (endpoint {s:?} has no ':')"));
+                    };
+                    let Ok(port) = port.trim().parse::<i64>() else {
+                        return logged(&format!("ValueError (port {port:?})"));
+                    };
+                    Verdict::Acts {
+                        reads: format!("moves to host {host:?} port {port}"),
+                        target: Some((host.to_string(), Some(port))),
+                    }
+                }
+                None => logged("IndexError"),
+            }
+        }
+        "MIGRATING" | "FAILING_OVER" => {
+            if v.len() < 3 {
+                return logged("IndexError (no time element)");
+            }
+            if !time_ok {
+                return logged("TypeError (the time is not a number)");
+            }
+            acts("relaxes the connection's timeouts")
+        }
+        "MIGRATED" | "FAILED_OVER" => {
+            if v.len() < 2 {
+                return logged("IndexError (no seq element)");
+            }
+            acts("restores the connection's timeouts")
+        }
+        "SMIGRATING" => {
+            if v.len() < 3 {
+                return logged("IndexError (no slots element)");
+            }
+            acts("relaxes the connection's timeouts (slots as text)")
+        }
+        _ => smigrated_py(v),
+    }
+}
+
+fn smigrated_py(v: &View<'_, '_>) -> Verdict {
+    let logged = |what: &str| {
+        fails(format!(
+            "{what}; logged as an error, the notification dropped"
+        ))
+    };
+    match v.at(2) {
+        None => logged("IndexError (no triplets element)"),
+        Some(Frame::Array(entries)) | Some(Frame::Set(entries)) => {
+            for e in entries {
+                match e.unattributed() {
+                    Frame::Array(t) | Frame::Set(t) if t.len() == 3 => {}
+                    Frame::Array(t) | Frame::Set(t) => {
+                        return logged(&format!(
+                            "ValueError (an entry of {} elements, not a triplet)",
+                            t.len()
+                        ))
+                    }
+                    _ => return logged("TypeError (an entry that is not a list)"),
+                }
+            }
+            acts(format!(
+                "updates the slot map from {} triplet(s)",
+                entries.len()
+            ))
+        }
+        Some(Frame::Blob([])) => acts("updates the slot map from 0 triplets"),
+        Some(_) => logged("TypeError (the triplets element is not a list)"),
+    }
+}
+
+/// node-redis 6.3.1 `enterprise-maintenance-manager.ts`: a MOVING without a target asserts the
+/// client asked for `none`, inside an async handler (an unhandled promise rejection).
+fn node_redis(name: &str, v: &View<'_, '_>, asked: Option<EndpointType>) -> Verdict {
+    match name {
+        "MOVING" => {
+            let target = match v.at(3) {
+                None
+                | Some(Frame::Null)
+                | Some(Frame::Integer(0))
+                | Some(Frame::Boolean(false)) => None,
+                Some(f) => Some(text(f).unwrap_or_default()),
+            };
+            let Some(target) = target else {
+                if asked != Some(EndpointType::None) {
+                    let asked = asked.map_or("its auto type".to_string(), |a| a.to_string());
+                    return fails(format!(
+                        "AssertionError (no target, and it asked for {asked}, not none) in an async \
+                         handler: an unhandled promise rejection"
+                    ));
+                }
+                return acts("no endpoint: reconnects where it is, after half the window");
+            };
+            let mut parts = target.split(':');
+            let host = parts.next().unwrap_or_default().to_string();
+            let port = parts.next().and_then(|p| p.trim().parse::<i64>().ok());
+            let shown = port.map_or("NaN".to_string(), |p| p.to_string());
+            Verdict::Acts {
+                reads: format!("moves to host {host:?} port {shown} (split on the first ':')"),
+                target: Some((host, port)),
+            }
+        }
+        "MIGRATING" | "FAILING_OVER" | "SMIGRATING" => acts("relaxes timeouts (reads no element)"),
+        "MIGRATED" | "FAILED_OVER" => acts("restores timeouts (reads no element)"),
+        _ => smigrated_node(v),
+    }
+}
+
+fn smigrated_node(v: &View<'_, '_>) -> Verdict {
+    let Some(Frame::Array(entries)) = v.at(2) else {
+        return match v.at(2) {
+            Some(Frame::Blob([])) => acts("updates the slot map from nothing"),
+            _ => fails("TypeError (the entries are not iterable) thrown in the push handler"),
+        };
+    };
+    let mut pairs = 0;
+    for e in entries {
+        match e.unattributed() {
+            Frame::Array(t) if t.len() >= 3 => {}
+            Frame::Array(_) => pairs += 1,
+            Frame::Blob(_) | Frame::Simple(_) => {}
+            _ => return fails("TypeError (an entry is not iterable) thrown in the push handler"),
+        }
+    }
+    if pairs > 0 {
+        return acts(format!(
+            "updates the slot map, but {pairs} entr(y/ies) of fewer than 3 elements: reads the \
+             second as the target address and no slots"
+        ));
+    }
+    acts(format!(
+        "updates the slot map from {} triplet(s)",
+        entries.len()
+    ))
+}
+
+/// go-redis 9.22.0 `maintnotifications/push_notification_handler.go`: a rejected frame is logged
+/// and returned as `ErrInvalidNotification`.
+fn go_redis(name: &str, v: &View<'_, '_>) -> Verdict {
+    let rejected = |what: &str| fails(format!("rejected ({what}): logged, ErrInvalidNotification"));
+    match name {
+        "MOVING" => {
+            if v.len() < 3 {
+                return rejected("fewer than 3 elements");
+            }
+            if !is_int(v.at(1)) || !is_int(v.at(2)) {
+                return rejected("seq or time not an integer");
+            }
+            match v.at(3) {
+                None | Some(Frame::Null) => {
+                    acts("no endpoint: reconnects to its current address after half the window")
+                }
+                Some(f @ (Frame::Blob(_) | Frame::Simple(_))) => {
+                    let endpoint = text(f).unwrap_or_default();
+                    if endpoint.is_empty() || endpoint == "<nil>" {
+                        return acts(
+                            "no endpoint: reconnects to its current address after half the window",
+                        );
+                    }
+                    // Handed to the dialer as it is: "[::1]:7000" dials, "null" or "?" fails then.
+                    Verdict::Acts {
+                        reads: format!(
+                            "hands the connection off to {endpoint:?} (dialled as given)"
+                        ),
+                        target: Some((endpoint, None)),
+                    }
+                }
+                Some(_) => rejected("the endpoint is not a string"),
+            }
+        }
+        "MIGRATING" | "FAILING_OVER" => {
+            if v.len() < 2 {
+                return rejected("fewer than 2 elements");
+            }
+            acts("relaxes this connection's timeouts")
+        }
+        "MIGRATED" | "FAILED_OVER" => {
+            if v.len() < 2 {
+                return rejected("fewer than 2 elements");
+            }
+            acts("restores this connection's timeouts")
+        }
+        "SMIGRATING" => {
+            if v.len() < 3 || !is_int(v.at(1)) {
+                return rejected("fewer than 3 elements or seq not an integer");
+            }
+            acts("relaxes this connection's timeouts")
+        }
+        _ => {
+            if v.len() < 3 || !is_int(v.at(1)) {
+                return rejected("fewer than 3 elements or seq not an integer");
+            }
+            let Some(Frame::Array(entries)) = v.at(2) else {
+                return rejected("the triplets element is not an array");
+            };
+            if entries.is_empty() {
+                return rejected("no triplets");
+            }
+            let good = entries
+                .iter()
+                .filter(|e| matches!(e.unattributed(), Frame::Array(t) if t.len() == 3 && t.iter().all(|x| text(x).is_some())))
+                .count();
+            if good == 0 {
+                return acts("skips every entry (not a triplet of strings): nothing moves");
+            }
+            acts(format!(
+                "updates the slot map from {good} triplet(s), skipping {}",
+                entries.len() - good
+            ))
+        }
+    }
+}
+
+/// Lettuce (main, August 2026) `MaintenanceAwareConnectionWatchdog.java`: no SMIGRATING or
+/// SMIGRATED; MOVING must have exactly 4 elements; the target is split on ':'.
+fn lettuce(name: &str, v: &View<'_, '_>) -> Verdict {
+    match name {
+        "MOVING" => {
+            if v.len() != 4 {
+                return ignores(format!(
+                    "a MOVING of {} elements, not 4: logged as a warning",
+                    v.len()
+                ));
+            }
+            if !is_int(v.at(1)) || !is_int(v.at(2)) {
+                return fails("ClassCastException (seq or time not an integer): logged, dropped");
+            }
+            let target = match v.at(3) {
+                Some(Frame::Null) => None,
+                Some(f) => match text(f) {
+                    Some(t) if t == "null" => None,
+                    Some(t) => Some(t),
+                    None => {
+                        return fails("ClassCastException (target not a string): logged, dropped")
+                    }
+                },
+                None => None,
+            };
+            let Some(target) = target else {
+                return acts("no endpoint: rebinds to where it is");
+            };
+            let parts: Vec<&str> = target.split(':').collect();
+            match parts.get(1).map(|p| p.parse::<i64>()) {
+                Some(Ok(port)) => Verdict::Acts {
+                    reads: format!("rebinds to host {:?} port {port}", parts[0]),
+                    target: Some((parts[0].to_string(), Some(port))),
+                },
+                Some(Err(_)) => fails(format!(
+                    "NumberFormatException (port {:?}): logged, dropped",
+                    parts[1]
+                )),
+                None => {
+                    fails("ArrayIndexOutOfBoundsException (no ':' in the target): logged, dropped")
+                }
+            }
+        }
+        "MIGRATING" | "FAILING_OVER" | "MIGRATED" | "FAILED_OVER" => {
+            let (index, what) = match name {
+                "MIGRATING" | "FAILING_OVER" => {
+                    (3, "notifies its listeners that a maintenance started")
+                }
+                _ => (2, "notifies its listeners that a maintenance ended"),
+            };
+            // A missing or non-string shard list is logged and passed on as null: the
+            // notification still goes to the listeners.
+            match v.at(index) {
+                Some(Frame::Blob(_)) => acts(format!("{what} (with the shard list)")),
+                _ => acts(format!("{what}, with no shard list (logs a warning)")),
+            }
+        }
+        _ => ignores("no handling of SMIGRATING / SMIGRATED"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(bytes: &[u8]) -> Frame<'_> {
+        let scan = crate::resp::Scanner::default().scan(bytes).unwrap();
+        match scan {
+            crate::resp::Scan::Frame(f, _) => f,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn auto_types_differ_by_client() {
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        let py = Auto::ByTypedHost(Private::Python);
+        let node = Auto::ByTls(Private::NodeList);
+        let go = Auto::ByTls(Private::GoWithCgnat);
+        assert_eq!(
+            auto_type(py, "127.0.0.1", None, true),
+            Some(EndpointType::InternalIp)
+        );
+        assert_eq!(
+            auto_type(node, "127.0.0.1", None, false),
+            Some(EndpointType::ExternalIp)
+        );
+        assert_eq!(
+            auto_type(go, "127.0.0.1", None, true),
+            Some(EndpointType::InternalFqdn)
+        );
+        assert_eq!(
+            auto_type(py, "db.example", Some(lo), false),
+            Some(EndpointType::InternalFqdn)
+        );
+        assert_eq!(auto_type(go, "db.example", None, false), None);
+    }
+
+    #[test]
+    fn python_private_follows_its_311_list() {
+        // As Python 3.11.7's ipaddress answers for each.
+        for (ip, private) in [
+            ("100.64.0.1", false),
+            ("0.1.2.3", true),
+            ("198.18.0.1", true),
+            ("240.0.0.1", true),
+            ("8.8.8.8", false),
+            ("fec0::1", false),
+            ("2001:db8::1", true),
+            ("fd00::1", true),
+            ("::ffff:10.0.0.1", true),
+            ("2606:4700::1", false),
+        ] {
+            let addr: IpAddr = ip.parse().unwrap();
+            assert_eq!(Private::Python.is_private(addr), private, "{ip}");
+        }
+        assert!(!Private::NodeList.is_private("127.0.0.1".parse().unwrap()));
+        assert!(Private::GoWithCgnat.is_private("100.64.0.1".parse().unwrap()));
+        assert!(!Private::Java.is_private("100.64.0.1".parse().unwrap()));
+    }
+
+    #[test]
+    fn node_redis_asserts_on_a_null_target_unless_it_asked_for_none() {
+        let f = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        let node = &CLIENTS[1];
+        assert_eq!(
+            predict(node, &f, Some(EndpointType::InternalIp)).outcome(),
+            "fails"
+        );
+        assert_eq!(
+            predict(node, &f, Some(EndpointType::None)).outcome(),
+            "acts"
+        );
+        assert_eq!(
+            predict(&CLIENTS[0], &f, Some(EndpointType::InternalIp)).outcome(),
+            "acts"
+        );
+    }
+}

@@ -1,0 +1,499 @@
+//! `maintwatch doctor`: "why am I not getting notifications?" on one screen.
+//!
+//! The server is asked with the probe machinery (`conn::probe`): once as the flags say, then once
+//! per `moving-endpoint-type` on a connection of its own, because a server may take one form and
+//! refuse another. What the known clients would do is read from `crate::clients`, and the cost
+//! of a refused opt-in is measured, not assumed: `INFO errorstats` on a separate connection
+//! before and after the main probe.
+
+use std::fmt;
+use std::io::Write;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::cli::doctor::DoctorArgs;
+use crate::clients::{self, CLIENTS};
+use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
+use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
+use crate::dns::DnsResolver;
+use crate::escape::sanitize;
+use crate::exit;
+
+const TYPES: [(EndpointType, EndpointTypeChoice); 5] = [
+    (EndpointType::InternalIp, EndpointTypeChoice::InternalIp),
+    (EndpointType::InternalFqdn, EndpointTypeChoice::InternalFqdn),
+    (EndpointType::ExternalIp, EndpointTypeChoice::ExternalIp),
+    (EndpointType::ExternalFqdn, EndpointTypeChoice::ExternalFqdn),
+    (EndpointType::None, EndpointTypeChoice::None),
+];
+
+/// Everything `doctor` found: the JSON object, and the text for people.
+#[derive(Serialize)]
+pub struct Diagnosis {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    v: u32,
+    endpoint: String,
+    address: Option<String>,
+    tls: bool,
+    exit_code: i32,
+    server: Server,
+    clients: Vec<ClientRow>,
+    errorstats: Errorstats,
+    caveats: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Server {
+    resp3: Option<bool>,
+    hello: Option<HelloInfo>,
+    /// The opt-in as the flags ask for it.
+    opt_in: Answer,
+    endpoint_types: Vec<Answer>,
+}
+
+#[derive(Serialize, Clone)]
+struct Answer {
+    /// The `moving-endpoint-type` sent; `None`: a bare ON (or the opt-in was not sent).
+    endpoint_type: Option<EndpointType>,
+    outcome: &'static str,
+    detail: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ClientRow {
+    client: &'static str,
+    version: &'static str,
+    opts_in_by_default: Option<bool>,
+    auto_type: Option<EndpointType>,
+    /// The server's answer to that type: accepted, refused ...
+    server_answer: Option<&'static str>,
+    /// The errorstats counters one of its connections raises here (empty when it does not
+    /// opt in or the server accepts).
+    errorstats_cost: Vec<(String, u64)>,
+}
+
+#[derive(Serialize, Default)]
+struct Errorstats {
+    before: Vec<(String, u64)>,
+    after: Vec<(String, u64)>,
+    /// What one handshake (the probe's) raised.
+    delta: Vec<(String, u64)>,
+    /// Why it could not be measured.
+    error: Option<String>,
+}
+
+fn answer(r: &ProbeReport) -> Answer {
+    Answer {
+        endpoint_type: r.endpoint_type,
+        outcome: r.outcome.name(),
+        detail: r.outcome.detail().map(str::to_string),
+    }
+}
+
+/// Runs `doctor` on the process's stdout and stderr.
+pub async fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
+    let mut out = std::io::stdout().lock();
+    run_with(args, &mut out, &mut std::io::stderr()).await
+}
+
+/// `run` with its streams given.
+pub async fn run_with(
+    args: &DoctorArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    let url = match args.url.clone().map_or_else(|| args.connect.endpoint(), Ok) {
+        Ok(u) => u,
+        Err(e) => {
+            writeln!(
+                err,
+                "maintwatch doctor: error: {}",
+                sanitize(&e.to_string())
+            )?;
+            return Ok(exit::USAGE);
+        }
+    };
+    if args.url.is_some() && (args.connect.has_host_or_port() || args.connect.uri.is_some()) {
+        writeln!(
+            err,
+            "maintwatch doctor: error: give the endpoint once: a URL, or -u, or -h/-p"
+        )?;
+        return Ok(exit::USAGE);
+    }
+    let config = args.connect.config();
+    let opts = match config.options_for(&url).and_then(|o| {
+        config.check_tls_flags_apply(std::slice::from_ref(&o))?;
+        Ok(o)
+    }) {
+        Ok(o) => o,
+        Err(e) => {
+            writeln!(err, "maintwatch doctor: error: {e}")?;
+            return Ok(exit::USAGE);
+        }
+    };
+    args.connect.warn_command_line_password(args.url.as_slice());
+    for w in opts.warnings() {
+        writeln!(err, "maintwatch: warning: {w}")?;
+    }
+    let dns = if opts.host_is_ip() {
+        None
+    } else {
+        Some(Arc::new(
+            DnsResolver::new(&opts.dns_options()).context("cannot set up the DNS resolver")?,
+        ))
+    };
+    let diagnosis = diagnose(&opts, dns.as_deref()).await;
+    crate::output::sink::one(out, args.json, &diagnosis, &diagnosis)?;
+    out.flush()?;
+    Ok(diagnosis.exit_code)
+}
+
+/// Asks the server everything `doctor` shows, and puts the clients' facts beside it.
+pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Diagnosis {
+    let mut stats = open_stats(opts, dns).await;
+    let before = match &mut stats {
+        Ok(s) => s.read().await,
+        Err(e) => Err(e.clone()),
+    };
+    let main = probe::probe(opts, dns, Duration::from_millis(50)).await;
+    let after = match &mut stats {
+        Ok(s) => s.read().await,
+        Err(e) => Err(e.clone()),
+    };
+    let errorstats = match (before, after) {
+        (Ok(before), Ok(after)) => Errorstats {
+            delta: probe::errorstats_delta(&before, &after),
+            before,
+            after,
+            error: None,
+        },
+        (Err(e), _) | (_, Err(e)) => Errorstats {
+            error: Some(e),
+            ..Errorstats::default()
+        },
+    };
+    let mut endpoint_types = Vec::new();
+    for (tried, choice) in TYPES {
+        let r = probe::probe(&opts.with_endpoint_type(choice), dns, Duration::ZERO).await;
+        // Labelled with the type tried, also when the handshake ended before sending it.
+        endpoint_types.push(Answer {
+            endpoint_type: Some(tried),
+            ..answer(&r)
+        });
+    }
+    let resp3 = match &main.outcome {
+        ProbeOutcome::Resp3Unavailable { .. } => Some(false),
+        _ if main.hello.is_some() => Some(true),
+        _ => None,
+    };
+    let server = Server {
+        resp3,
+        hello: main.hello.clone(),
+        opt_in: answer(&main),
+        endpoint_types,
+    };
+    let clients = client_rows(opts, &main, &server, &errorstats);
+    let caveats = caveats(opts, &main, &server, &clients);
+    Diagnosis {
+        kind: "doctor",
+        v: crate::record::SCHEMA_VERSION,
+        endpoint: main.endpoint.clone(),
+        address: main.address.map(|a| a.to_string()),
+        tls: main.tls,
+        exit_code: main.outcome.exit_code(),
+        server,
+        clients,
+        errorstats,
+        caveats,
+    }
+}
+
+/// The connection that reads `INFO errorstats`, on the first address of the endpoint.
+async fn open_stats(
+    opts: &ConnectOptions,
+    dns: Option<&DnsResolver>,
+) -> Result<ErrorStats, String> {
+    let addr: IpAddr = match (opts.host().parse(), dns) {
+        (Ok(ip), _) => ip,
+        (Err(_), Some(dns)) => *crate::conn::resolve(opts, dns)
+            .await
+            .map_err(|e| e.reason())?
+            .first()
+            .ok_or("no address")?,
+        (Err(_), None) => return Err("no resolver".into()),
+    };
+    // A bare ON: the reading connection asks for nothing in particular.
+    let quiet = opts.with_endpoint_type(EndpointTypeChoice::ServerDefault);
+    ErrorStats::open(&quiet, addr).await.map_err(|e| e.reason())
+}
+
+fn client_rows(
+    opts: &ConnectOptions,
+    main: &ProbeReport,
+    server: &Server,
+    stats: &Errorstats,
+) -> Vec<ClientRow> {
+    let resolved = main.address.map(|a| a.ip());
+    CLIENTS
+        .iter()
+        .map(|c| {
+            let auto_type = c
+                .auto
+                .and_then(|a| clients::auto_type(a, opts.host(), resolved, opts.tls()));
+            let server_answer = auto_type.and_then(|t| {
+                server
+                    .endpoint_types
+                    .iter()
+                    .find(|a| a.endpoint_type == Some(t))
+                    .map(|a| a.outcome)
+            });
+            let refused =
+                server_answer.map_or(server.opt_in.outcome == "refused", |a| a == "refused");
+            let errorstats_cost = if c.opts_in_by_default == Some(true) && refused {
+                stats.delta.clone()
+            } else {
+                Vec::new()
+            };
+            ClientRow {
+                client: c.name,
+                version: c.version,
+                opts_in_by_default: c.opts_in_by_default,
+                auto_type,
+                server_answer,
+                errorstats_cost,
+            }
+        })
+        .collect()
+}
+
+/// Caveats, each from a documented fact (docs/clients.md), shown only where it applies.
+fn caveats(
+    opts: &ConnectOptions,
+    main: &ProbeReport,
+    server: &Server,
+    clients: &[ClientRow],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if server.resp3 == Some(false) {
+        out.push(
+            "HELLO 3 was refused: no client can receive push frames from this server, whatever \
+             it is configured to do"
+                .into(),
+        );
+    }
+    if main.outcome.name() == "refused" {
+        out.push(
+            "the opt-in is refused: clients that opt in by default send it on every new \
+             connection (redis-py, node-redis and go-redis in their auto mode then carry on \
+             without notifications); each attempt is one more error in \
+             the server's errorstats, and users of go-redis (#3536) and redis-py (#4242) \
+             reported log noise from it. Redis Open Source and Valkey do not support the \
+             feature; on Redis Enterprise / Redis Software (8.0.2+) the cluster setting \
+             client_maint_notifications must be on"
+                .into(),
+        );
+    }
+    let node = clients.iter().find(|c| c.client == "node-redis");
+    if let Some(node) = node.filter(|n| n.server_answer == Some("accepted")) {
+        if node.auto_type != Some(EndpointType::None) {
+            out.push(format!(
+                "node-redis 6.3.1 with its auto type ({}) fails on a MOVING that names no \
+                 endpoint (an assertion in an async handler, an unhandled promise rejection); \
+                 every MOVING captured so far named none: set maintEndpointType to 'none'",
+                node.auto_type.map_or("-".to_string(), |t| t.to_string())
+            ));
+        }
+    }
+    if let Some(IpAddr::V4(v4)) = main.address.map(|a| a.ip()) {
+        if v4.is_loopback() {
+            out.push(
+                "node-redis 6.3.1 counts 127.0.0.0/8 as external (its private list has IPv6 \
+                 ::1 but not IPv4 loopback), so its auto asks for external-*"
+                    .into(),
+            );
+        }
+    }
+    if opts.tls() && opts.host_is_ip() {
+        out.push(
+            "TLS to an IP address: redis-py's auto follows what was typed, not TLS, and asks \
+             for an *-ip endpoint; a MOVING naming an address then has no host name for \
+             certificate verification"
+                .into(),
+        );
+    }
+    out
+}
+
+fn yes_no(b: Option<bool>) -> &'static str {
+    match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "not established",
+    }
+}
+
+fn counters(list: &[(String, u64)]) -> String {
+    if list.is_empty() {
+        return "none".into();
+    }
+    list.iter()
+        .map(|(n, c)| format!("errorstat_{n} +{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |t: &str| sanitize(t).into_owned();
+        let address = self.address.as_deref().unwrap_or("-");
+        writeln!(
+            f,
+            "endpoint {} ({address}{})",
+            s(&self.endpoint),
+            if self.tls { ", TLS" } else { "" }
+        )?;
+        writeln!(f, "server")?;
+        let hello = self
+            .server
+            .hello
+            .as_ref()
+            .map(HelloInfo::describe)
+            .unwrap_or_default();
+        let resp3 = match self.server.resp3 {
+            Some(true) => format!("yes ({})", s(&hello)),
+            Some(false) => "no".into(),
+            None => "unknown (no answer)".into(),
+        };
+        writeln!(f, "  RESP3 (HELLO 3)   {resp3}")?;
+        writeln!(f, "  opt-in            {}", line(&self.server.opt_in))?;
+        for a in &self.server.endpoint_types {
+            let t = a.endpoint_type.map_or("bare ON".into(), |t| t.to_string());
+            writeln!(f, "    {t:<15} {}", line(a))?;
+        }
+        writeln!(
+            f,
+            "clients (would it opt in by default / its auto type / the server's answer)"
+        )?;
+        for c in &self.clients {
+            let auto = c
+                .auto_type
+                .map_or("not established".into(), |t| t.to_string());
+            let cost = if c.errorstats_cost.is_empty() {
+                String::new()
+            } else {
+                format!(", costs {} per connection", counters(&c.errorstats_cost))
+            };
+            writeln!(
+                f,
+                "  {:<27} {} / {auto} / {}{cost}",
+                format!("{} {}", c.client, c.version),
+                yes_no(c.opts_in_by_default),
+                c.server_answer.unwrap_or("-"),
+            )?;
+        }
+        match &self.errorstats.error {
+            Some(e) => writeln!(f, "errorstats: not measured: {}", s(e))?,
+            None => writeln!(
+                f,
+                "errorstats: one handshake raised {}",
+                counters(&self.errorstats.delta)
+            )?,
+        }
+        for c in &self.caveats {
+            writeln!(f, "caveat: {c}")?;
+        }
+        write!(f, "exit code {}", self.exit_code)
+    }
+}
+
+fn line(a: &Answer) -> String {
+    let outcome = a.outcome.replace('_', " ");
+    match &a.detail {
+        Some(d) => format!("{outcome}: {}", sanitize(d)),
+        None => outcome,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::StreamReader;
+    use clap::Parser;
+    use std::net::SocketAddr;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A HELLO whose `server` holds CR, LF, ESC and a bidi override, and a refusal with ESC and
+    /// a C1 control: everything a hostile server could put on the screen.
+    const HOSTILE_HELLO: &[u8] =
+        b"%1\r\n$6\r\nserver\r\n$27\r\nredis\r\n00:00:00 FAKE\x1b[2J\xe2\x80\xae\r\n";
+    const HOSTILE_REFUSAL: &[u8] = b"-ERR bad\x1b[31mRED\xc2\x9b\r\n";
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        doctor: DoctorArgs,
+    }
+
+    /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
+    /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
+    async fn hostile() -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut reader = StreamReader::default();
+                    let mut first = true;
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        reader.extend(&buf[..n]);
+                        let mut commands = 0;
+                        if reader.drain(|_, _, _| commands += 1).is_err() {
+                            return;
+                        }
+                        for _ in 0..commands {
+                            let reply = if first {
+                                HOSTILE_HELLO
+                            } else {
+                                HOSTILE_REFUSAL
+                            };
+                            first = false;
+                            if s.write_all(reply).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn a_hostile_server_cannot_reach_the_terminal() {
+        let addr = hostile().await;
+        let args = T::try_parse_from(["doctor", &format!("redis://{addr}")])
+            .unwrap()
+            .doctor;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run_with(&args, &mut out, &mut err).await.unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(code, exit::REFUSED, "{out}");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(!out.contains('\u{202e}'), "{out:?}");
+        assert!(out.contains("refused: ERR bad\\x1b[31mRED\\u{9b}"), "{out}");
+        assert!(
+            out.contains("errorstats: not measured: ERR bad\\x1b[31mRED"),
+            "{out}"
+        );
+        assert!(
+            out.contains("redis\\r\\n00:00:00 FAKE\\x1b[2J\\u{202e}"),
+            "{out}"
+        );
+    }
+}
