@@ -10,7 +10,7 @@
 
 use std::net::IpAddr;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::conn::EndpointType;
 use crate::resp::Frame;
@@ -205,55 +205,8 @@ pub enum Parser {
     NotRead,
 }
 
-/// What a parser does with one frame.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Verdict {
-    /// Takes it as a notification and acts; `reads` says what with.
-    Acts {
-        reads: String,
-        /// A MOVING's target as the client reads it (`host`, `port`), when it moves somewhere
-        /// named; `None` with a MOVING means "reconnect where it is".
-        #[serde(skip_serializing_if = "Option::is_none")]
-        target: Option<(String, Option<i64>)>,
-    },
-    /// Not a notification to it: passed on or dropped without effect.
-    Ignores { why: String },
-    /// Breaks on it: `how` (an exception caught and logged, an assertion, a rejected frame).
-    Fails { how: String },
-    /// No prediction: the client's parser was not read.
-    Unknown,
-}
-
-impl Verdict {
-    pub fn outcome(&self) -> &'static str {
-        match self {
-            Verdict::Acts { .. } => "acts",
-            Verdict::Ignores { .. } => "ignores",
-            Verdict::Fails { .. } => "fails",
-            Verdict::Unknown => "unknown",
-        }
-    }
-
-    /// One line for people.
-    pub fn describe(&self) -> String {
-        match self {
-            Verdict::Acts { reads, .. } => format!("acts: {reads}"),
-            Verdict::Ignores { why } => format!("ignores: {why}"),
-            Verdict::Fails { how } => format!("fails: {how}"),
-            Verdict::Unknown => "unknown: its parser was not read".into(),
-        }
-    }
-}
-
-/// One client's verdict on a frame, as `decode --clients --json` writes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClientVerdict {
-    pub client: String,
-    pub version: String,
-    pub verdict: Verdict,
-}
+// The verdict types are part of the JSON schema, so they live in `record`.
+pub use crate::record::{ClientVerdict, Verdict};
 
 /// Every known client's verdict on `frame`; `asked` as in [`predict`].
 pub fn verdicts(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<ClientVerdict> {

@@ -293,7 +293,7 @@ pub enum DecodeLine {
         frame: FrameRecord,
         /// `decode --clients`: what each known client's parser does with this frame.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        clients: Option<Vec<crate::clients::ClientVerdict>>,
+        clients: Option<Vec<ClientVerdict>>,
     },
     Error {
         v: u32,
@@ -874,6 +874,56 @@ pub mod line {
         /// Seconds since the latest one (`null`: none yet).
         pub since_notification_s: Option<f64>,
     }
+}
+
+/// What a parser does with one frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Takes it as a notification and acts; `reads` says what with.
+    Acts {
+        reads: String,
+        /// A MOVING's target as the client reads it (`host`, `port`), when it moves somewhere
+        /// named; `None` with a MOVING means "reconnect where it is".
+        #[serde(skip_serializing_if = "Option::is_none")]
+        target: Option<(String, Option<i64>)>,
+    },
+    /// Not a notification to it: passed on or dropped without effect.
+    Ignores { why: String },
+    /// Breaks on it: `how` (an exception caught and logged, an assertion, a rejected frame).
+    Fails { how: String },
+    /// No prediction: the client's parser was not read.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Verdict::Acts { .. } => "acts",
+            Verdict::Ignores { .. } => "ignores",
+            Verdict::Fails { .. } => "fails",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// One line for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Acts { reads, .. } => format!("acts: {reads}"),
+            Verdict::Ignores { why } => format!("ignores: {why}"),
+            Verdict::Fails { how } => format!("fails: {how}"),
+            Verdict::Unknown => "unknown: its parser was not read".into(),
+        }
+    }
+}
+
+/// One client's verdict on a frame (`clients`), as `decode --clients --json` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientVerdict {
+    pub client: String,
+    pub version: String,
+    pub verdict: Verdict,
 }
 
 /// A line of a fleet as written: the endpoint's label (`ep`) beside the line's own fields. Read
