@@ -13,6 +13,7 @@ pub mod exit;
 mod frame_access;
 pub mod generate;
 pub mod handoff;
+pub mod judge;
 pub mod notification;
 pub mod output;
 pub mod pcap;

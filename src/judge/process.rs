@@ -1,0 +1,25 @@
+//! Facts from the graded client's own process, when maintwatch started it (`simulate --grade -- CMD`).
+
+use serde::{Deserialize, Serialize};
+
+/// How the client process ended, seen from outside.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientProcess {
+    /// The program's name (argv[0] only: arguments may carry secrets).
+    pub program: String,
+    /// Exit status, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Signal number, when a signal ended it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Scenario seconds when it ended.
+    pub at: f64,
+    /// True when maintwatch stopped it (the scenario ended first).
+    pub stopped: bool,
+    /// The last lines of its stderr, sanitised.
+    pub stderr_tail: Vec<String>,
+    /// Where its stdout and stderr were kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_file: Option<String>,
+}
