@@ -123,7 +123,8 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if !grading || code != exit::SUCCESS {
         return Ok(code);
     }
-    let g = grade::grade(&scenario, &seen);
+    let obs = grade::observations(&scenario, &seen);
+    let g = crate::judge::judge(&obs);
     {
         let mut out = stdout.lock();
         write!(out, "{}", g.table())?;
@@ -136,8 +137,8 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         out.flush()?;
     }
     if let Some(path) = &args.grade_json {
-        let json = serde_json::to_string_pretty(&g)?;
-        std::fs::write(path, json + "\n")
+        let json = crate::judge::lines::write(&obs, &g)?;
+        std::fs::write(path, json)
             .with_context(|| format!("writing the grade to {}", path.display()))?;
     }
     Ok(if g.passed {
@@ -171,6 +172,7 @@ fn shown(e: &SimEvent, quiet: bool) -> bool {
                 | What::Sent { .. }
                 | What::Disconnected { .. }
                 | What::ClientInfo { .. }
+                | What::Resolved { .. }
         )
 }
 

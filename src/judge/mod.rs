@@ -13,6 +13,7 @@
 //! the close) stayed, and that is a pass.
 
 pub mod input;
+pub mod lines;
 pub mod output;
 pub mod process;
 pub mod rules;

@@ -479,10 +479,10 @@ pub fn moving_rules(s: &Scope<'_>, m: &MovingGrade) -> Vec<Rule> {
     ]
 }
 
-/// Commands cut without a reply after the MOVING; those cut on a connection that had nowhere
-/// else to go are the close's doing, not the client's.
+/// Commands cut without a reply after the MOVING. Those cut on a connection that had nowhere
+/// else to go still count (the application lost them), but the reason says so.
 fn lost_rule(s: &Scope<'_>, m: &MovingGrade) -> Rule {
-    let (mut lost, mut excused) = (0, 0);
+    let (mut lost, mut nowhere) = (0, 0);
     for c in &s.members {
         let n: u64 = c
             .traffic
@@ -490,14 +490,13 @@ fn lost_rule(s: &Scope<'_>, m: &MovingGrade) -> Rule {
             .filter(|t| t.at >= s.n.at)
             .map(|t| t.unanswered)
             .sum();
+        lost += n;
         if !m.alternative_offered && s.cut(c) {
-            excused += n;
-        } else {
-            lost += n;
+            nowhere += n;
         }
     }
-    let also = if excused > 0 {
-        format!("; {excused} more cut by the close on connections that had nowhere else to go")
+    let also = if nowhere > 0 {
+        format!(" ({nowhere} of them cut by the close on connections that had nowhere else to go)")
     } else {
         String::new()
     };
