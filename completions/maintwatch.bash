@@ -321,7 +321,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__pcap)
-            opts="-h --port --sim-speed --json --color --help"
+            opts="-h --port --sim-speed --json --grade --dns-port --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -332,6 +332,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --sim-speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dns-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -146,7 +146,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --password 'Require this password (AUTH / HELLO 3 AUTH). Never printed'
             cand --user 'The ACL user the password belongs to (default: default)'
             cand --upstream 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)'
-            cand --grade-json 'Also write the grade as JSON to FILE (implies --grade)'
+            cand --grade-json 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
             cand --list 'List the scenarios, one line each, and exit'
             cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'
@@ -177,8 +177,10 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;pcap'= {
             cand --port 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read'
             cand --sim-speed 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed'
+            cand --dns-port 'UDP port DNS answers come from (repeatable; default 53): what the application resolved'
             cand --color 'Colour: auto, always, never'
             cand --json 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)'
+            cand --grade 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

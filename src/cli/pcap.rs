@@ -36,6 +36,16 @@ pub struct PcapArgs {
     /// One JSON object per line (the watch's schema plus pcap_* lines; docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
+
+    /// At the end, grade each client with the judge of `simulate --grade` (a table, or
+    /// `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are
+    /// grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host.
+    #[arg(long)]
+    pub grade: bool,
+
+    /// UDP port DNS answers come from (repeatable; default 53): what the application resolved.
+    #[arg(long, value_name = "PORT")]
+    pub dns_port: Vec<u16>,
     /// Colour: auto, always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

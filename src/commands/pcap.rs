@@ -22,6 +22,12 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         Settings {
             ports: args.port.clone(),
             speed: args.sim_speed,
+            grade: args.grade,
+            dns_ports: if args.dns_port.is_empty() {
+                vec![53]
+            } else {
+                args.dns_port.clone()
+            },
         },
         format!("capture {}", names.join(", ")),
     );
@@ -107,6 +113,18 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         }),
         out,
     )?;
+    let mut code = exit::SUCCESS;
+    if let Some(obs) = analyzer.observations() {
+        let g = crate::judge::judge(&obs);
+        if args.json {
+            out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+        } else {
+            write!(out, "{}", g.table())?;
+        }
+        if !g.passed {
+            code = exit::FAILURE;
+        }
+    }
     out.flush()?;
-    Ok(exit::SUCCESS)
+    Ok(code)
 }

@@ -12,6 +12,8 @@
 //! become the timeline's clock: a fixed base `Instant` plus the offset from the first packet.
 
 pub mod app;
+pub mod dns;
+pub mod grade;
 pub mod line;
 pub mod packet;
 pub mod read;
@@ -96,6 +98,10 @@ pub struct Settings {
     /// Scenario seconds per captured second: 1, or the simulator's `--speed` when the capture
     /// is of a sped-up simulator (offsets after a MOVING are then in scenario seconds).
     pub speed: f64,
+    /// Collect the judge's observations (`--grade`).
+    pub grade: bool,
+    /// UDP source ports of DNS answers (53; the simulator's DNS port for a capture of it).
+    pub dns_ports: Vec<u16>,
 }
 
 /// Counters for the last line.
@@ -149,6 +155,8 @@ pub struct Analyzer {
     pub stats: Stats,
     out: Vec<Line>,
     endpoint: String,
+    /// The judge's observations, with `--grade`.
+    grade: Option<grade::Recorder>,
 }
 
 fn secs_f(s: f64) -> f64 {
@@ -168,6 +176,8 @@ impl Default for Settings {
         Settings {
             ports: Vec::new(),
             speed: 1.0,
+            grade: false,
+            dns_ports: vec![53],
         }
     }
 }
@@ -193,6 +203,9 @@ fn looks_like_tls(data: &[u8]) -> bool {
 impl Analyzer {
     pub fn new(settings: Settings, endpoint: String) -> Analyzer {
         let base = Instant::now();
+        let grade = settings
+            .grade
+            .then(|| grade::Recorder::new(endpoint.clone()));
         let mut timeline = Timeline::new(base);
         timeline.set_speed(settings.speed);
         Analyzer {
@@ -206,6 +219,7 @@ impl Analyzer {
             next_id: 1,
             stats: Stats::default(),
             out: Vec::new(),
+            grade,
             endpoint,
         }
     }
@@ -222,6 +236,16 @@ impl Analyzer {
 
     fn t(&self, ts: SystemTime) -> f64 {
         since(self.first.unwrap_or(ts), ts)
+    }
+
+    /// The grade's clock: capture seconds scaled to scenario seconds.
+    fn gt(&self, ts: SystemTime) -> f64 {
+        secs_f(self.t(ts) * self.settings.speed)
+    }
+
+    /// The judge's observations of the capture (`--grade`), once it has been read.
+    pub fn observations(&mut self) -> Option<crate::judge::Observations> {
+        self.grade.take().map(grade::Recorder::finish)
     }
 
     fn observe(&mut self, ts: SystemTime, conn: u32, what: What) -> Vec<WatchLine> {
@@ -260,6 +284,14 @@ impl Analyzer {
         match packet::segment(p.linktype, p.data) {
             Ok(seg) => self.segment(&seg, p.ts),
             Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
+            Err(packet::Skip::NotTcp) if self.grade.is_some() => {
+                if let Some(a) = dns::answer(p.linktype, p.data, &self.settings.dns_ports) {
+                    let t = self.gt(p.ts);
+                    if let Some(g) = &mut self.grade {
+                        g.dns(a, t);
+                    }
+                }
+            }
             Err(packet::Skip::NotTcp) => {}
         }
     }
@@ -453,6 +485,10 @@ impl Analyzer {
             selected_by: if by_port { "port" } else { "content" }.into(),
         });
         self.apps.insert(id, App::new(id, client, server, syn));
+        let gt = self.gt(started);
+        if let Some(g) = &mut self.grade {
+            g.opened(id, client, server, syn, gt);
+        }
         // A MOVING earlier on a connection from the same host, not yet followed: this is it.
         let host: IpAddr = client.ip();
         let earlier = self
@@ -526,6 +562,11 @@ impl Analyzer {
         } else {
             app.server_bytes(bytes, ts)
         };
+        if let Some(g) = &mut self.grade {
+            let t = secs_f(since(self.first.unwrap_or(ts), ts) * self.settings.speed);
+            g.totals(id, t, app.commands, app.errors);
+            g.named(id, &app.lib_name, &app.lib_ver, &app.name);
+        }
         let side = if client { "client" } else { "server" };
         self.events(id, side, events, ts);
     }
@@ -578,6 +619,12 @@ impl Analyzer {
                 app.moving = Some((name, ts));
             }
         }
+        if let Classified::Maintenance(n) = &record.parsed {
+            let t = self.gt(ts);
+            if let Some(g) = &mut self.grade {
+                g.notification(id, n, t);
+            }
+        }
         if let Some(app) = self.apps.get_mut(&id) {
             if !app.hs.done {
                 // Pushes before any handshake reply: the capture began after it.
@@ -624,6 +671,9 @@ impl Analyzer {
         } else {
             outcome
         };
+        if let Some(g) = &mut self.grade {
+            g.handshake(id, outcome, hs.endpoint_type.clone());
+        }
         let (t, at) = (self.t(ts), wall(ts));
         self.emit(PcapLine::PcapHandshake {
             v: SCHEMA_VERSION,
@@ -732,8 +782,12 @@ impl Analyzer {
             if by_client { "client" } else { "server" },
             if rst { "rst" } else { "fin" }
         );
+        let gt = self.gt(ts);
         if let Some(app) = self.apps.get_mut(&id) {
             app.closed = Some((how, ts));
+            if let Some(g) = &mut self.grade {
+                g.closed(id, by_client, gt, app.unanswered() as u64);
+            }
         }
         self.verdict(id, ts);
     }
@@ -800,6 +854,12 @@ impl Analyzer {
     }
 
     fn verdict(&mut self, id: u32, ts: SystemTime) {
+        let next = self
+            .apps
+            .get(&id)
+            .and_then(|a| a.reconnect)
+            .and_then(|(r, _)| self.apps.get(&r))
+            .map(|a| a.server);
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };
@@ -820,28 +880,8 @@ impl Analyzer {
             .map(|(_, at)| secs_f(since(moving_at, *at) * speed));
         let by = app.closed.as_ref().map(|(how, _)| how.clone());
         let by_client = by.as_deref().is_some_and(|b| b.starts_with("client"));
-        let (verdict, text) = match (close_s, reconnect_s) {
-            (Some(c), _) if by_client => (
-                "moved_before_close",
-                format!("moved before the close: the application closed this connection itself at +{c:.3} s after the {event}"),
-            ),
-            (Some(c), Some(r)) if r <= c => (
-                "moved_before_close",
-                format!("moved before the close: a new connection at +{r:.3} s, the server closed this one at +{c:.3} s ({:.3} s later)", c - r),
-            ),
-            (Some(c), _) => (
-                "cut_by_close",
-                format!("cut by the close: the server closed this connection at +{c:.3} s after the {event}, before the application opened a new one"),
-            ),
-            (None, Some(r)) => (
-                "open_at_end",
-                format!("a new connection at +{r:.3} s; this one was still open when the capture ended"),
-            ),
-            (None, None) => (
-                "open_at_end",
-                format!("still open when the capture ended, no new connection after the {event}"),
-            ),
-        };
+        let server = app.server;
+        let (verdict, text) = verdict_words(&event, by_client, close_s, reconnect_s, server, next);
         let (commands, replies, max) = (
             app.window_commands,
             app.window_replies,
@@ -880,5 +920,47 @@ impl Analyzer {
             self.verdict(id, end);
         }
         self.timeline.summary(self.instant(end), end, "ended")
+    }
+}
+
+/// A connection's verdict in the judge's words ([`crate::judge`]): offsets are from the MOVING
+/// this connection received, and say so. Given as the connection closes, so an application that
+/// closes first and reconnects after is only "closed by the client" here; `--grade` sees the
+/// whole run and tells a recycle from a move.
+fn verdict_words(
+    event: &str,
+    by_client: bool,
+    close_s: Option<f64>,
+    reconnect_s: Option<f64>,
+    server: SocketAddr,
+    next: Option<SocketAddr>,
+) -> (&'static str, String) {
+    let its = format!("after its {event}");
+    match (close_s, reconnect_s, next) {
+        (Some(_), Some(r), Some(n)) if n == server => (
+            "recycled",
+            format!("recycled at +{r:.1} s {its} onto the same retiring proxy"),
+        ),
+        (Some(c), Some(r), Some(n)) if r <= c => (
+            "moved_before_close",
+            format!(
+                "moved to {} at +{r:.1} s {its}, {:.1} s before this connection was closed",
+                n.ip(),
+                c - r
+            ),
+        ),
+        (Some(c), _, _) if by_client => (
+            "closed_by_client",
+            format!("closed by the client at +{c:.1} s {its}"),
+        ),
+        (Some(c), _, _) => ("cut_by_close", format!("cut by the close at +{c:.1} s {its}")),
+        (None, Some(r), _) => (
+            "open_at_end",
+            format!("a new connection at +{r:.1} s {its}; this one was still open when the capture ended"),
+        ),
+        (None, None, _) => (
+            "open_at_end",
+            format!("still open when the capture ended, no new connection {its}"),
+        ),
     }
 }
