@@ -208,7 +208,7 @@ fn dns_words(
         if let (Some(ip), None) = (other, offered) {
             offered = Some((a.at, *ip));
         }
-        if a.to.is_some_and(|h| hosts.contains(&h)) && lines.len() < DNS_LINES {
+        if a.at >= s.n.at && a.to.is_some_and(|h| hosts.contains(&h)) && lines.len() < DNS_LINES {
             let records: Vec<String> = a.records.iter().map(|r| r.to_string()).collect();
             lines.push(format!(
                 "resolved {} -> {} ({}) at {} the {}",
@@ -239,7 +239,21 @@ fn dns_words(
         }
         None => lines.push("DNS named only the retiring address until the close".into()),
     }
-    (offered.is_some(), lines)
+    (offered.is_some(), collapse(lines))
+}
+
+/// Identical lines in a row (a pool resolving at once) shown once, with their count.
+fn collapse(lines: Vec<String>) -> Vec<String> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for l in lines {
+        match out.last_mut() {
+            Some((last, n)) if *last == l => *n += 1,
+            _ => out.push((l, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(l, n)| if n > 1 { format!("{l} ({n} times)") } else { l })
+        .collect()
 }
 
 /// `+7.5 s after`, or `0.2 s before`.
@@ -425,6 +439,13 @@ fn peak(members: &[&Connection]) -> usize {
 /// The four MOVING rules, on its figures.
 pub fn moving_rules(s: &Scope<'_>, m: &MovingGrade) -> Vec<Rule> {
     let name = s.n.name();
+    // The rule's reason names what was offered; the resolutions are in the table above it.
+    let known: Vec<&str> = m
+        .known
+        .iter()
+        .map(String::as_str)
+        .filter(|k| !k.starts_with("resolved "))
+        .collect();
     let close = match m.close {
         Some(c) => format!("the close at +{c:.1} s after the {name}"),
         None => "no close".into(),
@@ -441,7 +462,7 @@ pub fn moving_rules(s: &Scope<'_>, m: &MovingGrade) -> Vec<Rule> {
             true,
             format!(
                 "stayed: nothing else was offered ({}); {} connection(s) cut by {close}",
-                m.known.join("; "),
+                known.join("; "),
                 m.cut
             ),
         )
@@ -452,7 +473,7 @@ pub fn moving_rules(s: &Scope<'_>, m: &MovingGrade) -> Vec<Rule> {
             format!(
                 "{} connection(s) still on the retiring address at {close}, though another was offered ({}; window {} s)",
                 m.cut,
-                m.known.join("; "),
+                known.join("; "),
                 s.n.window
             ),
         )
