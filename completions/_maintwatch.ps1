@@ -180,6 +180,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
+            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the re-parsed lines as JSON instead of human lines')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

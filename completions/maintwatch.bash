@@ -453,7 +453,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__replay)
-            opts="-v -h --check --verbose --json --color --help"
+            opts="-v -h --check --verbose --grade --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -170,6 +170,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --check 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
             cand -v 'With --check, also print the timeline'
             cand --verbose 'With --check, also print the timeline'
+            cand --grade 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)'
             cand --json 'Print the re-parsed lines as JSON instead of human lines'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

@@ -182,6 +182,7 @@ always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l check -d 'Compare each frame\'s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s v -l verbose -d 'With --check, also print the timeline'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l grade -d 'Grade again, with this maintwatch\'s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d 'Print the re-parsed lines as JSON instead of human lines'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l port -d 'The server\'s port (repeatable); without it, streams whose client starts with a RESP command are read' -r

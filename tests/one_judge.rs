@@ -200,6 +200,14 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
         p.await.unwrap();
     }
     let sim_grade = lines::grade_of(&std::fs::read_to_string(&json).unwrap()).expect("grade line");
+    // The run kept as a fixture: replay --grade judges its grade_input line to the same grade.
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["replay", "--grade", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let again = lines::grade_of(&String::from_utf8(again.stdout).unwrap());
+    assert_eq!(again.as_ref(), Some(&sim_grade), "replay --grade");
     let mut pcap = None;
     if let Some(mut dump) = dump {
         // -U writes each packet as it is read; SIGINT makes tcpdump write what it holds and end.
