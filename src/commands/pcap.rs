@@ -114,6 +114,13 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         out,
     )?;
     let mut code = exit::SUCCESS;
+    let dropped = analyzer.dns_dropped();
+    if dropped > 0 {
+        writeln!(
+            err,
+            "maintwatch pcap: warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade"
+        )?;
+    }
     if let Some(obs) = analyzer.observations() {
         let g = crate::judge::judge(&obs);
         if args.json {

@@ -243,6 +243,11 @@ impl Analyzer {
         secs_f(self.t(ts) * self.settings.speed)
     }
 
+    /// DNS answers the grade did not keep (past its bound).
+    pub fn dns_dropped(&self) -> u64 {
+        self.grade.as_ref().map_or(0, |g| g.dns_dropped)
+    }
+
     /// The judge's observations of the capture (`--grade`), once it has been read.
     pub fn observations(&mut self) -> Option<crate::judge::Observations> {
         self.grade.take().map(grade::Recorder::finish)
