@@ -942,11 +942,11 @@ fn verdict_words(
 ) -> (&'static str, String) {
     let its = format!("after its {event}");
     match (close_s, reconnect_s, next) {
-        (Some(_), Some(r), Some(n)) if n == server => (
+        (Some(_), Some(r), Some(n)) if by_client && n == server => (
             "recycled",
             format!("recycled at +{r:.1} s {its} onto the same retiring proxy"),
         ),
-        (Some(c), Some(r), Some(n)) if r <= c => (
+        (Some(c), Some(r), Some(n)) if r <= c && n != server => (
             "moved_before_close",
             format!(
                 "moved to {} at +{r:.1} s {its}, {:.1} s before this connection was closed",
@@ -967,5 +967,34 @@ fn verdict_words(
             "open_at_end",
             format!("still open when the capture ended, no new connection {its}"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict_words;
+    use std::net::SocketAddr;
+
+    #[test]
+    fn a_recycle_is_the_application_closing_onto_the_same_address_and_not_a_move() {
+        let old: SocketAddr = "127.0.0.2:12000".parse().unwrap();
+        let new: SocketAddr = "127.0.0.3:12000".parse().unwrap();
+        let ev = "MOVING seq 0";
+        let (v, text) = verdict_words(ev, true, Some(7.5), Some(7.5), old, Some(old));
+        assert_eq!(v, "recycled");
+        assert_eq!(
+            text,
+            "recycled at +7.5 s after its MOVING seq 0 onto the same retiring proxy"
+        );
+        // The server cut it; a pool's extra connection to the same address is no recycle.
+        let (v, text) = verdict_words(ev, false, Some(16.6), Some(3.0), old, Some(old));
+        assert_eq!(v, "cut_by_close");
+        assert_eq!(text, "cut by the close at +16.6 s after its MOVING seq 0");
+        let (v, text) = verdict_words(ev, true, Some(16.6), Some(10.4), old, Some(new));
+        assert_eq!(v, "moved_before_close");
+        assert!(text.starts_with("moved to 127.0.0.3 at +10.4 s after its MOVING seq 0, 6.2 s"));
+        // Closed first, the reconnect not yet seen: no claim of a move.
+        let (v, _) = verdict_words(ev, true, Some(7.5), None, old, None);
+        assert_eq!(v, "closed_by_client");
     }
 }

@@ -74,23 +74,7 @@ impl Collector {
     fn feed(&mut self, scenario: &Scenario, e: &SimEvent) {
         let t = e.clock.unwrap_or(-1.0);
         match &e.what {
-            What::Connected { conn, proxy, peer } => {
-                self.index.insert(*conn, self.obs.connections.len());
-                self.obs.connections.push(Connection {
-                    id: *conn,
-                    client: *peer,
-                    server: *proxy,
-                    opened: t,
-                    reached: Reached::Address,
-                    opt_in: OptIn::NotSent,
-                    lib_name: None,
-                    lib_ver: None,
-                    name: None,
-                    received: Vec::new(),
-                    traffic: Vec::new(),
-                    closed: None,
-                });
-            }
+            What::Connected { conn, proxy, peer } => self.connected(t, *conn, *proxy, *peer),
             What::OptIn {
                 conn,
                 on: true,
@@ -170,6 +154,25 @@ impl Collector {
             }),
             _ => {}
         }
+    }
+
+    /// A new connection: by address until [`Collector::finish`] finds it resolved the name.
+    fn connected(&mut self, t: f64, id: u64, proxy: SocketAddr, peer: SocketAddr) {
+        self.index.insert(id, self.obs.connections.len());
+        self.obs.connections.push(Connection {
+            id,
+            client: peer,
+            server: proxy,
+            opened: t,
+            reached: Reached::Address,
+            opt_in: OptIn::NotSent,
+            lib_name: None,
+            lib_ver: None,
+            name: None,
+            received: Vec::new(),
+            traffic: Vec::new(),
+            closed: None,
+        });
     }
 
     /// A notification written to a connection: the latest one pushed on its proxy.
