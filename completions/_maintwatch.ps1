@@ -185,7 +185,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--password', '--password', [CompletionResultType]::ParameterName, 'Require this password (AUTH / HELLO 3 AUTH). Never printed')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The ACL user the password belongs to (default: default)')
             [CompletionResult]::new('--upstream', '--upstream', [CompletionResultType]::ParameterName, 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)')
-            [CompletionResult]::new('--grade-json', '--grade-json', [CompletionResultType]::ParameterName, 'Also write the grade as JSON to FILE (implies --grade)')
+            [CompletionResult]::new('--grade-json', '--grade-json', [CompletionResultType]::ParameterName, 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)')
             [CompletionResult]::new('--client-output', '--client-output', [CompletionResultType]::ParameterName, 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)')
             [CompletionResult]::new('--loop', '--loop', [CompletionResultType]::ParameterName, 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over')
             [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List the scenarios, one line each, and exit')
@@ -212,6 +212,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
+            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the re-parsed lines as JSON instead of human lines')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -220,8 +221,10 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
         'maintwatch;pcap' {
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read')
             [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed')
+            [CompletionResult]::new('--dns-port', '--dns-port', [CompletionResultType]::ParameterName, 'UDP port DNS answers come from (repeatable; default 53): what the application resolved')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto, always, never')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)')
+            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

@@ -435,7 +435,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__pcap)
-            opts="-h --port --sim-speed --json --color --help"
+            opts="-h --port --sim-speed --json --grade --dns-port --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,6 +446,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --sim-speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dns-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -563,7 +567,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__replay)
-            opts="-v -h --check --verbose --json --color --help"
+            opts="-v -h --check --verbose --grade --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -176,7 +176,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --password 'Require this password (AUTH / HELLO 3 AUTH). Never printed'
             cand --user 'The ACL user the password belongs to (default: default)'
             cand --upstream 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)'
-            cand --grade-json 'Also write the grade as JSON to FILE (implies --grade)'
+            cand --grade-json 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)'
             cand --client-output 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
             cand --list 'List the scenarios, one line each, and exit'
@@ -201,6 +201,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --check 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
             cand -v 'With --check, also print the timeline'
             cand --verbose 'With --check, also print the timeline'
+            cand --grade 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)'
             cand --json 'Print the re-parsed lines as JSON instead of human lines'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -208,8 +209,10 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;pcap'= {
             cand --port 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read'
             cand --sim-speed 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed'
+            cand --dns-port 'UDP port DNS answers come from (repeatable; default 53): what the application resolved'
             cand --color 'Colour: auto, always, never'
             cand --json 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)'
+            cand --grade 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -188,7 +188,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l password -d 'Require this password (AUTH / HELLO 3 AUTH). Never printed' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l user -d 'The ACL user the password belongs to (default: default)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l upstream -d 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster\'s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade-json -d 'Also write the grade as JSON to FILE (implies --grade)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade-json -d 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l client-output -d 'Where the client\'s (CMD\'s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
@@ -218,14 +218,17 @@ always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l check -d 'Compare each frame\'s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s v -l verbose -d 'With --check, also print the timeline'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l grade -d 'Grade again, with this maintwatch\'s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d 'Print the re-parsed lines as JSON instead of human lines'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l port -d 'The server\'s port (repeatable); without it, streams whose client starts with a RESP command are read' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l sim-speed -d 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l dns-port -d 'UDP port DNS answers come from (repeatable; default 53): what the application resolved' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l json -d 'One JSON object per line (the watch\'s schema plus pcap_* lines; docs/jsonl.md)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l grade -d 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'

@@ -1007,26 +1007,33 @@ impl Timeline {
         };
         let text;
         let mut margin = None;
+        // The words are the judge's (docs/protocol.md section 8): moved, recycled onto the
+        // retiring address, stayed, cut; the offsets are from this connection's own event.
+        let recycle = e.row.handoff.as_deref() == Some("reconnect_on_clock");
         if let Some(moved) = e.moved_s {
             let m = secs_f(closed - moved);
             margin = Some(m);
-            text = if m >= 0.0 {
+            text = if m >= 0.0 && recycle {
+                format!(
+                    "a client following the dry-run would have recycled at +{moved:.1} s (reconnecting the way it connected: onto the retiring address when that is an address), {m:.1} s before the close at +{closed:.1} s"
+                )
+            } else if m >= 0.0 {
                 format!(
                     "a client following the dry-run would have moved at +{moved:.1} s, {m:.1} s before the close at +{closed:.1} s"
                 )
             } else {
                 format!(
-                    "a client following the dry-run would have moved at +{moved:.1} s, {:.1} s after the close at +{closed:.1} s",
+                    "a client following the dry-run would have been cut by the close at +{closed:.1} s, acting only at +{moved:.1} s, {:.1} s after it",
                     -m
                 )
             };
         } else if e.unresolved {
             text = format!(
-                "a client following the dry-run could not have moved: DNS gave no address at all (close at +{closed:.1} s)"
+                "a client following the dry-run would have stayed: DNS gave no address at all; cut by the close at +{closed:.1} s"
             );
         } else if e.stale {
             text = format!(
-                "a client following the dry-run would have been pushed: the record was still stale when the window expired (close at +{closed:.1} s)"
+                "a client following the dry-run would have stayed: nothing else was offered (the record was still stale when the window expired); cut by the close at +{closed:.1} s"
             );
         } else {
             // The dry-run has not decided yet; its result will bring the verdict.
@@ -1443,7 +1450,51 @@ mod tests {
         assert!(step
             .lines
             .iter()
-            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { text, .. }) if text.contains("still stale"))));
+            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { text, .. }) if text.contains("would have stayed: nothing else was offered (the record was still stale"))));
+    }
+
+    #[test]
+    fn a_dry_run_on_the_clock_is_a_recycle_and_one_too_late_is_cut() {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        f.at(
+            0.1,
+            1,
+            What::Handoff {
+                event: 0,
+                outcome: Outcome::ReconnectOnClock {
+                    at: Duration::from_millis(7500),
+                    reason: crate::handoff::ClockReason::AddressEndpoint,
+                },
+            },
+        );
+        let step = f.server_close(16.6);
+        let text = step.lines.iter().find_map(|l| match l {
+            WatchLine::Verdict(line::Verdict { text, margin_s, .. }) => {
+                assert!((margin_s.unwrap() - 9.1).abs() < 1e-6);
+                Some(text.clone())
+            }
+            _ => None,
+        });
+        assert!(text.unwrap().contains("would have recycled at +7.5 s"));
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        f.server_close(15.7);
+        let step = f.at(
+            18.0,
+            1,
+            What::Handoff {
+                event: 0,
+                outcome: Outcome::Moved {
+                    to: "127.0.0.3".parse().unwrap(),
+                    at: Duration::from_secs(18),
+                    polls: 18,
+                },
+            },
+        );
+        assert!(step.lines.iter().any(|l| matches!(l,
+            WatchLine::Verdict(line::Verdict { text, margin_s: Some(m), .. })
+                if text.contains("would have been cut by the close at +15.7 s") && *m < 0.0)));
     }
 
     #[test]

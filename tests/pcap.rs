@@ -720,7 +720,7 @@ fn human_output_names_the_verdicts_and_the_gap() {
         "10.0.0.5:40001 connected to 10.0.0.9:12000",
         "MOVING seq 7",
         ">4\\r\\n$6\\r\\nMOVING\\r\\n:7\\r\\n:15\\r\\n_\\r\\n",
-        "=> moved before the close",
+        "=> moved to 10.0.0.10 at +9.0 s after its MOVING seq 7",
         "=> cut by the close",
         "server side: 11 byte(s) missing",
         "TLS, encrypted",

@@ -401,3 +401,44 @@ fn check_reruns_the_timeline_and_names_a_changed_offset() {
         "{err}"
     );
 }
+
+/// `replay --grade`: a kept `grade_input` line (here from `pcap --grade --json` on the
+/// maintenance fixture) is graded again by the current judge.
+#[test]
+fn replay_grade_regrades_a_kept_grade_input() {
+    let file = root().join("tests/fixtures/grades/maintenance-v4.jsonl");
+    let file = file.to_str().unwrap();
+    let out = maintwatch(&["replay", "--grade", file]);
+    let table = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{table}");
+    for want in [
+        "conn 1: moved to 10.0.0.10 at +9.0 s after its MOVING seq 7, 7.6 s before the close",
+        "conn 2: stayed: nothing else was offered; cut by the close at +16.6 s after its MOVING seq 7",
+        "FAIL opt-in              1 connection(s) never opted in",
+        "grade: a rule failed",
+    ] {
+        assert!(table.contains(want), "{want:?} missing from:\n{table}");
+    }
+    let out = maintwatch(&["replay", "--grade", "--json", file]);
+    let json = text(&out.stdout);
+    let inputs = maintwatch::judge::lines::inputs(&json).unwrap();
+    let kept = maintwatch::judge::lines::inputs(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(inputs, kept);
+    let grade = maintwatch::judge::lines::grade_of(&json).expect("a grade line");
+    assert_eq!(grade, maintwatch::judge::judge(&kept[0]));
+}
+
+#[test]
+fn replay_grade_names_the_line_it_cannot_read() {
+    let (_dir, path) = temp_capture(
+        b"{\"v\":1,\"type\":\"start\"}\n{\"v\":1,\"type\":\"grade_input\",\"observations\":{\"source\":\"x\",\"bogus\":1}}\n",
+    );
+    let out = maintwatch(&["replay", "--grade", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("line 2: grade_input:"), "{err}");
+    let (_dir, path) = temp_capture(b"{\"v\":1,\"type\":\"start\"}\n");
+    let out = maintwatch(&["replay", "--grade", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no grade_input line"));
+}

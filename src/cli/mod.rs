@@ -173,6 +173,11 @@ pub struct ReplayArgs {
     /// With --check, also print the timeline.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Grade again, with this maintwatch's judge, the `grade_input` lines that `simulate
+    /// --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade`
+    /// lines with --json; exit 1 when a rule failed).
+    #[arg(long, conflicts_with = "check")]
+    pub grade: bool,
     /// Print the re-parsed lines as JSON instead of human lines.
     #[arg(long)]
     pub json: bool,

@@ -11,10 +11,12 @@ v1/v2 as from `tcpdump -i any`, loopback; IPv4 and IPv6) taken on the applicatio
 reassembles its TCP connections to Redis and shows, per connection, what the application saw: \
 the handshake (HELLO 3, the opt-in and the server's answer), every push with its exact bytes and \
 capture time, who closed the connection (FIN or RST, which side) and when, and the new \
-connections the same host opened after a MOVING, with a verdict: moved before the close, or cut \
-by it. Streams are picked by --port, or by content (a client that starts with a RESP command). \
-A missing segment is reported as a gap with its size and that direction is not read past it; a \
-TLS stream is reported as such; a truncated file is read up to its last whole packet.";
+connections the same host opened after a MOVING, with a verdict: moved to another address \
+before the close, recycled onto the same retiring address, closed by the client, or cut by the \
+close; --grade grades each client with the judge of simulate --grade. Streams are picked by \
+--port, or by content (a client that starts with a RESP command). A missing segment is reported \
+as a gap with its size and that direction is not read past it; a TLS stream is reported as such; \
+a truncated file is read up to its last whole packet.";
 
 #[derive(Args, Debug, Clone)]
 #[command(
@@ -36,6 +38,16 @@ pub struct PcapArgs {
     /// One JSON object per line (the watch's schema plus pcap_* lines; docs/jsonl.md).
     #[arg(long)]
     pub json: bool,
+
+    /// At the end, grade each client with the judge of `simulate --grade` (a table, or
+    /// `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are
+    /// grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host.
+    #[arg(long)]
+    pub grade: bool,
+
+    /// UDP port DNS answers come from (repeatable; default 53): what the application resolved.
+    #[arg(long, value_name = "PORT")]
+    pub dns_port: Vec<u16>,
     /// Colour: auto, always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

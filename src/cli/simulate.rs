@@ -116,7 +116,8 @@ pub struct SimulateArgs {
     #[arg(long, conflicts_with = "repeat")]
     pub grade: bool,
 
-    /// Also write the grade as JSON to FILE (implies --grade).
+    /// Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay
+    /// --grade`) and `grade` (implies --grade).
     #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
     pub grade_json: Option<PathBuf>,
 

@@ -21,6 +21,12 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         Settings {
             ports: args.port.clone(),
             speed: args.sim_speed,
+            grade: args.grade,
+            dns_ports: if args.dns_port.is_empty() {
+                vec![53]
+            } else {
+                args.dns_port.clone()
+            },
         },
         format!("capture {}", names.join(", ")),
     );
@@ -104,8 +110,27 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         }),
         out,
     )?;
+    let mut code = exit::SUCCESS;
+    let dropped = analyzer.dns_dropped();
+    if dropped > 0 {
+        writeln!(
+            err,
+            "maintwatch pcap: warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade"
+        )?;
+    }
+    if let Some(obs) = analyzer.observations() {
+        let g = crate::judge::judge(&obs);
+        if args.json {
+            out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+        } else {
+            write!(out, "{}", g.table())?;
+        }
+        if !g.passed {
+            code = exit::FAILURE;
+        }
+    }
     out.flush()?;
-    Ok(exit::SUCCESS)
+    Ok(code)
 }
 
 /// What a file's reading left out, one sentence each: skipped blocks, then a cut at the end.

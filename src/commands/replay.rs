@@ -84,6 +84,9 @@ impl Reruns {
 }
 
 pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    if args.grade {
+        return regrade(args, out, err);
+    }
     let style = args.color.style(args.json);
     // `--check` is a test: its output is the differences and a verdict. The timeline comes with
     // `-v`, and with `--json`, which asks for the lines themselves.
@@ -110,6 +113,54 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             code = exit::FAILURE;
         }
     }
+    Ok(code)
+}
+
+/// `replay --grade`: every `grade_input` line of every file, judged again.
+fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    let mut code = exit::SUCCESS;
+    for file in &args.files {
+        let name = file.display().to_string();
+        let text = if name == "-" {
+            let mut t = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut t)
+                .with_context(|| format!("reading {name}"))?;
+            t
+        } else {
+            std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?
+        };
+        let inputs = match crate::judge::lines::inputs(&text) {
+            Ok(i) if i.is_empty() => Err(
+                "no grade_input line (written by simulate --grade-json or pcap --grade --json)"
+                    .to_string(),
+            ),
+            other => other,
+        };
+        let inputs = match inputs {
+            Ok(i) => i,
+            Err(e) => {
+                writeln!(
+                    err,
+                    "maintwatch replay: {name}: {}",
+                    crate::escape::sanitize(&e)
+                )?;
+                code = exit::FAILURE;
+                continue;
+            }
+        };
+        for obs in inputs {
+            let g = crate::judge::judge(&obs);
+            if args.json {
+                out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+            } else {
+                write!(out, "{}", g.table())?;
+            }
+            if !g.passed {
+                code = exit::FAILURE;
+            }
+        }
+    }
+    out.flush()?;
     Ok(code)
 }
 

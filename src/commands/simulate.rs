@@ -15,6 +15,7 @@ use tokio::sync::broadcast::Receiver;
 
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
+use crate::judge::Observations;
 use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
 use crate::sim::grade::{self, Grade};
@@ -67,9 +68,10 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if !grading {
         return Ok(stop.code());
     }
-    let mut g = grade::grade(&scenario, &run.seen);
-    g.client_process = process;
-    report(&g, run.lost, stop, args)
+    let mut obs = grade::observations(&scenario, &run.seen);
+    obs.client_process = process;
+    let g = crate::judge::judge(&obs);
+    report(&g, &obs, run.lost, stop, args)
 }
 
 /// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error
@@ -303,7 +305,13 @@ impl Narration {
 
 /// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's, or the
 /// signal's.
-fn report(g: &Grade, lost: u64, stop: Stop, args: &SimulateArgs) -> anyhow::Result<i32> {
+fn report(
+    g: &Grade,
+    obs: &Observations,
+    lost: u64,
+    stop: Stop,
+    args: &SimulateArgs,
+) -> anyhow::Result<i32> {
     let mut out = std::io::stdout().lock();
     write!(out, "{}", g.table())?;
     if lost > 0 {
@@ -325,7 +333,7 @@ fn report(g: &Grade, lost: u64, stop: Stop, args: &SimulateArgs) -> anyhow::Resu
     }
     out.flush()?;
     if let Some(path) = &args.grade_json {
-        write_json(g, path)?;
+        write_json(obs, g, path)?;
     }
     // A client that failed on its own (not stopped by us) fails the run, whatever the rules say.
     let client_failed = g
@@ -341,10 +349,10 @@ fn report(g: &Grade, lost: u64, stop: Stop, args: &SimulateArgs) -> anyhow::Resu
     })
 }
 
-fn write_json(g: &Grade, path: &PathBuf) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(g)?;
-    std::fs::write(path, json + "\n")
-        .with_context(|| format!("writing the grade to {}", path.display()))
+/// The grade's JSON lines: the observations it was made from, then the grade (docs/jsonl.md).
+fn write_json(obs: &Observations, g: &Grade, path: &PathBuf) -> anyhow::Result<()> {
+    let json = crate::judge::lines::write(obs, g)?;
+    std::fs::write(path, json).with_context(|| format!("writing the grade to {}", path.display()))
 }
 
 /// Which events a `--quiet` run still prints: the scenario's own steps.
@@ -362,6 +370,7 @@ fn shown(e: &SimEvent, quiet: bool) -> bool {
                 | What::Sent { .. }
                 | What::Disconnected { .. }
                 | What::ClientInfo { .. }
+                | What::Resolved { .. }
         )
 }
 

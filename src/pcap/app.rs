@@ -23,6 +23,9 @@ pub enum Cmd {
     },
     /// Setup commands that may come before the opt-in (AUTH, SELECT, CLIENT SETNAME ...).
     Setup,
+    /// `CLIENT SETINFO LIB-NAME|LIB-VER` or `CLIENT SETNAME`: how the client names itself (the
+    /// grade groups connections by it).
+    Named(&'static str, String),
     Other,
 }
 
@@ -87,6 +90,13 @@ pub struct App {
     pub window_commands: u32,
     pub window_replies: u32,
     pub window_max_latency: Option<f64>,
+    /// `CLIENT SETINFO` and `SETNAME` values, as sent.
+    pub lib_name: Option<String>,
+    pub lib_ver: Option<String>,
+    pub name: Option<String>,
+    /// Commands sent and error replies read, for the grade.
+    pub commands: u64,
+    pub errors: u64,
 }
 
 /// Distinct passwords remembered per connection. Hiding costs a pass over a text per password,
@@ -173,12 +183,31 @@ fn command(frame: &Frame<'_>) -> Cmd {
                     endpoint_type,
                 }
             }
-            b"SETNAME" | b"SETINFO" | b"ID" | b"INFO" => Cmd::Setup,
+            b"SETINFO" | b"SETNAME" => named(items, &second[..m]),
+            b"ID" | b"INFO" => Cmd::Setup,
             _ => Cmd::Other,
         },
         b"AUTH" | b"SELECT" | b"READONLY" | b"PING" => Cmd::Setup,
         _ => Cmd::Other,
     }
+}
+
+/// `CLIENT SETINFO LIB-NAME x`, `CLIENT SETINFO LIB-VER x`, `CLIENT SETNAME x`.
+fn named(items: &[Frame<'_>], second: &[u8]) -> Cmd {
+    let text = |i: usize| {
+        items
+            .get(i)
+            .and_then(Frame::as_text)
+            .map(|v| sanitize(&String::from_utf8_lossy(v)).into_owned())
+    };
+    let field = match (second, text(2)) {
+        (b"SETNAME", _) => "name",
+        (_, Some(f)) if f.eq_ignore_ascii_case("lib-name") => "lib-name",
+        (_, Some(f)) if f.eq_ignore_ascii_case("lib-ver") => "lib-ver",
+        _ => return Cmd::Setup,
+    };
+    let value = if field == "name" { text(2) } else { text(3) };
+    value.map_or(Cmd::Setup, |v| Cmd::Named(field, v))
 }
 
 /// Commands answered by push frames in RESP3 and by no reply in order: not queued.
@@ -240,6 +269,11 @@ impl App {
             window_commands: 0,
             window_replies: 0,
             window_max_latency: None,
+            lib_name: None,
+            lib_ver: None,
+            name: None,
+            commands: 0,
+            errors: 0,
         }
     }
 
@@ -307,6 +341,11 @@ impl App {
                 self.hs.endpoint_type = endpoint_type.clone();
             }
             Cmd::Setup => {}
+            Cmd::Named(field, value) => match *field {
+                "lib-name" => self.lib_name = Some(value.clone()),
+                "lib-ver" => self.lib_ver = Some(value.clone()),
+                _ => self.name = Some(value.clone()),
+            },
             Cmd::Other => {
                 if !self.hs.done && self.hs.opt_in.is_none() {
                     self.hs.done = true;
@@ -314,6 +353,7 @@ impl App {
                 }
             }
         }
+        self.commands += 1;
         let in_window = self.moving.is_some() && self.closed.is_none();
         if in_window {
             self.window_commands += 1;
@@ -370,6 +410,7 @@ impl App {
         events: &mut Vec<Event>,
     ) {
         let error = error.map(|e| self.hide(e));
+        self.errors += u64::from(error.is_some());
         // A reply nobody is waiting for (RESP2 pub/sub messages): nothing to match.
         let Some(w) = self.waiting.pop_front() else {
             return;
@@ -397,6 +438,11 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// Commands still waiting for their reply.
+    pub fn unanswered(&self) -> usize {
+        self.waiting.len()
     }
 
     /// A server's text with any password the application sent replaced.

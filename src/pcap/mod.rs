@@ -12,6 +12,8 @@
 //! become the timeline's clock: a fixed base `Instant` plus the offset from the first packet.
 
 pub mod app;
+pub mod dns;
+pub mod grade;
 pub mod line;
 pub mod packet;
 pub mod read;
@@ -96,6 +98,10 @@ pub struct Settings {
     /// Scenario seconds per captured second: 1, or the simulator's `--speed` when the capture
     /// is of a sped-up simulator (offsets after a MOVING are then in scenario seconds).
     pub speed: f64,
+    /// Collect the judge's observations (`--grade`).
+    pub grade: bool,
+    /// UDP source ports of DNS answers (53; the simulator's DNS port for a capture of it).
+    pub dns_ports: Vec<u16>,
 }
 
 /// Counters for the last line.
@@ -185,6 +191,8 @@ pub struct Analyzer {
     pub stats: Stats,
     out: Vec<Line>,
     endpoint: String,
+    /// The judge's observations, with `--grade`.
+    grade: Option<grade::Recorder>,
 }
 
 fn secs_f(s: f64) -> f64 {
@@ -204,6 +212,8 @@ impl Default for Settings {
         Settings {
             ports: Vec::new(),
             speed: 1.0,
+            grade: false,
+            dns_ports: vec![53],
         }
     }
 }
@@ -229,6 +239,9 @@ fn looks_like_tls(data: &[u8]) -> bool {
 impl Analyzer {
     pub fn new(settings: Settings, endpoint: String) -> Analyzer {
         let base = Instant::now();
+        let grade = settings
+            .grade
+            .then(|| grade::Recorder::new(endpoint.clone()));
         let mut timeline = Timeline::new(base);
         timeline.set_speed(settings.speed);
         Analyzer {
@@ -247,6 +260,7 @@ impl Analyzer {
             next_id: 1,
             stats: Stats::default(),
             out: Vec::new(),
+            grade,
             endpoint,
         }
     }
@@ -263,6 +277,21 @@ impl Analyzer {
 
     fn t(&self, ts: SystemTime) -> f64 {
         since(self.first.unwrap_or(ts), ts)
+    }
+
+    /// The grade's clock: capture seconds scaled to scenario seconds.
+    fn gt(&self, ts: SystemTime) -> f64 {
+        secs_f(self.t(ts) * self.settings.speed)
+    }
+
+    /// DNS answers the grade did not keep (past its bound).
+    pub fn dns_dropped(&self) -> u64 {
+        self.grade.as_ref().map_or(0, |g| g.dns_dropped)
+    }
+
+    /// The judge's observations of the capture (`--grade`), once it has been read.
+    pub fn observations(&mut self) -> Option<crate::judge::Observations> {
+        self.grade.take().map(grade::Recorder::finish)
     }
 
     fn observe(&mut self, ts: SystemTime, conn: u32, what: What) -> Vec<WatchLine> {
@@ -306,6 +335,14 @@ impl Analyzer {
         match packet::segment(p.linktype, p.data) {
             Ok(seg) => self.segment(&seg, p.ts),
             Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
+            Err(packet::Skip::NotTcp) if self.grade.is_some() => {
+                if let Some(a) = dns::answer(p.linktype, p.data, &self.settings.dns_ports) {
+                    let t = self.gt(p.ts);
+                    if let Some(g) = &mut self.grade {
+                        g.dns(a, t);
+                    }
+                }
+            }
             Err(packet::Skip::NotTcp) => {}
         }
     }
@@ -549,6 +586,10 @@ impl Analyzer {
             selected_by: if by_port { "port" } else { "content" }.into(),
         });
         self.apps.insert(id, App::new(id, client, server, syn));
+        let gt = self.gt(started);
+        if let Some(g) = &mut self.grade {
+            g.opened(id, client, server, syn, gt);
+        }
         // A MOVING earlier on a connection from the same host, not yet followed: this is it.
         let host: IpAddr = client.ip();
         self.stats.work += 1;
@@ -623,6 +664,11 @@ impl Analyzer {
             app.server_bytes(bytes, ts)
         };
         self.stats.work += std::mem::take(&mut app.work);
+        if let Some(g) = &mut self.grade {
+            let t = secs_f(since(self.first.unwrap_or(ts), ts) * self.settings.speed);
+            g.totals(id, t, app.commands, app.errors);
+            g.named(id, &app.lib_name, &app.lib_ver, &app.name);
+        }
         let side = if client { "client" } else { "server" };
         self.events(id, side, events, ts);
     }
@@ -679,6 +725,12 @@ impl Analyzer {
                     .insert((ts, id));
             }
         }
+        if let Classified::Maintenance(n) = &record.parsed {
+            let t = self.gt(ts);
+            if let Some(g) = &mut self.grade {
+                g.notification(id, n, t);
+            }
+        }
         if let Some(app) = self.apps.get_mut(&id) {
             if !app.hs.done {
                 // Pushes before any handshake reply: the capture began after it.
@@ -725,6 +777,9 @@ impl Analyzer {
         } else {
             outcome
         };
+        if let Some(g) = &mut self.grade {
+            g.handshake(id, outcome, hs.endpoint_type.clone());
+        }
         let (t, at) = (self.t(ts), wall(ts));
         self.emit(PcapLine::PcapHandshake {
             v: SCHEMA_VERSION,
@@ -833,8 +888,12 @@ impl Analyzer {
             if by_client { "client" } else { "server" },
             if rst { "rst" } else { "fin" }
         );
+        let gt = self.gt(ts);
         if let Some(app) = self.apps.get_mut(&id) {
             app.closed = Some((how, ts));
+            if let Some(g) = &mut self.grade {
+                g.closed(id, by_client, gt, app.unanswered() as u64);
+            }
         }
         self.verdict(id, ts);
     }
@@ -907,6 +966,12 @@ impl Analyzer {
     }
 
     fn verdict(&mut self, id: u32, ts: SystemTime) {
+        let next = self
+            .apps
+            .get(&id)
+            .and_then(|a| a.reconnect)
+            .and_then(|(r, _)| self.apps.get(&r))
+            .map(|a| a.server);
         let Some(app) = self.apps.get_mut(&id) else {
             return;
         };
@@ -927,28 +992,8 @@ impl Analyzer {
             .map(|(_, at)| secs_f(since(moving_at, *at) * speed));
         let by = app.closed.as_ref().map(|(how, _)| how.clone());
         let by_client = by.as_deref().is_some_and(|b| b.starts_with("client"));
-        let (verdict, text) = match (close_s, reconnect_s) {
-            (Some(c), _) if by_client => (
-                "moved_before_close",
-                format!("moved before the close: the application closed this connection itself at +{c:.3} s after the {event}"),
-            ),
-            (Some(c), Some(r)) if r <= c => (
-                "moved_before_close",
-                format!("moved before the close: a new connection at +{r:.3} s, the server closed this one at +{c:.3} s ({:.3} s later)", c - r),
-            ),
-            (Some(c), _) => (
-                "cut_by_close",
-                format!("cut by the close: the server closed this connection at +{c:.3} s after the {event}, before the application opened a new one"),
-            ),
-            (None, Some(r)) => (
-                "open_at_end",
-                format!("a new connection at +{r:.3} s; this one was still open when the capture ended"),
-            ),
-            (None, None) => (
-                "open_at_end",
-                format!("still open when the capture ended, no new connection after the {event}"),
-            ),
-        };
+        let server = app.server;
+        let (verdict, text) = verdict_words(&event, by_client, close_s, reconnect_s, server, next);
         let (commands, replies, max) = (
             app.window_commands,
             app.window_replies,
@@ -987,5 +1032,76 @@ impl Analyzer {
             self.verdict(id, end);
         }
         self.timeline.summary(self.instant(end), end, "ended")
+    }
+}
+
+/// A connection's verdict in the judge's words ([`crate::judge`]): offsets are from the MOVING
+/// this connection received, and say so. Given as the connection closes, so an application that
+/// closes first and reconnects after is only "closed by the client" here; `--grade` sees the
+/// whole run and tells a recycle from a move.
+fn verdict_words(
+    event: &str,
+    by_client: bool,
+    close_s: Option<f64>,
+    reconnect_s: Option<f64>,
+    server: SocketAddr,
+    next: Option<SocketAddr>,
+) -> (&'static str, String) {
+    let its = format!("after its {event}");
+    match (close_s, reconnect_s, next) {
+        (Some(_), Some(r), Some(n)) if by_client && n == server => (
+            "recycled",
+            format!("recycled at +{r:.1} s {its} onto the same retiring proxy"),
+        ),
+        (Some(c), Some(r), Some(n)) if r <= c && n != server => (
+            "moved_before_close",
+            format!(
+                "moved to {} at +{r:.1} s {its}, {:.1} s before this connection was closed",
+                n.ip(),
+                c - r
+            ),
+        ),
+        (Some(c), _, _) if by_client => (
+            "closed_by_client",
+            format!("closed by the client at +{c:.1} s {its}"),
+        ),
+        (Some(c), _, _) => ("cut_by_close", format!("cut by the close at +{c:.1} s {its}")),
+        (None, Some(r), _) => (
+            "open_at_end",
+            format!("a new connection at +{r:.1} s {its}; this one was still open when the capture ended"),
+        ),
+        (None, None, _) => (
+            "open_at_end",
+            format!("still open when the capture ended, no new connection {its}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict_words;
+    use std::net::SocketAddr;
+
+    #[test]
+    fn a_recycle_is_the_application_closing_onto_the_same_address_and_not_a_move() {
+        let old: SocketAddr = "127.0.0.2:12000".parse().unwrap();
+        let new: SocketAddr = "127.0.0.3:12000".parse().unwrap();
+        let ev = "MOVING seq 0";
+        let (v, text) = verdict_words(ev, true, Some(7.5), Some(7.5), old, Some(old));
+        assert_eq!(v, "recycled");
+        assert_eq!(
+            text,
+            "recycled at +7.5 s after its MOVING seq 0 onto the same retiring proxy"
+        );
+        // The server cut it; a pool's extra connection to the same address is no recycle.
+        let (v, text) = verdict_words(ev, false, Some(16.6), Some(3.0), old, Some(old));
+        assert_eq!(v, "cut_by_close");
+        assert_eq!(text, "cut by the close at +16.6 s after its MOVING seq 0");
+        let (v, text) = verdict_words(ev, true, Some(16.6), Some(10.4), old, Some(new));
+        assert_eq!(v, "moved_before_close");
+        assert!(text.starts_with("moved to 127.0.0.3 at +10.4 s after its MOVING seq 0, 6.2 s"));
+        // Closed first, the reconnect not yet seen: no claim of a move.
+        let (v, _) = verdict_words(ev, true, Some(7.5), None, old, None);
+        assert_eq!(v, "closed_by_client");
     }
 }

@@ -198,6 +198,8 @@ pub enum What {
     },
     /// The database hostname now answers these A records (already in effect).
     Dns { records: Vec<IpAddr>, ttl: u32 },
+    /// The DNS server answered a query from `from` for `name` (with the records in effect).
+    Resolved { from: SocketAddr, name: String },
     /// A node-wide close: every connection of that proxy, opted in or not.
     Closed {
         proxy: SocketAddr,
@@ -334,6 +336,9 @@ impl fmt::Display for SimEvent {
                     .join(" ");
                 let r = if r.is_empty() { "no records (NXDOMAIN)".into() } else { r };
                 write!(f, "DNS {HOSTNAME} -> {r} (TTL {ttl} s)")
+            }
+            What::Resolved { from, name } => {
+                write!(f, "DNS query for {} from {from}", escape(name.as_bytes()))
             }
             What::Closed {
                 proxy,
@@ -558,9 +563,19 @@ impl Simulator {
         }
         let scenario = opts.scenario;
         let (port, mut listeners) = bind_proxies(&scenario.proxies, opts.port).await?;
-        let dns = SimDns::start(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE)
-            .await
-            .map_err(SimError::Dns)?;
+        // The narration of queries needs the shared state, which needs the DNS server's TTL
+        // first: the closure finds it once it exists (and never keeps it alive).
+        let narrator: Arc<std::sync::OnceLock<std::sync::Weak<Shared>>> = Arc::default();
+        let tell = narrator.clone();
+        let on_query: dns::OnQuery = Arc::new(move |from, name| {
+            if let Some(shared) = tell.get().and_then(std::sync::Weak::upgrade) {
+                shared.emit(What::Resolved { from, name });
+            }
+        });
+        let dns =
+            SimDns::start_narrated(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE, Some(on_query))
+                .await
+                .map_err(SimError::Dns)?;
         let ttl = ((f64::from(scenario.ttl) / opts.speed).ceil() as u32).max(1);
         dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
         let dns_addr = dns.addr();
@@ -602,6 +617,7 @@ impl Simulator {
             scenario,
         });
 
+        let _ = narrator.set(Arc::downgrade(&shared));
         let dns = Arc::new(dns);
         let mut tasks = Vec::new();
         for (i, want) in wants.into_iter().enumerate() {

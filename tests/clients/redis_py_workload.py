@@ -1,7 +1,8 @@
 """A redis-py workload for `maintwatch simulate --grade` (tests/redis_py.rs).
 
 A connection pool shared by a few threads doing SET / GET / INCR in a loop for a given time, with
-redis-py's maintenance notifications enabled, connected by the simulator's hostname. The machine's
+redis-py's maintenance notifications enabled, connected by the simulator's hostname (or by an
+address, when --host is one: then nothing is resolved). The machine's
 resolver cannot know that name (and /etc/hosts is not to be touched), so `socket.getaddrinfo` is
 wrapped for that one name only: it asks the simulator's DNS server, on every call, as the system
 resolver would with a short TTL. Everything else is redis-py's own code path.
@@ -10,6 +11,7 @@ Prints one JSON line: operations done, errors by type, and the library version.
 """
 
 import argparse
+import ipaddress
 import json
 import random
 import socket
@@ -80,7 +82,10 @@ def main():
     ap.add_argument("--threads", type=int, default=3)
     args = ap.parse_args()
     dns_host, dns_port = args.dns.rsplit(":", 1)
-    hook_resolver(args.host, (dns_host, int(dns_port)))
+    try:
+        ipaddress.ip_address(args.host)  # connected by address: nothing to resolve
+    except ValueError:
+        hook_resolver(args.host, (dns_host, int(dns_port)))
 
     pool = redis.ConnectionPool(
         host=args.host,

@@ -1,0 +1,217 @@
+//! What the judge is given: observations of one run, from whichever side saw it (the simulator's
+//! narration, a packet capture, or a `grade_input` line read back by `replay --grade`).
+//!
+//! Times are seconds on one clock of the observer's choosing (the scenario clock, or capture
+//! seconds scaled by the simulator's speed); the judge only ever subtracts them, so verdicts are
+//! offsets from a notification and the same whichever clock was used.
+
+use std::net::{IpAddr, SocketAddr};
+
+use serde::{Deserialize, Serialize};
+
+use super::process::ClientProcess;
+
+/// Everything observed of one run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Observations {
+    /// What was observed: the scenario's name, or the capture's files.
+    pub source: String,
+    pub connections: Vec<Connection>,
+    /// Maintenance notifications, each once (a re-sent copy is a second [`Received`]).
+    pub notifications: Vec<Notification>,
+    /// Node-wide closes by the server.
+    pub closes: Vec<NodeClose>,
+    /// DNS answers, when known.
+    pub dns: Vec<DnsAnswer>,
+    /// The client's own process, when maintwatch started it.
+    #[serde(default)]
+    pub client_process: Option<ClientProcess>,
+}
+
+/// How the client reached the server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "by", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Reached {
+    /// It resolved this host name and connected to one of the answers.
+    Name { name: String },
+    /// It connected to the address itself: nothing to re-resolve.
+    Address,
+    /// Not observed (no DNS in the capture, or a connection older than the capture).
+    Unknown,
+}
+
+/// The connection's opt-in, as observed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "opt_in", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OptIn {
+    /// Accepted, with the endpoint type asked for (`None`: a bare `ON`).
+    Accepted {
+        endpoint_type: Option<String>,
+    },
+    Refused,
+    /// The handshake was seen and carried no opt-in.
+    NotSent,
+    /// The handshake was not observed (a capture begun mid-connection).
+    Unknown,
+}
+
+/// Which side closed a connection.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Client,
+    Server,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Connection {
+    pub id: u64,
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+    pub opened: f64,
+    pub reached: Reached,
+    pub opt_in: OptIn,
+    /// `CLIENT SETINFO LIB-NAME / LIB-VER`, `CLIENT SETNAME` (or `HELLO ... SETNAME`).
+    #[serde(default)]
+    pub lib_name: Option<String>,
+    #[serde(default)]
+    pub lib_ver: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Notifications written to this connection, in order.
+    #[serde(default)]
+    pub received: Vec<Received>,
+    #[serde(default)]
+    pub traffic: Vec<Traffic>,
+    #[serde(default)]
+    pub closed: Option<Closed>,
+}
+
+/// One notification written to a connection.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Received {
+    /// Index into [`Observations::notifications`].
+    pub notification: usize,
+    pub at: f64,
+}
+
+/// Commands read in one batch (or one time bucket), error replies among their replies, and
+/// commands still waiting for a reply when the connection ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Traffic {
+    pub at: f64,
+    pub commands: u64,
+    pub errors: u64,
+    #[serde(default)]
+    pub unanswered: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Closed {
+    pub at: f64,
+    pub by: Side,
+}
+
+/// A MOVING's target, as the client could read it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "is", content = "value", rename_all = "snake_case")]
+pub enum Target {
+    /// "Reconnect the way you connected."
+    Null,
+    /// `ip:port`.
+    Address(String),
+    /// `name:port`.
+    Name(String),
+}
+
+impl Target {
+    /// Reads a `host:port` (or a bare host) the way a client would.
+    pub fn parse(text: &str) -> Target {
+        let host = match text.rsplit_once(':') {
+            Some((h, p)) if p.parse::<u16>().is_ok() => h,
+            _ => text,
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.parse::<IpAddr>().is_ok() {
+            Target::Address(text.to_string())
+        } else {
+            Target::Name(text.to_string())
+        }
+    }
+
+    /// The address it names, when it is one.
+    pub fn ip(&self) -> Option<IpAddr> {
+        match self {
+            Target::Address(t) => {
+                let host = t.rsplit_once(':').map_or(t.as_str(), |(h, _)| h);
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse()
+                    .ok()
+            }
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Notification {
+    /// When it was first pushed (or first seen).
+    pub at: f64,
+    /// `MOVING`, `MIGRATING`, ...
+    pub kind: String,
+    pub seq: Option<i64>,
+    /// Declared window, seconds (0 when none).
+    pub window: f64,
+    /// MOVING only.
+    #[serde(default)]
+    pub target: Option<Target>,
+    /// The server addresses it was pushed on: the retiring ones, for a MOVING.
+    pub retiring: Vec<SocketAddr>,
+}
+
+impl Notification {
+    /// `MOVING seq 0`.
+    pub fn name(&self) -> String {
+        match self.seq {
+            Some(s) => format!("{} seq {s}", self.kind),
+            None => self.kind.clone(),
+        }
+    }
+
+    pub fn is_moving(&self) -> bool {
+        self.kind.eq_ignore_ascii_case("MOVING")
+    }
+}
+
+/// The server closed every connection of this address.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeClose {
+    pub at: f64,
+    pub server: SocketAddr,
+}
+
+/// What DNS answered for a name at a time: to one host (a query seen), or to anyone (`to` is
+/// `None`: the records an authoritative server serves from then on).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DnsAnswer {
+    pub at: f64,
+    pub name: String,
+    pub records: Vec<IpAddr>,
+    #[serde(default)]
+    pub to: Option<IpAddr>,
+}
+
+/// Two DNS names are the same name (case and the final dot aside).
+pub fn same_name(a: &str, b: &str) -> bool {
+    a.trim_end_matches('.')
+        .eq_ignore_ascii_case(b.trim_end_matches('.'))
+}

@@ -1,0 +1,188 @@
+//! The judge's answer: per client and per notification, each rule's result with its reason,
+//! and a verdict per connection in the words shared by the grade, `pcap` and the watch's summary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::process::ClientProcess;
+use crate::escape::sanitize;
+
+/// The whole grade.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Grade {
+    /// What was graded: the scenario's name, or the capture's files.
+    pub scenario: String,
+    pub clients: Vec<ClientGrade>,
+    /// True when every rule held for every client.
+    pub passed: bool,
+    /// The client's own process, when maintwatch started it: a fact, not a rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_process: Option<ClientProcess>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientGrade {
+    /// `lib-name/lib-ver`, the connection name, or the source host.
+    pub client: String,
+    pub connections: usize,
+    /// How it reached the server: `by name NAME`, `by address`, `unknown`, or a mix.
+    pub reached: String,
+    /// Connections that opted in, by the endpoint type asked for (`default` for a bare ON).
+    pub opted_in: BTreeMap<String, usize>,
+    pub never_opted_in: usize,
+    /// Connections whose handshake was not observed.
+    #[serde(default)]
+    pub handshake_unknown: usize,
+    pub commands: u64,
+    pub errors: u64,
+    pub notifications: Vec<NotificationGrade>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NotificationGrade {
+    /// e.g. `MOVING seq 0`.
+    pub notification: String,
+    /// When it was pushed (the observer's clock), and its declared window (seconds).
+    pub at: f64,
+    pub window: f64,
+    /// Connections of this client it was written to.
+    pub received: usize,
+    pub commands_inside: u64,
+    pub commands_outside: u64,
+    /// Error replies plus commands cut without a reply.
+    pub failed_inside: u64,
+    pub failed_outside: u64,
+    /// MOVING only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moving: Option<MovingGrade>,
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MovingGrade {
+    /// Seconds after the MOVING of the first connection to an address that is not retiring.
+    pub first_new_connection: Option<f64>,
+    /// Seconds after the MOVING the server closed the retiring proxy.
+    pub close: Option<f64>,
+    /// Connections still on the retiring proxy at the close.
+    pub cut: usize,
+    /// Commands to the retiring proxy after the window ended.
+    pub commands_to_old_after_window: u64,
+    /// New connections after the MOVING, per connection the client had open at its peak.
+    pub reconnects_per_connection: f64,
+    /// Connections that received a re-sent copy (they were opened after it was first pushed),
+    /// and of those, opened after the client first acted on it and closed by the client before
+    /// the close: acting on the same event again.
+    pub resent: usize,
+    pub reacted_to_resent: usize,
+    /// Whether anything but a retiring address was offered to the client before the close.
+    pub alternative_offered: bool,
+    /// What the client could know, in words: how it connected, the target, what DNS answered.
+    pub known: Vec<String>,
+    /// One verdict per connection that received it.
+    pub verdicts: Vec<ConnVerdict>,
+}
+
+/// What one connection did after its notification.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConnVerdict {
+    pub conn: u64,
+    /// `moved`, `recycled`, `stayed`, `cut`, `closed`, `open`.
+    pub verdict: String,
+    /// One sentence; its offsets say which notification they are measured from.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Rule {
+    pub rule: String,
+    pub held: bool,
+    /// The reason, one sentence.
+    pub detail: String,
+}
+
+impl Grade {
+    /// The table printed at the end of `simulate --grade`, `pcap --grade` and `replay --grade`.
+    pub fn table(&self) -> String {
+        let mut out = format!("grade: {}\n", sanitize(&self.scenario));
+        for c in &self.clients {
+            client_table(&mut out, c);
+        }
+        if let Some(p) = &self.client_process {
+            let _ = writeln!(out, "client process: {}", process_text(p));
+        }
+        let _ = writeln!(
+            out,
+            "grade: {}",
+            if self.passed {
+                "every rule held"
+            } else {
+                "a rule failed"
+            }
+        );
+        out
+    }
+}
+
+fn client_table(out: &mut String, c: &ClientGrade) {
+    let how: Vec<String> = c.opted_in.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    let unknown = if c.handshake_unknown > 0 {
+        format!(", handshake not seen: {}", c.handshake_unknown)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "client {}: {} connection(s) ({}), opted in: {}, never opted in: {}{unknown}, {} command(s), {} error(s)",
+        sanitize(&c.client),
+        c.connections,
+        sanitize(&c.reached),
+        if how.is_empty() { "none".into() } else { sanitize(&how.join(", ")).into_owned() },
+        c.never_opted_in,
+        c.commands,
+        c.errors
+    );
+    for n in &c.notifications {
+        let _ = writeln!(
+            out,
+            "  {} at +{} s (window {} s): received by {}, commands {} inside / {} outside, failed {} inside / {} outside",
+            n.notification, n.at, n.window, n.received, n.commands_inside,
+            n.commands_outside, n.failed_inside, n.failed_outside
+        );
+        if let Some(m) = &n.moving {
+            let first = m
+                .first_new_connection
+                .map_or("never".to_string(), |t| format!("+{t} s"));
+            let _ = writeln!(
+                out,
+                "    first connection to another address {first}, cut at the close {}, commands to the old proxy after the window {}, reconnects per connection {}, re-sent {} (acted on {})",
+                m.cut, m.commands_to_old_after_window, m.reconnects_per_connection,
+                m.resent, m.reacted_to_resent
+            );
+            for k in &m.known {
+                let _ = writeln!(out, "    {}", sanitize(k));
+            }
+            for v in &m.verdicts {
+                let _ = writeln!(out, "    conn {}: {}", v.conn, sanitize(&v.text));
+            }
+        }
+        for r in &n.rules {
+            let verdict = if r.held { "PASS" } else { "FAIL" };
+            let _ = writeln!(out, "    {verdict} {:<19} {}", r.rule, sanitize(&r.detail));
+        }
+    }
+}
+
+/// The client process's end, in words.
+pub fn process_text(p: &ClientProcess) -> String {
+    let how = match (p.exit_code, p.signal) {
+        _ if p.stopped => "stopped by maintwatch when the scenario ended".to_string(),
+        (Some(0), _) => "exited 0".to_string(),
+        (Some(c), _) => format!("exited {c} (non-zero)"),
+        (None, Some(s)) => format!("ended by signal {s}"),
+        (None, None) => "ended".to_string(),
+    };
+    format!("{} {how} at +{} s", sanitize(&p.program), p.at)
+}

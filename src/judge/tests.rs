@@ -1,0 +1,372 @@
+//! The judge on hand-built observations: each rule, each "what could the client know" condition.
+
+use super::*;
+use std::net::{IpAddr, SocketAddr};
+
+const OLD: &str = "127.0.0.2:12000";
+const NEW: &str = "127.0.0.3:12000";
+const NAME: &str = "db.example.test";
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+/// A client connection (lib `lib/1`), opted in with `internal-fqdn`.
+fn conn(id: u64, server: &str, opened: f64, reached: Reached) -> Connection {
+    Connection {
+        id,
+        client: SocketAddr::new(ip("127.0.0.1"), 40000 + id as u16),
+        server: addr(server),
+        opened,
+        reached,
+        opt_in: OptIn::Accepted {
+            endpoint_type: Some("internal-fqdn".into()),
+        },
+        lib_name: Some("lib".into()),
+        lib_ver: Some("1".into()),
+        name: None,
+        received: Vec::new(),
+        traffic: Vec::new(),
+        closed: None,
+    }
+}
+
+fn by_name() -> Reached {
+    Reached::Name { name: NAME.into() }
+}
+
+fn got(mut c: Connection, at: f64) -> Connection {
+    c.received.push(Received {
+        notification: 0,
+        at,
+    });
+    c
+}
+
+fn closed(mut c: Connection, at: f64, by: Side) -> Connection {
+    c.closed = Some(Closed { at, by });
+    c
+}
+
+/// A MOVING seq 0 at 0 on the old proxy (window 15 s, `target`), closed at 16.6 s, DNS naming
+/// the old proxy from the start.
+fn world(target: Target, connections: Vec<Connection>) -> Observations {
+    Observations {
+        source: "test".into(),
+        connections,
+        notifications: vec![Notification {
+            at: 0.0,
+            kind: "MOVING".into(),
+            seq: Some(0),
+            window: 15.0,
+            target: Some(target),
+            retiring: vec![addr(OLD)],
+        }],
+        closes: vec![NodeClose {
+            at: 16.6,
+            server: addr(OLD),
+        }],
+        dns: vec![DnsAnswer {
+            at: -5.0,
+            name: NAME.into(),
+            records: vec![ip("127.0.0.2")],
+            to: None,
+        }],
+        client_process: None,
+    }
+}
+
+/// redis-py's single-proxy run: recycled at half the window onto the retiring proxy, cut by the
+/// close, reconnected to the new proxy after it.
+fn recycle_run(reached: Reached) -> Observations {
+    let first = closed(
+        got(conn(1, OLD, -3.0, reached.clone()), 0.0),
+        7.5,
+        Side::Client,
+    );
+    let second = closed(
+        got(conn(2, OLD, 7.5, reached.clone()), 7.5),
+        16.6,
+        Side::Server,
+    );
+    let third = conn(3, NEW, 16.7, reached);
+    world(Target::Null, vec![first, second, third])
+}
+
+fn rule<'a>(g: &'a Grade, name: &str) -> &'a Rule {
+    g.clients[0].notifications[0]
+        .rules
+        .iter()
+        .find(|r| r.rule == name)
+        .unwrap()
+}
+
+fn verdicts(g: &Grade) -> Vec<(String, String)> {
+    g.clients[0].notifications[0]
+        .moving
+        .as_ref()
+        .unwrap()
+        .verdicts
+        .iter()
+        .map(|v| (v.verdict.clone(), v.text.clone()))
+        .collect()
+}
+
+#[test]
+fn by_address_with_a_null_target_staying_until_the_close_is_a_pass() {
+    let g = judge(&recycle_run(Reached::Address));
+    let r = rule(&g, "moved-before-close");
+    assert!(r.held, "{r:?}");
+    assert!(
+        r.detail.starts_with("stayed: nothing else was offered"),
+        "{r:?}"
+    );
+    assert!(r.detail.contains("by address 127.0.0.2:12000"), "{r:?}");
+    assert!(r.detail.contains("target was null"), "{r:?}");
+    let v = verdicts(&g);
+    assert_eq!(v[0].0, "recycled");
+    assert_eq!(
+        v[0].1,
+        "recycled at +7.5 s after its MOVING seq 0 onto the same retiring proxy"
+    );
+    assert_eq!(v[1].0, "stayed");
+    assert!(v[1]
+        .1
+        .starts_with("stayed: nothing else was offered; cut by the close"));
+    assert!(g.passed);
+}
+
+#[test]
+fn by_name_with_dns_naming_another_proxy_before_the_close_fails() {
+    let mut obs = recycle_run(by_name());
+    let answer = |at: f64, r: &str, to: Option<&str>| DnsAnswer {
+        at,
+        name: format!("{NAME}."),
+        records: vec![ip(r)],
+        to: to.map(ip),
+    };
+    obs.dns.push(answer(7.5, "127.0.0.2", Some("127.0.0.1")));
+    obs.dns.push(answer(9.7, "127.0.0.3", None));
+    obs.dns.push(answer(16.7, "127.0.0.3", Some("127.0.0.1")));
+    let g = judge(&obs);
+    let r = rule(&g, "moved-before-close");
+    assert!(!r.held, "{r:?}");
+    assert!(
+        r.detail.contains(
+            "DNS named 127.0.0.3 at +9.7 s after the MOVING seq 0, 6.9 s before the close"
+        ),
+        "{r:?}"
+    );
+    let m = g.clients[0].notifications[0].moving.as_ref().unwrap();
+    assert!(m
+        .known
+        .iter()
+        .any(|k| k
+            == "resolved db.example.test. -> 127.0.0.2 (stale) at +7.5 s after the MOVING seq 0"));
+    // The answer after the close is not an offer, and not shown as one.
+    assert!(!m.known.iter().any(|k| k.contains("+16.7")), "{m:?}");
+    let v = verdicts(&g);
+    assert_eq!(v[0].0, "recycled");
+    assert_eq!(v[1].0, "cut");
+    // Measured from the connection's own (re-sent) MOVING, and saying so.
+    assert_eq!(
+        v[1].1,
+        "cut by the close at +9.1 s after its MOVING seq 0 (re-sent); moved to 127.0.0.3 after the close"
+    );
+    assert!(!g.passed);
+}
+
+#[test]
+fn by_name_with_dns_stale_until_the_close_stays() {
+    let g = judge(&recycle_run(by_name()));
+    let r = rule(&g, "moved-before-close");
+    assert!(r.held, "{r:?}");
+    assert!(r
+        .detail
+        .contains("DNS named only the retiring address until the close"));
+}
+
+#[test]
+fn a_sibling_already_advertised_before_the_moving_is_an_offer() {
+    let mut obs = recycle_run(by_name());
+    obs.dns[0].records.push(ip("127.0.0.3"));
+    let g = judge(&obs);
+    assert!(!rule(&g, "moved-before-close").held);
+}
+
+#[test]
+fn by_address_ignores_dns_but_a_named_successor_is_an_offer() {
+    let mut obs = recycle_run(Reached::Address);
+    obs.dns.push(DnsAnswer {
+        at: 9.7,
+        name: NAME.into(),
+        records: vec![ip("127.0.0.3")],
+        to: None,
+    });
+    assert!(rule(&judge(&obs), "moved-before-close").held);
+    obs.notifications[0].target = Some(Target::parse(NEW));
+    let r = judge(&obs);
+    let r = rule(&r, "moved-before-close");
+    assert!(!r.held, "{r:?}");
+    assert!(r.detail.contains("target was 127.0.0.3:12000"), "{r:?}");
+    // A target naming the retiring proxy itself offers nothing.
+    obs.notifications[0].target = Some(Target::parse(OLD));
+    assert!(rule(&judge(&obs), "moved-before-close").held);
+    // A name is something to resolve: an offer.
+    obs.notifications[0].target = Some(Target::parse("node3.example.test:12000"));
+    assert!(!rule(&judge(&obs), "moved-before-close").held);
+}
+
+#[test]
+fn a_move_before_the_close_is_named_with_its_margin() {
+    let old = closed(got(conn(1, OLD, -3.0, by_name()), 0.0), 10.5, Side::Client);
+    let new = conn(2, NEW, 10.4, by_name());
+    let g = judge(&world(Target::Null, vec![old, new]));
+    let v = verdicts(&g);
+    assert_eq!(v[0].0, "moved");
+    assert_eq!(
+        v[0].1,
+        "moved to 127.0.0.3 at +10.4 s after its MOVING seq 0, 6.2 s before the close"
+    );
+    let r = rule(&g, "moved-before-close");
+    assert!(
+        r.held
+            && r.detail
+                .starts_with("no connection on the retiring address")
+    );
+}
+
+#[test]
+fn offsets_are_from_the_connections_own_moving() {
+    // This connection heard the MOVING 2 s after it was first pushed.
+    let c = closed(
+        got(conn(1, OLD, -3.0, Reached::Address), 2.0),
+        16.6,
+        Side::Server,
+    );
+    let g = judge(&world(Target::Null, vec![c]));
+    assert!(verdicts(&g)[0]
+        .1
+        .contains("cut by the close at +14.6 s after its MOVING seq 0"));
+}
+
+#[test]
+fn opt_in_counts_refusals_and_leaves_unseen_handshakes_out() {
+    let mut a = got(conn(1, OLD, -3.0, Reached::Address), 0.0);
+    let mut b = conn(2, OLD, -3.0, Reached::Address);
+    b.opt_in = OptIn::Unknown;
+    let g = judge(&world(Target::Null, vec![a.clone(), b.clone()]));
+    let r = rule(&g, "opt-in");
+    assert!(r.held, "{r:?}");
+    assert!(r.detail.contains("1 whose handshake was not observed"));
+    a.opt_in = OptIn::NotSent;
+    let g = judge(&world(Target::Null, vec![a, b]));
+    assert!(!rule(&g, "opt-in").held);
+}
+
+#[test]
+fn lost_commands_count_and_say_when_there_was_nowhere_else_to_go() {
+    let mut c = got(conn(1, OLD, -3.0, Reached::Address), 0.0);
+    c.traffic.push(Traffic {
+        at: 16.6,
+        commands: 0,
+        errors: 0,
+        unanswered: 2,
+    });
+    let c = closed(c, 16.6, Side::Server);
+    let g = judge(&world(Target::Null, vec![c.clone()]));
+    let r = rule(&g, "no-lost-commands");
+    assert!(!r.held, "{r:?}");
+    assert!(
+        r.detail
+            .contains("(2 of them cut by the close on connections that had nowhere else to go)"),
+        "{r:?}"
+    );
+    let g = judge(&world(Target::parse(NEW), vec![c]));
+    let r = rule(&g, "no-lost-commands");
+    assert!(!r.held && !r.detail.contains("nowhere"), "{r:?}");
+}
+
+#[test]
+fn a_storm_of_reconnects_fails() {
+    let mut conns = vec![closed(
+        got(conn(1, OLD, -3.0, Reached::Address), 0.0),
+        1.0,
+        Side::Client,
+    )];
+    for i in 0..4 {
+        let t = 1.0 + f64::from(i);
+        conns.push(closed(
+            conn(2 + u64::from(i as u8), NEW, t, Reached::Address),
+            t + 0.5,
+            Side::Client,
+        ));
+    }
+    let g = judge(&world(Target::Null, conns));
+    let r = rule(&g, "no-storm");
+    assert!(!r.held, "{r:?}");
+}
+
+#[test]
+fn acting_on_a_re_sent_moving_again_is_a_loop() {
+    let mut conns = vec![closed(
+        got(conn(1, OLD, -3.0, Reached::Address), 0.0),
+        1.0,
+        Side::Client,
+    )];
+    for i in 0..2u64 {
+        let t = 1.0 + i as f64;
+        conns.push(closed(
+            got(conn(2 + i, OLD, t, Reached::Address), t),
+            t + 0.5,
+            Side::Client,
+        ));
+    }
+    let g = judge(&world(Target::Null, conns));
+    let r = rule(&g, "no-loop");
+    assert!(!r.held, "{r:?}");
+    assert!(r.detail.starts_with("2 of 2"));
+}
+
+#[test]
+fn clients_are_grouped_by_library_else_name_else_host() {
+    let mut a = conn(1, OLD, 0.0, Reached::Address);
+    let mut b = conn(2, OLD, 0.0, Reached::Address);
+    b.lib_name = None;
+    b.lib_ver = None;
+    b.name = Some("worker".into());
+    a.lib_ver = None;
+    let mut c = conn(3, OLD, 0.0, Reached::Address);
+    c.lib_name = None;
+    c.lib_ver = None;
+    let g = judge(&world(Target::Null, vec![a, b, c]));
+    let names: Vec<&str> = g.clients.iter().map(|c| c.client.as_str()).collect();
+    assert_eq!(names, ["127.0.0.1", "lib", "worker"]);
+}
+
+#[test]
+fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
+    let mut obs = recycle_run(by_name());
+    obs.client_process = Some(ClientProcess {
+        program: "python".into(),
+        exit_code: Some(1),
+        signal: None,
+        at: 12.0,
+        stopped: false,
+        stderr_tail: vec!["Traceback".into()],
+        output_file: None,
+    });
+    let g = judge(&obs);
+    assert_eq!(g.client_process, obs.client_process);
+    assert!(g
+        .table()
+        .contains("client process: python exited 1 (non-zero) at +12 s"));
+    let text = serde_json::to_string(&obs).unwrap();
+    let back: Observations = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, obs);
+    assert_eq!(judge(&back), g);
+}

@@ -1,0 +1,259 @@
+//! `pcap --grade`: what the capture showed, as the judge's observations ([`crate::judge`]).
+//!
+//! The capture sees the application's side: each connection from its first bytes (or its SYN),
+//! its handshake when captured, `CLIENT SETINFO`, the notifications it got, its commands and
+//! error replies, who closed it, and the DNS answers when the capture holds them. Two things
+//! are inferred, and documented as such: the server's node-wide close of a retiring address is
+//! its first server-side close after the MOVING, and a connection was reached by name when its
+//! host was answered, before it connected, with the address it connected to (by address when
+//! the capture holds DNS answers but none such; unknown when it holds none, or the connection
+//! began before the capture).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use crate::judge::{
+    Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached, Received,
+    Side, Target, Traffic,
+};
+use crate::notification::{event_name, Kind, Notification as Parsed};
+
+/// Traffic is kept in buckets of this many seconds per connection.
+const BUCKET: f64 = 1.0;
+/// At most this many buckets per connection; later traffic joins the last one.
+const BUCKETS: usize = 4096;
+/// At most this many DNS answers are kept (a capture of a busy resolver); the grade says when
+/// more were passed over.
+const DNS_ANSWERS: usize = 1 << 16;
+
+/// The observations, built as the capture is read.
+#[derive(Default)]
+pub struct Recorder {
+    obs: Observations,
+    /// Connection id to its index.
+    index: HashMap<u32, usize>,
+    /// (event name) to the notification's index.
+    notes: HashMap<String, usize>,
+    /// Whether each connection's SYN was captured.
+    syn: HashMap<u32, bool>,
+    /// Commands and errors of each connection already recorded.
+    counted: HashMap<u32, (u64, u64)>,
+    /// DNS answers past [`DNS_ANSWERS`].
+    pub dns_dropped: u64,
+}
+
+impl Recorder {
+    pub fn new(source: String) -> Recorder {
+        Recorder {
+            obs: Observations {
+                source,
+                ..Observations::default()
+            },
+            ..Recorder::default()
+        }
+    }
+
+    fn conn(&mut self, id: u32) -> Option<&mut Connection> {
+        let i = *self.index.get(&id)?;
+        self.obs.connections.get_mut(i)
+    }
+
+    pub fn opened(&mut self, id: u32, client: SocketAddr, server: SocketAddr, syn: bool, t: f64) {
+        self.index.insert(id, self.obs.connections.len());
+        self.syn.insert(id, syn);
+        self.obs.connections.push(Connection {
+            id: u64::from(id),
+            client,
+            server,
+            opened: t,
+            reached: Reached::Unknown,
+            opt_in: if syn { OptIn::NotSent } else { OptIn::Unknown },
+            lib_name: None,
+            lib_ver: None,
+            name: None,
+            received: Vec::new(),
+            traffic: Vec::new(),
+            closed: None,
+        });
+    }
+
+    /// The handshake's outcome, as `pcap_handshake` names it.
+    pub fn handshake(&mut self, id: u32, outcome: &str, endpoint_type: Option<String>) {
+        let Some(c) = self.conn(id) else {
+            return;
+        };
+        c.opt_in = match outcome {
+            "accepted" => OptIn::Accepted { endpoint_type },
+            "refused" => OptIn::Refused,
+            "not_captured" => OptIn::Unknown,
+            _ => OptIn::NotSent,
+        };
+    }
+
+    pub fn named(
+        &mut self,
+        id: u32,
+        lib_name: &Option<String>,
+        lib_ver: &Option<String>,
+        name: &Option<String>,
+    ) {
+        if let Some(c) = self.conn(id) {
+            c.lib_name.clone_from(lib_name);
+            c.lib_ver.clone_from(lib_ver);
+            c.name.clone_from(name);
+        }
+    }
+
+    /// A connection's running totals of commands and error replies, at `t`.
+    pub fn totals(&mut self, id: u32, t: f64, commands: u64, errors: u64) {
+        let (c, e) = self
+            .counted
+            .insert(id, (commands, errors))
+            .unwrap_or((0, 0));
+        self.traffic(
+            id,
+            t,
+            commands.saturating_sub(c),
+            errors.saturating_sub(e),
+            0,
+        );
+    }
+
+    /// Commands sent and error replies read since the last call, at `t`.
+    pub fn traffic(&mut self, id: u32, t: f64, commands: u64, errors: u64, unanswered: u64) {
+        if commands == 0 && errors == 0 && unanswered == 0 {
+            return;
+        }
+        let Some(c) = self.conn(id) else {
+            return;
+        };
+        let full = c.traffic.len() >= BUCKETS;
+        match c.traffic.last_mut() {
+            Some(last) if t - last.at < BUCKET || full => {
+                last.commands += commands;
+                last.errors += errors;
+                last.unanswered += unanswered;
+            }
+            _ => c.traffic.push(Traffic {
+                at: t,
+                commands,
+                errors,
+                unanswered,
+            }),
+        }
+    }
+
+    /// A maintenance notification read on a connection.
+    pub fn notification(&mut self, id: u32, n: &Parsed, t: f64) {
+        let Some(&i) = self.index.get(&id) else {
+            return;
+        };
+        let server = self.obs.connections[i].server;
+        let name = event_name(n.kind, n.seq);
+        let index = match self.notes.get(&name) {
+            Some(&k) => k,
+            None => {
+                let k = self.obs.notifications.len();
+                self.notes.insert(name, k);
+                self.obs.notifications.push(Notification {
+                    at: t,
+                    kind: n.type_text.to_ascii_uppercase(),
+                    seq: n.seq,
+                    window: n.time.unwrap_or(0) as f64,
+                    target: (n.kind == Kind::Moving).then(|| target(n)),
+                    retiring: Vec::new(),
+                });
+                k
+            }
+        };
+        let note = &mut self.obs.notifications[index];
+        if !note.retiring.contains(&server) {
+            note.retiring.push(server);
+        }
+        let c = &mut self.obs.connections[i];
+        if !c.received.iter().any(|r| r.notification == index) {
+            c.received.push(Received {
+                notification: index,
+                at: t,
+            });
+        }
+    }
+
+    pub fn closed(&mut self, id: u32, by_client: bool, t: f64, unanswered: u64) {
+        self.counted.remove(&id);
+        self.traffic(id, t, 0, 0, unanswered);
+        if let Some(c) = self.conn(id) {
+            let by = if by_client {
+                Side::Client
+            } else {
+                Side::Server
+            };
+            c.closed.get_or_insert(Closed { at: t, by });
+        }
+    }
+
+    pub fn dns(&mut self, a: super::dns::Answer, t: f64) {
+        if self.obs.dns.len() >= DNS_ANSWERS {
+            self.dns_dropped += 1;
+            return;
+        }
+        self.obs.dns.push(DnsAnswer {
+            at: t,
+            name: a.name,
+            records: a.records,
+            to: Some(a.to),
+        });
+    }
+
+    /// The observations, with the inferred closes and how each connection was reached.
+    pub fn finish(mut self) -> Observations {
+        let mut closes: Vec<NodeClose> = Vec::new();
+        for n in self.obs.notifications.iter().filter(|n| n.is_moving()) {
+            for server in &n.retiring {
+                let first = self
+                    .obs
+                    .connections
+                    .iter()
+                    .filter(|c| c.server == *server)
+                    .filter_map(|c| c.closed.filter(|x| x.by == Side::Server && x.at >= n.at))
+                    .map(|x| x.at)
+                    .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.min(t))));
+                if let Some(at) = first {
+                    if !closes.iter().any(|c| c.server == *server && c.at == at) {
+                        closes.push(NodeClose {
+                            at,
+                            server: *server,
+                        });
+                    }
+                }
+            }
+        }
+        self.obs.closes = closes;
+        let any_dns = !self.obs.dns.is_empty();
+        for c in &mut self.obs.connections {
+            let answered = self
+                .obs
+                .dns
+                .iter()
+                .filter(|a| a.at <= c.opened && a.to == Some(c.client.ip()))
+                .rfind(|a| a.records.contains(&c.server.ip()));
+            let syn = self.syn.get(&(c.id as u32)).copied().unwrap_or(false);
+            c.reached = match answered {
+                Some(a) => Reached::Name {
+                    name: a.name.clone(),
+                },
+                None if any_dns && syn => Reached::Address,
+                None => Reached::Unknown,
+            };
+        }
+        self.obs
+    }
+}
+
+/// A MOVING's target as the client reads it.
+fn target(n: &Parsed) -> Target {
+    match n.target.as_ref().and_then(|t| t.address.as_ref()) {
+        Some(a) => Target::parse(&a.to_string()),
+        None => Target::Null,
+    }
+}
