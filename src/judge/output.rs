@@ -107,11 +107,11 @@ impl Grade {
     /// The table printed at the end of `simulate --grade`, `pcap --grade` and `replay --grade`.
     pub fn table(&self) -> String {
         let mut out = format!("grade: {}\n", sanitize(&self.scenario));
+        if let Some(p) = &self.client_process {
+            out.push_str(&process_lines(p));
+        }
         for c in &self.clients {
             client_table(&mut out, c);
-        }
-        if let Some(p) = &self.client_process {
-            let _ = writeln!(out, "client process: {}", process_text(p));
         }
         let _ = writeln!(
             out,
@@ -175,14 +175,29 @@ fn client_table(out: &mut String, c: &ClientGrade) {
     }
 }
 
-/// The client process's end, in words.
-pub fn process_text(p: &ClientProcess) -> String {
-    let how = match (p.exit_code, p.signal) {
-        _ if p.stopped => "stopped by maintwatch when the scenario ended".to_string(),
-        (Some(0), _) => "exited 0".to_string(),
-        (Some(c), _) => format!("exited {c} (non-zero)"),
-        (None, Some(s)) => format!("ended by signal {s}"),
-        (None, None) => "ended".to_string(),
+/// How the client process ended, then the last lines of its stderr and where its output is:
+/// a client that died on a notification did not "move", it crashed, and the table says so
+/// before the rules.
+fn process_lines(p: &ClientProcess) -> String {
+    let how = match (p.exit_code, p.signal, p.stopped) {
+        (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
+        (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
+        (Some(code), _, false) => format!("exited {code}"),
+        (None, Some(sig), false) => format!("killed by signal {sig}"),
+        (None, None, _) => "ended (status unknown)".into(),
     };
-    format!("{} {how} at +{} s", sanitize(&p.program), p.at)
+    let why = super::process::headline(&p.stderr_tail)
+        .map_or(String::new(), |l| format!(": {}", sanitize(l)));
+    let mut out = format!(
+        "client process {} {how} at +{} s{why}\n",
+        sanitize(&p.program),
+        p.at
+    );
+    for l in &p.stderr_tail {
+        let _ = writeln!(out, "  stderr| {}", sanitize(l));
+    }
+    if let Some(f) = &p.output_file {
+        let _ = writeln!(out, "  its stdout and stderr are in {}", sanitize(f));
+    }
+    out
 }

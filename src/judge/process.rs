@@ -23,3 +23,14 @@ pub struct ClientProcess {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_file: Option<String>,
 }
+
+/// The line of a client's stderr that best says why it failed: the last one naming an error,
+/// else the last one.
+pub fn headline(tail: &[String]) -> Option<&str> {
+    const WORDS: [&str; 5] = ["Error", "Exception", "panicked", "Traceback", "Unhandled"];
+    tail.iter()
+        .rev()
+        .find(|l| WORDS.iter().any(|w| l.contains(w)))
+        .or_else(|| tail.iter().rev().find(|l| !l.trim().is_empty()))
+        .map(|l| l.trim())
+}

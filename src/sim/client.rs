@@ -486,16 +486,7 @@ fn sanitized(text: &str) -> String {
     crate::escape::sanitize(text).into_owned()
 }
 
-/// The line of a client's stderr that best says why it failed: the last one naming an error,
-/// else the last one.
-pub fn headline(tail: &[String]) -> Option<&str> {
-    const WORDS: [&str; 5] = ["Error", "Exception", "panicked", "Traceback", "Unhandled"];
-    tail.iter()
-        .rev()
-        .find(|l| WORDS.iter().any(|w| l.contains(w)))
-        .or_else(|| tail.iter().rev().find(|l| !l.trim().is_empty()))
-        .map(|l| l.trim())
-}
+pub use crate::judge::process::headline;
 
 #[cfg(test)]
 mod tests {

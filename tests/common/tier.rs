@@ -18,6 +18,12 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
+/// The `grade` line of a `--grade-json` file, as JSON.
+fn grade_value(text: &str) -> Value {
+    let grade = maintwatch::judge::lines::grade_of(text).expect("a grade line");
+    serde_json::to_value(grade).unwrap()
+}
+
 /// The scenarios where a client can act, in the matrix's column order, with the speed each is
 /// graded at: clients act on the MOVING's declared window (15 s, not scaled), so the MOVING
 /// scenarios where a client is meant to act run at real speed. `oss-cluster` is played to each
@@ -119,7 +125,7 @@ pub async fn simulate(
     .await
     .unwrap_or_else(|_| panic!("hang guard: {scenario} did not end"));
     let grade = std::fs::read_to_string(&json)
-        .map(|t| serde_json::from_str(&t).unwrap())
+        .map(|t| grade_value(&t))
         .unwrap_or_else(|e| panic!("no grade ({e}): {table}"));
     let output = std::fs::read_to_string(&out).unwrap_or_default();
     eprintln!("--- {scenario}:\n{table}\nclient output:\n{output}");
