@@ -32,7 +32,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    if settings.service.metrics.is_some() {
+    if settings.service.metrics.is_some() || settings.service.otlp.is_some() {
         refuse_shared_series(fleet.as_deref())?;
     }
     let services = Services::start(&settings.service, settings.connect.password_text())?;
