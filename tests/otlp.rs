@@ -298,3 +298,21 @@ async fn a_collector_that_is_down_never_holds_the_watch() {
         "said once, not at every retry: {stderr}"
     );
 }
+
+#[test]
+fn a_url_that_is_not_plain_http_is_a_usage_error_naming_the_flag() {
+    for url in [
+        "https://collector:4318",
+        "http://user:secret@collector:4318",
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(["watch", "redis://127.0.0.1:1", "--otlp", url])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--otlp"), "{stderr}");
+        assert!(!stderr.contains("secret"), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing was watched");
+    }
+}

@@ -45,11 +45,15 @@ impl ServiceSettings {
         let otlp = match &args.otlp {
             None => None,
             Some(url) => {
+                // A usage error (exit 2), as the other flags' are.
+                let usage = |e: anyhow::Error| {
+                    anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
+                };
                 if args.otlp_interval.is_zero() {
-                    anyhow::bail!("--otlp-interval must be above zero");
+                    return Err(usage(anyhow::anyhow!("--otlp-interval must be above zero")));
                 }
                 Some(otlp::OtlpSettings {
-                    url: otlp::OtlpUrl::parse(url)?,
+                    url: otlp::OtlpUrl::parse(url).map_err(usage)?,
                     interval: args.otlp_interval,
                 })
             }
