@@ -70,6 +70,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
             cand --time-format 'How a line''s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)'
             cand --metrics 'Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): the Prometheus text format, or OpenMetrics when the scraper asks for it (docs/metrics.md)'
+            cand --otlp 'Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g. http://127.0.0.1:4318/v1/metrics: every --otlp-interval and once at exit. A collector that is down is retried with backoff and never delays the watch (docs/metrics.md)'
+            cand --otlp-interval 'How often --otlp pushes'
             cand --exec 'Run CMD with `sh -c` for each line an operator alerts on (repeatable): the JSON line on its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in its environment, never the password. At most 4 run at once; a slow or failing hook never delays the watch'
             cand --exec-on 'The line types that run --exec (comma list of JSON `type`s, or `all`). Default: maintenance notifications, socket closes, DNS changes, opt-in outcomes, dry-runs and verdicts'
             cand --exec-timeout 'Kill a hook (its process group) still running after this long'

@@ -77,6 +77,8 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l time-for
 full\t'Local time to the microsecond, `HH:MM:SS.ffffff`'
 rfc3339\t'The line\'s own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines)'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l metrics -d 'Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): the Prometheus text format, or OpenMetrics when the scraper asks for it (docs/metrics.md)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l otlp -d 'Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g. http://127.0.0.1:4318/v1/metrics: every --otlp-interval and once at exit. A collector that is down is retried with backoff and never delays the watch (docs/metrics.md)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l otlp-interval -d 'How often --otlp pushes' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec -d 'Run CMD with `sh -c` for each line an operator alerts on (repeatable): the JSON line on its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in its environment, never the password. At most 4 run at once; a slow or failing hook never delays the watch' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec-on -d 'The line types that run --exec (comma list of JSON `type`s, or `all`). Default: maintenance notifications, socket closes, DNS changes, opt-in outcomes, dry-runs and verdicts' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec-timeout -d 'Kill a hook (its process group) still running after this long' -r

@@ -17,6 +17,10 @@
     bench_tools.py fleet   --bin B [--endpoints 1000] [--addresses 20] [--idle 10]
         RSS and idle CPU of one `watch --from FILE` process watching N endpoints: one idle
         simulator listening on 127.0.0.2 ... 127.0.0.(1+addresses), the entries cycling over them.
+    bench_tools.py fleet-services --bin B [--endpoints 1000] [--idle 20] [--otlp-interval 1s]
+        the same fleet (one address per endpoint, as --metrics needs) with `--metrics`, scraped
+        every second, against `--metrics --otlp` (pushed to a loopback sink that answers 200),
+        alternated --repeat times in one run: RSS and CPU over --idle seconds.
     bench_tools.py soak    --bin B [--rounds 200] [--speed 8]
         one `watch` against `simulate --loop --speed S` (single-proxy) for N rounds: RSS at round
         10 and at the last round (memory must stay flat).
@@ -328,8 +332,14 @@ def cmd_startup(a):
           f"{results['maintwatch probe (default --linger 50ms)'] / rc:.2f}x", flush=True)
 
 
+def sim_addr(i):
+    """The simulator's i-th proxy address: 127.0.0.2, 127.0.0.3 ... then on into 127.0.1.x."""
+    n = i + 2
+    return f"127.0.{n // 256}.{n % 256}"
+
+
 def fleet_scenario(addresses):
-    proxies = " ".join(f"127.0.0.{2 + i}" for i in range(addresses))
+    proxies = " ".join(sim_addr(i) for i in range(addresses))
     return IDLE_SCENARIO.replace("proxies 127.0.0.2", f"proxies {proxies}")
 
 
@@ -339,6 +349,91 @@ def count_lines(path, prefix, needle):
 
 
 def cmd_fleet(a):
+    ready, rss, hwm, cpu = measure_fleet(a, [])
+    print(f"fleet: {a.endpoints} endpoints ({a.addresses} simulator addresses) opted in after "
+          f"{ready:.2f} s; RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB); idle CPU "
+          f"{cpu:.2f} % of one core over {a.idle:.0f} s", flush=True)
+
+
+class _Scraper:
+    """GETs http://ADDR/metrics every `every` seconds on a thread, as a Prometheus would."""
+
+    def __init__(self, addr, every):
+        import threading
+        self.addr, self.every, self.count = addr, every, 0
+        self.halt = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        import urllib.request
+        while not self.halt.wait(self.every):
+            try:
+                with urllib.request.urlopen(f"http://{self.addr}/metrics", timeout=10) as r:
+                    r.read()
+                self.count += 1
+            except OSError:
+                pass
+
+    def stop(self):
+        self.halt.set()
+        self.thread.join()
+
+
+def _otlp_sink():
+    """An HTTP server on loopback that answers 200 to every POST (the body is read, not decoded)."""
+    import http.server
+    import threading
+
+    class Sink(http.server.BaseHTTPRequestHandler):
+        posts = 0
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            Sink.posts += 1
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, Sink
+
+
+def cmd_fleet_services(a):
+    """The fleet with --metrics (scraped every second) against --metrics and --otlp (pushed every
+    --otlp-interval), alternated in one run."""
+    sink, handler = _otlp_sink()
+    url = f"http://127.0.0.1:{sink.server_address[1]}/v1/metrics"
+    results = {"metrics": [], "metrics+otlp": []}
+    for _ in range(a.repeat):
+        for name in results:
+            port = free_port()
+            extra = ["--metrics", f"127.0.0.1:{port}"]
+            if name == "metrics+otlp":
+                extra += ["--otlp", url, "--otlp-interval", a.otlp_interval]
+            before = handler.posts
+            ready, rss, hwm, cpu = measure_fleet(a, extra, scrape=f"127.0.0.1:{port}")
+            results[name].append((rss, hwm, cpu, handler.posts - before))
+    sink.shutdown()
+    for name, runs in results.items():
+        rss = statistics.median(r[0] for r in runs) / 1024
+        hwm = max(r[1] for r in runs) / 1024
+        cpu = statistics.median(r[2] for r in runs)
+        posts = sum(r[3] for r in runs)
+        print(f"fleet {name}: {a.endpoints} endpoints, scraped every {a.scrape_every:g} s; "
+              f"RSS {rss:.1f} MiB (peak {hwm:.1f} MiB); CPU {cpu:.2f} % of one core over "
+              f"{a.idle:.0f} s (median of {len(runs)}; runs {', '.join(f'{r[2]:.2f}' for r in runs)}); "
+              f"OTLP posts received {posts}", flush=True)
+
+
+def measure_fleet(a, extra, scrape=None):
+    """Starts the simulator and `watch --from` a fleet file with `extra` arguments; once every
+    endpoint opted in (and 2 s more), reads RSS and measures CPU over `a.idle` seconds (with
+    /metrics at `scrape` fetched every `a.scrape_every` seconds meanwhile, if given)."""
     with tempfile.TemporaryDirectory() as tmp:
         scn = os.path.join(tmp, "fleet.scn")
         with open(scn, "w") as f:
@@ -348,14 +443,14 @@ def cmd_fleet(a):
                                 "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             for i in range(a.addresses):
-                wait_listening(f"127.0.0.{2 + i}", port)
+                wait_listening(sim_addr(i), port)
             fleet = os.path.join(tmp, "fleet.txt")
             with open(fleet, "w") as f:
                 for i in range(a.endpoints):
-                    f.write(f"redis://127.0.0.{2 + i % a.addresses}:{port}\n")
+                    f.write(f"redis://{sim_addr(i % a.addresses)}:{port}\n")
             out_path = os.path.join(tmp, "fleet.jsonl")
             with open(out_path, "wb") as out:
-                watch = subprocess.Popen([a.bin, "watch", "--from", fleet, "--json"],
+                watch = subprocess.Popen([a.bin, "watch", "--from", fleet, "--json"] + extra,
                                          stdout=out, stderr=subprocess.DEVNULL)
             try:
                 t0 = time.monotonic()
@@ -368,9 +463,12 @@ def cmd_fleet(a):
                     time.sleep(0.05)
                 ready = time.monotonic() - t0
                 time.sleep(2.0)  # settle
+                scraper = _Scraper(scrape, a.scrape_every) if scrape else None
                 c0, w0 = cpu_ns(watch.pid), time.monotonic()
                 time.sleep(a.idle)
                 c1, w1 = cpu_ns(watch.pid), time.monotonic()
+                if scraper:
+                    scraper.stop()
                 rss = status_kib(watch.pid, "VmRSS")
                 hwm = status_kib(watch.pid, "VmHWM")
                 cpu = 100.0 * (c1 - c0) / 1e9 / (w1 - w0)
@@ -378,9 +476,7 @@ def cmd_fleet(a):
                 stop(watch)
         finally:
             stop(sim)
-    print(f"fleet: {a.endpoints} endpoints ({a.addresses} simulator addresses) opted in after "
-          f"{ready:.2f} s; RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB); idle CPU "
-          f"{cpu:.2f} % of one core over {a.idle:.0f} s", flush=True)
+    return ready, rss, hwm, cpu
 
 
 def cmd_soak(a):
@@ -445,13 +541,22 @@ def main():
     p.add_argument("--endpoints", type=int, default=1000)
     p.add_argument("--addresses", type=int, default=20)
     p.add_argument("--idle", type=float, default=10.0)
+    p = sub.add_parser("fleet-services")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--endpoints", type=int, default=1000)
+    # --metrics needs one address and port per endpoint.
+    p.add_argument("--addresses", type=int, default=1000)
+    p.add_argument("--idle", type=float, default=20.0)
+    p.add_argument("--scrape-every", type=float, default=1.0)
+    p.add_argument("--otlp-interval", default="1s")
+    p.add_argument("--repeat", type=int, default=3)
     p = sub.add_parser("soak")
     p.add_argument("--bin", required=True)
     p.add_argument("--rounds", type=int, default=200)
     p.add_argument("--speed", type=float, default=8.0)
     a = ap.parse_args()
     {"conns": cmd_conns, "probe": cmd_probe, "replay": cmd_replay, "startup": cmd_startup,
-     "fleet": cmd_fleet, "soak": cmd_soak}[a.cmd](a)
+     "fleet": cmd_fleet, "fleet-services": cmd_fleet_services, "soak": cmd_soak}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -32,8 +32,13 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     // Rust's stdout flushes at every newline; the watch decides when to flush instead.
     let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    if settings.service.metrics.is_some() {
-        refuse_shared_series(fleet.as_deref())?;
+    let flag = match (&settings.service.metrics, &settings.service.otlp) {
+        (Some(_), _) => Some("--metrics"),
+        (None, Some(_)) => Some("--otlp"),
+        (None, None) => None,
+    };
+    if let Some(flag) = flag {
+        refuse_shared_series(flag, fleet.as_deref())?;
     }
     let services = Services::start(&settings.service, settings.connect.password_text())?;
     if let Some(server) = &services.server {
@@ -86,14 +91,17 @@ fn endpoint<'o>(
 /// Metrics are labelled by server address and port: two endpoints of a fleet on the same
 /// `host:port` (another db, another user) would overwrite each other's gauges, so they are
 /// refused rather than shown wrong.
-fn refuse_shared_series(fleet: Option<&[(String, WatchSettings)]>) -> anyhow::Result<()> {
+fn refuse_shared_series(
+    flag: &str,
+    fleet: Option<&[(String, WatchSettings)]>,
+) -> anyhow::Result<()> {
     let mut seen = std::collections::BTreeMap::new();
     for (label, s) in fleet.unwrap_or_default() {
         let key = (s.connect.host().to_string(), s.connect.port());
         if let Some(first) = seen.insert(key, label) {
             return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
                 format!(
-                    "--metrics: endpoints {first} and {label} share a server address and port; \
+                    "{flag}: endpoints {first} and {label} share a server address and port; \
                  metrics are per address and port, so watch them in separate processes"
                 ),
             )));

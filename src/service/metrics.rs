@@ -69,6 +69,12 @@ pub struct HookResult {
     pub result: &'static str,
 }
 
+/// What became of an `--otlp` export (`maintwatch_otlp_exports_total{result}`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OtlpResult {
+    pub result: &'static str,
+}
+
 type Histograms = Family<EndpointLabels, Histogram, fn() -> Histogram>;
 type FloatGauges = Family<EndpointLabels, Gauge<f64, AtomicU64>>;
 
@@ -120,6 +126,7 @@ pub struct Metrics {
     connect_failures: Family<EndpointLabels, Counter>,
     malformed: Family<EndpointLabels, Counter>,
     hooks: Family<HookResult, Counter>,
+    otlp: Family<OtlpResult, Counter>,
 }
 
 impl Default for Metrics {
@@ -152,6 +159,7 @@ impl Metrics {
             connect_failures: Family::default(),
             malformed: Family::default(),
             hooks: Family::default(),
+            otlp: Family::default(),
         };
         m.register();
         m
@@ -260,6 +268,11 @@ impl Metrics {
             self.hooks.clone(),
         );
         r.register(
+            "maintwatch_otlp_exports",
+            "--otlp exports by result (ok, failed: retried later, dropped: the queue was full)",
+            self.otlp.clone(),
+        );
+        r.register(
             "maintwatch_build",
             "The maintwatch version serving these metrics",
             Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
@@ -269,6 +282,11 @@ impl Metrics {
     /// The counters `--exec` runs report to (`maintwatch_hook_runs_total`).
     pub fn hook_counters(&self) -> Family<HookResult, Counter> {
         self.hooks.clone()
+    }
+
+    /// The counters `--otlp` reports its exports to (`maintwatch_otlp_exports_total`).
+    pub fn otlp_counters(&self) -> Family<OtlpResult, Counter> {
+        self.otlp.clone()
     }
 
     /// The exposition: OpenMetrics text when `openmetrics`, else the Prometheus text format

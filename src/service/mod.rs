@@ -9,6 +9,7 @@
 pub mod hooks;
 pub mod http;
 pub mod metrics;
+pub mod otlp;
 
 pub use hooks::{ExecOn, HookSettings, Hooks};
 pub use metrics::Metrics;
@@ -19,10 +20,11 @@ use crate::output::sink::Sinks;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// `--metrics` and `--exec`, validated.
+/// `--metrics`, `--otlp` and `--exec`, validated.
 #[derive(Debug, Clone, Default)]
 pub struct ServiceSettings {
     pub metrics: Option<SocketAddr>,
+    pub otlp: Option<otlp::OtlpSettings>,
     pub hooks: Option<HookSettings>,
 }
 
@@ -40,8 +42,25 @@ impl ServiceSettings {
                 timeout: args.exec_timeout,
             })
         };
+        let otlp = match &args.otlp {
+            None => None,
+            Some(url) => {
+                // A usage error (exit 2), as the other flags' are.
+                let usage = |e: anyhow::Error| {
+                    anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
+                };
+                if args.otlp_interval.is_zero() {
+                    return Err(usage(anyhow::anyhow!("--otlp-interval must be above zero")));
+                }
+                Some(otlp::OtlpSettings {
+                    url: otlp::OtlpUrl::parse(url).map_err(usage)?,
+                    interval: args.otlp_interval,
+                })
+            }
+        };
         Ok(ServiceSettings {
             metrics: args.metrics,
+            otlp,
             hooks,
         })
     }
@@ -52,13 +71,16 @@ pub struct Services {
     pub metrics: Option<Arc<Metrics>>,
     pub server: Option<http::ServerHandle>,
     pub hooks: Option<Hooks>,
+    pub otlp: Option<otlp::Exporter>,
 }
 
 impl Services {
     /// Binds the metrics address and starts the hook runner (on the current runtime).
     /// `password`: the watch's, kept out of the hooks' environment.
     pub fn start(settings: &ServiceSettings, password: Option<&str>) -> anyhow::Result<Services> {
-        let metrics = settings.metrics.map(|_| Arc::new(Metrics::new()));
+        // One registry feeds both `/metrics` and `--otlp`.
+        let wanted = settings.metrics.is_some() || settings.otlp.is_some();
+        let metrics = wanted.then(|| Arc::new(Metrics::new()));
         let server = match (settings.metrics, &metrics) {
             (Some(addr), Some(m)) => Some(http::serve(addr, Arc::clone(m))?),
             _ => None,
@@ -70,10 +92,15 @@ impl Services {
                 .unwrap_or_default();
             Hooks::start(h, counters, password)
         });
+        let otlp = match (&settings.otlp, &metrics) {
+            (Some(o), Some(m)) => Some(otlp::Exporter::start(o, Arc::clone(m))),
+            _ => None,
+        };
         Ok(Services {
             metrics,
             server,
             hooks,
+            otlp,
         })
     }
 
@@ -97,10 +124,14 @@ impl Services {
     }
 
     /// After the watch, with every sink dropped: waits for the hooks (bounded by
-    /// `--exec-timeout`). The metrics server stops with the process.
+    /// `--exec-timeout`), then pushes the last values over OTLP (bounded by a few seconds). The
+    /// metrics server stops with the process.
     pub async fn finish(self) {
         if let Some(h) = self.hooks {
             h.finish().await;
+        }
+        if let Some(o) = self.otlp {
+            o.finish().await;
         }
     }
 }

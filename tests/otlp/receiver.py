@@ -1,0 +1,43 @@
+"""An OTLP/HTTP metrics receiver for tests/otlp.rs: decodes each POSTed ExportMetricsServiceRequest
+with the official protobuf definitions (PyPI package opentelemetry-proto) and prints it as one JSON
+line on stdout. Listens on 127.0.0.1 (port 0: the system's choice; the first line says which).
+Exit code 3 when the package is missing, so the test can say SKIP."""
+
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+try:
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+except ImportError as e:
+    print(f"missing: {e}", file=sys.stderr, flush=True)
+    sys.exit(3)
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length)
+        request = metrics_service_pb2.ExportMetricsServiceRequest()
+        request.ParseFromString(body)
+        line = {
+            "path": self.path,
+            "content_type": self.headers.get("Content-Type"),
+            "request": json_format.MessageToDict(request),
+        }
+        print(json.dumps(line), flush=True)
+        reply = metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args):
+        pass
+
+
+server = HTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0), Handler)
+print(f"listening {server.server_address[1]}", flush=True)
+server.serve_forever()
