@@ -286,6 +286,11 @@ impl Analyzer {
         }
     }
 
+    /// Whether lines are waiting (most packets make none: no need to take an empty list).
+    pub fn has_lines(&self) -> bool {
+        !self.out.is_empty()
+    }
+
     /// Lines produced since the last call.
     pub fn take_lines(&mut self) -> Vec<Line> {
         std::mem::take(&mut self.out)

@@ -67,7 +67,9 @@ pub enum Skip {
     Bad,
 }
 
-/// Decodes one packet of a supported link type.
+/// Decodes one packet of a supported link type. Inlined so that the segment is built in the
+/// caller's frame rather than copied out of a call, once per packet.
+#[inline]
 pub fn segment(linktype: i32, data: &[u8]) -> Result<Segment<'_>, Skip> {
     match fast(linktype, data) {
         Some(seg) => Ok(seg),
