@@ -222,6 +222,16 @@ fn looks_like_command(data: &[u8]) -> bool {
     !tail.is_empty() && want.starts_with(&tail[..tail.len().min(3)])
 }
 
+/// A RESP3 push's first bytes, `><digits>\r\n`: only a server sends one, so on a connection
+/// captured mid-way it tells the server from the client before the client has said anything.
+fn looks_like_push(data: &[u8]) -> bool {
+    let Some(rest) = data.strip_prefix(b">") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    (1..=10).contains(&digits) && rest[digits..].starts_with(b"\r\n")
+}
+
 fn looks_like_tls(data: &[u8]) -> bool {
     data.len() >= 2 && data[0] == 0x16 && data[1] == 0x03
 }
@@ -497,6 +507,7 @@ impl Analyzer {
             stream.client = match port_side {
                 Some(server) => Some(1 - server),
                 None if looks_like_command(data) || looks_like_tls(data) => Some(from),
+                None if looks_like_push(data) => Some(1 - from),
                 None => None,
             };
         }
@@ -521,7 +532,8 @@ impl Analyzer {
             return;
         }
         let command = from == client && looks_like_command(data);
-        if !(by_port || command) {
+        let push = from != client && looks_like_push(data);
+        if !(by_port || command || push) {
             stream.kind = Kindof::Ignored;
             self.stats.ignored_streams += 1;
             return;
