@@ -223,6 +223,28 @@ fn a_retransmission_from_before_the_first_captured_byte_keeps_the_moving() {
 }
 
 #[test]
+fn a_push_before_any_client_command_is_read_without_a_port() {
+    // Captured mid-connection, the server's MOVING is the first payload: no command has said
+    // which side is the client, and no --port either.
+    let mut c = Tcp::new("10.0.0.5:40011", "10.0.0.9:12000", [1000, 5000]);
+    let packets = vec![
+        c.send(false, MOVING, T0),
+        c.send(true, GET, T0 + S),
+        c.send(false, VALUE, T0 + S + 300),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("push-first.pcap");
+    std::fs::write(&path, pcap_file(&packets)).unwrap();
+    let (stats, lines) = read_stats(&path, Settings::default());
+    assert_eq!(stats.resp_conns, 1);
+    assert_eq!(pushes(&lines), vec![MOVING.to_vec()]);
+    assert!(pcap_lines(&lines).any(|l| matches!(
+        l,
+        PcapLine::PcapStream { syn: false, client, .. } if client == "10.0.0.5:40011"
+    )));
+}
+
+#[test]
 fn each_malformed_pcapng_block_is_skipped_with_its_offset_and_the_rest_is_read() {
     let (first, second) = halves();
     for ((name, bytes, at), (_, kind)) in made().into_iter().skip(1).zip(BAD_BLOCKS) {

@@ -51,8 +51,10 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
                 );
             }
             analyzer.packet(&p);
-            for l in analyzer.take_lines() {
-                write(&l, out)?;
+            if analyzer.has_lines() {
+                for l in analyzer.take_lines() {
+                    write(&l, out)?;
+                }
             }
             Ok(())
         });

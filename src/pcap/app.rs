@@ -8,10 +8,16 @@
 
 use crate::conn::HelloInfo;
 use crate::escape::sanitize;
-use crate::resp::{Frame, Limits, StreamReader};
+use crate::resp::{FlatFrame, Frame, Kind, Limits, StreamReader};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::SystemTime;
+
+/// One frame the server sent, in order: a push, or a reply (its error text and HELLO map).
+enum Said {
+    Push(Box<crate::record::FrameRecord>),
+    Reply(Option<String>, Option<HelloInfo>),
+}
 
 /// What a command sent by the application was, as far as the reader cares.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +86,9 @@ pub struct App {
     too_many_secrets: bool,
     /// Steps spent comparing and hiding passwords (see [`super::Stats::work`]).
     pub work: u64,
+    /// Reused from call to call: what one batch of bytes said, before it is acted on.
+    cmds: Vec<Cmd>,
+    said: Vec<Said>,
     pub hs: HandshakeState,
     /// The MOVING this connection got (first one): event name and capture time.
     pub moving: Option<(String, SystemTime)>,
@@ -210,6 +219,56 @@ fn named(items: &[Frame<'_>], second: &[u8]) -> Cmd {
     value.map_or(Cmd::Setup, |v| Cmd::Named(field, v))
 }
 
+/// A client frame that is a whole array whose first word needs nothing but its name: its
+/// [`Cmd`]. `None` for the rest (AUTH, HELLO, CLIENT, the SUBSCRIBE family, anything odd),
+/// which are read from the tree by [`secrets`], [`unanswered`] and [`command`].
+fn ordinary(flat: &FlatFrame<'_, '_>) -> Option<Cmd> {
+    let root = flat.root();
+    if root.kind() != Kind::Array || root.is_elided() {
+        return None;
+    }
+    let first = root.children().next()?.as_text()?;
+    let is = |w: &[u8]| first.eq_ignore_ascii_case(w);
+    if is(b"AUTH") || is(b"HELLO") || is(b"CLIENT") || first.len() > 20 {
+        return None;
+    }
+    if first.len() >= 9 && first[first.len() - 9..].eq_ignore_ascii_case(b"SUBSCRIBE") {
+        return None;
+    }
+    Some(if is(b"SELECT") || is(b"READONLY") || is(b"PING") {
+        Cmd::Setup
+    } else {
+        Cmd::Other
+    })
+}
+
+/// One server frame: a push as the watch records it, or a reply's error text and HELLO map.
+/// Only pushes, maps and attributed values are built as trees.
+fn server_frame(flat: &FlatFrame<'_, '_>, offset: u64) -> Said {
+    let root = flat.root();
+    match root.kind() {
+        Kind::Error | Kind::BlobError => Said::Reply(
+            root.bytes()
+                .map(|t| sanitize(&String::from_utf8_lossy(t)).into_owned()),
+            None,
+        ),
+        Kind::Push | Kind::Map | Kind::Attributed => {
+            let frame = flat.to_frame();
+            if let Frame::Push(_) = frame.unattributed() {
+                return Said::Push(Box::new(crate::record::FrameRecord::new(
+                    &frame,
+                    flat.raw(),
+                    offset,
+                )));
+            }
+            let info = matches!(frame.unattributed(), Frame::Map(_))
+                .then(|| HelloInfo::from_frame(&frame));
+            Said::Reply(text_of(frame.unattributed()), info)
+        }
+        _ => Said::Reply(None, None),
+    }
+}
+
 /// Commands answered by push frames in RESP3 and by no reply in order: not queued.
 fn unanswered(frame: &Frame<'_>) -> bool {
     let Frame::Array(items) = frame else {
@@ -261,6 +320,8 @@ impl App {
             secrets: Vec::new(),
             too_many_secrets: false,
             work: 0,
+            cmds: Vec::new(),
+            said: Vec::new(),
             hs: HandshakeState::default(),
             moving: None,
             reconnect: None,
@@ -297,14 +358,21 @@ impl App {
             return events;
         }
         self.up.extend(data);
-        let mut cmds = Vec::new();
+        let mut cmds = std::mem::take(&mut self.cmds);
         let (known, too_many, work) = (
             &mut self.secrets,
             &mut self.too_many_secrets,
             &mut self.work,
         );
-        let result = self.up.drain(|frame, _, _| {
-            for s in secrets(frame) {
+        let result = self.up.drain_flat(|flat, _| {
+            // Nearly every command is an ordinary one named by its first word: that is read
+            // flat. The few that carry a password, an opt-in or a subscription get the tree.
+            if let Some(cmd) = ordinary(&flat) {
+                cmds.push(cmd);
+                return;
+            }
+            let frame = flat.to_frame();
+            for s in secrets(&frame) {
                 *work += known.len() as u64 + 1;
                 if known.contains(&s) || *too_many {
                     continue;
@@ -316,13 +384,14 @@ impl App {
                     known.push(s);
                 }
             }
-            if !unanswered(frame) {
-                cmds.push(command(frame));
+            if !unanswered(&frame) {
+                cmds.push(command(&frame));
             }
         });
-        for cmd in cmds {
+        for cmd in cmds.drain(..) {
             self.sent(cmd, at, &mut events);
         }
+        self.cmds = cmds;
         if let Err(e) = result {
             events.push(Event::Unreadable(e.offset, e.to_string()));
             self.stop_client();
@@ -372,29 +441,17 @@ impl App {
             return events;
         }
         self.down.extend(data);
-        let mut replies: Vec<(Option<String>, Option<HelloInfo>)> = Vec::new();
-        let mut order: Vec<Result<Box<crate::record::FrameRecord>, usize>> = Vec::new();
-        let result = self.down.drain(|frame, raw, offset| {
-            if let Frame::Push(_) = frame.unattributed() {
-                order.push(Ok(Box::new(crate::record::FrameRecord::new(
-                    frame, raw, offset,
-                ))));
-            } else {
-                order.push(Err(replies.len()));
-                let info = matches!(frame.unattributed(), Frame::Map(_))
-                    .then(|| HelloInfo::from_frame(frame));
-                replies.push((text_of(frame.unattributed()), info));
-            }
-        });
-        for item in order {
+        let mut said = std::mem::take(&mut self.said);
+        let result = self
+            .down
+            .drain_flat(|flat, offset| said.push(server_frame(&flat, offset)));
+        for item in said.drain(..) {
             match item {
-                Ok(record) => events.push(Event::Push(record)),
-                Err(i) => {
-                    let (error, info) = replies[i].clone();
-                    self.reply(error, info, at, &mut events);
-                }
+                Said::Push(record) => events.push(Event::Push(record)),
+                Said::Reply(error, info) => self.reply(error, info, at, &mut events),
             }
         }
+        self.said = said;
         if let Err(e) = result {
             events.push(Event::Unreadable(e.offset, e.to_string()));
             self.stop_server();

@@ -232,8 +232,53 @@ fn looks_like_command(data: &[u8]) -> bool {
     !tail.is_empty() && want.starts_with(&tail[..tail.len().min(3)])
 }
 
+/// A RESP3 push's first bytes, `><digits>\r\n`: only a server sends one, so on a connection
+/// captured mid-way it tells the server from the client before the client has said anything.
+fn looks_like_push(data: &[u8]) -> bool {
+    let Some(rest) = data.strip_prefix(b">") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    (1..=10).contains(&digits) && rest[digits..].starts_with(b"\r\n")
+}
+
 fn looks_like_tls(data: &[u8]) -> bool {
     data.len() >= 2 && data[0] == 0x16 && data[1] == 0x03
+}
+
+/// A stream seen for the first time: undecided (or ignored by port), queued as such.
+fn new_stream(
+    key: (SocketAddr, SocketAddr),
+    ts: SystemTime,
+    ports: &[u16],
+    stats: &mut Stats,
+    queue: &mut VecDeque<((SocketAddr, SocketAddr), u64)>,
+    open: &mut usize,
+    next_serial: &mut u64,
+) -> Stream {
+    stats.tcp_streams += 1;
+    let ignored =
+        !ports.is_empty() && !ports.contains(&key.0.port()) && !ports.contains(&key.1.port());
+    let serial = *next_serial;
+    *next_serial += 1;
+    queue.push_back((key, serial));
+    *open += 1;
+    Stream {
+        ends: [key.0, key.1],
+        dirs: Default::default(),
+        client: None,
+        syn: false,
+        started: ts,
+        kind: if ignored {
+            Kindof::Ignored
+        } else {
+            Kindof::Undecided
+        },
+        closed: None,
+        fin_seen: [None, None],
+        done: None,
+        serial,
+    }
 }
 
 impl Analyzer {
@@ -263,6 +308,11 @@ impl Analyzer {
             grade,
             endpoint,
         }
+    }
+
+    /// Whether lines are waiting (most packets make none: no need to take an empty list).
+    pub fn has_lines(&self) -> bool {
+        !self.out.is_empty()
     }
 
     /// Lines produced since the last call.
@@ -363,12 +413,20 @@ impl Analyzer {
             self.finish_stream(key, ts);
             self.streams.remove(&key);
         }
-        if !self.streams.contains_key(&key) {
-            self.new_stream(key, ts);
+        if self.undecided_open >= MAX_UNDECIDED && !self.streams.contains_key(&key) {
+            self.bound_undecided(MAX_UNDECIDED - 1);
         }
-        let Some(stream) = self.streams.get_mut(&key) else {
-            return;
-        };
+        // One lookup per packet: the stream is made in place when it is new.
+        let (ports, stats) = (&self.settings.ports, &mut self.stats);
+        let (queue, open, serial) = (
+            &mut self.undecided,
+            &mut self.undecided_open,
+            &mut self.next_serial,
+        );
+        let stream = self
+            .streams
+            .entry(key)
+            .or_insert_with(|| new_stream(key, ts, ports, stats, queue, open, serial));
         if stream.kind == Kindof::Ignored || stream.kind == Kindof::Tls || stream.done.is_some() {
             return;
         }
@@ -422,41 +480,10 @@ impl Analyzer {
         }
     }
 
-    fn new_stream(&mut self, key: (SocketAddr, SocketAddr), ts: SystemTime) {
-        self.stats.tcp_streams += 1;
-        let ports = &self.settings.ports;
-        let ignored =
-            !ports.is_empty() && !ports.contains(&key.0.port()) && !ports.contains(&key.1.port());
-        let serial = self.next_serial;
-        self.next_serial += 1;
-        self.streams.insert(
-            key,
-            Stream {
-                ends: [key.0, key.1],
-                dirs: Default::default(),
-                client: None,
-                syn: false,
-                started: ts,
-                kind: if ignored {
-                    Kindof::Ignored
-                } else {
-                    Kindof::Undecided
-                },
-                closed: None,
-                fin_seen: [None, None],
-                done: None,
-                serial,
-            },
-        );
-        self.undecided.push_back((key, serial));
-        self.undecided_open += 1;
-        self.bound_undecided();
-    }
-
-    /// Forgets the oldest undecided streams past [`MAX_UNDECIDED`], and drops queue entries of
-    /// streams that have since been decided once they outnumber the live ones.
-    fn bound_undecided(&mut self) {
-        while self.undecided_open > MAX_UNDECIDED {
+    /// Forgets the oldest undecided streams until at most `keep` are left, and drops queue
+    /// entries of streams that have since been decided once they outnumber the live ones.
+    fn bound_undecided(&mut self, keep: usize) {
+        while self.undecided_open > keep {
             let Some((key, serial)) = self.undecided.pop_front() else {
                 break;
             };
@@ -517,6 +544,7 @@ impl Analyzer {
             stream.client = match port_side {
                 Some(server) => Some(1 - server),
                 None if looks_like_command(data) || looks_like_tls(data) => Some(from),
+                None if looks_like_push(data) => Some(1 - from),
                 None => None,
             };
         }
@@ -541,7 +569,8 @@ impl Analyzer {
             return;
         }
         let command = from == client && looks_like_command(data);
-        if !(by_port || command) {
+        let push = from != client && looks_like_push(data);
+        if !(by_port || command || push) {
             stream.kind = Kindof::Ignored;
             self.stats.ignored_streams += 1;
             return;
@@ -961,6 +990,7 @@ impl Analyzer {
     fn prune(&mut self, now: SystemTime) {
         let linger = Duration::from_secs(120);
         self.stats.work += self.streams.len() as u64;
+        self.bound_undecided(MAX_UNDECIDED);
         self.streams
             .retain(|_, s| s.done.is_none_or(|at| at + linger > now));
     }
