@@ -34,6 +34,7 @@ mod wire;
 use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -484,6 +485,8 @@ struct Shared {
     triggers: watch::Sender<Triggers>,
     listening: HashMap<Ipv4Addr, watch::Sender<bool>>,
     shutdown: watch::Receiver<bool>,
+    /// An `optin refuse` step ran (and no `optin accept` since): opt-ins are refused.
+    refusing: AtomicBool,
 }
 
 impl Shared {
@@ -598,6 +601,7 @@ impl Simulator {
             triggers: watch::channel(Triggers::default()).0,
             listening,
             shutdown: shutdown_rx,
+            refusing: AtomicBool::new(false),
             scenario,
         });
 
@@ -877,6 +881,20 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
                 node: shared.addr(*node),
             });
         }
+        Action::OptIn(accept) => {
+            shared.refusing.store(!accept, Ordering::Relaxed);
+            shared.emit(What::Say {
+                line: step.line,
+                text: format!(
+                    "from now on the opt-in is {}",
+                    if *accept {
+                        "accepted"
+                    } else {
+                        "refused as Redis OSS refuses it"
+                    }
+                ),
+            });
+        }
         Action::Say(text) => shared.emit(What::Say {
             line: step.line,
             text: text.clone(),
@@ -988,6 +1006,7 @@ async fn reset(shared: &Shared, dns: &SimDns) {
         tx.send_replace(!s.initially_down.contains(ip));
     }
     shared.lock().topology = initial_topology(s);
+    shared.refusing.store(false, Ordering::Relaxed);
     let (connections, _, closing) = close_proxy(shared, None);
     shared.emit(What::Reset { connections });
     for tx in closing {

@@ -370,6 +370,9 @@ pub enum Action {
     Say(String),
     /// Misbehave towards every opted-in connection of the proxies named.
     Hostile { to: To, kind: Hostile },
+    /// From now on the opt-in is accepted (true) or refused as Redis OSS refuses it (false): a
+    /// server upgraded or rolled back mid-maintenance. Connections already opted in stay so.
+    OptIn(bool),
 }
 
 /// One timed step.
@@ -803,12 +806,19 @@ impl Parser<'_> {
                 };
                 Action::Hostile { to, kind }
             }
+            "optin" => match self.one_word(rest, "accept or refuse")? {
+                "accept" => Action::OptIn(true),
+                "refuse" => Action::OptIn(false),
+                other => {
+                    return Err(self.err(format!("expected accept or refuse, found {other:?}")))
+                }
+            },
             "" => return Err(self.err("expected an action after the time, found nothing")),
             other => {
                 self.field = None;
                 return Err(self.err(format!(
-                    "unknown action {other:?} (expected push, dns, close, down, up, assign, say or \
-                     hostile)"
+                    "unknown action {other:?} (expected push, dns, close, down, up, assign, say, \
+                     hostile or optin)"
                 )));
             }
         };
@@ -991,6 +1001,21 @@ mod tests {
         Scenario::parse("scenarios/x.scn", &format!("{MINIMAL}{extra}\n"))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn optin_steps_accept_or_refuse() {
+        let s = Scenario::parse(
+            "scenarios/x.scn",
+            &format!("{MINIMAL}at 0.5 optin refuse\nat 0.8 optin accept\n"),
+        )
+        .unwrap();
+        let actions: Vec<&Action> = s.steps.iter().map(|st| &st.action).collect();
+        assert_eq!(actions, [&Action::OptIn(false), &Action::OptIn(true)]);
+        assert_eq!(
+            err("at 0 optin maybe"),
+            "scenarios/x.scn:6: field 'optin': expected accept or refuse, found \"maybe\""
+        );
     }
 
     #[test]

@@ -1112,7 +1112,11 @@ impl Conn {
     }
 
     fn dispatch(&mut self, name: &str, args: &[Vec<u8>], batch: &mut Batch) {
-        let refusing = self.shared.scenario.mode == Mode::Refusing;
+        let refusing = self.shared.scenario.mode == Mode::Refusing
+            || self
+                .shared
+                .refusing
+                .load(std::sync::atomic::Ordering::Relaxed);
         let out = &mut batch.out;
         // 1. Is it a command at all, with a plausible argument count? Redis answers these before
         //    it looks at authentication.
