@@ -1,13 +1,18 @@
 //! The scenarios that the peers' own harnesses lack, each played over real sockets and read the
-//! way a client reads them: `no-closing-notification`, `optin-lost`, `ipv6-target` and
-//! `cascading-smigrated` (scenarios/README.md says what each measures and what it only
-//! describes).
+//! way a client reads them: `explicit-target`, `no-closing-notification`, `optin-lost`,
+//! `ipv6-target` and `cascading-smigrated` (scenarios/README.md says what each measures and what
+//! it only describes).
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use hickory_resolver::config::{
+    ConnectionConfig, NameServerConfig, ResolveHosts, ResolverConfig, ResolverOpts,
+};
+use hickory_resolver::net::runtime::TokioRuntimeProvider;
+use hickory_resolver::TokioResolver;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
@@ -265,6 +270,120 @@ async fn cascading_smigrated_moves_the_slots_twice() {
         let mut last = Client::connect(n4).await;
         last.call(&["HELLO", "3"]).await;
         assert_eq!(show(&last.call(&["GET", &key]).await), "_\\r\\n");
+        sim.shutdown().await;
+    })
+    .await;
+}
+
+/// A resolver that asks only the simulator, with no cache and no hosts file.
+fn resolver(sim: &Simulator) -> TokioResolver {
+    let ns = sim.dns_addr();
+    let mut udp = ConnectionConfig::udp();
+    udp.port = ns.port();
+    let config =
+        ResolverConfig::from_name_servers(vec![NameServerConfig::new(ns.ip(), true, vec![udp])]);
+    let mut opts = ResolverOpts::default();
+    opts.cache_size = 0;
+    opts.use_hosts_file = ResolveHosts::Never;
+    TokioResolver::builder_with_config(config, TokioRuntimeProvider::default())
+        .with_options(opts)
+        .build()
+        .expect("resolver")
+}
+
+/// The MOVING's target (its last element) as text, `None` for a null.
+fn moving_target(frame: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(frame).into_owned();
+    let prefix = ">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n";
+    let rest = text
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{}", show(frame)));
+    if rest == "_\r\n" {
+        return None;
+    }
+    let (len, value) = rest[1..].split_once("\r\n").unwrap();
+    let value = value.strip_suffix("\r\n").unwrap();
+    assert_eq!(
+        len.parse::<usize>().unwrap(),
+        value.len(),
+        "{}",
+        show(frame)
+    );
+    Some(value.to_string())
+}
+
+/// Every `moving-endpoint-type` gets the replacement in its own form: the ip forms its address,
+/// the fqdn forms a host name the simulator's DNS resolves to it, `none` a null, a bare ON the ip
+/// form; a connection opting in while the window is open gets the re-sent MOVING in its form
+/// too. Following the target reaches the replacement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explicit_target_names_the_replacement_in_the_form_asked_for() {
+    guarded(async {
+        let asks = [
+            Some("internal-ip"),
+            Some("external-ip"),
+            Some("internal-fqdn"),
+            Some("EXTERNAL-FQDN"),
+            Some("none"),
+            None,
+        ];
+        let sim = start("explicit-target", 20.0, Some(asks.len())).await;
+        let port = sim.port();
+        let ip_form = format!("127.0.0.3:{port}");
+        let fqdn_form = format!("proxy-127-0-0-3.sim.maintwatch.test:{port}");
+        let mut clients = Vec::new();
+        for ask in asks {
+            let mut c = Client::connect(addr(&sim, 2)).await;
+            c.call(&["HELLO", "3"]).await;
+            let mut opt_in = vec!["CLIENT", "MAINT_NOTIFICATIONS", "ON"];
+            opt_in.extend(
+                ask.map(|t| ["moving-endpoint-type", t])
+                    .into_iter()
+                    .flatten(),
+            );
+            assert_eq!(show(&c.call(&opt_in).await), "+OK\\r\\n", "{ask:?}");
+            clients.push(c);
+        }
+        let want = [
+            Some(&ip_form),
+            Some(&ip_form),
+            Some(&fqdn_form),
+            Some(&fqdn_form),
+            None,
+            Some(&ip_form),
+        ];
+        for (c, (ask, want)) in clients.iter_mut().zip(asks.iter().zip(want)) {
+            let got = moving_target(&c.expect("MOVING").await);
+            assert_eq!(got.as_ref(), want, "{ask:?}");
+        }
+        // The window is open: a late opt-in gets the MOVING again, in its own form.
+        let mut late = Client::connect(addr(&sim, 2)).await;
+        late.call(&["HELLO", "3"]).await;
+        let reply = late
+            .call(&[
+                "CLIENT",
+                "MAINT_NOTIFICATIONS",
+                "ON",
+                "moving-endpoint-type",
+                "internal-fqdn",
+            ])
+            .await;
+        assert_eq!(show(&reply), "+OK\\r\\n");
+        assert_eq!(
+            moving_target(&late.expect("re-sent MOVING").await),
+            Some(fqdn_form.clone())
+        );
+        // The host name resolves through the simulator's DNS, and the target answers.
+        let host = fqdn_form.rsplit_once(':').unwrap().0;
+        let found: Vec<IpAddr> = resolver(&sim)
+            .lookup_ip(format!("{host}."))
+            .await
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(found, [IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3))]);
+        let mut moved = Client::connect(addr(&sim, 3)).await;
+        assert_eq!(show(&moved.call(&["PING"]).await), "+PONG\\r\\n");
         sim.shutdown().await;
     })
     .await;

@@ -256,7 +256,7 @@ impl Collector {
             }) => (
                 Some(*kind),
                 time.unwrap_or(0) as f64,
-                matches!(target, Some(Endpoint::Text(_))),
+                matches!(target, Some(Endpoint::Text(_) | Endpoint::Asked(_))),
             ),
             _ => (None, 0.0, false),
         };

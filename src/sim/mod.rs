@@ -446,9 +446,37 @@ enum ConnMsg {
     Close,
 }
 
+/// A MOVING whose window is open: its bytes, and what re-renders them for a connection that
+/// asked for another form of the target.
+#[derive(Clone)]
+struct OpenMoving {
+    bytes: Arc<[u8]>,
+    push: Push,
+    seq: i64,
+}
+
+impl OpenMoving {
+    fn for_conn(&self, port: u16, endpoint_type: Option<&str>) -> Arc<[u8]> {
+        if self.push.asks() {
+            self.push.encode_for(self.seq, port, endpoint_type).into()
+        } else {
+            self.bytes.clone()
+        }
+    }
+}
+
+/// A proxy's own host name, served by the simulator's DNS, for MOVING targets in an fqdn form:
+/// `proxy-127-0-0-3.sim.maintwatch.test` (without the final dot).
+pub fn proxy_host(ip: Ipv4Addr) -> String {
+    let [a, b, c, d] = ip.octets();
+    format!("proxy-{a}-{b}-{c}-{d}.{}", ZONE.trim_end_matches('.'))
+}
+
 struct ConnEntry {
     proxy: Ipv4Addr,
     opted_in: bool,
+    /// The `moving-endpoint-type` of its opt-in, if any.
+    endpoint_type: Option<String>,
     tx: mpsc::UnboundedSender<ConnMsg>,
 }
 
@@ -463,7 +491,7 @@ struct State {
     /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins.
     retained: Option<Arc<[u8]>>,
     /// MOVING frames whose window is open, per proxy; ended by that proxy's close.
-    open_moving: HashMap<Ipv4Addr, Arc<[u8]>>,
+    open_moving: HashMap<Ipv4Addr, OpenMoving>,
     topology: Topology,
     keys: HashMap<(u8, Vec<u8>), Vec<u8>>,
 }
@@ -565,6 +593,16 @@ impl Simulator {
             .map_err(SimError::Dns)?;
         let ttl = ((f64::from(scenario.ttl) / opts.speed).ceil() as u32).max(1);
         dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
+        if scenario
+            .steps
+            .iter()
+            .any(|s| matches!(&s.action, Action::Push { push, .. } if push.asks()))
+        {
+            for ip in &scenario.proxies {
+                let name = format!("{}.", proxy_host(*ip));
+                dns.set_records(&name, &[IpAddr::V4(*ip)], ttl).await;
+            }
+        }
         let dns_addr = dns.addr();
 
         let (events, first) = broadcast::channel(EVENT_CAPACITY);
@@ -936,8 +974,13 @@ fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Pus
     let bytes: Arc<[u8]> = push.encode(seq.unwrap_or(0), shared.port).into();
     match push.kind() {
         Some(PushKind::Moving) => {
+            let open = OpenMoving {
+                bytes: bytes.clone(),
+                push: push.clone(),
+                seq: seq.unwrap_or(0),
+            };
             for p in targets {
-                st.open_moving.insert(*p, bytes.clone());
+                st.open_moving.insert(*p, open.clone());
             }
         }
         Some(k) if k.is_retained() => st.retained = Some(bytes.clone()),
@@ -957,8 +1000,14 @@ fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Pus
         recipients: recipients.len(),
     });
     for c in recipients {
+        let bytes = if push.asks() {
+            let asked = c.endpoint_type.as_deref();
+            push.encode_for(seq.unwrap_or(0), shared.port, asked).into()
+        } else {
+            bytes.clone()
+        };
         // A send fails only if the connection task already ended; it is about to leave the table.
-        let _ = c.tx.send(ConnMsg::Push(bytes.clone(), Why::Step { line }));
+        let _ = c.tx.send(ConnMsg::Push(bytes, Why::Step { line }));
     }
 }
 

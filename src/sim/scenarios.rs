@@ -64,6 +64,10 @@ const FILES: &[(&str, &str)] = &[
         "scenarios/cascading-smigrated.scn",
         include_str!("../../scenarios/cascading-smigrated.scn"),
     ),
+    (
+        "scenarios/explicit-target.scn",
+        include_str!("../../scenarios/explicit-target.scn"),
+    ),
 ];
 
 /// The scenario the CLI plays when none is named.

@@ -146,6 +146,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
             ConnEntry {
                 proxy: ip,
                 opted_in: false,
+                endpoint_type: None,
                 tx,
             },
         );
@@ -1533,14 +1534,14 @@ impl Conn {
                 .then(|| st.retained.clone().map(|r| (r, Why::CatchUp)))
                 .flatten()
                 .into_iter()
-                .chain(
-                    st.open_moving
-                        .get(&self.ip)
-                        .map(|m| (m.clone(), Why::Resent)),
-                )
+                .chain(st.open_moving.get(&self.ip).map(|m| {
+                    let port = self.shared.port;
+                    (m.for_conn(port, endpoint_type.as_deref()), Why::Resent)
+                }))
                 .collect();
             if let Some(c) = st.conns.get_mut(&self.id) {
                 c.opted_in = true;
+                c.endpoint_type = endpoint_type.clone();
             }
             self.opted_in = true;
             self.shared.sync_opted_in(&st);
