@@ -298,6 +298,18 @@ async fn write_some(wr: Option<&mut OwnedWriteHalf>, bytes: &[u8]) -> std::io::R
     }
 }
 
+/// Writes what the socket takes now, without waiting: a batch goes out in the turn that made
+/// it, not one turn later. An error is left for the next awaited write to find.
+fn write_now(wr: Option<&OwnedWriteHalf>, out: &mut Outbox) {
+    let Some(wr) = wr else { return };
+    while out.pending() > 0 {
+        match wr.try_write(out.unsent()) {
+            Ok(n) if n > 0 => out.advance(n),
+            _ => return,
+        }
+    }
+}
+
 /// Makes room for one read without growing a buffer that already has it.
 fn room_for_read(buf: &mut Vec<u8>) {
     if buf.capacity() - buf.len() < READ_SIZE / 4 {
@@ -509,6 +521,8 @@ impl Conn {
                     }
                     Ok(_) => {
                         let close = self.on_commands(&mut buf, &mut out, &mut link, &mut wr).await;
+                        write_now(link.wr.as_ref(), &mut link.out);
+                        write_now(Some(&wr), &mut out);
                         match close {
                             Err(()) => break false,
                             Ok(true) if self.owed() == 0 => break true,
@@ -544,6 +558,7 @@ impl Conn {
                             .map_err(|e| format!("upstream sent bytes that are not RESP: {e}")),
                     };
                     link.inbuf.clear();
+                    write_now(Some(&wr), &mut out);
                     match relayed {
                         Ok(errors) => self.traffic(0, errors, 0),
                         Err(why) => if self.fail(why, &mut out, &mut link) { break true },
@@ -937,7 +952,7 @@ impl Conn {
             if let Some(text) = &refused {
                 error(&mut batch.out, text);
             } else {
-                self.expect_relayed(&head.name, batch);
+                self.expect_relayed(head.name.as_str(), batch);
             }
             self.hold_local(start, batch);
             self.stream(refused.is_none());
@@ -959,7 +974,7 @@ impl Conn {
             &format!(
                 "ERR maintwatch simulate: '{}' with more than {LOCAL_ARGS_MAX} arguments or {} MiB \
                  is more than the simulator answers itself",
-                head.name,
+                head.name.as_str(),
                 LOCAL_MAX >> 20
             ),
         );
@@ -980,10 +995,11 @@ impl Conn {
     /// simulator neither answers nor watches (CLIENT SETNAME names the client, RESET changes
     /// the protocol).
     fn relays(&self, head: &Head) -> bool {
+        let (name, sub) = (head.name.as_str(), head.sub.as_str());
         self.up.is_some()
-            && !owned_with_upstream(&head.name, &head.sub, self.shared.scenario.is_cluster())
-            && !(head.name == "CLIENT" && head.sub == "SETNAME")
-            && head.name != "RESET"
+            && !owned_with_upstream(name, sub, self.shared.scenario.is_cluster())
+            && !(name == "CLIENT" && sub == "SETNAME")
+            && name != "RESET"
     }
 
     /// Why a command to relay gets an error reply instead, if it does.
