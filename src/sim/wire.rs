@@ -82,8 +82,27 @@ fn line<'a>(buf: &'a [u8], what: &str) -> Result<Option<(&'a [u8], usize)>, Stri
     }
 }
 
-fn number(digits: &[u8]) -> Option<i64> {
-    std::str::from_utf8(digits).ok()?.parse().ok()
+/// A decimal integer as Redis' `string2ll` reads one: an optional `-`, then digits, no `+`.
+fn number(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if negative {
+        Some(n)
+    } else {
+        n.checked_neg()
+    }
 }
 
 /// `*N`: the argument count (0 or less: an empty command).
@@ -400,6 +419,17 @@ mod tests {
         for step in [1, 2, 3, 7, all.len()] {
             let got = cut(&all, step);
             assert_eq!(got, frames, "pieces of {step}");
+        }
+    }
+
+    #[test]
+    fn numbers_read_as_redis_reads_them() {
+        assert_eq!(number(b"0"), Some(0));
+        assert_eq!(number(b"-1"), Some(-1));
+        assert_eq!(number(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(number(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [&b""[..], b"-", b"+1", b"1x", b" 1", b"9223372036854775808"] {
+            assert_eq!(number(bad), None, "{bad:?}");
         }
     }
 
