@@ -164,7 +164,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target" -- "${cur}"))
                     return 0
                     ;;
                 --scenario-file)
@@ -592,7 +592,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target" -- "${cur}"))
                     return 0
                     ;;
                 --scenario-file)

@@ -183,7 +183,12 @@ silent-shrink\t''
 silent-widening\t''
 oss-cluster\t''
 refusing\t''
-peer-variants\t''"
+peer-variants\t''
+no-closing-notification\t''
+optin-lost\t''
+ipv6-target\t''
+cascading-smigrated\t''
+explicit-target\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l port -d 'Port shared by every proxy (0 picks a free one)' -r
@@ -207,7 +212,12 @@ silent-shrink\t''
 silent-widening\t''
 oss-cluster\t''
 refusing\t''
-peer-variants\t''"
+peer-variants\t''
+no-closing-notification\t''
+optin-lost\t''
+ipv6-target\t''
+cascading-smigrated\t''
+explicit-target\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F

@@ -206,11 +206,16 @@ impl Collector {
                 ..
             }) => (
                 time.unwrap_or(0) as f64,
-                target.as_ref().map(|t| match t {
-                    Endpoint::Null => Target::Null,
-                    Endpoint::Text(text) => {
-                        let port = proxies.first().map_or(0, |p| p.port());
-                        Target::parse(&text.replace("{port}", &port.to_string()))
+                target.as_ref().map(|t| {
+                    let port = proxies.first().map_or(0, |p| p.port());
+                    match t {
+                        Endpoint::Null => Target::Null,
+                        Endpoint::Text(text) => {
+                            Target::parse(&text.replace("{port}", &port.to_string()))
+                        }
+                        // Written per connection in the form it asked for (`explicit-target`):
+                        // whatever the form, it names the replacement proxy.
+                        Endpoint::Asked(ip) => Target::Address(format!("{ip}:{port}")),
                     }
                 }),
             ),

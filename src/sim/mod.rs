@@ -35,6 +35,7 @@ mod wire;
 use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -451,9 +452,37 @@ enum ConnMsg {
     Close,
 }
 
+/// A MOVING whose window is open: its bytes, and what re-renders them for a connection that
+/// asked for another form of the target.
+#[derive(Clone)]
+struct OpenMoving {
+    bytes: Arc<[u8]>,
+    push: Push,
+    seq: i64,
+}
+
+impl OpenMoving {
+    fn for_conn(&self, port: u16, endpoint_type: Option<&str>) -> Arc<[u8]> {
+        if self.push.asks() {
+            self.push.encode_for(self.seq, port, endpoint_type).into()
+        } else {
+            self.bytes.clone()
+        }
+    }
+}
+
+/// A proxy's own host name, served by the simulator's DNS, for MOVING targets in an fqdn form:
+/// `proxy-127-0-0-3.sim.maintwatch.test` (without the final dot).
+pub fn proxy_host(ip: Ipv4Addr) -> String {
+    let [a, b, c, d] = ip.octets();
+    format!("proxy-{a}-{b}-{c}-{d}.{}", ZONE.trim_end_matches('.'))
+}
+
 struct ConnEntry {
     proxy: Ipv4Addr,
     opted_in: bool,
+    /// The `moving-endpoint-type` of its opt-in, if any.
+    endpoint_type: Option<String>,
     tx: mpsc::UnboundedSender<ConnMsg>,
 }
 
@@ -468,7 +497,7 @@ struct State {
     /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins.
     retained: Option<Arc<[u8]>>,
     /// MOVING frames whose window is open, per proxy; ended by that proxy's close.
-    open_moving: HashMap<Ipv4Addr, Arc<[u8]>>,
+    open_moving: HashMap<Ipv4Addr, OpenMoving>,
     topology: Topology,
     keys: HashMap<(u8, Vec<u8>), Vec<u8>>,
 }
@@ -490,6 +519,8 @@ struct Shared {
     triggers: watch::Sender<Triggers>,
     listening: HashMap<Ipv4Addr, watch::Sender<bool>>,
     shutdown: watch::Receiver<bool>,
+    /// An `optin refuse` step ran (and no `optin accept` since): opt-ins are refused.
+    refusing: AtomicBool,
 }
 
 impl Shared {
@@ -578,6 +609,16 @@ impl Simulator {
                 .map_err(SimError::Dns)?;
         let ttl = ((f64::from(scenario.ttl) / opts.speed).ceil() as u32).max(1);
         dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
+        if scenario
+            .steps
+            .iter()
+            .any(|s| matches!(&s.action, Action::Push { push, .. } if push.asks()))
+        {
+            for ip in &scenario.proxies {
+                let name = format!("{}.", proxy_host(*ip));
+                dns.set_records(&name, &[IpAddr::V4(*ip)], ttl).await;
+            }
+        }
         let dns_addr = dns.addr();
 
         let (events, first) = broadcast::channel(EVENT_CAPACITY);
@@ -614,6 +655,7 @@ impl Simulator {
             triggers: watch::channel(Triggers::default()).0,
             listening,
             shutdown: shutdown_rx,
+            refusing: AtomicBool::new(false),
             scenario,
         });
 
@@ -908,6 +950,20 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
                 node: shared.addr(*node),
             });
         }
+        Action::OptIn(accept) => {
+            shared.refusing.store(!accept, Ordering::Relaxed);
+            shared.emit(What::Say {
+                line: step.line,
+                text: format!(
+                    "from now on the opt-in is {}",
+                    if *accept {
+                        "accepted"
+                    } else {
+                        "refused as Redis OSS refuses it"
+                    }
+                ),
+            });
+        }
         Action::Say(text) => shared.emit(What::Say {
             line: step.line,
             text: text.clone(),
@@ -949,8 +1005,13 @@ fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Pus
     let bytes: Arc<[u8]> = push.encode(seq.unwrap_or(0), shared.port).into();
     match push.kind() {
         Some(PushKind::Moving) => {
+            let open = OpenMoving {
+                bytes: bytes.clone(),
+                push: push.clone(),
+                seq: seq.unwrap_or(0),
+            };
             for p in targets {
-                st.open_moving.insert(*p, bytes.clone());
+                st.open_moving.insert(*p, open.clone());
             }
         }
         Some(k) if k.is_retained() => st.retained = Some(bytes.clone()),
@@ -970,8 +1031,14 @@ fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr], push: &Pus
         recipients: recipients.len(),
     });
     for c in recipients {
+        let bytes = if push.asks() {
+            let asked = c.endpoint_type.as_deref();
+            push.encode_for(seq.unwrap_or(0), shared.port, asked).into()
+        } else {
+            bytes.clone()
+        };
         // A send fails only if the connection task already ended; it is about to leave the table.
-        let _ = c.tx.send(ConnMsg::Push(bytes.clone(), Why::Step { line }));
+        let _ = c.tx.send(ConnMsg::Push(bytes, Why::Step { line }));
     }
 }
 
@@ -1019,6 +1086,7 @@ async fn reset(shared: &Shared, dns: &SimDns) {
         tx.send_replace(!s.initially_down.contains(ip));
     }
     shared.lock().topology = initial_topology(s);
+    shared.refusing.store(false, Ordering::Relaxed);
     let (connections, _, closing) = close_proxy(shared, None);
     shared.emit(What::Reset { connections });
     for tx in closing {

@@ -203,6 +203,21 @@ pub enum Endpoint {
     Null,
     /// `host:port`; `{port}` is replaced by the simulator's port.
     Text(String),
+    /// That proxy, in the form each connection asked for with `moving-endpoint-type`
+    /// (`target=asked:IP`): an ip form is `IP:PORT`, an fqdn form the proxy's own host name
+    /// ([`super::proxy_host`], served by the simulator's DNS) with the port, `none` a null; a
+    /// bare `ON` gets the ip form (the server's pick, not measured).
+    Asked(Ipv4Addr),
+}
+
+/// The target text of an asked-for endpoint for one connection's `moving-endpoint-type`
+/// (`None`: a null target).
+fn asked_form(ip: Ipv4Addr, port: u16, endpoint_type: Option<&str>) -> Option<String> {
+    match endpoint_type.map(str::to_ascii_lowercase).as_deref() {
+        Some("none") => None,
+        Some(t) if t.ends_with("fqdn") => Some(format!("{}:{port}", super::proxy_host(ip))),
+        _ => Some(format!("{ip}:{port}")),
+    }
 }
 
 /// One slot movement of SMIGRATED: source, target (`host:port`, `{port}` allowed) and slots.
@@ -240,6 +255,22 @@ impl Push {
 
     /// The bytes to write, given the sequence id and the simulator's port.
     pub fn encode(&self, seq: i64, port: u16) -> Vec<u8> {
+        self.encode_for(seq, port, None)
+    }
+
+    /// Whether the bytes depend on the connection's `moving-endpoint-type` (`target=asked:IP`).
+    pub fn asks(&self) -> bool {
+        matches!(
+            self,
+            Push::Structured {
+                target: Some(Endpoint::Asked(_)),
+                ..
+            }
+        )
+    }
+
+    /// The bytes for a connection that opted in with this `moving-endpoint-type`.
+    pub fn encode_for(&self, seq: i64, port: u16, endpoint_type: Option<&str>) -> Vec<u8> {
         let (kind, time, target, shards, slots, moves) = match self {
             Push::Raw(bytes) => return bytes.clone(),
             Push::Structured {
@@ -259,6 +290,7 @@ impl Push {
             .collect();
         let target_text = match target {
             Some(Endpoint::Text(t)) => Some(fill(t)),
+            Some(Endpoint::Asked(ip)) => asked_form(*ip, port, endpoint_type),
             _ => None,
         };
         let mut items = vec![Frame::Blob(kind.name().as_bytes()), Frame::Integer(seq)];
@@ -322,6 +354,9 @@ impl Push {
                 match target {
                     Some(Endpoint::Null) => s.push_str(" target=null"),
                     Some(Endpoint::Text(t)) => s.push_str(&format!(" target={t}")),
+                    Some(Endpoint::Asked(ip)) => s.push_str(&format!(
+                        " target=asked:{ip} (the form each connection asked for)"
+                    )),
                     None => {}
                 }
                 if let Some(sh) = shards {
@@ -370,6 +405,9 @@ pub enum Action {
     Say(String),
     /// Misbehave towards every opted-in connection of the proxies named.
     Hostile { to: To, kind: Hostile },
+    /// From now on the opt-in is accepted (true) or refused as Redis OSS refuses it (false): a
+    /// server upgraded or rolled back mid-maintenance. Connections already opted in stay so.
+    OptIn(bool),
 }
 
 /// One timed step.
@@ -803,12 +841,19 @@ impl Parser<'_> {
                 };
                 Action::Hostile { to, kind }
             }
+            "optin" => match self.one_word(rest, "accept or refuse")? {
+                "accept" => Action::OptIn(true),
+                "refuse" => Action::OptIn(false),
+                other => {
+                    return Err(self.err(format!("expected accept or refuse, found {other:?}")))
+                }
+            },
             "" => return Err(self.err("expected an action after the time, found nothing")),
             other => {
                 self.field = None;
                 return Err(self.err(format!(
-                    "unknown action {other:?} (expected push, dns, close, down, up, assign, say or \
-                     hostile)"
+                    "unknown action {other:?} (expected push, dns, close, down, up, assign, say, \
+                     hostile or optin)"
                 )));
             }
         };
@@ -878,7 +923,10 @@ impl Parser<'_> {
                     let e = match value {
                         "null" => Endpoint::Null,
                         "" => return Err(self.err("expected null or host:port, found nothing")),
-                        t => Endpoint::Text(t.to_string()),
+                        t => match t.strip_prefix("asked:") {
+                            Some(ip) => Endpoint::Asked(self.proxy(ip)?),
+                            None => Endpoint::Text(t.to_string()),
+                        },
                     };
                     target.replace(e).is_some()
                 }
@@ -991,6 +1039,21 @@ mod tests {
         Scenario::parse("scenarios/x.scn", &format!("{MINIMAL}{extra}\n"))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn optin_steps_accept_or_refuse() {
+        let s = Scenario::parse(
+            "scenarios/x.scn",
+            &format!("{MINIMAL}at 0.5 optin refuse\nat 0.8 optin accept\n"),
+        )
+        .unwrap();
+        let actions: Vec<&Action> = s.steps.iter().map(|st| &st.action).collect();
+        assert_eq!(actions, [&Action::OptIn(false), &Action::OptIn(true)]);
+        assert_eq!(
+            err("at 0 optin maybe"),
+            "scenarios/x.scn:6: field 'optin': expected accept or refuse, found \"maybe\""
+        );
     }
 
     #[test]

@@ -48,6 +48,26 @@ const FILES: &[(&str, &str)] = &[
         "scenarios/peer-variants.scn",
         include_str!("../../scenarios/peer-variants.scn"),
     ),
+    (
+        "scenarios/no-closing-notification.scn",
+        include_str!("../../scenarios/no-closing-notification.scn"),
+    ),
+    (
+        "scenarios/optin-lost.scn",
+        include_str!("../../scenarios/optin-lost.scn"),
+    ),
+    (
+        "scenarios/ipv6-target.scn",
+        include_str!("../../scenarios/ipv6-target.scn"),
+    ),
+    (
+        "scenarios/cascading-smigrated.scn",
+        include_str!("../../scenarios/cascading-smigrated.scn"),
+    ),
+    (
+        "scenarios/explicit-target.scn",
+        include_str!("../../scenarios/explicit-target.scn"),
+    ),
 ];
 
 /// The scenario the CLI plays when none is named.

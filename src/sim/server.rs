@@ -146,6 +146,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
             ConnEntry {
                 proxy: ip,
                 opted_in: false,
+                endpoint_type: None,
                 tx,
             },
         );
@@ -294,6 +295,18 @@ async fn write_some(wr: Option<&mut OwnedWriteHalf>, bytes: &[u8]) -> std::io::R
     match wr {
         Some(wr) => wr.write(bytes).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Writes what the socket takes now, without waiting: a batch goes out in the turn that made
+/// it, not one turn later. An error is left for the next awaited write to find.
+fn write_now(wr: Option<&OwnedWriteHalf>, out: &mut Outbox) {
+    let Some(wr) = wr else { return };
+    while out.pending() > 0 {
+        match wr.try_write(out.unsent()) {
+            Ok(n) if n > 0 => out.advance(n),
+            _ => return,
+        }
     }
 }
 
@@ -508,6 +521,8 @@ impl Conn {
                     }
                     Ok(_) => {
                         let close = self.on_commands(&mut buf, &mut out, &mut link, &mut wr).await;
+                        write_now(link.wr.as_ref(), &mut link.out);
+                        write_now(Some(&wr), &mut out);
                         match close {
                             Err(()) => break false,
                             Ok(true) if self.owed() == 0 => break true,
@@ -543,6 +558,7 @@ impl Conn {
                             .map_err(|e| format!("upstream sent bytes that are not RESP: {e}")),
                     };
                     link.inbuf.clear();
+                    write_now(Some(&wr), &mut out);
                     match relayed {
                         Ok(errors) => self.traffic(0, errors, 0),
                         Err(why) => if self.fail(why, &mut out, &mut link) { break true },
@@ -936,7 +952,7 @@ impl Conn {
             if let Some(text) = &refused {
                 error(&mut batch.out, text);
             } else {
-                self.expect_relayed(&head.name, batch);
+                self.expect_relayed(head.name.as_str(), batch);
             }
             self.hold_local(start, batch);
             self.stream(refused.is_none());
@@ -958,7 +974,7 @@ impl Conn {
             &format!(
                 "ERR maintwatch simulate: '{}' with more than {LOCAL_ARGS_MAX} arguments or {} MiB \
                  is more than the simulator answers itself",
-                head.name,
+                head.name.as_str(),
                 LOCAL_MAX >> 20
             ),
         );
@@ -979,10 +995,11 @@ impl Conn {
     /// simulator neither answers nor watches (CLIENT SETNAME names the client, RESET changes
     /// the protocol).
     fn relays(&self, head: &Head) -> bool {
+        let (name, sub) = (head.name.as_str(), head.sub.as_str());
         self.up.is_some()
-            && !owned_with_upstream(&head.name, &head.sub, self.shared.scenario.is_cluster())
-            && !(head.name == "CLIENT" && head.sub == "SETNAME")
-            && head.name != "RESET"
+            && !owned_with_upstream(name, sub, self.shared.scenario.is_cluster())
+            && !(name == "CLIENT" && sub == "SETNAME")
+            && name != "RESET"
     }
 
     /// Why a command to relay gets an error reply instead, if it does.
@@ -1112,7 +1129,11 @@ impl Conn {
     }
 
     fn dispatch(&mut self, name: &str, args: &[Vec<u8>], batch: &mut Batch) {
-        let refusing = self.shared.scenario.mode == Mode::Refusing;
+        let refusing = self.shared.scenario.mode == Mode::Refusing
+            || self
+                .shared
+                .refusing
+                .load(std::sync::atomic::Ordering::Relaxed);
         let out = &mut batch.out;
         // 1. Is it a command at all, with a plausible argument count? Redis answers these before
         //    it looks at authentication.
@@ -1529,14 +1550,14 @@ impl Conn {
                 .then(|| st.retained.clone().map(|r| (r, Why::CatchUp)))
                 .flatten()
                 .into_iter()
-                .chain(
-                    st.open_moving
-                        .get(&self.ip)
-                        .map(|m| (m.clone(), Why::Resent)),
-                )
+                .chain(st.open_moving.get(&self.ip).map(|m| {
+                    let port = self.shared.port;
+                    (m.for_conn(port, endpoint_type.as_deref()), Why::Resent)
+                }))
                 .collect();
             if let Some(c) = st.conns.get_mut(&self.id) {
                 c.opted_in = true;
+                c.endpoint_type = endpoint_type.clone();
             }
             self.opted_in = true;
             self.shared.sync_opted_in(&st);

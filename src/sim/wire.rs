@@ -25,6 +25,34 @@ const WORD_MAX: i64 = 64;
 /// The deepest nesting of a reply the relay follows (Redis' own replies nest a few levels).
 const DEPTH_MAX: usize = 128;
 
+/// A short word, upper case, kept without an allocation (the relay reads two per command).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Word {
+    bytes: [u8; WORD_MAX as usize],
+    len: u8,
+}
+
+impl Word {
+    const EMPTY: Word = Word {
+        bytes: [0; WORD_MAX as usize],
+        len: 0,
+    };
+
+    fn upper(from: &[u8]) -> Word {
+        let mut w = Word::EMPTY;
+        let n = from.len().min(w.bytes.len());
+        w.bytes[..n].copy_from_slice(&from[..n]);
+        w.bytes[..n].make_ascii_uppercase();
+        w.len = n as u8;
+        w
+    }
+
+    /// The word; empty when it is not UTF-8 (no command of the simulator's is).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
 /// The start of a multibulk command, read without consuming it.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Head {
@@ -33,9 +61,9 @@ pub(super) struct Head {
     /// Bytes of the count line (what an empty command takes).
     pub line: usize,
     /// The first word, upper case; empty when longer than any command the simulator owns.
-    pub name: String,
+    pub name: Word,
     /// The second word, upper case; empty when absent or long.
-    pub sub: String,
+    pub sub: Word,
 }
 
 /// Reads a line ending in `\n` at the start of `buf`: its content without `\r\n` and its length
@@ -54,8 +82,27 @@ fn line<'a>(buf: &'a [u8], what: &str) -> Result<Option<(&'a [u8], usize)>, Stri
     }
 }
 
-fn number(digits: &[u8]) -> Option<i64> {
-    std::str::from_utf8(digits).ok()?.parse().ok()
+/// A decimal integer as Redis' `string2ll` reads one: an optional `-`, then digits, no `+`.
+fn number(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if negative {
+        Some(n)
+    } else {
+        n.checked_neg()
+    }
 }
 
 /// `*N`: the argument count (0 or less: an empty command).
@@ -88,8 +135,8 @@ pub(super) fn head(buf: &[u8]) -> Result<Option<Head>, String> {
     let mut head = Head {
         argc: argc.max(0) as u64,
         line: pos,
-        name: String::new(),
-        sub: String::new(),
+        name: Word::EMPTY,
+        sub: Word::EMPTY,
     };
     for i in 0..argc.min(2) {
         let Some((header, n)) = line(&buf[pos..], "bulk")? else {
@@ -104,7 +151,7 @@ pub(super) fn head(buf: &[u8]) -> Result<Option<Head>, String> {
         if buf.len() < end + 2 {
             return Ok(None);
         }
-        let word = String::from_utf8_lossy(&buf[pos + n..end]).to_ascii_uppercase();
+        let word = Word::upper(&buf[pos + n..end]);
         if i == 0 {
             head.name = word;
         } else {
@@ -169,10 +216,17 @@ impl Command {
                 self.partial.extend_from_slice(rest);
                 return Ok((data.len(), false));
             };
-            self.partial.extend_from_slice(&rest[..nl]);
             pos += nl + 1;
-            let text = std::mem::take(&mut self.partial);
-            let text = text.strip_suffix(b"\r").unwrap_or(&text);
+            // A line cut by a read is joined first; a whole one is read where it is.
+            let joined;
+            let text = if self.partial.is_empty() {
+                &rest[..nl]
+            } else {
+                self.partial.extend_from_slice(&rest[..nl]);
+                joined = std::mem::take(&mut self.partial);
+                &joined[..]
+            };
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
             match self.at {
                 At::Count => {
                     let n = arg_count(text)?;
@@ -365,6 +419,17 @@ mod tests {
         for step in [1, 2, 3, 7, all.len()] {
             let got = cut(&all, step);
             assert_eq!(got, frames, "pieces of {step}");
+        }
+    }
+
+    #[test]
+    fn numbers_read_as_redis_reads_them() {
+        assert_eq!(number(b"0"), Some(0));
+        assert_eq!(number(b"-1"), Some(-1));
+        assert_eq!(number(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(number(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [&b""[..], b"-", b"+1", b"1x", b" 1", b"9223372036854775808"] {
+            assert_eq!(number(bad), None, "{bad:?}");
         }
     }
 
