@@ -387,3 +387,74 @@ async fn a_full_disk_names_the_capture_and_the_summary_still_reaches_stdout() {
     summary(&lines);
     assert_eq!(code(&out), 1, "the lost capture shows in the exit code");
 }
+
+/// `--from /dev/zero` (watch and probe) and `yes | watch --from -`: refused at the first line
+/// past a bound, naming it, with the usage exit; before, the whole device was read into memory.
+#[test]
+fn endless_endpoint_lists_are_refused_at_the_line_past_a_bound() {
+    for command in ["watch", "probe"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args([command, "--from", "/dev/zero"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("--from: /dev/zero, line 1: longer than 8192 bytes"),
+            "{command}: {stderr}"
+        );
+    }
+    let mut watch = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", "--from", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = watch.stdin.take().unwrap();
+    // `yes`: written until the watch closes its end.
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let lines = "y\n".repeat(4096);
+        while stdin.write_all(lines.as_bytes()).is_ok() {}
+    });
+    let out = watch.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("standard input, line 100001: more than 100000 endpoints"),
+        "{stderr}"
+    );
+}
+
+/// A host name longer than DNS allows is refused where it is parsed, quoted short.
+#[test]
+fn a_100_kb_host_name_is_refused_without_being_echoed() {
+    // As long as one argument may be (128 KiB).
+    let host = "h".repeat(100_000);
+    for args in [
+        vec!["watch", host.as_str()],
+        vec!["probe", "-h", host.as_str()],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            &stderr[..stderr.len().min(300)]
+        );
+        assert!(
+            stderr.contains("a host name has at most 253"),
+            "{}",
+            &stderr[..300.min(stderr.len())]
+        );
+        assert!(
+            out.stdout.len() + out.stderr.len() < 4096,
+            "the host is not echoed"
+        );
+    }
+}
