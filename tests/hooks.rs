@@ -266,3 +266,85 @@ async fn failing_and_overrunning_hooks_are_reported_counted_and_killed() {
         assert!(gone.is_ok(), "the hook's sleep {pid} outlived the watch");
     }
 }
+
+/// A hook that leaves a process in the background holding its stderr has ended when `sh`
+/// exits: its runs count as ok, none as timed out (before, each waited for the background
+/// process and was killed at `--exec-timeout`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_backgrounds_a_process_ends_when_sh_exits() {
+    let mut w = scrape::start(
+        "single-proxy",
+        5.0,
+        None,
+        &[
+            "--exec",
+            "echo started >&2; sleep 8 &",
+            "--exec-timeout",
+            "4s",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+        &[],
+    )
+    .await;
+    w.until("the MOVING", moving_seen).await;
+    let runs = |result: &str| format!("maintwatch_hook_runs_total{{result=\"{result}\"}}");
+    let done = w
+        .scrape_until("three finished runs", |s| {
+            let n = |r: &str| s.get(&runs(r)).copied().unwrap_or(0.0);
+            n("ok") + n("timed_out") + n("failed") >= 3.0
+        })
+        .await;
+    let samples = scrape::samples(&done);
+    assert_eq!(
+        samples.get(&runs("timed_out")).copied().unwrap_or(0.0),
+        0.0,
+        "{done}"
+    );
+    assert!(
+        samples.get(&runs("ok")).copied().unwrap_or(0.0) >= 3.0,
+        "{done}"
+    );
+    assert_eq!(w.interrupt().await, 130);
+    assert!(
+        !w.stderr_text().contains("--exec-timeout"),
+        "{}",
+        w.stderr_text()
+    );
+}
+
+/// Runs still queued when the watch's last `--exec-timeout` is over are said and counted, not
+/// lost without a word: four hooks that never end fill every slot with one line's runs, so the
+/// lines after it are still queued when Ctrl-C's wait ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_runs_dropped_at_exit_are_reported() {
+    let stuck = "sleep 60";
+    let mut w = scrape::start(
+        "single-proxy",
+        5.0,
+        None,
+        &[
+            "--exec",
+            stuck,
+            "--exec",
+            stuck,
+            "--exec",
+            stuck,
+            "--exec",
+            stuck,
+            "--exec-on",
+            "all",
+            "--exec-timeout",
+            "3s",
+        ],
+        &[],
+    )
+    .await;
+    w.until("the MOVING", moving_seen).await;
+    assert_eq!(w.interrupt().await, 130);
+    let stderr = w.stderr_text();
+    assert!(
+        stderr.contains("queued hook run(s) never started: the watch ended first"),
+        "{stderr}"
+    );
+}

@@ -38,7 +38,12 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     if settings.service.metrics.is_some() {
         refuse_shared_series(fleet.as_deref())?;
     }
-    let services = Services::start(&settings.service, settings.connect.password_text())?;
+    // Every endpoint's password is kept out of the hooks' environment, not only the first's.
+    let passwords: Vec<&str> = std::iter::once(&settings.connect)
+        .chain(fleet.iter().flatten().map(|(_, s)| &s.connect))
+        .filter_map(|c| c.password_text())
+        .collect();
+    let services = Services::start(&settings.service, &passwords)?;
     if let Some(server) = &services.server {
         eprintln!(
             "maintwatch: metrics at http://{}/metrics",

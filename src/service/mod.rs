@@ -56,8 +56,8 @@ pub struct Services {
 
 impl Services {
     /// Binds the metrics address and starts the hook runner (on the current runtime).
-    /// `password`: the watch's, kept out of the hooks' environment.
-    pub fn start(settings: &ServiceSettings, password: Option<&str>) -> anyhow::Result<Services> {
+    /// `passwords`: every endpoint's, kept out of the hooks' environment.
+    pub fn start(settings: &ServiceSettings, passwords: &[&str]) -> anyhow::Result<Services> {
         let metrics = settings.metrics.map(|_| Arc::new(Metrics::new()));
         let server = match (settings.metrics, &metrics) {
             (Some(addr), Some(m)) => Some(http::serve(addr, Arc::clone(m))?),
@@ -68,7 +68,7 @@ impl Services {
                 .as_ref()
                 .map(|m| m.hook_counters())
                 .unwrap_or_default();
-            Hooks::start(h, counters, password)
+            Hooks::start(h, counters, passwords)
         });
         Ok(Services {
             metrics,
