@@ -355,3 +355,20 @@ async fn a_scrape_gets_through_while_idle_connections_are_held() {
     drop(held);
     assert_eq!(w.interrupt().await, 130);
 }
+
+/// Two endpoints whose addresses differ only in what the label sanitises (`a"b` and `a_b`)
+/// would write one series: refused like two on the same address.
+#[test]
+fn endpoints_whose_labels_collide_after_sanitising_are_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", "a\"b:7000", "a_b:7000", "--metrics", "127.0.0.1:0"])
+        .args(["--duration", "1s"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("share a server address and port"),
+        "{stderr}"
+    );
+}

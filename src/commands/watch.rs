@@ -130,11 +130,13 @@ fn endpoint<'o>(
 
 /// Metrics are labelled by server address and port: two endpoints of a fleet on the same
 /// `host:port` (another db, another user) would overwrite each other's gauges, so they are
-/// refused rather than shown wrong.
+/// refused rather than shown wrong. Compared as the labels will read, after sanitising: `a"b`
+/// and `a_b` are one series.
 fn refuse_shared_series(fleet: Option<&[(String, WatchSettings)]>) -> anyhow::Result<()> {
     let mut seen = std::collections::BTreeMap::new();
     for (label, s) in fleet.unwrap_or_default() {
-        let key = (s.connect.host().to_string(), s.connect.port());
+        let address = crate::service::metrics::label_text(s.connect.host());
+        let key = (address, s.connect.port());
         if let Some(first) = seen.insert(key, label) {
             return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
                 format!(
