@@ -458,3 +458,21 @@ fn a_100_kb_host_name_is_refused_without_being_echoed() {
         );
     }
 }
+
+/// A host name that does not exist, before any session: a permanent error, exit 6 naming the
+/// host, not a retry every few seconds forever. The simulator's authoritative DNS answers
+/// NXDOMAIN for a name outside its records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_does_not_resolve_stops_the_watch_with_6_naming_it() {
+    let sim = simulator(None).await;
+    let host = format!("nope.{}", sim.host());
+    let url = format!("redis://{host}:{}", sim.port());
+    let dns = sim.dns_addr().to_string();
+    let out = run(&["watch", &url, "--dns-server", &dns]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the name {host} does not resolve")),
+        "{stderr}"
+    );
+}
