@@ -30,7 +30,7 @@ const CHUNK: usize = 1 << 16;
 const SLICE: Duration = Duration::from_millis(50);
 
 /// After a stop, a reader that took nothing for this long is taken to have stopped reading.
-const STALL: Duration = Duration::from_millis(400);
+const STALL: Duration = Duration::from_millis(200);
 
 /// Set by SIGTERM, SIGINT and SIGHUP; cleared when the queue is empty again (a SIGHUP that only
 /// reopened the capture must not make every later write give up).
@@ -231,7 +231,8 @@ impl Handle {
         state.closed = true;
         self.shared.work.notify_one();
         let mut progress = (state.written, Instant::now());
-        while !state.gone && (state.writing || !state.queue.is_empty()) {
+        // A reader already found stalled after the stop is not waited for a second time.
+        while !state.gone && !state.stalled && (state.writing || !state.queue.is_empty()) {
             if state.written != progress.0 {
                 progress = (state.written, Instant::now());
             } else if progress.1.elapsed() >= STALL {
