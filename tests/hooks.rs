@@ -8,7 +8,7 @@
 mod scrape;
 
 use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::{line, DnsEvent, WatchLine};
+use maintwatch::record::{line, WatchLine};
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,13 +26,17 @@ fn moving_seen(l: &[WatchLine]) -> bool {
     })
 }
 
-/// The default `--exec-on`: the lines an operator alerts on.
+/// The default `--exec-on`: once per maintenance event (a new notification) and once for its
+/// outcome (a close past the window, the dry-run verdict).
 fn alerting(l: &WatchLine) -> bool {
     match l {
-        WatchLine::Push(p) => matches!(p.frame.parsed, Classified::Maintenance(_)),
-        WatchLine::Dns(d) => d.event == DnsEvent::Changed || d.ours.is_some(),
-        WatchLine::Handshake(h) => h.repeat_of.is_none(),
-        WatchLine::Closed(_) | WatchLine::Handoff(_) | WatchLine::Verdict(_) => true,
+        WatchLine::Push(p) => {
+            matches!(p.frame.parsed, Classified::Maintenance(_))
+                && p.labels.is_empty()
+                && p.copy_of.is_none()
+        }
+        WatchLine::Closed(c) => c.past_s.is_some_and(|past| past > 0.0),
+        WatchLine::Verdict(_) => true,
         _ => false,
     }
 }
@@ -123,6 +127,15 @@ async fn a_hook_gets_each_alerting_line_on_stdin_and_its_event_in_the_environmen
     assert!(
         runs.iter().any(|r| r.kind == "closed"),
         "the close ran the hook"
+    );
+    // One MOVING pages once for itself and once for each outcome, not for every line about it
+    // (handshakes, DNS lines, the dry-run's steps).
+    let mut kinds: Vec<&str> = runs.iter().map(|r| r.kind.as_str()).collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        ["closed", "push", "verdict"],
+        "one page per event and outcome"
     );
     let host = w.sim.host();
     for r in &runs {

@@ -11,13 +11,13 @@ pub struct ServiceArgs {
     /// format, or OpenMetrics when the scraper asks for it (docs/metrics.md).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
-    /// Run CMD with `sh -c` for each line an operator alerts on (repeatable): the JSON line on
-    /// its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in its environment,
-    /// never the password. At most 4 run at once; a slow or failing hook never delays the watch.
+    /// Run CMD with `sh -c` once per maintenance event and once for its outcome (repeatable):
+    /// the JSON line on its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in
+    /// its environment, never a password. At most 4 run at once; a slow or failing hook never delays the watch.
     #[arg(long, value_name = "CMD")]
     pub exec: Vec<String>,
-    /// The line types that run --exec (comma list of JSON `type`s, or `all`). Default: maintenance
-    /// notifications, socket closes, DNS changes, opt-in outcomes, dry-runs and verdicts.
+    /// The line types that run --exec (comma list of JSON `type`s, or `all`). Default: each new
+    /// maintenance notification, a socket close past the declared window, and the dry-run verdict.
     #[arg(long, value_name = "TYPES", requires = "exec")]
     pub exec_on: Vec<String>,
     /// Kill a hook (its process group) still running after this long.

@@ -13,7 +13,7 @@
 use super::metrics::HookResult;
 use crate::notification::Classified;
 use crate::output::sink::Sink;
-use crate::record::{DnsEvent, WatchLine};
+use crate::record::WatchLine;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use std::collections::{BTreeSet, HashSet};
@@ -57,8 +57,9 @@ pub const LINE_TYPES: [&str; 15] = [
 /// Which lines run the hooks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExecOn {
-    /// The ones an operator alerts on: maintenance notifications, socket closes, DNS changes,
-    /// opt-in outcomes (first reports, not repeats), dry-run decisions and verdicts.
+    /// Once per maintenance event and once for its outcome: a notification that is new (not
+    /// resent, not a catch-up replay, not a copy from another node), a socket close past the
+    /// declared window, and the dry-run verdict. A page per event, not per line about it.
     Alerting,
     /// Every line of these types.
     Types(BTreeSet<&'static str>),
@@ -91,10 +92,13 @@ impl ExecOn {
         match self {
             ExecOn::Types(types) => types.contains(type_name(line)),
             ExecOn::Alerting => match line {
-                WatchLine::Push(p) => matches!(p.frame.parsed, Classified::Maintenance(_)),
-                WatchLine::Dns(d) => d.event == DnsEvent::Changed || d.ours.is_some(),
-                WatchLine::Handshake(h) => h.repeat_of.is_none(),
-                WatchLine::Closed(_) | WatchLine::Handoff(_) | WatchLine::Verdict(_) => true,
+                WatchLine::Push(p) => {
+                    matches!(p.frame.parsed, Classified::Maintenance(_))
+                        && p.labels.is_empty()
+                        && p.copy_of.is_none()
+                }
+                WatchLine::Closed(c) => c.past_s.is_some_and(|past| past > 0.0),
+                WatchLine::Verdict(_) => true,
                 _ => false,
             },
         }
