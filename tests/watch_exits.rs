@@ -476,3 +476,56 @@ async fn a_host_that_does_not_resolve_stops_the_watch_with_6_naming_it() {
         "{stderr}"
     );
 }
+
+/// Small usage texts (issue 25): `--count 0` says what N counts, not a range of u32; a
+/// malformed `decide --endpoint` is a usage error (2), not a generic one; a missing pcap names
+/// the OS error once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_texts_say_what_to_change_once_with_the_usage_exit() {
+    let out = run(&["watch", "redis://127.0.0.1:1", "--count", "0"]).await;
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("N is at least 1 (leave --count out"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("4294967295"), "{}", stderr(&out));
+
+    let out = run(&["decide", "--endpoint", "foo"]).await;
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--endpoint"), "{}", stderr(&out));
+
+    let out = run(&["pcap", "/nonexistent/capture.pcap"]).await;
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr(&out).matches("No such file or directory").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--metrics 9464` is loopback port 9464 and `--metrics localhost:PORT` is resolved; before,
+/// both were "invalid socket address syntax".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_takes_a_port_alone_or_a_host_name() {
+    for value in ["0", "localhost:0"] {
+        let out = run(&[
+            "watch",
+            "redis://127.0.0.1:1",
+            "--metrics",
+            value,
+            "--duration",
+            "1s",
+        ])
+        .await;
+        let err = stderr(&out);
+        // A port alone is loopback; `localhost` is whichever loopback address it resolves to.
+        let want = if value == "0" {
+            "maintwatch: metrics at http://127.0.0.1:"
+        } else {
+            "maintwatch: metrics at http://"
+        };
+        assert!(err.contains(want), "{value}: {err}");
+    }
+}

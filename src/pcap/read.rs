@@ -33,11 +33,19 @@ pub struct FileReport {
     pub truncated: Option<u64>,
 }
 
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> ReadError {
+        ReadError::Io(e)
+    }
+}
+
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The OS error is in the text and not a source as well: shown with its chain (`{:#}`) it
+    /// was said twice.
     #[error("cannot open: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("not a pcap or pcapng file (unrecognised header)")]
     NotCapture,
     #[error("the file is empty")]
