@@ -13,7 +13,7 @@
 use super::metrics::HookResult;
 use crate::notification::Classified;
 use crate::output::sink::Sink;
-use crate::record::WatchLine;
+use crate::record::{Label, WatchLine};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use std::collections::{BTreeSet, HashSet};
@@ -93,8 +93,13 @@ impl ExecOn {
             ExecOn::Types(types) => types.contains(type_name(line)),
             ExecOn::Alerting => match line {
                 WatchLine::Push(p) => {
+                    // A MOVING that came with the opt-in is new to this watch; a resent or
+                    // replayed one is not.
                     matches!(p.frame.parsed, Classified::Maintenance(_))
-                        && p.labels.is_empty()
+                        && !p
+                            .labels
+                            .iter()
+                            .any(|l| matches!(l, Label::CatchUp | Label::Resent))
                         && p.copy_of.is_none()
                 }
                 WatchLine::Closed(c) => c.past_s.is_some_and(|past| past > 0.0),
