@@ -8,7 +8,7 @@
 mod scrape;
 
 use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::{line, DnsEvent, WatchLine};
+use maintwatch::record::{line, Label, WatchLine};
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,13 +26,20 @@ fn moving_seen(l: &[WatchLine]) -> bool {
     })
 }
 
-/// The default `--exec-on`: the lines an operator alerts on.
+/// The default `--exec-on`: once per maintenance event (a new notification) and once for its
+/// outcome (a close past the window, the dry-run verdict).
 fn alerting(l: &WatchLine) -> bool {
     match l {
-        WatchLine::Push(p) => matches!(p.frame.parsed, Classified::Maintenance(_)),
-        WatchLine::Dns(d) => d.event == DnsEvent::Changed || d.ours.is_some(),
-        WatchLine::Handshake(h) => h.repeat_of.is_none(),
-        WatchLine::Closed(_) | WatchLine::Handoff(_) | WatchLine::Verdict(_) => true,
+        WatchLine::Push(p) => {
+            matches!(p.frame.parsed, Classified::Maintenance(_))
+                && !p
+                    .labels
+                    .iter()
+                    .any(|l| matches!(l, Label::CatchUp | Label::Resent))
+                && p.copy_of.is_none()
+        }
+        WatchLine::Closed(c) => c.past_s.is_some_and(|past| past > 0.0),
+        WatchLine::Verdict(_) => true,
         _ => false,
     }
 }
@@ -123,6 +130,15 @@ async fn a_hook_gets_each_alerting_line_on_stdin_and_its_event_in_the_environmen
     assert!(
         runs.iter().any(|r| r.kind == "closed"),
         "the close ran the hook"
+    );
+    // One MOVING pages once for itself and once for each outcome, not for every line about it
+    // (handshakes, DNS lines, the dry-run's steps).
+    let mut kinds: Vec<&str> = runs.iter().map(|r| r.kind.as_str()).collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        ["closed", "push", "verdict"],
+        "one page per event and outcome"
     );
     let host = w.sim.host();
     for r in &runs {
@@ -265,4 +281,86 @@ async fn failing_and_overrunning_hooks_are_reported_counted_and_killed() {
         .await;
         assert!(gone.is_ok(), "the hook's sleep {pid} outlived the watch");
     }
+}
+
+/// A hook that leaves a process in the background holding its stderr has ended when `sh`
+/// exits: its runs count as ok, none as timed out (before, each waited for the background
+/// process and was killed at `--exec-timeout`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_backgrounds_a_process_ends_when_sh_exits() {
+    let mut w = scrape::start(
+        "single-proxy",
+        5.0,
+        None,
+        &[
+            "--exec",
+            "echo started >&2; sleep 8 &",
+            "--exec-timeout",
+            "4s",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+        &[],
+    )
+    .await;
+    w.until("the MOVING", moving_seen).await;
+    let runs = |result: &str| format!("maintwatch_hook_runs_total{{result=\"{result}\"}}");
+    let done = w
+        .scrape_until("two finished runs", |s| {
+            let n = |r: &str| s.get(&runs(r)).copied().unwrap_or(0.0);
+            n("ok") + n("timed_out") + n("failed") >= 2.0
+        })
+        .await;
+    let samples = scrape::samples(&done);
+    assert_eq!(
+        samples.get(&runs("timed_out")).copied().unwrap_or(0.0),
+        0.0,
+        "{done}"
+    );
+    assert!(
+        samples.get(&runs("ok")).copied().unwrap_or(0.0) >= 2.0,
+        "{done}"
+    );
+    assert_eq!(w.interrupt().await, 130);
+    assert!(
+        !w.stderr_text().contains("--exec-timeout"),
+        "{}",
+        w.stderr_text()
+    );
+}
+
+/// Runs still queued when the watch's last `--exec-timeout` is over are said and counted, not
+/// lost without a word: four hooks that never end fill every slot with one line's runs, so the
+/// lines after it are still queued when Ctrl-C's wait ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_runs_dropped_at_exit_are_reported() {
+    let stuck = "sleep 60";
+    let mut w = scrape::start(
+        "single-proxy",
+        5.0,
+        None,
+        &[
+            "--exec",
+            stuck,
+            "--exec",
+            stuck,
+            "--exec",
+            stuck,
+            "--exec",
+            stuck,
+            "--exec-on",
+            "all",
+            "--exec-timeout",
+            "3s",
+        ],
+        &[],
+    )
+    .await;
+    w.until("the MOVING", moving_seen).await;
+    assert_eq!(w.interrupt().await, 130);
+    let stderr = w.stderr_text();
+    assert!(
+        stderr.contains("queued hook run(s) never started: the watch ended first"),
+        "{stderr}"
+    );
 }

@@ -328,3 +328,47 @@ fn a_series_set_is_distinct_per_endpoint() {
         .collect();
     assert_eq!(conns.len(), 2, "{text}");
 }
+
+/// Idle peers cannot lock a scraper out: with more connections held open, sending nothing,
+/// than the server has slots, a scrape still gets its answer (before, 16 idle connections made
+/// every scrape fail for 10 s each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_gets_through_while_idle_connections_are_held() {
+    let mut w = scrape::start(
+        "single-proxy",
+        5.0,
+        None,
+        &["--metrics", "127.0.0.1:0"],
+        &[],
+    )
+    .await;
+    let addr = w.metrics.expect("--metrics");
+    let mut held = Vec::new();
+    for _ in 0..100 {
+        held.push(tokio::net::TcpStream::connect(addr).await.expect("connect"));
+    }
+    for _ in 0..3 {
+        let (head, body) = scrape::get(addr, None).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(body.contains("maintwatch_"), "{body}");
+    }
+    drop(held);
+    assert_eq!(w.interrupt().await, 130);
+}
+
+/// Two endpoints whose addresses differ only in what the label sanitises (`a"b` and `a_b`)
+/// would write one series: refused like two on the same address.
+#[test]
+fn endpoints_whose_labels_collide_after_sanitising_are_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", "a\"b:7000", "a_b:7000", "--metrics", "127.0.0.1:0"])
+        .args(["--duration", "1s"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("share a server address and port"),
+        "{stderr}"
+    );
+}

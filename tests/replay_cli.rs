@@ -442,3 +442,40 @@ fn replay_grade_names_the_line_it_cannot_read() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("no grade_input line"));
 }
+
+/// A crafted capture whose key holds ESC, an OSC title sequence and CR: serde's error quotes
+/// the key, and the report shows it escaped, never as the bytes a terminal would obey.
+#[test]
+fn error_texts_quoting_the_input_are_escaped() {
+    let body = b"{\"type\":\"push\",\"v\":1,\"\\u001b]0;pwned\\u0007\\rforged\":1}\n";
+    let (_dir, path) = temp_capture(body);
+    let out = maintwatch(&["replay", path_str(&path)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("capture.jsonl:1: not a maintwatch JSON line"),
+        "{err}"
+    );
+    assert!(err.contains("\\x1b]0;pwned\\x07\\rforged"), "{err}");
+    assert!(!err.contains(['\u{1b}', '\u{7}', '\r']), "{err:?}");
+}
+
+/// A file that is not a capture at all gives a few bad lines and their count, not one report
+/// per line of it.
+#[test]
+fn a_file_that_is_no_capture_reports_a_few_bad_lines_and_their_count() {
+    let body = "not json\n".repeat(5000);
+    let (_dir, path) = temp_capture(body.as_bytes());
+    let out = maintwatch(&["replay", path_str(&path)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.matches("not a maintwatch JSON line").count(),
+        10,
+        "{err}"
+    );
+    assert!(
+        err.contains("capture.jsonl: 4990 more bad lines not shown (5000 in all)"),
+        "{err}"
+    );
+}

@@ -387,3 +387,145 @@ async fn a_full_disk_names_the_capture_and_the_summary_still_reaches_stdout() {
     summary(&lines);
     assert_eq!(code(&out), 1, "the lost capture shows in the exit code");
 }
+
+/// `--from /dev/zero` (watch and probe) and `yes | watch --from -`: refused at the first line
+/// past a bound, naming it, with the usage exit; before, the whole device was read into memory.
+#[test]
+fn endless_endpoint_lists_are_refused_at_the_line_past_a_bound() {
+    for command in ["watch", "probe"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args([command, "--from", "/dev/zero"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("--from: /dev/zero, line 1: longer than 8192 bytes"),
+            "{command}: {stderr}"
+        );
+    }
+    let mut watch = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", "--from", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = watch.stdin.take().unwrap();
+    // `yes`: written until the watch closes its end.
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let lines = "y\n".repeat(4096);
+        while stdin.write_all(lines.as_bytes()).is_ok() {}
+    });
+    let out = watch.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("standard input, line 100001: more than 100000 endpoints"),
+        "{stderr}"
+    );
+}
+
+/// A host name longer than DNS allows is refused where it is parsed, quoted short.
+#[test]
+fn a_100_kb_host_name_is_refused_without_being_echoed() {
+    // As long as one argument may be (128 KiB).
+    let host = "h".repeat(100_000);
+    for args in [
+        vec!["watch", host.as_str()],
+        vec!["probe", "-h", host.as_str()],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            &stderr[..stderr.len().min(300)]
+        );
+        assert!(
+            stderr.contains("a host name has at most 253"),
+            "{}",
+            &stderr[..300.min(stderr.len())]
+        );
+        assert!(
+            out.stdout.len() + out.stderr.len() < 4096,
+            "the host is not echoed"
+        );
+    }
+}
+
+/// A host name that does not exist, before any session: a permanent error, exit 6 naming the
+/// host, not a retry every few seconds forever. The simulator's authoritative DNS answers
+/// NXDOMAIN for a name outside its records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_does_not_resolve_stops_the_watch_with_6_naming_it() {
+    let sim = simulator(None).await;
+    let host = format!("nope.{}", sim.host());
+    let url = format!("redis://{host}:{}", sim.port());
+    let dns = sim.dns_addr().to_string();
+    let out = run(&["watch", &url, "--dns-server", &dns]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the name {host} does not resolve")),
+        "{stderr}"
+    );
+}
+
+/// Small usage texts (issue 25): `--count 0` says what N counts, not a range of u32; a
+/// malformed `decide --endpoint` is a usage error (2), not a generic one; a missing pcap names
+/// the OS error once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_texts_say_what_to_change_once_with_the_usage_exit() {
+    let out = run(&["watch", "redis://127.0.0.1:1", "--count", "0"]).await;
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("N is at least 1 (leave --count out"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("4294967295"), "{}", stderr(&out));
+
+    let out = run(&["decide", "--endpoint", "foo"]).await;
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--endpoint"), "{}", stderr(&out));
+
+    let out = run(&["pcap", "/nonexistent/capture.pcap"]).await;
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr(&out).matches("No such file or directory").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--metrics 9464` is loopback port 9464 and `--metrics localhost:PORT` is resolved; before,
+/// both were "invalid socket address syntax".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_takes_a_port_alone_or_a_host_name() {
+    for value in ["0", "localhost:0"] {
+        let out = run(&[
+            "watch",
+            "redis://127.0.0.1:1",
+            "--metrics",
+            value,
+            "--duration",
+            "1s",
+        ])
+        .await;
+        let err = stderr(&out);
+        // A port alone is loopback; `localhost` is whichever loopback address it resolves to.
+        let want = if value == "0" {
+            "maintwatch: metrics at http://127.0.0.1:"
+        } else {
+            "maintwatch: metrics at http://"
+        };
+        assert!(err.contains(want), "{value}: {err}");
+    }
+}

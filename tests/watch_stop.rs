@@ -463,3 +463,87 @@ fn the_flood_frames_are_what_the_watch_reads_as_pushes() {
     }
     assert!(Path::new(env!("CARGO_BIN_EXE_maintwatch")).exists());
 }
+
+/// A watch whose stdout nobody reads (a pipe left full) still hears SIGTERM: it ends with 143,
+/// says on stderr how many lines stdout could not take, and writes the summary there. Before,
+/// the watch sat in a write to the full pipe and never saw the signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_a_watch_whose_stdout_nobody_reads_with_the_summary_on_stderr() {
+    let (addr, offered) = flood_server(Flood::Notifications).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &format!("redis://{addr}"), "--no-handoff"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    // Held, never read: the pipe fills and stays full.
+    let _unread = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let stderr = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = err.read_to_string(&mut text).await;
+        text
+    });
+    // The watch is held up once the flood stops moving: what it read fills the pipe, its queue
+    // and the frames in flight, and TCP pushes back on the server.
+    let waited = tokio::time::timeout(GUARD, async {
+        let mut last = 0;
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let now = offered.load(Ordering::SeqCst);
+            if now > 0 && now == last {
+                break;
+            }
+            last = now;
+        }
+    })
+    .await;
+    assert!(
+        waited.is_ok(),
+        "hang guard: the watch never stopped reading"
+    );
+    let pid = child.id().expect("running") as i32;
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let Ok(status) = tokio::time::timeout(STOP_GUARD, child.wait()).await else {
+        panic!("hang guard: SIGTERM did not end a watch whose stdout is full");
+    };
+    let stderr = stderr.await.unwrap();
+    assert_eq!(status.unwrap().code(), Some(143), "{stderr}");
+    assert!(
+        stderr.contains("not written (its reader stopped reading); the summary follows here"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("summary"), "{stderr}");
+}
+
+/// `watch | head -c 1000`: the reader goes away; the watch stops, says so on stderr with the
+/// summary, and does not exit 0 as if all was well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_goes_away_stops_the_watch_with_a_word_and_exit_1() {
+    let (addr, _) = flood_server(Flood::Notifications).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        .args(["watch", &format!("redis://{addr}"), "--no-handoff"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 1000];
+    out.read_exact(&mut first).await.unwrap();
+    drop(out);
+    let mut err = child.stderr.take().unwrap();
+    let mut stderr = String::new();
+    let Ok(status) = tokio::time::timeout(STOP_GUARD, child.wait()).await else {
+        panic!("hang guard: the watch went on after its reader left");
+    };
+    let _ = err.read_to_string(&mut stderr).await;
+    assert_eq!(status.unwrap().code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("(its reader went away); the summary follows here"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("summary"), "{stderr}");
+}

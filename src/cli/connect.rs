@@ -343,6 +343,13 @@ impl ConnectArgs {
         if host.is_empty() {
             return Err(ConfigError::Invalid("-h: the host is empty".into()));
         }
+        let max = crate::conn::url::MAX_HOST;
+        if host.len() > max {
+            return Err(ConfigError::Invalid(format!(
+                "-h: the host is {} bytes long; a host name has at most {max}",
+                host.len()
+            )));
+        }
         Ok(RedisUrl {
             tls: false,
             host,

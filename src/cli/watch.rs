@@ -48,7 +48,7 @@ pub struct WatchArgs {
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// Stop after N maintenance notifications.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_count)]
     pub count: Option<u32>,
     /// One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md).
     #[arg(long)]
@@ -178,6 +178,19 @@ fn positive_speed(s: &str) -> Result<f64, String> {
         Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
         Ok(_) => Err(format!("{s:?} is not a positive number")),
         Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}
+
+/// `--count`: at least one notification, said in words rather than as a range of `u32`.
+fn parse_count(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(0) => Err(
+            "the watch stops after N notifications, so N is at least 1 (leave \
+                      --count out to watch without a limit)"
+                .into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a whole number of notifications")),
     }
 }
 

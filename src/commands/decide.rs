@@ -6,15 +6,17 @@ use crate::dns::{DnsOptions, DnsResolver};
 use crate::exit;
 use crate::handoff::{self, EndpointHost, HandoffInput, RandJitter, TokioClock};
 use crate::notification::HostPort;
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use std::time::Duration;
 
 pub async fn run(args: &DecideArgs) -> anyhow::Result<i32> {
+    // A malformed flag value is a usage error (exit 2), as clap's own are.
+    let usage = |text: String| anyhow::Error::new(crate::conn::ConfigError::Invalid(text));
     let endpoint = HostPort::parse(&args.endpoint)
-        .map_err(|e| anyhow!("--endpoint: {e}"))?
-        .ok_or_else(|| anyhow!("--endpoint: {:?} names no address", args.endpoint))?;
+        .map_err(|e| usage(format!("--endpoint: {e}")))?
+        .ok_or_else(|| usage(format!("--endpoint: {:?} names no address", args.endpoint)))?;
     let successor = match &args.successor {
-        Some(s) => HostPort::parse(s).map_err(|e| anyhow!("--successor: {e}"))?,
+        Some(s) => HostPort::parse(s).map_err(|e| usage(format!("--successor: {e}")))?,
         None => None,
     };
     if args.window.subsec_nanos() != 0 {

@@ -127,14 +127,13 @@ fn endpoints(
     let mut bad_lines = false;
     if let Some(from) = &args.from {
         let (text, source) = if from == "-" {
-            let mut text = String::new();
-            stdin
-                .read_to_string(&mut text)
-                .context("cannot read endpoints from standard input")?;
-            (text, "standard input".to_string())
+            let source = "standard input".to_string();
+            let text = probe::read_endpoint_text(stdin, &source).context("--from -")?;
+            (text, source)
         } else {
-            let text = std::fs::read_to_string(from)
+            let mut file = std::fs::File::open(from)
                 .with_context(|| format!("cannot read endpoints from {from}"))?;
+            let text = probe::read_endpoint_text(&mut file, from).context("--from")?;
             (text, from.clone())
         };
         let list = probe::parse_endpoint_list(&text, &source);

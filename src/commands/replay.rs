@@ -10,6 +10,7 @@
 //! memory at a time, each at most [`MAX_LINE`] bytes, and the report keeps counts, not lists.
 
 use crate::cli::ReplayArgs;
+use crate::escape::sanitize;
 use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink;
@@ -176,6 +177,9 @@ fn replay_file(
 ) -> anyhow::Result<ReplayReport> {
     // Every line is shown in `replay`, detail lines included: the file is what is examined.
     let mut lines = sink::lines(&mut *out, args.json, *style, true);
+    // Error texts quote the input (serde names the unknown field it read): escaped like a line.
+    let name = sanitize(name);
+    let mut bad_shown = 0;
     let report = replay_with(reader, MAX_LINE, args.check, |event| {
         match event {
             Event::Line(line) if timeline => lines.line(line)?,
@@ -183,20 +187,25 @@ fn replay_file(
             Event::Line(_) | Event::Tagged(..) => {}
             Event::Differs(n, what) if args.check => {
                 lines.flush()?;
+                let what = sanitize(&what);
                 writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
             }
             Event::Recomputed(n, what) if args.check => {
                 lines.flush()?;
+                let what = sanitize(&what);
                 writeln!(
                     err,
                     "maintwatch replay: {name}:{n}: timeline differs: {what}"
                 )?;
             }
             Event::Differs(..) | Event::Recomputed(..) => {}
-            Event::Bad(n, why) => {
+            // A file that is no capture at all (a pcap) would give one line per line of it.
+            Event::Bad(n, why) if bad_shown < BAD_SHOWN => {
+                bad_shown += 1;
                 lines.flush()?;
-                writeln!(err, "maintwatch replay: {name}:{n}: {why}")?;
+                writeln!(err, "maintwatch replay: {name}:{n}: {}", sanitize(&why))?;
             }
+            Event::Bad(..) => {}
         }
         Ok(())
     })
@@ -204,6 +213,9 @@ fn replay_file(
     lines.flush()?;
     Ok(report)
 }
+
+/// Bad lines reported one by one; past them only their number.
+const BAD_SHOWN: usize = 10;
 
 /// Reports how a file ended; returns whether it passed.
 fn verdict(
@@ -218,8 +230,18 @@ fn verdict(
             "maintwatch replay: {name}:{n}: torn last line (the capture was cut mid-write), ignored"
         )?;
     }
+    let name = sanitize(name);
     let mut ok = report.bad_lines == 0;
+    if report.bad_lines > BAD_SHOWN {
+        writeln!(
+            err,
+            "maintwatch replay: {name}: {} more bad lines not shown ({} in all)",
+            report.bad_lines - BAD_SHOWN,
+            report.bad_lines
+        )?;
+    }
     if let Some((n, why)) = &report.stopped {
+        let why = sanitize(why);
         writeln!(err, "maintwatch replay: {name}:{n}: {why}; stopped reading")?;
         ok = false;
     } else if report.valid == 0 {

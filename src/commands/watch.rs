@@ -3,6 +3,9 @@
 //! URLs or `--from FILE`) in one process.
 
 use crate::cli::watch::WatchArgs;
+use crate::exit;
+use crate::output::sink::KeptSummaries;
+use crate::output::stdout::{Outcome, Stdout};
 use crate::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
@@ -29,9 +32,9 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
             "maintwatch: warning: --insecure: the server's certificate is NOT verified; anyone on the path can read and change this session"
         );
     }
-    let stdout = std::io::stdout();
-    // Rust's stdout flushes at every newline; the watch decides when to flush instead.
-    let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    // A reader that stops reading must not make the watch deaf to signals and `--duration`.
+    let deadline = settings.duration.map(|d| std::time::Instant::now() + d);
+    let (out, stdout) = Stdout::start(deadline)?;
     let flag = match (&settings.service.metrics, &settings.service.otlp) {
         (Some(_), _) => Some("--metrics"),
         (None, Some(_)) => Some("--otlp"),
@@ -40,7 +43,12 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     if let Some(flag) = flag {
         refuse_shared_series(flag, fleet.as_deref())?;
     }
-    let services = Services::start(&settings.service, settings.connect.password_text())?;
+    // Every endpoint's password is kept out of the hooks' environment, not only the first's.
+    let passwords: Vec<&str> = std::iter::once(&settings.connect)
+        .chain(fleet.iter().flatten().map(|(_, s)| &s.connect))
+        .filter_map(|c| c.password_text())
+        .collect();
+    let services = Services::start(&settings.service, &passwords)?;
     if let Some(server) = &services.server {
         eprintln!(
             "maintwatch: metrics at http://{}/metrics",
@@ -48,6 +56,8 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         );
     }
     let mut sinks = settings.sinks(out)?;
+    let summaries = KeptSummaries::default();
+    sinks.add(Box::new(summaries.clone()));
     let endpoints: Vec<Endpoint> = match fleet {
         None => vec![endpoint(&services, settings.clone(), None)],
         Some(fleet) => fleet
@@ -55,21 +65,56 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
             .map(|(label, s)| endpoint(&services, s, Some(label)))
             .collect(),
     };
-    let end = watch::watch_fleet(
-        &settings,
-        endpoints,
-        &mut sinks,
-        std::future::pending::<()>(),
-        None,
-    )
-    .await?;
+    let gone = stdout.clone();
+    let end = watch::watch_fleet(&settings, endpoints, &mut sinks, gone.gone(), None).await?;
     // The hooks' queue closes with their sinks; then the last runs are waited for.
     drop(sinks);
+    let written = stdout.finish();
     services.finish().await;
     for (label, one) in &end.ends {
         report(label.as_deref(), one);
     }
-    Ok(end.exit_code())
+    let code = end.exit_code();
+    if !written.gone && written.dropped == 0 {
+        return Ok(code);
+    }
+    summary_on_stderr(&settings, written, summaries.take())?;
+    // A signal's code stands; otherwise the watch stopped because nobody read it.
+    Ok(if written.gone && code < exit::HANGUP {
+        exit::FAILURE
+    } else {
+        code
+    })
+}
+
+/// stdout lost lines (its reader stopped reading, or went away): say so, and write the
+/// summaries again where they can be read.
+fn summary_on_stderr(
+    settings: &WatchSettings,
+    written: Outcome,
+    summaries: Vec<(Option<String>, crate::record::WatchLine)>,
+) -> anyhow::Result<()> {
+    let why = if written.gone {
+        "its reader went away"
+    } else {
+        "its reader stopped reading"
+    };
+    let n = written.dropped;
+    let lines = if n == 1 { "line" } else { "lines" };
+    eprintln!("maintwatch: stdout: {n} {lines} not written ({why}); the summary follows here");
+    let style = crate::output::human::Style {
+        color: false,
+        time: settings.time,
+    };
+    let mut err = crate::output::sink::lines(std::io::stderr(), settings.json, style, false);
+    for (label, line) in &summaries {
+        match label {
+            Some(label) => err.line_of(label, line)?,
+            None => err.line(line)?,
+        }
+    }
+    err.flush()?;
+    Ok(())
 }
 
 /// One endpoint of the watch, with the sinks that serve it alone: where a per-endpoint
@@ -90,14 +135,16 @@ fn endpoint<'o>(
 
 /// Metrics are labelled by server address and port: two endpoints of a fleet on the same
 /// `host:port` (another db, another user) would overwrite each other's gauges, so they are
-/// refused rather than shown wrong.
+/// refused rather than shown wrong. Compared as the labels will read, after sanitising: `a"b`
+/// and `a_b` are one series.
 fn refuse_shared_series(
     flag: &str,
     fleet: Option<&[(String, WatchSettings)]>,
 ) -> anyhow::Result<()> {
     let mut seen = std::collections::BTreeMap::new();
     for (label, s) in fleet.unwrap_or_default() {
-        let key = (s.connect.host().to_string(), s.connect.port());
+        let address = crate::service::metrics::label_text(s.connect.host());
+        let key = (address, s.connect.port());
         if let Some(first) = seen.insert(key, label) {
             return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
                 format!(

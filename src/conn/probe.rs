@@ -672,6 +672,63 @@ pub fn parse_endpoint_list(text: &str, source: &str) -> EndpointList {
     list
 }
 
+/// The most an endpoint list may hold: far more than any fleet, far less than a mistake
+/// (`--from /dev/zero`, `yes |`) would make the process read.
+pub const MAX_LIST_BYTES: usize = 16 << 20;
+/// The longest line of an endpoint list (a URL with a long password is a few hundred bytes).
+pub const MAX_LIST_LINE: usize = 8 << 10;
+/// The most endpoints in one list.
+pub const MAX_LIST_ENDPOINTS: usize = 100_000;
+
+/// Reads an endpoint list from `input` within [`MAX_LIST_BYTES`], [`MAX_LIST_LINE`] and
+/// [`MAX_LIST_ENDPOINTS`], stopping at the first line past a bound with an error naming `source`
+/// and the line: a device or an endless pipe is never read further than that.
+pub fn read_endpoint_text(input: &mut dyn std::io::Read, source: &str) -> anyhow::Result<String> {
+    use std::io::{BufRead, Read};
+    let bounded = input.take(MAX_LIST_BYTES as u64 + 1);
+    let mut reader = std::io::BufReader::new(bounded);
+    let mut text = Vec::new();
+    let (mut line, mut endpoints) = (0usize, 0usize);
+    let fail = |what: String| anyhow::Error::new(ConfigError::Invalid(what));
+    loop {
+        let start = text.len();
+        let n = (&mut reader)
+            .take(MAX_LIST_LINE as u64 + 2)
+            .read_until(b'\n', &mut text)
+            .map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        line += 1;
+        let body = text[start..].strip_suffix(b"\n").unwrap_or(&text[start..]);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        if body.len() > MAX_LIST_LINE {
+            return Err(fail(format!(
+                "{source}, line {line}: longer than {MAX_LIST_LINE} bytes: not an endpoint list"
+            )));
+        }
+        if text.len() > MAX_LIST_BYTES {
+            return Err(fail(format!(
+                "{source}, line {line}: past {} MiB: an endpoint list is smaller",
+                MAX_LIST_BYTES >> 20
+            )));
+        }
+        let listed = std::str::from_utf8(body)
+            .map_err(|_| fail(format!("{source}, line {line}: not UTF-8 text")))?;
+        if !strip_comment(listed).trim().is_empty() {
+            endpoints += 1;
+            if endpoints > MAX_LIST_ENDPOINTS {
+                return Err(fail(format!(
+                    "{source}, line {line}: more than {MAX_LIST_ENDPOINTS} endpoints; split the \
+                     list over several processes"
+                )));
+            }
+        }
+    }
+    // Every line was checked to be UTF-8.
+    String::from_utf8(text).map_err(|_| fail(format!("{source}: not UTF-8 text")))
+}
+
 fn strip_comment(line: &str) -> &str {
     let mut previous = ' ';
     for (at, c) in line.char_indices() {
@@ -737,6 +794,58 @@ mod tests {
         assert_eq!(exit_code(&reports), exit::AUTH_FAILED);
         assert_eq!(exit_code(&reports[..1]), exit::SUCCESS);
         assert_eq!(exit_code(&[]), exit::SUCCESS);
+    }
+
+    /// Counts the bytes taken from an endless source.
+    struct Counted<R>(R, u64);
+
+    impl<R: std::io::Read> std::io::Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1 += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_at_its_line_having_read_little() {
+        let mut zeros = Counted(std::io::repeat(0), 0);
+        let e = read_endpoint_text(&mut zeros, "/dev/zero").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero, line 1: longer than 8192 bytes: not an endpoint list"
+        );
+        // One buffer past the line bound, not the device.
+        assert!(zeros.1 <= 64 * 1024, "read {} bytes", zeros.1);
+    }
+
+    #[test]
+    fn endless_short_lines_stop_at_the_endpoint_bound() {
+        // `yes`: "y\n" forever.
+        struct Yes;
+        impl std::io::Read for Yes {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                for pair in buf.chunks_mut(2) {
+                    pair[0] = b'y';
+                    if pair.len() == 2 {
+                        pair[1] = b'\n';
+                    }
+                }
+                Ok(buf.len() & !1)
+            }
+        }
+        let mut yes = Counted(Yes, 0);
+        let e = read_endpoint_text(&mut yes, "standard input").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "standard input, line 100001: more than 100000 endpoints; split the list over several \
+             processes"
+        );
+        assert!(yes.1 <= 2 * 100_001 + 64 * 1024, "read {} bytes", yes.1);
+        // Comments and blank lines do not count; a list at the bound is read whole.
+        let list = "# fleet\n\n".to_string() + &"h\n".repeat(MAX_LIST_ENDPOINTS);
+        let text = read_endpoint_text(&mut list.as_bytes(), "f").unwrap();
+        assert_eq!(text.len(), list.len());
     }
 
     #[test]

@@ -42,7 +42,7 @@ impl RedisUrl {
     /// Parses `redis://...`, `rediss://...` or a bare `host[:port]`.
     pub fn parse(input: &str) -> Result<RedisUrl, UrlError> {
         let fail = |reason: String| UrlError {
-            input: redact(input),
+            input: shown(&redact(input)),
             reason,
         };
         let text = input.trim();
@@ -166,6 +166,20 @@ pub(crate) fn display_endpoint(
     format!("{scheme}://{user}{host}:{port}{db}")
 }
 
+/// The most of a rejected input an error quotes: enough to find it, never megabytes.
+const SHOWN: usize = 120;
+
+/// `input` as an error quotes it: cut at [`SHOWN`] characters, saying how long it was.
+fn shown(input: &str) -> String {
+    match input.char_indices().nth(SHOWN) {
+        None => input.to_string(),
+        Some((at, _)) => format!("{}… ({} bytes)", &input[..at], input.len()),
+    }
+}
+
+/// The longest host name DNS can carry.
+pub const MAX_HOST: usize = 253;
+
 fn split_host_port(text: &str) -> Result<(String, Option<u16>), String> {
     if text.is_empty() {
         return Err("no host".into());
@@ -201,6 +215,13 @@ fn split_host_port(text: &str) -> Result<(String, Option<u16>), String> {
     };
     if host.is_empty() {
         return Err("no host".into());
+    }
+    // A longer one is no DNS name (RFC 1035); it is not shown back, it could be megabytes.
+    if host.len() > MAX_HOST {
+        return Err(format!(
+            "the host is {} bytes long; a host name has at most {MAX_HOST}",
+            host.len()
+        ));
     }
     if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!("host {host:?} contains whitespace"));
@@ -258,6 +279,24 @@ pub fn redact(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_name_past_253_bytes_is_refused_without_being_shown() {
+        let long = "a".repeat(MAX_HOST + 1);
+        for input in [
+            long.clone(),
+            format!("redis://{long}:6379"),
+            format!("{long}:1"),
+        ] {
+            let e = RedisUrl::parse(&input).unwrap_err().to_string();
+            assert!(
+                e.contains("the host is 254 bytes long; a host name has at most 253"),
+                "{e}"
+            );
+            assert!(e.len() < 400, "the input is quoted short: {e}");
+        }
+        assert!(RedisUrl::parse(&"a".repeat(MAX_HOST)).is_ok());
+    }
 
     fn ok(s: &str) -> RedisUrl {
         RedisUrl::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))

@@ -183,6 +183,10 @@ pub const WIDTH: usize = 80;
 /// two are told apart.
 pub const CONTINUATION: &str = "        ";
 
+/// What a refused opt-in means for the rest of the watch.
+pub const AFTER_REFUSAL: &str = "this server will send no notifications; still watching the \
+connection: closes and DNS changes will show; --require exits instead";
+
 /// Columns a string takes on a terminal: characters, without our colour sequences (the only
 /// escapes left after sanitising).
 fn visible_width(s: &str) -> usize {
@@ -545,6 +549,17 @@ fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
             )];
             if let Some(sent) = sent {
                 out.push(format!("      sent {}", style.paint(Role::Dim, sent)));
+            }
+            // After a refusal nothing may show for hours: say what the watch still does.
+            if matches!(
+                opt_in,
+                OptInOutcome::Refused | OptInOutcome::Resp3Unavailable
+            ) {
+                let note = format!("{CONTINUATION}{AFTER_REFUSAL}");
+                for piece in wrap_with(&note, WIDTH, CONTINUATION) {
+                    let words = piece.trim_start();
+                    out.push(format!("{CONTINUATION}{}", style.paint(Role::Dim, words)));
+                }
             }
             // Said when the speed was adopted or disagrees with --sim-speed; an agreement with
             // what the user said is no news.
@@ -930,6 +945,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("FAKE\\u{9b}"), "{text}");
+        // A refusal says what happens next, once, within the width.
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(words.matches(AFTER_REFUSAL).count(), 1, "{words}");
+        assert!(out.iter().all(|l| visible_width(l) <= WIDTH), "{out:?}");
         assert!(text.contains("7\\u{202e}1"), "{text}");
         // Colour is ours and still works around the escaped text.
         let coloured = render(
@@ -939,7 +958,13 @@ mod tests {
                 ..Style::default()
             },
         );
-        assert_eq!(coloured.concat().matches('\x1b').count(), 4, "{coloured:?}");
+        // The entry's two lines hold 4 escapes of ours; each line of the refusal's note 2.
+        let ours = 4 + 2 * (coloured.len() - 2);
+        assert_eq!(
+            coloured.concat().matches('\x1b').count(),
+            ours,
+            "{coloured:?}"
+        );
     }
 
     #[test]

@@ -5,5 +5,6 @@ pub mod countdown;
 pub mod human;
 pub mod json;
 pub mod sink;
+pub mod stdout;
 pub mod summary;
 pub mod text;

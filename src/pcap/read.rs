@@ -64,11 +64,19 @@ pub const MAX_SKIPPED_SHOWN: usize = 100;
 /// An interface whose description block was skipped: its packets are counted, not read.
 const SKIPPED_INTERFACE: i32 = i32::MIN;
 
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> ReadError {
+        ReadError::Io(e)
+    }
+}
+
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The OS error is in the text and not a source as well: shown with its chain (`{:#}`) it
+    /// was said twice.
     #[error("cannot open: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("not a pcap or pcapng file (unrecognised header)")]
     NotCapture,
     #[error("the file is empty")]

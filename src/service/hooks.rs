@@ -7,18 +7,19 @@
 //! killed (its whole process group) when it outlives `--exec-timeout`. Failures are reported on
 //! stderr, sanitised, naming the hook by its position (its text may hold a webhook token), and
 //! counted in `maintwatch_hook_runs_total`. The hook's environment is the watch's without the
-//! password: `REDISCLI_AUTH`, and any variable holding the password, are removed.
+//! passwords: `REDISCLI_AUTH`, and any variable whose value contains any endpoint's password,
+//! are removed. The queue is bounded in bytes too ([`QUEUE_BYTES`]): lines may be megabytes.
 
 use super::metrics::HookResult;
 use crate::notification::Classified;
 use crate::output::sink::Sink;
-use crate::record::{DnsEvent, WatchLine};
+use crate::record::{Label, WatchLine};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsString;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -28,6 +29,9 @@ use tokio::sync::{mpsc, Semaphore};
 pub const CONCURRENCY: usize = 4;
 /// Lines waiting for a free run; past it a line's runs are dropped and counted.
 pub const QUEUE: usize = 256;
+/// The JSON of the lines queued or running, at most: lines can be megabytes (a MOVING with a
+/// 4 MB target), and 256 of them would be a gigabyte. Past it a line is dropped and counted.
+pub const QUEUE_BYTES: usize = 16 << 20;
 /// What of a failing hook's stderr is kept for the report.
 const STDERR_KEPT: usize = 4096;
 
@@ -53,8 +57,9 @@ pub const LINE_TYPES: [&str; 15] = [
 /// Which lines run the hooks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExecOn {
-    /// The ones an operator alerts on: maintenance notifications, socket closes, DNS changes,
-    /// opt-in outcomes (first reports, not repeats), dry-run decisions and verdicts.
+    /// Once per maintenance event and once for its outcome: a notification that is new (not
+    /// resent, not a catch-up replay, not a copy from another node), a socket close past the
+    /// declared window, and the dry-run verdict. A page per event, not per line about it.
     Alerting,
     /// Every line of these types.
     Types(BTreeSet<&'static str>),
@@ -87,10 +92,18 @@ impl ExecOn {
         match self {
             ExecOn::Types(types) => types.contains(type_name(line)),
             ExecOn::Alerting => match line {
-                WatchLine::Push(p) => matches!(p.frame.parsed, Classified::Maintenance(_)),
-                WatchLine::Dns(d) => d.event == DnsEvent::Changed || d.ours.is_some(),
-                WatchLine::Handshake(h) => h.repeat_of.is_none(),
-                WatchLine::Closed(_) | WatchLine::Handoff(_) | WatchLine::Verdict(_) => true,
+                WatchLine::Push(p) => {
+                    // A MOVING that came with the opt-in is new to this watch; a resent or
+                    // replayed one is not.
+                    matches!(p.frame.parsed, Classified::Maintenance(_))
+                        && !p
+                            .labels
+                            .iter()
+                            .any(|l| matches!(l, Label::CatchUp | Label::Resent))
+                        && p.copy_of.is_none()
+                }
+                WatchLine::Closed(c) => c.past_s.is_some_and(|past| past > 0.0),
+                WatchLine::Verdict(_) => true,
                 _ => false,
             },
         }
@@ -149,6 +162,20 @@ struct Job {
     kind: &'static str,
     event: String,
     endpoint: Arc<str>,
+    /// Its JSON's share of [`QUEUE_BYTES`], given back when the last run of it ends.
+    _held: Held,
+}
+
+/// Bytes counted against [`QUEUE_BYTES`] while a job lives.
+struct Held {
+    shared: Arc<Shared>,
+    bytes: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.shared.bytes.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
 }
 
 struct Shared {
@@ -160,6 +187,11 @@ struct Shared {
     /// Process groups of the runs in progress, killed if the watch ends before they do.
     running: Mutex<HashSet<i32>>,
     warned_full: AtomicBool,
+    /// JSON bytes of the jobs queued or running, and their bound ([`QUEUE_BYTES`]).
+    bytes: AtomicUsize,
+    max_bytes: usize,
+    /// Jobs queued, not yet taken by the dispatcher (reported if the watch ends first).
+    queued: AtomicUsize,
 }
 
 impl Shared {
@@ -181,17 +213,24 @@ pub struct Hooks {
 }
 
 impl Hooks {
-    /// Starts the dispatcher on the current runtime. `password`: variables with this value are
-    /// removed from the hooks' environment (`REDISCLI_AUTH` always is).
+    /// Starts the dispatcher on the current runtime. `passwords`: every endpoint's; a variable
+    /// whose value contains any of them (`REDIS_URL=redis://:pw@...` too) is removed from the
+    /// hooks' environment (`REDISCLI_AUTH` always is).
     pub fn start(
         settings: &HookSettings,
         counters: Family<HookResult, Counter>,
-        password: Option<&str>,
+        passwords: &[&str],
     ) -> Hooks {
-        let hidden = std::env::vars_os()
-            .filter(|(k, v)| k == "REDISCLI_AUTH" || password.is_some_and(|p| v == p))
-            .map(|(k, _)| k)
-            .collect();
+        Hooks::start_bounded(settings, counters, passwords, QUEUE_BYTES)
+    }
+
+    fn start_bounded(
+        settings: &HookSettings,
+        counters: Family<HookResult, Counter>,
+        passwords: &[&str],
+        max_bytes: usize,
+    ) -> Hooks {
+        let hidden = hidden_variables(std::env::vars_os(), passwords);
         let shared = Arc::new(Shared {
             commands: settings.commands.clone(),
             timeout: settings.timeout,
@@ -199,6 +238,9 @@ impl Hooks {
             hidden,
             running: Mutex::new(HashSet::new()),
             warned_full: AtomicBool::new(false),
+            bytes: AtomicUsize::new(0),
+            max_bytes,
+            queued: AtomicUsize::new(0),
         });
         let (tx, rx) = mpsc::channel(QUEUE);
         let dispatcher = tokio::spawn(dispatch(rx, Arc::clone(&shared)));
@@ -246,8 +288,35 @@ impl Hooks {
                     groups.len()
                 );
             }
+            let jobs = shared.queued.swap(0, Ordering::SeqCst);
+            if jobs > 0 {
+                let runs = jobs * shared.commands.len();
+                for _ in 0..runs {
+                    shared.count("dropped");
+                }
+                eprintln!(
+                    "maintwatch: --exec: {runs} queued hook run(s) never started: the watch ended \
+                     first (--exec-timeout {:?} after the last line); counted as dropped",
+                    shared.timeout
+                );
+            }
         }
     }
+}
+
+/// The names of the variables the hooks must not inherit: `REDISCLI_AUTH`, and every one whose
+/// value contains one of `passwords`.
+fn hidden_variables(
+    vars: impl Iterator<Item = (OsString, OsString)>,
+    passwords: &[&str],
+) -> Vec<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let holds = |value: &[u8], p: &[u8]| !p.is_empty() && value.windows(p.len()).any(|w| w == p);
+    vars.filter(|(k, v)| {
+        k == "REDISCLI_AUTH" || passwords.iter().any(|p| holds(v.as_bytes(), p.as_bytes()))
+    })
+    .map(|(k, _)| k)
+    .collect()
 }
 
 /// Takes queued lines in order and starts each hook on each, at most [`CONCURRENCY`] at once;
@@ -255,6 +324,7 @@ impl Hooks {
 async fn dispatch(mut rx: mpsc::Receiver<Job>, shared: Arc<Shared>) {
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
     while let Some(job) = rx.recv().await {
+        shared.queued.fetch_sub(1, Ordering::SeqCst);
         let job = Arc::new(job);
         for index in 0..shared.commands.len() {
             let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
@@ -336,7 +406,9 @@ async fn run(shared: &Shared, index: usize, job: &Job) -> &'static str {
 }
 
 /// Writes the line to the hook's stdin (a hook that does not read it is fine), keeps the start
-/// of its stderr, and waits for it.
+/// of its stderr, and waits for it. The run ends when `sh` exits: a process it left in the
+/// background may hold stderr open for as long as it lives, so after the exit only what is
+/// already there is read.
 async fn talk(
     child: &mut tokio::process::Child,
     json: &str,
@@ -350,22 +422,41 @@ async fn talk(
         }
         drop(stdin);
     };
-    let read = async {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 1024];
-        while let Some(s) = &mut stderr {
-            match s.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = STDERR_KEPT.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
+    let mut kept = Vec::new();
+    let read = keep_stderr(&mut stderr, &mut kept);
+    let (status, ()) = tokio::join!(
+        async {
+            tokio::pin!(read);
+            tokio::select! {
+                status = child.wait() => {
+                    // What sh wrote before it exited is in the pipe: read it without waiting
+                    // for an end that a background process may never give.
+                    let _ = tokio::time::timeout(AFTER_EXIT, &mut read).await;
+                    status
                 }
+                () = &mut read => child.wait().await,
+            }
+        },
+        write
+    );
+    Ok((status?, kept))
+}
+
+/// How long stderr is still read once `sh` exited.
+const AFTER_EXIT: Duration = Duration::from_millis(100);
+
+/// Reads `stderr` to its end, keeping its first [`STDERR_KEPT`] bytes in `kept`.
+async fn keep_stderr(stderr: &mut Option<tokio::process::ChildStderr>, kept: &mut Vec<u8>) {
+    let mut buf = [0u8; 1024];
+    while let Some(s) = stderr {
+        match s.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = STDERR_KEPT.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
             }
         }
-        kept
-    };
-    let ((), kept) = tokio::join!(write, read);
-    Ok((child.wait().await?, kept))
+    }
 }
 
 fn event_suffix(event: &str) -> String {
@@ -405,26 +496,55 @@ pub struct HookSink {
     endpoint: Arc<str>,
 }
 
+impl HookSink {
+    /// Counts a line's runs as dropped, saying so once.
+    fn drop_line(&self, why: &str) {
+        for _ in 0..self.shared.commands.len() {
+            self.shared.count("dropped");
+        }
+        if !self.shared.warned_full.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "maintwatch: --exec: hooks are not keeping up ({why}): runs are dropped and counted"
+            );
+        }
+    }
+}
+
 impl Sink for HookSink {
     fn line(&mut self, line: &WatchLine) -> std::io::Result<()> {
         if !self.on.wants(line) {
             return Ok(());
         }
+        // Decided before the line is made: a full queue costs no serialising.
+        let max = self.shared.max_bytes;
+        let full = format!("{QUEUE} lines or {} KiB queued", max >> 10);
+        if self.tx.capacity() == 0 || self.shared.bytes.load(Ordering::SeqCst) >= max {
+            self.drop_line(&full);
+            return Ok(());
+        }
+        let json: Arc<str> = Arc::from(serde_json::to_string(line)?);
+        let bytes = json.len();
+        let before = self.shared.bytes.fetch_add(bytes, Ordering::SeqCst);
         let job = Job {
-            json: Arc::from(serde_json::to_string(line)?),
+            json,
             kind: type_name(line),
             event: event_of(line),
             endpoint: Arc::clone(&self.endpoint),
+            _held: Held {
+                shared: Arc::clone(&self.shared),
+                bytes,
+            },
         };
+        // One line alone may be larger than the bound: it runs when nothing else is queued.
+        if before > 0 && before + bytes > max {
+            drop(job);
+            self.drop_line(&full);
+            return Ok(());
+        }
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
         if self.tx.try_send(job).is_err() {
-            for _ in 0..self.shared.commands.len() {
-                self.shared.count("dropped");
-            }
-            if !self.shared.warned_full.swap(true, Ordering::Relaxed) {
-                eprintln!(
-                    "maintwatch: --exec: hooks are not keeping up ({QUEUE} lines queued): runs are dropped and counted"
-                );
-            }
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            self.drop_line(&full);
         }
         Ok(())
     }
@@ -453,6 +573,64 @@ mod tests {
             err.contains("--exec-on") && err.contains("\"moving\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn every_variable_holding_any_endpoints_password_is_hidden() {
+        let vars = [
+            ("REDISCLI_AUTH", "x"),
+            ("REDIS_URL", "redis://:first-Pw@db:6379"),
+            ("SECOND", "second-Pw"),
+            ("BOTH", "first-Pw;second-Pw"),
+            ("HOOK_DIR", "/tmp/hooks"),
+            ("EMPTY", ""),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let hidden = hidden_variables(vars.into_iter(), &["first-Pw", "second-Pw", ""]);
+        assert_eq!(hidden, ["REDISCLI_AUTH", "REDIS_URL", "SECOND", "BOTH"]);
+    }
+
+    /// A line of `bytes` of JSON (a malformed line's error text).
+    fn big_line(bytes: usize) -> WatchLine {
+        WatchLine::Malformed(crate::record::line::Malformed {
+            v: 1,
+            t: 0.0,
+            at: String::new(),
+            conn: 1,
+            offset: 0,
+            error: "x".repeat(bytes),
+        })
+    }
+
+    /// 300 lines of 16 KB behind a hook that is not taking them: the queue holds at most its
+    /// byte bound (64 KiB here, plus one line), not 300 lines' worth, and the rest are dropped
+    /// and counted. (The same with 4 MB lines and the real bound is in BENCHMARKS.md.)
+    #[tokio::test]
+    async fn the_queue_is_bounded_in_bytes_and_drops_what_does_not_fit() {
+        let counters = Family::<HookResult, Counter>::default();
+        let settings = HookSettings {
+            commands: vec!["sleep 60".into()],
+            on: ExecOn::Types(LINE_TYPES.into_iter().collect()),
+            timeout: Duration::from_secs(60),
+        };
+        let hooks = Hooks::start_bounded(&settings, counters.clone(), &[], 64 << 10);
+        let mut sink = hooks.endpoint_sink("e");
+        let line = big_line(16 << 10);
+        let mut peak = 0;
+        for _ in 0..300 {
+            sink.line(&line).unwrap();
+            peak = peak.max(hooks.shared.bytes.load(Ordering::SeqCst));
+        }
+        assert!(peak <= (64 << 10) + (16 << 10) + 200, "{peak} bytes queued");
+        let dropped = counters
+            .get_or_create(&HookResult { result: "dropped" })
+            .get();
+        // Four lines fit under 64 KiB (each a little over 16 KB); the others were dropped.
+        assert!(dropped >= 295, "{dropped} dropped");
+        hooks.dispatcher.abort();
+        for pgid in hooks.shared.running().drain() {
+            kill_group(pgid);
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The `/metrics` endpoint of `watch --metrics`: hyper's HTTP/1 server on the address given.
 //!
-//! A scraper is untrusted like any peer: a bounded number of connections at once (others are
-//! closed at accept), a deadline on reading a request's headers, a cap on how long one
-//! connection may live, and a small request buffer. Only `GET`/`HEAD /metrics` is served; the
+//! A scraper is untrusted like any peer: a bounded number of connections at once, a deadline on
+//! reading a request's headers, a cap on how long one connection may live, and a small request
+//! buffer. Idle peers must not lock a scraper out: a connection that has sent nothing gets a
+//! short deadline for its first byte, and when every slot is taken a new connection evicts the
+//! oldest of those that have still sent nothing (a scraper sends its request at once). Only `GET`/`HEAD /metrics` is served; the
 //! format follows the scraper's `Accept` (OpenMetrics when it asks for
 //! `application/openmetrics-text`, else the Prometheus text format 0.0.4).
 
@@ -17,10 +19,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Scrapers served at once; one more connection is closed as it is accepted.
-pub const MAX_CONNECTIONS: usize = 16;
+/// Connections served at once; past it an idle one is evicted, or the new one closed.
+pub const MAX_CONNECTIONS: usize = 64;
 /// The time a client has to send a request's headers.
 const HEADER_DEADLINE: Duration = Duration::from_secs(10);
+/// The time a connection has to send its first byte.
+const FIRST_BYTE: Duration = Duration::from_secs(2);
+/// How long a new connection waits for the slot an evicted idle one gives back.
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
 /// The longest one connection is kept (a keep-alive scraper reconnects after it).
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(300);
 
@@ -57,8 +63,23 @@ impl Drop for ServerHandle {
     }
 }
 
+/// The connections that have sent nothing yet, oldest first, each with its way to be told to
+/// close.
+#[derive(Default)]
+struct Idle {
+    next: u64,
+    waiting: std::collections::VecDeque<(u64, Arc<tokio::sync::Notify>)>,
+}
+
+type SharedIdle = Arc<std::sync::Mutex<Idle>>;
+
+fn idle_lock(idle: &SharedIdle) -> std::sync::MutexGuard<'_, Idle> {
+    idle.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 async fn accept_loop(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let idle = SharedIdle::default();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -68,25 +89,72 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
                 continue;
             }
         };
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            continue; // the stream is dropped: closed
+        let slot = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                let Some((_, evict)) = idle_lock(&idle).waiting.pop_front() else {
+                    continue; // every slot is busy serving: the stream is dropped, closed
+                };
+                evict.notify_one();
+                let freed = Arc::clone(&slots).acquire_owned();
+                match tokio::time::timeout(EVICTION_WAIT, freed).await {
+                    Ok(Ok(slot)) => slot,
+                    _ => continue,
+                }
+            }
         };
-        let metrics = Arc::clone(&metrics);
+        // Listed as idle here, not in its task: a burst of accepts runs before any task does,
+        // and each must find the ones before it to evict.
+        let evict = Arc::new(tokio::sync::Notify::new());
+        let id = {
+            let mut idle = idle_lock(&idle);
+            let id = idle.next;
+            idle.next += 1;
+            idle.waiting.push_back((id, Arc::clone(&evict)));
+            id
+        };
+        let (metrics, idle) = (Arc::clone(&metrics), Arc::clone(&idle));
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let metrics = Arc::clone(&metrics);
-                async move { Ok::<_, Infallible>(answer(metrics, req).await) }
-            });
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_DEADLINE)
-                .max_buf_size(16 * 1024);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
+            if first_byte(&stream, &idle, id, &evict).await {
+                serve_connection(stream, metrics).await;
+            }
             drop(slot);
         });
     }
+}
+
+/// Waits for the connection's first byte (or its end), at most [`FIRST_BYTE`], unless it is
+/// evicted meanwhile. Whether it is worth serving.
+async fn first_byte(
+    stream: &tokio::net::TcpStream,
+    idle: &SharedIdle,
+    id: u64,
+    evict: &tokio::sync::Notify,
+) -> bool {
+    let mut byte = [0u8; 1];
+    let sent = tokio::select! {
+        // `readable()` may be ready with nothing to read; a peek waits for a byte (or the end).
+        seen = tokio::time::timeout(FIRST_BYTE, stream.peek(&mut byte)) => {
+            matches!(seen, Ok(Ok(n)) if n > 0)
+        }
+        () = evict.notified() => false,
+    };
+    idle_lock(idle).waiting.retain(|(other, _)| *other != id);
+    sent
+}
+
+async fn serve_connection(stream: tokio::net::TcpStream, metrics: Arc<Metrics>) {
+    let service = hyper::service::service_fn(move |req| {
+        let metrics = Arc::clone(&metrics);
+        async move { Ok::<_, Infallible>(answer(metrics, req).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_DEADLINE)
+        .max_buf_size(16 * 1024);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
 }
 
 /// What a request gets: the metrics in one format, or a ready answer (404, 405).

@@ -327,7 +327,7 @@ impl Metrics {
 
 /// A label value that stays readable and bounded whatever the address was: printable ASCII
 /// without quotes or backslashes, at most 255 bytes.
-fn label_text(text: &str) -> String {
+pub(crate) fn label_text(text: &str) -> String {
     text.chars()
         .take(255)
         .map(|c| {

@@ -76,8 +76,8 @@ pub struct Services {
 
 impl Services {
     /// Binds the metrics address and starts the hook runner (on the current runtime).
-    /// `password`: the watch's, kept out of the hooks' environment.
-    pub fn start(settings: &ServiceSettings, password: Option<&str>) -> anyhow::Result<Services> {
+    /// `passwords`: every endpoint's, kept out of the hooks' environment.
+    pub fn start(settings: &ServiceSettings, passwords: &[&str]) -> anyhow::Result<Services> {
         // One registry feeds both `/metrics` and `--otlp`.
         let wanted = settings.metrics.is_some() || settings.otlp.is_some();
         let metrics = wanted.then(|| Arc::new(Metrics::new()));
@@ -90,7 +90,7 @@ impl Services {
                 .as_ref()
                 .map(|m| m.hook_counters())
                 .unwrap_or_default();
-            Hooks::start(h, counters, password)
+            Hooks::start(h, counters, passwords)
         });
         let otlp = match (&settings.otlp, &metrics) {
             (Some(o), Some(m)) => Some(otlp::Exporter::start(o, Arc::clone(m))),

@@ -157,6 +157,12 @@ fn permanent(e: &conn::ConnectError) -> Option<i32> {
                 | TlsFailure::ClientCertRejected,
             ..
         } => Some(exit::CONNECTION_FAILED),
+        // The name does not exist (or has no address): asking again every few seconds forever
+        // will not make a typo resolve. Only before a first session (see `stops_on`).
+        ConnectError::Resolve {
+            source: crate::dns::DnsError::NoAddresses { .. },
+            ..
+        } => Some(exit::CONNECTION_FAILED),
         _ => None,
     }
 }
@@ -174,6 +180,13 @@ fn what_to_change(e: &conn::ConnectError) -> String {
         ConnectError::Command { .. } => {
             "\n  the URL's /N picks the database: use one the server has (/0 is the default)".into()
         }
+        ConnectError::Resolve {
+            source: crate::dns::DnsError::NoAddresses { host },
+            ..
+        } => format!(
+            "\n  the name {} does not resolve: check the host (and --dns-server)",
+            crate::escape::sanitize(host)
+        ),
         ConnectError::Tls { .. } => {
             "\n  check --cacert, --sni and the server's certificate (--insecure skips the check)"
                 .into()

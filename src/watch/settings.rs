@@ -8,6 +8,7 @@ use crate::output::countdown::Countdown;
 use crate::output::human::{self, Style};
 pub use crate::output::sink::CaptureMode;
 use crate::output::sink::{self, CaptureFile, Rotation, Sinks};
+use anyhow::Context;
 use std::time::Duration;
 
 /// Everything the watch needs, validated, free of clap.
@@ -238,15 +239,15 @@ pub fn fleet_from_args(
 ) -> anyhow::Result<Option<Vec<(String, WatchSettings)>>> {
     let mut urls = args.urls.clone();
     if let Some(from) = &args.from {
+        let read = crate::conn::probe::read_endpoint_text;
         let (text, source) = if from == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| anyhow::anyhow!("--from -: cannot read standard input: {e}"))?;
-            (text, "standard input".to_string())
+            let source = "standard input".to_string();
+            let text = read(&mut std::io::stdin(), &source).context("--from -")?;
+            (text, source)
         } else {
-            let text =
-                std::fs::read_to_string(from).map_err(|e| anyhow::anyhow!("--from {from}: {e}"))?;
-            (text, from.clone())
+            let mut file =
+                std::fs::File::open(from).map_err(|e| anyhow::anyhow!("--from {from}: {e}"))?;
+            (read(&mut file, from).context("--from")?, from.clone())
         };
         let list = crate::conn::probe::parse_endpoint_list(&text, &source);
         if let Some(e) = list.errors.into_iter().next() {
