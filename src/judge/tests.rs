@@ -362,9 +362,15 @@ fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
     });
     let g = judge(&obs);
     assert_eq!(g.client_process, obs.client_process);
-    assert!(g
-        .table()
-        .contains("client process: python exited 1 (non-zero) at +12 s"));
+    let table = g.table();
+    assert!(
+        table.contains("client process python exited 1 at +12 s: Traceback\n  stderr| Traceback"),
+        "{table}"
+    );
+    assert!(
+        table.find("client process").unwrap() < table.find("rule").unwrap_or(usize::MAX),
+        "the process comes before the rules: {table}"
+    );
     let text = serde_json::to_string(&obs).unwrap();
     let back: Observations = serde_json::from_str(&text).unwrap();
     assert_eq!(back, obs);
