@@ -26,6 +26,9 @@ const QUEUE_BYTES: usize = 4 << 20;
 /// A chunk handed over once the local buffer holds this much (and at every flush).
 const CHUNK: usize = 1 << 16;
 
+/// Emptied chunks kept for reuse.
+const SPARE_CHUNKS: usize = 4;
+
 /// How often a wait for room looks at the stop flag and the deadline.
 const SLICE: Duration = Duration::from_millis(50);
 
@@ -38,12 +41,15 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Vec<u8>>,
+    queue: VecDeque<Arc<Vec<u8>>>,
     bytes: usize,
     /// A chunk is being written by the thread.
     writing: bool,
-    /// The lines of that chunk.
-    inflight: u64,
+    /// That chunk, shared with the thread: its lines are counted only if they turn out not to
+    /// be written (counting every chunk's newlines cost a seventh of a flood's CPU).
+    inflight: Option<Arc<Vec<u8>>>,
+    /// Emptied chunks handed back by the thread, reused rather than allocated again.
+    spare: Vec<Vec<u8>>,
     /// fd 1 refused a write (`EPIPE`): nothing more is written.
     gone: bool,
     /// No more chunks will come.
@@ -147,8 +153,12 @@ impl Stdout {
         if self.buf.is_empty() {
             return;
         }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
         let mut state = lock(&self.shared.state);
+        let next = state
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(CHUNK));
+        let chunk = std::mem::replace(&mut self.buf, next);
         let mut progress = (state.written, Instant::now());
         while !state.gone && !state.stalled && !state.fits(chunk.len()) {
             let stopping = STOPPING.load(Ordering::SeqCst)
@@ -168,7 +178,7 @@ impl Stdout {
             return;
         }
         state.bytes += chunk.len();
-        state.queue.push_back(chunk);
+        state.queue.push_back(Arc::new(chunk));
         self.shared.work.notify_one();
     }
 }
@@ -243,7 +253,7 @@ impl Handle {
         let mut queued: u64 = state.queue.iter().map(|c| lines_in(c)).sum();
         if state.writing && !state.gone {
             // Stuck in a write to a reader that stopped reading: not known to be written.
-            queued += state.inflight;
+            queued += state.inflight.as_deref().map_or(0, |c| lines_in(c));
         }
         Outcome {
             gone: state.gone,
@@ -267,11 +277,12 @@ fn write_out(shared: &Shared, out: &mut impl Write) {
             continue;
         };
         state.writing = true;
-        state.inflight = lines_in(&chunk);
+        state.inflight = Some(Arc::clone(&chunk));
         drop(state);
         let written = out.write_all(&chunk).and_then(|()| out.flush());
         state = lock(&shared.state);
         state.writing = false;
+        state.inflight = None;
         state.bytes -= chunk.len();
         if written.is_err() {
             state.gone = true;
@@ -284,6 +295,12 @@ fn write_out(shared: &Shared, out: &mut impl Write) {
             return;
         }
         state.written += 1;
+        if let Ok(mut emptied) = Arc::try_unwrap(chunk) {
+            if state.spare.len() < SPARE_CHUNKS {
+                emptied.clear();
+                state.spare.push(emptied);
+            }
+        }
         if state.queue.is_empty() {
             STOPPING.store(false, Ordering::SeqCst);
             state.stalled = false;

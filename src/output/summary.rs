@@ -18,15 +18,14 @@ fn s(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("+{x:.1} s"))
 }
 
-/// A dry-run outcome in a word, to fit the table (the timeline line has the sentence).
+/// A dry-run outcome in the judge's words (moved, recycled, stayed), short enough for the table;
+/// the timeline's verdict line has the sentence.
 fn short(outcome: &str) -> &str {
     match outcome {
-        "move_to_successor" => "successor",
-        "reconnect_on_clock" => "clock",
-        "stepped_sideways" => "sideways",
-        "stale_at_expiry" => "stale",
+        "move_to_successor" | "stepped_sideways" => "moved",
+        "reconnect_on_clock" => "recycled",
+        "stale_at_expiry" | "unresolved" => "stayed",
         "refresh_topology" => "refresh",
-        "unresolved" => "no DNS",
         other => other,
     }
 }
