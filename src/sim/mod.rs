@@ -622,42 +622,11 @@ impl Simulator {
     /// Binds every proxy on one port and the DNS server, publishes the initial records, and starts
     /// the scenario (whose clock waits for its `start` condition).
     pub async fn start(opts: SimOptions) -> Result<Simulator, SimError> {
-        if !(opts.speed.is_finite() && opts.speed > 0.0) {
-            return Err(SimError::Options(format!(
-                "speed must be a number above 0, got {}",
-                opts.speed
-            )));
-        }
-        if opts.user.is_some() && opts.password.is_none() {
-            return Err(SimError::Options("a user needs a password".into()));
-        }
+        check_options(&opts)?;
         let scenario = opts.scenario;
         let (port, mut listeners) = bind_proxies(&scenario.proxies, opts.port).await?;
-        // The narration of queries needs the shared state, which needs the DNS server's TTL
-        // first: the closure finds it once it exists (and never keeps it alive).
         let narrator: Arc<std::sync::OnceLock<std::sync::Weak<Shared>>> = Arc::default();
-        let tell = narrator.clone();
-        let on_query: dns::OnQuery = Arc::new(move |from, name| {
-            if let Some(shared) = tell.get().and_then(std::sync::Weak::upgrade) {
-                shared.emit(What::Resolved { from, name });
-            }
-        });
-        let dns =
-            SimDns::start_narrated(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE, Some(on_query))
-                .await
-                .map_err(SimError::Dns)?;
-        let ttl = ((f64::from(scenario.ttl) / opts.speed).ceil() as u32).max(1);
-        dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
-        if scenario
-            .steps
-            .iter()
-            .any(|s| matches!(&s.action, Action::Push { push, .. } if push.asks()))
-        {
-            for ip in &scenario.proxies {
-                let name = format!("{}.", proxy_host(*ip));
-                dns.set_records(&name, &[IpAddr::V4(*ip)], ttl).await;
-            }
-        }
+        let (dns, ttl) = start_dns(&scenario, opts.speed, narrator.clone()).await?;
         let dns_addr = dns.addr();
 
         let (events, first) = broadcast::channel(EVENT_CAPACITY);
@@ -827,6 +796,52 @@ impl Simulator {
             dns.shutdown().await;
         }
     }
+}
+
+/// Refuses options no scenario can run with, before anything is bound.
+fn check_options(opts: &SimOptions) -> Result<(), SimError> {
+    if !(opts.speed.is_finite() && opts.speed > 0.0) {
+        return Err(SimError::Options(format!(
+            "speed must be a number above 0, got {}",
+            opts.speed
+        )));
+    }
+    if opts.user.is_some() && opts.password.is_none() {
+        return Err(SimError::Options("a user needs a password".into()));
+    }
+    Ok(())
+}
+
+/// Starts the DNS server with the scenario's initial records and its TTL scaled by the speed
+/// (at least 1 s); returns the server and that TTL. The narration of queries needs the shared
+/// state, which needs this TTL first: the closure finds it through `narrator` once it exists
+/// (and never keeps it alive). When a push asks for addresses, each proxy gets a name too.
+async fn start_dns(
+    scenario: &Scenario,
+    speed: f64,
+    narrator: Arc<std::sync::OnceLock<std::sync::Weak<Shared>>>,
+) -> Result<(SimDns, u32), SimError> {
+    let on_query: dns::OnQuery = Arc::new(move |from, name| {
+        if let Some(shared) = narrator.get().and_then(std::sync::Weak::upgrade) {
+            shared.emit(What::Resolved { from, name });
+        }
+    });
+    let dns = SimDns::start_narrated(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE, Some(on_query))
+        .await
+        .map_err(SimError::Dns)?;
+    let ttl = ((f64::from(scenario.ttl) / speed).ceil() as u32).max(1);
+    dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
+    if scenario
+        .steps
+        .iter()
+        .any(|s| matches!(&s.action, Action::Push { push, .. } if push.asks()))
+    {
+        for ip in &scenario.proxies {
+            let name = format!("{}.", proxy_host(*ip));
+            dns.set_records(&name, &[IpAddr::V4(*ip)], ttl).await;
+        }
+    }
+    Ok((dns, ttl))
 }
 
 /// Dropped without [`Simulator::shutdown`] (a test that panicked, say): stop everything anyway,
