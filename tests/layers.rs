@@ -5,6 +5,10 @@
 //!
 //! Test code (everything from a file's first `#[cfg(test)]` on, where this crate keeps its unit
 //! tests) is left out: a test may use any module.
+//!
+//! The same walk holds every function in `src/` to at most [`MAX_FN_LINES`] lines, from its
+//! `fn` line to its closing brace, so each reads at once. The scenario-file parser is the one
+//! exception: it is one flat match over the file's keywords.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -146,4 +150,165 @@ fn the_checker_sees_a_cycle_and_both_path_forms() {
     }
     assert_eq!(cycle_from(&edges, "a").unwrap(), ["a", "b", "c", "a"]);
     assert_eq!(cycle_from(&edges, "d"), None);
+}
+
+/// The longest a function in `src/` may be, in lines from its `fn` line to its closing brace.
+const MAX_FN_LINES: usize = 100;
+
+/// Functions allowed past [`MAX_FN_LINES`], as (file under `src/`, name).
+const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[("sim/scenario.rs", "parse")];
+
+/// The name of the function a line starts, if it does: optional `pub`/`pub(...)`, `async`,
+/// `const` and `unsafe`, in that order, then `fn` and a name.
+fn fn_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    if let Some(after) = rest.strip_prefix("pub") {
+        let after = match after.strip_prefix('(') {
+            Some(inner) => &inner[inner.find(')')? + 1..],
+            None => after,
+        };
+        if after.starts_with(char::is_whitespace) {
+            rest = after.trim_start();
+        }
+    }
+    for word in ["async", "const", "unsafe"] {
+        if let Some(after) = rest.strip_prefix(word) {
+            if after.starts_with(char::is_whitespace) {
+                rest = after.trim_start();
+            }
+        }
+    }
+    let after = rest.strip_prefix("fn")?;
+    if !after.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let after = after.trim_start();
+    let end = after
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    (end > 0).then_some(&after[..end])
+}
+
+/// A line with its string literals emptied (`"a{"` -> `""`), its char literals emptied (`'{'` ->
+/// `''`) and its `//` comment cut, so only the braces of code are left. A string that goes on
+/// past the line is left as it is.
+fn code_of(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != '"' {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            if j < chars.len() {
+                out.push_str("\"\"");
+                i = j + 1;
+                continue;
+            }
+        }
+        if c == '\'' {
+            let len = match chars.get(i + 1) {
+                Some('\\') if chars.len() > i + 2 => 4,
+                Some(&n) if n != '\'' => 3,
+                _ => 0,
+            };
+            if len > 0 && chars.get(i + len - 1) == Some(&'\'') {
+                out.push_str("''");
+                i += len;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    match out.find("//") {
+        Some(at) => out[..at].to_string(),
+        None => out,
+    }
+}
+
+/// Every function with a body in `text`, as (name, first line counting from 1, lines). A
+/// declaration without a body (`fn f();` in a trait) is not one.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = fn_name(line) else {
+            continue;
+        };
+        let mut depth: i64 = 0;
+        let mut started = false;
+        let mut j = i;
+        while j < lines.len() {
+            let code = code_of(lines[j]);
+            if !started && code.contains(';') && !code.contains('{') {
+                break;
+            }
+            depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
+            started |= code.contains('{');
+            if started && depth <= 0 {
+                break;
+            }
+            j += 1;
+        }
+        if started {
+            out.push((name.to_string(), i + 1, j - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_over_100_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut seen = 0;
+    let mut long = Vec::new();
+    for file in rust_files(&src) {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (name, line, lines) in function_lengths(&text) {
+            seen += 1;
+            let allowed = LONG_FUNCTIONS_ALLOWED.contains(&(rel.as_str(), name.as_str()));
+            if lines > MAX_FN_LINES && !allowed {
+                long.push(format!("{lines} lines: src/{rel}:{line} {name}"));
+            }
+        }
+    }
+    assert!(seen > 500, "the walk found the functions ({seen})");
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split them):\n  {}",
+        long.join("\n  ")
+    );
+}
+
+#[test]
+fn the_length_counter_skips_strings_comments_and_declarations() {
+    let text = [
+        "trait T {",
+        "    fn declared(&self) -> u8;",
+        "}",
+        "pub(crate) async fn f() {",
+        "    let s = \"}}} \\\" }\"; // }}",
+        "    let c = '}';",
+        "    if s.is_empty() {",
+        "        g(c);",
+        "    }",
+        "}",
+        "fn g(_: char) {}",
+    ]
+    .join("\n");
+    let found: Vec<(String, usize, usize)> = function_lengths(&text);
+    let expect = [("f", 4, 7), ("g", 11, 1)].map(|(n, l, len)| (n.to_string(), l, len));
+    assert_eq!(found, expect);
+    assert_eq!(fn_name("    pub const unsafe fn x_1(a: u8)"), Some("x_1"));
+    assert_eq!(fn_name("    let fname = 1;"), None);
+    assert_eq!(fn_name("// fn in a comment"), None);
 }

@@ -3,116 +3,34 @@
 
 use crate::cli::pcap::PcapArgs;
 use crate::exit;
+use crate::output::human::Style;
 use crate::pcap::line::{self, FileLine, Line, PcapLine};
-use crate::pcap::{packet, read, Analyzer, Settings};
+use crate::pcap::{packet, read, Analyzer, Settings, Stats};
 use crate::record::SCHEMA_VERSION;
 use std::io::Write;
 
 pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    if !(args.sim_speed.is_finite() && args.sim_speed > 0.0) {
-        anyhow::bail!(
-            "--sim-speed must be a positive number, not {}",
-            args.sim_speed
-        );
-    }
-    let style = args.color.style(args.json);
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
-    let mut analyzer = Analyzer::new(
-        Settings {
-            ports: args.port.clone(),
-            speed: args.sim_speed,
-            grade: args.grade,
-            dns_ports: if args.dns_port.is_empty() {
-                vec![53]
-            } else {
-                args.dns_port.clone()
-            },
-        },
-        format!("capture {}", names.join(", ")),
-    );
-    let write = |line: &Line, out: &mut dyn Write| -> anyhow::Result<()> {
-        if args.json {
-            serde_json::to_writer(&mut *out, line)?;
-            writeln!(out)?;
-        } else {
-            for text in line::render(line, &style) {
-                writeln!(out, "{text}")?;
-            }
-        }
-        Ok(())
+    let mut analyzer = Analyzer::new(settings(args)?, format!("capture {}", names.join(", ")));
+    let writer = Writer {
+        json: args.json,
+        style: args.color.style(args.json),
     };
+    // Lines are written as each file is read, so a long capture shows progress; a file that
+    // cannot be read stops the command after what was already written.
     let mut files = Vec::new();
     for (path, name) in args.files.iter().zip(&names) {
-        let report = read::read_file(path, |p| {
-            if !packet::supported(p.linktype) {
-                anyhow::bail!(
-                    "{} is not supported (supported: Ethernet, Linux cooked capture v1 and v2, loopback/null, raw IP)",
-                    packet::linktype_name(p.linktype)
-                );
-            }
-            analyzer.packet(&p);
-            if analyzer.has_lines() {
-                for l in analyzer.take_lines() {
-                    write(&l, out)?;
-                }
-            }
-            Ok(())
-        });
-        let report = match report {
-            Ok(r) => r,
-            Err(e) => {
-                out.flush()?;
-                writeln!(err, "maintwatch pcap: {name}: {e:#}")?;
-                return Ok(exit::FAILURE);
-            }
-        };
-        for text in warnings(&report) {
-            writeln!(err, "maintwatch pcap: warning: {name}: {text}")?;
-            if args.json {
-                write(
-                    &Line::Pcap(PcapLine::PcapWarning {
-                        v: SCHEMA_VERSION,
-                        file: name.clone(),
-                        text,
-                    }),
-                    out,
-                )?;
-            }
+        match read_one(path, name, &mut analyzer, &writer, out, err)? {
+            Some(file) => files.push(file),
+            None => return Ok(exit::FAILURE),
         }
-        files.push(FileLine {
-            file: name.clone(),
-            format: match report.format {
-                Some(read::Format::PcapNg) => "pcapng",
-                _ => "pcap",
-            }
-            .into(),
-            packets: report.packets,
-            truncated_bytes: report.truncated,
-        });
     }
     let summary = analyzer.finish();
     for l in analyzer.take_lines() {
-        write(&l, out)?;
+        writer.write(&l, out)?;
     }
-    write(&Line::Watch(summary), out)?;
-    let s = analyzer.stats.clone();
-    write(
-        &Line::Pcap(PcapLine::PcapEnd {
-            v: SCHEMA_VERSION,
-            files,
-            packets: s.packets,
-            tcp_streams: s.tcp_streams,
-            resp_conns: s.resp_conns,
-            tls_streams: s.tls_streams,
-            ignored_streams: s.ignored_streams,
-            bad_packets: s.bad_packets,
-            snapped_packets: s.snapped_packets,
-            gaps: s.gaps,
-            pruned_streams: s.pruned_streams,
-        }),
-        out,
-    )?;
-    let mut code = exit::SUCCESS;
+    writer.write(&Line::Watch(summary), out)?;
+    writer.write(&end_line(files, &analyzer.stats), out)?;
     let dropped = analyzer.dns_dropped();
     if dropped > 0 {
         writeln!(
@@ -120,19 +38,143 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             "maintwatch pcap: warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade"
         )?;
     }
-    if let Some(obs) = analyzer.observations() {
-        let g = crate::judge::judge(&obs);
-        if args.json {
-            out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
-        } else {
-            write!(out, "{}", g.table())?;
-        }
-        if !g.passed {
-            code = exit::FAILURE;
-        }
-    }
+    let code = grade(&mut analyzer, args.json, out)?;
     out.flush()?;
     Ok(code)
+}
+
+/// The analyzer's settings from the flags; the speed is checked here, before any file is read.
+fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
+    if !(args.sim_speed.is_finite() && args.sim_speed > 0.0) {
+        anyhow::bail!(
+            "--sim-speed must be a positive number, not {}",
+            args.sim_speed
+        );
+    }
+    Ok(Settings {
+        ports: args.port.clone(),
+        speed: args.sim_speed,
+        grade: args.grade,
+        dns_ports: if args.dns_port.is_empty() {
+            vec![53]
+        } else {
+            args.dns_port.clone()
+        },
+    })
+}
+
+/// Writes lines as JSON (one object a line) or rendered for a person.
+struct Writer {
+    json: bool,
+    style: Style,
+}
+
+impl Writer {
+    fn write(&self, line: &Line, out: &mut dyn Write) -> anyhow::Result<()> {
+        if self.json {
+            serde_json::to_writer(&mut *out, line)?;
+            writeln!(out)?;
+        } else {
+            for text in line::render(line, &self.style) {
+                writeln!(out, "{text}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads one capture file through the analyzer, writing its lines and warnings as they come.
+/// `None` when the file could not be read (the error is already on `err`).
+fn read_one(
+    path: &std::path::Path,
+    name: &str,
+    analyzer: &mut Analyzer,
+    writer: &Writer,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Option<FileLine>> {
+    let report = read::read_file(path, |p| {
+        if !packet::supported(p.linktype) {
+            anyhow::bail!(
+                "{} is not supported (supported: Ethernet, Linux cooked capture v1 and v2, loopback/null, raw IP)",
+                packet::linktype_name(p.linktype)
+            );
+        }
+        analyzer.packet(&p);
+        if analyzer.has_lines() {
+            for l in analyzer.take_lines() {
+                writer.write(&l, out)?;
+            }
+        }
+        Ok(())
+    });
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            out.flush()?;
+            writeln!(err, "maintwatch pcap: {name}: {e:#}")?;
+            return Ok(None);
+        }
+    };
+    // Warnings always go to stderr; in JSON they are also lines, so a reader of the JSON
+    // alone sees them.
+    for text in warnings(&report) {
+        writeln!(err, "maintwatch pcap: warning: {name}: {text}")?;
+        if writer.json {
+            let warning = PcapLine::PcapWarning {
+                v: SCHEMA_VERSION,
+                file: name.to_string(),
+                text,
+            };
+            writer.write(&Line::Pcap(warning), out)?;
+        }
+    }
+    Ok(Some(FileLine {
+        file: name.to_string(),
+        format: match report.format {
+            Some(read::Format::PcapNg) => "pcapng",
+            _ => "pcap",
+        }
+        .into(),
+        packets: report.packets,
+        truncated_bytes: report.truncated,
+    }))
+}
+
+/// The last line: the files read and the analyzer's counters.
+fn end_line(files: Vec<FileLine>, s: &Stats) -> Line {
+    Line::Pcap(PcapLine::PcapEnd {
+        v: SCHEMA_VERSION,
+        files,
+        packets: s.packets,
+        tcp_streams: s.tcp_streams,
+        resp_conns: s.resp_conns,
+        tls_streams: s.tls_streams,
+        ignored_streams: s.ignored_streams,
+        bad_packets: s.bad_packets,
+        snapped_packets: s.snapped_packets,
+        gaps: s.gaps,
+        pruned_streams: s.pruned_streams,
+    })
+}
+
+/// With `--grade`, the judge's verdict on the capture: its table or its JSON lines, and the
+/// exit code (failure when a rule failed).
+fn grade(analyzer: &mut Analyzer, json: bool, out: &mut dyn Write) -> anyhow::Result<i32> {
+    let Some(obs) = analyzer.observations() else {
+        return Ok(exit::SUCCESS);
+    };
+    let g = crate::judge::judge(&obs);
+    if json {
+        out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+    } else {
+        write!(out, "{}", g.table())?;
+    }
+    Ok(if g.passed {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    })
 }
 
 /// What a file's reading left out, one sentence each: skipped blocks, then a cut at the end.

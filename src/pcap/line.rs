@@ -238,26 +238,7 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
             let text = format!("{client} connected to {server}{already}");
             headed(style, at, Some(*conn), Role::Socket, &text)
         }
-        PcapLine::PcapHandshake {
-            at,
-            conn,
-            hello,
-            outcome,
-            ..
-        } => {
-            // Accepted and refused opt-ins are the watch's handshake line.
-            let what = match outcome.as_str() {
-                "not_sent" if hello.as_deref() == Some("3") => {
-                    "HELLO 3 but no opt-in sent: this connection gets no maintenance notifications"
-                }
-                "not_sent" => {
-                    "no HELLO 3 and no opt-in (RESP2): this connection cannot get maintenance notifications"
-                }
-                "not_captured" => "handshake not in the capture (it started mid-connection)",
-                _ => return Vec::new(),
-            };
-            headed(style, at, Some(*conn), Role::Error, what)
-        }
+        PcapLine::PcapHandshake { .. } => render_handshake(line, style),
         PcapLine::PcapTls {
             at,
             client,
@@ -307,44 +288,77 @@ fn render_pcap(line: &PcapLine, style: &Style) -> Vec<String> {
         PcapLine::PcapWarning { file, text, .. } => {
             vec![style.paint(Role::Error, &format!("warning: {file}: {text}"))]
         }
-        PcapLine::PcapEnd {
-            files,
-            packets,
-            tcp_streams,
-            resp_conns,
-            tls_streams,
-            ignored_streams,
-            bad_packets,
-            snapped_packets,
-            gaps,
-            pruned_streams,
-            ..
-        } => {
-            let names: Vec<String> = files
-                .iter()
-                .map(|f| format!("{} ({}, {} packets)", f.file, f.format, f.packets))
-                .collect();
-            let mut text = format!(
-                "read {}: {packets} packets, {tcp_streams} TCP streams: {resp_conns} RESP, {tls_streams} TLS, {ignored_streams} other",
-                names.join(", ")
-            );
-            if *gaps > 0 {
-                text.push_str(&format!("; {gaps} gap(s)"));
-            }
-            if *bad_packets > 0 {
-                text.push_str(&format!("; {bad_packets} undecodable packet(s)"));
-            }
-            if *snapped_packets > 0 {
-                text.push_str(&format!(
-                    "; {snapped_packets} packet(s) cut by the snap length"
-                ));
-            }
-            if *pruned_streams > 0 {
-                text.push_str(&format!(
-                    "; {pruned_streams} undecided stream(s) forgotten (too many open at once)"
-                ));
-            }
-            vec![text]
-        }
+        PcapLine::PcapEnd { .. } => vec![end_summary(line)],
     }
+}
+
+/// The handshake line of a connection that cannot get notifications; accepted and refused
+/// opt-ins are printed as the watch's own handshake line, so they give nothing here.
+fn render_handshake(line: &PcapLine, style: &Style) -> Vec<String> {
+    let PcapLine::PcapHandshake {
+        at,
+        conn,
+        hello,
+        outcome,
+        ..
+    } = line
+    else {
+        unreachable!("called for PcapHandshake only")
+    };
+    let what = match outcome.as_str() {
+        "not_sent" if hello.as_deref() == Some("3") => {
+            "HELLO 3 but no opt-in sent: this connection gets no maintenance notifications"
+        }
+        "not_sent" => {
+            "no HELLO 3 and no opt-in (RESP2): this connection cannot get maintenance notifications"
+        }
+        "not_captured" => "handshake not in the capture (it started mid-connection)",
+        _ => return Vec::new(),
+    };
+    headed(style, at, Some(*conn), Role::Error, what)
+}
+
+/// The closing summary: what was read, then only the kinds of trouble that happened.
+fn end_summary(line: &PcapLine) -> String {
+    let PcapLine::PcapEnd {
+        files,
+        packets,
+        tcp_streams,
+        resp_conns,
+        tls_streams,
+        ignored_streams,
+        bad_packets,
+        snapped_packets,
+        gaps,
+        pruned_streams,
+        ..
+    } = line
+    else {
+        unreachable!("called for PcapEnd only")
+    };
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| format!("{} ({}, {} packets)", f.file, f.format, f.packets))
+        .collect();
+    let mut text = format!(
+        "read {}: {packets} packets, {tcp_streams} TCP streams: {resp_conns} RESP, {tls_streams} TLS, {ignored_streams} other",
+        names.join(", ")
+    );
+    if *gaps > 0 {
+        text.push_str(&format!("; {gaps} gap(s)"));
+    }
+    if *bad_packets > 0 {
+        text.push_str(&format!("; {bad_packets} undecodable packet(s)"));
+    }
+    if *snapped_packets > 0 {
+        text.push_str(&format!(
+            "; {snapped_packets} packet(s) cut by the snap length"
+        ));
+    }
+    if *pruned_streams > 0 {
+        text.push_str(&format!(
+            "; {pruned_streams} undecided stream(s) forgotten (too many open at once)"
+        ));
+    }
+    text
 }

@@ -165,7 +165,15 @@ impl Metrics {
         m
     }
 
+    /// Registers every metric once, grouped by what it describes.
     fn register(&mut self) {
+        self.register_connections();
+        self.register_windows();
+        self.register_health();
+    }
+
+    /// Notifications, connections and their opt-ins.
+    fn register_connections(&mut self) {
         let r = &mut self.registry;
         r.register(
             "redis_client_maintenance_notifications",
@@ -192,6 +200,11 @@ impl Metrics {
             "Connections currently established",
             self.connections.clone(),
         );
+    }
+
+    /// Maintenance windows, the DNS changes that follow them and the dry-run handoffs.
+    fn register_windows(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "maintwatch_windows_open",
             "Maintenance windows announced and not yet closed",
@@ -242,6 +255,11 @@ impl Metrics {
             Unit::Seconds,
             self.margin.clone(),
         );
+    }
+
+    /// What went wrong on connections, the side channels (hooks, OTLP) and the build.
+    fn register_health(&mut self) {
+        let r = &mut self.registry;
         r.register(
             "maintwatch_unannounced_closes",
             "Connections the server closed (or reset) without a MOVING announcing it",

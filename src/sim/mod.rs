@@ -268,13 +268,15 @@ impl fmt::Display for SimEvent {
             Some(t) => write!(f, "+{t:7.3} s  ")?,
             None => f.write_str("   waiting  ")?,
         }
-        let list = |a: &[SocketAddr]| {
-            a.iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match &self.what {
+        self.what.fmt(f)
+    }
+}
+
+impl fmt::Display for What {
+    /// The narration after the clock. The longer variants have a helper each, so this match
+    /// reads as the list of lines the simulator can print.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             What::Started { iteration: 1 } => write!(f, "scenario clock started"),
             What::Started { iteration } => write!(f, "scenario clock started (iteration {iteration})"),
             What::Connected { conn, proxy, peer } => {
@@ -286,35 +288,8 @@ impl fmt::Display for SimEvent {
                 command,
                 reply,
             } => write!(f, "conn {conn} @{proxy}: {command} -> {reply}"),
-            What::OptIn {
-                conn,
-                proxy,
-                on,
-                accepted,
-                endpoint_type,
-            } => {
-                let what = if *on { "opt-in" } else { "opt-out" };
-                let how = match endpoint_type {
-                    Some(t) => format!(" (moving-endpoint-type {t})"),
-                    None => String::new(),
-                };
-                let verdict = if *accepted { "accepted" } else { "refused" };
-                write!(f, "conn {conn} @{proxy}: {what}{how} {verdict}")
-            }
-            What::Pushed {
-                line,
-                summary,
-                seq,
-                proxies,
-                recipients,
-            } => {
-                let seq = seq.map(|s| format!(" seq {s}")).unwrap_or_default();
-                write!(
-                    f,
-                    "step line {line}: {summary}{seq} on {} -> {recipients} opted-in connection(s)",
-                    list(proxies)
-                )
-            }
+            What::OptIn { .. } => self.fmt_opt_in(f),
+            What::Pushed { .. } => self.fmt_pushed(f),
             What::Sent {
                 conn,
                 proxy,
@@ -330,28 +305,14 @@ impl fmt::Display for SimEvent {
                 write!(f, "conn {conn} @{proxy}: sent {}{why}", escape(bytes))
             }
             What::Dns { records, ttl } => {
-                let r = records
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let r = join(records.iter(), " ");
                 let r = if r.is_empty() { "no records (NXDOMAIN)".into() } else { r };
                 write!(f, "DNS {HOSTNAME} -> {r} (TTL {ttl} s)")
             }
             What::Resolved { from, name } => {
                 write!(f, "DNS query for {} from {from}", escape(name.as_bytes()))
             }
-            What::Closed {
-                proxy,
-                connections,
-                opted_in,
-                restart,
-            } => write!(
-                f,
-                "{} {proxy}: closed {connections} connection(s), {opted_in} opted in, {} not",
-                if *restart { "proxy restart" } else { "node-wide close" },
-                connections - opted_in
-            ),
+            What::Closed { .. } => self.fmt_closed(f),
             What::Listening { proxy, up: true } => write!(f, "{proxy} listening"),
             What::Listening { proxy, up: false } => {
                 write!(f, "{proxy} stopped listening (connections refused)")
@@ -362,60 +323,18 @@ impl fmt::Display for SimEvent {
                 conn,
                 proxy,
                 by_server,
-            } => write!(
-                f,
-                "conn {conn} @{proxy}: {}",
-                if *by_server {
-                    "closed by the server"
-                } else {
-                    "closed by the client"
-                }
-            ),
+            } => {
+                let by = if *by_server { "server" } else { "client" };
+                write!(f, "conn {conn} @{proxy}: closed by the {by}")
+            }
             What::Finished { .. } => write!(f, "scenario ended"),
             What::Reset { connections } => write!(
                 f,
                 "loop: DNS and listeners reset, {connections} connection(s) closed so clients start over"
             ),
             What::Error { message } => write!(f, "error: {message}"),
-            What::Hostile {
-                conn,
-                proxy,
-                kind,
-                written,
-            } => {
-                write!(f, "conn {conn} @{proxy}: hostile {kind}: ")?;
-                match kind {
-                    Hostile::HugeBlob => write!(
-                        f,
-                        "declared a {} byte blob, wrote {written} bytes of it",
-                        scenario::HUGE_BLOB_DECLARED
-                    ),
-                    Hostile::Deep => write!(
-                        f,
-                        "wrote a push nested {} deep ({written} bytes)",
-                        scenario::DEEP_LEVELS
-                    ),
-                    Hostile::Trickle => write!(
-                        f,
-                        "writing a {written} byte push one byte per scenario second"
-                    ),
-                    Hostile::MidFrame => write!(
-                        f,
-                        "wrote {written} of the {} bytes of a push, then closed",
-                        scenario::MID_FRAME.len()
-                    ),
-                }
-            }
-            What::Traffic {
-                conn,
-                proxy,
-                commands,
-                errors,
-                unanswered,
-            } => write!(
-                f,
-                "conn {conn} @{proxy}: {commands} command(s), {errors} error reply(ies), {unanswered} unanswered"
-            ),
+            What::Hostile { .. } => self.fmt_hostile(f),
+            What::Traffic { .. } => self.fmt_traffic(f),
             What::ClientInfo {
                 conn,
                 proxy,
@@ -428,6 +347,126 @@ impl fmt::Display for SimEvent {
             ),
         }
     }
+}
+
+/// The per-variant helpers of `What`'s narration; each is called only for its own variant.
+impl What {
+    fn fmt_opt_in(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::OptIn {
+            conn,
+            proxy,
+            on,
+            accepted,
+            endpoint_type,
+        } = self
+        else {
+            unreachable!("called for OptIn only")
+        };
+        let what = if *on { "opt-in" } else { "opt-out" };
+        let how = match endpoint_type {
+            Some(t) => format!(" (moving-endpoint-type {t})"),
+            None => String::new(),
+        };
+        let verdict = if *accepted { "accepted" } else { "refused" };
+        write!(f, "conn {conn} @{proxy}: {what}{how} {verdict}")
+    }
+
+    fn fmt_pushed(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Pushed {
+            line,
+            summary,
+            seq,
+            proxies,
+            recipients,
+        } = self
+        else {
+            unreachable!("called for Pushed only")
+        };
+        let seq = seq.map(|s| format!(" seq {s}")).unwrap_or_default();
+        write!(
+            f,
+            "step line {line}: {summary}{seq} on {} -> {recipients} opted-in connection(s)",
+            join(proxies.iter(), ", ")
+        )
+    }
+
+    fn fmt_closed(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Closed {
+            proxy,
+            connections,
+            opted_in,
+            restart,
+        } = self
+        else {
+            unreachable!("called for Closed only")
+        };
+        write!(
+            f,
+            "{} {proxy}: closed {connections} connection(s), {opted_in} opted in, {} not",
+            if *restart {
+                "proxy restart"
+            } else {
+                "node-wide close"
+            },
+            connections - opted_in
+        )
+    }
+
+    fn fmt_hostile(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Hostile {
+            conn,
+            proxy,
+            kind,
+            written,
+        } = self
+        else {
+            unreachable!("called for Hostile only")
+        };
+        write!(f, "conn {conn} @{proxy}: hostile {kind}: ")?;
+        match kind {
+            Hostile::HugeBlob => write!(
+                f,
+                "declared a {} byte blob, wrote {written} bytes of it",
+                scenario::HUGE_BLOB_DECLARED
+            ),
+            Hostile::Deep => write!(
+                f,
+                "wrote a push nested {} deep ({written} bytes)",
+                scenario::DEEP_LEVELS
+            ),
+            Hostile::Trickle => write!(
+                f,
+                "writing a {written} byte push one byte per scenario second"
+            ),
+            Hostile::MidFrame => write!(
+                f,
+                "wrote {written} of the {} bytes of a push, then closed",
+                scenario::MID_FRAME.len()
+            ),
+        }
+    }
+
+    fn fmt_traffic(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Traffic {
+            conn,
+            proxy,
+            commands,
+            errors,
+            unanswered,
+        } = self
+        else {
+            unreachable!("called for Traffic only")
+        };
+        write!(
+            f,
+            "conn {conn} @{proxy}: {commands} command(s), {errors} error reply(ies), {unanswered} unanswered"
+        )
+    }
+}
+
+/// Addresses (or anything printable) joined with a separator.
+fn join<T: fmt::Display>(items: impl Iterator<Item = T>, sep: &str) -> String {
+    items.map(|p| p.to_string()).collect::<Vec<_>>().join(sep)
 }
 
 /// What the player waits on to start the clock.
@@ -583,42 +622,11 @@ impl Simulator {
     /// Binds every proxy on one port and the DNS server, publishes the initial records, and starts
     /// the scenario (whose clock waits for its `start` condition).
     pub async fn start(opts: SimOptions) -> Result<Simulator, SimError> {
-        if !(opts.speed.is_finite() && opts.speed > 0.0) {
-            return Err(SimError::Options(format!(
-                "speed must be a number above 0, got {}",
-                opts.speed
-            )));
-        }
-        if opts.user.is_some() && opts.password.is_none() {
-            return Err(SimError::Options("a user needs a password".into()));
-        }
+        check_options(&opts)?;
         let scenario = opts.scenario;
         let (port, mut listeners) = bind_proxies(&scenario.proxies, opts.port).await?;
-        // The narration of queries needs the shared state, which needs the DNS server's TTL
-        // first: the closure finds it once it exists (and never keeps it alive).
         let narrator: Arc<std::sync::OnceLock<std::sync::Weak<Shared>>> = Arc::default();
-        let tell = narrator.clone();
-        let on_query: dns::OnQuery = Arc::new(move |from, name| {
-            if let Some(shared) = tell.get().and_then(std::sync::Weak::upgrade) {
-                shared.emit(What::Resolved { from, name });
-            }
-        });
-        let dns =
-            SimDns::start_narrated(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE, Some(on_query))
-                .await
-                .map_err(SimError::Dns)?;
-        let ttl = ((f64::from(scenario.ttl) / opts.speed).ceil() as u32).max(1);
-        dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
-        if scenario
-            .steps
-            .iter()
-            .any(|s| matches!(&s.action, Action::Push { push, .. } if push.asks()))
-        {
-            for ip in &scenario.proxies {
-                let name = format!("{}.", proxy_host(*ip));
-                dns.set_records(&name, &[IpAddr::V4(*ip)], ttl).await;
-            }
-        }
+        let (dns, ttl) = start_dns(&scenario, opts.speed, narrator.clone()).await?;
         let dns_addr = dns.addr();
 
         let (events, first) = broadcast::channel(EVENT_CAPACITY);
@@ -788,6 +796,52 @@ impl Simulator {
             dns.shutdown().await;
         }
     }
+}
+
+/// Refuses options no scenario can run with, before anything is bound.
+fn check_options(opts: &SimOptions) -> Result<(), SimError> {
+    if !(opts.speed.is_finite() && opts.speed > 0.0) {
+        return Err(SimError::Options(format!(
+            "speed must be a number above 0, got {}",
+            opts.speed
+        )));
+    }
+    if opts.user.is_some() && opts.password.is_none() {
+        return Err(SimError::Options("a user needs a password".into()));
+    }
+    Ok(())
+}
+
+/// Starts the DNS server with the scenario's initial records and its TTL scaled by the speed
+/// (at least 1 s); returns the server and that TTL. The narration of queries needs the shared
+/// state, which needs this TTL first: the closure finds it through `narrator` once it exists
+/// (and never keeps it alive). When a push asks for addresses, each proxy gets a name too.
+async fn start_dns(
+    scenario: &Scenario,
+    speed: f64,
+    narrator: Arc<std::sync::OnceLock<std::sync::Weak<Shared>>>,
+) -> Result<(SimDns, u32), SimError> {
+    let on_query: dns::OnQuery = Arc::new(move |from, name| {
+        if let Some(shared) = narrator.get().and_then(std::sync::Weak::upgrade) {
+            shared.emit(What::Resolved { from, name });
+        }
+    });
+    let dns = SimDns::start_narrated(SocketAddr::from(([127, 0, 0, 1], 0)), ZONE, Some(on_query))
+        .await
+        .map_err(SimError::Dns)?;
+    let ttl = ((f64::from(scenario.ttl) / speed).ceil() as u32).max(1);
+    dns.set_records(HOSTNAME, &scenario.dns, ttl).await;
+    if scenario
+        .steps
+        .iter()
+        .any(|s| matches!(&s.action, Action::Push { push, .. } if push.asks()))
+    {
+        for ip in &scenario.proxies {
+            let name = format!("{}.", proxy_host(*ip));
+            dns.set_records(&name, &[IpAddr::V4(*ip)], ttl).await;
+        }
+    }
+    Ok((dns, ttl))
 }
 
 /// Dropped without [`Simulator::shutdown`] (a test that panicked, say): stop everything anyway,

@@ -863,31 +863,7 @@ impl Parser<'_> {
     fn push(&mut self, rest: &str) -> Result<Push, ScenarioError> {
         let (kind_word, rest) = split_word(rest);
         if kind_word == "raw" {
-            self.field("raw");
-            let bytes = unescape(rest).map_err(|why| self.err(why))?;
-            match Scanner::default().scan(&bytes) {
-                Ok(Scan::Frame(Frame::Push(_), n)) if n == bytes.len() => {}
-                Ok(Scan::Frame(Frame::Push(_), n)) => {
-                    return Err(self.err(format!(
-                        "{} bytes left over after one push frame of {n} bytes",
-                        bytes.len() - n
-                    )))
-                }
-                Ok(Scan::Frame(other, _)) => {
-                    return Err(self.err(format!(
-                        "expected a push frame ('>'), found a {}",
-                        other.type_name()
-                    )))
-                }
-                Ok(Scan::Incomplete { need }) => {
-                    return Err(self.err(format!(
-                        "incomplete frame: {} bytes given, at least {need} needed",
-                        bytes.len()
-                    )))
-                }
-                Err(e) => return Err(self.err(format!("not a RESP3 frame: {e}"))),
-            }
-            return Ok(Push::Raw(bytes));
+            return self.raw_push(rest);
         }
         self.field("push");
         let Some(kind) = PushKind::ALL.into_iter().find(|k| k.name() == kind_word) else {
@@ -919,43 +895,14 @@ impl Parser<'_> {
                 "time" => time
                     .replace(self.number::<i64>(value, "an integer")?)
                     .is_some(),
-                "target" => {
-                    let e = match value {
-                        "null" => Endpoint::Null,
-                        "" => return Err(self.err("expected null or host:port, found nothing")),
-                        t => match t.strip_prefix("asked:") {
-                            Some(ip) => Endpoint::Asked(self.proxy(ip)?),
-                            None => Endpoint::Text(t.to_string()),
-                        },
-                    };
-                    target.replace(e).is_some()
-                }
-                "shards" => {
-                    let ok = serde_json::from_str::<Vec<String>>(value).is_ok();
-                    if !ok {
-                        return Err(self.err(format!(
-                            "expected a JSON array of id strings such as [\"27\"], found {value:?}"
-                        )));
-                    }
-                    shards.replace(value.to_string()).is_some()
-                }
+                "target" => target.replace(self.target(value)?).is_some(),
+                "shards" => shards.replace(self.shards(value)?).is_some(),
                 "slots" => {
                     self.slot_list(value)?;
                     slots.replace(value.to_string()).is_some()
                 }
                 "move" => {
-                    let parts: Vec<&str> = value.splitn(3, ',').collect();
-                    let [source, target, s] = parts[..] else {
-                        return Err(self.err(format!(
-                            "expected source,target,slots (e.g. 127.0.0.3:{{port}},127.0.0.4:{{port}},8892-8991), found {value:?}"
-                        )));
-                    };
-                    self.slot_list(s)?;
-                    moves.push(SlotMove {
-                        source: source.to_string(),
-                        target: target.to_string(),
-                        slots: s.to_string(),
-                    });
+                    moves.push(self.slot_move(value)?);
                     false
                 }
                 _ => unreachable!("checked against the allowed fields"),
@@ -984,6 +931,75 @@ impl Parser<'_> {
             shards,
             slots,
             moves,
+        })
+    }
+
+    /// `push raw ...`: escaped bytes that must be exactly one RESP3 push frame; the error says
+    /// what was found instead.
+    fn raw_push(&mut self, rest: &str) -> Result<Push, ScenarioError> {
+        self.field("raw");
+        let bytes = unescape(rest).map_err(|why| self.err(why))?;
+        match Scanner::default().scan(&bytes) {
+            Ok(Scan::Frame(Frame::Push(_), n)) if n == bytes.len() => {}
+            Ok(Scan::Frame(Frame::Push(_), n)) => {
+                return Err(self.err(format!(
+                    "{} bytes left over after one push frame of {n} bytes",
+                    bytes.len() - n
+                )))
+            }
+            Ok(Scan::Frame(other, _)) => {
+                return Err(self.err(format!(
+                    "expected a push frame ('>'), found a {}",
+                    other.type_name()
+                )))
+            }
+            Ok(Scan::Incomplete { need }) => {
+                return Err(self.err(format!(
+                    "incomplete frame: {} bytes given, at least {need} needed",
+                    bytes.len()
+                )))
+            }
+            Err(e) => return Err(self.err(format!("not a RESP3 frame: {e}"))),
+        }
+        Ok(Push::Raw(bytes))
+    }
+
+    /// A MOVING target: `null`, `asked:<proxy>` (the replacement's address in the client's
+    /// own form) or any other text sent as it is.
+    fn target(&self, value: &str) -> Result<Endpoint, ScenarioError> {
+        Ok(match value {
+            "null" => Endpoint::Null,
+            "" => return Err(self.err("expected null or host:port, found nothing")),
+            t => match t.strip_prefix("asked:") {
+                Some(ip) => Endpoint::Asked(self.proxy(ip)?),
+                None => Endpoint::Text(t.to_string()),
+            },
+        })
+    }
+
+    /// A JSON array of shard id strings, kept as written.
+    fn shards(&self, value: &str) -> Result<String, ScenarioError> {
+        if serde_json::from_str::<Vec<String>>(value).is_err() {
+            return Err(self.err(format!(
+                "expected a JSON array of id strings such as [\"27\"], found {value:?}"
+            )));
+        }
+        Ok(value.to_string())
+    }
+
+    /// `move=source,target,slots`, with the slots checked.
+    fn slot_move(&self, value: &str) -> Result<SlotMove, ScenarioError> {
+        let parts: Vec<&str> = value.splitn(3, ',').collect();
+        let [source, target, s] = parts[..] else {
+            return Err(self.err(format!(
+                "expected source,target,slots (e.g. 127.0.0.3:{{port}},127.0.0.4:{{port}},8892-8991), found {value:?}"
+            )));
+        };
+        self.slot_list(s)?;
+        Ok(SlotMove {
+            source: source.to_string(),
+            target: target.to_string(),
+            slots: s.to_string(),
         })
     }
 }

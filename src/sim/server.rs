@@ -1128,149 +1128,128 @@ impl Conn {
         }
     }
 
+    /// Answers one command the way Redis orders its checks: is it a command with a plausible
+    /// argument count, then authentication, then the command itself. Routing only: each command
+    /// family has its own handler, in the style of a command table.
     fn dispatch(&mut self, name: &str, args: &[Vec<u8>], batch: &mut Batch) {
+        let Some((family, arity)) = command_table(name) else {
+            return unknown_command(&mut batch.out, args);
+        };
+        if !arity_ok(arity, args.len()) {
+            let text = format!(
+                "ERR wrong number of arguments for '{}' command",
+                name.to_ascii_lowercase()
+            );
+            return error(&mut batch.out, &text);
+        }
+        // CLIENT's subcommands have arities of their own, also checked before authentication.
+        if family == Family::Client && !self.client_arity(args, batch) {
+            return;
+        }
+        if !self.authed && !matches!(name, "HELLO" | "AUTH" | "QUIT") {
+            return error(&mut batch.out, "NOAUTH Authentication required.");
+        }
+        let out = &mut batch.out;
+        match family {
+            Family::Hello => self.hello(args, out),
+            Family::Auth => self.auth(args, out),
+            Family::Client => self.client(args, batch),
+            Family::Connection => self.connection(name, args, batch),
+            Family::Keyspace => self.keyspace(name, args, out),
+            Family::Server => self.server_command(name, args, out),
+            Family::Cluster => self.cluster(&subcommand(args), args, out),
+        }
+    }
+
+    /// Checks a CLIENT subcommand and its argument count; false when an error was written.
+    /// An unknown subcommand is echoed in the case the client sent it (docs/protocol.md
+    /// section 7), and a refused opt-in is still narrated and counted as an attempt.
+    fn client_arity(&mut self, args: &[Vec<u8>], batch: &mut Batch) -> bool {
         let refusing = self.shared.scenario.mode == Mode::Refusing
             || self
                 .shared
                 .refusing
                 .load(std::sync::atomic::Ordering::Relaxed);
-        let out = &mut batch.out;
-        // 1. Is it a command at all, with a plausible argument count? Redis answers these before
-        //    it looks at authentication.
-        let arity: i32 = match name {
-            "GET" | "ECHO" | "SELECT" => 2,
-            "SET" => -3,
-            "DEL" | "EXISTS" | "AUTH" | "CLIENT" | "CLUSTER" => -2,
-            "PING" | "QUIT" | "HELLO" | "COMMAND" | "INFO" => -1,
-            "READONLY" | "READWRITE" => 1,
+        let sub = subcommand(args);
+        let sub_arity: i32 = match sub.as_str() {
+            "ID" | "GETNAME" => 2,
+            "SETNAME" => 3,
+            "SETINFO" => 4,
+            "MAINT_NOTIFICATIONS" if !refusing => -3,
             _ => {
-                let mut text = format!(
-                    "ERR unknown command '{}', with args beginning with: ",
-                    String::from_utf8_lossy(&args[0])
-                );
-                for a in args[1..].iter().take(16) {
-                    text.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
+                if sub == "MAINT_NOTIFICATIONS" {
+                    self.shared.triggers.send_modify(|t| t.attempts += 1);
+                    batch.narration.push(What::OptIn {
+                        conn: self.id,
+                        proxy: self.proxy,
+                        on: !args.get(2).is_some_and(|a| a.eq_ignore_ascii_case(b"OFF")),
+                        accepted: false,
+                        endpoint_type: endpoint_type_arg(args),
+                    });
                 }
-                return error(out, &text);
+                let text = format!(
+                    "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+                    String::from_utf8_lossy(&args[1])
+                );
+                error(&mut batch.out, &text);
+                return false;
             }
         };
-        let n = args.len() as i32;
-        if (arity > 0 && n != arity) || n < -arity {
+        if !arity_ok(sub_arity, args.len()) {
+            let text = format!(
+                "ERR wrong number of arguments for 'client|{}' command",
+                sub.to_ascii_lowercase()
+            );
+            error(&mut batch.out, &text);
+            return false;
+        }
+        true
+    }
+
+    /// AUTH with a password, or a user and a password.
+    fn auth(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let (user, pass) = match args.len() {
+            2 => (None, &args[1]),
+            3 => (Some(&args[1][..]), &args[2]),
+            _ => return error(out, "ERR syntax error"),
+        };
+        if user.is_none() && self.shared.password.is_none() {
             return error(
                 out,
-                &format!(
-                    "ERR wrong number of arguments for '{}' command",
-                    name.to_ascii_lowercase()
-                ),
+                "ERR AUTH <password> called without any password configured for the \
+                 default user. Are you sure your configuration is correct?",
             );
         }
-        let sub = args
-            .get(1)
-            .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
-            .unwrap_or_default();
-        if name == "CLIENT" {
-            let sub_arity: i32 = match sub.as_str() {
-                "ID" | "GETNAME" => 2,
-                "SETNAME" => 3,
-                "SETINFO" => 4,
-                "MAINT_NOTIFICATIONS" if !refusing => -3,
-                _ => {
-                    // Echoed in the case the client sent it (docs/protocol.md section 7).
-                    if sub == "MAINT_NOTIFICATIONS" {
-                        self.shared.triggers.send_modify(|t| t.attempts += 1);
-                        batch.narration.push(What::OptIn {
-                            conn: self.id,
-                            proxy: self.proxy,
-                            on: !args.get(2).is_some_and(|a| a.eq_ignore_ascii_case(b"OFF")),
-                            accepted: false,
-                            endpoint_type: endpoint_type_arg(args),
-                        });
-                    }
-                    return error(
-                        out,
-                        &format!(
-                            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-                            String::from_utf8_lossy(&args[1])
-                        ),
-                    );
-                }
-            };
-            if (sub_arity > 0 && n != sub_arity) || n < -sub_arity {
-                return error(
-                    out,
-                    &format!(
-                        "ERR wrong number of arguments for 'client|{}' command",
-                        sub.to_ascii_lowercase()
-                    ),
-                );
-            }
+        if self.credentials_ok(user.unwrap_or(b"default"), pass) {
+            self.authed = true;
+            ok(out);
+        } else {
+            error(out, WRONGPASS);
         }
-        // 2. Authentication.
-        if !self.authed && !matches!(name, "HELLO" | "AUTH" | "QUIT") {
-            return error(out, "NOAUTH Authentication required.");
-        }
-        // 3. The command.
-        match name {
-            "HELLO" => self.hello(args, out),
-            "AUTH" => {
-                let (user, pass) = match args.len() {
-                    2 => (None, &args[1]),
-                    3 => (Some(&args[1][..]), &args[2]),
-                    _ => return error(out, "ERR syntax error"),
-                };
-                if user.is_none() && self.shared.password.is_none() {
-                    return error(
-                        out,
-                        "ERR AUTH <password> called without any password configured for the \
-                         default user. Are you sure your configuration is correct?",
-                    );
-                }
-                if self.credentials_ok(user.unwrap_or(b"default"), pass) {
-                    self.authed = true;
-                    ok(out);
-                } else {
-                    error(out, WRONGPASS);
-                }
-            }
-            "CLIENT" => match sub.as_str() {
-                "ID" => int(out, self.id as i64),
-                "GETNAME" => match &self.name {
-                    Some(n) => bulk(out, n),
-                    None => self.null(out),
-                },
-                "SETNAME" => {
-                    if let Err(e) = self.set_name(&args[2]) {
-                        return error(out, e);
-                    }
-                    ok(out);
-                }
-                "SETINFO" => {
-                    let attr = String::from_utf8_lossy(&args[2]).to_ascii_uppercase();
-                    if attr != "LIB-NAME" && attr != "LIB-VER" {
-                        return error(
-                            out,
-                            &format!(
-                                "ERR Unrecognized option '{}'",
-                                String::from_utf8_lossy(&args[2])
-                            ),
-                        );
-                    }
-                    if args[3]
-                        .iter()
-                        .any(|&b| b == b' ' || b == b'\n' || !(b'!'..=b'~').contains(&b))
-                    {
-                        return error(
-                            out,
-                            &format!(
-                                "ERR {} cannot contain spaces, newlines or special characters.",
-                                attr.to_ascii_lowercase()
-                            ),
-                        );
-                    }
-                    ok(out);
-                }
-                _ => self.maint_notifications(args, batch),
+    }
+
+    /// CLIENT ID, GETNAME, SETNAME, SETINFO and MAINT_NOTIFICATIONS (arity already checked).
+    fn client(&mut self, args: &[Vec<u8>], batch: &mut Batch) {
+        let out = &mut batch.out;
+        match subcommand(args).as_str() {
+            "ID" => int(out, self.id as i64),
+            "GETNAME" => match &self.name {
+                Some(n) => bulk(out, n),
+                None => self.null(out),
             },
+            "SETNAME" => match self.set_name(&args[2]) {
+                Ok(()) => ok(out),
+                Err(e) => error(out, e),
+            },
+            "SETINFO" => client_setinfo(args, out),
+            _ => self.maint_notifications(args, batch),
+        }
+    }
+
+    /// PING, ECHO, QUIT and SELECT: the connection's own commands.
+    fn connection(&mut self, name: &str, args: &[Vec<u8>], batch: &mut Batch) {
+        let out = &mut batch.out;
+        match name {
             "PING" => match args.len() {
                 1 => simple(out, "PONG"),
                 2 => bulk(out, &args[1]),
@@ -1281,68 +1260,74 @@ impl Conn {
                 ok(out);
                 batch.close = true;
             }
-            "SELECT" => {
-                if self.shared.scenario.is_cluster() {
-                    return error(out, "ERR SELECT is not allowed in cluster mode");
-                }
-                match parse_int(&args[1]) {
-                    Some(db) if (0..16).contains(&db) => {
-                        self.db = db as u8;
-                        ok(out);
-                    }
-                    Some(_) => error(out, "ERR DB index is out of range"),
-                    None => error(out, NOT_AN_INTEGER),
-                }
+            _ => self.select(args, out),
+        }
+    }
+
+    fn select(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        if self.shared.scenario.is_cluster() {
+            return error(out, "ERR SELECT is not allowed in cluster mode");
+        }
+        match parse_int(&args[1]) {
+            Some(db) if (0..16).contains(&db) => {
+                self.db = db as u8;
+                ok(out);
             }
-            "GET" => {
-                if self.moved(&args[1..2], out) {
-                    return;
-                }
-                let value = self
-                    .shared
-                    .lock()
-                    .keys
-                    .get(&(self.db, args[1].clone()))
-                    .cloned();
-                match value {
-                    Some(v) => bulk(out, &v),
-                    None => self.null(out),
-                }
-            }
-            "SET" => self.set(args, out),
-            "DEL" | "EXISTS" => {
-                if self.moved(&args[1..], out) {
-                    return;
-                }
-                let mut st = self.shared.lock();
-                let n = args[1..]
-                    .iter()
-                    .filter(|k| {
-                        let key = (self.db, k.to_vec());
-                        if name == "DEL" {
-                            st.keys.remove(&key).is_some()
-                        } else {
-                            st.keys.contains_key(&key)
-                        }
-                    })
-                    .count();
-                int(out, n as i64);
-            }
-            "COMMAND" => {
-                if sub == "COUNT" {
-                    int(out, 0)
+            Some(_) => error(out, "ERR DB index is out of range"),
+            None => error(out, NOT_AN_INTEGER),
+        }
+    }
+
+    /// GET, SET, DEL and EXISTS; in a cluster a key of another shard gets MOVED first.
+    fn keyspace(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        if name == "SET" {
+            return self.set(args, out);
+        }
+        let keys = if name == "GET" {
+            &args[1..2]
+        } else {
+            &args[1..]
+        };
+        if self.moved(keys, out) {
+            return;
+        }
+        if name == "GET" {
+            let value = self
+                .shared
+                .lock()
+                .keys
+                .get(&(self.db, args[1].clone()))
+                .cloned();
+            return match value {
+                Some(v) => bulk(out, &v),
+                None => self.null(out),
+            };
+        }
+        let mut st = self.shared.lock();
+        let n = keys
+            .iter()
+            .filter(|k| {
+                let key = (self.db, k.to_vec());
+                if name == "DEL" {
+                    st.keys.remove(&key).is_some()
                 } else {
-                    out.extend_from_slice(b"*0\r\n")
+                    st.keys.contains_key(&key)
                 }
-            }
+            })
+            .count();
+        int(out, n as i64);
+    }
+
+    /// COMMAND, READONLY/READWRITE and INFO: what clients ask about the server.
+    fn server_command(&self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        match name {
+            "COMMAND" if subcommand(args) == "COUNT" => int(out, 0),
+            "COMMAND" => out.extend_from_slice(b"*0\r\n"),
+            "READONLY" | "READWRITE" if self.shared.scenario.is_cluster() => ok(out),
             "READONLY" | "READWRITE" => {
-                if self.shared.scenario.is_cluster() {
-                    ok(out)
-                } else {
-                    error(out, "ERR This instance has cluster support disabled")
-                }
+                error(out, "ERR This instance has cluster support disabled")
             }
-            "INFO" => {
+            _ => {
                 let text = format!(
                     "# Server\r\nredis_version:{}\r\nredis_mode:{}\r\ntcp_port:{}\r\n\r\n# Clients\r\nconnected_clients:{}\r\n",
                     self.version(),
@@ -1352,8 +1337,6 @@ impl Conn {
                 );
                 self.verbatim(out, &text);
             }
-            "CLUSTER" => self.cluster(&sub, args, out),
-            _ => unreachable!("every command with an arity is handled"),
         }
     }
 
@@ -1682,6 +1665,84 @@ impl Conn {
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
+
+/// The families of commands the simulator answers; each has one handler on `Conn`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Hello,
+    Auth,
+    Client,
+    Connection,
+    Keyspace,
+    Server,
+    Cluster,
+}
+
+/// The command table: a command's family and its arity in Redis's convention (positive means
+/// exactly that many arguments with the name, negative means at least that many).
+fn command_table(name: &str) -> Option<(Family, i32)> {
+    Some(match name {
+        "GET" => (Family::Keyspace, 2),
+        "SET" => (Family::Keyspace, -3),
+        "DEL" | "EXISTS" => (Family::Keyspace, -2),
+        "ECHO" | "SELECT" => (Family::Connection, 2),
+        "PING" | "QUIT" => (Family::Connection, -1),
+        "AUTH" => (Family::Auth, -2),
+        "CLIENT" => (Family::Client, -2),
+        "CLUSTER" => (Family::Cluster, -2),
+        "HELLO" => (Family::Hello, -1),
+        "COMMAND" | "INFO" => (Family::Server, -1),
+        "READONLY" | "READWRITE" => (Family::Server, 1),
+        _ => return None,
+    })
+}
+
+fn arity_ok(arity: i32, n: usize) -> bool {
+    let n = n as i32;
+    !((arity > 0 && n != arity) || n < -arity)
+}
+
+/// The second argument upper-cased, or empty when there is none.
+fn subcommand(args: &[Vec<u8>]) -> String {
+    args.get(1)
+        .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
+        .unwrap_or_default()
+}
+
+/// Redis's error for a command it does not know, quoting at most 16 arguments.
+fn unknown_command(out: &mut Vec<u8>, args: &[Vec<u8>]) {
+    let mut text = format!(
+        "ERR unknown command '{}', with args beginning with: ",
+        String::from_utf8_lossy(&args[0])
+    );
+    for a in args[1..].iter().take(16) {
+        text.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
+    }
+    error(out, &text)
+}
+
+/// CLIENT SETINFO accepts only LIB-NAME and LIB-VER, with printable values without spaces.
+fn client_setinfo(args: &[Vec<u8>], out: &mut Vec<u8>) {
+    let attr = String::from_utf8_lossy(&args[2]).to_ascii_uppercase();
+    if attr != "LIB-NAME" && attr != "LIB-VER" {
+        let text = format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(&args[2])
+        );
+        return error(out, &text);
+    }
+    if args[3]
+        .iter()
+        .any(|&b| b == b' ' || b == b'\n' || !(b'!'..=b'~').contains(&b))
+    {
+        let text = format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            attr.to_ascii_lowercase()
+        );
+        return error(out, &text);
+    }
+    ok(out)
+}
 
 fn ok(out: &mut Vec<u8>) {
     out.extend_from_slice(b"+OK\r\n");
