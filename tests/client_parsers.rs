@@ -164,7 +164,13 @@ fn configured(var: &str, test: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            eprintln!("SKIP: {test}: {var} is unset or empty (.ci/run sets it)");
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: {var} is unset or empty (.ci/run sets it)")
+                ),
+            );
             None
         }
     }

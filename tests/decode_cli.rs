@@ -800,7 +800,13 @@ fn tool_output(tool: &str, args: &[&str], file: &Path) -> Option<String> {
     match Command::new(tool).args(args).arg(file).output() {
         Ok(out) if out.status.success() => Some(String::from_utf8(out.stdout).unwrap()),
         _ => {
-            eprintln!("SKIP: {tool} is not installed; the committed samples still run");
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {tool} is not installed; the committed samples still run")
+                ),
+            );
             None
         }
     }

@@ -211,7 +211,13 @@ fn prometheus(test: &str) -> Option<String> {
     if let Some(v) = std::env::var_os("MAINTWATCH_PROMETHEUS") {
         let v = v.to_string_lossy().trim().to_string();
         if v.is_empty() {
-            eprintln!("SKIP: {test}: MAINTWATCH_PROMETHEUS is empty");
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: MAINTWATCH_PROMETHEUS is empty")
+                ),
+            );
             return None;
         }
         return Some(v);
@@ -222,7 +228,7 @@ fn prometheus(test: &str) -> Option<String> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        eprintln!("SKIP: {test}: prometheus is not installed (Debian package `prometheus`) and MAINTWATCH_PROMETHEUS is unset");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: prometheus is not installed (Debian package `prometheus`) and MAINTWATCH_PROMETHEUS is unset")));
     }
     found.map(|p| p.to_string_lossy().into_owned())
 }

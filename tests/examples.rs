@@ -639,13 +639,25 @@ async fn every_example_runs_as_written() {
             continue;
         }
         if let Some(tool) = missing_tool(&e.command) {
-            eprintln!("SKIP: {}: {tool} is not installed", e.command);
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {}: {tool} is not installed", e.command)
+                ),
+            );
             continue;
         }
         if let Some(dir) = unmatched_glob(&e.command) {
-            eprintln!(
-                "SKIP: {}: no .jsonl capture fixture in {dir} yet",
-                e.command
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!(
+                        "SKIP: {}: no .jsonl capture fixture in {dir} yet",
+                        e.command
+                    )
+                ),
             );
             continue;
         }

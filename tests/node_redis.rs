@@ -29,7 +29,7 @@ const HOOKED: &str = concat!(
 /// NODE_PATH for the configured node-redis, and its version; `None` after a SKIP line.
 fn node_redis(test: &str) -> Option<(String, String)> {
     let Some(dir) = common::redis_server_from(std::env::var_os(NODE_VAR)) else {
-        eprintln!("SKIP: {test}: {NODE_VAR} is unset or empty (.ci/run installs node-redis when node and npm exist)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: {NODE_VAR} is unset or empty (.ci/run installs node-redis when node and npm exist)")));
         return None;
     };
     let out = std::process::Command::new("node")
@@ -78,9 +78,15 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
         "the machine's resolver files changed"
     );
     if !single.private_resolv() {
-        eprintln!(
-            "SKIP: {test}: no private resolv.conf on this machine: {}",
-            single.table
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!(
+                    "SKIP: {test}: no private resolv.conf on this machine: {}",
+                    single.table
+                )
+            ),
         );
         return;
     }
@@ -166,9 +172,15 @@ async fn node_redis_every_scenario() {
     );
     for (scenario, r) in &runs {
         if !r.private_resolv() {
-            eprintln!(
-                "SKIP: {test}: no private resolv.conf on this machine: {}",
-                r.table
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!(
+                        "SKIP: {test}: no private resolv.conf on this machine: {}",
+                        r.table
+                    )
+                ),
             );
             return;
         }

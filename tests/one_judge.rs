@@ -30,7 +30,7 @@ const HOST: &str = "db.sim.maintwatch.test";
 
 fn python(test: &str) -> Option<String> {
     let Some(py) = common::redis_server_from(std::env::var_os("MAINTWATCH_PYTHON")) else {
-        eprintln!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)")));
         return None;
     };
     let ok = std::process::Command::new(&py)
@@ -58,7 +58,13 @@ async fn tcpdump(test: &str, file: &Path, filter: &str) -> Option<Child> {
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("SKIP: {test}: tcpdump is not installed");
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: tcpdump is not installed")
+                ),
+            );
             return None;
         }
         Err(e) => panic!("tcpdump did not start: {e}"),
@@ -74,7 +80,13 @@ async fn tcpdump(test: &str, file: &Path, filter: &str) -> Option<Child> {
     }
     let said = said.join("\n");
     if said.contains("ermission") || said.contains("not permitted") {
-        eprintln!("SKIP: {test}: tcpdump may not capture here: {said}");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
+            ),
+        );
         return None;
     }
     panic!("tcpdump is installed but broken: {said}");

@@ -23,7 +23,7 @@ struct Receiver {
 async fn receiver(test: &str) -> Option<Receiver> {
     let py = std::env::var("MAINTWATCH_PYTHON").unwrap_or_default();
     if py.trim().is_empty() {
-        eprintln!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with opentelemetry-proto)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with opentelemetry-proto)")));
         return None;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otlp/receiver.py");
@@ -50,7 +50,7 @@ async fn receiver(test: &str) -> Option<Receiver> {
             Some(3),
             "the OTLP receiver failed to start ({status})"
         );
-        eprintln!("SKIP: {test}: MAINTWATCH_PYTHON has no opentelemetry-proto (pip install opentelemetry-proto)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON has no opentelemetry-proto (pip install opentelemetry-proto)")));
         return None;
     };
     Some(Receiver {

@@ -748,7 +748,13 @@ async fn start_tcpdump(test: &str, file: &Path, port: u16) -> Option<tokio::proc
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("SKIP: {test}: tcpdump is not installed");
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: tcpdump is not installed")
+                ),
+            );
             return None;
         }
         Err(e) => panic!("tcpdump did not start: {e}"),
@@ -773,7 +779,13 @@ async fn start_tcpdump(test: &str, file: &Path, port: u16) -> Option<tokio::proc
     }
     let said = said.join("\n");
     if said.contains("ermission") || said.contains("not permitted") {
-        eprintln!("SKIP: {test}: tcpdump may not capture here: {said}");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
+            ),
+        );
         return None;
     }
     panic!("tcpdump is installed but broken: {said}");
@@ -918,7 +930,7 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
 /// `None` after a SKIP line when it is unset or empty. Set but without redis-py: a failure.
 fn redis_py(test: &str) -> Option<String> {
     let Some(py) = common::redis_server_from(std::env::var_os("MAINTWATCH_PYTHON")) else {
-        eprintln!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)")));
         return None;
     };
     let out = Command::new(&py)

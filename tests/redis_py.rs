@@ -27,7 +27,7 @@ const HANG_GUARD: Duration = Duration::from_secs(90);
 fn python(test: &str) -> Option<String> {
     let py = common::redis_server_from(std::env::var_os(PYTHON_VAR));
     let Some(py) = py else {
-        eprintln!("SKIP: {test}: {PYTHON_VAR} is unset or empty (.ci/run sets it to a venv with redis-py)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: {PYTHON_VAR} is unset or empty (.ci/run sets it to a venv with redis-py)")));
         return None;
     };
     let out = std::process::Command::new(&py)

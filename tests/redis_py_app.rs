@@ -26,7 +26,7 @@ const CLUSTER_APP: &str = concat!(
 /// The configured Python and its redis-py version; `None` after a SKIP line.
 fn python(test: &str) -> Option<(String, String)> {
     let Some(py) = common::redis_server_from(std::env::var_os(PYTHON_VAR)) else {
-        eprintln!("SKIP: {test}: {PYTHON_VAR} is unset or empty (.ci/run sets it to a venv with redis-py)");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: {PYTHON_VAR} is unset or empty (.ci/run sets it to a venv with redis-py)")));
         return None;
     };
     let out = std::process::Command::new(&py)
@@ -79,9 +79,15 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
         "the machine's resolver files changed"
     );
     if !single.private_resolv() {
-        eprintln!(
-            "SKIP: {test}: no private resolv.conf on this machine: {}",
-            single.table
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!(
+                    "SKIP: {test}: no private resolv.conf on this machine: {}",
+                    single.table
+                )
+            ),
         );
         return;
     }
@@ -176,9 +182,15 @@ async fn redis_py_every_scenario() {
     );
     for (scenario, r) in &runs {
         if !r.private_resolv() {
-            eprintln!(
-                "SKIP: {test}: no private resolv.conf on this machine: {}",
-                r.table
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!(
+                        "SKIP: {test}: no private resolv.conf on this machine: {}",
+                        r.table
+                    )
+                ),
             );
             return;
         }

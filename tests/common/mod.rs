@@ -1,7 +1,10 @@
 //! The real-server test tier, shared by the test binaries: a Debian `redis-server` started on a
 //! free loopback port when `MAINTWATCH_REDIS_SERVER` names one. Unset or empty (the README's test
 //! command gives an empty value on a machine without redis-server), a test prints a visible SKIP
-//! line and passes; set but failing to start, it fails.
+//! line and passes; set but failing to start, it fails. SKIP lines, here and in every test file,
+//! are written straight to the process's stderr (`std::io::Write::write_fmt` on
+//! `std::io::stderr()`), not with `eprintln!`: the test harness captures `eprintln!` of a
+//! passing test, and a skip nobody sees is a silent pass.
 //!
 //! Every test binary reads the variable only through [`redis_server_binary`] (a test in
 //! `tests/sim.rs` enforces it), so the unset/empty rule cannot drift between files.
@@ -25,7 +28,13 @@ pub const REDIS_SERVER_VAR: &str = "MAINTWATCH_REDIS_SERVER";
 pub fn redis_server_binary(test: &str) -> Option<String> {
     let bin = redis_server_from(std::env::var_os(REDIS_SERVER_VAR));
     if bin.is_none() {
-        eprintln!("SKIP: {test}: {REDIS_SERVER_VAR} is unset or empty");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!("SKIP: {test}: {REDIS_SERVER_VAR} is unset or empty")
+            ),
+        );
     }
     bin
 }

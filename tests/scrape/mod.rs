@@ -213,7 +213,13 @@ pub fn promtool(test: &str) -> Option<String> {
     if let Some(v) = std::env::var_os("MAINTWATCH_PROMTOOL") {
         let v = v.to_string_lossy().trim().to_string();
         if v.is_empty() {
-            eprintln!("SKIP: {test}: MAINTWATCH_PROMTOOL is empty");
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: MAINTWATCH_PROMTOOL is empty")
+                ),
+            );
             return None;
         }
         return Some(v);
@@ -224,7 +230,7 @@ pub fn promtool(test: &str) -> Option<String> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        eprintln!("SKIP: {test}: promtool is not installed (Debian package `prometheus`) and MAINTWATCH_PROMTOOL is unset");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: promtool is not installed (Debian package `prometheus`) and MAINTWATCH_PROMTOOL is unset")));
     }
     found.map(|p| p.to_string_lossy().into_owned())
 }
