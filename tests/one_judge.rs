@@ -44,6 +44,32 @@ fn python(test: &str) -> Option<String> {
     Some(py)
 }
 
+/// Sends a DNS query for a name no run asks to the captured DNS port, until tcpdump has written
+/// it to `file`: every packet of the run, sent before it, is then in the file too.
+async fn mark_the_end(file: &Path, dns_port: &str) {
+    const LABEL: &[u8] = b"maintwatch-end-of-capture";
+    let mut query = vec![0x6d, 0x77, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+    for label in [LABEL, b"test".as_slice()] {
+        query.push(label.len() as u8);
+        query.extend_from_slice(label);
+    }
+    query.extend_from_slice(&[0, 0, 1, 0, 1]);
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = format!("127.0.0.1:{dns_port}");
+    tokio::time::timeout(GUARD, async {
+        loop {
+            socket.send_to(&query, &to).unwrap();
+            let written = std::fs::read(file).unwrap_or_default();
+            if written.windows(LABEL.len()).any(|w| w == LABEL) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("hang guard: tcpdump never wrote the end marker");
+}
+
 /// Starts tcpdump on loopback with `filter`; `None` after a SKIP line when it is not installed
 /// or may not capture here.
 async fn tcpdump(test: &str, file: &Path, filter: &str) -> Option<Child> {
@@ -223,7 +249,9 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     let mut pcap = None;
     if let Some(mut dump) = dump {
         // -U writes each packet as it is read; SIGINT makes tcpdump write what it holds and end.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // What it has not read yet would be lost: it is stopped only once the end marker, sent
+        // after the run, is in the file (a fixed wait lost replies on a loaded machine).
+        mark_the_end(&file, &dns_port).await;
         let pid = dump.id().unwrap().to_string();
         assert!(std::process::Command::new("kill")
             .args(["-INT", &pid])
