@@ -412,6 +412,21 @@ async fn a_capture_path_that_is_a_symlink_is_never_followed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_path_that_is_a_directory_is_named_as_one_without_a_false_remedy() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--append"], &["--force"]] {
+        let out = capture_run(dir.path(), extra).await;
+        assert_eq!(code(&out), 1, "{extra:?}");
+        let err = stderr(&out);
+        assert!(err.contains("is a directory; give a file name"), "{err}");
+        assert!(
+            !err.contains("--append"),
+            "no remedy that fails next: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_names_the_capture_and_the_summary_still_reaches_stdout() {
     let out = capture_run(Path::new("/dev/full"), &["--append"]).await;
     let err = stderr(&out);
