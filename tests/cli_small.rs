@@ -41,3 +41,16 @@ fn h_without_a_host_says_it_is_the_host_and_where_help_is() {
         "-h took its value"
     );
 }
+
+#[test]
+fn no_help_text_or_man_page_shows_a_password_on_the_command_line() {
+    let help = text(&maintwatch(&["watch", "--help"]).stdout);
+    assert!(!help.contains("-a \"$PASS\""), "{help}");
+    assert!(help.contains("REDISCLI_AUTH"), "{help}");
+    let man = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/man/maintwatch-watch.1"
+    ))
+    .unwrap();
+    assert!(!man.contains("\\-a \"$PASS\""), "the man page");
+}
