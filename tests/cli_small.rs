@@ -54,3 +54,12 @@ fn no_help_text_or_man_page_shows_a_password_on_the_command_line() {
     .unwrap();
     assert!(!man.contains("\\-a \"$PASS\""), "the man page");
 }
+
+#[test]
+fn demo_list_lists_the_scenarios_like_simulate_list() {
+    let demo = maintwatch(&["demo", "--list"]);
+    assert_eq!(demo.status.code(), Some(0), "{}", text(&demo.stderr));
+    let simulate = maintwatch(&["simulate", "--list"]);
+    assert!(text(&demo.stdout).contains("single-proxy"));
+    assert_eq!(text(&demo.stdout), text(&simulate.stdout));
+}
