@@ -722,7 +722,7 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
             } else if *by != ClosedBy::Watch
                 && !error
                     .as_deref()
-                    .is_some_and(|e| e.starts_with(crate::watch::DURING_HANDSHAKE))
+                    .is_some_and(|e| e.starts_with(crate::record::line::DURING_HANDSHAKE))
             {
                 what.push_str(" (unannounced: no MOVING before it)");
             }

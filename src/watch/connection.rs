@@ -406,9 +406,9 @@ impl Task {
         self.observe(What::Closed {
             cause: CloseCause::Error,
             error: Some(if e.is_auth() {
-                super::DURING_HANDSHAKE.to_string()
+                crate::record::line::DURING_HANDSHAKE.to_string()
             } else {
-                format!("{}: {e}", super::DURING_HANDSHAKE)
+                format!("{}: {e}", crate::record::line::DURING_HANDSHAKE)
             }),
             retry_in: (!stop).then_some(delay),
         });

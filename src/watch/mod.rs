@@ -16,10 +16,6 @@ mod connection;
 mod engine;
 mod settings;
 
-/// How a close during the handshake starts its error text. A close before any session is not one
-/// a MOVING could have announced, so the screen does not call it unannounced.
-pub const DURING_HANDSHAKE: &str = "during the handshake";
-
 pub use connection::{Backoff, HEALTHY_SESSION};
 pub use engine::{
     watch, watch_fleet, Endpoint, FleetEnd, StopReason, WatchEnd, MAX_DRY_RUNS,
