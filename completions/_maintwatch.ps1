@@ -205,6 +205,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster')
             [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
+            [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List the scenarios, one line each, and exit (as `simulate --list`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

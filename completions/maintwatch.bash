@@ -157,7 +157,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__demo)
-            opts="-h --scenario --scenario-file --speed --capture --color --help"
+            opts="-h --scenario --scenario-file --list --speed --capture --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

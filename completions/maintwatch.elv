@@ -195,6 +195,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --speed 'Run the scenario clock this many times faster'
             cand --capture 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
+            cand --list 'List the scenarios, one line each, and exit (as `simulate --list`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

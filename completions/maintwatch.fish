@@ -224,6 +224,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l list -d 'List the scenarios, one line each, and exit (as `simulate --list`)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''

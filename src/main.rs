@@ -6,7 +6,13 @@ use maintwatch::cli::{Cli, Command};
 use maintwatch::{commands, conn::ConfigError, exit};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        if let Some(message) = maintwatch::cli::connect::host_without_value(&e) {
+            eprintln!("maintwatch: {message}");
+            std::process::exit(exit::USAGE);
+        }
+        e.exit()
+    });
     open_files_for(&cli.command);
     let code = match commands::run(cli) {
         Ok(code) => code,

@@ -709,6 +709,10 @@ pub mod line {
         pub error: String,
     }
 
+    /// How a close during the handshake starts its `error`. A close before any session is not
+    /// one a MOVING could have announced, so the screen does not call it unannounced.
+    pub const DURING_HANDSHAKE: &str = "during the handshake";
+
     /// The connection ended.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields)]

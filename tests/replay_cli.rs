@@ -80,7 +80,7 @@ fn check_prints_differences_and_a_verdict_and_the_timeline_only_with_v() {
     assert_eq!(text(&quiet.stdout), "", "no timeline without -v");
     let verdict = text(&quiet.stderr);
     assert!(
-        verdict.contains("ok: 13 lines, 1 frames checked, 0 differ"),
+        verdict.contains("ok: 13 lines, 1 frame checked, 0 differ"),
         "{verdict}"
     );
 
@@ -105,7 +105,7 @@ fn check_prints_differences_and_a_verdict_and_the_timeline_only_with_v() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     let diff = err.find("capture.jsonl:5: parse differs").expect(&err);
-    let verdict = err.find("capture.jsonl: FAILED: 13 lines, 1 frames checked, 1 differ");
+    let verdict = err.find("capture.jsonl: FAILED: 13 lines, 1 frame checked, 1 differ");
     assert!(verdict.is_some_and(|v| v > diff), "{err}");
     assert_eq!(text(&out.stdout), "");
 }
@@ -369,7 +369,7 @@ fn check_reruns_the_timeline_and_names_a_changed_label() {
     // The frame parses as before: only the timeline tells.
     assert!(!err.contains("parse differs"), "{err}");
     assert!(
-        err.contains("capture.jsonl: FAILED: 13 lines, 1 frames checked, 1 differ"),
+        err.contains("capture.jsonl: FAILED: 13 lines, 1 frame checked, 1 differ"),
         "{err}"
     );
 }

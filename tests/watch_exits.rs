@@ -133,6 +133,39 @@ async fn a_wrong_password_to_a_real_redis_stops_the_watch_with_exit_5() {
     assert!(stderr(&out).contains("REDISCLI_AUTH"), "{}", stderr(&out));
 }
 
+/// What a person reads (stdout and stderr together) after a failed authentication, without
+/// `--json`: the server's text and what to change appear once, and a handshake failure is not
+/// called unannounced (that is for a server-side close).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_authentication_on_screen_says_it_once_with_what_to_change() {
+    let test = "a_failed_authentication_on_screen_says_it_once_with_what_to_change";
+    let Some(redis) = common::RealRedis::start(test, &["--requirepass", "s3cret-pw"]).await else {
+        return;
+    };
+    let url = redis.url();
+    for (args, text) in [
+        (vec!["watch", &url, "-a", "wrong-pw"], "WRONGPASS"),
+        (vec!["watch", &url], "NOAUTH"),
+    ] {
+        let out = run(&args).await;
+        assert_eq!(code(&out), 5, "{}", stderr(&out));
+        let screen = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert_eq!(screen.matches(text).count(), 1, "{text} once: {screen}");
+        assert_eq!(
+            screen.matches("REDISCLI_AUTH").count(),
+            1,
+            "what to change, once: {screen}"
+        );
+        assert_eq!(
+            screen.matches("authentication failed").count(),
+            2,
+            "the timeline's line and the summary's count: {screen}"
+        );
+        assert!(!screen.contains("unannounced"), "{screen}");
+        assert!(!screen.contains("wrong-pw"), "never the password: {screen}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_select_stops_the_watch_with_exit_7_and_names_the_database() {
     let sim = simulator(None).await;
@@ -217,7 +250,8 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
         |l| {
             l.iter()
                 .filter(|l| {
-                    matches!(l, WatchLine::Closed(line::Closed { error: Some(e), .. }) if e.contains("NOAUTH"))
+                    // The server's text is on the handshake's line; the close does not repeat it.
+                    matches!(l, WatchLine::Handshake(line::Handshake { text: Some(e), .. }) if e.contains("NOAUTH"))
                 })
                 .count()
                 >= 2
@@ -375,6 +409,21 @@ async fn a_capture_path_that_is_a_symlink_is_never_followed() {
     let out = capture_run(&dangling, &[]).await;
     assert_eq!(code(&out), 1);
     assert!(!missing.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_path_that_is_a_directory_is_named_as_one_without_a_false_remedy() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--append"], &["--force"]] {
+        let out = capture_run(dir.path(), extra).await;
+        assert_eq!(code(&out), 1, "{extra:?}");
+        let err = stderr(&out);
+        assert!(err.contains("is a directory; give a file name"), "{err}");
+        assert!(
+            !err.contains("--append"),
+            "no remedy that fails next: {err}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

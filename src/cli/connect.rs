@@ -176,6 +176,29 @@ fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {
     crate::dns::parse_dns_server(s).map_err(|e| e.to_string())
 }
 
+/// What to say when `-h`/`--host` came without a value: redis-cli's users know `-h` as the host,
+/// others type it for help, and clap's "a value is required" helps neither. `None` for any other
+/// error.
+pub fn host_without_value(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidValue {
+        return None;
+    }
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg,
+        _ => return None,
+    };
+    let given = match e.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(v)) => v.as_str(),
+        _ => "",
+    };
+    (arg.starts_with("--host") && given.is_empty()).then(|| {
+        "-h (--host) is the server's host, as in redis-cli, and needs one: -h 10.0.0.5; \
+         for help, use --help"
+            .to_string()
+    })
+}
+
 /// Connection flags, as redis-cli names them. Flattened into `watch` and `probe`.
 #[derive(Args, Debug, Clone)]
 #[command(

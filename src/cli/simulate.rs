@@ -159,6 +159,10 @@ pub struct DemoArgs {
     #[arg(long, value_name = "PATH")]
     pub scenario_file: Option<PathBuf>,
 
+    /// List the scenarios, one line each, and exit (as `simulate --list`).
+    #[arg(long)]
+    pub list: bool,
+
     /// Run the scenario clock this many times faster.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
     pub speed: f64,

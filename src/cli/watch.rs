@@ -17,7 +17,7 @@ with backoff until Ctrl-C, --duration or --count, then prints a summary. Several
 #[derive(Args, Debug, Clone)]
 #[command(
     long_about = LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 -a \"$PASS\" --json > events.jsonl\n  REDISCLI_AUTH=\"$PASS\" maintwatch watch rediss://db.example.net:12000 --user app --cacert ca.pem\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n  maintwatch watch --from fleet.txt --heartbeat 10m --capture fleet.jsonl --capture-max-size 100M\n\nExit codes: 0 stopped by --duration/--count after a session, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, \
+    after_help = "Examples:\n  maintwatch watch redis://db.example.net:12000\n  maintwatch watch -h 10.0.0.5 -p 12000 --json > events.jsonl   # password from REDISCLI_AUTH\n  REDISCLI_AUTH=\"$PASS\" maintwatch watch rediss://db.example.net:12000 --user app --cacert ca.pem\n  maintwatch watch redis://db.sim.maintwatch.test:6379 --dns-server 127.0.0.1:5353 --sim-speed 10\n  maintwatch watch --from fleet.txt --heartbeat 10m --capture fleet.jsonl --capture-max-size 100M\n\nExit codes: 0 stopped by --duration/--count after a session, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, \
 3/4 with --require (refused, RESP3 unavailable), 5 authentication failed, 6 connection/certificate \
 failure or no session at all, 7 database refused (/N), 8 permanent errors after a session, 2 usage, \
 1 other errors. A fleet exits with the highest code of its endpoints. With --capture, SIGHUP reopens \

@@ -21,6 +21,13 @@ const NARRATION: &str = "                      ";
 
 /// Runs `maintwatch demo`.
 pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
+    // People who met `simulate --list` try it here too: the same list, not a usage error.
+    if args.list {
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", scenarios::listing())?;
+        out.flush()?;
+        return Ok(crate::exit::SUCCESS);
+    }
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     let opts = SimOptions {
         speed: args.speed,

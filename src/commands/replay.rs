@@ -256,14 +256,23 @@ fn verdict(
         ok &= report.differences == 0;
         writeln!(
             err,
-            "maintwatch replay: {name}: {}: {} lines, {} frames checked, {} differ",
+            "maintwatch replay: {name}: {}: {}, {} checked, {} differ",
             if ok { "ok" } else { "FAILED" },
-            report.lines,
-            report.frames,
+            counted(report.lines, "line"),
+            counted(report.frames, "frame"),
             report.differences
         )?;
     }
     Ok(ok)
+}
+
+/// `n` and the noun, plural unless `n` is 1 ("1 frame", "2 frames").
+fn counted(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 /// One line of input, without its newline.

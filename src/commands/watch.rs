@@ -72,7 +72,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let written = stdout.finish();
     services.finish().await;
     for (label, one) in &end.ends {
-        report(label.as_deref(), one);
+        report(label.as_deref(), one, !settings.json);
     }
     let code = end.exit_code();
     if !written.gone && written.dropped == 0 {
@@ -158,10 +158,18 @@ fn refuse_shared_series(
 }
 
 /// What stderr says about how an endpoint ended.
-fn report(label: Option<&str>, end: &WatchEnd) {
+fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
     let who = label.map(|l| format!("{l}: ")).unwrap_or_default();
-    if let Some(message) = &end.fatal {
-        eprintln!("maintwatch: {who}{message}");
+    match &end.fatal {
+        // The human timeline's line has the server's text and what to change: say it once.
+        Some(_) if human && end.reason == StopReason::Failed(crate::exit::AUTH_FAILED) => {
+            eprintln!(
+                "maintwatch: {who}stopped: the server refused the credentials (the timeline has \
+                 its reply and what to change)"
+            );
+        }
+        Some(message) => eprintln!("maintwatch: {who}{message}"),
+        None => {}
     }
     if !end.established && end.reason == StopReason::Duration {
         eprintln!("maintwatch: {who}no session was established before --duration ended the watch");

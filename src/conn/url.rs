@@ -56,7 +56,10 @@ impl RedisUrl {
                     )))
                 }
             },
-            None => (false, text),
+            None => {
+                missing_colon(text).map_err(fail)?;
+                (false, text)
+            }
         };
         // The last '@' ends the user-info, wherever it is: a password may hold '@', '/', '?' or
         // '#' unencoded (redis-cli takes `redis://u:a/b@h` as password "a/b" too), and no part
@@ -135,6 +138,28 @@ impl RedisUrl {
             self.db.unwrap_or(0),
         )
     }
+}
+
+/// A scheme whose `://` lost a character (`redis//h`, `rediss:/h`) would otherwise be read as a
+/// host named `redis` with a database path, and refused as "database ... is not a number".
+fn missing_colon(text: &str) -> Result<(), String> {
+    let lower = text.to_ascii_lowercase();
+    for scheme in ["rediss", "redis"] {
+        let Some(rest) = lower.strip_prefix(scheme) else {
+            continue;
+        };
+        let missing = if rest.starts_with("//") {
+            "':' is missing"
+        } else if rest.starts_with(":/") {
+            "a '/' is missing"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "{missing} after the scheme {scheme:?}: write {scheme}://host[:port]"
+        ));
+    }
+    Ok(())
 }
 
 impl fmt::Display for RedisUrl {
@@ -296,6 +321,30 @@ mod tests {
             assert!(e.len() < 400, "the input is quoted short: {e}");
         }
         assert!(RedisUrl::parse(&"a".repeat(MAX_HOST)).is_ok());
+    }
+
+    #[test]
+    fn a_scheme_that_lost_its_colon_is_named_not_read_as_a_database() {
+        for (input, says) in [
+            (
+                "redis//127.0.0.1:7301",
+                "':' is missing after the scheme \"redis\"",
+            ),
+            ("REDISS//h:1", "':' is missing after the scheme \"rediss\""),
+            (
+                "redis:/127.0.0.1:7301",
+                "a '/' is missing after the scheme \"redis\"",
+            ),
+        ] {
+            let e = RedisUrl::parse(input).unwrap_err().to_string();
+            assert!(e.contains(says), "{input}: {e}");
+            assert!(!e.contains("database"), "{input}: {e}");
+        }
+        assert_eq!(
+            ok("redis:6379/2").host,
+            "redis",
+            "a host named redis still parses"
+        );
     }
 
     fn ok(s: &str) -> RedisUrl {

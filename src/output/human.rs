@@ -719,7 +719,11 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                         what.push_str(&format!(", window {w} s, {:.1} s before it ended", -p));
                     }
                 }
-            } else if *by != ClosedBy::Watch {
+            } else if *by != ClosedBy::Watch
+                && !error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with(crate::record::line::DURING_HANDSHAKE))
+            {
                 what.push_str(" (unannounced: no MOVING before it)");
             }
             vec![format!(

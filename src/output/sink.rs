@@ -426,6 +426,12 @@ fn open_capture(path: &Path, mode: CaptureMode) -> io::Result<std::fs::File> {
     if before.file_type().is_symlink() {
         return Err(io::Error::other("is a symbolic link; give the file itself"));
     }
+    // Said before --append or --force could be suggested: neither makes a directory writable.
+    if before.is_dir() {
+        return Err(io::Error::other(
+            "is a directory; give a file name, e.g. DIR/capture.jsonl",
+        ));
+    }
     if mode == CaptureMode::New {
         return Err(io::Error::other(
             "already exists; --append adds to it, --force empties it",

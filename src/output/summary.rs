@@ -130,10 +130,11 @@ fn opt_in_line(tally: &crate::record::OptInTally) -> String {
         crate::record::OptInOutcome::Resp3Unavailable => "RESP3 unavailable",
         crate::record::OptInOutcome::AuthFailed => "authentication failed",
     };
-    let text = tally
-        .text
-        .as_deref()
-        .map_or(String::new(), |t| format!(": {t}"));
+    // An authentication failure's text and remedy are on its own line already.
+    let text = match (tally.opt_in, tally.text.as_deref()) {
+        (crate::record::OptInOutcome::AuthFailed, _) | (_, None) => String::new(),
+        (_, Some(t)) => format!(": {t}"),
+    };
     format!("{what} on {} connection(s){text}", tally.conns)
 }
 

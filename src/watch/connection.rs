@@ -132,7 +132,7 @@ impl Shared {
         };
         let _ = self
             .fatal
-            .send((self.ep, code, format!("{e}{}", what_to_change(e))));
+            .send((self.ep, code, with_remedy(e.to_string(), e)));
         true
     }
 }
@@ -167,15 +167,27 @@ fn permanent(e: &conn::ConnectError) -> Option<i32> {
     }
 }
 
+/// `text` followed by what to change, without a full stop before the "; ".
+fn with_remedy(text: String, e: &conn::ConnectError) -> String {
+    let remedy = what_to_change(e);
+    match text.strip_suffix('.') {
+        Some(stem) if remedy.starts_with(';') => format!("{stem}{remedy}"),
+        _ => format!("{text}{remedy}"),
+    }
+}
+
 /// A sentence saying what to change for a permanent error (empty when there is nothing to say).
 fn what_to_change(e: &conn::ConnectError) -> String {
     use conn::ConnectError;
     match e {
+        // The error's own hint already says what to change (no password given, a URL's lone
+        // user-info): once is enough.
+        ConnectError::Auth { hint, .. } if !hint.is_empty() => String::new(),
         ConnectError::Auth { text, .. } if text.starts_with("NOAUTH") => {
-            "\n  the server needs a password: give it with -a, --askpass or REDISCLI_AUTH".into()
+            "; the server needs a password: give it with -a, --askpass or REDISCLI_AUTH".into()
         }
         ConnectError::Auth { .. } => {
-            "\n  check the user (--user) and password (-a, --askpass or REDISCLI_AUTH)".into()
+            "; check the user (--user) and password (-a, --askpass or REDISCLI_AUTH)".into()
         }
         ConnectError::Command { .. } => {
             "\n  the URL's /N picks the database: use one the server has (/0 is the default)".into()
@@ -376,10 +388,13 @@ impl Task {
         for r in std::mem::take(&mut e.frames) {
             self.frame(r, true).await;
         }
-        if e.is_auth() {
+        if let conn::ConnectError::Auth { text, hint, .. } = &e.error {
+            // The server's text and what to change, once: the close below and the summary do
+            // not repeat them, and stderr names the endpoint only (see `report` in the watch
+            // command).
             self.observe(What::Handshake {
                 opt_in: OptInOutcome::AuthFailed,
-                text: Some(e.to_string()),
+                text: Some(with_remedy(format!("{text}{hint}"), &e.error)),
                 server: None,
                 version: None,
                 mode: None,
@@ -390,7 +405,11 @@ impl Task {
         let (stop, delay) = self.failed(&e);
         self.observe(What::Closed {
             cause: CloseCause::Error,
-            error: Some(format!("during the handshake: {e}")),
+            error: Some(if e.is_auth() {
+                crate::record::line::DURING_HANDSHAKE.to_string()
+            } else {
+                format!("{}: {e}", crate::record::line::DURING_HANDSHAKE)
+            }),
             retry_in: (!stop).then_some(delay),
         });
         if stop {
