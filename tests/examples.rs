@@ -702,7 +702,9 @@ fn missing_tool(command: &str) -> Option<String> {
         .split(" -- ")
         .nth(1)
         .and_then(|c| c.split_whitespace().next());
-    command
+    // A `|` or `;` inside quotes (a jq filter) separates no stages.
+    let unquoted = without_quoted(command);
+    unquoted
         .replace("||", ";")
         .replace("&&", ";")
         .split(['|', ';'])
@@ -713,6 +715,27 @@ fn missing_tool(command: &str) -> Option<String> {
         .filter(|tool| !["maintwatch", "echo"].contains(tool))
         .find(|tool| !std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
         .map(str::to_string)
+}
+
+/// `command` with the text inside single or double quotes left out, quotes kept.
+fn without_quoted(command: &str) -> String {
+    let mut open: Option<char> = None;
+    command
+        .chars()
+        .filter(|&c| match open {
+            Some(q) if c == q => {
+                open = None;
+                true
+            }
+            Some(_) => false,
+            None => {
+                if c == '\'' || c == '"' {
+                    open = Some(c);
+                }
+                true
+            }
+        })
+        .collect()
 }
 
 /// The directory of a `DIR/*.jsonl` argument that matches no file (the capture fixtures the
