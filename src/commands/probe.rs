@@ -11,11 +11,14 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::cli::probe::ProbeArgs;
-use crate::conn::probe::{self, ProbeReport, TABLE_HEADER};
+use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, RedisUrl};
 use crate::dns::DnsResolver;
 use crate::escape::sanitize;
 use crate::exit;
+use crate::output::human::Style;
+use crate::output::json;
+use crate::output::sink::{self, Sink};
 
 /// How the human table is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,34 +188,34 @@ fn warn_insecure(options: &[ConnectOptions], err: &mut (dyn Write + Send)) -> io
     }
 }
 
-/// Writes reports as they come (JSON lines) or at the end (the table). A closed pipe
-/// (`| head`) stops the output quietly; the probe still finishes and exits with its code.
+/// Where the reports go: `output::sink::lines` picks JSON lines or text for people, as for every
+/// command with `--json`. A report is written as it comes (a JSON sink writes it, one line per
+/// endpoint; the text sink leaves it), the table at the end (the text sink shows it, a JSON sink
+/// leaves it); `--quiet` has no sink. A closed pipe (`| head`) stops the output quietly; the
+/// probe still finishes and exits with its code.
 struct Output<'a> {
-    out: &'a mut (dyn Write + Send),
-    json: bool,
-    quiet: bool,
-    closed: bool,
+    sink: Option<Box<dyn Sink + 'a>>,
+    object: Vec<u8>,
     error: Option<io::Error>,
 }
 
 impl<'a> Output<'a> {
     fn new(out: &'a mut (dyn Write + Send), json: bool, quiet: bool) -> Self {
+        let sink = (!quiet).then(|| sink::lines(out, json, Style::default(), false));
         Output {
-            out,
-            json,
-            quiet,
-            closed: false,
+            sink,
+            object: Vec::with_capacity(512),
             error: None,
         }
     }
 
-    fn write(&mut self, text: &str) {
-        if self.closed {
+    /// Runs `write` on the sink, if it still takes output.
+    fn write(&mut self, write: impl FnOnce(&mut dyn Sink) -> io::Result<()>) {
+        let Some(sink) = &mut self.sink else {
             return;
-        }
-        let result = writeln!(self.out, "{text}").and_then(|_| self.out.flush());
-        if let Err(e) = result {
-            self.closed = true;
+        };
+        if let Err(e) = write(sink.as_mut()).and_then(|()| sink.flush()) {
+            self.sink = None;
             if e.kind() != io::ErrorKind::BrokenPipe {
                 self.error = Some(e);
             }
@@ -220,20 +223,64 @@ impl<'a> Output<'a> {
     }
 
     fn report(&mut self, r: &ProbeReport) {
-        if self.json && !self.quiet {
-            self.write(&r.json_line());
+        if self.sink.is_none() {
+            return;
         }
+        let mut object = std::mem::take(&mut self.object);
+        object.clear();
+        match json::write_value(&mut object, &r.json()) {
+            Ok(()) => self.write(|s| s.value(&object)),
+            Err(e) => self.error = Some(e),
+        }
+        self.object = object;
     }
 
     fn finish(mut self, reports: &[ProbeReport], layout: Layout) -> io::Result<()> {
-        if !self.json && !self.quiet {
-            let rows: Vec<[String; 6]> = reports.iter().map(ProbeReport::cells).collect();
-            self.write(render_table(&rows, layout).trim_end());
-            self.write(&summary(reports));
+        if self.sink.is_some() {
+            let rows: Vec<Row> = reports.iter().map(Row::of).collect();
+            let text = format!("{}{}", render_table(&rows, layout), summary(reports));
+            self.write(|s| s.note(&text));
         }
         match self.error {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+}
+
+/// Column names of the table.
+const HEADER: [&str; 6] = [
+    "endpoint",
+    "address",
+    "outcome",
+    "server",
+    "maintenance",
+    "what to do",
+];
+
+/// One endpoint's line of the table, and what goes in its note under the table.
+struct Row {
+    /// In [`HEADER`] order.
+    cells: [String; 6],
+    /// The server's text or the error, whole, then what to do when the hint is not all of it.
+    note: Vec<String>,
+}
+
+impl Row {
+    fn of(r: &ProbeReport) -> Row {
+        let [endpoint, address, _, server, maintenance, _] = r.cells();
+        // The outcome's name alone: the TLS failure or the stage is in the note, whole.
+        let outcome = match &r.outcome {
+            ProbeOutcome::TlsFailed { .. } => "TLS failed".to_string(),
+            other => other.name().replace('_', " "),
+        };
+        let remedy = r.outcome.remedy();
+        let hint = remedy.map_or("", |m| m.hint).to_string();
+        let note = r.outcome.note().into_iter();
+        let note = note.chain(remedy.and_then(|m| m.more).map(str::to_string));
+        Row {
+            cells: [endpoint, address, outcome, server, maintenance, hint],
+            note: note.collect(),
         }
     }
 }
@@ -251,32 +298,38 @@ const fn column(min: usize, drop: Option<u8>) -> Column {
     Column { min, drop }
 }
 
-/// In [`TABLE_HEADER`] order. The endpoint is never shortened (it is what a reader looks up);
-/// the address is dropped rather than cut (a cut address is a wrong address); the texts shorten,
-/// the widest first. Full texts are always in `--json`.
+/// In [`HEADER`] order. The endpoint is never shortened (it is what a reader looks up); the
+/// address is dropped rather than cut (a cut address is a wrong address); the outcome is one or
+/// two words and what to do at most [`probe::HINT_WIDTH`] characters: both always whole. The
+/// maintenance, when it is cut or left out, is whole in the endpoint's note.
 const COLUMNS: [Column; 6] = [
     column(usize::MAX, None),    // endpoint
     column(usize::MAX, Some(1)), // address
-    column(20, None),            // outcome
+    column(usize::MAX, None),    // outcome
     column(10, Some(2)),         // server
-    column(18, None),            // maintenance
-    column(12, None),            // detail
+    column(18, Some(3)),         // maintenance
+    column(usize::MAX, None),    // what to do
 ];
 
 /// The columns that shorten; among equally wide ones, the last here gives way first.
-const SHRINKABLE: [usize; 4] = [2, 3, 4, 5];
+const SHRINKABLE: [usize; 2] = [3, 4];
+
+const MAINTENANCE: usize = 4;
 
 const GAP: &str = "  ";
 
-/// The table as aligned columns: a header, then one line per endpoint, no borders. Every cell is
-/// sanitised (server texts are untrusted) and an empty cell shows `-`, so each line splits on
-/// whitespace into the same columns. On a terminal it fits `width` columns where it can: empty
-/// columns are left out, long texts end in `…`, then the address and server columns go.
-fn render_table(rows: &[[String; 6]], layout: Layout) -> String {
+/// The table as aligned columns (a header, then one line per endpoint, no borders), then a note
+/// per endpoint that has more to say: `endpoint: the server's text or the error, whole. What to
+/// do.` Every cell is sanitised (server texts are untrusted) and an empty cell shows `-`, so
+/// each line splits on whitespace into the same columns. On a terminal it fits `width` columns
+/// where it can: empty columns are left out, the maintenance and server texts end in `…` at a
+/// word's end, then the address and server columns go; the notes wrap between words.
+fn render_table(rows: &[Row], layout: Layout) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
-            row.iter()
+            row.cells
+                .iter()
                 .map(|c| match sanitize(c) {
                     t if t.is_empty() => "-".to_string(),
                     t => t.into_owned(),
@@ -289,17 +342,18 @@ fn render_table(rows: &[[String; 6]], layout: Layout) -> String {
             cells
                 .iter()
                 .map(|r| r[i].chars().count())
-                .chain([TABLE_HEADER[i].len()])
+                .chain([HEADER[i].len()])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
+    let whole_maintenance = natural[MAINTENANCE];
     let (shown, widths) = match layout {
         Layout::Piped => ((0..6).collect(), natural),
         Layout::Terminal { width } => fit(&cells, natural, width),
     };
     let mut out = String::new();
-    let header: Vec<String> = TABLE_HEADER.iter().map(|h| h.to_string()).collect();
+    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
     for row in std::iter::once(&header).chain(&cells) {
         let line: Vec<String> = shown
             .iter()
@@ -307,6 +361,52 @@ fn render_table(rows: &[[String; 6]], layout: Layout) -> String {
             .collect();
         out.push_str(line.join(GAP).trim_end());
         out.push('\n');
+    }
+    let maintenance_cut = !shown.contains(&MAINTENANCE) || whole_maintenance > widths[MAINTENANCE];
+    out.push_str(&notes(rows, &cells, maintenance_cut, layout));
+    out
+}
+
+/// The notes under the table, after a blank line; nothing when no endpoint has one.
+fn notes(rows: &[Row], cells: &[Vec<String>], maintenance_cut: bool, layout: Layout) -> String {
+    let mut out = String::new();
+    for (row, cells) in rows.iter().zip(cells) {
+        let maintenance = &cells[MAINTENANCE];
+        let cut = maintenance_cut && maintenance != "-";
+        let parts: Vec<String> = cut
+            .then(|| maintenance.clone())
+            .into_iter()
+            .chain(row.note.iter().map(|t| sanitize(t).into_owned()))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let line = format!("{}: {}", cells[0], sentences(&parts));
+        match layout {
+            Layout::Piped => out.push_str(&line),
+            Layout::Terminal { width } => {
+                out.push_str(&crate::output::human::wrap_with(&line, width, "    ").join("\n"))
+            }
+        }
+        out.push('\n');
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\n{out}")
+}
+
+/// `parts` as one text, a full stop after each part that does not end a sentence itself.
+fn sentences(parts: &[String]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        if !out.is_empty() {
+            if !out.ends_with(['.', '?', '!']) {
+                out.push('.');
+            }
+            out.push(' ');
+        }
+        out.push_str(part);
     }
     out
 }
@@ -350,17 +450,25 @@ fn fit(cells: &[Vec<String>], natural: Vec<usize>, width: usize) -> (Vec<usize>,
 
 /// The narrowest a column may get: its minimum, and never below its header.
 fn floor(i: usize) -> usize {
-    COLUMNS[i].min.max(TABLE_HEADER[i].len())
+    COLUMNS[i].min.max(HEADER[i].len())
 }
 
-/// `text` cut to `width` characters, the last one an ellipsis when anything was cut.
+/// `text` cut to `width` characters, the last one an ellipsis when anything was cut: at the end
+/// of a word when one ends in the first half, so that no word is shown in part.
 fn shorten(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_string();
     }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    let keep = width.saturating_sub(1);
+    let mut cut: String = text.chars().take(keep).collect();
+    let whole_word = text.chars().nth(keep) == Some(' ');
+    if !whole_word {
+        if let Some(space) = cut.rfind(' ').filter(|&at| at >= keep / 2) {
+            cut.truncate(space);
+        }
+    }
+    let cut = cut.trim_end();
+    format!("{cut}…")
 }
 
 fn pad(text: &str, width: usize) -> String {
@@ -510,7 +618,19 @@ mod tests {
         );
     }
 
-    /// What an operator at 80 columns saw as 40 lines of box table with split words.
+    /// The notes under the table, each joined back onto one line.
+    fn notes_of(out: &str) -> Vec<String> {
+        let (_, notes) = out.split_once("\n\n").expect("notes after a blank line");
+        notes
+            .replace("\n    ", " ")
+            .lines()
+            .filter(|l| !l.contains(" endpoints: "))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// What an operator at 80 columns saw as 40 lines of box table with split words, then as a
+    /// table that cut what to do (`NOAUTH HELLO…`).
     #[tokio::test]
     async fn five_endpoints_fit_80_columns_without_splitting_words() {
         let ok = responder(b"+OK\r\n").await;
@@ -539,11 +659,7 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         assert_eq!(code, exit::CONNECTION_FAILED);
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(
-            lines.len(),
-            1 + 5 + 1,
-            "header, one line per endpoint, summary:\n{out}"
-        );
+        assert_eq!(lines[6], "", "header, one line per endpoint, notes:\n{out}");
         for line in &lines {
             assert!(
                 line.chars().count() <= width,
@@ -556,16 +672,38 @@ mod tests {
                 "{endpoint} not whole in {row:?}"
             );
         }
+        assert!(lines[0].ends_with("what to do"), "{out}");
         assert!(lines[4].contains(" unreachable "), "{out}");
+        assert!(lines[4].ends_with(" check host and port"), "{out}");
         assert!(lines[2].contains("under way: MOVING"), "{out}");
-        assert!(out.contains('…'), "long details end in an ellipsis:\n{out}");
+        assert!(
+            out.contains('…'),
+            "the maintenance is cut in the table:\n{out}"
+        );
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
         assert!(!out.contains('\u{202e}'), "{out:?}");
         assert!(lines[5].contains(" refused "), "{out}");
+        assert!(lines[5].ends_with(" unsupported here"), "{out}");
+        let notes = notes_of(&out);
+        assert_eq!(notes.len(), 4, "{out}");
+        assert_eq!(
+            notes[0],
+            format!("redis://{moving}: under way: MOVING seq 7 window 15 s target none (null)")
+        );
+        assert!(
+            notes[1].starts_with(&format!(
+                "redis://{refusing}: ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT \
+                 HELP. Redis Open Source"
+            )),
+            "{out}"
+        );
+        assert!(out
+            .trim_end()
+            .ends_with("5 endpoints: 2 accepted, 2 refused, 1 unreachable"));
     }
 
-    /// Piped, the table is plain aligned columns with every text whole (sanitised), not a
-    /// 180-column Markdown table.
+    /// Piped, the table is plain aligned columns, and the notes are whole texts (sanitised), one
+    /// line each.
     #[tokio::test]
     async fn piped_the_table_is_plain_aligned_columns_with_whole_texts() {
         let refusing = responder(REFUSAL).await;
@@ -580,10 +718,17 @@ mod tests {
         ]);
         let (_, out, _) = run_capture(&a, "").await;
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 1 + 3 + 1, "{out}");
+        assert_eq!(lines.len(), 1 + 3 + 1 + 3 + 1, "{out}");
         assert!(!out.contains('|') && !out.contains('…'), "{out}");
-        assert!(out.contains("ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP."));
-        assert!(lines[3].contains("ERR bad\\x1b[31mRED\\u{9b}"), "{out}");
+        assert_eq!(
+            lines[5],
+            format!(
+                "redis://{refusing}: ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT \
+                 HELP. Redis Open Source and Valkey send no notifications; Redis Software \
+                 (8.0.2+) does with client_maint_notifications on"
+            )
+        );
+        assert!(lines[7].contains("ERR bad\\x1b[31mRED\\u{9b}"), "{out}");
         assert!(
             lines[3].contains("redis\\r\\n00:00:00 FAKE\\x1b[2J\\u{202e}"),
             "{out}"
@@ -599,9 +744,19 @@ mod tests {
         }
     }
 
+    fn row(e: &str, a: &str, o: &str, d: &str) -> Row {
+        let outcome = match o {
+            "accepted" => ProbeOutcome::Accepted,
+            _ => ProbeOutcome::Refused { text: d.into() },
+        };
+        let mut report = ProbeReport::failed(e.into(), false, outcome);
+        report.address = a.parse().ok();
+        Row::of(&report)
+    }
+
     #[test]
     fn a_narrow_terminal_drops_the_address_before_cutting_an_endpoint() {
-        let row = |e: &str, a: &str, o: &str, d: &str| [e, a, o, "", "", d].map(str::to_string);
+        let refusal = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.";
         let rows = [
             row(
                 "redis://db-1.example.net:12000",
@@ -613,21 +768,89 @@ mod tests {
                 "redis://db-2.example.net:12000",
                 "10.0.0.6:12000",
                 "refused",
-                "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.",
+                refusal,
             ),
         ];
         let text = render_table(&rows, Layout::Terminal { width: 60 });
         assert_eq!(
             text,
-            "endpoint                        outcome   detail\n\
+            "endpoint                        outcome   what to do\n\
              redis://db-1.example.net:12000  accepted  -\n\
-             redis://db-2.example.net:12000  refused   ERR unknown subco…\n"
+             redis://db-2.example.net:12000  refused   unsupported here\n\
+             \n\
+             redis://db-2.example.net:12000: ERR unknown subcommand\n    \
+             'MAINT_NOTIFICATIONS'. Try CLIENT HELP. Redis Open\n    \
+             Source and Valkey send no notifications; Redis Software\n    \
+             (8.0.2+) does with client_maint_notifications on\n"
         );
         let wide = render_table(&rows, Layout::Terminal { width: 200 });
-        assert!(wide.contains("10.0.0.6:12000  refused   ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.\n"), "{wide}");
+        assert!(
+            wide.contains("10.0.0.6:12000  refused   unsupported here\n"),
+            "{wide}"
+        );
+        assert!(
+            wide.contains(&format!("redis://db-2.example.net:12000: {refusal} ")),
+            "{wide}"
+        );
         assert!(
             !wide.contains("server"),
             "an empty column is left out: {wide}"
+        );
+    }
+
+    #[test]
+    fn a_cut_text_ends_at_a_word() {
+        assert_eq!(shorten("under way: MOVING seq 7", 18), "under way: MOVING…");
+        assert_eq!(shorten("under way: MOVING seq 7", 21), "under way: MOVING…");
+        assert_eq!(
+            shorten("redis 7.0.15 standalone master", 14),
+            "redis 7.0.15…"
+        );
+        // No word ends in the first half: cut inside it rather than show almost nothing.
+        assert_eq!(shorten("abcdefghijkl mn", 8), "abcdefg…");
+        assert_eq!(shorten("short", 8), "short");
+    }
+
+    /// Redis's NOAUTH for HELLO is 220 characters; `--json` cut it at 200, before the part that
+    /// says what to do. A hostile server's text is still bounded.
+    #[tokio::test]
+    async fn json_carries_the_servers_whole_text() {
+        const NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, \
+            otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the \
+            client and select the RESP protocol version at the same time";
+        let hello: &'static [u8] = format!("-{NOAUTH}\r\n").leak().as_bytes();
+        let noauth = responder_with(hello, b"+OK\r\n").await;
+        let refusal = format!("ERR {}\x1b[2J end", "x".repeat(300));
+        let refusing = responder(format!("-{refusal}\r\n").leak().as_bytes()).await;
+        let endless = format!("-ERR {}\r\n", "y".repeat(10_000));
+        let hostile = responder(endless.leak().as_bytes()).await;
+        let a = args(&[
+            &format!("redis://{noauth}"),
+            &format!("redis://{refusing}"),
+            &format!("redis://{hostile}"),
+            "--json",
+            "--linger",
+            "0",
+        ]);
+        let (_, out, _) = run_capture(&a, "").await;
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["outcome"], "auth_failed");
+        assert_eq!(
+            lines[0]["detail"],
+            format!("{NOAUTH} (no password was given: use -a, --askpass or REDISCLI_AUTH)")
+        );
+        assert_eq!(lines[1]["detail"], refusal.as_str());
+        assert!(
+            out.lines().nth(1).unwrap().contains("\\u001b[2J end"),
+            "{out}"
+        );
+        let bounded = lines[2]["detail"].as_str().unwrap();
+        assert_eq!(
+            bounded,
+            format!("ERR {}...", "y".repeat(crate::conn::MAX_ERROR_TEXT - 4))
         );
     }
 

@@ -148,19 +148,27 @@ fn received(frame: FlatFrame<'_, '_>, offset: u64, at: Instant, wall: SystemTime
     }
 }
 
+/// The most characters of an error reply's text kept (then `...`): every real server's error
+/// whole, a hostile one bounded.
+pub const MAX_ERROR_TEXT: usize = 4096;
+
 /// A reply in a few words.
 fn summarize(frame: &Frame<'_>) -> String {
     const MAX: usize = 200;
-    let text = |t: &[u8]| {
+    let cut = |t: &[u8], max: usize| {
         let s = String::from_utf8_lossy(t);
-        if s.chars().count() > MAX {
-            format!("{}...", s.chars().take(MAX).collect::<String>())
+        if s.chars().count() > max {
+            format!("{}...", s.chars().take(max).collect::<String>())
         } else {
             s.into_owned()
         }
     };
+    let text = |t: &[u8]| cut(t, MAX);
     match frame {
-        Frame::Simple(t) | Frame::Error(t) | Frame::Blob(t) | Frame::BlobError(t) => text(t),
+        // An error's text is what `probe --json` and the human lines give whole: the part after
+        // the first 200 characters is often what to do (Redis's NOAUTH for HELLO is 220).
+        Frame::Error(t) | Frame::BlobError(t) => cut(t, MAX_ERROR_TEXT),
+        Frame::Simple(t) | Frame::Blob(t) => text(t),
         Frame::Verbatim { text: t, .. } => text(t),
         Frame::Integer(n) => n.to_string(),
         Frame::Null => "(nil)".into(),

@@ -136,6 +136,77 @@ impl ProbeOutcome {
         }
     }
 
+    /// What to do about the outcome: a few words for the probe table's column, and, where the
+    /// server's text or the error does not already say it, a sentence for the note under the
+    /// table. `None` for an accepted opt-in. The short form is at most [`HINT_WIDTH`] characters,
+    /// so that the column fits 80 columns beside an endpoint.
+    pub fn remedy(&self) -> Option<Remedy> {
+        let remedy = |hint, more: Option<&'static str>| Some(Remedy { hint, more });
+        let code = |t: &str| {
+            t.split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_uppercase()
+        };
+        match self {
+            ProbeOutcome::Accepted => None,
+            ProbeOutcome::Refused { text } if code(text) == "NOPERM" => remedy(
+                "ACL forbids opt-in",
+                Some("Allow CLIENT MAINT_NOTIFICATIONS in the user's ACL"),
+            ),
+            ProbeOutcome::Refused { .. } => remedy(
+                "unsupported here",
+                Some(
+                    "Redis Open Source and Valkey send no notifications; Redis Software (8.0.2+) \
+                     does with client_maint_notifications on",
+                ),
+            ),
+            ProbeOutcome::Resp3Unavailable { .. } => remedy(
+                "server lacks RESP3",
+                Some(
+                    "Notifications are RESP3 pushes: the server (and any proxy) must take HELLO 3",
+                ),
+            ),
+            // The text already carries where the password came from, or that none was given.
+            ProbeOutcome::AuthFailed { text } if code(text) == "NOAUTH" => {
+                remedy("give a password", None)
+            }
+            ProbeOutcome::AuthFailed { .. } => remedy(
+                "check the password",
+                Some("Check the password and the user (--user, or user:password@ in the URL)"),
+            ),
+            ProbeOutcome::TlsFailed { failure, .. } => remedy(tls_hint(*failure), None),
+            ProbeOutcome::Unreachable { .. } => remedy("check host and port", None),
+            ProbeOutcome::TimedOut { stage, .. } => match stage {
+                // The error asks whether TLS is enabled on the port.
+                Stage::TlsHandshake => remedy("no TLS? use redis://", None),
+                Stage::Resolving | Stage::Connecting => remedy(
+                    "check host, firewall",
+                    Some(
+                        "Nothing answered: check the address, the port and any firewall on the way",
+                    ),
+                ),
+                Stage::Hello | Stage::Select | Stage::OptIn => remedy(
+                    "is this Redis?",
+                    Some("The port took the connection but did not answer as Redis does in time"),
+                ),
+            },
+            ProbeOutcome::ProtocolError { .. } => remedy(
+                "is this Redis?",
+                Some("The answer was not a Redis reply: check the port, and TLS (rediss://)"),
+            ),
+        }
+    }
+
+    /// The text for the note under the probe table: the server's text or the error, with the
+    /// TLS failure named.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            ProbeOutcome::TlsFailed { failure, detail } => Some(format!("{failure}: {detail}")),
+            other => other.detail().map(str::to_string),
+        }
+    }
+
     /// Sorts a connection or handshake error into an outcome.
     pub fn from_error(e: &ConnectError) -> ProbeOutcome {
         match e {
@@ -162,6 +233,33 @@ impl ProbeOutcome {
             | ConnectError::Protocol { .. }
             | ConnectError::Io { .. } => ProbeOutcome::ProtocolError { detail: e.reason() },
         }
+    }
+}
+
+/// The widest [`Remedy::hint`].
+pub const HINT_WIDTH: usize = 20;
+
+/// What to do about a probe's outcome (see [`ProbeOutcome::remedy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remedy {
+    /// A few words, at most [`HINT_WIDTH`] characters.
+    pub hint: &'static str,
+    /// A sentence, when the server's text or the error does not already say what to do.
+    pub more: Option<&'static str>,
+}
+
+fn tls_hint(failure: TlsFailure) -> &'static str {
+    match failure {
+        TlsFailure::UnknownCa => "give --cacert",
+        TlsFailure::NameMismatch => "check host or --sni",
+        TlsFailure::Expired
+        | TlsFailure::NotYetValid
+        | TlsFailure::Revoked
+        | TlsFailure::BadCertificate => "check server's cert",
+        TlsFailure::ClientCertRequired => "give --cert, --key",
+        TlsFailure::ClientCertRejected => "check --cert/--key",
+        TlsFailure::NotTls => "no TLS: use redis://",
+        TlsFailure::Handshake => "check TLS settings",
     }
 }
 
@@ -216,7 +314,7 @@ pub struct ProbeReport {
 
 /// The JSON line of one report (schema documented on [`ProbeReport::json_line`]).
 #[derive(Serialize)]
-struct JsonReport<'a> {
+pub struct JsonReport<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     /// The JSON-lines schema version, as on every maintwatch line.
@@ -328,7 +426,12 @@ impl ProbeReport {
     /// catch_up|moving|live|other, with_opt_in, offset, raw (escaped bytes), parsed}]),
     /// `elapsed_ms`.
     pub fn json_line(&self) -> String {
-        let json = JsonReport {
+        serde_json::to_string(&self.json()).expect("a probe report always serializes")
+    }
+
+    /// The value [`ProbeReport::json_line`] writes.
+    pub fn json(&self) -> JsonReport<'_> {
+        JsonReport {
             kind: "probe",
             v: crate::record::SCHEMA_VERSION,
             endpoint: &self.endpoint,
@@ -365,8 +468,7 @@ impl ProbeReport {
                 })
                 .collect(),
             elapsed_ms: self.elapsed.as_secs_f64() * 1000.0,
-        };
-        serde_json::to_string(&json).expect("a probe report always serializes")
+        }
     }
 
     /// The table row: see [`TABLE_HEADER`].
@@ -781,6 +883,62 @@ mod tests {
             detail: "x".into(),
         };
         assert_eq!(tls.exit_code(), exit::CONNECTION_FAILED);
+    }
+
+    #[test]
+    fn every_hint_fits_its_column() {
+        let text = |t: &str| t.to_string();
+        let mut outcomes = vec![
+            ProbeOutcome::Refused { text: text("ERR") },
+            ProbeOutcome::Refused {
+                text: text("NOPERM no"),
+            },
+            ProbeOutcome::Resp3Unavailable { text: text("x") },
+            ProbeOutcome::AuthFailed {
+                text: text("NOAUTH x"),
+            },
+            ProbeOutcome::AuthFailed {
+                text: text("WRONGPASS x"),
+            },
+            ProbeOutcome::Unreachable { detail: text("x") },
+            ProbeOutcome::ProtocolError { detail: text("x") },
+        ];
+        for stage in [
+            Stage::Resolving,
+            Stage::Connecting,
+            Stage::TlsHandshake,
+            Stage::Hello,
+            Stage::Select,
+            Stage::OptIn,
+        ] {
+            let detail = text("x");
+            outcomes.push(ProbeOutcome::TimedOut { stage, detail });
+        }
+        for failure in [
+            TlsFailure::UnknownCa,
+            TlsFailure::NameMismatch,
+            TlsFailure::Expired,
+            TlsFailure::NotYetValid,
+            TlsFailure::Revoked,
+            TlsFailure::BadCertificate,
+            TlsFailure::ClientCertRequired,
+            TlsFailure::ClientCertRejected,
+            TlsFailure::NotTls,
+            TlsFailure::Handshake,
+        ] {
+            let detail = text("x");
+            outcomes.push(ProbeOutcome::TlsFailed { failure, detail });
+        }
+        for o in &outcomes {
+            let r = o.remedy().expect("every failure says what to do");
+            assert!(r.hint.chars().count() <= HINT_WIDTH, "{r:?}");
+            assert!(r
+                .more
+                .is_none_or(|m| m.ends_with(|c: char| c.is_alphanumeric() || c == ')')));
+        }
+        assert_eq!(ProbeOutcome::Accepted.remedy(), None);
+        let tls = &outcomes[outcomes.len() - 1];
+        assert_eq!(tls.note().unwrap(), "handshake failed: x");
     }
 
     #[test]

@@ -53,6 +53,12 @@ pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serd
     Ok(())
 }
 
+/// A value that is not a timeline line (a probe's report) as one JSON object appended to `out`,
+/// without a newline: serde's text, byte for byte what `serde_json::to_string` makes of it.
+pub fn write_value(out: &mut Vec<u8>, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer(out, value).map_err(io::Error::from)
+}
+
 /// `{"type":…,"v":…,"t":…,"at":…,"conn":…`: how every line about a connection starts.
 fn head(out: &mut Vec<u8>, start: &[u8], v: u32, t: f64, at: &str, conn: u32) -> io::Result<()> {
     out.extend_from_slice(start);

@@ -47,6 +47,13 @@ pub trait Sink {
     fn failed(&self) -> bool {
         false
     }
+
+    /// A result that is a value of its own, not a timeline line (`probe`: one report per
+    /// endpoint), already made into one JSON object by [`json::write_value`]: JSON sinks write
+    /// it as a line; sinks for people leave it (what they show comes through `note`).
+    fn value(&mut self, _object: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// JSON lines of the documented schema, one per timeline line. Each line is made once in a
@@ -77,6 +84,13 @@ impl<W: Write> Sink for JsonLines<W> {
         crate::output::json::write_json(&mut text, Some(ep), line)?;
         text.push(b'\n');
         self.out.write_all(&text)
+    }
+
+    fn value(&mut self, object: &[u8]) -> io::Result<()> {
+        self.text.clear();
+        self.text.extend_from_slice(object);
+        self.text.push(b'\n');
+        self.out.write_all(&self.text)
     }
 
     fn flush(&mut self) -> io::Result<()> {
