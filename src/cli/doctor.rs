@@ -17,21 +17,22 @@ handshake (a server-wide counter: other clients' errors count too). Caveats foll
 the clients' sources or the vendor's documentation say so (docs/clients.md). The exit code is \
 probe's for the opt-in as the flags ask for it.";
 
-/// The `after_help` of `doctor`: exit codes, then examples.
-pub const AFTER_HELP: &str = "\
+/// The `after_help` of `doctor`: exit codes (those of the server's answer are probe's), then
+/// examples.
+pub const AFTER_HELP: &str = concat!(
+    "\
 Exit codes (the opt-in as --endpoint-type asks for it, auto by default):
   0  accepted
-  3  refused: the server answered CLIENT MAINT_NOTIFICATIONS with an error
-  4  RESP3 unavailable: HELLO 3 was refused (no push frame can arrive)
-  5  authentication failed (WRONGPASS, NOAUTH ...)
-  6  connection or TLS failure: unreachable, timed out, TLS failed, broken reply
-  2  usage error (bad flag or endpoint)
+",
+    super::probe::server_exit_codes!(),
+    "  2  usage error (bad flag or endpoint)
   1  other error
 
 Examples:
   maintwatch doctor redis://10.0.0.5:12000
   REDISCLI_AUTH=\"$PASS\" maintwatch doctor rediss://default@db.example.net:12000 --cacert ca.pem
-  maintwatch doctor --json redis://10.0.0.5:12000 | jq .clients";
+  maintwatch doctor --json redis://10.0.0.5:12000 | jq .clients"
+);
 
 /// Arguments of `maintwatch doctor`.
 #[derive(Args, Debug, Clone)]
@@ -53,26 +54,8 @@ pub struct DoctorArgs {
 
 #[cfg(test)]
 mod tests {
-    use super::AFTER_HELP;
-    use crate::exit;
-
     #[test]
     fn the_help_table_matches_the_exit_constants() {
-        for (code, word) in [
-            (exit::SUCCESS, "accepted"),
-            (exit::REFUSED, "refused"),
-            (exit::RESP3_UNAVAILABLE, "RESP3 unavailable"),
-            (exit::AUTH_FAILED, "authentication failed"),
-            (exit::CONNECTION_FAILED, "connection or TLS failure"),
-            (exit::USAGE, "usage error"),
-            (exit::FAILURE, "other error"),
-        ] {
-            let line = format!("  {code}  ");
-            let found = AFTER_HELP
-                .lines()
-                .find(|l| l.starts_with(&line))
-                .unwrap_or_else(|| panic!("no line for exit code {code}"));
-            assert!(found.contains(word), "{found:?} should say {word:?}");
-        }
+        super::super::probe::check_exit_table(super::AFTER_HELP);
     }
 }

@@ -25,15 +25,27 @@ because the replay can arrive just after the reply. Endpoints come from the argu
 for standard input), or from -u / -h / -p. A line of --from that is not an endpoint is reported \
 with its line number and skipped; the other endpoints are still probed.";
 
-/// The `after_help` of `probe`: exit codes, then examples.
-pub const AFTER_HELP: &str = "\
-Exit codes (with several endpoints, the most severe wins):
-  0  every endpoint accepted the opt-in
-  3  refused: the server answered CLIENT MAINT_NOTIFICATIONS with an error
+/// The exit codes of what the server answered (3 to 6), the same for `probe` and `doctor`: a
+/// literal, for their `after_help` made with `concat!`.
+macro_rules! server_exit_codes {
+    () => {
+        "  3  refused: the server answered CLIENT MAINT_NOTIFICATIONS with an error
   4  RESP3 unavailable: HELLO 3 was refused (no push frame can arrive)
   5  authentication failed (WRONGPASS, NOAUTH ...)
   6  connection or TLS failure: unreachable, timed out, TLS failed, broken reply
-  2  usage error (bad flag or endpoint); also when --from had a bad line and no endpoint did
+"
+    };
+}
+pub(crate) use server_exit_codes;
+
+/// The `after_help` of `probe`: exit codes, then examples.
+pub const AFTER_HELP: &str = concat!(
+    "\
+Exit codes (with several endpoints, the most severe wins):
+  0  every endpoint accepted the opt-in
+",
+    server_exit_codes!(),
+    "  2  usage error (bad flag or endpoint); also when --from had a bad line and no endpoint did
      worse than accepted (a code from 3 to 6 wins over it)
   1  other error (unreadable --from file, resolver setup ...)
 
@@ -42,7 +54,8 @@ Examples:
   REDISCLI_AUTH=\"$PASS\" maintwatch probe rediss://default@db.example.net:12000 --cacert ca.pem
   maintwatch probe --from endpoints.txt --json > probe.jsonl
   grep -v '^#' fleet.txt | maintwatch probe --from - --quiet || echo \"not all opted in\"
-  REDISCLI_AUTH=secret maintwatch probe -h 10.0.0.5 -p 12000";
+  REDISCLI_AUTH=secret maintwatch probe -h 10.0.0.5 -p 12000"
+);
 
 /// Arguments of `maintwatch probe`.
 #[derive(Args, Debug, Clone)]
@@ -80,28 +93,33 @@ pub struct ProbeArgs {
     pub connect: ConnectArgs,
 }
 
+/// Fails unless every exit code `probe` and `doctor` can return has its line in `after_help`,
+/// saying what it means: the help text and the constants in `crate::exit` stay in step.
+#[cfg(test)]
+pub(crate) fn check_exit_table(after_help: &str) {
+    use crate::exit;
+    for (code, word) in [
+        (exit::SUCCESS, "accepted"),
+        (exit::REFUSED, "refused"),
+        (exit::RESP3_UNAVAILABLE, "RESP3 unavailable"),
+        (exit::AUTH_FAILED, "authentication failed"),
+        (exit::CONNECTION_FAILED, "connection or TLS failure"),
+        (exit::USAGE, "usage error"),
+        (exit::FAILURE, "other error"),
+    ] {
+        let line = format!("  {code}  ");
+        let found = after_help
+            .lines()
+            .find(|l| l.starts_with(&line))
+            .unwrap_or_else(|| panic!("no line for exit code {code}"));
+        assert!(found.contains(word), "{found:?} should say {word:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::exit;
-
     #[test]
     fn the_help_table_matches_the_exit_constants() {
-        for (code, word) in [
-            (exit::SUCCESS, "accepted"),
-            (exit::REFUSED, "refused"),
-            (exit::RESP3_UNAVAILABLE, "RESP3 unavailable"),
-            (exit::AUTH_FAILED, "authentication failed"),
-            (exit::CONNECTION_FAILED, "connection or TLS failure"),
-            (exit::USAGE, "usage error"),
-            (exit::FAILURE, "other error"),
-        ] {
-            let line = format!("  {code}  ");
-            let found = AFTER_HELP
-                .lines()
-                .find(|l| l.starts_with(&line))
-                .unwrap_or_else(|| panic!("no line for exit code {code}"));
-            assert!(found.contains(word), "{found:?} should say {word:?}");
-        }
+        super::check_exit_table(super::AFTER_HELP);
     }
 }

@@ -9,14 +9,13 @@
 use std::fmt;
 use std::io::Write;
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use serde::Serialize;
 
 use crate::cli::doctor::DoctorArgs;
 use crate::clients::{self, CLIENTS};
+use crate::commands::probe::{connect_options, resolver_for};
 use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
 use crate::dns::DnsResolver;
@@ -125,12 +124,8 @@ pub async fn run_with(
         )?;
         return Ok(exit::USAGE);
     }
-    let config = args.connect.config();
-    let opts = match config.options_for(&url).and_then(|o| {
-        config.check_tls_flags_apply(std::slice::from_ref(&o))?;
-        Ok(o)
-    }) {
-        Ok(o) => o,
+    let opts = match connect_options(&args.connect, std::slice::from_ref(&url)) {
+        Ok(mut options) => options.remove(0),
         Err(e) => {
             writeln!(err, "maintwatch doctor: error: {e}")?;
             return Ok(exit::USAGE);
@@ -140,13 +135,7 @@ pub async fn run_with(
     for w in opts.warnings() {
         writeln!(err, "maintwatch: warning: {w}")?;
     }
-    let dns = if opts.host_is_ip() {
-        None
-    } else {
-        Some(Arc::new(
-            DnsResolver::new(&opts.dns_options()).context("cannot set up the DNS resolver")?,
-        ))
-    };
+    let dns = resolver_for(std::slice::from_ref(&opts))?;
     let diagnosis = diagnose(&opts, dns.as_deref()).await;
     crate::output::sink::one(out, args.json, &diagnosis, &diagnosis)?;
     out.flush()?;
@@ -422,10 +411,8 @@ fn line(a: &Answer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resp::StreamReader;
     use clap::Parser;
     use std::net::SocketAddr;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A HELLO whose `server` holds CR, LF, ESC and a bidi override, and a refusal with ESC and
     /// a C1 control: everything a hostile server could put on the screen.
@@ -442,36 +429,7 @@ mod tests {
     /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
     /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
     async fn hostile() -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let mut reader = StreamReader::default();
-                    let mut first = true;
-                    let mut buf = [0u8; 1024];
-                    while let Ok(n @ 1..) = s.read(&mut buf).await {
-                        reader.extend(&buf[..n]);
-                        let mut commands = 0;
-                        if reader.drain(|_, _, _| commands += 1).is_err() {
-                            return;
-                        }
-                        for _ in 0..commands {
-                            let reply = if first {
-                                HOSTILE_HELLO
-                            } else {
-                                HOSTILE_REFUSAL
-                            };
-                            first = false;
-                            if s.write_all(reply).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        addr
+        crate::commands::probe::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
     }
 
     #[tokio::test]

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::cli::connect::ConnectArgs;
 use crate::cli::probe::ProbeArgs;
 use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
-use crate::conn::{ConnectOptions, RedisUrl};
+use crate::conn::{ConfigError, ConnectOptions, RedisUrl};
 use crate::dns::DnsResolver;
 use crate::escape::sanitize;
 use crate::exit;
@@ -67,35 +68,19 @@ pub async fn run_with(
             return Ok(exit::USAGE);
         }
     };
-    let config = args.connect.config();
-    let mut options = Vec::with_capacity(urls.len());
-    for url in &urls {
-        match config.options_for(url) {
-            Ok(o) => options.push(o),
-            Err(e) => {
-                writeln!(err, "maintwatch probe: error: {e}")?;
-                return Ok(exit::USAGE);
-            }
+    let options = match connect_options(&args.connect, &urls) {
+        Ok(options) => options,
+        Err(e) => {
+            writeln!(err, "maintwatch probe: error: {e}")?;
+            return Ok(exit::USAGE);
         }
-    }
-    if let Err(e) = config.check_tls_flags_apply(&options) {
-        writeln!(err, "maintwatch probe: error: {e}")?;
-        return Ok(exit::USAGE);
-    }
+    };
     warn_insecure(&options, err)?;
     args.connect.warn_command_line_password(&args.urls);
     for note in options.iter().flat_map(ConnectOptions::notes) {
         writeln!(err, "maintwatch: note: {note}")?;
     }
-
-    // A resolver only when some endpoint is a name: probing addresses must work even where the
-    // system resolver configuration is missing.
-    let dns = match options.iter().find(|o| !o.host_is_ip()) {
-        None => None,
-        Some(o) => Some(Arc::new(
-            DnsResolver::new(&o.dns_options()).context("cannot set up the DNS resolver")?,
-        )),
-    };
+    let dns = resolver_for(&options)?;
 
     let mut output = Output::new(out, args.json, args.quiet);
     let reports = probe::probe_all(options, dns, args.concurrency as usize, args.linger, |r| {
@@ -104,6 +89,31 @@ pub async fn run_with(
     .await;
     output.finish(&reports, layout)?;
     Ok(run_exit_code(&reports, bad_lines))
+}
+
+/// The connection options of each endpoint, as the flags say; TLS flags that apply to none of
+/// them are an error too. Shared with `doctor`.
+pub(crate) fn connect_options(
+    connect: &ConnectArgs,
+    urls: &[RedisUrl],
+) -> Result<Vec<ConnectOptions>, ConfigError> {
+    let config = connect.config();
+    let options = urls
+        .iter()
+        .map(|url| config.options_for(url))
+        .collect::<Result<Vec<_>, _>>()?;
+    config.check_tls_flags_apply(&options)?;
+    Ok(options)
+}
+
+/// A resolver only when some endpoint is a name: probing addresses must work even where the
+/// system resolver configuration is missing. Shared with `doctor`.
+pub(crate) fn resolver_for(options: &[ConnectOptions]) -> anyhow::Result<Option<Arc<DnsResolver>>> {
+    let Some(named) = options.iter().find(|o| !o.host_is_ip()) else {
+        return Ok(None);
+    };
+    let dns = DnsResolver::new(&named.dns_options()).context("cannot set up the DNS resolver")?;
+    Ok(Some(Arc::new(dns)))
 }
 
 /// The exit code of a run. Bad lines in `--from` make it a usage error (2), unless an endpoint
@@ -496,13 +506,49 @@ fn summary(reports: &[ProbeReport]) -> String {
     format!("{} {noun}: {}", reports.len(), parts.join(", "))
 }
 
+/// A scripted server for the tests of `probe` and `doctor`: what they read of a handshake.
+#[cfg(test)]
+pub(crate) mod test_server {
+    use crate::resp::StreamReader;
+    use std::net::SocketAddr;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// On every connection, answers the commands in order with `replies`, then every further
+    /// command with `then`.
+    pub(crate) async fn serve(replies: Vec<&'static [u8]>, then: &'static [u8]) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut replies = replies.clone().into_iter();
+                tokio::spawn(async move {
+                    let mut reader = StreamReader::default();
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        reader.extend(&buf[..n]);
+                        let mut commands = 0;
+                        if reader.drain(|_, _, _| commands += 1).is_err() {
+                            return;
+                        }
+                        for _ in 0..commands {
+                            let reply = replies.next().unwrap_or(then);
+                            if s.write_all(reply).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resp::StreamReader;
     use clap::Parser;
     use std::net::SocketAddr;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     const HELLO: &[u8] = b"%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.4.0\r\n";
     /// A HELLO whose `server` holds CR, LF, ESC and a bidi override.
@@ -528,31 +574,7 @@ mod tests {
 
     /// Answers HELLO with `hello` and the opt-in with `opt_in`, one reply per command.
     async fn responder_with(hello: &'static [u8], opt_in: &'static [u8]) -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let mut reader = StreamReader::default();
-                    let mut replies = [hello, opt_in].into_iter();
-                    let mut buf = [0u8; 1024];
-                    while let Ok(n @ 1..) = s.read(&mut buf).await {
-                        reader.extend(&buf[..n]);
-                        let mut commands = 0;
-                        if reader.drain(|_, _, _| commands += 1).is_err() {
-                            return;
-                        }
-                        for _ in 0..commands {
-                            let reply = replies.next().unwrap_or(b"+PONG\r\n");
-                            if s.write_all(reply).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        addr
+        test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
     }
 
     fn closed_port() -> SocketAddr {
