@@ -377,6 +377,9 @@ fn render_table(rows: &[Row], layout: Layout) -> String {
     out
 }
 
+/// The most characters of one note on a terminal; piped, a note is whole.
+const NOTE_ON_TERMINAL: usize = 600;
+
 /// The notes under the table, after a blank line; nothing when no endpoint has one.
 fn notes(rows: &[Row], cells: &[Vec<String>], maintenance_cut: bool, layout: Layout) -> String {
     let mut out = String::new();
@@ -391,10 +394,16 @@ fn notes(rows: &[Row], cells: &[Vec<String>], maintenance_cut: bool, layout: Lay
         if parts.is_empty() {
             continue;
         }
-        let line = format!("{}: {}", cells[0], sentences(&parts));
+        let text = sentences(&parts);
         match layout {
-            Layout::Piped => out.push_str(&line),
+            Layout::Piped => out.push_str(&format!("{}: {text}", cells[0])),
             Layout::Terminal { width } => {
+                // A screenful at most: a hostile server's 4 KiB text would push the table away.
+                let text = match shorten(&text, NOTE_ON_TERMINAL) {
+                    cut if cut.len() < text.len() => format!("{cut} (whole in --json)"),
+                    _ => text,
+                };
+                let line = format!("{}: {text}", cells[0]);
                 out.push_str(&crate::output::human::wrap_with(&line, width, "    ").join("\n"))
             }
         }
@@ -818,6 +827,21 @@ mod tests {
             !wide.contains("server"),
             "an empty column is left out: {wide}"
         );
+    }
+
+    #[test]
+    fn on_a_terminal_a_long_note_is_cut_and_says_where_it_is_whole() {
+        let long = format!("ERR {}", "word ".repeat(1000));
+        let rows = [row("redis://h:1", "10.0.0.5:1", "refused", long.trim_end())];
+        let text = render_table(&rows, Layout::Terminal { width: 80 });
+        let note = text.split_once("\n\n").unwrap().1.replace("\n    ", " ");
+        assert!(note.len() < NOTE_ON_TERMINAL + 100, "{note}");
+        assert!(
+            note.trim_end().ends_with("word… (whole in --json)"),
+            "{note}"
+        );
+        let piped = render_table(&rows, Layout::Piped);
+        assert!(piped.contains(long.trim_end()), "{piped}");
     }
 
     #[test]
