@@ -1,8 +1,10 @@
-//! `maintwatch probe`: gathers the endpoints, probes them with `conn::probe`, prints a table or
-//! JSON lines, and returns the most severe outcome's exit code.
+//! `maintwatch probe`: gathers the endpoints, probes them with `conn::probe`, writes JSON lines or
+//! a table (what to do on each endpoint's line, the whole texts in notes under it) through the
+//! same `output::sink` switch as every command with `--json`, and returns the most severe
+//! outcome's exit code.
 //!
-//! Everything that decides something lives in `conn::probe`; this file only wires the
-//! arguments, the output and the exit code, so the library tests cover the behaviour.
+//! Everything that decides something lives in `conn::probe` (the remedies too, as texts); this
+//! file only wires the arguments, the output and the exit code, and lays out the table.
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Read, Write};
