@@ -6,7 +6,8 @@
 //! `MAINTWATCH_PROMETHEUS` (else `prometheus` on PATH); absent, a SKIP line; configured but
 //! broken, a failure.
 
-mod scrape;
+mod common;
+use common::scrape;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

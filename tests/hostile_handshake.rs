@@ -156,10 +156,8 @@ impl Watch {
     }
 
     fn peak_rss_kib(&self) -> Option<u64> {
-        let pid = self.child.id()?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        line.split_whitespace().nth(1)?.parse().ok()
+        let pid = self.child.id().expect("the watch still runs");
+        common::peak_rss_kib(pid, "the memory bound under the handshake storm")
     }
 
     async fn stop(mut self) {

@@ -8,8 +8,15 @@
 //!
 //! Every test binary reads the variable only through [`redis_server_binary`] (a test in
 //! `tests/sim.rs` enforces it), so the unset/empty rule cannot drift between files.
+//!
+//! Beside it: the process harness every test that starts the binary uses ([`process`]), the
+//! metrics scraper ([`scrape`]) and the hand-written test servers.
 
 #![allow(dead_code)]
+
+mod process;
+pub mod scrape;
+pub use process::*;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -154,11 +161,9 @@ pub type JsonLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::Child
 /// dropped; with its stdout lines.
 pub fn watch_json(addr: SocketAddr) -> (tokio::process::Child, JsonLines) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{addr}"), "--json"])
+    let mut child = maintwatch_async(["watch", &format!("redis://{addr}"), "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary runs");
     let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
