@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use maintwatch::judge::{lines, ClientGrade, Grade};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 mod common;
 
@@ -68,54 +68,6 @@ async fn mark_the_end(file: &Path, dns_port: &str) {
     })
     .await
     .expect("hang guard: tcpdump never wrote the end marker");
-}
-
-/// Starts tcpdump on loopback with `filter`; `None` after a SKIP line when it is not installed
-/// or may not capture here.
-async fn tcpdump(test: &str, file: &Path, filter: &str) -> Option<Child> {
-    let spawned = Command::new("tcpdump")
-        .args(["-i", "lo", "-n", "-U", "-w"])
-        .arg(file)
-        .args(filter.split(' '))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: tcpdump is not installed")
-                ),
-            );
-            return None;
-        }
-        Err(e) => panic!("tcpdump did not start: {e}"),
-    };
-    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut said = Vec::new();
-    while let Some(line) = err.next_line().await.unwrap() {
-        if line.contains("listening on") {
-            tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-            return Some(child);
-        }
-        said.push(line);
-    }
-    let said = said.join("\n");
-    if said.contains("ermission") || said.contains("not permitted") {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
-            ),
-        );
-        return None;
-    }
-    panic!("tcpdump is installed but broken: {said}");
 }
 
 /// Asks `dns` for the hostname from 127.0.0.9 every 200 ms until `stop`.
@@ -197,7 +149,8 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     let filter = format!("tcp port {port} or udp port {dns_port}");
     let mut dump = None;
     if capture {
-        dump = Some(tcpdump(test, &file, &filter).await?);
+        let filter: Vec<&str> = filter.split(' ').collect();
+        dump = Some(common::tcpdump(test, &file, &filter).await?);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let poller = capture.then(|| poll_dns(dns.clone(), stop.clone()));

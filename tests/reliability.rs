@@ -24,8 +24,7 @@ use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 /// A hang guard only: no test waits this long unless something is broken.
@@ -59,53 +58,36 @@ fn url(sim: &Simulator) -> String {
 }
 
 /// `maintwatch watch URL --json EXTRA...`, stdout read line by line.
-struct Watch {
-    child: Child,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    seen: Vec<WatchLine>,
+struct Watch(common::JsonWatch);
+
+impl std::ops::Deref for Watch {
+    type Target = common::JsonWatch;
+    fn deref(&self) -> &common::JsonWatch {
+        &self.0
+    }
 }
 
 impl Watch {
     fn start(sim: &Simulator, speed: f64, extra: &[&str]) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([
-                "watch",
-                &url(sim),
-                "--json",
-                "--sim-speed",
-                &speed.to_string(),
-            ])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the binary runs");
-        let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        Watch {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
+        let mut cmd = common::maintwatch_async([
+            "watch",
+            &url(sim),
+            "--json",
+            "--sim-speed",
+            &speed.to_string(),
+        ]);
+        cmd.args(extra);
+        Watch(common::JsonWatch::spawn(cmd))
     }
 
     /// Reads lines until `done` holds over everything seen so far.
     async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        common::read_until(&mut self.lines, &mut self.seen, GUARD, what, done).await;
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id().expect("running")
+        self.0.until(GUARD, what, done).await;
     }
 
     /// Ctrl-C, then the rest of the output; returns the exit code.
     async fn interrupt(&mut self) -> i32 {
-        signal(self.pid(), "-INT");
-        while let Some(line) = self.lines.next_line().await.expect("stdout readable") {
-            self.seen
-                .push(serde_json::from_str(&line).expect("a schema line"));
-        }
-        self.child.wait().await.unwrap().code().expect("exit code")
+        self.0.interrupt(GUARD).await
     }
 }
 

@@ -10,12 +10,13 @@
 //! `tests/sim.rs` enforces it), so the unset/empty rule cannot drift between files.
 //!
 //! Beside it: the process harness every test that starts the binary uses ([`process`]), the
-//! metrics scraper ([`scrape`]) and the hand-written test servers.
+//! metrics scraper ([`scrape`]), the client tier ([`tier`]) and the hand-written test servers.
 
 #![allow(dead_code)]
 
 mod process;
 pub mod scrape;
+pub mod tier;
 pub use process::*;
 
 use std::net::SocketAddr;
@@ -124,6 +125,69 @@ impl Drop for RealRedis {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts tcpdump on loopback, writing what `filter` (its words) passes to `file`, and waits until
+/// it listens; `None` (after a SKIP line) when it is not installed or may not capture here. Any
+/// other failure fails the test.
+pub async fn tcpdump(
+    test: &str,
+    file: &std::path::Path,
+    filter: &[&str],
+) -> Option<tokio::process::Child> {
+    use tokio::io::AsyncBufReadExt;
+    let spawned = tokio::process::Command::new("tcpdump")
+        .args(["-i", "lo", "-n", "-U", "-w"])
+        .arg(file)
+        .args(filter)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: tcpdump is not installed")
+                ),
+            );
+            return None;
+        }
+        Err(e) => panic!("tcpdump did not start: {e}"),
+    };
+    let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let listening = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = err.next_line().await.unwrap() {
+            if line.contains("listening on") {
+                return true;
+            }
+            said.push(line);
+        }
+        false
+    })
+    .await
+    .expect("hang guard: tcpdump neither listened nor exited");
+    if listening {
+        // Keep draining its stderr so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
+        return Some(child);
+    }
+    let said = said.join("\n");
+    if said.contains("ermission") || said.contains("not permitted") {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
+            ),
+        );
+        return None;
+    }
+    panic!("tcpdump is installed but broken: {said}");
 }
 
 /// Runs a command on a server with redis-cli semantics over a plain RESP2 connection, returning

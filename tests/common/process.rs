@@ -238,3 +238,66 @@ pub fn peak_rss_kib(pid: u32, check: &str) -> Option<u64> {
     }
     found
 }
+
+/// A started `maintwatch watch --json`: its stdout parsed into schema lines as they are read.
+pub struct JsonWatch {
+    pub proc: Proc,
+    pub seen: Vec<maintwatch::record::WatchLine>,
+}
+
+impl JsonWatch {
+    /// `maintwatch ARGS` (a watch with `--json`), started.
+    pub fn start<I, S>(args: I) -> JsonWatch
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        JsonWatch::spawn(maintwatch_async(args))
+    }
+
+    /// `cmd` (from [`maintwatch_async`], with more set on it), started.
+    pub fn spawn(cmd: tokio::process::Command) -> JsonWatch {
+        JsonWatch {
+            proc: Proc::spawn(cmd),
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.proc.pid()
+    }
+
+    /// Reads lines until `done` holds over everything seen so far; `guard` is a hang guard.
+    pub async fn until(
+        &mut self,
+        guard: Duration,
+        what: &str,
+        done: impl Fn(&[maintwatch::record::WatchLine]) -> bool,
+    ) {
+        super::read_until(&mut self.proc.stdout, &mut self.seen, guard, what, done).await;
+    }
+
+    /// Sends `sig`, reads the rest of the lines and returns the exit code.
+    pub async fn stop(&mut self, sig: i32, guard: Duration) -> i32 {
+        self.proc.signal(sig);
+        let seen = &mut self.seen;
+        let proc = &mut self.proc;
+        let code = tokio::time::timeout(guard, async {
+            while let Some(line) = proc.stdout.next_line().await.expect("stdout readable") {
+                seen.push(
+                    serde_json::from_str(&line)
+                        .unwrap_or_else(|e| panic!("not a schema line ({e}): {line}")),
+                );
+            }
+            proc.child.wait().await.expect("wait").code()
+        })
+        .await
+        .expect("hang guard: the watch exits after the signal");
+        code.expect("an exit code, not a signal")
+    }
+
+    /// Ctrl-C: [`JsonWatch::stop`] with SIGINT.
+    pub async fn interrupt(&mut self, guard: Duration) -> i32 {
+        self.stop(libc::SIGINT, guard).await
+    }
+}

@@ -4,7 +4,7 @@
 //! client over a plain `TcpStream` to scrape it, a parser of the exposition's samples, and the
 //! `promtool` tier (`MAINTWATCH_PROMTOOL`, else `promtool` on PATH; neither: a SKIP line).
 
-use super::{maintwatch_async, read_until, Proc};
+use super::{maintwatch_async, JsonWatch};
 use maintwatch::record::WatchLine;
 use maintwatch::sim::{scenarios, SimOptions, Simulator};
 use std::collections::HashMap;
@@ -18,10 +18,16 @@ pub const GUARD: Duration = Duration::from_secs(60);
 
 pub struct Watch {
     pub sim: Simulator,
-    /// The watch: its stdout lines are read into `seen`, its stderr is collected.
-    pub proc: Proc,
-    pub seen: Vec<WatchLine>,
+    /// The watch: its stdout lines are read into `json.seen`, its stderr is collected.
+    pub json: JsonWatch,
     pub metrics: Option<SocketAddr>,
+}
+
+impl std::ops::Deref for Watch {
+    type Target = JsonWatch;
+    fn deref(&self) -> &JsonWatch {
+        &self.json
+    }
 }
 
 /// The simulator playing `scenario` at `speed` (with `password`, if any), and
@@ -43,9 +49,10 @@ pub async fn start(
         .args(["--sim-speed", &speed.to_string()])
         .args(extra)
         .envs(env.iter().copied());
-    let proc = Proc::spawn(cmd);
+    let json = JsonWatch::spawn(cmd);
     let metrics = if extra.contains(&"--metrics") {
-        let line = proc
+        let line = json
+            .proc
             .stderr_line(GUARD, "where the metrics are", |l| {
                 l.starts_with("maintwatch: metrics at http://")
             })
@@ -59,35 +66,22 @@ pub async fn start(
     } else {
         None
     };
-    Watch {
-        sim,
-        proc,
-        seen: Vec::new(),
-        metrics,
-    }
+    Watch { sim, json, metrics }
 }
 
 impl Watch {
     /// Reads lines until `done` holds over everything seen so far.
     pub async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        read_until(&mut self.proc.stdout, &mut self.seen, GUARD, what, done).await;
+        self.json.until(GUARD, what, done).await;
     }
 
     /// Ctrl-C, then the rest of the output; returns the exit code.
     pub async fn interrupt(&mut self) -> i32 {
-        self.proc.signal(libc::SIGINT);
-        while let Some(line) = self.proc.next_line(GUARD).await {
-            self.seen.push(serde_json::from_str(&line).unwrap());
-        }
-        let code = tokio::time::timeout(GUARD, self.proc.child.wait())
-            .await
-            .expect("hang guard: the watch exits after Ctrl-C")
-            .unwrap();
-        code.code().expect("exit code")
+        self.json.interrupt(GUARD).await
     }
 
     pub fn stderr_text(&self) -> String {
-        self.proc.stderr_text()
+        self.json.proc.stderr_text()
     }
 
     /// `GET /metrics` in the Prometheus text format: the body.
@@ -170,15 +164,24 @@ pub fn samples(text: &str) -> HashMap<String, f64> {
 /// The configured promtool: `MAINTWATCH_PROMTOOL` (empty: none), else `promtool` on PATH; `None`
 /// after a SKIP line.
 pub fn promtool(test: &str) -> Option<String> {
-    if let Some(v) = std::env::var_os("MAINTWATCH_PROMTOOL") {
+    prometheus_part(test, "MAINTWATCH_PROMTOOL", "promtool")
+}
+
+/// The configured Prometheus server: `MAINTWATCH_PROMETHEUS` (empty: none), else `prometheus`
+/// on PATH; `None` after a SKIP line.
+pub fn prometheus(test: &str) -> Option<String> {
+    prometheus_part(test, "MAINTWATCH_PROMETHEUS", "prometheus")
+}
+
+/// A program of the Debian package `prometheus`: the variable `var` (empty: none), else
+/// `program` on PATH; `None` after a SKIP line.
+fn prometheus_part(test: &str, var: &str, program: &str) -> Option<String> {
+    if let Some(v) = std::env::var_os(var) {
         let v = v.to_string_lossy().trim().to_string();
         if v.is_empty() {
             let _ = std::io::Write::write_fmt(
                 &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: MAINTWATCH_PROMTOOL is empty")
-                ),
+                format_args!("SKIP: {test}: {var} is empty\n"),
             );
             return None;
         }
@@ -186,11 +189,16 @@ pub fn promtool(test: &str) -> Option<String> {
     }
     let found = std::env::var_os("PATH").and_then(|path| {
         std::env::split_paths(&path)
-            .map(|d| d.join("promtool"))
+            .map(|d| d.join(program))
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: promtool is not installed (Debian package `prometheus`) and MAINTWATCH_PROMTOOL is unset")));
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "SKIP: {test}: {program} is not installed (Debian package `prometheus`) and {var} is unset\n"
+            ),
+        );
     }
     found.map(|p| p.to_string_lossy().into_owned())
 }
