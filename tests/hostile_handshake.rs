@@ -23,7 +23,6 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::process::Command;
 
 /// Hang guard only.
 const GUARD: Duration = Duration::from_secs(60);
@@ -362,8 +361,7 @@ async fn probe_from_a_list_is_not_blocked_by_hostile_endpoints() {
         format!("redis://{trickle}\nredis://{storm}\nredis://{closed}\n"),
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["probe", "--json", "--connect-timeout", "1s", "--from"])
+    let run = common::maintwatch_async(["probe", "--json", "--connect-timeout", "1s", "--from"])
         .arg(&list)
         .stdin(Stdio::null())
         .kill_on_drop(true)

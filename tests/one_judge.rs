@@ -112,15 +112,15 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     let redis = common::redis_server_binary(test)?;
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grade.jsonl");
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["simulate", "--scenario", scenario, "--upstream", "spawn"])
-        .args(["--quiet", "--grade", "--grade-json"])
-        .arg(&json)
-        .env("PATH", path_with(&redis))
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut sim =
+        common::maintwatch_async(["simulate", "--scenario", scenario, "--upstream", "spawn"])
+            .args(["--quiet", "--grade", "--grade-json"])
+            .arg(&json)
+            .env("PATH", path_with(&redis))
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
     let mut out = BufReader::new(sim.stdout.take().unwrap()).lines();
     let (mut port, mut dns, mut text) = (String::new(), String::new(), String::new());
     while let Some(l) = out.next_line().await.unwrap() {
@@ -192,8 +192,7 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     }
     let sim_grade = lines::grade_of(&std::fs::read_to_string(&json).unwrap()).expect("grade line");
     // The run kept as a fixture: replay --grade judges its grade_input line to the same grade.
-    let again = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["replay", "--grade", "--json"])
+    let again = common::maintwatch(["replay", "--grade", "--json"])
         .arg(&json)
         .output()
         .unwrap();
@@ -216,19 +215,18 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
             .expect("tcpdump stops")
             .unwrap();
         assert!(st.success(), "tcpdump: {st}");
-        let read = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([
-                "pcap",
-                "--json",
-                "--grade",
-                "--port",
-                &port,
-                "--dns-port",
-                &dns_port,
-            ])
-            .arg(&file)
-            .output()
-            .unwrap();
+        let read = common::maintwatch([
+            "pcap",
+            "--json",
+            "--grade",
+            "--port",
+            &port,
+            "--dns-port",
+            &dns_port,
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
         let stdout = String::from_utf8(read.stdout).unwrap();
         let grade = lines::grade_of(&stdout).expect("pcap wrote a grade line");
         let inputs = lines::inputs(&stdout).unwrap();

@@ -378,11 +378,7 @@ struct Run {
 }
 
 fn pcap(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("pcap")
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::maintwatch(["pcap"]).args(args).output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines = if args.contains(&"--json") {
         stdout
@@ -711,8 +707,7 @@ fn an_unsupported_link_type_or_a_non_capture_is_a_clear_error() {
 
 #[test]
 fn human_output_names_the_verdicts_and_the_gap() {
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["pcap", "--color", "never", &fixture("maintenance-v4.pcap")])
+    let out = common::maintwatch(["pcap", "--color", "never", &fixture("maintenance-v4.pcap")])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -783,8 +778,7 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
         return;
     };
     let url = sim.url();
-    let mut watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url, "--json", "--dns-server"])
+    let mut watcher = common::maintwatch_async(["watch", &url, "--json", "--dns-server"])
         .arg(sim.dns_addr().to_string())
         .args(["--sim-speed", &speed.to_string()])
         .stdout(std::process::Stdio::piped())

@@ -57,21 +57,20 @@ async fn run(test: &str, scenario: &str, speed: f64) -> Option<Run> {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .unwrap();
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "simulate",
-            "--scenario",
-            scenario,
-            "--speed",
-            &speed.to_string(),
-        ])
-        .args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
-        .arg(&json)
-        .env("PATH", path)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut sim = common::maintwatch_async([
+        "simulate",
+        "--scenario",
+        scenario,
+        "--speed",
+        &speed.to_string(),
+    ])
+    .args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
+    .arg(&json)
+    .env("PATH", path)
+    .stdout(Stdio::piped())
+    .kill_on_drop(true)
+    .spawn()
+    .unwrap();
     let mut lines = BufReader::new(sim.stdout.take().unwrap()).lines();
     let end = maintwatch::sim::scenarios::by_name(scenario).unwrap().end;
     let script = concat!(

@@ -24,7 +24,6 @@ use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::Command;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 /// A hang guard only: no test waits this long unless something is broken.
@@ -498,21 +497,20 @@ async fn every_notification_sent_between_restarts_is_in_the_capture() {
     let sim = simulator(scenario_file("restarts.scn"), speed, true).await;
     let mut events = sim.events();
     let (_dir, capture) = temp_path("restarts.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "watch",
-            &url(&sim),
-            "--json",
-            "--sim-speed",
-            &speed.to_string(),
-        ])
-        .arg("--capture")
-        .arg(&capture)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary runs");
+    let mut child = common::maintwatch_async([
+        "watch",
+        &url(&sim),
+        "--json",
+        "--sim-speed",
+        &speed.to_string(),
+    ])
+    .arg("--capture")
+    .arg(&capture)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .kill_on_drop(true)
+    .spawn()
+    .expect("the binary runs");
 
     // Follow the narration until the last round has ended, then stop the server.
     let mut seen = Vec::new();
@@ -593,8 +591,7 @@ fn stream_scenario() -> Scenario {
 }
 
 fn replay(path: &Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["replay", "--check", "--json", "--color", "never"])
+    common::maintwatch(["replay", "--check", "--json", "--color", "never"])
         .arg(path)
         .output()
         .expect("replay runs")
@@ -605,8 +602,7 @@ async fn a_capture_survives_sigkill_and_replay_tolerates_a_torn_tail() {
     let sim = simulator(stream_scenario(), 1.0, true).await;
     let mut events = sim.events();
     let (dir, capture) = temp_path("killed.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url(&sim), "--json"])
+    let mut child = common::maintwatch_async(["watch", &url(&sim), "--json"])
         .arg("--capture")
         .arg(&capture)
         .stdout(Stdio::null())

@@ -22,7 +22,6 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 const GUARD: Duration = Duration::from_secs(60);
 
@@ -41,8 +40,7 @@ fn sim_url(sim: &Simulator) -> String {
 
 /// Runs `maintwatch ARGS` to its end (within the hang guard).
 async fn run(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(args)
+    let child = common::maintwatch_async(args)
         .env_remove("REDISCLI_AUTH")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -220,8 +218,7 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
     let Some(redis) = common::RealRedis::start(test, &[]).await else {
         return;
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &redis.url(), "--json"])
+    let mut child = common::maintwatch_async(["watch", &redis.url(), "--json"])
         .env_remove("REDISCLI_AUTH")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -442,8 +439,7 @@ async fn a_full_disk_names_the_capture_and_the_summary_still_reaches_stdout() {
 #[test]
 fn endless_endpoint_lists_are_refused_at_the_line_past_a_bound() {
     for command in ["watch", "probe"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([command, "--from", "/dev/zero"])
+        let out = common::maintwatch([command, "--from", "/dev/zero"])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -453,8 +449,7 @@ fn endless_endpoint_lists_are_refused_at_the_line_past_a_bound() {
             "{command}: {stderr}"
         );
     }
-    let mut watch = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", "--from", "-"])
+    let mut watch = common::maintwatch(["watch", "--from", "-"])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -485,10 +480,7 @@ fn a_100_kb_host_name_is_refused_without_being_echoed() {
         vec!["watch", host.as_str()],
         vec!["probe", "-h", host.as_str()],
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = common::maintwatch(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             out.status.code(),

@@ -254,7 +254,7 @@ pub fn resolver_files() -> Vec<(String, Option<Vec<u8>>)> {
 
 /// Where the tier's results go: `target/client-matrix/`, beside the binary under test.
 pub fn results_dir() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_maintwatch"));
+    let bin = Path::new(super::BIN);
     bin.parent()
         .and_then(Path::parent)
         .map(|t| t.join("client-matrix"))
