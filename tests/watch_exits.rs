@@ -315,6 +315,53 @@ async fn a_server_that_breaks_every_session_at_once_gets_a_growing_backoff() {
     );
 }
 
+/// A server that goes away after one session (a simulator stopped): the watch keeps trying, and
+/// from the second failed attempt on each line says how long it has been failing and how many
+/// attempts failed. (The growth to the cap is asserted on the paused clock in
+/// `watch::connection`'s tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_gone_after_a_session_is_said_to_be_failing_for_so_long() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (mut child, mut lines) = common::watch_json(addr);
+    // One session, then the server and its listener are gone: later connects are refused.
+    let (mut socket, _) = listener.accept().await.unwrap();
+    drop(listener);
+    common::answer_commands(&mut socket, 2, common::handshake_reply)
+        .await
+        .expect("the watch's handshake");
+    drop(socket);
+    let failures = |l: &[WatchLine]| -> Vec<(String, Option<f64>)> {
+        l.iter()
+            .filter_map(|l| match l {
+                WatchLine::ConnectFailed(line::ConnectFailed {
+                    error, retry_in_s, ..
+                }) => Some((error.clone(), *retry_in_s)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut seen = Vec::new();
+    common::read_until(
+        &mut lines,
+        &mut seen,
+        GUARD,
+        "three refused attempts",
+        |l| failures(l).len() >= 3,
+    )
+    .await;
+    let _ = child.start_kill();
+    let failures = failures(&seen);
+    assert!(!failures[0].0.contains("failing for"), "{failures:?}");
+    for (n, (error, retry)) in failures.iter().enumerate().skip(1) {
+        assert!(
+            error.contains("failing for ") && error.ends_with(&format!(", {} attempts", n + 1)),
+            "{error}"
+        );
+        assert!(retry.is_some(), "each failure says when the next try is");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Usage errors
 // ---------------------------------------------------------------------------------------------
