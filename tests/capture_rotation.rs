@@ -2,20 +2,18 @@
 //! rotates it. Real processes and real signals; every assertion is on content: the capture
 //! files, read in order, hold exactly the lines the watch wrote on stdout, none split or lost.
 
+mod common;
+
 use maintwatch::sim::{scenarios, SimOptions, Simulator};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
 const GUARD: Duration = Duration::from_secs(60);
 
 struct Watch {
     _sim: Simulator,
-    child: Child,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    proc: common::Proc,
     /// What stdout said so far, line by line.
     out: Vec<String>,
 }
@@ -25,20 +23,11 @@ async fn watch(extra: &[&str]) -> Watch {
     let sim = Simulator::start(SimOptions::new(scenarios::by_name("refusing").unwrap()))
         .await
         .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{}", sim.proxies()[0])])
-        .args(["--json", "--heartbeat", "20ms"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut cmd = common::maintwatch_async(["watch", &format!("redis://{}", sim.proxies()[0])]);
+    cmd.args(["--json", "--heartbeat", "20ms"]).args(extra);
     Watch {
         _sim: sim,
-        child,
-        lines,
+        proc: common::Proc::spawn(cmd),
         out: Vec::new(),
     }
 }
@@ -47,7 +36,7 @@ impl Watch {
     /// Reads stdout until `done` holds (checked after every line).
     async fn until(&mut self, what: &str, mut done: impl FnMut(&[String]) -> bool) {
         let out = &mut self.out;
-        let lines = &mut self.lines;
+        let lines = &mut self.proc.stdout;
         tokio::time::timeout(GUARD, async {
             while !done(out) {
                 out.push(lines.next_line().await.unwrap().expect("the watch runs on"));
@@ -58,19 +47,14 @@ impl Watch {
     }
 
     fn signal(&self, signal: i32) {
-        let pid = self.child.id().expect("running") as i32;
-        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        self.proc.signal(signal);
     }
 
     /// SIGINT, the rest of stdout, the exit code and stderr.
     async fn stop(mut self) -> (Vec<String>, i32, String) {
-        self.signal(libc::SIGINT);
-        while let Some(l) = self.lines.next_line().await.unwrap() {
-            self.out.push(l);
-        }
-        let out = self.child.wait_with_output().await.unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        (self.out, out.status.code().unwrap(), err)
+        let exit = self.proc.stop(libc::SIGINT, GUARD).await;
+        self.out.extend(exit.stdout.lines().map(str::to_string));
+        (self.out, exit.code.unwrap(), exit.stderr)
     }
 }
 
@@ -149,12 +133,9 @@ async fn sighup_reopens_the_capture_after_logrotate_moved_it() {
 async fn sighup_without_a_capture_still_stops_the_watch_with_129() {
     let mut w = watch(&[]).await;
     w.until("a heartbeat", |out| heartbeats(out) >= 1).await;
-    w.signal(libc::SIGHUP);
-    while let Some(l) = w.lines.next_line().await.unwrap() {
-        w.out.push(l);
-    }
-    let status = w.child.wait().await.unwrap();
-    assert_eq!(status.code(), Some(129));
+    let exit = w.proc.stop(libc::SIGHUP, GUARD).await;
+    w.out.extend(exit.stdout.lines().map(str::to_string));
+    assert_eq!(exit.code, Some(129));
     assert!(w.out.last().unwrap().contains(r#""reason":"hangup""#));
 }
 

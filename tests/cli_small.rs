@@ -4,11 +4,12 @@
 //!
 //! Each runs the binary and reads what a person reads; nothing here needs a server.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 fn maintwatch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(args)
+    common::maintwatch(args)
         .env_remove("REDISCLI_AUTH")
         .output()
         .expect("the binary runs")

@@ -9,6 +9,8 @@
 //! whose node_modules has `redis` 6). Unset or empty: a SKIP line. Set but unusable: the test
 //! fails.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -62,19 +64,18 @@ fn predictions(corpus: &[(String, Vec<u8>)], asked: &str) -> Vec<Value> {
             .collect::<Vec<u8>>(),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "decode",
-            "--format",
-            "raw",
-            "--json",
-            "--clients",
-            "--endpoint-type",
-            asked,
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = common::maintwatch([
+        "decode",
+        "--format",
+        "raw",
+        "--json",
+        "--clients",
+        "--endpoint-type",
+        asked,
+    ])
+    .arg(&file)
+    .output()
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",

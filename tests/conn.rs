@@ -1370,8 +1370,7 @@ async fn tls_flags_with_a_plain_url_exit_with_the_usage_code_in_watch_and_probe(
         vec!["probe", "redis://127.0.0.1:1", "--sni", "x.test"],
         vec!["watch", "-h", "127.0.0.1", "--insecure"],
     ] {
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(&cmd)
+        let out = common::maintwatch_async(&cmd)
             .env_remove("REDISCLI_AUTH")
             .output()
             .await

@@ -2,6 +2,8 @@
 //! `--json` checked against the schema (both the library's own `DecodeLine` and a mirror kept
 //! here, so a schema change has to be made on purpose), and on damaged input.
 
+mod common;
+
 use maintwatch::escape::escape;
 use maintwatch::notification::{classify, Kind};
 use maintwatch::record::{DecodeLine, SCHEMA_VERSION};
@@ -50,8 +52,7 @@ fn finish(output: Output) -> Run {
 
 /// Runs `maintwatch decode ARGS` with nothing on standard input.
 fn decode(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("decode")
+    let output = common::maintwatch(["decode"])
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -61,8 +62,7 @@ fn decode(args: &[&str]) -> Run {
 
 /// Runs `maintwatch decode ARGS` with `input` on standard input.
 fn decode_stdin(args: &[&str], input: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("decode")
+    let mut child = common::maintwatch(["decode"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -6,7 +6,8 @@
 //! `MAINTWATCH_PROMETHEUS` (else `prometheus` on PATH); absent, a SKIP line; configured but
 //! broken, a failure.
 
-mod scrape;
+mod common;
+use common::scrape;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -205,43 +206,6 @@ fn the_dashboard_has_a_row_per_watcher_and_every_query_is_valid_promql() {
     );
 }
 
-/// The configured Prometheus server: `MAINTWATCH_PROMETHEUS` (empty: none), else `prometheus`
-/// on PATH; `None` after a SKIP line.
-fn prometheus(test: &str) -> Option<String> {
-    if let Some(v) = std::env::var_os("MAINTWATCH_PROMETHEUS") {
-        let v = v.to_string_lossy().trim().to_string();
-        if v.is_empty() {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: MAINTWATCH_PROMETHEUS is empty")
-                ),
-            );
-            return None;
-        }
-        return Some(v);
-    }
-    let found = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join("prometheus"))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: prometheus is not installed (Debian package `prometheus`) and MAINTWATCH_PROMETHEUS is unset")));
-    }
-    found.map(|p| p.to_string_lossy().into_owned())
-}
-
-/// A loopback port free when asked (the listener is closed before the port is handed on).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn percent_encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
@@ -289,7 +253,7 @@ impl Server {
         );
         let config_path = dir.path().join("prometheus.yml");
         std::fs::write(&config_path, config).unwrap();
-        let port = free_port();
+        let port = common::closed_port().port();
         let child = tokio::process::Command::new(bin)
             .arg(format!("--config.file={}", config_path.display()))
             .arg(format!(
@@ -398,10 +362,10 @@ const DURING: [&str; 3] = [
 async fn a_real_prometheus_scraping_a_watch_fires_and_resolves_the_alerts_and_feeds_the_dashboard()
 {
     const TEST: &str = "a_real_prometheus_scraping_a_watch";
-    let Some(bin) = prometheus(TEST) else {
+    let Some(bin) = scrape::prometheus(TEST) else {
         return;
     };
-    let target = free_port();
+    let target = common::closed_port().port();
     let server = Server::start(&bin, target).await;
     // Speed 0.5: the 15 s window lasts 30 s, many scrapes and evaluations at 1 s.
     let metrics = format!("127.0.0.1:{target}");

@@ -7,6 +7,8 @@
 //! expected one of `a`, `b`"), as its refusal of an unknown variant lists the variants. A field
 //! added to the code and not to the doc fails here.
 
+mod common;
+
 use maintwatch::notification::{
     Classified, HostPort, Migrations, Notification, OtherPush, ShardIds, SlotMove, Slots,
     SmigratedForm, Target,
@@ -250,10 +252,7 @@ fn protocol_references_point_to_docs_protocol_md_and_its_sections() {
             }
         }
     }
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("--help")
-        .output()
-        .unwrap();
+    let help = common::maintwatch(["--help"]).output().unwrap();
     if String::from_utf8_lossy(&help.stdout).contains("PROTOCOL.md") {
         stale.push("maintwatch --help".into());
     }

@@ -17,8 +17,7 @@ const REFUSAL: &str = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT 
 
 /// Runs the binary; returns the exit code, stdout and stderr.
 async fn doctor(args: &[&str]) -> (i32, String, String) {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("doctor")
+    let out = common::maintwatch_async(["doctor"])
         .args(args)
         .output()
         .await
@@ -236,12 +235,11 @@ async fn watch_clients_adds_one_line_per_notification() {
         async move {
             let out = tokio::time::timeout(
                 std::time::Duration::from_secs(60),
-                tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-                    .args([
-                        "watch", &url, "--count", "1", "--color", "never", "--no-dns",
-                    ])
-                    .args(extra)
-                    .output(),
+                common::maintwatch_async([
+                    "watch", &url, "--count", "1", "--color", "never", "--no-dns",
+                ])
+                .args(extra)
+                .output(),
             )
             .await
             .expect("the watch ends after one notification")

@@ -16,6 +16,8 @@
 //! (they need a certificate from a public CA); they are parsed with the real CLI definition
 //! instead, so a renamed flag still fails.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -281,8 +283,7 @@ impl Stage {
         let dir = self.dir.path();
         let bin = dir.join("bin");
         std::fs::create_dir(&bin).unwrap();
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_maintwatch"), bin.join("maintwatch"))
-            .unwrap();
+        std::os::unix::fs::symlink(common::BIN, bin.join("maintwatch")).unwrap();
         self.path = format!(
             "{}:{}",
             bin.display(),
@@ -761,8 +762,7 @@ async fn a_url_user_with_the_password_in_rediscli_auth_authenticates() {
     opts.password = Some("env-S3cret".into());
     let sim = Simulator::start(opts).await.unwrap();
     let url = format!("redis://default@127.0.0.2:{}", sim.port());
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["probe", "--json", "--linger", "0", &url])
+    let out = common::maintwatch_async(["probe", "--json", "--linger", "0", &url])
         .env("REDISCLI_AUTH", "env-S3cret")
         .output()
         .await

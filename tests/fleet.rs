@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 /// A hang guard only: no test waits this long unless something is broken.
 const GUARD: Duration = Duration::from_secs(60);
@@ -59,8 +58,7 @@ async fn two_simulators_in_one_watch_keep_their_own_timelines() {
     let capture = dir.path().join("fleet.jsonl");
     let mut args = vec![url(&moving), url(&failover)];
     args.extend(real.as_ref().map(|r| r.url()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("watch")
+    let mut child = common::maintwatch_async(["watch"])
         .args(&args)
         .args(["--json", "--heartbeat", "100ms", "--capture"])
         .arg(&capture)
@@ -186,8 +184,7 @@ async fn two_simulators_in_one_watch_keep_their_own_timelines() {
     // The capture holds the same lines and replays clean, one timeline per endpoint.
     let text = std::fs::read_to_string(&capture).unwrap();
     assert_eq!(text.lines().count(), seen.len());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["replay", "--check"])
+    let out = common::maintwatch(["replay", "--check"])
         .arg(&capture)
         .output()
         .unwrap();
@@ -214,8 +211,7 @@ async fn a_fleet_comes_from_a_file_and_never_prints_its_passwords() {
     .unwrap();
     let out = tokio::time::timeout(
         GUARD,
-        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", "--from"])
+        common::maintwatch_async(["watch", "--from"])
             .arg(&list)
             .args(["--duration", "1s", "--heartbeat", "200ms"])
             .output(),
@@ -252,8 +248,7 @@ async fn a_bad_line_in_the_file_is_a_usage_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("fleet.txt");
     std::fs::write(&list, "redis://127.0.0.1:1\nredis://:pw@host:notaport\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", "--from"])
+    let out = common::maintwatch_async(["watch", "--from"])
         .arg(&list)
         .output()
         .await
@@ -293,8 +288,7 @@ async fn under_require_a_refusing_endpoint_stops_alone_and_sets_the_exit_code() 
     let refusing = sim("refusing", 20.0).await;
     let out = tokio::time::timeout(
         GUARD,
-        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", &url(&accepting), &url(&refusing)])
+        common::maintwatch_async(["watch", &url(&accepting), &url(&refusing)])
             .args(["--json", "--require", "--duration", "1s"])
             .output(),
     )

@@ -5,6 +5,8 @@
 //! on a timer, so the order of what they do is fixed; the scenarios run sped up with at least a
 //! second of real time between the step a client reacts to and the close.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
@@ -409,29 +411,21 @@ async fn clients_are_grouped_by_library_then_name_then_address() {
 async fn the_grade_of_maintwatch_watch_itself() {
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("grade.json");
-    let bin = env!("CARGO_BIN_EXE_maintwatch");
-    let mut sim = tokio::process::Command::new(bin)
-        .args([
-            "simulate",
-            "--scenario",
-            "single-proxy",
-            "--speed",
-            "5",
-            "--quiet",
-            "--grade",
-        ])
-        .arg("--grade-json")
-        .arg(&json_path)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let out = sim.stdout.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(out));
+    let mut sim = common::maintwatch_async([
+        "simulate",
+        "--scenario",
+        "single-proxy",
+        "--speed",
+        "5",
+        "--quiet",
+        "--grade",
+    ]);
+    sim.arg("--grade-json").arg(&json_path);
+    let mut sim = common::Proc::spawn(sim);
     let (mut port, mut dns) = (String::new(), String::new());
     let mut text = String::new();
     guarded(async {
-        while let Some(l) = lines.next_line().await.unwrap() {
+        while let Some(l) = sim.stdout.next_line().await.unwrap() {
             text.push_str(&l);
             text.push('\n');
             if let Some(rest) = l.trim().strip_prefix("proxies") {
@@ -449,23 +443,21 @@ async fn the_grade_of_maintwatch_watch_itself() {
                 break;
             }
         }
-        let mut watch = tokio::process::Command::new(bin)
-            .args([
-                "watch",
-                &format!("redis://db.sim.maintwatch.test:{port}"),
-                "--json",
-            ])
-            .args(["--dns-server", &dns, "--sim-speed", "5"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        while let Some(l) = lines.next_line().await.unwrap() {
+        let mut watch = common::maintwatch_async([
+            "watch",
+            &format!("redis://db.sim.maintwatch.test:{port}"),
+            "--json",
+        ])
+        .args(["--dns-server", &dns, "--sim-speed", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        while let Some(l) = sim.stdout.next_line().await.unwrap() {
             text.push_str(&l);
             text.push('\n');
         }
-        let status = sim.wait().await.unwrap();
+        let status = sim.child.wait().await.unwrap();
         let _ = watch.kill().await;
         assert_eq!(status.code(), Some(1), "{text}");
     })

@@ -9,7 +9,6 @@ use maintwatch::sim::{scenarios, SimOptions, Simulator};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 const GUARD: Duration = Duration::from_secs(60);
 
@@ -18,8 +17,7 @@ async fn heartbeats(scenario: &str, done: impl Fn(&[WatchLine]) -> bool) -> Vec<
     let mut opts = SimOptions::new(scenarios::by_name(scenario).unwrap());
     opts.speed = 20.0;
     let sim = Simulator::start(opts).await.unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{}", sim.proxies()[0])])
+    let mut child = common::maintwatch_async(["watch", &format!("redis://{}", sim.proxies()[0])])
         .args(["--json", "--heartbeat", "50ms"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -5,7 +5,8 @@
 //!
 //! Nothing is timed: the tests wait for events (a line, a file, a counter) under a hang guard.
 
-mod scrape;
+mod common;
+use common::scrape;
 
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::record::{line, Label, WatchLine};

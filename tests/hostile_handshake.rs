@@ -21,9 +21,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::process::Command;
 
 /// Hang guard only.
 const GUARD: Duration = Duration::from_secs(60);
@@ -126,48 +125,35 @@ async fn serve(mut s: TcpStream, kind: Hostile) {
 // watch
 // ---------------------------------------------------------------------------------------------
 
-struct Watch {
-    child: tokio::process::Child,
-    lines: common::JsonLines,
-    seen: Vec<WatchLine>,
+struct Watch(common::JsonWatch);
+
+impl std::ops::Deref for Watch {
+    type Target = common::JsonWatch;
+    fn deref(&self) -> &common::JsonWatch {
+        &self.0
+    }
 }
 
 impl Watch {
     fn start(addr: SocketAddr, capture: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", &format!("redis://{addr}"), "--json", "--no-dns"])
-            .args(["--no-handoff", "--connect-timeout", "1s", "--capture"])
-            .arg(capture)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start maintwatch watch");
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Watch {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
+        let mut cmd =
+            common::maintwatch_async(["watch", &format!("redis://{addr}"), "--json", "--no-dns"]);
+        cmd.args(["--no-handoff", "--connect-timeout", "1s", "--capture"])
+            .arg(capture);
+        Watch(common::JsonWatch::spawn(cmd))
     }
 
     async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        common::read_until(&mut self.lines, &mut self.seen, GUARD, what, done).await;
+        self.0.until(GUARD, what, done).await;
     }
 
     fn peak_rss_kib(&self) -> Option<u64> {
-        let pid = self.child.id()?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        line.split_whitespace().nth(1)?.parse().ok()
+        common::peak_rss_kib(self.pid(), "the memory bound under the handshake storm")
     }
 
     async fn stop(mut self) {
-        let pid = self.child.id().expect("running").to_string();
-        let _ = std::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status();
-        let _ = tokio::time::timeout(GUARD, self.child.wait()).await;
+        self.0.proc.signal(libc::SIGINT);
+        let _ = tokio::time::timeout(GUARD, self.0.proc.child.wait()).await;
     }
 }
 
@@ -269,7 +255,7 @@ async fn watch_a_moving_just_before_a_failed_handshake_is_shown_and_captured_byt
         .await;
     let closes = closed_errors(&watch.seen);
     let shown = pushes(&watch.seen);
-    let seen = std::mem::take(&mut watch.seen);
+    let seen = std::mem::take(&mut watch.0.seen);
     watch.stop().await;
 
     assert!(
@@ -375,8 +361,7 @@ async fn probe_from_a_list_is_not_blocked_by_hostile_endpoints() {
         format!("redis://{trickle}\nredis://{storm}\nredis://{closed}\n"),
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["probe", "--json", "--connect-timeout", "1s", "--from"])
+    let run = common::maintwatch_async(["probe", "--json", "--connect-timeout", "1s", "--from"])
         .arg(&list)
         .stdin(Stdio::null())
         .kill_on_drop(true)

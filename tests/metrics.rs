@@ -6,7 +6,8 @@
 //! at least what the test had read before scraping) gives every asserted series exactly its
 //! scraped value. No wall-clock bound is asserted.
 
-mod scrape;
+mod common;
+use common::scrape;
 
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::record::{line, ClosedBy, DnsEvent, Label, OptInOutcome, WatchLine};
@@ -293,12 +294,10 @@ async fn scraped_metrics_hold_what_the_lines_say_through_a_moving_and_its_close(
 async fn a_metrics_address_in_use_is_refused_naming_the_flag() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let closed = format!("redis://{}", common_closed_port());
+    let closed = format!("redis://{}", common::closed_port());
     let out = tokio::time::timeout(
         scrape::GUARD,
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", &closed, "--metrics", &addr])
-            .output(),
+        common::maintwatch_async(["watch", &closed, "--metrics", &addr]).output(),
     )
     .await
     .expect("the watch ends")
@@ -307,11 +306,6 @@ async fn a_metrics_address_in_use_is_refused_naming_the_flag() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("--metrics {addr}")), "{stderr}");
     assert!(out.stdout.is_empty(), "nothing was watched");
-}
-
-fn common_closed_port() -> std::net::SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
 }
 
 #[test]
@@ -360,8 +354,7 @@ async fn a_scrape_gets_through_while_idle_connections_are_held() {
 /// would write one series: refused like two on the same address.
 #[test]
 fn endpoints_whose_labels_collide_after_sanitising_are_refused() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", "a\"b:7000", "a_b:7000", "--metrics", "127.0.0.1:0"])
+    let out = common::maintwatch(["watch", "a\"b:7000", "a_b:7000", "--metrics", "127.0.0.1:0"])
         .args(["--duration", "1s"])
         .output()
         .unwrap();

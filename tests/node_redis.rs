@@ -9,8 +9,7 @@
 //! Each test's scenarios run at once, each with its own simulator.
 
 mod common;
-#[path = "common/tier.rs"]
-mod tier;
+use common::tier;
 
 const NODE_VAR: &str = "MAINTWATCH_NODE_REDIS";
 const APP: &str = concat!(
@@ -28,21 +27,17 @@ const HOOKED: &str = concat!(
 
 /// NODE_PATH for the configured node-redis, and its version; `None` after a SKIP line.
 fn node_redis(test: &str) -> Option<(String, String)> {
-    let Some(dir) = common::redis_server_from(std::env::var_os(NODE_VAR)) else {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: {NODE_VAR} is unset or empty (.ci/run installs node-redis when node and npm exist)")));
-        return None;
-    };
-    let out = std::process::Command::new("node")
-        .args(["-e", "console.log(require('redis/package.json').version)"])
-        .current_dir(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("{NODE_VAR}={dir}: node does not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{NODE_VAR}={dir} has no usable node-redis: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let (dir, version) = tier::client_runtime(
+        test,
+        NODE_VAR,
+        ".ci/run installs node-redis when node and npm exist",
+        |dir| {
+            let mut c = std::process::Command::new("node");
+            c.args(["-e", "console.log(require('redis/package.json').version)"])
+                .current_dir(dir);
+            c
+        },
+    )?;
     let node_path = std::path::Path::new(&dir).join("node_modules");
     Some((node_path.to_string_lossy().into_owned(), version))
 }
@@ -77,17 +72,7 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
         before,
         "the machine's resolver files changed"
     );
-    if !single.private_resolv() {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!(
-                    "SKIP: {test}: no private resolv.conf on this machine: {}",
-                    single.table
-                )
-            ),
-        );
+    if !tier::resolved_privately(test, &single) {
         return;
     }
     for (r, hooked) in [(&single, &single_hooked), (&multi, &multi_hooked)] {
@@ -150,40 +135,19 @@ async fn node_redis_every_scenario() {
     let Some(redis) = common::redis_server_binary(test) else {
         return;
     };
-    let before = tier::resolver_files();
-    let runs = tier::SCENARIOS[2..].iter().map(|&(scenario, speed)| {
-        let (redis, node_path) = (redis.clone(), node_path.clone());
-        async move {
-            let env = [("NODE_PATH", node_path.as_str())];
-            let app = if scenario == tier::CLUSTER {
-                CLUSTER_APP
-            } else {
-                APP
-            };
-            let r = tier::simulate(&redis, scenario, speed, &["node", app], &env).await;
-            (scenario, r)
-        }
-    });
-    let runs = tier::all(runs).await;
-    assert_eq!(
-        tier::resolver_files(),
-        before,
-        "the machine's resolver files changed"
-    );
+    let app = |scenario: &str| {
+        let app = if scenario == tier::CLUSTER {
+            CLUSTER_APP
+        } else {
+            APP
+        };
+        vec!["node".to_string(), app.to_string()]
+    };
+    let env = [("NODE_PATH", node_path.as_str())];
+    let Some(runs) = tier::every_scenario(test, &redis, app, &env).await else {
+        return;
+    };
     for (scenario, r) in &runs {
-        if !r.private_resolv() {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!(
-                        "SKIP: {test}: no private resolv.conf on this machine: {}",
-                        r.table
-                    )
-                ),
-            );
-            return;
-        }
         let c = r.client("node-redis/");
         if *scenario == tier::CLUSTER {
             // The cluster client's seed connection, used for the topology, never opts in.

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use maintwatch::judge::{lines, ClientGrade, Grade};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 mod common;
 
@@ -70,54 +70,6 @@ async fn mark_the_end(file: &Path, dns_port: &str) {
     .expect("hang guard: tcpdump never wrote the end marker");
 }
 
-/// Starts tcpdump on loopback with `filter`; `None` after a SKIP line when it is not installed
-/// or may not capture here.
-async fn tcpdump(test: &str, file: &Path, filter: &str) -> Option<Child> {
-    let spawned = Command::new("tcpdump")
-        .args(["-i", "lo", "-n", "-U", "-w"])
-        .arg(file)
-        .args(filter.split(' '))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: tcpdump is not installed")
-                ),
-            );
-            return None;
-        }
-        Err(e) => panic!("tcpdump did not start: {e}"),
-    };
-    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut said = Vec::new();
-    while let Some(line) = err.next_line().await.unwrap() {
-        if line.contains("listening on") {
-            tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-            return Some(child);
-        }
-        said.push(line);
-    }
-    let said = said.join("\n");
-    if said.contains("ermission") || said.contains("not permitted") {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
-            ),
-        );
-        return None;
-    }
-    panic!("tcpdump is installed but broken: {said}");
-}
-
 /// Asks `dns` for the hostname from 127.0.0.9 every 200 ms until `stop`.
 fn poll_dns(dns: String, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<()> {
     use hickory_proto::op::{Message, Query};
@@ -160,15 +112,15 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     let redis = common::redis_server_binary(test)?;
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grade.jsonl");
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["simulate", "--scenario", scenario, "--upstream", "spawn"])
-        .args(["--quiet", "--grade", "--grade-json"])
-        .arg(&json)
-        .env("PATH", path_with(&redis))
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut sim =
+        common::maintwatch_async(["simulate", "--scenario", scenario, "--upstream", "spawn"])
+            .args(["--quiet", "--grade", "--grade-json"])
+            .arg(&json)
+            .env("PATH", path_with(&redis))
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
     let mut out = BufReader::new(sim.stdout.take().unwrap()).lines();
     let (mut port, mut dns, mut text) = (String::new(), String::new(), String::new());
     while let Some(l) = out.next_line().await.unwrap() {
@@ -197,7 +149,8 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     let filter = format!("tcp port {port} or udp port {dns_port}");
     let mut dump = None;
     if capture {
-        dump = Some(tcpdump(test, &file, &filter).await?);
+        let filter: Vec<&str> = filter.split(' ').collect();
+        dump = Some(common::tcpdump(test, &file, &filter).await?);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let poller = capture.then(|| poll_dns(dns.clone(), stop.clone()));
@@ -239,8 +192,7 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     }
     let sim_grade = lines::grade_of(&std::fs::read_to_string(&json).unwrap()).expect("grade line");
     // The run kept as a fixture: replay --grade judges its grade_input line to the same grade.
-    let again = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["replay", "--grade", "--json"])
+    let again = common::maintwatch(["replay", "--grade", "--json"])
         .arg(&json)
         .output()
         .unwrap();
@@ -263,19 +215,18 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
             .expect("tcpdump stops")
             .unwrap();
         assert!(st.success(), "tcpdump: {st}");
-        let read = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([
-                "pcap",
-                "--json",
-                "--grade",
-                "--port",
-                &port,
-                "--dns-port",
-                &dns_port,
-            ])
-            .arg(&file)
-            .output()
-            .unwrap();
+        let read = common::maintwatch([
+            "pcap",
+            "--json",
+            "--grade",
+            "--port",
+            &port,
+            "--dns-port",
+            &dns_port,
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
         let stdout = String::from_utf8(read.stdout).unwrap();
         let grade = lines::grade_of(&stdout).expect("pcap wrote a grade line");
         let inputs = lines::inputs(&stdout).unwrap();

@@ -7,14 +7,15 @@
 //! connections go to listeners on 127.0.0.1 written here. Nothing asserts a duration; waits have
 //! a hang guard only.
 
+mod common;
+
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// `maintwatch ARGS` with RLIMIT_NOFILE set to `soft`/`hard` in the child.
 fn maintwatch_limited(args: &[&str], soft: u64, hard: u64) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
-    cmd.args(args);
+    let mut cmd = common::maintwatch(args);
     let lim = libc::rlimit {
         rlim_cur: soft,
         rlim_max: hard,
@@ -51,14 +52,9 @@ fn watch_stderr(port: &str, connections: &str) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 #[test]
 fn a_hard_limit_below_the_connections_asked_is_said_with_the_flag_and_the_limit() {
-    let port = closed_port().to_string();
+    let port = common::closed_port().port().to_string();
     let err = watch_stderr(&port, "1000");
     assert!(
         err.contains("--connections 1000") && err.contains("hard limit") && err.contains("is 256"),

@@ -3,7 +3,8 @@
 //! `MAINTWATCH_PYTHON`; unset, or the package absent: a SKIP line), and to a collector that is
 //! down, which must not hold the watch.
 
-mod scrape;
+mod common;
+use common::scrape;
 
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::record::WatchLine;
@@ -305,8 +306,7 @@ fn a_url_that_is_not_plain_http_is_a_usage_error_naming_the_flag() {
         "https://collector:4318",
         "http://user:secret@collector:4318",
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", "redis://127.0.0.1:1", "--otlp", url])
+        let out = common::maintwatch(["watch", "redis://127.0.0.1:1", "--otlp", url])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

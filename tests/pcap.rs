@@ -378,11 +378,7 @@ struct Run {
 }
 
 fn pcap(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("pcap")
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::maintwatch(["pcap"]).args(args).output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines = if args.contains(&"--json") {
         stdout
@@ -711,8 +707,7 @@ fn an_unsupported_link_type_or_a_non_capture_is_a_clear_error() {
 
 #[test]
 fn human_output_names_the_verdicts_and_the_gap() {
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["pcap", "--color", "never", &fixture("maintenance-v4.pcap")])
+    let out = common::maintwatch(["pcap", "--color", "never", &fixture("maintenance-v4.pcap")])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -732,64 +727,6 @@ fn human_output_names_the_verdicts_and_the_gap() {
 
 /// A hang guard only.
 const GUARD: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Starts tcpdump on loopback for `port` and waits until it listens; `None` (after a SKIP
-/// line) when it is not installed or may not capture here. Any other failure fails the test.
-async fn start_tcpdump(test: &str, file: &Path, port: u16) -> Option<tokio::process::Child> {
-    use tokio::io::AsyncBufReadExt;
-    let spawned = tokio::process::Command::new("tcpdump")
-        .args(["-i", "lo", "-n", "-U", "-w"])
-        .arg(file)
-        .args(["port", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: tcpdump is not installed")
-                ),
-            );
-            return None;
-        }
-        Err(e) => panic!("tcpdump did not start: {e}"),
-    };
-    let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut said = Vec::new();
-    let listening = tokio::time::timeout(GUARD, async {
-        while let Some(line) = err.next_line().await.unwrap() {
-            if line.contains("listening on") {
-                return true;
-            }
-            said.push(line);
-        }
-        false
-    })
-    .await
-    .expect("hang guard: tcpdump neither listened nor exited");
-    if listening {
-        // Keep draining its stderr so it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-        return Some(child);
-    }
-    let said = said.join("\n");
-    if said.contains("ermission") || said.contains("not permitted") {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
-            ),
-        );
-        return None;
-    }
-    panic!("tcpdump is installed but broken: {said}");
-}
 
 fn interrupt(pid: u32) {
     let status = Command::new("kill")
@@ -836,12 +773,12 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("loopback.pcap");
     let test = "real_tcpdump_sees_what_the_watch_saw";
-    let Some(mut tcpdump) = start_tcpdump(test, &file, sim.port()).await else {
+    let Some(mut tcpdump) = common::tcpdump(test, &file, &["port", &sim.port().to_string()]).await
+    else {
         return;
     };
     let url = sim.url();
-    let mut watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url, "--json", "--dns-server"])
+    let mut watcher = common::maintwatch_async(["watch", &url, "--json", "--dns-server"])
         .arg(sim.dns_addr().to_string())
         .args(["--sim-speed", &speed.to_string()])
         .stdout(std::process::Stdio::piped())
@@ -964,7 +901,8 @@ async fn real_tcpdump_sees_what_redis_py_saw() {
     let mut sent = sim.events();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("redis-py.pcap");
-    let Some(mut tcpdump) = start_tcpdump(test, &file, sim.port()).await else {
+    let Some(mut tcpdump) = common::tcpdump(test, &file, &["port", &sim.port().to_string()]).await
+    else {
         return;
     };
     let script = concat!(

@@ -5,12 +5,14 @@
 //!
 //! This file holds only this test, so that no other child of the test process is reaped here.
 
+mod common;
+
 mod pcapgen;
 
 use maintwatch::pcap::line::{Line, PcapLine};
 use pcapgen::*;
 use std::io::{BufWriter, Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const SYNS: u32 = 1_000_000;
 const LIMIT_KIB: i64 = 200 * 1024;
@@ -62,8 +64,7 @@ fn a_million_syns_stay_under_200_mib() {
     for ports in [&[][..], &["--port", "12000"][..]] {
         // Reaped by `wait4` below, which is what reads the child's peak RSS.
         #[allow(clippy::zombie_processes)]
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .arg("pcap")
+        let mut child = common::maintwatch(["pcap"])
             .arg("--json")
             .args(ports)
             .arg(&path)

@@ -13,6 +13,8 @@
 //! The large inputs are written to a temporary directory by the tests themselves. Their linearity
 //! is asserted with the reader's work counter ([`maintwatch::pcap::Stats::work`]), never a clock.
 
+mod common;
+
 mod pcapgen;
 
 use maintwatch::pcap::line::{Line, PcapLine};
@@ -20,7 +22,6 @@ use maintwatch::pcap::{read, Analyzer, Settings, Stats};
 use maintwatch::record::WatchLine;
 use pcapgen::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pcap")
@@ -158,8 +159,7 @@ struct Run {
 }
 
 fn pcap(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .arg("pcap")
+    let out = common::maintwatch(["pcap"])
         .arg("--json")
         .args(args)
         .output()

@@ -25,24 +25,7 @@ const HANG_GUARD: Duration = Duration::from_secs(90);
 
 /// The configured Python, checked to have redis-py 8.1 or later; `None` after a SKIP line.
 fn python(test: &str) -> Option<String> {
-    let py = common::redis_server_from(std::env::var_os(PYTHON_VAR));
-    let Some(py) = py else {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: {PYTHON_VAR} is unset or empty (.ci/run sets it to a venv with redis-py)")));
-        return None;
-    };
-    let out = std::process::Command::new(&py)
-        .args([
-            "-c",
-            "import redis, redis.maint_notifications; print(redis.__version__)",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{PYTHON_VAR}={py} does not run: {e}"));
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(
-        out.status.success(),
-        "{PYTHON_VAR}={py} has no usable redis-py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (py, version) = common::tier::python(test)?;
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     assert!(
@@ -74,21 +57,20 @@ async fn run(test: &str, scenario: &str, speed: f64) -> Option<Run> {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .unwrap();
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "simulate",
-            "--scenario",
-            scenario,
-            "--speed",
-            &speed.to_string(),
-        ])
-        .args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
-        .arg(&json)
-        .env("PATH", path)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut sim = common::maintwatch_async([
+        "simulate",
+        "--scenario",
+        scenario,
+        "--speed",
+        &speed.to_string(),
+    ])
+    .args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
+    .arg(&json)
+    .env("PATH", path)
+    .stdout(Stdio::piped())
+    .kill_on_drop(true)
+    .spawn()
+    .unwrap();
     let mut lines = BufReader::new(sim.stdout.take().unwrap()).lines();
     let end = maintwatch::sim::scenarios::by_name(scenario).unwrap().end;
     let script = concat!(

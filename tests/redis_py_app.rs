@@ -9,10 +9,8 @@
 //! empty: a SKIP line. Set but unusable: the test fails.
 
 mod common;
-#[path = "common/tier.rs"]
-mod tier;
+use common::tier;
 
-const PYTHON_VAR: &str = "MAINTWATCH_PYTHON";
 const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/redis_py_app.py");
 const WORKLOAD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -23,27 +21,6 @@ const CLUSTER_APP: &str = concat!(
     "/tests/clients/redis_py_cluster_app.py"
 );
 
-/// The configured Python and its redis-py version; `None` after a SKIP line.
-fn python(test: &str) -> Option<(String, String)> {
-    let Some(py) = common::redis_server_from(std::env::var_os(PYTHON_VAR)) else {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: {PYTHON_VAR} is unset or empty (.ci/run sets it to a venv with redis-py)")));
-        return None;
-    };
-    let out = std::process::Command::new(&py)
-        .args([
-            "-c",
-            "import redis, redis.maint_notifications; print(redis.__version__)",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{PYTHON_VAR}={py} does not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{PYTHON_VAR}={py} has no usable redis-py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some((py, String::from_utf8_lossy(&out.stdout).trim().to_string()))
-}
-
 /// The same verdicts and figures as `redis_py_single_proxy` and `redis_py_multi_proxy` in
 /// tests/redis_py.rs: in single-proxy redis-py recycles at half the window while DNS still names
 /// the retiring proxy and is cut by the close; in multi-proxy, where DNS has moved, it lands on a
@@ -53,7 +30,7 @@ fn python(test: &str) -> Option<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_unmodified_single_and_multi_proxy() {
     let test = "redis_py_unmodified_single_and_multi_proxy";
-    let Some((py, version)) = python(test) else {
+    let Some((py, version)) = tier::python(test) else {
         return;
     };
     let Some(redis) = common::redis_server_binary(test) else {
@@ -78,17 +55,7 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
         before,
         "the machine's resolver files changed"
     );
-    if !single.private_resolv() {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!(
-                    "SKIP: {test}: no private resolv.conf on this machine: {}",
-                    single.table
-                )
-            ),
-        );
+    if !tier::resolved_privately(test, &single) {
         return;
     }
     for r in [&single, &multi] {
@@ -155,45 +122,24 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_every_scenario() {
     let test = "redis_py_every_scenario";
-    let Some((py, version)) = python(test) else {
+    let Some((py, version)) = tier::python(test) else {
         return;
     };
     let Some(redis) = common::redis_server_binary(test) else {
         return;
     };
-    let before = tier::resolver_files();
-    let runs = tier::SCENARIOS[2..].iter().map(|&(scenario, speed)| {
-        let (redis, py) = (redis.clone(), py.clone());
-        async move {
-            let app = if scenario == tier::CLUSTER {
-                CLUSTER_APP
-            } else {
-                APP
-            };
-            let r = tier::simulate(&redis, scenario, speed, &[&py, app], &[]).await;
-            (scenario, r)
-        }
-    });
-    let runs = tier::all(runs).await;
-    assert_eq!(
-        tier::resolver_files(),
-        before,
-        "the machine's resolver files changed"
-    );
+    let app = |scenario: &str| {
+        let app = if scenario == tier::CLUSTER {
+            CLUSTER_APP
+        } else {
+            APP
+        };
+        vec![py.clone(), app.to_string()]
+    };
+    let Some(runs) = tier::every_scenario(test, &redis, app, &[]).await else {
+        return;
+    };
     for (scenario, r) in &runs {
-        if !r.private_resolv() {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!(
-                        "SKIP: {test}: no private resolv.conf on this machine: {}",
-                        r.table
-                    )
-                ),
-            );
-            return;
-        }
         let c = r.client("redis-py/");
         assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
         tier::record(&format!("redis-py {version}"), scenario, &r.grade);

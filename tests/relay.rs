@@ -60,11 +60,8 @@ fn start_redis(bin: &str) -> (Child, SocketAddr) {
 /// `maintwatch simulate` in a process of its own, with `args`; returns it and its first proxy
 /// once the banner has named the upstream.
 fn simulate(args: &[&str], path: Option<&std::ffi::OsStr>) -> (Child, SocketAddr) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
-    cmd.args(["simulate", "--scenario", "single-proxy", "--quiet"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    let mut cmd = common::maintwatch(["simulate", "--scenario", "single-proxy", "--quiet"]);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::null());
     if let Some(p) = path {
         cmd.env("PATH", p);
     }

@@ -24,8 +24,6 @@ use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 /// A hang guard only: no test waits this long unless something is broken.
@@ -59,53 +57,36 @@ fn url(sim: &Simulator) -> String {
 }
 
 /// `maintwatch watch URL --json EXTRA...`, stdout read line by line.
-struct Watch {
-    child: Child,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    seen: Vec<WatchLine>,
+struct Watch(common::JsonWatch);
+
+impl std::ops::Deref for Watch {
+    type Target = common::JsonWatch;
+    fn deref(&self) -> &common::JsonWatch {
+        &self.0
+    }
 }
 
 impl Watch {
     fn start(sim: &Simulator, speed: f64, extra: &[&str]) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([
-                "watch",
-                &url(sim),
-                "--json",
-                "--sim-speed",
-                &speed.to_string(),
-            ])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the binary runs");
-        let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        Watch {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
+        let mut cmd = common::maintwatch_async([
+            "watch",
+            &url(sim),
+            "--json",
+            "--sim-speed",
+            &speed.to_string(),
+        ]);
+        cmd.args(extra);
+        Watch(common::JsonWatch::spawn(cmd))
     }
 
     /// Reads lines until `done` holds over everything seen so far.
     async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        common::read_until(&mut self.lines, &mut self.seen, GUARD, what, done).await;
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id().expect("running")
+        self.0.until(GUARD, what, done).await;
     }
 
     /// Ctrl-C, then the rest of the output; returns the exit code.
     async fn interrupt(&mut self) -> i32 {
-        signal(self.pid(), "-INT");
-        while let Some(line) = self.lines.next_line().await.expect("stdout readable") {
-            self.seen
-                .push(serde_json::from_str(&line).expect("a schema line"));
-        }
-        self.child.wait().await.unwrap().code().expect("exit code")
+        self.0.interrupt(GUARD).await
     }
 }
 
@@ -117,15 +98,10 @@ fn signal(pid: u32, sig: &str) {
     assert!(status.success(), "kill {sig} {pid}");
 }
 
-/// The peak resident set of a process in KiB (`VmHWM`), where /proc has it.
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
+/// The watch's peak RSS is under the bound (where /proc cannot tell, a SKIP line says the bound
+/// went unchecked).
 fn assert_bounded_memory(watch: &Watch) {
-    if let Some(kib) = peak_rss_kib(watch.pid()) {
+    if let Some(kib) = common::peak_rss_kib(watch.pid(), "the watch's memory bound") {
         assert!(
             kib < MEMORY_BOUND_KIB,
             "the watch peaked at {kib} KiB, over the bound of {MEMORY_BOUND_KIB} KiB"
@@ -521,21 +497,20 @@ async fn every_notification_sent_between_restarts_is_in_the_capture() {
     let sim = simulator(scenario_file("restarts.scn"), speed, true).await;
     let mut events = sim.events();
     let (_dir, capture) = temp_path("restarts.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "watch",
-            &url(&sim),
-            "--json",
-            "--sim-speed",
-            &speed.to_string(),
-        ])
-        .arg("--capture")
-        .arg(&capture)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary runs");
+    let mut child = common::maintwatch_async([
+        "watch",
+        &url(&sim),
+        "--json",
+        "--sim-speed",
+        &speed.to_string(),
+    ])
+    .arg("--capture")
+    .arg(&capture)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .kill_on_drop(true)
+    .spawn()
+    .expect("the binary runs");
 
     // Follow the narration until the last round has ended, then stop the server.
     let mut seen = Vec::new();
@@ -616,8 +591,7 @@ fn stream_scenario() -> Scenario {
 }
 
 fn replay(path: &Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["replay", "--check", "--json", "--color", "never"])
+    common::maintwatch(["replay", "--check", "--json", "--color", "never"])
         .arg(path)
         .output()
         .expect("replay runs")
@@ -628,8 +602,7 @@ async fn a_capture_survives_sigkill_and_replay_tolerates_a_torn_tail() {
     let sim = simulator(stream_scenario(), 1.0, true).await;
     let mut events = sim.events();
     let (dir, capture) = temp_path("killed.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url(&sim), "--json"])
+    let mut child = common::maintwatch_async(["watch", &url(&sim), "--json"])
         .arg("--capture")
         .arg(&capture)
         .stdout(Stdio::null())
@@ -748,7 +721,7 @@ async fn memory_and_the_summary_stay_bounded_after_100000_distinct_movings() {
     })
     .await;
     assert!(got.is_ok(), "hang guard: the MOVINGs never all arrived");
-    let peak = peak_rss_kib(pid);
+    let peak = common::peak_rss_kib(pid, "the memory bound after distinct MOVINGs");
     signal(pid, "-INT");
     let mut last = String::new();
     while let Some(line) = lines.next_line().await.unwrap() {

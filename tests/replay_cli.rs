@@ -2,10 +2,12 @@
 //! --capture` against `simulate` scenarios): streaming, the schema version, files with nothing
 //! valid in them, torn tails, `--check`'s output, and the examples the README and `--help` give.
 
+mod common;
+
 use maintwatch::commands::replay::{replay, Event};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 const FIXTURES: [&str; 3] = [
@@ -23,8 +25,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn maintwatch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(args)
+    common::maintwatch(args)
         .current_dir(root())
         .stdin(Stdio::null())
         .output()
@@ -239,8 +240,7 @@ fn an_endless_line_stops_at_the_limit() {
 #[test]
 fn replay_streams_standard_input_line_by_line() {
     let body = std::fs::read(fixture("single-proxy.jsonl")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["replay", "--json", "-"])
+    let mut child = common::maintwatch(["replay", "--json", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

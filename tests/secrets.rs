@@ -16,7 +16,6 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::process::Command;
 
 const PASSWORD: &str = "S3cretPW";
 /// Long enough that Redis' 128-character cut leaves only a prefix of it in the echo.
@@ -100,8 +99,7 @@ async fn echo(mut s: TcpStream) {
 
 /// Runs maintwatch to its end with `env` and `stdin`, without the developer's REDISCLI_AUTH.
 async fn run(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(args)
+    let mut child = common::maintwatch_async(args)
         .env_remove("REDISCLI_AUTH")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())

@@ -791,6 +791,29 @@ fn only_the_shared_helper_reads_the_server_variable() {
     );
 }
 
+/// One harness for the binary: no test file names its path itself; they all start it through
+/// tests/common (`maintwatch`, `maintwatch_async`, `Proc`), so pipes, hang guards, signals and
+/// exit codes are handled one way.
+#[test]
+fn only_the_process_harness_starts_the_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let needle = concat!("CARGO_BIN", "_EXE_");
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        if std::fs::read_to_string(&path).unwrap().contains(needle) {
+            offenders.push(path.display().to_string());
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "start the binary through tests/common: {offenders:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peer_variants_arrive_exactly_as_written() {
     guarded(async {

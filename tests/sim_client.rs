@@ -3,11 +3,10 @@
 //! resolves), what becomes of its output, how its end shows in the grade, and Ctrl-C.
 //! The machine's resolver files must be byte for byte the same afterwards.
 
+mod common;
+
 use std::process::Stdio;
 use std::time::Duration;
-
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::Command;
 
 /// The `grade` line of a `--grade-json` file, as JSON.
 fn grade_value(text: &str) -> serde_json::Value {
@@ -36,21 +35,20 @@ struct Ran {
 async fn ran(script: &str) -> Ran {
     let dir = tempfile::tempdir().unwrap();
     let (json, out) = (dir.path().join("g.json"), dir.path().join("client.log"));
-    let run = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "simulate",
-            "--scenario",
-            "shard-migration",
-            "--grade",
-            "--grade-json",
-        ])
-        .arg(&json)
-        .arg("--client-output")
-        .arg(&out)
-        .args(["--", "sh", "-c", script])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .output();
+    let run = common::maintwatch_async([
+        "simulate",
+        "--scenario",
+        "shard-migration",
+        "--grade",
+        "--grade-json",
+    ])
+    .arg(&json)
+    .arg("--client-output")
+    .arg(&out)
+    .args(["--", "sh", "-c", script])
+    .stdout(Stdio::piped())
+    .kill_on_drop(true)
+    .output();
     let o = tokio::time::timeout(HANG_GUARD, run)
         .await
         .unwrap()
@@ -169,41 +167,28 @@ async fn a_failing_client_is_a_fact_of_the_grade() {
 async fn ctrl_c_prints_the_grade_so_far() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("g.json");
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "simulate",
-            "--scenario",
-            "single-proxy",
-            "--grade",
-            "--grade-json",
-        ])
-        .arg(&json)
+    let mut sim = common::maintwatch_async([
+        "simulate",
+        "--scenario",
+        "single-proxy",
+        "--grade",
+        "--grade-json",
+    ]);
+    sim.arg(&json)
         .arg("--client-output")
         .arg(dir.path().join("client.log"))
-        .args(["--", "sleep", "30"])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(sim.stdout.take().unwrap()).lines();
-    let mut head = String::new();
-    while let Some(l) = lines.next_line().await.unwrap() {
-        head.push_str(&l);
-        head.push('\n');
-        if l.trim_start().starts_with("client ") {
-            break;
-        }
-    }
+        .args(["--", "sleep", "30"]);
+    let mut sim = common::Proc::spawn(sim);
+    let (client, mut head) = sim
+        .line(HANG_GUARD, "the client line", |l| {
+            l.trim_start().starts_with("client ")
+        })
+        .await;
+    head.push(client);
+    let head = head.join("\n");
     assert!(head.contains("client    sleep"), "{head}");
-    // SAFETY: a signal to the child we started.
-    unsafe { libc::kill(sim.id().unwrap() as i32, libc::SIGINT) };
-    let mut rest = String::new();
-    let mut reader = lines.into_inner();
-    tokio::time::timeout(HANG_GUARD, reader.read_to_string(&mut rest))
-        .await
-        .unwrap()
-        .unwrap();
-    let code = sim.wait().await.unwrap().code();
+    let exit = sim.stop(libc::SIGINT, HANG_GUARD).await;
+    let (rest, code) = (exit.stdout, exit.code);
     assert!(rest.contains("grade: scenario single-proxy"), "{rest}");
     assert!(
         rest.contains("client process sleep stopped by maintwatch (signal 15)"),

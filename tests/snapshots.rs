@@ -6,8 +6,10 @@
 //! snapshots` and read the diff. A mismatch always fails the test; outside CI insta also leaves
 //! the new version beside the old as `.snap.new` (never commit those).
 
+mod common;
+
 use maintwatch::record::line;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use clap::CommandFactory;
 use maintwatch::cli::Cli;
@@ -17,8 +19,7 @@ use maintwatch::record::{ConnTotals, EventRow, OptInOutcome, OptInTally, WatchLi
 /// Runs the built binary with a fixed width and no colour, whatever the terminal running the
 /// tests. All three standard streams are pipes or null, so clap falls back to `COLUMNS`.
 fn maintwatch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(args)
+    common::maintwatch(args)
         .env("COLUMNS", "100")
         .env_remove("LINES")
         .env_remove("CLICOLOR_FORCE")

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-#[path = "common/tier.rs"]
-mod tier;
+mod common;
+use common::tier;
 
 const START: &str =
     "<!-- client-matrix start: written by tests/tier_matrix.rs from the client tier's results -->";

@@ -511,8 +511,7 @@ async fn a_bad_upstream_url_is_a_usage_error_without_the_password() {
         "rediss://app:Sekr1t-pw@127.0.0.1:6379",
         "redis://app:Sekr1t-pw@host:port",
     ] {
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["simulate", "--upstream", url])
+        let out = common::maintwatch_async(["simulate", "--upstream", url])
             .output()
             .await
             .unwrap();
@@ -536,14 +535,14 @@ async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
             &std::env::var_os("PATH").unwrap_or_default(),
         )))
         .unwrap();
-        let mut sim = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["simulate", "--scenario", "single-proxy", "--speed", "20"])
-            .args(["--upstream", "spawn", "--quiet"])
-            .env("PATH", path)
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut sim =
+            common::maintwatch_async(["simulate", "--scenario", "single-proxy", "--speed", "20"])
+                .args(["--upstream", "spawn", "--quiet"])
+                .env("PATH", path)
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
         let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
             sim.stdout.take().unwrap(),
         ));

@@ -16,7 +16,7 @@ use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// A hang guard only: no test waits this long unless something is broken.
 const GUARD: Duration = Duration::from_secs(60);
@@ -40,8 +40,7 @@ async fn start_with(scenario: maintwatch::sim::Scenario, speed: f64, extra: &[&s
     let sim = Simulator::start(opts).await.expect("simulator starts");
     let sent = sim.events();
     let url = sim.url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url, "--json", "--dns-server"])
+    let mut child = common::maintwatch_async(["watch", &url, "--json", "--dns-server"])
         .arg(sim.dns_addr().to_string())
         .args(["--sim-speed", &speed.to_string()])
         .args(extra)
@@ -626,8 +625,7 @@ async fn real_watch(
     Child,
     tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
 ) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", url, "--json"])
+    let mut child = common::maintwatch_async(["watch", url, "--json"])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -900,9 +898,7 @@ async fn replay_check_passes_on_a_capture_and_names_the_line_of_a_changed_byte()
     })
     .await;
     assert_eq!(run.child.wait().await.unwrap().code(), Some(0));
-    let bin = env!("CARGO_BIN_EXE_maintwatch");
-    let ok = std::process::Command::new(bin)
-        .args(["replay", "--check", "-v"])
+    let ok = common::maintwatch(["replay", "--check", "-v"])
         .arg(&capture)
         .output()
         .unwrap();
@@ -936,8 +932,7 @@ async fn replay_check_passes_on_a_capture_and_names_the_line_of_a_changed_byte()
         })
         .collect();
     std::fs::write(&capture, changed.join("\n") + "\n").unwrap();
-    let bad = std::process::Command::new(bin)
-        .args(["replay", "--check"])
+    let bad = common::maintwatch(["replay", "--check"])
         .arg(&capture)
         .output()
         .unwrap();
@@ -951,8 +946,7 @@ async fn replay_check_passes_on_a_capture_and_names_the_line_of_a_changed_byte()
     // A torn last line (killed mid-write) is reported and tolerated.
     let torn = original.clone() + "{\"type\":\"push\",\"v\":1,\"t\":9.9";
     std::fs::write(&capture, torn).unwrap();
-    let tolerated = std::process::Command::new(bin)
-        .args(["replay", "--check"])
+    let tolerated = common::maintwatch(["replay", "--check"])
         .arg(&capture)
         .output()
         .unwrap();
@@ -965,7 +959,6 @@ async fn no_password_in_any_output_or_capture() {
     const SECRET: &str = "s3cret-Pw-4711";
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("c.jsonl");
-    let bin = env!("CARGO_BIN_EXE_maintwatch");
     for (right, json) in [(true, false), (true, true), (false, false)] {
         // A fresh simulator each time: the scenario plays once.
         let mut opts = SimOptions::new(scenarios::by_name("shard-migration").unwrap());
@@ -995,7 +988,7 @@ async fn no_password_in_any_output_or_capture() {
         } else {
             args.extend(["--count", "2"]);
         }
-        let out = tokio::time::timeout(GUARD, Command::new(bin).args(&args).output())
+        let out = tokio::time::timeout(GUARD, common::maintwatch_async(&args).output())
             .await
             .expect("the watch ends")
             .unwrap();
@@ -1026,19 +1019,18 @@ async fn decide_steps_sideways_against_the_simulators_dns() {
         .await
         .unwrap();
     let endpoint = format!("{}:{}", sim.host(), sim.port());
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "decide",
-            "--endpoint",
-            &endpoint,
-            "--current",
-            "127.0.0.2",
-            "--json",
-        ])
-        .args(["--dns-server", &sim.dns_addr().to_string()])
-        .output()
-        .await
-        .unwrap();
+    let out = common::maintwatch_async([
+        "decide",
+        "--endpoint",
+        &endpoint,
+        "--current",
+        "127.0.0.2",
+        "--json",
+    ])
+    .args(["--dns-server", &sim.dns_addr().to_string()])
+    .output()
+    .await
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -1134,8 +1126,7 @@ const FORGED: &[u8] = b"\r\n00:00:00.000000 [1] opt-in accepted FAKE\r\n";
 async fn run_watch(args: &[&str]) -> (i32, Vec<u8>, String) {
     let out = tokio::time::timeout(
         GUARD,
-        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .arg("watch")
+        common::maintwatch_async(["watch"])
             .args(args)
             .kill_on_drop(true)
             .output(),
@@ -1468,14 +1459,14 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
     .await
     .expect("the MOVING step ran before anyone connected");
     let url = sim.url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url, "--json", "--no-handoff", "--dns-server"])
-        .arg(sim.dns_addr().to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child =
+        common::maintwatch_async(["watch", &url, "--json", "--no-handoff", "--dns-server"])
+            .arg(sim.dns_addr().to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "the close", |l| {
@@ -1531,9 +1522,9 @@ async fn decide_on_a_name_that_never_resolves_says_so() {
         .unwrap();
     let endpoint = format!("nosuch.{}:{}", sim.host(), sim.port());
     let decide = |json: bool| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
-        c.args(["decide", "--endpoint", &endpoint, "--current", "127.0.0.2"])
-            .args(["--window", "2s", "--poll", "500ms"])
+        let mut c =
+            common::maintwatch_async(["decide", "--endpoint", &endpoint, "--current", "127.0.0.2"]);
+        c.args(["--window", "2s", "--poll", "500ms"])
             .args(["--dns-server", &sim.dns_addr().to_string()]);
         if json {
             c.arg("--json");
@@ -1562,19 +1553,18 @@ async fn decide_on_a_name_that_never_resolves_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
     let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args([
-            "decide",
-            "--endpoint",
-            "db.example.test:6379",
-            "--current",
-            "127.0.0.2",
-        ])
-        .args(["--window", "2s", "--json"])
-        .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
-        .output()
-        .await
-        .unwrap();
+    let out = common::maintwatch_async([
+        "decide",
+        "--endpoint",
+        "db.example.test:6379",
+        "--current",
+        "127.0.0.2",
+    ])
+    .args(["--window", "2s", "--json"])
+    .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
+    .output()
+    .await
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -1586,20 +1576,19 @@ async fn decide_against_a_silent_nameserver_explains_a_late_outcome() {
     let window = v["window_s"].as_f64().unwrap();
     assert_eq!(window, 2.0);
     let text = String::from_utf8(
-        Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([
-                "decide",
-                "--endpoint",
-                "db.example.test:6379",
-                "--current",
-                "127.0.0.2",
-            ])
-            .args(["--window", "2s"])
-            .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
-            .output()
-            .await
-            .unwrap()
-            .stdout,
+        common::maintwatch_async([
+            "decide",
+            "--endpoint",
+            "db.example.test:6379",
+            "--current",
+            "127.0.0.2",
+        ])
+        .args(["--window", "2s"])
+        .args(["--dns-server", &silent.local_addr().unwrap().to_string()])
+        .output()
+        .await
+        .unwrap()
+        .stdout,
     )
     .unwrap();
     assert!(text.contains("could not be resolved at all"), "{text}");

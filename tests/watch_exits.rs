@@ -22,7 +22,6 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 const GUARD: Duration = Duration::from_secs(60);
 
@@ -41,8 +40,7 @@ fn sim_url(sim: &Simulator) -> String {
 
 /// Runs `maintwatch ARGS` to its end (within the hang guard).
 async fn run(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(args)
+    let child = common::maintwatch_async(args)
         .env_remove("REDISCLI_AUTH")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -220,8 +218,7 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
     let Some(redis) = common::RealRedis::start(test, &[]).await else {
         return;
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &redis.url(), "--json"])
+    let mut child = common::maintwatch_async(["watch", &redis.url(), "--json"])
         .env_remove("REDISCLI_AUTH")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -316,6 +313,53 @@ async fn a_server_that_breaks_every_session_at_once_gets_a_growing_backoff() {
         delays.windows(2).all(|w| w[0] < w[1]),
         "each quick failure waits longer than the one before: {delays:?}"
     );
+}
+
+/// A server that goes away after one session (a simulator stopped): the watch keeps trying, and
+/// from the second failed attempt on each line says how long it has been failing and how many
+/// attempts failed. (The growth to the cap is asserted on the paused clock in
+/// `watch::connection`'s tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_gone_after_a_session_is_said_to_be_failing_for_so_long() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (mut child, mut lines) = common::watch_json(addr);
+    // One session, then the server and its listener are gone: later connects are refused.
+    let (mut socket, _) = listener.accept().await.unwrap();
+    drop(listener);
+    common::answer_commands(&mut socket, 2, common::handshake_reply)
+        .await
+        .expect("the watch's handshake");
+    drop(socket);
+    let failures = |l: &[WatchLine]| -> Vec<(String, Option<f64>)> {
+        l.iter()
+            .filter_map(|l| match l {
+                WatchLine::ConnectFailed(line::ConnectFailed {
+                    error, retry_in_s, ..
+                }) => Some((error.clone(), *retry_in_s)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut seen = Vec::new();
+    common::read_until(
+        &mut lines,
+        &mut seen,
+        GUARD,
+        "three refused attempts",
+        |l| failures(l).len() >= 3,
+    )
+    .await;
+    let _ = child.start_kill();
+    let failures = failures(&seen);
+    assert!(!failures[0].0.contains("failing for"), "{failures:?}");
+    for (n, (error, retry)) in failures.iter().enumerate().skip(1) {
+        assert!(
+            error.contains("failing for ") && error.ends_with(&format!(", {} attempts", n + 1)),
+            "{error}"
+        );
+        assert!(retry.is_some(), "each failure says when the next try is");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -442,8 +486,7 @@ async fn a_full_disk_names_the_capture_and_the_summary_still_reaches_stdout() {
 #[test]
 fn endless_endpoint_lists_are_refused_at_the_line_past_a_bound() {
     for command in ["watch", "probe"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args([command, "--from", "/dev/zero"])
+        let out = common::maintwatch([command, "--from", "/dev/zero"])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -453,8 +496,7 @@ fn endless_endpoint_lists_are_refused_at_the_line_past_a_bound() {
             "{command}: {stderr}"
         );
     }
-    let mut watch = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", "--from", "-"])
+    let mut watch = common::maintwatch(["watch", "--from", "-"])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -485,10 +527,7 @@ fn a_100_kb_host_name_is_refused_without_being_echoed() {
         vec!["watch", host.as_str()],
         vec!["probe", "-h", host.as_str()],
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = common::maintwatch(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             out.status.code(),

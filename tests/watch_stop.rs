@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// A hang guard only: waiting for the flood to show up.
 const GUARD: Duration = Duration::from_secs(60);
@@ -108,8 +108,7 @@ impl Run {
     fn start_with(url: &str, extra: &[&str], capture: bool) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let capture = capture.then(|| dir.path().join("flood.jsonl"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-            .args(["watch", url, "--json", "--no-handoff"])
+        let mut child = common::maintwatch_async(["watch", url, "--json", "--no-handoff"])
             .args(
                 capture
                     .iter()
@@ -461,7 +460,7 @@ fn the_flood_frames_are_what_the_watch_reads_as_pushes() {
         reader.drain(|_, _, _| frames += 1).unwrap();
         assert_eq!(frames, 1);
     }
-    assert!(Path::new(env!("CARGO_BIN_EXE_maintwatch")).exists());
+    assert!(Path::new(common::BIN).exists());
 }
 
 /// A watch whose stdout nobody reads (a pipe left full) still hears SIGTERM: it ends with 143,
@@ -470,8 +469,7 @@ fn the_flood_frames_are_what_the_watch_reads_as_pushes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_a_watch_whose_stdout_nobody_reads_with_the_summary_on_stderr() {
     let (addr, offered) = flood_server(Flood::Notifications).await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{addr}"), "--no-handoff"])
+    let mut child = common::maintwatch_async(["watch", &format!("redis://{addr}"), "--no-handoff"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -523,8 +521,7 @@ async fn sigterm_ends_a_watch_whose_stdout_nobody_reads_with_the_summary_on_stde
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_that_goes_away_stops_the_watch_with_a_word_and_exit_1() {
     let (addr, _) = flood_server(Flood::Notifications).await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{addr}"), "--no-handoff"])
+    let mut child = common::maintwatch_async(["watch", &format!("redis://{addr}"), "--no-handoff"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)

@@ -18,7 +18,10 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 
 /// Bounded exponential backoff with jitter: 100 ms doubling to 5 s, each delay drawn from its
-/// upper half so reconnects from many watchers spread out but never stall.
+/// upper half so reconnects from many watchers spread out but never stall. A failing streak that
+/// has lasted [`LONG_OUTAGE`] keeps doubling to [`OUTAGE_CAP`]: an endpoint gone for a minute is
+/// not coming back in the next few seconds, and a fleet of dead endpoints should not be asked
+/// every 5 s each for ever. A session brings the 5 s cap back.
 #[derive(Debug, Clone)]
 pub struct Backoff {
     next: Duration,
@@ -26,12 +29,22 @@ pub struct Backoff {
     cap: Duration,
 }
 
+/// The cap of the backoff while an endpoint has been failing for less than [`LONG_OUTAGE`]: a
+/// maintenance handoff must be followed within seconds.
+pub const RECONNECT_CAP: Duration = Duration::from_secs(5);
+
+/// How long an endpoint must have been failing for the backoff to grow past [`RECONNECT_CAP`].
+pub const LONG_OUTAGE: Duration = Duration::from_secs(60);
+
+/// The cap of the backoff in a long outage.
+pub const OUTAGE_CAP: Duration = Duration::from_secs(30);
+
 impl Default for Backoff {
     fn default() -> Self {
         Backoff {
             next: Duration::from_millis(100),
             base: Duration::from_millis(100),
-            cap: Duration::from_secs(5),
+            cap: RECONNECT_CAP,
         }
     }
 }
@@ -48,6 +61,21 @@ impl Backoff {
         self.next = self.base;
     }
 
+    /// The endpoint has been failing for `failing`: past [`LONG_OUTAGE`] the delays grow on to
+    /// [`OUTAGE_CAP`].
+    pub fn failing_for(&mut self, failing: Duration) {
+        if failing >= LONG_OUTAGE && self.cap < OUTAGE_CAP {
+            self.cap = OUTAGE_CAP;
+            self.next = (self.next * 2).min(self.cap);
+        }
+    }
+
+    /// A session was established: the outage (if any) is over.
+    pub fn session_started(&mut self) {
+        self.cap = RECONNECT_CAP;
+        self.next = self.next.min(self.cap);
+    }
+
     /// A session ended after `lived`: only one that lasted [`HEALTHY_SESSION`] starts the
     /// backoff over. A server that breaks every session right after the handshake would
     /// otherwise be reconnected to ten times a second forever.
@@ -55,6 +83,44 @@ impl Backoff {
         if lived >= HEALTHY_SESSION {
             self.reset();
         }
+    }
+}
+
+/// A run of attempts that ended without a session: since when, and how many. On the tokio clock,
+/// so that a paused test drives it.
+#[derive(Debug, Default)]
+struct Streak {
+    since: Option<tokio::time::Instant>,
+    attempts: u32,
+}
+
+impl Streak {
+    /// One more failed attempt at `now`: how long the endpoint has been failing, and how many
+    /// attempts failed.
+    fn failed(&mut self, now: tokio::time::Instant) -> (Duration, u32) {
+        let since = *self.since.get_or_insert(now);
+        self.attempts += 1;
+        (now.saturating_duration_since(since), self.attempts)
+    }
+}
+
+/// "; failing for 2m10s, 14 attempts": what a retried failure adds once the endpoint has failed
+/// more than once in a row after a session existed (the human line follows it with "; retrying in
+/// 30.0 s").
+fn failing_note(failing: Duration, attempts: u32) -> String {
+    format!(
+        "; failing for {}, {attempts} attempts",
+        short_duration(failing)
+    )
+}
+
+/// `4.2s`, `2m10s`, `1h05m`: a failing time in a line.
+fn short_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0..=59 => format!("{:.1}s", d.as_secs_f64()),
+        60..=3599 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
     }
 }
 
@@ -302,6 +368,7 @@ async fn connection_task(
         discover,
         cmds,
         backoff: Backoff::default(),
+        streak: Streak::default(),
     };
     loop {
         let delay = match task.establish().await {
@@ -332,6 +399,8 @@ struct Task {
     discover: bool,
     cmds: mpsc::UnboundedReceiver<ConnCmd>,
     backoff: Backoff,
+    /// The attempts since the last session that produced none.
+    streak: Streak,
 }
 
 impl Task {
@@ -349,10 +418,21 @@ impl Task {
         hand_over(&self.ctx.shared.permits, &self.ctx.tx, frames).await;
     }
 
-    /// Whether `e` stops the watch, and the delay before the next attempt if not.
-    fn failed(&mut self, e: &conn::ConnectError) -> (bool, Duration) {
+    /// Whether `e` stops the watch, the delay before the next attempt if not, and what to add
+    /// to the error's text: how long the endpoint has been failing, once a session has existed
+    /// and this is not the first failure in a row.
+    fn failed(&mut self, e: &conn::ConnectError) -> (bool, Duration, String) {
         let stop = self.ctx.shared.stops_on(e, self.ctx.settings.require);
-        (stop, self.backoff.next_delay(rand::random()))
+        let (failing, attempts) = self.streak.failed(tokio::time::Instant::now());
+        self.backoff.failing_for(failing);
+        let delay = self.backoff.next_delay(rand::random());
+        let after_session = self.ctx.shared.established.load(Ordering::Acquire);
+        let note = if after_session && attempts > 1 && !stop {
+            failing_note(failing, attempts)
+        } else {
+            String::new()
+        };
+        (stop, delay, note)
     }
 
     /// Connects and handshakes.
@@ -360,9 +440,9 @@ impl Task {
         let mut connection = match conn::connect(&self.opts, &self.ctx.resolver).await {
             Ok(c) => c,
             Err(e) => {
-                let (stop, delay) = self.failed(&e);
+                let (stop, delay, note) = self.failed(&e);
                 self.observe(What::ConnectFailed {
-                    error: e.to_string(),
+                    error: format!("{e}{note}"),
                     retry_in: (!stop).then_some(delay),
                 });
                 return if stop {
@@ -402,13 +482,13 @@ impl Task {
                 sim_speed: None,
             });
         }
-        let (stop, delay) = self.failed(&e);
+        let (stop, delay, note) = self.failed(&e);
         self.observe(What::Closed {
             cause: CloseCause::Error,
             error: Some(if e.is_auth() {
-                crate::record::line::DURING_HANDSHAKE.to_string()
+                format!("{}{note}", crate::record::line::DURING_HANDSHAKE)
             } else {
-                format!("{}: {e}", crate::record::line::DURING_HANDSHAKE)
+                format!("{}: {e}{note}", crate::record::line::DURING_HANDSHAKE)
             }),
             retry_in: (!stop).then_some(delay),
         });
@@ -427,6 +507,8 @@ impl Task {
     ) -> Duration {
         let established = Instant::now();
         self.ctx.shared.established.store(true, Ordering::Release);
+        self.streak = Streak::default();
+        self.backoff.session_started();
         self.observe(handshake_observation(&handshake));
         let in_cluster = match self.ctx.settings.cluster {
             ClusterMode::On => true,
@@ -615,8 +697,7 @@ fn handshake_observation(h: &conn::Handshake) -> What {
 
 #[cfg(test)]
 mod tests {
-    use super::{Backoff, HEALTHY_SESSION};
-    use std::time::Duration;
+    use super::*;
 
     #[test]
     fn backoff_doubles_to_a_cap_with_jitter_in_the_upper_half() {
@@ -647,5 +728,108 @@ mod tests {
         }
         b.session_ended(HEALTHY_SESSION);
         assert_eq!(b.next_delay(1.0), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_long_outage_grows_the_backoff_to_the_outage_cap_and_a_session_brings_back_the_short_one() {
+        let mut b = Backoff::default();
+        // Under a minute of failing, the reconnect cap holds.
+        for _ in 0..20 {
+            b.failing_for(LONG_OUTAGE - Duration::from_secs(1));
+            assert!(b.next_delay(1.0) <= RECONNECT_CAP);
+        }
+        // Past it, the delays keep doubling to the outage cap, and stay there.
+        let mut delays = Vec::new();
+        for _ in 0..6 {
+            b.failing_for(LONG_OUTAGE);
+            delays.push(b.next_delay(1.0));
+        }
+        assert_eq!(
+            delays,
+            [10, 20, 30, 30, 30, 30].map(Duration::from_secs).to_vec()
+        );
+        b.session_started();
+        assert_eq!(b.next_delay(1.0), RECONNECT_CAP);
+    }
+
+    #[test]
+    fn a_failing_time_is_said_in_seconds_minutes_or_hours() {
+        assert_eq!(short_duration(Duration::from_millis(4_150)), "4.2s");
+        assert_eq!(short_duration(Duration::from_secs(130)), "2m10s");
+        assert_eq!(short_duration(Duration::from_secs(3_900)), "1h05m");
+        assert_eq!(
+            failing_note(Duration::from_secs(130), 14),
+            "; failing for 2m10s, 14 attempts"
+        );
+    }
+
+    /// The connection task itself, after a session existed, against a port nothing listens on,
+    /// on the paused tokio clock: each attempt's delay is what the clock advances by.
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_endpoint_after_a_session_says_for_how_long_and_backs_off_to_the_cap() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = crate::conn::url::RedisUrl::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let opts = crate::conn::ConnectConfig::default()
+            .options_for(&url)
+            .unwrap();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (fatal, _fatal_rx) = mpsc::unbounded_channel();
+        let spawner = Spawner {
+            settings: WatchSettings::new(opts.clone()),
+            resolver: Arc::new(DnsResolver::new(&Default::default()).unwrap()),
+            tx: Tx { ep: 0, tx },
+            shared: Arc::new(Shared {
+                permits: Arc::default(),
+                ep: 0,
+                // A session has existed: failures are retried, and their length is said.
+                established: AtomicBool::new(true),
+                session_errors: AtomicU64::new(0),
+                fatal,
+            }),
+        };
+        let watched = spawner.spawn(1, opts, false);
+        let mut failures = Vec::new();
+        while failures.len() < 40 {
+            let Some((_, Report::Seen(obs))) = rx.recv().await else {
+                continue;
+            };
+            if let What::ConnectFailed { error, retry_in } = obs.what {
+                failures.push((error, retry_in.expect("retried")));
+            }
+        }
+        watched.task.abort();
+
+        let mut waited = Duration::ZERO;
+        for (i, (error, delay)) in failures.iter().enumerate() {
+            let attempt = i + 1;
+            if attempt == 1 {
+                assert!(!error.contains("failing for"), "{error}");
+            } else {
+                // The failing time is the sum of the delays before it: the clock moved by
+                // nothing else, except the timer wheel rounding each sleep up to the millisecond.
+                let rounded = waited + Duration::from_millis(attempt as u64);
+                let said = |d| format!("; failing for {}, {attempt} attempts", short_duration(d));
+                assert!(
+                    error.ends_with(&said(waited)) || error.ends_with(&said(rounded)),
+                    "attempt {attempt} after {waited:?}: {error}"
+                );
+            }
+            let cap = if waited >= LONG_OUTAGE {
+                OUTAGE_CAP
+            } else {
+                RECONNECT_CAP
+            };
+            assert!(*delay <= cap, "attempt {attempt}: {delay:?} over {cap:?}");
+            waited += *delay;
+        }
+        // Forty attempts take more than the minute of a long outage (at least 2.5 s each past
+        // the sixth), so the last delays come from the upper half of the outage cap: past 5 s.
+        assert!(waited > LONG_OUTAGE, "{waited:?}");
+        let (last, delay) = failures.last().unwrap();
+        assert!(*delay >= OUTAGE_CAP / 2, "{delay:?}: {last}");
     }
 }

@@ -8,8 +8,16 @@
 //!
 //! Every test binary reads the variable only through [`redis_server_binary`] (a test in
 //! `tests/sim.rs` enforces it), so the unset/empty rule cannot drift between files.
+//!
+//! Beside it: the process harness every test that starts the binary uses ([`process`]), the
+//! metrics scraper ([`scrape`]), the client tier ([`tier`]) and the hand-written test servers.
 
 #![allow(dead_code)]
+
+mod process;
+pub mod scrape;
+pub mod tier;
+pub use process::*;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -119,6 +127,69 @@ impl Drop for RealRedis {
     }
 }
 
+/// Starts tcpdump on loopback, writing what `filter` (its words) passes to `file`, and waits until
+/// it listens; `None` (after a SKIP line) when it is not installed or may not capture here. Any
+/// other failure fails the test.
+pub async fn tcpdump(
+    test: &str,
+    file: &std::path::Path,
+    filter: &[&str],
+) -> Option<tokio::process::Child> {
+    use tokio::io::AsyncBufReadExt;
+    let spawned = tokio::process::Command::new("tcpdump")
+        .args(["-i", "lo", "-n", "-U", "-w"])
+        .arg(file)
+        .args(filter)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!(
+                    "{}\n",
+                    format_args!("SKIP: {test}: tcpdump is not installed")
+                ),
+            );
+            return None;
+        }
+        Err(e) => panic!("tcpdump did not start: {e}"),
+    };
+    let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let listening = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = err.next_line().await.unwrap() {
+            if line.contains("listening on") {
+                return true;
+            }
+            said.push(line);
+        }
+        false
+    })
+    .await
+    .expect("hang guard: tcpdump neither listened nor exited");
+    if listening {
+        // Keep draining its stderr so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
+        return Some(child);
+    }
+    let said = said.join("\n");
+    if said.contains("ermission") || said.contains("not permitted") {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "{}\n",
+                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
+            ),
+        );
+        return None;
+    }
+    panic!("tcpdump is installed but broken: {said}");
+}
+
 /// Runs a command on a server with redis-cli semantics over a plain RESP2 connection, returning
 /// the raw reply bytes (enough for test setup: CLUSTER MEET, PUBLISH, SET ...).
 pub async fn command(addr: SocketAddr, args: &[&str]) -> Vec<u8> {
@@ -154,11 +225,9 @@ pub type JsonLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::Child
 /// dropped; with its stdout lines.
 pub fn watch_json(addr: SocketAddr) -> (tokio::process::Child, JsonLines) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &format!("redis://{addr}"), "--json"])
+    let mut child = maintwatch_async(["watch", &format!("redis://{addr}"), "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary runs");
     let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();

@@ -1,5 +1,5 @@
-//! The client tier, shared by `tests/redis_py.rs`, `tests/node_redis.rs` and
-//! `tests/tier_matrix.rs`: an unmodified client application run by
+//! The client tier, shared by `tests/redis_py.rs`, `tests/redis_py_app.rs`, `tests/node_redis.rs`
+//! and `tests/tier_matrix.rs`: an unmodified client application run by
 //! `maintwatch simulate --upstream spawn --grade -- CMD`, its grade, and the cell of the README's
 //! client matrix it earns, written to `target/client-matrix/` for `tier_matrix` to compare.
 //!
@@ -7,8 +7,7 @@
 //! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`). Unset: a
 //! SKIP line. Set but unusable: the test fails.
 
-#![allow(dead_code)]
-
+use super::{maintwatch_async, redis_server_from};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -16,7 +15,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 
 /// The `grade` line of a `--grade-json` file, as JSON.
 fn grade_value(text: &str) -> Value {
@@ -95,23 +93,21 @@ pub async fn simulate(
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grade.json");
     let out = dir.path().join("client.log");
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_maintwatch"));
-    sim.args([
+    let mut sim = maintwatch_async([
         "simulate",
         "--scenario",
         scenario,
         "--speed",
         &speed.to_string(),
-    ])
-    .args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
-    .arg(&json)
-    .arg("--client-output")
-    .arg(&out)
-    .arg("--")
-    .args(cmd)
-    .env("PATH", path_with(redis))
-    .stdout(Stdio::piped())
-    .kill_on_drop(true);
+    ]);
+    sim.args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
+        .arg(&json)
+        .arg("--client-output")
+        .arg(&out)
+        .arg("--")
+        .args(cmd)
+        .env("PATH", path_with(redis))
+        .stdout(Stdio::piped());
     for (k, v) in env {
         sim.env(k, v);
     }
@@ -137,6 +133,105 @@ pub async fn simulate(
     }
 }
 
+/// The client's runtime, named by the variable `var`: its value and the client library's version,
+/// which `check` (a command built from the value) prints. Unset or empty: `None` after a SKIP
+/// line (`hint` says how CI sets it). Set but unusable: the test fails.
+pub fn client_runtime(
+    test: &str,
+    var: &str,
+    hint: &str,
+    check: impl FnOnce(&str) -> std::process::Command,
+) -> Option<(String, String)> {
+    let Some(value) = redis_server_from(std::env::var_os(var)) else {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("SKIP: {test}: {var} is unset or empty ({hint})\n"),
+        );
+        return None;
+    };
+    let out = check(&value)
+        .output()
+        .unwrap_or_else(|e| panic!("{var}={value} does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "{var}={value} has no usable client library: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Some((value, version))
+}
+
+/// The configured Python and its redis-py version (`MAINTWATCH_PYTHON`); `None` after a SKIP
+/// line.
+pub fn python(test: &str) -> Option<(String, String)> {
+    client_runtime(
+        test,
+        "MAINTWATCH_PYTHON",
+        ".ci/run sets it to a venv with redis-py",
+        |py| {
+            let mut c = std::process::Command::new(py);
+            c.args([
+                "-c",
+                "import redis, redis.maint_notifications; print(redis.__version__)",
+            ]);
+            c
+        },
+    )
+}
+
+/// Whether `r` ran with a private resolv.conf; if not, a SKIP line says the tier cannot grade
+/// the client on this machine.
+pub fn resolved_privately(test: &str, r: &TierRun) -> bool {
+    let private = r.private_resolv();
+    if !private {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "SKIP: {test}: no private resolv.conf on this machine: {}\n",
+                r.table
+            ),
+        );
+    }
+    private
+}
+
+/// The scenarios past single- and multi-proxy, all at once, each played to `cmd(scenario)` with
+/// `env`; the machine's resolver files are checked to be as they were. `None` after a SKIP line
+/// when the client got no private resolv.conf.
+pub async fn every_scenario(
+    test: &str,
+    redis: &str,
+    cmd: impl Fn(&str) -> Vec<String>,
+    env: &[(&str, &str)],
+) -> Option<Vec<(&'static str, TierRun)>> {
+    let before = resolver_files();
+    let runs = SCENARIOS[2..].iter().map(|&(scenario, speed)| {
+        let redis = redis.to_string();
+        let cmd = cmd(scenario);
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        async move {
+            let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (&**k, &**v)).collect();
+            (
+                scenario,
+                simulate(&redis, scenario, speed, &cmd, &env).await,
+            )
+        }
+    });
+    let runs = all(runs).await;
+    assert_eq!(
+        resolver_files(),
+        before,
+        "the machine's resolver files changed"
+    );
+    runs.iter()
+        .all(|(_, r)| resolved_privately(test, r))
+        .then_some(runs)
+}
+
 /// `--upstream spawn` takes redis-server from PATH: the configured one first.
 fn path_with(redis: &str) -> std::ffi::OsString {
     let bin_dir = Path::new(redis)
@@ -159,7 +254,7 @@ pub fn resolver_files() -> Vec<(String, Option<Vec<u8>>)> {
 
 /// Where the tier's results go: `target/client-matrix/`, beside the binary under test.
 pub fn results_dir() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_maintwatch"));
+    let bin = Path::new(super::BIN);
     bin.parent()
         .and_then(Path::parent)
         .map(|t| t.join("client-matrix"))

@@ -1,31 +1,33 @@
-//! Shared by `tests/metrics.rs` and `tests/hooks.rs`: the real binary watching the simulator
+//! Shared by `tests/metrics.rs`, `tests/hooks.rs`, `tests/deploy.rs` and `tests/otlp.rs`: the real
+//! binary, started by the process harness, watching the simulator
 //! with `--metrics 127.0.0.1:0` (the address it bound is read from its stderr), a small HTTP/1.1
 //! client over a plain `TcpStream` to scrape it, a parser of the exposition's samples, and the
 //! `promtool` tier (`MAINTWATCH_PROMTOOL`, else `promtool` on PATH; neither: a SKIP line).
 
-#![allow(dead_code)]
-
+use super::{maintwatch_async, JsonWatch};
 use maintwatch::record::WatchLine;
 use maintwatch::sim::{scenarios, SimOptions, Simulator};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A hang guard only: no test waits this long unless something is broken.
 pub const GUARD: Duration = Duration::from_secs(60);
 
 pub struct Watch {
     pub sim: Simulator,
-    pub child: Child,
-    pub lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    pub seen: Vec<WatchLine>,
-    /// Everything the watch wrote on stderr so far.
-    pub stderr: Arc<Mutex<Vec<String>>>,
+    /// The watch: its stdout lines are read into `json.seen`, its stderr is collected.
+    pub json: JsonWatch,
     pub metrics: Option<SocketAddr>,
+}
+
+impl std::ops::Deref for Watch {
+    type Target = JsonWatch;
+    fn deref(&self) -> &JsonWatch {
+        &self.json
+    }
 }
 
 /// The simulator playing `scenario` at `speed` (with `password`, if any), and
@@ -42,92 +44,44 @@ pub async fn start(
     opts.password = password.map(str::to_string);
     let sim = Simulator::start(opts).await.expect("simulator starts");
     let url = sim.url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
-        .args(["watch", &url, "--json", "--dns-server"])
-        .arg(sim.dns_addr().to_string())
+    let mut cmd = maintwatch_async(["watch", &url, "--json", "--dns-server"]);
+    cmd.arg(sim.dns_addr().to_string())
         .args(["--sim-speed", &speed.to_string()])
         .args(extra)
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary runs");
-    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let stderr = Arc::new(Mutex::new(Vec::new()));
-    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
-    let mut addr_tx = Some(addr_tx);
-    let mut err_lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let kept = Arc::clone(&stderr);
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = err_lines.next_line().await {
-            if let Some(rest) = line.strip_prefix("maintwatch: metrics at http://") {
-                let addr = rest.trim_end_matches("/metrics").parse::<SocketAddr>();
-                if let (Some(tx), Ok(addr)) = (addr_tx.take(), addr) {
-                    let _ = tx.send(addr);
-                }
-            }
-            kept.lock().unwrap().push(line);
-        }
-    });
+        .envs(env.iter().copied());
+    let json = JsonWatch::spawn(cmd);
     let metrics = if extra.contains(&"--metrics") {
-        let addr = tokio::time::timeout(GUARD, addr_rx)
-            .await
-            .expect("hang guard: the watch said where its metrics are")
-            .expect("the watch said where its metrics are before its stderr closed");
-        Some(addr)
+        let line = json
+            .proc
+            .stderr_line(GUARD, "where the metrics are", |l| {
+                l.starts_with("maintwatch: metrics at http://")
+            })
+            .await;
+        let rest = line.strip_prefix("maintwatch: metrics at http://").unwrap();
+        Some(
+            rest.trim_end_matches("/metrics")
+                .parse::<SocketAddr>()
+                .unwrap_or_else(|e| panic!("{e}: {line}")),
+        )
     } else {
         None
     };
-    Watch {
-        sim,
-        child,
-        lines,
-        seen: Vec::new(),
-        stderr,
-        metrics,
-    }
+    Watch { sim, json, metrics }
 }
 
 impl Watch {
     /// Reads lines until `done` holds over everything seen so far.
     pub async fn until(&mut self, what: &str, done: impl Fn(&[WatchLine]) -> bool) {
-        let result = tokio::time::timeout(GUARD, async {
-            while !done(&self.seen) {
-                let line = self
-                    .lines
-                    .next_line()
-                    .await
-                    .unwrap()
-                    .unwrap_or_else(|| panic!("watch ended before {what}"));
-                self.seen.push(serde_json::from_str(&line).unwrap());
-            }
-        })
-        .await;
-        assert!(
-            result.is_ok(),
-            "hang guard: never saw {what}: {:#?}",
-            self.seen
-        );
+        self.json.until(GUARD, what, done).await;
     }
 
     /// Ctrl-C, then the rest of the output; returns the exit code.
     pub async fn interrupt(&mut self) -> i32 {
-        let pid = self.child.id().expect("running");
-        // SAFETY: kill(2) on our own child's pid.
-        assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
-        while let Some(line) = self.lines.next_line().await.unwrap() {
-            self.seen.push(serde_json::from_str(&line).unwrap());
-        }
-        let code = tokio::time::timeout(GUARD, self.child.wait())
-            .await
-            .expect("hang guard: the watch exits after Ctrl-C")
-            .unwrap();
-        code.code().expect("exit code")
+        self.json.interrupt(GUARD).await
     }
 
     pub fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
+        self.json.proc.stderr_text()
     }
 
     /// `GET /metrics` in the Prometheus text format: the body.
@@ -210,15 +164,24 @@ pub fn samples(text: &str) -> HashMap<String, f64> {
 /// The configured promtool: `MAINTWATCH_PROMTOOL` (empty: none), else `promtool` on PATH; `None`
 /// after a SKIP line.
 pub fn promtool(test: &str) -> Option<String> {
-    if let Some(v) = std::env::var_os("MAINTWATCH_PROMTOOL") {
+    prometheus_part(test, "MAINTWATCH_PROMTOOL", "promtool")
+}
+
+/// The configured Prometheus server: `MAINTWATCH_PROMETHEUS` (empty: none), else `prometheus`
+/// on PATH; `None` after a SKIP line.
+pub fn prometheus(test: &str) -> Option<String> {
+    prometheus_part(test, "MAINTWATCH_PROMETHEUS", "prometheus")
+}
+
+/// A program of the Debian package `prometheus`: the variable `var` (empty: none), else
+/// `program` on PATH; `None` after a SKIP line.
+fn prometheus_part(test: &str, var: &str, program: &str) -> Option<String> {
+    if let Some(v) = std::env::var_os(var) {
         let v = v.to_string_lossy().trim().to_string();
         if v.is_empty() {
             let _ = std::io::Write::write_fmt(
                 &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: MAINTWATCH_PROMTOOL is empty")
-                ),
+                format_args!("SKIP: {test}: {var} is empty\n"),
             );
             return None;
         }
@@ -226,11 +189,16 @@ pub fn promtool(test: &str) -> Option<String> {
     }
     let found = std::env::var_os("PATH").and_then(|path| {
         std::env::split_paths(&path)
-            .map(|d| d.join("promtool"))
+            .map(|d| d.join(program))
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: promtool is not installed (Debian package `prometheus`) and MAINTWATCH_PROMTOOL is unset")));
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "SKIP: {test}: {program} is not installed (Debian package `prometheus`) and {var} is unset\n"
+            ),
+        );
     }
     found.map(|p| p.to_string_lossy().into_owned())
 }
