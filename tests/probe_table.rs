@@ -257,7 +257,7 @@ async fn five_real_endpoints_in_tmux_at_80x24_and_200x50() {
     let Some(five) = Five::start(test).await else {
         return;
     };
-    let mut command = vec![quote(env!("CARGO_BIN_EXE_maintwatch")), "probe".into()];
+    let mut command = vec![quote(common::BIN), "probe".into()];
     command.extend(five.args().iter().map(|a| quote(a)));
     // The pane stays open after the probe, so that what it printed can be read.
     let command = format!("{}; sleep 600", command.join(" "));
