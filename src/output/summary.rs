@@ -17,17 +17,25 @@ fn unit(value: impl std::fmt::Display, unit: &str) -> String {
     format!("{value}{GLUE}{unit}")
 }
 
+/// Words up to this long are never broken inside a cell (`recycled`, `(+101.6)`).
+const SHORT_WORD: usize = 12;
+
 /// Keeps every column at least as wide as `least` (names such as `FAILING_OVER 12` never break)
-/// and as its widest unbreakable piece (a glued value, a header word), so that comfy-table never
-/// cuts one in two.
+/// and as its widest glued value, header word or short word, so that comfy-table never cuts one
+/// in two. A longer word (an endpoint) may still be broken inside its cell: a table wider than
+/// the terminal would be broken everywhere.
 fn keep(table: &mut Table, least: &[(usize, u16)]) {
     let mut widths: Vec<usize> = Vec::new();
-    let rows = table.header().into_iter().chain(table.row_iter());
-    for row in rows {
+    let header = table.header().map(|h| (true, h));
+    for (is_header, row) in header
+        .into_iter()
+        .chain(table.row_iter().map(|r| (false, r)))
+    {
         for (i, cell) in row.cell_iter().enumerate() {
             let widest = cell
                 .content()
                 .split([' ', '\n'])
+                .filter(|w| is_header || w.contains(GLUE) || w.chars().count() <= SHORT_WORD)
                 .map(|w| w.chars().count())
                 .max()
                 .unwrap_or(0);
@@ -322,7 +330,87 @@ fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::note_lines;
-    use crate::record::SummaryNotes;
+    use crate::record::{line, ConnTotals, EventRow, SummaryNotes, WatchLine};
+
+    fn summary(events: Vec<EventRow>, endpoint: &str) -> WatchLine {
+        WatchLine::Summary(line::Summary {
+            v: 1,
+            t: 95.4,
+            at: "2026-01-01T00:00:00.000000Z".into(),
+            reason: "duration".into(),
+            events,
+            conns: vec![ConnTotals {
+                conn: 1,
+                endpoint: endpoint.into(),
+                notifications: 4,
+                other_pushes: 0,
+                closes: 1,
+                reconnects: 1,
+            }],
+            opt_in: Vec::new(),
+            pings: None,
+            notes: Default::default(),
+        })
+    }
+
+    fn event(kind: &str, seq: i64) -> EventRow {
+        EventRow {
+            kind: kind.into(),
+            seq: Some(seq),
+            t: 1.0,
+            window_s: Some(15),
+            closed_by_notification_s: Some(12.25),
+            dns_moved_s: Some(109.75),
+            socket_closed_s: Some(116.6),
+            overshoot_s: Some(101.6),
+            handoff: Some("reconnect_on_clock".into()),
+            handoff_s: Some(107.5),
+            margin_s: Some(9.1),
+            copies: 2,
+            joined_open: true,
+            silent_close: false,
+        }
+    }
+
+    fn cells(row: &str) -> Vec<&str> {
+        row.split(['│', '┆']).map(str::trim).collect()
+    }
+
+    /// A cell's lines never leave a unit alone under its number, however narrow the table.
+    #[test]
+    fn a_value_and_its_unit_stay_on_one_line_of_a_cell() {
+        let line = summary(
+            vec![event("FAILING_OVER", 12), event("MOVING", 3)],
+            "rediss://a-rather-long-host-name.example.net:12000",
+        );
+        for width in [200, 80, 70, 60, 50] {
+            let out = super::render(&line, width);
+            let rows: Vec<&String> = out.iter().filter(|l| l.starts_with('│')).collect();
+            for pair in rows.windows(2) {
+                let (a, b) = (cells(pair[0]), cells(pair[1]));
+                for (a, b) in a.iter().zip(b) {
+                    let unit = b.split(' ').next().is_some_and(|w| w.starts_with('s'));
+                    assert!(
+                        !(a.ends_with(|c: char| c.is_ascii_digit()) && unit),
+                        "{width}:\n{}",
+                        out.join("\n")
+                    );
+                }
+            }
+            assert!(!out.concat().contains(super::GLUE), "{out:?}");
+            // Both tables as wide as each other.
+            let widths: Vec<usize> = out
+                .iter()
+                .filter(|l| l.starts_with('┌'))
+                .map(|l| l.chars().count())
+                .collect();
+            assert_eq!(widths.len(), 2);
+            assert_eq!(widths[0], widths[1], "{width}:\n{}", out.join("\n"));
+            if width >= 80 {
+                assert!(widths[0] <= width, "{width}:\n{}", out.join("\n"));
+            }
+        }
+    }
 
     #[test]
     fn every_count_left_out_is_said_and_none_when_all_are_zero() {
