@@ -175,8 +175,9 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
         std::borrow::Cow::Borrowed(line) => render_safe(line, style),
         std::borrow::Cow::Owned(line) => render_safe(&line, style),
     };
-    // The summary's tables are laid out to the width already. A frame's exact bytes stay whole:
-    // a terminal copies a line it wrapped itself back whole, one we broke with a newline not.
+    // The summary's tables are laid out to the width already. A frame's exact bytes break only
+    // after a `\r\n`, never at a space they hold: `decode` takes line breaks and indentation as
+    // layout, so the rows pasted together are the same bytes.
     let whole = match line {
         WatchLine::Summary(_) => return out,
         WatchLine::Push(line::Push { copy_of: None, .. }) => Some(1),
@@ -193,13 +194,35 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     }
     let mut wrapped = Vec::with_capacity(out.len() + 2);
     for (i, l) in out.into_iter().enumerate() {
-        if Some(i) == whole || !too_wide(&l) {
+        if !too_wide(&l) {
             wrapped.push(l);
+        } else if Some(i) == whole {
+            wrapped.extend(wrap_bytes(&l, style.width));
         } else {
             wrapped.extend(wrap(&l, style.width));
         }
     }
     wrapped
+}
+
+/// An escaped frame's line broken after `\r\n`s to fit `width`, continued under
+/// [`CONTINUATION`]; a piece longer than the width stays whole.
+fn wrap_bytes(line: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    for piece in line.split_inclusive("\\r\\n") {
+        let w = visible_width(piece);
+        // A piece that starts with a space is not put under the indent: it would read as layout.
+        if used + w > width && !current.trim_start().is_empty() && !piece.starts_with(' ') {
+            out.push(std::mem::replace(&mut current, CONTINUATION.to_string()));
+            used = CONTINUATION.len();
+        }
+        current.push_str(piece);
+        used += w;
+    }
+    out.push(current);
+    out
 }
 
 /// The width human lines are kept within when stdout is not a terminal (and the default of
@@ -1180,6 +1203,22 @@ mod wrap_tests {
         assert_eq!(wrap(&painted, WIDTH), vec![painted.clone()]);
         let long = format!("a {}", "y".repeat(100));
         assert_eq!(wrap(&long, WIDTH).len(), 2);
+    }
+
+    /// A frame's bytes break only after a `\r\n`, and read back as the same bytes.
+    #[test]
+    fn escaped_bytes_break_after_a_line_end_only() {
+        let raw = ">3\\r\\n$9\\r\\nSMIGRATED\\r\\n:19\\r\\n*1\\r\\n*3\\r\\n$15\\r\\n127.0.0.3:34235\\r\\n$15\\r\\n127.0.0.5:34235\\r\\n$11\\r\\nhello world\\r\\n";
+        let line = format!("      {raw}");
+        for width in [20, 40, 60, 80, 200] {
+            let rows = wrap_bytes(&line, width);
+            for row in &rows[..rows.len() - 1] {
+                assert!(row.ends_with("\\r\\n"), "{width}: {rows:?}");
+            }
+            let pasted: String = rows.iter().map(|r| r.trim_start()).collect();
+            assert_eq!(pasted, raw, "{width}");
+            assert_eq!(rows.len() == 1, line.len() <= width, "{width}: {rows:?}");
+        }
     }
 
     /// A number and its unit are never split, wherever the width falls.
