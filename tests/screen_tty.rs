@@ -507,3 +507,33 @@ fn the_unit_check_finds_a_broken_value() {
         &[],
     );
 }
+
+/// One endpoint (the demo: a watch of the simulator) on a 200-column terminal: its long entries
+/// are one row each, not wrapped at 80.
+#[test]
+fn a_single_watch_at_200_columns_is_not_wrapped_at_80() {
+    let Some(tmux) = tmux("screen_tty: a single watch at 200 columns") else {
+        return;
+    };
+    let command = format!("{BIN} demo --speed 5; echo SCREEN-DONE-$?; sleep 600");
+    let pane = Pane::start(&tmux, 200, 50, &command);
+    pane.wait_for("the end of the demo", |text| text.contains("SCREEN-DONE-"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    let all = shown.join("\n");
+    assert!(flat(&joined).contains("SCREEN-DONE-0"), "{all}");
+    assert_fits(&joined, 200);
+    assert_units_whole(&shown, &[]);
+    let verdict = shown
+        .iter()
+        .find(|r| r.contains("] => a client following the dry-run"))
+        .unwrap_or_else(|| panic!("no verdict in:\n{all}"));
+    assert!(verdict.chars().count() > 80, "{verdict}");
+    assert!(verdict.contains(" before the close at +"), "{verdict}");
+    // Nothing in the watch needed a second row.
+    assert!(
+        !shown
+            .iter()
+            .any(|r| r.starts_with("        ") && !r.trim_start().starts_with('>')),
+        "{all}"
+    );
+}
