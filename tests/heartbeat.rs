@@ -115,6 +115,7 @@ fn the_human_heartbeat_names_what_it_counts() {
     let style = maintwatch::output::human::Style {
         color: false,
         time: maintwatch::output::human::TimeFormat::Rfc3339,
+        ..Default::default()
     };
     let text = maintwatch::output::human::render(&beat, &style).join("\n");
     assert!(

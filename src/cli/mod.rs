@@ -124,8 +124,8 @@ pub enum ColorChoice {
 
 impl ColorChoice {
     /// The output style this choice gives: colour when asked, or on a terminal without
-    /// `NO_COLOR`; never inside JSON. Made here so that `output` takes a ready `Style` and needs
-    /// no CLI type.
+    /// `NO_COLOR`; never inside JSON; the terminal's width (80 when piped). Made here so that
+    /// `output` takes a ready `Style` and needs no CLI type.
     pub fn style(self, json: bool) -> crate::output::human::Style {
         use std::io::IsTerminal;
         let color = match self {
@@ -140,6 +140,7 @@ impl ColorChoice {
         crate::output::human::Style {
             color,
             time: Default::default(),
+            width: crate::output::terminal::stdout_width(),
         }
     }
 }

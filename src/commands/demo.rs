@@ -38,7 +38,7 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         .context("starting the simulator")?;
     let style = args.color.style(false);
     let host = sim.host().to_string();
-    print_header(&sim, &host, args.speed)?;
+    print_header(&sim, &host, args.speed, style.width)?;
 
     let settings = settings(&sim, &host, args, style)?;
 
@@ -74,7 +74,7 @@ fn demo_shows(e: &SimEvent) -> bool {
 }
 
 /// What the demo runs and how to read it, before the first line of the watch.
-fn print_header(sim: &Simulator, host: &str, speed: f64) -> anyhow::Result<()> {
+fn print_header(sim: &Simulator, host: &str, speed: f64, width: usize) -> anyhow::Result<()> {
     let s = sim.scenario();
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -99,7 +99,7 @@ fn print_header(sim: &Simulator, host: &str, speed: f64) -> anyhow::Result<()> {
     ];
     for line in header
         .iter()
-        .flat_map(|l| human::wrap_with(l, human::WIDTH, "    "))
+        .flat_map(|l| human::wrap_with(l, width, "    "))
     {
         writeln!(out, "{line}")?;
     }
@@ -133,6 +133,7 @@ fn settings(
         speed_given: true,
         color: style.color,
         time: style.time,
+        width: style.width,
         ..WatchSettings::new(config.options_for(&url)?)
     })
 }
@@ -154,7 +155,7 @@ fn narrate(
                     if demo_shows(&e) {
                         // Wrapped before it is painted: the width counts what a reader sees.
                         let text =
-                            human::wrap_with(&format!("    sim | {e}"), human::WIDTH, NARRATION);
+                            human::wrap_with(&format!("    sim | {e}"), style.width, NARRATION);
                         let _ = notes.send(style.paint(Role::Dim, &text.join("\n")));
                     }
                     if matches!(e.what, What::Finished { .. }) {

@@ -16,6 +16,7 @@ use tokio::sync::broadcast::Receiver;
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::judge::Observations;
+use crate::output::{human, terminal};
 use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
 use crate::sim::grade::{self, Grade};
@@ -121,7 +122,7 @@ fn print_banner(
     upstream: Option<&Upstream>,
     spawned: bool,
 ) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
     banner(&mut out, sim, args)?;
     if let Some(up) = upstream {
         let how = if spawned {
@@ -162,7 +163,7 @@ async fn start_client(
     });
     let target = Target::of(sim, args.password.clone());
     let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
     let resolv = match (&note, &nameserver) {
         (None, Ok(ip)) => format!("resolving through its own /etc/resolv.conf: nameserver {ip}"),
         _ => "MAINTWATCH_SIM_* in its environment only".into(),
@@ -374,7 +375,100 @@ fn shown(e: &SimEvent, quiet: bool) -> bool {
         )
 }
 
-fn banner(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io::Result<()> {
+/// The header's columns: a row's value starts here (`  proxies   127.0.0.2:...`).
+const VALUE_COLUMN: usize = 12;
+
+/// Where the header goes: each line wrapped at spaces to a terminal's width, never inside a word
+/// or an address, continued under its value; piped (`width` `None`), as it is. `writeln!` works on
+/// it as on any writer.
+struct Header<W: Write> {
+    out: W,
+    width: Option<usize>,
+    /// Text written but not ended by a newline yet.
+    pending: String,
+}
+
+impl<W: Write> Header<W> {
+    fn new(out: W, width: Option<usize>) -> Header<W> {
+        Header {
+            out,
+            width,
+            pending: String::new(),
+        }
+    }
+
+    fn write_fmt(&mut self, args: std::fmt::Arguments) -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        let _ = self.pending.write_fmt(args);
+        while let Some(end) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=end).collect();
+            self.put(line.trim_end_matches('\n'))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    fn put(&mut self, line: &str) -> std::io::Result<()> {
+        let Some(width) = self.width else {
+            return writeln!(self.out, "{line}");
+        };
+        for piece in human::wrap_with(line, width, &" ".repeat(hang(line))) {
+            writeln!(self.out, "{piece}")?;
+        }
+        Ok(())
+    }
+
+    /// A command to paste as it is: `lead` (the row's label or indent), the command, and `note`
+    /// after it. Wrapped, each break ends in a shell's ` \` so that the lines still paste as one
+    /// command, and the note moves to a line of its own if it no longer fits.
+    fn command(&mut self, lead: &str, command: &str, note: &str) -> std::io::Result<()> {
+        let whole = format!("{lead}{command}{note}");
+        let width = match self.width {
+            Some(w) if whole.chars().count() > w => w,
+            _ => return writeln!(self.out, "{whole}"),
+        };
+        let hang = " ".repeat(VALUE_COLUMN + 2);
+        let mut pieces = human::wrap_with(&format!("{lead}{command}"), width - 2, &hang);
+        let last = pieces.pop().unwrap_or_default();
+        for piece in pieces {
+            writeln!(self.out, "{piece} \\")?;
+        }
+        if last.chars().count() + note.chars().count() <= width {
+            writeln!(self.out, "{last}{note}")
+        } else {
+            writeln!(self.out, "{last}")?;
+            self.put(&format!(
+                "{}{}",
+                " ".repeat(VALUE_COLUMN),
+                note.trim_start()
+            ))
+        }
+    }
+}
+
+/// Where a wrapped header line continues: under the value of a `  label     value` row, else two
+/// columns in from the line's own start (and never less than 4, as the demo's header).
+fn hang(line: &str) -> usize {
+    let label = line.get(..VALUE_COLUMN).unwrap_or("");
+    let is_row = label.starts_with("  ")
+        && label.ends_with(' ')
+        && label.trim().chars().all(|c| c.is_ascii_lowercase())
+        && !label.trim().is_empty();
+    if is_row {
+        return VALUE_COLUMN;
+    }
+    let indent = line.len() - line.trim_start().len();
+    (indent + 2).max(4)
+}
+
+fn banner(
+    out: &mut Header<impl Write>,
+    sim: &Simulator,
+    args: &SimulateArgs,
+) -> std::io::Result<()> {
     let s = sim.scenario();
     writeln!(
         out,
@@ -443,7 +537,11 @@ const PASSWORD_VAR: &str = "MAINTWATCH_SIM_PASSWORD";
 
 /// Commands that work against this simulator as printed: with a password they take it from
 /// `$MAINTWATCH_SIM_PASSWORD` through `REDISCLI_AUTH`, which both maintwatch and redis-cli read.
-fn try_lines(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std::io::Result<()> {
+fn try_lines(
+    out: &mut Header<impl Write>,
+    sim: &Simulator,
+    args: &SimulateArgs,
+) -> std::io::Result<()> {
     let first = sim.proxies()[0];
     let dns = sim.dns_addr();
     let host = sim.host();
@@ -461,22 +559,28 @@ fn try_lines(out: &mut impl Write, sim: &Simulator, args: &SimulateArgs) -> std:
                 .unwrap_or_default(),
         ),
     };
-    writeln!(
-        out,
-        "  try       {auth}maintwatch watch redis://{host}:{}{user} --dns-server {dns}{speed}",
-        first.port()
+    let indent = " ".repeat(VALUE_COLUMN);
+    out.command(
+        "  try       ",
+        &format!(
+            "{auth}maintwatch watch redis://{host}:{}{user} --dns-server {dns}{speed}",
+            first.port()
+        ),
+        "",
     )?;
-    writeln!(
-        out,
-        "            {auth}redis-cli -3 -h {} -p {}{user}    then: CLIENT MAINT_NOTIFICATIONS ON",
-        first.ip(),
-        first.port()
+    out.command(
+        &indent,
+        &format!(
+            "{auth}redis-cli -3 -h {} -p {}{user}",
+            first.ip(),
+            first.port()
+        ),
+        "    then: CLIENT MAINT_NOTIFICATIONS ON",
     )?;
-    writeln!(
-        out,
-        "            dig @{} -p {} {host}",
-        dns.ip(),
-        dns.port()
+    out.command(
+        &indent,
+        &format!("dig @{} -p {} {host}", dns.ip(), dns.port()),
+        "",
     )?;
     if args.password.is_some() {
         writeln!(
@@ -507,10 +611,10 @@ mod tests {
         opts.password = args.password.clone();
         opts.user = args.user.clone();
         let sim = Simulator::start(opts).await.unwrap();
-        let mut out = Vec::new();
+        let mut out = Header::new(Vec::new(), None);
         banner(&mut out, &sim, &args).unwrap();
         sim.shutdown().await;
-        String::from_utf8(out).unwrap()
+        String::from_utf8(out.out).unwrap()
     }
 
     /// With `--password` the `try` lines had no way to authenticate.

@@ -105,6 +105,7 @@ fn summary_on_stderr(
     let style = crate::output::human::Style {
         color: false,
         time: settings.time,
+        width: settings.width,
     };
     let mut err = crate::output::sink::lines(std::io::stderr(), settings.json, style, false);
     for (label, line) in &summaries {

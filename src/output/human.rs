@@ -22,12 +22,24 @@ pub enum Role {
     Plain,
 }
 
-/// Whether to colour and how to show the time, decided once by the caller (flags, `NO_COLOR`,
-/// terminal).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Whether to colour, how to show the time and how wide lines may be, decided once by the caller
+/// (flags, `NO_COLOR`, the terminal: [`crate::output::terminal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
     pub time: TimeFormat,
+    /// Columns an entry is wrapped to: the terminal's, [`WIDTH`] when piped.
+    pub width: usize,
+}
+
+impl Default for Style {
+    fn default() -> Style {
+        Style {
+            color: false,
+            time: TimeFormat::default(),
+            width: WIDTH,
+        }
+    }
 }
 
 /// How the wall-clock prefix of a line is written (`--time-format`).
@@ -154,29 +166,67 @@ fn rel(r: &Option<Rel>) -> String {
     }
 }
 
-/// Renders one line of the timeline as one or more lines of text. Every text a server chose
-/// (its name and version, a refusal, a push's name, a MOVING's target, an error it sent) is
-/// escaped first: a terminal must never receive a control or bidi character from the wire.
+/// Renders one line of the timeline as one or more lines of text, each within `style.width`
+/// where spaces allow. Every text a server chose (its name and version, a refusal, a push's name,
+/// a MOVING's target, an error it sent) is escaped first: a terminal must never receive a control
+/// or bidi character from the wire.
 pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
-    let mut out = match terminal_safe(line) {
+    let out = match terminal_safe(line) {
         std::borrow::Cow::Borrowed(line) => render_safe(line, style),
         std::borrow::Cow::Owned(line) => render_safe(&line, style),
     };
-    // The entry's own line is words and wraps at a space; the lines under it (exact bytes, the
-    // command sent) are copied and pasted whole, and the summary's tables fit already.
-    if !matches!(line, WatchLine::Summary(line::Summary { .. }))
-        // Bytes bound the width from above: most lines are told apart without decoding them.
-        && out
-            .first()
-            .is_some_and(|first| first.len() > WIDTH && visible_width(first) > WIDTH)
+    // The summary's tables are laid out to the width already. A frame's exact bytes break only
+    // after a `\r\n`, never at a space they hold: `decode` takes line breaks and indentation as
+    // layout, so the rows pasted together are the same bytes.
+    let whole = match line {
+        WatchLine::Summary(_) => return out,
+        WatchLine::Push(line::Push { copy_of: None, .. }) => Some(1),
+        _ => None,
+    };
+    // Bytes bound the width from above: most lines are told apart without decoding them.
+    let too_wide = |l: &String| l.len() > style.width && visible_width(l) > style.width;
+    if !out
+        .iter()
+        .enumerate()
+        .any(|(i, l)| Some(i) != whole && too_wide(l))
     {
-        let first = wrap(&out[0], WIDTH);
-        out.splice(0..1, first);
+        return out;
     }
+    let mut wrapped = Vec::with_capacity(out.len() + 2);
+    for (i, l) in out.into_iter().enumerate() {
+        if !too_wide(&l) {
+            wrapped.push(l);
+        } else if Some(i) == whole {
+            wrapped.extend(wrap_bytes(&l, style.width));
+        } else {
+            wrapped.extend(wrap(&l, style.width));
+        }
+    }
+    wrapped
+}
+
+/// An escaped frame's line broken after `\r\n`s to fit `width`, continued under
+/// [`CONTINUATION`]; a piece longer than the width stays whole.
+fn wrap_bytes(line: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    for piece in line.split_inclusive("\\r\\n") {
+        let w = visible_width(piece);
+        // A piece that starts with a space is not put under the indent: it would read as layout.
+        if used + w > width && !current.trim_start().is_empty() && !piece.starts_with(' ') {
+            out.push(std::mem::replace(&mut current, CONTINUATION.to_string()));
+            used = CONTINUATION.len();
+        }
+        current.push_str(piece);
+        used += w;
+    }
+    out.push(current);
     out
 }
 
-/// The width human lines are kept within: an 80-column terminal.
+/// The width human lines are kept within when stdout is not a terminal (and the default of
+/// [`Style`]): an 80-column terminal.
 pub const WIDTH: usize = 80;
 
 /// Where a wrapped entry continues: deeper than the 6 spaces of the lines under an entry, so the
@@ -203,7 +253,8 @@ fn visible_width(s: &str) -> usize {
     width
 }
 
-/// Greedy word wrap at spaces; a word longer than the width stays whole on its own line.
+/// Greedy word wrap at spaces; a word longer than the width stays whole on its own line, and a
+/// number keeps its unit (`+6.3 s`).
 fn wrap(line: &str, width: usize) -> Vec<String> {
     wrap_with(line, width, CONTINUATION)
 }
@@ -219,7 +270,7 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     let mut used = 0;
     // Nothing but the indent on the current line yet: never wrap again there.
     let mut fresh = true;
-    for (i, word) in line.split(' ').enumerate() {
+    for (i, word) in unbroken(line).into_iter().enumerate() {
         let w = visible_width(word);
         if i > 0 {
             if !fresh && used + 1 + w > width {
@@ -237,6 +288,35 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     }
     out.push(current);
     out
+}
+
+/// The pieces of `line` between the spaces a line may break at: at every space but the one
+/// between a number and its unit.
+fn unbroken(line: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, _) in line.match_indices(' ') {
+        let before = &line[start..i];
+        let after = line[i + 1..].split(' ').next().unwrap_or("");
+        let number = before.ends_with(|c: char| c.is_ascii_digit());
+        if !(number && is_unit(after)) {
+            out.push(before);
+            start = i + 1;
+        }
+    }
+    out.push(&line[start..]);
+    out
+}
+
+/// A unit written after a number, with the punctuation that may follow it (`s`, `ms;`, `s)`).
+fn is_unit(word: &str) -> bool {
+    let unit = word.trim_end_matches(|c: char| c.is_ascii_punctuation() || c == '\x1b');
+    // Colour may close right after the unit: `s\x1b[0m`.
+    let unit = unit.split('\x1b').next().unwrap_or(unit);
+    matches!(
+        unit,
+        "s" | "ms" | "us" | "µs" | "B" | "KiB" | "MiB" | "GiB" | "bytes" | "seconds"
+    )
 }
 
 /// The line itself when none of its strings holds a character unsafe for a terminal (the common
@@ -386,7 +466,9 @@ fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
         WatchLine::Advertised(line::Advertised { .. }) => line_advertised(line, style),
         WatchLine::Ping(line::Ping { .. }) => line_ping(line, style),
         WatchLine::Topology(line::Topology { .. }) => line_topology(line, style),
-        WatchLine::Summary(line::Summary { .. }) => crate::output::summary::render(line),
+        WatchLine::Summary(line::Summary { .. }) => {
+            crate::output::summary::render(line, style.width)
+        }
         WatchLine::Heartbeat(beat) => vec![line_heartbeat(beat, style)],
     }
 }
@@ -556,7 +638,7 @@ fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
                 OptInOutcome::Refused | OptInOutcome::Resp3Unavailable
             ) {
                 let note = format!("{CONTINUATION}{AFTER_REFUSAL}");
-                for piece in wrap_with(&note, WIDTH, CONTINUATION) {
+                for piece in wrap_with(&note, style.width, CONTINUATION) {
                     let words = piece.trim_start();
                     out.push(format!("{CONTINUATION}{}", style.paint(Role::Dim, words)));
                 }
@@ -1121,5 +1203,43 @@ mod wrap_tests {
         assert_eq!(wrap(&painted, WIDTH), vec![painted.clone()]);
         let long = format!("a {}", "y".repeat(100));
         assert_eq!(wrap(&long, WIDTH).len(), 2);
+    }
+
+    /// A frame's bytes break only after a `\r\n`, and read back as the same bytes.
+    #[test]
+    fn escaped_bytes_break_after_a_line_end_only() {
+        let raw = ">3\\r\\n$9\\r\\nSMIGRATED\\r\\n:19\\r\\n*1\\r\\n*3\\r\\n$15\\r\\n127.0.0.3:34235\\r\\n$15\\r\\n127.0.0.5:34235\\r\\n$11\\r\\nhello world\\r\\n";
+        let line = format!("      {raw}");
+        for width in [20, 40, 60, 80, 200] {
+            let rows = wrap_bytes(&line, width);
+            for row in &rows[..rows.len() - 1] {
+                assert!(row.ends_with("\\r\\n"), "{width}: {rows:?}");
+            }
+            let pasted: String = rows.iter().map(|r| r.trim_start()).collect();
+            assert_eq!(pasted, raw, "{width}");
+            assert_eq!(rows.len() == 1, line.len() <= width, "{width}: {rows:?}");
+        }
+    }
+
+    /// A number and its unit are never split, wherever the width falls.
+    #[test]
+    fn a_number_keeps_its_unit() {
+        let line = "replacement listens +6.3 s; DNS follows +9.7 s, (TTL 1 s) window 15 ms.";
+        for width in 10..line.len() {
+            let lines = wrap_with(line, width, "  ");
+            for pair in lines.windows(2) {
+                let next = pair[1].trim_start();
+                assert!(
+                    !(pair[0].ends_with(|c: char| c.is_ascii_digit())
+                        && is_unit(next.split(' ').next().unwrap())),
+                    "{width}: {lines:?}"
+                );
+            }
+            let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+            assert_eq!(words, line.split_whitespace().collect::<Vec<_>>());
+        }
+        // Not a unit: a word that only starts like one.
+        assert_eq!(unbroken("took 3 seconds"), ["took", "3 seconds"]);
+        assert_eq!(unbroken("seq 3 shards 27"), ["seq", "3", "shards", "27"]);
     }
 }

@@ -7,4 +7,5 @@ pub mod json;
 pub mod sink;
 pub mod stdout;
 pub mod summary;
+pub mod terminal;
 pub mod text;

@@ -137,7 +137,15 @@ impl<W: Write> Sink for HumanLines<W> {
         if summary {
             writeln!(self.out, "── {ep} ──")?;
         }
-        for text in human::render(line, &self.style) {
+        // The label is inside the width: each line is wrapped once, to what is left beside it.
+        let style = match summary {
+            true => self.style,
+            false => Style {
+                width: labelled_width(self.style.width, ep),
+                ..self.style
+            },
+        };
+        for text in human::render(line, &style) {
             if !summary {
                 write!(self.out, "{ep} ")?;
             }
@@ -163,6 +171,17 @@ impl<W: Write> Sink for HumanLines<W> {
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// Fewer columns than this beside a label (or half the terminal, if that is less) and lines are
+/// left longer than the terminal instead: wrapping a sentence into a narrow strip helps nobody.
+const MIN_LABELLED_WIDTH: usize = 40;
+
+/// The columns left for a fleet's line beside its label and the space after it.
+fn labelled_width(width: usize, ep: &str) -> usize {
+    width
+        .saturating_sub(ep.chars().count() + 1)
+        .max(MIN_LABELLED_WIDTH.min(width / 2))
 }
 
 /// `watch --clients`: after each maintenance notification, one more line saying what each known

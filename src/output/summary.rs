@@ -1,5 +1,6 @@
 //! The end-of-watch summary: one row per logical event and what followed it, then totals per
-//! connection, as comfy-tables that fit 80 columns.
+//! connection, as comfy-tables that fit the terminal (80 columns when piped), both as wide as the
+//! wider of the two, and never broken inside a value and its unit.
 
 use crate::record::line;
 use crate::record::WatchLine;
@@ -7,15 +8,55 @@ use comfy_table::{
     presets::UTF8_FULL_CONDENSED, ColumnConstraint, ContentArrangement, Table, Width,
 };
 
-/// Keeps a column at least `width` wide so names such as `FAILING_OVER 12` never break.
-fn keep(table: &mut Table, column: usize, width: u16) {
-    if let Some(c) = table.column_mut(column) {
-        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
+/// Joins a value to its unit inside a cell (`+0.8 s`): comfy-table breaks lines at plain spaces
+/// only, so the two stay on one line; [`lines`] turns it back into a space.
+const GLUE: char = '\u{a0}';
+
+/// A value and its unit, glued: `+0.8 s`.
+fn unit(value: impl std::fmt::Display, unit: &str) -> String {
+    format!("{value}{GLUE}{unit}")
+}
+
+/// Words up to this long are never broken inside a cell (`recycled`, `(+101.6)`).
+const SHORT_WORD: usize = 12;
+
+/// Keeps every column at least as wide as `least` (names such as `FAILING_OVER 12` never break)
+/// and as its widest glued value, header word or short word, so that comfy-table never cuts one
+/// in two. A longer word (an endpoint) may still be broken inside its cell: a table wider than
+/// the terminal would be broken everywhere.
+fn keep(table: &mut Table, least: &[(usize, u16)]) {
+    let mut widths: Vec<usize> = Vec::new();
+    let header = table.header().map(|h| (true, h));
+    for (is_header, row) in header
+        .into_iter()
+        .chain(table.row_iter().map(|r| (false, r)))
+    {
+        for (i, cell) in row.cell_iter().enumerate() {
+            let widest = cell
+                .content()
+                .split([' ', '\n'])
+                .filter(|w| is_header || w.contains(GLUE) || w.chars().count() <= SHORT_WORD)
+                .map(|w| w.chars().count())
+                .max()
+                .unwrap_or(0);
+            if widths.len() <= i {
+                widths.resize(i + 1, 0);
+            }
+            widths[i] = widths[i].max(widest);
+        }
+    }
+    for (i, widest) in widths.into_iter().enumerate() {
+        let asked = least.iter().find(|(c, _)| *c == i).map_or(0, |(_, w)| *w);
+        // Plus the padding of one space on each side, which the constraint counts.
+        let width = asked.max(u16::try_from(widest + 2).unwrap_or(u16::MAX));
+        if let Some(c) = table.column_mut(i) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
+        }
     }
 }
 
 fn s(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("+{x:.1} s"))
+    v.map_or("-".into(), |x| unit(format_args!("+{x:.1}"), "s"))
 }
 
 /// A dry-run outcome in the judge's words (moved, recycled, stayed), short enough for the table;
@@ -89,8 +130,8 @@ fn traffic(p: &crate::record::PingStats) -> Vec<String> {
     vec![latency, line]
 }
 
-/// Renders a `Summary` line; other lines render as nothing.
-pub fn render(line: &WatchLine) -> Vec<String> {
+/// Renders a `Summary` line, its tables within `width` columns; other lines render as nothing.
+pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     let WatchLine::Summary(line::Summary {
         reason,
         events,
@@ -106,20 +147,55 @@ pub fn render(line: &WatchLine) -> Vec<String> {
     };
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
     out.extend(opt_in.iter().map(opt_in_line));
-    if events.is_empty() {
-        out.push("no maintenance notification was seen".into());
-    } else {
-        out.extend(events_table(events));
-        out.extend(legend(events));
+    let width = u16::try_from(width).unwrap_or(u16::MAX);
+    let mut events_at = (!events.is_empty()).then(|| events_table(events, width));
+    let mut totals_at = (!conns.is_empty()).then(|| totals_table(conns, width));
+    same_width(events_at.iter_mut().chain(totals_at.iter_mut()));
+    match events_at {
+        None => out.push("no maintenance notification was seen".into()),
+        Some(table) => {
+            out.extend(lines(&table));
+            out.extend(legend(events));
+        }
     }
     if let Some(p) = pings {
         out.extend(traffic(p));
     }
     out.extend(note_lines(notes));
-    if !conns.is_empty() {
-        out.extend(totals_table(conns));
+    if let Some(table) = totals_at {
+        out.extend(lines(&table));
     }
     out
+}
+
+/// Widens the narrower tables, each laid out within the width already, to the widest, so that
+/// the summary's tables line up.
+fn same_width<'a>(tables: impl Iterator<Item = &'a mut Table>) {
+    let mut tables: Vec<(&mut Table, u16)> = tables
+        .map(|t| {
+            let w = table_width(t);
+            (t, w)
+        })
+        .collect();
+    let widest = tables.iter().map(|(_, w)| *w).max().unwrap_or(0);
+    for (table, natural) in &mut tables {
+        if *natural < widest {
+            table
+                .set_content_arrangement(ContentArrangement::DynamicFullWidth)
+                .set_width(widest);
+        }
+    }
+}
+
+/// The columns a table takes as laid out now.
+fn table_width(table: &Table) -> u16 {
+    let first = table.lines().next().unwrap_or_default();
+    u16::try_from(first.chars().count()).unwrap_or(u16::MAX)
+}
+
+/// A table's lines as a terminal shows them: the glue inside cells back to plain spaces.
+fn lines(table: &Table) -> Vec<String> {
+    table.lines().map(|l| l.replace(GLUE, " ")).collect()
 }
 
 /// How many connections got one opt-in outcome.
@@ -139,31 +215,31 @@ fn opt_in_line(tally: &crate::record::OptInTally) -> String {
 }
 
 /// One row per event: what closed it and when, the dry-run and its margin.
-fn events_table(events: &[crate::record::EventRow]) -> Vec<String> {
+fn events_table(events: &[crate::record::EventRow], width: u16) -> Table {
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(80)
+        .set_width(width)
         .set_header(vec![
             "event", "window", "done", "DNS", "socket", "dry-run", "margin",
         ]);
     for e in events {
         table.add_row(event_row(e));
     }
-    keep(&mut table, 0, 17);
-    table.to_string().lines().map(str::to_string).collect()
+    keep(&mut table, &[(0, 17)]);
+    table
 }
 
 fn event_row(e: &crate::record::EventRow) -> Vec<String> {
     let socket = match (e.socket_closed_s, e.overshoot_s) {
-        (Some(c), _) if e.silent_close => format!("+{c:.1} s (silent)"),
-        (Some(c), Some(o)) => format!("+{c:.1} s ({o:+.1})"),
-        (Some(c), None) => format!("+{c:.1} s"),
+        (Some(c), _) if e.silent_close => format!("{} (silent)", s(Some(c))),
+        (Some(c), Some(o)) => format!("{} ({o:+.1})", s(Some(c))),
+        (Some(c), None) => s(Some(c)),
         _ => "-".into(),
     };
     let handoff = match (&e.handoff, e.handoff_s) {
-        (Some(h), Some(at)) => format!("{} +{at:.1} s", short(h)),
+        (Some(h), Some(at)) => format!("{} {}", short(h), s(Some(at))),
         (Some(h), None) => short(h).to_string(),
         _ => "-".into(),
     };
@@ -179,22 +255,24 @@ fn event_row(e: &crate::record::EventRow) -> Vec<String> {
     let joined = if e.joined_open { "*" } else { "" };
     vec![
         name,
-        e.window_s.map_or("-".into(), |w| format!("{w} s{joined}")),
+        e.window_s
+            .map_or("-".into(), |w| unit(w, &format!("s{joined}"))),
         s(e.closed_by_notification_s),
         s(e.dns_moved_s),
         socket,
         handoff,
-        e.margin_s.map_or("-".into(), |m| format!("{m:.1} s")),
+        e.margin_s
+            .map_or("-".into(), |m| unit(format_args!("{m:.1}"), "s")),
     ]
 }
 
 /// Totals per connection.
-fn totals_table(conns: &[crate::record::ConnTotals]) -> Vec<String> {
+fn totals_table(conns: &[crate::record::ConnTotals], width: u16) -> Table {
     let mut totals = Table::new();
     totals
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(80)
+        .set_width(width)
         .set_header(vec![
             "conn", "endpoint", "notif.", "other", "closes", "reconn",
         ]);
@@ -212,8 +290,8 @@ fn totals_table(conns: &[crate::record::ConnTotals]) -> Vec<String> {
             c.reconnects.to_string(),
         ]);
     }
-    keep(&mut totals, 1, 34);
-    totals.to_string().lines().map(str::to_string).collect()
+    keep(&mut totals, &[(1, 34)]);
+    totals
 }
 
 /// One sentence per nonzero count of [`SummaryNotes`](crate::record::SummaryNotes).
@@ -252,7 +330,87 @@ fn note_lines(notes: &crate::record::SummaryNotes) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::note_lines;
-    use crate::record::SummaryNotes;
+    use crate::record::{line, ConnTotals, EventRow, SummaryNotes, WatchLine};
+
+    fn summary(events: Vec<EventRow>, endpoint: &str) -> WatchLine {
+        WatchLine::Summary(line::Summary {
+            v: 1,
+            t: 95.4,
+            at: "2026-01-01T00:00:00.000000Z".into(),
+            reason: "duration".into(),
+            events,
+            conns: vec![ConnTotals {
+                conn: 1,
+                endpoint: endpoint.into(),
+                notifications: 4,
+                other_pushes: 0,
+                closes: 1,
+                reconnects: 1,
+            }],
+            opt_in: Vec::new(),
+            pings: None,
+            notes: Default::default(),
+        })
+    }
+
+    fn event(kind: &str, seq: i64) -> EventRow {
+        EventRow {
+            kind: kind.into(),
+            seq: Some(seq),
+            t: 1.0,
+            window_s: Some(15),
+            closed_by_notification_s: Some(12.25),
+            dns_moved_s: Some(109.75),
+            socket_closed_s: Some(116.6),
+            overshoot_s: Some(101.6),
+            handoff: Some("reconnect_on_clock".into()),
+            handoff_s: Some(107.5),
+            margin_s: Some(9.1),
+            copies: 2,
+            joined_open: true,
+            silent_close: false,
+        }
+    }
+
+    fn cells(row: &str) -> Vec<&str> {
+        row.split(['│', '┆']).map(str::trim).collect()
+    }
+
+    /// A cell's lines never leave a unit alone under its number, however narrow the table.
+    #[test]
+    fn a_value_and_its_unit_stay_on_one_line_of_a_cell() {
+        let line = summary(
+            vec![event("FAILING_OVER", 12), event("MOVING", 3)],
+            "rediss://a-rather-long-host-name.example.net:12000",
+        );
+        for width in [200, 80, 70, 60, 50] {
+            let out = super::render(&line, width);
+            let rows: Vec<&String> = out.iter().filter(|l| l.starts_with('│')).collect();
+            for pair in rows.windows(2) {
+                let (a, b) = (cells(pair[0]), cells(pair[1]));
+                for (a, b) in a.iter().zip(b) {
+                    let unit = b.split(' ').next().is_some_and(|w| w.starts_with('s'));
+                    assert!(
+                        !(a.ends_with(|c: char| c.is_ascii_digit()) && unit),
+                        "{width}:\n{}",
+                        out.join("\n")
+                    );
+                }
+            }
+            assert!(!out.concat().contains(super::GLUE), "{out:?}");
+            // Both tables as wide as each other.
+            let widths: Vec<usize> = out
+                .iter()
+                .filter(|l| l.starts_with('┌'))
+                .map(|l| l.chars().count())
+                .collect();
+            assert_eq!(widths.len(), 2);
+            assert_eq!(widths[0], widths[1], "{width}:\n{}", out.join("\n"));
+            if width >= 80 {
+                assert!(widths[0] <= width, "{width}:\n{}", out.join("\n"));
+            }
+        }
+    }
 
     #[test]
     fn every_count_left_out_is_said_and_none_when_all_are_zero() {

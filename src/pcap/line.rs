@@ -181,12 +181,12 @@ pub fn render(line: &Line, style: &Style) -> Vec<String> {
             return human::render(w, style);
         }
     }
-    // The capture's own lines wrap at 80 columns as the watch's do; the indented bytes never.
+    // The capture's own lines wrap to the width as the watch's do; the indented bytes never.
     render_unwrapped(line, style)
         .into_iter()
         .flat_map(|l| match l.starts_with("      ") {
             true => vec![l],
-            false => human::wrap_with(&l, human::WIDTH, human::CONTINUATION),
+            false => human::wrap_with(&l, style.width, human::CONTINUATION),
         })
         .collect()
 }

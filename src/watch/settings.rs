@@ -36,6 +36,8 @@ pub struct WatchSettings {
     pub color: bool,
     /// How a human line shows its time (`--time-format`).
     pub time: human::TimeFormat,
+    /// Columns a human line is wrapped to: the terminal's, 80 when piped.
+    pub width: usize,
     /// Show detail lines (each successful PING) in human output.
     pub verbose: bool,
     /// `--clients`: a line under each notification saying what each known client does with it.
@@ -91,6 +93,7 @@ impl WatchSettings {
             speed_given: false,
             color: false,
             time: human::TimeFormat::Compact,
+            width: human::WIDTH,
             verbose: false,
             clients: false,
             countdown: true,
@@ -116,6 +119,7 @@ impl WatchSettings {
         let style = Style {
             color: self.color,
             time: self.time,
+            width: self.width,
         };
         let lines = sink::lines(out, self.json, style, self.verbose);
         if self.clients && !self.json {
@@ -164,6 +168,7 @@ impl WatchSettings {
             }
             None => ConnectOptions::from_args(&args.connect)?,
         };
+        let style = args.color.style(args.json);
         Ok(WatchSettings {
             connect,
             require: args.require,
@@ -186,8 +191,9 @@ impl WatchSettings {
             handoff_poll: args.handoff_poll,
             speed,
             speed_given: args.sim_speed.is_some(),
-            color: args.color.style(args.json).color,
+            color: style.color,
             time: args.time_format,
+            width: style.width,
             verbose: args.verbose,
             clients: args.clients,
             countdown: !args.json,

@@ -1,0 +1,56 @@
+//! How wide the terminal that reads stdout is, decided once per command so that lines and tables
+//! are wrapped once, to what a person sees.
+//!
+//! Piped or redirected output keeps the fixed width of 80 ([`super::human::WIDTH`]): files and
+//! scripts see the same lines on every machine, whatever window started them.
+
+use std::io::IsTerminal;
+
+/// Narrower than this, a `COLUMNS` value is taken for a mistake and ignored.
+const MIN_COLUMNS: usize = 20;
+
+/// The columns of the terminal stdout is, or `None` when stdout is not a terminal.
+///
+/// `COLUMNS`, when set to a number, overrides what the terminal says (as `ls` does); else the
+/// terminal's own size; else 80.
+pub fn stdout_columns() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    Some(columns_from(
+        std::env::var("COLUMNS").ok().as_deref(),
+        || comfy_table::Table::new().width().map(usize::from),
+    ))
+}
+
+/// The width lines for stdout are kept within: the terminal's, or 80 when piped.
+pub fn stdout_width() -> usize {
+    stdout_columns().unwrap_or(super::human::WIDTH)
+}
+
+/// The rule of [`stdout_columns`] on the variable's value and the terminal's answer.
+fn columns_from(env: Option<&str>, terminal: impl FnOnce() -> Option<usize>) -> usize {
+    env.and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&w| w >= MIN_COLUMNS)
+        .or_else(terminal)
+        .filter(|&w| w > 0)
+        .unwrap_or(super::human::WIDTH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::columns_from;
+
+    #[test]
+    fn columns_overrides_the_terminal_unless_it_is_not_a_width() {
+        assert_eq!(columns_from(Some("132"), || Some(200)), 132);
+        assert_eq!(columns_from(Some(" 90 "), || None), 90);
+        for bad in ["", "wide", "-3", "5", "0"] {
+            assert_eq!(columns_from(Some(bad), || Some(200)), 200, "{bad:?}");
+        }
+        assert_eq!(columns_from(None, || Some(200)), 200);
+        // A terminal that cannot say, or says 0 (a serial console): 80.
+        assert_eq!(columns_from(None, || None), 80);
+        assert_eq!(columns_from(None, || Some(0)), 80);
+    }
+}
