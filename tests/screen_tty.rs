@@ -21,7 +21,9 @@ const TMUX_VAR: &str = "MAINTWATCH_TMUX";
 /// A hang guard only: the steps take a few seconds.
 const DEADLINE: Duration = Duration::from_secs(120);
 
-const BIN: &str = env!("CARGO_BIN_EXE_maintwatch");
+mod common;
+
+use common::BIN;
 
 /// Words a number is followed by; a row ending in a number must not leave one to the next row.
 const UNITS: [&str; 2] = ["s", "ms"];
@@ -180,8 +182,7 @@ struct Sim {
 
 impl Sim {
     fn start(scenario: &str, speed: &str) -> Sim {
-        let mut child = Command::new(BIN)
-            .args(["simulate", "--scenario", scenario, "--speed", speed])
+        let mut child = common::maintwatch(["simulate", "--scenario", scenario, "--speed", speed])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
