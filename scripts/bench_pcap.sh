@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Reproduces BENCHMARKS.md "`pcap`: reading a capture vs `tcpdump -r`": makes a packet-heavy
 # capture of real redis-server + redis-benchmark traffic on loopback (needs root for tcpdump),
-# then reads it with tcpdump, maintwatch and (when installed) tshark, alternating, RUNS times
-# each, with /usr/bin/time. The capture lives in DIR (tmpfs by default) and is deleted at the end.
+# then reads it with tcpdump, maintwatch, a second maintwatch build when given (the one to compare
+# with, e.g. main's) and (when installed) tshark, alternating, RUNS times each, with /usr/bin/time.
+# The capture lives in DIR (tmpfs by default) and is deleted at the end.
 #
-#   scripts/bench_pcap.sh [MAINTWATCH_BINARY]
-#   env: RUNS (3), DIR (/dev/shm), PORT (16500), REQUESTS (1500000), VALUE (64), KEEP=1 keeps it
+#   scripts/bench_pcap.sh [MAINTWATCH_BINARY [BASELINE_BINARY]]
+#   env: RUNS (3), DIR (/dev/shm), PORT (16500), REQUESTS (1500000), VALUE (64), KEEP=1 keeps it,
+#        TSHARK=0 leaves tshark out
 set -euo pipefail
 
 MW=${1:-target/release/maintwatch}
+BASE=${2:-}
 RUNS=${RUNS:-3}
 DIR=${DIR:-/dev/shm}
 PORT=${PORT:-16500}
@@ -53,8 +56,11 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 tcpdump -r "$FILE" -w /dev/null 2>/dev/null
 for _ in $(seq "$RUNS"); do
     measure tcpdump tcpdump -r "$FILE" -w /dev/null
+    if [ -n "$BASE" ]; then
+        measure baseline "$BASE" pcap --port "$PORT" "$FILE"
+    fi
     measure maintwatch "$MW" pcap --port "$PORT" "$FILE"
-    if command -v tshark >/dev/null; then
+    if [ "${TSHARK:-1}" != 0 ] && command -v tshark >/dev/null; then
         measure tshark tshark -r "$FILE" -q -z conv,tcp
     fi
 done

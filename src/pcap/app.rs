@@ -357,14 +357,14 @@ impl App {
         if !self.up_ok {
             return events;
         }
-        self.up.extend(data);
         let mut cmds = std::mem::take(&mut self.cmds);
         let (known, too_many, work) = (
             &mut self.secrets,
             &mut self.too_many_secrets,
             &mut self.work,
         );
-        let result = self.up.drain_flat(|flat, _| {
+        // Framed straight from the packet: a command whole in one segment is never copied.
+        let result = self.up.feed_flat(data, |flat, _| {
             // Nearly every command is an ordinary one named by its first word: that is read
             // flat. The few that carry a password, an opt-in or a subscription get the tree.
             if let Some(cmd) = ordinary(&flat) {
@@ -440,11 +440,10 @@ impl App {
         if !self.down_ok {
             return events;
         }
-        self.down.extend(data);
         let mut said = std::mem::take(&mut self.said);
         let result = self
             .down
-            .drain_flat(|flat, offset| said.push(server_frame(&flat, offset)));
+            .feed_flat(data, |flat, offset| said.push(server_frame(&flat, offset)));
         for item in said.drain(..) {
             match item {
                 Said::Push(record) => events.push(Event::Push(record)),

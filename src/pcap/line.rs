@@ -318,6 +318,15 @@ fn render_handshake(line: &PcapLine, style: &Style) -> Vec<String> {
     headed(style, at, Some(*conn), Role::Error, what)
 }
 
+/// `1 packet`, `2 packets`.
+fn counted(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("{n} {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 /// The closing summary: what was read, then only the kinds of trouble that happened.
 fn end_summary(line: &PcapLine) -> String {
     let PcapLine::PcapEnd {
@@ -336,13 +345,24 @@ fn end_summary(line: &PcapLine) -> String {
     else {
         unreachable!("called for PcapEnd only")
     };
+    // Each file's own count only when there are several: with one it is the total, said once.
     let names: Vec<String> = files
         .iter()
-        .map(|f| format!("{} ({}, {} packets)", f.file, f.format, f.packets))
+        .map(|f| match files.len() {
+            1 => format!("{} ({})", f.file, f.format),
+            _ => format!(
+                "{} ({}, {})",
+                f.file,
+                f.format,
+                counted(f.packets, "packet")
+            ),
+        })
         .collect();
     let mut text = format!(
-        "read {}: {packets} packets, {tcp_streams} TCP streams: {resp_conns} RESP, {tls_streams} TLS, {ignored_streams} other",
-        names.join(", ")
+        "read {}: {}, {}: {resp_conns} RESP, {tls_streams} TLS, {ignored_streams} other",
+        names.join(", "),
+        counted(*packets, "packet"),
+        counted(*tcp_streams, "TCP stream"),
     );
     if *gaps > 0 {
         text.push_str(&format!("; {gaps} gap(s)"));
@@ -361,4 +381,46 @@ fn end_summary(line: &PcapLine) -> String {
         ));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::SCHEMA_VERSION;
+
+    fn end(files: &[(&str, u64)], tcp_streams: u64) -> PcapLine {
+        PcapLine::PcapEnd {
+            v: SCHEMA_VERSION,
+            files: files
+                .iter()
+                .map(|(file, packets)| FileLine {
+                    file: file.to_string(),
+                    format: "pcap".into(),
+                    packets: *packets,
+                    truncated_bytes: None,
+                })
+                .collect(),
+            packets: files.iter().map(|f| f.1).sum(),
+            tcp_streams,
+            resp_conns: 1,
+            tls_streams: 0,
+            ignored_streams: 0,
+            bad_packets: 0,
+            snapped_packets: 0,
+            gaps: 0,
+            pruned_streams: 0,
+        }
+    }
+
+    #[test]
+    fn the_packet_count_is_said_once_and_in_the_singular_for_one() {
+        assert_eq!(
+            end_summary(&end(&[("m.pcap", 6371)], 2)),
+            "read m.pcap (pcap): 6371 packets, 2 TCP streams: 1 RESP, 0 TLS, 0 other"
+        );
+        assert_eq!(
+            end_summary(&end(&[("a.pcap", 1), ("b.pcap", 2)], 1)),
+            "read a.pcap (pcap, 1 packet), b.pcap (pcap, 2 packets): 3 packets, 1 TCP stream: 1 RESP, 0 TLS, 0 other"
+        );
+    }
 }

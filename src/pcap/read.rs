@@ -11,9 +11,12 @@
 //! A block whose own length fields are wrong gives no next block to resume at: that stays a cut
 //! or an error.
 
+mod legacy;
+
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{PcapBlockOwned, PcapError};
+use std::io::Read;
 use std::time::{Duration, SystemTime};
 
 /// Which container the file was.
@@ -90,10 +93,15 @@ const BUFFER: usize = 1 << 20;
 /// Larger blocks than this are taken as corruption rather than grown into.
 const MAX_BLOCK: usize = 256 << 20;
 
-/// Opens a capture, telling pcap from pcapng by its first bytes.
-fn open(path: &std::path::Path) -> anyhow::Result<Box<dyn PcapReaderIterator + Send>> {
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
-    match pcap_parser::create_reader(BUFFER, file) {
+/// Opens a capture whose first bytes were already read into `head`, telling pcap from pcapng by
+/// them.
+fn open(head: &[u8], file: std::fs::File) -> anyhow::Result<Box<dyn PcapReaderIterator + Send>> {
+    let prefixed = Prefixed {
+        head: head.to_vec(),
+        at: 0,
+        rest: file,
+    };
+    match pcap_parser::create_reader(BUFFER, prefixed) {
         Ok(r) => Ok(r),
         Err(PcapError::Eof) => Err(ReadError::Empty.into()),
         Err(PcapError::HeaderNotRecognized) | Err(PcapError::Incomplete(_)) => {
@@ -105,6 +113,45 @@ fn open(path: &std::path::Path) -> anyhow::Result<Box<dyn PcapReaderIterator + S
         }
         .into()),
     }
+}
+
+/// The bytes read to tell the format, then the rest of the file, as one reader. A read fills
+/// what it can from both, so the parser's first read sees as much as it would have from the
+/// file itself (it looks for the whole first block in it).
+struct Prefixed<R> {
+    head: Vec<u8>,
+    at: usize,
+    rest: R,
+}
+
+impl<R: Read> Read for Prefixed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (self.head.len() - self.at).min(buf.len());
+        buf[..n].copy_from_slice(&self.head[self.at..self.at + n]);
+        self.at += n;
+        if n == buf.len() {
+            return Ok(n);
+        }
+        match self.rest.read(&mut buf[n..]) {
+            Ok(more) => Ok(n + more),
+            Err(_) if n > 0 => Ok(n),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Reads until `buf` is full or the file ends: how many bytes it got.
+fn read_full(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// What the blocks read so far say about the ones to come.
@@ -169,9 +216,27 @@ impl State {
 /// Reads every packet of `path` in file order.
 pub fn read_file(
     path: &std::path::Path,
+    each: impl FnMut(Packet<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<FileReport> {
+    let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut head = [0u8; legacy::HEADER];
+    // Unreadable (a directory, an I/O error): said as the parser's first read would say it.
+    let got = read_full(&mut file, &mut head).map_err(|_| ReadError::Block {
+        offset: 0,
+        what: "read error".into(),
+    })?;
+    match legacy::Header::parse(&head[..got]) {
+        Some(header) => legacy::read(file, header, each),
+        None => read_blocks(open(&head[..got], file)?, each),
+    }
+}
+
+/// Reads every block through `pcap-parser`: pcapng, and the rare pcap variants [`legacy`]
+/// leaves to it.
+fn read_blocks(
+    mut reader: Box<dyn PcapReaderIterator + Send + '_>,
     mut each: impl FnMut(Packet<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<FileReport> {
-    let mut reader = open(path)?;
     let mut state = State {
         report: FileReport::default(),
         legacy: None,
@@ -217,13 +282,7 @@ pub fn read_file(
                 reader.grow(size);
                 refill(&mut *reader, offset)?;
             }
-            Failed::TooSmall => {
-                return Err(ReadError::Block {
-                    offset,
-                    what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
-                }
-                .into())
-            }
+            Failed::TooSmall => return Err(too_large(offset)),
             Failed::UnexpectedEof => {
                 state.report.truncated = Some(reader.data().len() as u64);
                 break;
@@ -232,6 +291,14 @@ pub fn read_file(
         }
     }
     Ok(state.report)
+}
+
+fn too_large(offset: u64) -> anyhow::Error {
+    ReadError::Block {
+        offset,
+        what: format!("a block larger than {} MiB", MAX_BLOCK >> 20),
+    }
+    .into()
 }
 
 /// A reader's error, owned, so that the reader can be looked at again.
