@@ -226,6 +226,29 @@ impl Outbox {
         self.off = 0;
     }
 
+    /// The buffer, emptied, for [`Outbox::append`] to take back: bytes for the upstream are
+    /// cut straight into it, without an allocation or a copy per batch. A new one while bytes
+    /// still wait here.
+    fn spare(&mut self) -> Vec<u8> {
+        if self.pending() > 0 {
+            return Vec::new();
+        }
+        self.off = 0;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf
+    }
+
+    /// Appends a buffer, taking it as it is when nothing waits.
+    fn append(&mut self, bytes: Vec<u8>) {
+        if self.pending() == 0 {
+            self.buf = bytes;
+            self.off = 0;
+        } else {
+            self.extend(&bytes);
+        }
+    }
+
     /// Appends; the written front is dropped first once it is half the buffer, so the buffer
     /// stays within twice its bound.
     fn extend(&mut self, bytes: &[u8]) {
@@ -408,9 +431,9 @@ impl UpConn {
         !self.push && self.forwarding && matches!(first, b'-' | b'!')
     }
 
-    /// The frame ended: an answer takes its place in the queue, then the simulator's own replies
-    /// that waited behind it go out. Returns their error replies.
-    fn end_frame(&mut self, out: &mut Outbox) -> u32 {
+    /// The frame ended: an answer takes its place in the queue. True when the simulator's own
+    /// replies waited behind it (see [`UpConn::release_local`]).
+    fn end_frame(&mut self) -> bool {
         if !self.push {
             // Unsolicited (RESP2 pub/sub messages) relays as it comes, like a reply.
             match self.pending.front_mut() {
@@ -421,6 +444,11 @@ impl UpConn {
                 _ => {}
             }
         }
+        matches!(self.pending.front(), Some(Pending::Local(_)))
+    }
+
+    /// The simulator's own replies at the front of the queue go out. Returns their error replies.
+    fn release_local(&mut self, out: &mut Outbox) -> u32 {
         let mut errors = 0;
         while let Some(Pending::Local(_)) = self.pending.front() {
             if let Some(Pending::Local(b)) = self.pending.pop_front() {
@@ -624,9 +652,14 @@ impl Conn {
         link: &mut Link,
         wr: &mut OwnedWriteHalf,
     ) -> Result<bool, ()> {
-        let batch = self.process(buf);
-        link.out.extend(&batch.up_out);
+        let mut batch = self.process(buf, link.out.spare());
+        link.out.append(std::mem::take(&mut batch.up_out));
         out.extend(&batch.out);
+        if batch.notes.is_empty() && batch.narration.is_empty() {
+            // Relayed commands only: nothing to narrate, no clock to read.
+            self.traffic(batch.commands, batch.errors, 0);
+            return Ok(batch.close);
+        }
         let writing = SystemTime::now();
         if !batch.notes.is_empty() {
             // The opt-in's +OK and what it owes go out in one write, now (docs/protocol.md
@@ -821,19 +854,32 @@ impl Conn {
         };
         let mut errors = 0;
         let mut pos = 0;
+        // Forwarded bytes go out in runs, `data[from..pos]`, not frame by frame.
+        let mut from = 0;
         while pos < data.len() {
             if !up.cutter.mid_frame() {
                 errors += u32::from(up.begin_frame(data[pos]));
             }
-            let (n, ended) = up.cutter.advance(&data[pos..])?;
-            if up.forwarding {
-                out.extend(&data[pos..pos + n]);
+            let (n, ended) = match up.cutter.advance(&data[pos..]) {
+                Ok(step) => step,
+                Err(e) => {
+                    // The frames before the bad bytes were answers: they still go out.
+                    out.extend(&data[from..pos]);
+                    return Err(e);
+                }
+            };
+            if !up.forwarding {
+                out.extend(&data[from..pos]);
+                from = pos + n;
             }
             pos += n;
-            if ended {
-                errors += up.end_frame(out);
+            if ended && up.end_frame() {
+                out.extend(&data[from..pos]);
+                from = pos;
+                errors += up.release_local(out);
             }
         }
+        out.extend(&data[from..pos]);
         Ok(errors)
     }
 
@@ -886,9 +932,12 @@ impl Conn {
     }
 
     /// Runs every complete command in `buf` (pipelining) and passes on the relayed ones as far
-    /// as they have arrived, removing what it used from `buf`.
-    fn process(&mut self, buf: &mut Vec<u8>) -> Batch {
-        let mut batch = Batch::default();
+    /// as they have arrived (appended to `up_out`), removing what it used from `buf`.
+    fn process(&mut self, buf: &mut Vec<u8>, up_out: Vec<u8>) -> Batch {
+        let mut batch = Batch {
+            up_out,
+            ..Batch::default()
+        };
         let mut used = 0;
         while used < buf.len() && !batch.close {
             let step = match self.cmd.as_mut() {
@@ -955,8 +1004,19 @@ impl Conn {
                 self.expect_relayed(head.name.as_str(), batch);
             }
             self.hold_local(start, batch);
-            self.stream(refused.is_none());
-            return Ok(Some(0));
+            // What the head read goes on now; the rest streams from there (a short command
+            // is usually whole already).
+            let relay = refused.is_none();
+            if relay {
+                batch.up_out.extend_from_slice(&data[..head.read]);
+            }
+            if head.args_read < head.argc {
+                self.cmd = Some(Streaming {
+                    command: wire::Command::resume(head.argc - head.args_read),
+                    relay,
+                });
+            }
+            return Ok(Some(head.read));
         }
         // Answered here (or relayed after a look at all its words): held whole, within a bound.
         if head.argc <= LOCAL_ARGS_MAX {
