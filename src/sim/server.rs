@@ -469,20 +469,26 @@ struct Streaming {
 
 /// Commands whose replies are push frames in RESP3 and several arrays in RESP2: no one reply to
 /// wait for.
-fn is_subscription(name: &str) -> bool {
+fn is_subscription(name: &[u8]) -> bool {
     matches!(
         name,
-        "SUBSCRIBE" | "UNSUBSCRIBE" | "PSUBSCRIBE" | "PUNSUBSCRIBE" | "SSUBSCRIBE" | "SUNSUBSCRIBE"
+        b"SUBSCRIBE"
+            | b"UNSUBSCRIBE"
+            | b"PSUBSCRIBE"
+            | b"PUNSUBSCRIBE"
+            | b"SSUBSCRIBE"
+            | b"SUNSUBSCRIBE"
     )
 }
 
 /// With an upstream, what the simulator still answers itself: the handshake, the opt-in, the
-/// client's identity, and the cluster topology of a cluster scenario.
-fn owned_with_upstream(name: &str, sub: &str, cluster: bool) -> bool {
+/// client's identity, and the cluster topology of a cluster scenario. Upper-case bytes: the
+/// relay asks this for every command, without a UTF-8 check.
+fn owned_with_upstream(name: &[u8], sub: &[u8], cluster: bool) -> bool {
     match name {
-        "HELLO" | "AUTH" | "QUIT" => true,
-        "CLIENT" => matches!(sub, "MAINT_NOTIFICATIONS" | "SETINFO"),
-        "CLUSTER" | "READONLY" | "READWRITE" => cluster,
+        b"HELLO" | b"AUTH" | b"QUIT" => true,
+        b"CLIENT" => matches!(sub, b"MAINT_NOTIFICATIONS" | b"SETINFO"),
+        b"CLUSTER" | b"READONLY" | b"READWRITE" => cluster,
         _ => false,
     }
 }
@@ -1001,7 +1007,7 @@ impl Conn {
             if let Some(text) = &refused {
                 error(&mut batch.out, text);
             } else {
-                self.expect_relayed(head.name.as_str(), batch);
+                self.expect_relayed(head.name.bytes(), batch);
             }
             self.hold_local(start, batch);
             // What the head read goes on now; the rest streams from there (a short command
@@ -1055,11 +1061,11 @@ impl Conn {
     /// simulator neither answers nor watches (CLIENT SETNAME names the client, RESET changes
     /// the protocol).
     fn relays(&self, head: &Head) -> bool {
-        let (name, sub) = (head.name.as_str(), head.sub.as_str());
+        let (name, sub) = (head.name.bytes(), head.sub.bytes());
         self.up.is_some()
             && !owned_with_upstream(name, sub, self.shared.scenario.is_cluster())
-            && !(name == "CLIENT" && sub == "SETNAME")
-            && name != "RESET"
+            && !(name == b"CLIENT" && sub == b"SETNAME")
+            && name != b"RESET"
     }
 
     /// Why a command to relay gets an error reply instead, if it does.
@@ -1080,7 +1086,8 @@ impl Conn {
                 .get(1)
                 .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
                 .unwrap_or_default();
-            if !owned_with_upstream(&name, &sub, self.shared.scenario.is_cluster()) {
+            let cluster = self.shared.scenario.is_cluster();
+            if !owned_with_upstream(name.as_bytes(), sub.as_bytes(), cluster) {
                 if !self.authed {
                     error(&mut batch.out, "NOAUTH Authentication required.");
                 } else {
@@ -1145,13 +1152,13 @@ impl Conn {
         if let Some(text) = self.refusal() {
             return error(&mut batch.out, &text);
         }
-        self.expect_relayed(name, batch);
+        self.expect_relayed(name.as_bytes(), batch);
         batch.up_out.extend_from_slice(raw);
     }
 
     /// A command is about to be relayed: the connection opens on the first, the upstream's
     /// protocol follows the client's, and its reply takes its place in the queue.
-    fn expect_relayed(&mut self, name: &str, batch: &mut Batch) {
+    fn expect_relayed(&mut self, name: &[u8], batch: &mut Batch) {
         let resp3 = self.resp3;
         let Some(up) = self.up.as_mut() else { return };
         if up.link == LinkState::Idle {

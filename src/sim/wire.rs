@@ -21,7 +21,7 @@ pub(super) const MAX_ARGS: i64 = i32::MAX as i64;
 pub(super) const LINE_MAX: usize = 64 * 1024;
 /// The longest first or second word kept to decide who answers a command: no command or
 /// subcommand the simulator answers itself is longer.
-const WORD_MAX: i64 = 64;
+const WORD_MAX: i64 = 32;
 /// The deepest nesting of a reply the relay follows (Redis' own replies nest a few levels).
 const DEPTH_MAX: usize = 128;
 
@@ -49,7 +49,12 @@ impl Word {
 
     /// The word; empty when it is not UTF-8 (no command of the simulator's is).
     pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+        std::str::from_utf8(self.bytes()).unwrap_or("")
+    }
+
+    /// The word's bytes, unchecked: what the relay compares, once per command.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
     }
 }
 
