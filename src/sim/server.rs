@@ -226,6 +226,29 @@ impl Outbox {
         self.off = 0;
     }
 
+    /// The buffer, emptied, for [`Outbox::append`] to take back: bytes for the upstream are
+    /// cut straight into it, without an allocation or a copy per batch. A new one while bytes
+    /// still wait here.
+    fn spare(&mut self) -> Vec<u8> {
+        if self.pending() > 0 {
+            return Vec::new();
+        }
+        self.off = 0;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf
+    }
+
+    /// Appends a buffer, taking it as it is when nothing waits.
+    fn append(&mut self, bytes: Vec<u8>) {
+        if self.pending() == 0 {
+            self.buf = bytes;
+            self.off = 0;
+        } else {
+            self.extend(&bytes);
+        }
+    }
+
     /// Appends; the written front is dropped first once it is half the buffer, so the buffer
     /// stays within twice its bound.
     fn extend(&mut self, bytes: &[u8]) {
@@ -408,9 +431,9 @@ impl UpConn {
         !self.push && self.forwarding && matches!(first, b'-' | b'!')
     }
 
-    /// The frame ended: an answer takes its place in the queue, then the simulator's own replies
-    /// that waited behind it go out. Returns their error replies.
-    fn end_frame(&mut self, out: &mut Outbox) -> u32 {
+    /// The frame ended: an answer takes its place in the queue. True when the simulator's own
+    /// replies waited behind it (see [`UpConn::release_local`]).
+    fn end_frame(&mut self) -> bool {
         if !self.push {
             // Unsolicited (RESP2 pub/sub messages) relays as it comes, like a reply.
             match self.pending.front_mut() {
@@ -421,6 +444,11 @@ impl UpConn {
                 _ => {}
             }
         }
+        matches!(self.pending.front(), Some(Pending::Local(_)))
+    }
+
+    /// The simulator's own replies at the front of the queue go out. Returns their error replies.
+    fn release_local(&mut self, out: &mut Outbox) -> u32 {
         let mut errors = 0;
         while let Some(Pending::Local(_)) = self.pending.front() {
             if let Some(Pending::Local(b)) = self.pending.pop_front() {
@@ -441,20 +469,26 @@ struct Streaming {
 
 /// Commands whose replies are push frames in RESP3 and several arrays in RESP2: no one reply to
 /// wait for.
-fn is_subscription(name: &str) -> bool {
+fn is_subscription(name: &[u8]) -> bool {
     matches!(
         name,
-        "SUBSCRIBE" | "UNSUBSCRIBE" | "PSUBSCRIBE" | "PUNSUBSCRIBE" | "SSUBSCRIBE" | "SUNSUBSCRIBE"
+        b"SUBSCRIBE"
+            | b"UNSUBSCRIBE"
+            | b"PSUBSCRIBE"
+            | b"PUNSUBSCRIBE"
+            | b"SSUBSCRIBE"
+            | b"SUNSUBSCRIBE"
     )
 }
 
 /// With an upstream, what the simulator still answers itself: the handshake, the opt-in, the
-/// client's identity, and the cluster topology of a cluster scenario.
-fn owned_with_upstream(name: &str, sub: &str, cluster: bool) -> bool {
+/// client's identity, and the cluster topology of a cluster scenario. Upper-case bytes: the
+/// relay asks this for every command, without a UTF-8 check.
+fn owned_with_upstream(name: &[u8], sub: &[u8], cluster: bool) -> bool {
     match name {
-        "HELLO" | "AUTH" | "QUIT" => true,
-        "CLIENT" => matches!(sub, "MAINT_NOTIFICATIONS" | "SETINFO"),
-        "CLUSTER" | "READONLY" | "READWRITE" => cluster,
+        b"HELLO" | b"AUTH" | b"QUIT" => true,
+        b"CLIENT" => matches!(sub, b"MAINT_NOTIFICATIONS" | b"SETINFO"),
+        b"CLUSTER" | b"READONLY" | b"READWRITE" => cluster,
         _ => false,
     }
 }
@@ -624,9 +658,14 @@ impl Conn {
         link: &mut Link,
         wr: &mut OwnedWriteHalf,
     ) -> Result<bool, ()> {
-        let batch = self.process(buf);
-        link.out.extend(&batch.up_out);
+        let mut batch = self.process(buf, link.out.spare());
+        link.out.append(std::mem::take(&mut batch.up_out));
         out.extend(&batch.out);
+        if batch.notes.is_empty() && batch.narration.is_empty() {
+            // Relayed commands only: nothing to narrate, no clock to read.
+            self.traffic(batch.commands, batch.errors, 0);
+            return Ok(batch.close);
+        }
         let writing = SystemTime::now();
         if !batch.notes.is_empty() {
             // The opt-in's +OK and what it owes go out in one write, now (docs/protocol.md
@@ -821,19 +860,32 @@ impl Conn {
         };
         let mut errors = 0;
         let mut pos = 0;
+        // Forwarded bytes go out in runs, `data[from..pos]`, not frame by frame.
+        let mut from = 0;
         while pos < data.len() {
             if !up.cutter.mid_frame() {
                 errors += u32::from(up.begin_frame(data[pos]));
             }
-            let (n, ended) = up.cutter.advance(&data[pos..])?;
-            if up.forwarding {
-                out.extend(&data[pos..pos + n]);
+            let (n, ended) = match up.cutter.advance(&data[pos..]) {
+                Ok(step) => step,
+                Err(e) => {
+                    // The frames before the bad bytes were answers: they still go out.
+                    out.extend(&data[from..pos]);
+                    return Err(e);
+                }
+            };
+            if !up.forwarding {
+                out.extend(&data[from..pos]);
+                from = pos + n;
             }
             pos += n;
-            if ended {
-                errors += up.end_frame(out);
+            if ended && up.end_frame() {
+                out.extend(&data[from..pos]);
+                from = pos;
+                errors += up.release_local(out);
             }
         }
+        out.extend(&data[from..pos]);
         Ok(errors)
     }
 
@@ -886,9 +938,12 @@ impl Conn {
     }
 
     /// Runs every complete command in `buf` (pipelining) and passes on the relayed ones as far
-    /// as they have arrived, removing what it used from `buf`.
-    fn process(&mut self, buf: &mut Vec<u8>) -> Batch {
-        let mut batch = Batch::default();
+    /// as they have arrived (appended to `up_out`), removing what it used from `buf`.
+    fn process(&mut self, buf: &mut Vec<u8>, up_out: Vec<u8>) -> Batch {
+        let mut batch = Batch {
+            up_out,
+            ..Batch::default()
+        };
         let mut used = 0;
         while used < buf.len() && !batch.close {
             let step = match self.cmd.as_mut() {
@@ -952,11 +1007,22 @@ impl Conn {
             if let Some(text) = &refused {
                 error(&mut batch.out, text);
             } else {
-                self.expect_relayed(head.name.as_str(), batch);
+                self.expect_relayed(head.name.bytes(), batch);
             }
             self.hold_local(start, batch);
-            self.stream(refused.is_none());
-            return Ok(Some(0));
+            // What the head read goes on now; the rest streams from there (a short command
+            // is usually whole already).
+            let relay = refused.is_none();
+            if relay {
+                batch.up_out.extend_from_slice(&data[..head.read]);
+            }
+            if head.args_read < head.argc {
+                self.cmd = Some(Streaming {
+                    command: wire::Command::resume(head.argc - head.args_read),
+                    relay,
+                });
+            }
+            return Ok(Some(head.read));
         }
         // Answered here (or relayed after a look at all its words): held whole, within a bound.
         if head.argc <= LOCAL_ARGS_MAX {
@@ -995,11 +1061,11 @@ impl Conn {
     /// simulator neither answers nor watches (CLIENT SETNAME names the client, RESET changes
     /// the protocol).
     fn relays(&self, head: &Head) -> bool {
-        let (name, sub) = (head.name.as_str(), head.sub.as_str());
+        let (name, sub) = (head.name.bytes(), head.sub.bytes());
         self.up.is_some()
             && !owned_with_upstream(name, sub, self.shared.scenario.is_cluster())
-            && !(name == "CLIENT" && sub == "SETNAME")
-            && name != "RESET"
+            && !(name == b"CLIENT" && sub == b"SETNAME")
+            && name != b"RESET"
     }
 
     /// Why a command to relay gets an error reply instead, if it does.
@@ -1020,7 +1086,8 @@ impl Conn {
                 .get(1)
                 .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
                 .unwrap_or_default();
-            if !owned_with_upstream(&name, &sub, self.shared.scenario.is_cluster()) {
+            let cluster = self.shared.scenario.is_cluster();
+            if !owned_with_upstream(name.as_bytes(), sub.as_bytes(), cluster) {
                 if !self.authed {
                     error(&mut batch.out, "NOAUTH Authentication required.");
                 } else {
@@ -1085,13 +1152,13 @@ impl Conn {
         if let Some(text) = self.refusal() {
             return error(&mut batch.out, &text);
         }
-        self.expect_relayed(name, batch);
+        self.expect_relayed(name.as_bytes(), batch);
         batch.up_out.extend_from_slice(raw);
     }
 
     /// A command is about to be relayed: the connection opens on the first, the upstream's
     /// protocol follows the client's, and its reply takes its place in the queue.
-    fn expect_relayed(&mut self, name: &str, batch: &mut Batch) {
+    fn expect_relayed(&mut self, name: &[u8], batch: &mut Batch) {
         let resp3 = self.resp3;
         let Some(up) = self.up.as_mut() else { return };
         if up.link == LinkState::Idle {

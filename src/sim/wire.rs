@@ -21,7 +21,7 @@ pub(super) const MAX_ARGS: i64 = i32::MAX as i64;
 pub(super) const LINE_MAX: usize = 64 * 1024;
 /// The longest first or second word kept to decide who answers a command: no command or
 /// subcommand the simulator answers itself is longer.
-const WORD_MAX: i64 = 64;
+const WORD_MAX: i64 = 32;
 /// The deepest nesting of a reply the relay follows (Redis' own replies nest a few levels).
 const DEPTH_MAX: usize = 128;
 
@@ -49,7 +49,12 @@ impl Word {
 
     /// The word; empty when it is not UTF-8 (no command of the simulator's is).
     pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+        std::str::from_utf8(self.bytes()).unwrap_or("")
+    }
+
+    /// The word's bytes, unchecked: what the relay compares, once per command.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
     }
 }
 
@@ -64,12 +69,20 @@ pub(super) struct Head {
     pub name: Word,
     /// The second word, upper case; empty when absent or long.
     pub sub: Word,
+    /// Bytes of the count line and of the whole arguments read with it (at most two): where
+    /// the rest of the command resumes, so a relayed command is not read twice.
+    pub read: usize,
+    /// The arguments within `read`.
+    pub args_read: u64,
 }
 
 /// Reads a line ending in `\n` at the start of `buf`: its content without `\r\n` and its length
 /// with them; `None` until complete. `what` names the line in Redis' error.
 fn line<'a>(buf: &'a [u8], what: &str) -> Result<Option<(&'a [u8], usize)>, String> {
-    match buf.iter().take(LINE_MAX + 2).position(|&b| b == b'\n') {
+    match buf[..buf.len().min(LINE_MAX + 2)]
+        .iter()
+        .position(|&b| b == b'\n')
+    {
         Some(nl) => {
             let content = &buf[..nl];
             Ok(Some((
@@ -137,6 +150,8 @@ pub(super) fn head(buf: &[u8]) -> Result<Option<Head>, String> {
         line: pos,
         name: Word::EMPTY,
         sub: Word::EMPTY,
+        read: pos,
+        args_read: 0,
     };
     for i in 0..argc.min(2) {
         let Some((header, n)) = line(&buf[pos..], "bulk")? else {
@@ -158,6 +173,8 @@ pub(super) fn head(buf: &[u8]) -> Result<Option<Head>, String> {
             head.sub = word;
         }
         pos = end + 2;
+        head.read = pos;
+        head.args_read = i as u64 + 1;
     }
     Ok(Some(head))
 }
@@ -185,6 +202,16 @@ impl Command {
         Command {
             at: At::Count,
             args_left: 0,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The rest of a command whose [`Head`] was read: `args_left` arguments from the start of
+    /// the next one (at least one).
+    pub fn resume(args_left: u64) -> Command {
+        Command {
+            at: At::Header,
+            args_left,
             partial: Vec::new(),
         }
     }
@@ -497,5 +524,24 @@ mod tests {
         // A long first word is no command of the simulator's: decided at its length.
         let h = head(b"*2\r\n$100\r\nxx").unwrap().unwrap();
         assert_eq!((h.name.as_str(), h.sub.as_str()), ("", ""));
+        assert_eq!((h.read, h.args_read), (4, 0));
+    }
+
+    #[test]
+    fn a_command_resumes_where_its_head_stopped() {
+        let cmd = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n*1\r\n";
+        let h = head(cmd).unwrap().unwrap();
+        assert_eq!((h.read, h.args_read), (20, 2));
+        let (n, ended) = Command::resume(h.argc - h.args_read)
+            .advance(&cmd[h.read..])
+            .unwrap();
+        assert_eq!((h.read + n, ended), (31, true));
+        // A short command is whole in its head.
+        let get = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+        let h = head(get).unwrap().unwrap();
+        assert_eq!((h.read, h.args_read, h.argc), (get.len(), 2, 2));
+        // A long first word stops the head before its header.
+        let h = head(b"*2\r\n$100\r\n").unwrap().unwrap();
+        assert_eq!((h.read, h.args_read), (4, 0));
     }
 }
