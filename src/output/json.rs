@@ -34,6 +34,12 @@ pub fn write_object(out: &mut Vec<u8>, line: &WatchLine) -> io::Result<()> {
     }
 }
 
+/// Appends any other line (`decode`'s, `pcap`'s own) as one JSON object, without the newline:
+/// through serde, as rare lines are.
+pub fn write_value(out: &mut Vec<u8>, value: &impl serde::Serialize) -> io::Result<()> {
+    Ok(serde_json::to_writer(out, value)?)
+}
+
 /// Writes `line` as one JSON object (no newline) into `out`; with `ep`, the endpoint's label
 /// goes right after the `type`, so every line still starts with `{"type":`.
 pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serde_json::Result<()> {
