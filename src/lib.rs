@@ -8,6 +8,7 @@ pub mod clients;
 pub mod cluster;
 pub mod commands;
 pub mod conn;
+pub mod defaults;
 pub mod dns;
 pub mod escape;
 pub mod exit;

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod pcap;
 pub mod probe;
 pub mod service;
+pub mod settings;
 pub mod simulate;
 pub mod watch;
 

@@ -2,6 +2,7 @@
 //! Flattened into `watch`, kept apart so the watch's own arguments stay readable.
 
 use super::parse_duration;
+use crate::defaults;
 use clap::Args;
 use std::net::SocketAddr;
 
@@ -17,7 +18,7 @@ pub struct ServiceArgs {
     #[arg(long, value_name = "URL")]
     pub otlp: Option<String>,
     /// How often --otlp pushes.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s",
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = defaults::OTLP_INTERVAL_TEXT,
           requires = "otlp")]
     pub otlp_interval: std::time::Duration,
     /// Run CMD with `sh -c` once per maintenance event and once for its outcome (repeatable):
@@ -30,7 +31,7 @@ pub struct ServiceArgs {
     #[arg(long, value_name = "TYPES", requires = "exec")]
     pub exec_on: Vec<String>,
     /// Kill a hook (its process group) still running after this long.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = defaults::EXEC_TIMEOUT_TEXT)]
     pub exec_timeout: std::time::Duration,
 }
 

@@ -1,6 +1,7 @@
 //! Arguments of `watch`.
 
 use super::{parse_duration, ColorChoice};
+use crate::defaults;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -69,15 +70,15 @@ pub struct WatchArgs {
     #[arg(long, value_name = "SIZE", requires = "capture", value_parser = parse_size)]
     pub capture_max_size: Option<u64>,
     /// With --capture-max-size: how many rotated files to keep.
-    #[arg(long, value_name = "N", default_value_t = 5, requires = "capture_max_size",
+    #[arg(long, value_name = "N", default_value_t = defaults::CAPTURE_KEEP, requires = "capture_max_size",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub capture_keep: u32,
     /// Send a PING every interval and report latency and errors, attributing failures to the
     /// open window.
-    #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = "1s")]
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_duration, num_args = 0..=1, default_missing_value = defaults::TRAFFIC_TEXT)]
     pub traffic: Option<std::time::Duration>,
     /// Open N connections to the endpoint (a node-wide close takes them all at once).
-    #[arg(long, value_name = "N", default_value_t = 1,
+    #[arg(long, value_name = "N", default_value_t = defaults::CONNECTIONS,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub connections: u32,
     /// SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside
@@ -98,10 +99,10 @@ pub struct WatchArgs {
     #[arg(long)]
     pub masters_only: bool,
     /// How often to poll the hostname's A/AAAA records.
-    #[arg(long, value_parser = parse_duration, default_value = "500ms")]
+    #[arg(long, value_parser = parse_duration, default_value = defaults::DNS_INTERVAL_TEXT)]
     pub dns_interval: std::time::Duration,
     /// How often to poll them while a maintenance window is open (the change comes then).
-    #[arg(long, value_parser = parse_duration, default_value = "100ms")]
+    #[arg(long, value_parser = parse_duration, default_value = defaults::DNS_INTERVAL_OPEN_TEXT)]
     pub dns_interval_open: std::time::Duration,
     /// Do not watch DNS.
     #[arg(long)]
@@ -110,7 +111,7 @@ pub struct WatchArgs {
     #[arg(long)]
     pub no_handoff: bool,
     /// Interval of the dry-run's DNS polls (the reference client uses 1 s).
-    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    #[arg(long, value_parser = parse_duration, default_value = defaults::HANDOFF_POLL_TEXT)]
     pub handoff_poll: std::time::Duration,
     /// The endpoint is the built-in simulator running N times faster (`simulate --speed N`):
     /// declared windows, polls and offsets are read at that speed. Without it, the speed the
@@ -122,7 +123,7 @@ pub struct WatchArgs {
     pub color: ColorChoice,
     /// How a line's time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond,
     /// local) or rfc3339 (UTC, as in the JSON lines).
-    #[arg(long, value_enum, default_value_t = crate::output::human::TimeFormat::Compact)]
+    #[arg(long, value_enum, default_value_t = defaults::TIME_FORMAT)]
     pub time_format: crate::output::human::TimeFormat,
     /// Also show the lines that are only detail: each successful --traffic PING (failures are
     /// always shown; the summary has the latency figures).

@@ -9,9 +9,11 @@ use crate::cli::{DecodeArgs, InputFormatArg};
 use crate::clients;
 use crate::escape::{self, InputFormat};
 use crate::exit;
-use crate::output::text;
+use crate::output::human::Style;
+use crate::output::sink::{self, Record, Sink};
+use crate::output::{json, text};
 use crate::record::{DecodeLine, FrameRecord, SCHEMA_VERSION};
-use crate::resp::Scanner;
+use crate::resp::{Frame, Scanner};
 use anyhow::Context;
 use std::io::{Read, Write};
 
@@ -21,14 +23,16 @@ pub fn run(args: &DecodeArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     } else {
         args.inputs.clone()
     };
+    // Decode's text has no colour and no times: the default style.
+    let mut lines = sink::lines(out, args.json, Style::default(), true);
     let mut code = exit::SUCCESS;
     for source in &sources {
         let input = read_input(source)?;
-        if !decode_one(args, source, &input, out, err)? {
+        if !decode_one(args, source, &input, &mut *lines, err)? {
             code = exit::FAILURE;
         }
     }
-    out.flush()?;
+    lines.flush()?;
     Ok(code)
 }
 
@@ -49,7 +53,7 @@ fn decode_one(
     args: &DecodeArgs,
     source: &str,
     input: &[u8],
-    out: &mut dyn Write,
+    out: &mut dyn Sink,
     err: &mut dyn Write,
 ) -> anyhow::Result<bool> {
     let format = match args.format {
@@ -66,7 +70,7 @@ fn decode_one(
         InputFormat::Raw => input.to_vec(),
         InputFormat::Escaped => match unescape_indented(text()?) {
             Ok(b) => b,
-            Err(e) => return report(args, source, 0, &format!("escaped text, {e}"), out, err),
+            Err(e) => return report(source, 0, &format!("escaped text, {e}"), out, err),
         },
         InputFormat::Hex => {
             let text = text()?;
@@ -78,12 +82,12 @@ fn decode_one(
             };
             match read {
                 Ok(b) => b,
-                Err(e) => return report(args, source, 0, &e, out, err),
+                Err(e) => return report(source, 0, &e, out, err),
             }
         }
     };
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return report(args, source, 0, "no frames in the input", out, err);
+        return report(source, 0, "no frames in the input", out, err);
     }
     let decoded = if format == InputFormat::Raw {
         ""
@@ -92,48 +96,29 @@ fn decode_one(
     };
     let (frames, end, error) = Scanner::default().scan_all(&bytes);
     for (frame, span) in frames {
-        let record = FrameRecord::new(&frame, &bytes[span.clone()], span.start as u64);
-        if args.json {
-            let line = DecodeLine::Frame {
-                v: SCHEMA_VERSION,
-                source: source.to_string(),
-                frame: record,
-                clients: args
-                    .clients
-                    .then(|| clients::verdicts(&frame, args.endpoint_type.asked())),
-            };
-            serde_json::to_writer(&mut *out, &line)?;
-            writeln!(out)?;
-        } else {
-            writeln!(
-                out,
-                "{source} @{}: {}",
-                record.offset,
-                text::describe(&record.parsed)
-            )?;
-            writeln!(out, "    {}", record.raw.escaped())?;
-            if let crate::notification::Classified::Maintenance(n) = &record.parsed {
-                for note in &n.notes {
-                    writeln!(out, "    note: {note}")?;
-                }
-            }
-            if args.clients {
-                for line in clients::lines(&frame, args.endpoint_type.asked()) {
-                    writeln!(out, "    {line}")?;
-                }
-            }
-        }
+        let asked = args.endpoint_type.asked();
+        let line = DecodeLine::Frame {
+            v: SCHEMA_VERSION,
+            source: source.to_string(),
+            frame: FrameRecord::new(&frame, &bytes[span.clone()], span.start as u64),
+            clients: args.clients.then(|| clients::verdicts(&frame, asked)),
+        };
+        out.record(&Decoded {
+            line,
+            frame: Some(&frame),
+            asked,
+        })?;
     }
     if let Some(e) = error {
         let message = format!("{e}{decoded}");
-        return report(args, source, e.offset, &message, out, err);
+        return report(source, e.offset, &message, out, err);
     }
     if end < bytes.len() {
         let message = format!(
             "at byte {end}{decoded}: incomplete frame, the input ends after {} of its bytes",
             bytes.len() - end
         );
-        return report(args, source, end as u64, &message, out, err);
+        return report(source, end as u64, &message, out, err);
     }
     Ok(true)
 }
@@ -165,27 +150,71 @@ fn unescape_indented(text: &str) -> Result<Vec<u8>, escape::TextError> {
     Ok(out)
 }
 
+/// A decoding error: on stderr, and in JSON also a line, so a reader of the JSON alone sees it.
 fn report(
-    args: &DecodeArgs,
     source: &str,
     offset: u64,
     message: &str,
-    out: &mut dyn Write,
+    out: &mut dyn Sink,
     err: &mut dyn Write,
 ) -> anyhow::Result<bool> {
-    if args.json {
-        let line = DecodeLine::Error {
-            v: SCHEMA_VERSION,
-            source: source.to_string(),
-            offset,
-            message: message.to_string(),
-        };
-        serde_json::to_writer(&mut *out, &line)?;
-        writeln!(out)?;
-    }
+    let line = DecodeLine::Error {
+        v: SCHEMA_VERSION,
+        source: source.to_string(),
+        offset,
+        message: message.to_string(),
+    };
+    out.record(&Decoded {
+        line,
+        frame: None,
+        asked: None,
+    })?;
     out.flush()?;
     writeln!(err, "maintwatch decode: {source}: {message}")?;
     Ok(false)
+}
+
+/// A line of `decode`, with the frame it came from for the `--clients` text.
+struct Decoded<'f> {
+    line: DecodeLine,
+    frame: Option<&'f Frame<'f>>,
+    asked: Option<crate::conn::EndpointType>,
+}
+
+impl Record for Decoded<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
+        json::write_value(out, &self.line)
+    }
+
+    /// A frame: where it starts, what it is, its bytes, its notes and with `--clients` what each
+    /// client does with it. An error is told on stderr only.
+    fn render(&self, _style: &Style) -> Vec<String> {
+        let DecodeLine::Frame {
+            source,
+            frame: record,
+            clients,
+            ..
+        } = &self.line
+        else {
+            return Vec::new();
+        };
+        let mut out = vec![
+            format!(
+                "{source} @{}: {}",
+                record.offset,
+                text::describe(&record.parsed)
+            ),
+            format!("    {}", record.raw.escaped()),
+        ];
+        if let crate::notification::Classified::Maintenance(n) = &record.parsed {
+            out.extend(n.notes.iter().map(|note| format!("    note: {note}")));
+        }
+        if let (Some(_), Some(frame)) = (clients, self.frame) {
+            let lines = clients::lines(frame, self.asked);
+            out.extend(lines.into_iter().map(|line| format!("    {line}")));
+        }
+        out
+    }
 }
 
 /// Hex dumps as people paste them: `hexdump -C` and `xxd`. Both put an offset first and an ASCII

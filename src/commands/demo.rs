@@ -127,15 +127,14 @@ fn settings(
         password: None,
         db: None,
     };
-    Ok(WatchSettings {
-        capture: args.capture.clone(),
-        speed: args.speed,
-        speed_given: true,
-        color: style.color,
-        time: style.time,
-        width: style.width,
-        ..WatchSettings::new(config.options_for(&url)?)
-    })
+    let mut settings = WatchSettings::new(config.options_for(&url)?);
+    settings.speed = args.speed;
+    settings.speed_given = true;
+    settings.output.capture = args.capture.clone();
+    settings.output.color = style.color;
+    settings.output.time = style.time;
+    settings.output.width = style.width;
+    Ok(settings)
 }
 
 /// The simulator's narration, dimmed, as notes for the watch; the task ends with the scenario.

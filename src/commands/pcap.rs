@@ -4,6 +4,8 @@
 use crate::cli::pcap::PcapArgs;
 use crate::exit;
 use crate::output::human::Style;
+use crate::output::json;
+use crate::output::sink::{self, Record, Sink};
 use crate::pcap::line::{self, FileLine, Line, PcapLine};
 use crate::pcap::{packet, read, Analyzer, Settings, Stats};
 use crate::record::SCHEMA_VERSION;
@@ -12,25 +14,27 @@ use std::io::Write;
 pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     let mut analyzer = Analyzer::new(settings(args)?, format!("capture {}", names.join(", ")));
-    let writer = Writer {
+    let mut writer = Writer {
         json: args.json,
-        style: args.color.style(args.json),
+        lines: sink::lines(&mut *out, args.json, args.color.style(args.json), true),
     };
     // Lines are written as each file is read, so a long capture shows progress; a file that
     // cannot be read stops the command after what was already written.
     let mut files = Vec::new();
     for (path, name) in args.files.iter().zip(&names) {
-        match read_one(path, name, &mut analyzer, &writer, out, err)? {
+        match read_one(path, name, &mut analyzer, &mut writer, err)? {
             Some(file) => files.push(file),
             None => return Ok(exit::FAILURE),
         }
     }
     let summary = analyzer.finish();
     for l in analyzer.take_lines() {
-        writer.write(&l, out)?;
+        writer.write(&l)?;
     }
-    writer.write(&Line::Watch(summary), out)?;
-    writer.write(&end_line(files, &analyzer.stats), out)?;
+    writer.write(&Line::Watch(summary))?;
+    writer.write(&end_line(files, &analyzer.stats))?;
+    writer.lines.flush()?;
+    drop(writer);
     let dropped = analyzer.dns_dropped();
     if dropped > 0 {
         writeln!(
@@ -63,23 +67,31 @@ fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
     })
 }
 
-/// Writes lines as JSON (one object a line) or rendered for a person.
-struct Writer {
+/// Writes lines through the sink `--json` picks: one JSON object a line, or rendered for a
+/// person.
+struct Writer<'a> {
     json: bool,
-    style: Style,
+    lines: Box<dyn Sink + 'a>,
 }
 
-impl Writer {
-    fn write(&self, line: &Line, out: &mut dyn Write) -> anyhow::Result<()> {
-        if self.json {
-            serde_json::to_writer(&mut *out, line)?;
-            writeln!(out)?;
-        } else {
-            for text in line::render(line, &self.style) {
-                writeln!(out, "{text}")?;
-            }
+impl Writer<'_> {
+    fn write(&mut self, line: &Line) -> anyhow::Result<()> {
+        Ok(self.lines.record(line)?)
+    }
+}
+
+/// A watch line goes through the watch's own JSON writer; a `pcap_*` line through serde. People
+/// read the capture's rendering, which tells a connection by its client's address.
+impl Record for Line {
+    fn write_json(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Line::Watch(w) => json::write_object(out, w),
+            Line::Pcap(p) => json::write_value(out, p),
         }
-        Ok(())
+    }
+
+    fn render(&self, style: &Style) -> Vec<String> {
+        line::render(self, style)
     }
 }
 
@@ -89,8 +101,7 @@ fn read_one(
     path: &std::path::Path,
     name: &str,
     analyzer: &mut Analyzer,
-    writer: &Writer,
-    out: &mut dyn Write,
+    writer: &mut Writer,
     err: &mut dyn Write,
 ) -> anyhow::Result<Option<FileLine>> {
     let report = read::read_file(path, |p| {
@@ -103,7 +114,7 @@ fn read_one(
         analyzer.packet(&p);
         if analyzer.has_lines() {
             for l in analyzer.take_lines() {
-                writer.write(&l, out)?;
+                writer.write(&l)?;
             }
         }
         Ok(())
@@ -111,7 +122,7 @@ fn read_one(
     let report = match report {
         Ok(r) => r,
         Err(e) => {
-            out.flush()?;
+            writer.lines.flush()?;
             writeln!(err, "maintwatch pcap: {name}: {e:#}")?;
             return Ok(None);
         }
@@ -126,7 +137,7 @@ fn read_one(
                 file: name.to_string(),
                 text,
             };
-            writer.write(&Line::Pcap(warning), out)?;
+            writer.write(&Line::Pcap(warning))?;
         }
     }
     Ok(Some(FileLine {

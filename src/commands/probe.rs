@@ -207,7 +207,6 @@ fn warn_insecure(options: &[ConnectOptions], err: &mut (dyn Write + Send)) -> io
 /// probe still finishes and exits with its code.
 struct Output<'a> {
     sink: Option<Box<dyn Sink + 'a>>,
-    object: Vec<u8>,
     error: Option<io::Error>,
 }
 
@@ -216,7 +215,6 @@ impl<'a> Output<'a> {
         let sink = (!quiet).then(|| sink::lines(out, json, Style::default(), false));
         Output {
             sink,
-            object: Vec::with_capacity(512),
             error: None,
         }
     }
@@ -238,13 +236,7 @@ impl<'a> Output<'a> {
         if self.sink.is_none() {
             return;
         }
-        let mut object = std::mem::take(&mut self.object);
-        object.clear();
-        match json::write_value(&mut object, &r.json()) {
-            Ok(()) => self.write(|s| s.value(&object)),
-            Err(e) => self.error = Some(e),
-        }
-        self.object = object;
+        self.write(|s| s.record(&Report(r)));
     }
 
     fn finish(mut self, reports: &[ProbeReport], layout: Layout) -> io::Result<()> {
@@ -304,6 +296,20 @@ struct Column {
     min: usize,
     /// Left out entirely, in this order (1 first), when shortening is not enough.
     drop: Option<u8>,
+}
+
+/// A report as a line of probe's own schema: one JSON object for `--json`; nothing for
+/// people, who get the table at the end.
+struct Report<'r>(&'r ProbeReport);
+
+impl sink::Record for Report<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        json::write_value(out, &self.0.json())
+    }
+
+    fn render(&self, _style: &Style) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 const fn column(min: usize, drop: Option<u8>) -> Column {

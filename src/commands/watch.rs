@@ -2,6 +2,7 @@
 //! engine in [`crate::watch`] does the rest: for one endpoint, or for a fleet of them (several
 //! URLs or `--from FILE`) in one process.
 
+use crate::cli::settings;
 use crate::cli::watch::WatchArgs;
 use crate::exit;
 use crate::output::sink::KeptSummaries;
@@ -10,12 +11,12 @@ use crate::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
-    let mut settings = WatchSettings::from_args(args)?;
-    let fleet = watch::fleet_from_args(args, &settings)?;
+    let mut settings = settings::watch_settings(args)?;
+    let fleet = settings::fleet_settings(args, &settings)?;
     args.connect.warn_command_line_password(&args.urls);
     if let Some(fleet) = &fleet {
         // One countdown cannot show a thousand endpoints' windows.
-        settings.countdown = false;
+        settings.output.countdown = false;
         settings.connect = fleet[0].1.connect.clone();
     }
     let mut seen_notes = std::collections::BTreeSet::new();
@@ -33,7 +34,10 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         );
     }
     // A reader that stops reading must not make the watch deaf to signals and `--duration`.
-    let deadline = settings.duration.map(|d| std::time::Instant::now() + d);
+    let deadline = settings
+        .engine
+        .duration
+        .map(|d| std::time::Instant::now() + d);
     let (out, stdout) = Stdout::start(deadline)?;
     let flag = match (&settings.service.metrics, &settings.service.otlp) {
         (Some(_), _) => Some("--metrics"),
@@ -72,7 +76,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let written = stdout.finish();
     services.finish().await;
     for (label, one) in &end.ends {
-        report(label.as_deref(), one, !settings.json);
+        report(label.as_deref(), one, !settings.output.json);
     }
     let code = end.exit_code();
     if !written.gone && written.dropped == 0 {
@@ -104,10 +108,10 @@ fn summary_on_stderr(
     eprintln!("maintwatch: stdout: {n} {lines} not written ({why}); the summary follows here");
     let style = crate::output::human::Style {
         color: false,
-        time: settings.time,
-        width: settings.width,
+        time: settings.output.time,
+        width: settings.output.width,
     };
-    let mut err = crate::output::sink::lines(std::io::stderr(), settings.json, style, false);
+    let mut err = crate::output::sink::lines(std::io::stderr(), settings.output.json, style, false);
     for (label, line) in &summaries {
         match label {
             Some(label) => err.line_of(label, line)?,

@@ -34,6 +34,12 @@ pub fn write_object(out: &mut Vec<u8>, line: &WatchLine) -> io::Result<()> {
     }
 }
 
+/// Appends any other line (`decode`'s, `pcap`'s own) as one JSON object, without the newline:
+/// through serde, as rare lines are.
+pub fn write_value(out: &mut Vec<u8>, value: &impl serde::Serialize) -> io::Result<()> {
+    Ok(serde_json::to_writer(out, value)?)
+}
+
 /// Writes `line` as one JSON object (no newline) into `out`; with `ep`, the endpoint's label
 /// goes right after the `type`, so every line still starts with `{"type":`.
 pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serde_json::Result<()> {
@@ -51,12 +57,6 @@ pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serd
         out.splice(comma..comma, field);
     }
     Ok(())
-}
-
-/// A value that is not a timeline line (a probe's report) as one JSON object appended to `out`,
-/// without a newline: serde's text, byte for byte what `serde_json::to_string` makes of it.
-pub fn write_value(out: &mut Vec<u8>, value: &impl serde::Serialize) -> io::Result<()> {
-    serde_json::to_writer(out, value).map_err(io::Error::from)
 }
 
 /// `{"type":…,"v":…,"t":…,"at":…,"conn":…`: how every line about a connection starts.

@@ -12,6 +12,17 @@ use crate::record::WatchLine;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// A line of a command's own schema, beside the timeline's (`decode`'s, `pcap`'s): what it
+/// is as JSON and as text for people. The sink that [`lines`] picks decides which is written, so
+/// `--json` means the same in every command.
+pub trait Record {
+    /// The line as one JSON object, without the newline, made by [`json`].
+    fn write_json(&self, out: &mut Vec<u8>) -> io::Result<()>;
+
+    /// The line for people: none, one or several text lines.
+    fn render(&self, style: &Style) -> Vec<String>;
+}
+
 /// One destination of timeline lines.
 pub trait Sink {
     /// A line of the timeline.
@@ -34,6 +45,12 @@ pub trait Sink {
         Ok(())
     }
 
+    /// A line of a command's own schema. Only the JSON and human sinks write it; the watch's
+    /// other sinks (capture, countdown, metrics, hooks) take timeline lines alone.
+    fn record(&mut self, _line: &dyn Record) -> io::Result<()> {
+        Ok(())
+    }
+
     /// A signal stopped the watch; `fresh_line`: the terminal is already at a line's start.
     fn interrupted(&mut self, _fresh_line: bool) -> io::Result<()> {
         Ok(())
@@ -46,13 +63,6 @@ pub trait Sink {
     /// The sink stopped working on the way (it said so on stderr); the exit code reports it.
     fn failed(&self) -> bool {
         false
-    }
-
-    /// A result that is a value of its own, not a timeline line (`probe`: one report per
-    /// endpoint), already made into one JSON object by [`json::write_value`]: JSON sinks write
-    /// it as a line; sinks for people leave it (what they show comes through `note`).
-    fn value(&mut self, _object: &[u8]) -> io::Result<()> {
-        Ok(())
     }
 }
 
@@ -86,9 +96,9 @@ impl<W: Write> Sink for JsonLines<W> {
         self.out.write_all(&text)
     }
 
-    fn value(&mut self, object: &[u8]) -> io::Result<()> {
+    fn record(&mut self, line: &dyn Record) -> io::Result<()> {
         self.text.clear();
-        self.text.extend_from_slice(object);
+        line.write_json(&mut self.text)?;
         self.text.push(b'\n');
         self.out.write_all(&self.text)
     }
@@ -149,6 +159,14 @@ impl<W: Write> Sink for HumanLines<W> {
             if !summary {
                 write!(self.out, "{ep} ")?;
             }
+            self.out.write_all(text.as_bytes())?;
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, line: &dyn Record) -> io::Result<()> {
+        for text in line.render(&self.style) {
             self.out.write_all(text.as_bytes())?;
             self.out.write_all(b"\n")?;
         }
@@ -245,6 +263,10 @@ impl Sink for ClientLines<'_> {
         self.inner.reopen()
     }
 
+    fn record(&mut self, line: &dyn Record) -> io::Result<()> {
+        self.inner.record(line)
+    }
+
     fn note(&mut self, text: &str) -> io::Result<()> {
         self.inner.note(text)
     }
@@ -262,7 +284,8 @@ impl Sink for ClientLines<'_> {
     }
 }
 
-/// The one place that picks between JSON and human lines on an output.
+/// The one place that picks between JSON and human lines on an output: for the timeline's lines
+/// and for a command's own ([`Sink::record`]).
 pub fn lines<'a, W: Write + 'a>(
     out: W,
     json: bool,
@@ -638,6 +661,36 @@ mod one_tests {
         let mut human = Vec::new();
         super::one(&mut human, false, &value, &"moves to x").unwrap();
         assert_eq!(human, b"moves to x\n");
+    }
+
+    /// A line of another schema, as `decode` and `pcap` hand them to their sink.
+    struct Other;
+
+    impl super::Record for Other {
+        fn write_json(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
+            super::json::write_value(out, &serde_json::json!({"type": "other", "v": 1}))
+        }
+
+        fn render(&self, _style: &super::Style) -> Vec<String> {
+            vec!["first".into(), "    second".into()]
+        }
+    }
+
+    #[test]
+    fn a_record_is_a_json_line_or_its_text_lines_by_the_same_switch() {
+        let style = super::Style::default();
+        let mut json = Vec::new();
+        super::lines(&mut json, true, style, true)
+            .record(&Other)
+            .unwrap();
+        assert_eq!(json, b"{\"type\":\"other\",\"v\":1}\n");
+        let mut human = Vec::new();
+        let inner = super::lines(&mut human, false, style, true);
+        // `--clients` wraps the human sink: a record still reaches it.
+        let mut clients = super::ClientLines::new(inner, None);
+        super::Sink::record(&mut clients, &Other).unwrap();
+        drop(clients);
+        assert_eq!(human, b"first\n    second\n");
     }
 }
 

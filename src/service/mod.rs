@@ -14,7 +14,6 @@ pub mod otlp;
 pub use hooks::{ExecOn, HookSettings, Hooks};
 pub use metrics::Metrics;
 
-use crate::cli::service::ServiceArgs;
 use crate::conn::ConnectOptions;
 use crate::output::sink::Sinks;
 use std::net::SocketAddr;
@@ -26,44 +25,6 @@ pub struct ServiceSettings {
     pub metrics: Option<SocketAddr>,
     pub otlp: Option<otlp::OtlpSettings>,
     pub hooks: Option<HookSettings>,
-}
-
-impl ServiceSettings {
-    pub fn from_args(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
-        let hooks = if args.exec.is_empty() {
-            None
-        } else {
-            if args.exec_timeout.is_zero() {
-                anyhow::bail!("--exec-timeout must be above zero");
-            }
-            Some(HookSettings {
-                commands: args.exec.clone(),
-                on: ExecOn::parse(&args.exec_on)?,
-                timeout: args.exec_timeout,
-            })
-        };
-        let otlp = match &args.otlp {
-            None => None,
-            Some(url) => {
-                // A usage error (exit 2), as the other flags' are.
-                let usage = |e: anyhow::Error| {
-                    anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
-                };
-                if args.otlp_interval.is_zero() {
-                    return Err(usage(anyhow::anyhow!("--otlp-interval must be above zero")));
-                }
-                Some(otlp::OtlpSettings {
-                    url: otlp::OtlpUrl::parse(url).map_err(usage)?,
-                    interval: args.otlp_interval,
-                })
-            }
-        };
-        Ok(ServiceSettings {
-            metrics: args.metrics,
-            otlp,
-            hooks,
-        })
-    }
 }
 
 /// The running services of one process.

@@ -27,7 +27,7 @@ pub(super) struct Membership {
 impl Membership {
     /// Starts `connections` connections to the endpoint; only the first reads the topology.
     pub(super) fn start(spawner: Spawner, connections: u32) -> Membership {
-        let masters_only = spawner.settings.masters_only;
+        let masters_only = spawner.settings.engine.masters_only;
         let mut watched = HashMap::new();
         for id in 1..=connections.max(1) {
             let w = spawner.spawn(id, spawner.settings.connect.clone(), id == 1);

@@ -422,7 +422,7 @@ impl Task {
     /// to the error's text: how long the endpoint has been failing, once a session has existed
     /// and this is not the first failure in a row.
     fn failed(&mut self, e: &conn::ConnectError) -> (bool, Duration, String) {
-        let stop = self.ctx.shared.stops_on(e, self.ctx.settings.require);
+        let stop = self.ctx.shared.stops_on(e, self.ctx.settings.engine.require);
         let (failing, attempts) = self.streak.failed(tokio::time::Instant::now());
         self.backoff.failing_for(failing);
         let delay = self.backoff.next_delay(rand::random());
@@ -510,7 +510,7 @@ impl Task {
         self.streak = Streak::default();
         self.backoff.session_started();
         self.observe(handshake_observation(&handshake));
-        let in_cluster = match self.ctx.settings.cluster {
+        let in_cluster = match self.ctx.settings.engine.cluster {
             ClusterMode::On => true,
             ClusterMode::Off => false,
             ClusterMode::Auto => handshake.mode() == Some("cluster"),
@@ -542,12 +542,12 @@ impl Task {
     async fn set_up(&mut self, session: &mut Session, in_cluster: bool) {
         let settings = &self.ctx.settings;
         let mut failures = Vec::new();
-        if !settings.subscribe.is_empty() {
-            if let Err(e) = session.subscribe(&settings.subscribe).await {
+        if !settings.engine.subscribe.is_empty() {
+            if let Err(e) = session.subscribe(&settings.engine.subscribe).await {
                 failures.push(("SUBSCRIBE", e));
             }
         }
-        if settings.tracking {
+        if settings.engine.tracking {
             if let Err(e) = session.track().await {
                 failures.push(("CLIENT", e));
             }
@@ -567,7 +567,7 @@ impl Task {
 
     /// Reads until the connection closes, answering the loop's requests and sending PINGs.
     async fn read(&mut self, session: &mut Session) -> (CloseCause, Option<String>) {
-        let mut ticker = self.ctx.settings.traffic.map(|d| {
+        let mut ticker = self.ctx.settings.engine.traffic.map(|d| {
             let mut t = tokio::time::interval(d.max(TRAFFIC_FLOOR));
             t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             t

@@ -150,7 +150,7 @@ pub async fn watch_fleet<'o>(
     let mut engines = start_engines(endpoints, sinks, &resolver, &tx, &fatal_tx)?;
     let pollers = spawn_dns_pollers(&mut engines, &resolver);
     let deadline = async {
-        match common.duration {
+        match common.engine.duration {
             Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
@@ -161,13 +161,13 @@ pub async fn watch_fleet<'o>(
     let mut redraw = tokio::time::interval(Duration::from_millis(100));
     // Polled only while a countdown shows a window: ticks missed meanwhile are not made up.
     redraw.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let beat = common.heartbeat.unwrap_or(Duration::from_secs(3600));
+    let beat = common.engine.heartbeat.unwrap_or(Duration::from_secs(3600));
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut progress = Progress {
         live: engines.len(),
         seen: 0,
-        count: common.count,
+        count: common.engine.count,
     };
     // A narrated run (the demo) takes frames one at a time: a note must come before the frames
     // sent after it, and a batch could take those first.
@@ -196,7 +196,7 @@ pub async fn watch_fleet<'o>(
                 }
             }
             _ = redraw.tick(), if sinks.animating() => sinks.tick(),
-            _ = heartbeat.tick(), if common.heartbeat.is_some() => {
+            _ = heartbeat.tick(), if common.engine.heartbeat.is_some() => {
                 for engine in &mut engines {
                     engine.heartbeat(sinks)?;
                 }
@@ -414,7 +414,7 @@ impl<'o> Engine<'o> {
             shared: shared.clone(),
         };
         let mut engine = Engine {
-            members: Some(Membership::start(spawner, settings.connections)),
+            members: Some(Membership::start(spawner, settings.engine.connections)),
             settings,
             label,
             extra,
@@ -559,7 +559,7 @@ impl<'o> Engine<'o> {
                 if *opt_in != OptInOutcome::AuthFailed {
                     self.up.insert(conn, *opt_in == OptInOutcome::Accepted);
                 }
-                if self.settings.require && *opt_in != OptInOutcome::Accepted {
+                if self.settings.engine.require && *opt_in != OptInOutcome::Accepted {
                     return Some(StopReason::Required(required_code(*opt_in)));
                 }
             }
@@ -704,7 +704,7 @@ fn spawn_dns_pollers(
     let mut hosts: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     for (i, e) in engines.iter().enumerate() {
         let host = e.settings.connect.host();
-        if e.settings.dns && host.parse::<IpAddr>().is_err() {
+        if e.settings.engine.dns && host.parse::<IpAddr>().is_err() {
             hosts.entry(host.to_string()).or_default().push(i);
         }
     }
@@ -712,8 +712,8 @@ fn spawn_dns_pollers(
     for (host, members) in hosts {
         let settings = &engines[members[0]].settings;
         let pace = dns::PollPace {
-            normal: settings.dns_interval.div_f64(settings.speed),
-            open: settings.dns_interval_open.div_f64(settings.speed),
+            normal: settings.engine.dns_interval.div_f64(settings.speed),
+            open: settings.engine.dns_interval_open.div_f64(settings.speed),
         };
         let timeout = settings.connect.dns_options().timeout;
         let (pace_tx, pace_rx) = tokio::sync::watch::channel(None);
@@ -868,7 +868,7 @@ fn act(
             successor,
             current,
         } => {
-            if !settings.handoff {
+            if !settings.engine.handoff {
                 return;
             }
             let Ok(permit) = effects.dry_runs.clone().try_acquire_owned() else {
@@ -894,7 +894,7 @@ fn act(
                 current,
                 successor: successor.map(|s| (s.host, s.port)),
                 window_secs: window_s.min(MAX_DRY_RUN_WINDOW_S),
-                poll_interval: settings.handoff_poll,
+                poll_interval: settings.engine.handoff_poll,
             };
             let resolver = resolver.clone();
             let tx = tx.clone();
@@ -914,7 +914,7 @@ fn act(
         }
         Action::CheckAdvertised { conn, addr } => {
             let host = settings.connect.host().to_string();
-            if host.parse::<IpAddr>().is_ok() || !settings.dns {
+            if host.parse::<IpAddr>().is_ok() || !settings.engine.dns {
                 return;
             }
             let resolver = resolver.clone();

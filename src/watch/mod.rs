@@ -22,5 +22,5 @@ pub use engine::{
     MAX_DRY_RUN_WINDOW_S,
 };
 pub use settings::{
-    fleet_from_args, labels, CaptureMode, ClusterMode, WatchSettings, TRAFFIC_FLOOR,
+    labels, CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };

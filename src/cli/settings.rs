@@ -1,0 +1,202 @@
+//! The one place where a command line becomes the watch's settings: the engine's, the output's
+//! and the services', each validated here, so the engine, the sinks and the services never see a
+//! clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
+
+use super::service::ServiceArgs;
+use super::watch::WatchArgs;
+use crate::conn::ConnectOptions;
+use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
+use crate::watch::{
+    CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
+};
+use anyhow::Context;
+use std::time::Duration;
+
+/// Validates the command line of `watch`.
+pub fn watch_settings(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
+    let speed = args.sim_speed.unwrap_or(1.0);
+    if !(speed.is_finite() && speed > 0.0) {
+        anyhow::bail!("--sim-speed must be a positive number, not {speed}");
+    }
+    if args.count == Some(0) {
+        anyhow::bail!("--count must be at least 1");
+    }
+    let connect = match args.urls.first() {
+        Some(url) => {
+            let config = args.connect.config();
+            let options = config.options_for(url)?;
+            config.check_tls_flags_apply(std::slice::from_ref(&options))?;
+            options
+        }
+        None => ConnectOptions::from_args(&args.connect)?,
+    };
+    Ok(WatchSettings {
+        connect,
+        speed,
+        speed_given: args.sim_speed.is_some(),
+        engine: engine_settings(args),
+        output: output_settings(args),
+        service: service_settings(&args.service)?,
+    })
+}
+
+fn engine_settings(args: &WatchArgs) -> EngineSettings {
+    EngineSettings {
+        require: args.require,
+        duration: args.duration,
+        count: args.count,
+        traffic: args.traffic.map(traffic_floor),
+        dns: !args.no_dns,
+        dns_interval: args.dns_interval,
+        dns_interval_open: args.dns_interval_open,
+        handoff: !args.no_handoff,
+        handoff_poll: args.handoff_poll,
+        connections: args.connections,
+        subscribe: args.subscribe.clone(),
+        tracking: args.tracking,
+        cluster: if args.cluster {
+            ClusterMode::On
+        } else if args.no_cluster {
+            ClusterMode::Off
+        } else {
+            ClusterMode::Auto
+        },
+        masters_only: args.masters_only,
+        heartbeat: args.heartbeat,
+    }
+}
+
+fn output_settings(args: &WatchArgs) -> OutputSettings {
+    let style = args.color.style(args.json);
+    OutputSettings {
+        json: args.json,
+        capture: args.capture.clone(),
+        capture_mode: if args.append {
+            CaptureMode::Append
+        } else if args.force {
+            CaptureMode::Truncate
+        } else {
+            CaptureMode::New
+        },
+        rotation: args
+            .capture_max_size
+            .map(|max_size| crate::output::sink::Rotation {
+                max_size,
+                keep: args.capture_keep,
+            }),
+        color: style.color,
+        time: args.time_format,
+        width: style.width,
+        verbose: args.verbose,
+        clients: args.clients,
+        countdown: !args.json,
+    }
+}
+
+/// Validates `--metrics`, `--otlp` and `--exec` with their companions.
+pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
+    let hooks = if args.exec.is_empty() {
+        None
+    } else {
+        if args.exec_timeout.is_zero() {
+            anyhow::bail!("--exec-timeout must be above zero");
+        }
+        Some(HookSettings {
+            commands: args.exec.clone(),
+            on: ExecOn::parse(&args.exec_on)?,
+            timeout: args.exec_timeout,
+        })
+    };
+    let otlp = match &args.otlp {
+        None => None,
+        Some(url) => {
+            // A usage error (exit 2), as the other flags' are.
+            let usage = |e: anyhow::Error| {
+                anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
+            };
+            if args.otlp_interval.is_zero() {
+                return Err(usage(anyhow::anyhow!("--otlp-interval must be above zero")));
+            }
+            Some(otlp::OtlpSettings {
+                url: otlp::OtlpUrl::parse(url).map_err(usage)?,
+                interval: args.otlp_interval,
+            })
+        }
+    };
+    Ok(ServiceSettings {
+        metrics: args.metrics,
+        otlp,
+        hooks,
+    })
+}
+
+/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`], saying so on stderr.
+fn traffic_floor(interval: Duration) -> Duration {
+    if interval < TRAFFIC_FLOOR {
+        eprintln!(
+            "maintwatch: warning: --traffic {interval:?} is below the {} ms floor: sending a PING every {} ms",
+            TRAFFIC_FLOOR.as_millis(),
+            TRAFFIC_FLOOR.as_millis()
+        );
+        return TRAFFIC_FLOOR;
+    }
+    interval
+}
+
+/// The endpoints of a fleet (several URLs, or `--from FILE` as `probe --from` reads it), each
+/// with its label and the settings of `base` for its own endpoint; `None` for one endpoint.
+/// A bad line in the file is a usage error naming the line (a watch meant to run for days does
+/// not start with an endpoint silently left out).
+pub fn fleet_settings(
+    args: &WatchArgs,
+    base: &WatchSettings,
+) -> anyhow::Result<Option<Vec<(String, WatchSettings)>>> {
+    let mut urls = args.urls.clone();
+    if let Some(from) = &args.from {
+        let read = crate::conn::probe::read_endpoint_text;
+        let (text, source) = if from == "-" {
+            let source = "standard input".to_string();
+            let text = read(&mut std::io::stdin(), &source).context("--from -")?;
+            (text, source)
+        } else {
+            let mut file =
+                std::fs::File::open(from).map_err(|e| anyhow::anyhow!("--from {from}: {e}"))?;
+            (read(&mut file, from).context("--from")?, from.clone())
+        };
+        let list = crate::conn::probe::parse_endpoint_list(&text, &source);
+        if let Some(e) = list.errors.into_iter().next() {
+            return Err(anyhow::Error::new(e).context("--from"));
+        }
+        if list.urls.is_empty() {
+            return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
+                format!("--from: no endpoint in {source}"),
+            )));
+        }
+        urls.extend(list.urls);
+    }
+    if urls.len() < 2 && args.from.is_none() {
+        return Ok(None);
+    }
+    let config = args.connect.config();
+    let mut options = Vec::with_capacity(urls.len());
+    for url in &urls {
+        options.push(config.options_for(url)?);
+    }
+    config.check_tls_flags_apply(&options)?;
+    let labels = crate::watch::labels(&options);
+    Ok(Some(
+        options
+            .into_iter()
+            .zip(labels)
+            .map(|(connect, label)| {
+                (
+                    label,
+                    WatchSettings {
+                        connect,
+                        ..base.clone()
+                    },
+                )
+            })
+            .collect(),
+    ))
+}
