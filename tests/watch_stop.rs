@@ -213,7 +213,15 @@ fn summary_reason(lines: &[String]) -> String {
 
 /// Every capture line is complete and a schema line, the last is the summary, and the pushes
 /// are what the server sent, in order, from its frame `first` on.
-fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>, first: u64) {
+/// `at_least`: frames the capture must hold (0 where the test cannot wait for the flood to
+/// reach the watch before the stop, as with `--duration`: how much arrives in a second depends
+/// on the machine's load, not on the watch).
+fn assert_capture_is_a_prefix(
+    capture: &[u8],
+    expected: impl Fn(u64) -> Vec<u8>,
+    first: u64,
+    at_least: usize,
+) {
     assert!(
         capture.ends_with(b"\n"),
         "the capture ends with a whole line"
@@ -240,7 +248,11 @@ fn assert_capture_is_a_prefix(capture: &[u8], expected: impl Fn(u64) -> Vec<u8>,
             _ => None,
         })
         .collect();
-    assert!(raws.len() >= 100, "the flood was captured: {}", raws.len());
+    assert!(
+        raws.len() >= at_least,
+        "the flood was captured: {}",
+        raws.len()
+    );
     for (k, raw) in raws.iter().enumerate() {
         let want = expected(first + k as u64);
         assert!(
@@ -263,7 +275,7 @@ async fn signal_under_flood(sig: &str, code: i32, reason: &str) {
     let (got, lines, stderr, capture) = run.ended().await;
     assert_eq!(got, code, "{sig}: {stderr}");
     assert_eq!(summary_reason(&lines), reason);
-    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0, 100);
     assert_read_little_after_the_stop(&capture, at_signal);
 }
 
@@ -335,7 +347,7 @@ async fn sighup_under_a_flood_with_a_capture_reopens_it_and_loses_nothing() {
         "the moved file ends with a whole line"
     );
     both.extend(capture);
-    assert_capture_is_a_prefix(&both, |i| Flood::Messages.frame(i % CYCLE), 0);
+    assert_capture_is_a_prefix(&both, |i| Flood::Messages.frame(i % CYCLE), 0, 100);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -345,7 +357,7 @@ async fn duration_stops_a_watch_under_an_endless_flood() {
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(summary_reason(&lines), "duration");
-    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -355,7 +367,7 @@ async fn count_stops_a_watch_under_an_endless_flood_of_notifications() {
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(summary_reason(&lines), "count");
-    assert_capture_is_a_prefix(&capture, |i| Flood::Notifications.frame(i % CYCLE), 0);
+    assert_capture_is_a_prefix(&capture, |i| Flood::Notifications.frame(i % CYCLE), 0, 100);
 }
 
 /// A second connection that PUBLISHes `m<i>` on `ch` forever, pipelined, until dropped.
@@ -446,7 +458,7 @@ async fn ctrl_c_stops_a_watch_subscribed_to_a_real_redis_flood() {
         .filter(|l| !l.contains("subscribe"))
         .flat_map(|l| format!("{l}\n").into_bytes())
         .collect();
-    assert_capture_is_a_prefix(&without_confirmation, published, first);
+    assert_capture_is_a_prefix(&without_confirmation, published, first, 100);
 }
 
 #[test]

@@ -213,10 +213,7 @@ struct Output<'a> {
 impl<'a> Output<'a> {
     fn new(out: &'a mut (dyn Write + Send), json: bool, quiet: bool) -> Self {
         let sink = (!quiet).then(|| sink::lines(out, json, Style::default(), false));
-        Output {
-            sink,
-            error: None,
-        }
+        Output { sink, error: None }
     }
 
     /// Runs `write` on the sink, if it still takes output.

@@ -422,7 +422,10 @@ impl Task {
     /// to the error's text: how long the endpoint has been failing, once a session has existed
     /// and this is not the first failure in a row.
     fn failed(&mut self, e: &conn::ConnectError) -> (bool, Duration, String) {
-        let stop = self.ctx.shared.stops_on(e, self.ctx.settings.engine.require);
+        let stop = self
+            .ctx
+            .shared
+            .stops_on(e, self.ctx.settings.engine.require);
         let (failing, attempts) = self.streak.failed(tokio::time::Instant::now());
         self.backoff.failing_for(failing);
         let delay = self.backoff.next_delay(rand::random());
