@@ -613,7 +613,7 @@ mod tests {
     use super::*;
     use crate::record::FrameRecord;
     use crate::resp::{Scan, Scanner};
-    use crate::timeline::{Observation, Timeline, What};
+    use crate::timeline::{event, Observation, Timeline, What};
     use std::time::{Instant, SystemTime};
 
     const MIGRATING: &[u8] = b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n";
@@ -625,10 +625,10 @@ mod tests {
             panic!("a whole frame");
         };
         let record = FrameRecord::new(&frame, raw, 0);
-        let what = What::Frame {
+        let what = What::Frame(event::Frame {
             record,
             early: false,
-        };
+        });
         let obs = Observation {
             at: Instant::now(),
             wall: SystemTime::now(),

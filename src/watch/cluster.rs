@@ -7,7 +7,7 @@
 use super::connection::{observe, ConnCmd, Spawner, Watched};
 use crate::cluster::{self, ClusterNode};
 use crate::record::TopologyReason;
-use crate::timeline::{CloseCause, What};
+use crate::timeline::{event, CloseCause, What};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -69,12 +69,12 @@ impl Membership {
         for node in &removed {
             self.remove(&node.addr());
         }
-        let what = What::Topology {
+        let what = What::Topology(event::Topology {
             reason,
             nodes: found.iter().map(ClusterNode::addr).collect(),
             added: added.iter().map(ClusterNode::addr).collect(),
             removed: removed.iter().map(ClusterNode::addr).collect(),
-        };
+        });
         self.nodes = Some(found);
         what
     }
@@ -114,11 +114,11 @@ impl Membership {
                 observe(
                     &self.spawner.tx,
                     id,
-                    What::Closed {
+                    What::Closed(event::Closed {
                         cause: CloseCause::Watch,
                         error: Some(format!("{addr} left the cluster")),
                         retry_in: None,
-                    },
+                    }),
                 );
             }
         }
@@ -133,11 +133,11 @@ impl Membership {
         observe(
             &self.spawner.tx,
             conn,
-            What::Refresh {
+            What::Refresh(event::Refresh {
                 event,
                 jitter_s,
                 sources,
-            },
+            }),
         );
         let asker = self
             .watched

@@ -11,7 +11,7 @@ use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
 use crate::output::sink::Sinks;
 use crate::record::line;
 use crate::record::{OptInOutcome, SimSpeed, WatchLine};
-use crate::timeline::{Action, Observation, Step, Timeline, What};
+use crate::timeline::{event, Action, Observation, Step, Timeline, What};
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -512,15 +512,15 @@ impl<'o> Engine<'o> {
         idle: bool,
     ) -> anyhow::Result<(Option<StopReason>, u32)> {
         match &mut obs.what {
-            What::Connected { addr, .. } => {
+            What::Connected(event::Connected { addr, .. }) => {
                 if let Some(members) = &mut self.members {
                     members.connected(obs.conn, *addr);
                 }
             }
-            What::Handshake {
+            What::Handshake(event::Handshake {
                 sim_speed: Some(announced),
                 ..
-            } => self.learn_speed(sinks, announced),
+            }) => self.learn_speed(sinks, announced),
             _ => {}
         }
         let required = self.note_state(obs.conn, &obs.what);
@@ -555,7 +555,7 @@ impl<'o> Engine<'o> {
     /// Keeps what the heartbeat reports (sessions up, opt-ins); returns the `--require` stop.
     fn note_state(&mut self, conn: u32, what: &What) -> Option<StopReason> {
         match what {
-            What::Handshake { opt_in, .. } => {
+            What::Handshake(event::Handshake { opt_in, .. }) => {
                 if *opt_in != OptInOutcome::AuthFailed {
                     self.up.insert(conn, *opt_in == OptInOutcome::Accepted);
                 }
@@ -563,7 +563,7 @@ impl<'o> Engine<'o> {
                     return Some(StopReason::Required(required_code(*opt_in)));
                 }
             }
-            What::Closed { .. } => {
+            What::Closed(event::Closed { .. }) => {
                 self.up.remove(&conn);
             }
             _ => {}
@@ -748,10 +748,10 @@ async fn forward_dns(host: String, mut drx: mpsc::UnboundedReceiver<dns::DnsEven
                 at: ev.at.into_std(),
                 wall: SystemTime::now(),
                 conn: 0,
-                what: What::Dns {
+                what: What::Dns(event::Dns {
                     host: host.clone(),
                     kind: ev.kind.clone(),
-                },
+                }),
             }));
         }
     }
@@ -909,7 +909,7 @@ fn act(
                 let never = std::future::pending::<()>();
                 let outcome = handoff::run(&input, &resolver, &clock, &mut RandJitter, never).await;
                 drop(permit);
-                observe(&tx, conn, What::Handoff { event, outcome });
+                observe(&tx, conn, What::Handoff(event::Handoff { event, outcome }));
             });
         }
         Action::CheckAdvertised { conn, addr } => {
@@ -922,7 +922,11 @@ fn act(
             tokio::spawn(async move {
                 let res = handoff::Resolve::resolve(&*resolver, &host).await;
                 let answer = handoff::advertised(&res, addr);
-                observe(&tx, conn, What::Advertised { addr, answer });
+                observe(
+                    &tx,
+                    conn,
+                    What::Advertised(event::Advertised { addr, answer }),
+                );
             });
         }
         // A refresh is started by the loop.
