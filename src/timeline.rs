@@ -22,12 +22,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
+mod clock;
 mod close;
 pub mod event;
 mod frame;
 mod kept;
 mod ping;
 pub mod rerun;
+pub use clock::{ScenarioClock, SpeedError};
 pub use event::{CloseCause, DryRun, Observation, What};
 pub use kept::KEPT_EVENTS;
 use ping::PingTally;
@@ -121,7 +123,7 @@ pub struct Timeline {
     opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
     /// a sped-up simulator run reads like the measurements it reproduces.
-    speed: f64,
+    clock: ScenarioClock,
     /// `--traffic` latencies and failures, for the summary.
     pings: PingTally,
 }
@@ -139,7 +141,7 @@ impl Timeline {
             keys: kept::RecentKeys::default(),
             conns: HashMap::new(),
             opt_in: HashMap::new(),
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             pings: PingTally::default(),
         }
     }
@@ -149,14 +151,14 @@ impl Timeline {
         self.events.rposition(|e| e.name() == name)
     }
 
-    /// Reads offsets after events at `speed` (see the field).
-    pub fn set_speed(&mut self, speed: f64) {
-        self.speed = speed;
+    /// Reads offsets after events on `clock` (see the field), from now on.
+    pub fn set_clock(&mut self, clock: ScenarioClock) {
+        self.clock = clock;
     }
 
     /// An offset between two instants, in scenario seconds.
     fn span(&self, from: Instant, to: Instant) -> f64 {
-        secs_f(to.saturating_duration_since(from).as_secs_f64() * self.speed)
+        secs_f(self.clock.scenario_secs(to.saturating_duration_since(from)))
     }
 
     /// The first line of a watch.
@@ -167,7 +169,7 @@ impl Timeline {
             at: wall(wall_at),
             endpoint: endpoint.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-            speed: self.speed,
+            speed: self.clock.speed(),
         })
     }
 
@@ -355,7 +357,7 @@ impl Timeline {
             .filter(|e| e.kind.opens() && e.row.closed_by_notification_s.is_none())
             .filter_map(|e| {
                 let window = e.row.window_s.unwrap_or(0).clamp(0, max_window_s) as f64 + 5.0;
-                e.at.checked_add(Duration::try_from_secs_f64(window / self.speed).ok()?)
+                e.at.checked_add(Duration::try_from_secs_f64(self.clock.real_secs(window)).ok()?)
             })
             .max()
     }

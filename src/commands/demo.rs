@@ -11,6 +11,7 @@ use crate::conn::url::RedisUrl;
 use crate::conn::ConnectConfig;
 use crate::output::human::{self, Role, Style};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use crate::timeline::ScenarioClock;
 use crate::watch::{self, WatchSettings};
 use anyhow::Context;
 use std::io::Write;
@@ -129,7 +130,7 @@ fn settings(
     };
     Ok(WatchSettings {
         capture: args.capture.clone(),
-        speed: args.speed,
+        clock: ScenarioClock::new(args.speed)?,
         speed_given: true,
         color: style.color,
         time: style.time,

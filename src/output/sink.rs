@@ -559,13 +559,6 @@ impl<'a> Sinks<'a> {
         }
     }
 
-    /// Reads offsets at a speed learnt after the watch started (the simulator announced it).
-    pub fn set_speed(&mut self, speed: f64) {
-        if let Some(c) = &mut self.countdown {
-            c.set_speed(speed);
-        }
-    }
-
     /// Before the summary of an interrupted watch: the countdown is cleared, and a human summary
     /// starts on a line of its own rather than after the `^C` the terminal echoed.
     pub fn interrupted(&mut self) -> io::Result<()> {
@@ -644,7 +637,7 @@ mod tests {
         // of connections) must not wake ten times a second for nothing.
         let mut sinks = Sinks::new();
         assert!(!sinks.animating(), "no countdown: nothing to redraw");
-        sinks.set_countdown(Some(Countdown::hidden(1.0)));
+        sinks.set_countdown(Some(Countdown::hidden(Default::default())));
         assert!(!sinks.animating(), "no window open");
         let mut tl = Timeline::new(Instant::now());
         for line in lines_of(&mut tl, MIGRATING) {

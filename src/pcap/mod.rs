@@ -288,7 +288,8 @@ impl Analyzer {
             .grade
             .then(|| grade::Recorder::new(endpoint.clone()));
         let mut timeline = Timeline::new(base);
-        timeline.set_speed(settings.speed);
+        // Checked with the flags; a speed set otherwise that no clock runs at is read as 1.
+        timeline.set_clock(crate::timeline::ScenarioClock::new(settings.speed).unwrap_or_default());
         Analyzer {
             settings,
             base,

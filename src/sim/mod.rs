@@ -800,11 +800,8 @@ impl Simulator {
 
 /// Refuses options no scenario can run with, before anything is bound.
 fn check_options(opts: &SimOptions) -> Result<(), SimError> {
-    if !(opts.speed.is_finite() && opts.speed > 0.0) {
-        return Err(SimError::Options(format!(
-            "speed must be a number above 0, got {}",
-            opts.speed
-        )));
+    if let Err(e) = crate::timeline::ScenarioClock::check(opts.speed) {
+        return Err(SimError::Options(e.to_string()));
     }
     if opts.user.is_some() && opts.password.is_none() {
         return Err(SimError::Options("a user needs a password".into()));

@@ -11,7 +11,7 @@
 //! when it carries the `catch_up` or `with_opt_in` label, and a connection's endpoint (for the
 //! summary) is the one the summary names.
 
-use super::{event, CloseCause, DryRun, Observation, Timeline, What};
+use super::{event, CloseCause, DryRun, Observation, ScenarioClock, Timeline, What};
 use crate::dns::DnsEventKind;
 use crate::record::line;
 use crate::record::{ClosedBy, DnsEvent, DryRunOutcome};
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 pub struct Rerun {
     base: Instant,
     timeline: Option<Timeline>,
-    speed: f64,
+    clock: ScenarioClock,
     endpoint: String,
     /// Lines the timeline produced that no recorded line has been compared with yet (a verdict
     /// follows the close that produced it).
@@ -36,7 +36,7 @@ impl Default for Rerun {
         Rerun {
             base: Instant::now(),
             timeline: None,
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             endpoint: String::new(),
             computed: VecDeque::new(),
         }
@@ -51,12 +51,14 @@ impl Rerun {
         }) = recorded
         {
             let base = Instant::now();
+            // A capture's speed is untrusted: one that no watch could have run at is read as 1.
+            let clock = ScenarioClock::new(*speed).unwrap_or_default();
             let mut timeline = Timeline::new(base);
-            timeline.set_speed(*speed);
+            timeline.set_clock(clock.clone());
             *self = Rerun {
                 base,
                 timeline: Some(timeline),
-                speed: *speed,
+                clock,
                 endpoint: endpoint.clone(),
                 computed: VecDeque::new(),
             };
@@ -76,7 +78,7 @@ impl Rerun {
             }
         };
         match computed {
-            Some(line) => differences(recorded, &line, self.speed),
+            Some(line) => differences(recorded, &line, self.clock.speed()),
             None => vec![format!(
                 "{}: the timeline computes no such line here",
                 kind(recorded)
@@ -97,17 +99,16 @@ impl Rerun {
             return;
         };
         let (at, wall) = self.when(t, &at);
-        let timeline = self.timeline.as_mut().expect("started");
         if let What::Handshake(event::Handshake {
             sim_speed: Some(s), ..
         }) = &what
         {
             // The watch loop adopted (or not) the simulator's speed before the timeline saw it.
-            if s.used != self.speed {
-                self.speed = s.used;
-                timeline.set_speed(s.used);
+            if s.used != self.clock.speed() {
+                let _ = self.clock.adopt(s.used);
             }
         }
+        let timeline = self.timeline.as_mut().expect("started");
         let step = timeline.observe(Observation {
             at,
             wall,

@@ -122,7 +122,7 @@ fn a_window_is_open_from_its_notification_until_its_declared_end_or_its_closing_
     f.frame(2.0, MIGRATED, false);
     assert_eq!(f.tl.window_open_until(3600), None);
     // A MOVING's 15 s, read at the simulator's speed 10, outlives its socket's close.
-    f.tl.set_speed(10.0);
+    f.tl.set_clock(ScenarioClock::new(10.0).unwrap());
     f.frame(3.0, MOVING, false);
     f.server_close(3.5);
     assert_eq!(f.tl.window_open_until(3600), Some(at(5.0)));
@@ -318,7 +318,7 @@ fn dns_change_marks_our_address_leaving_and_the_event_row() {
 #[test]
 fn speed_scales_offsets_into_scenario_seconds() {
     let mut f = Fixture::new();
-    f.tl.set_speed(10.0);
+    f.tl.set_clock(ScenarioClock::new(10.0).unwrap());
     f.frame(0.0, MOVING, false);
     let step = f.server_close(1.66);
     let (_, past, _) = closed(&step);

@@ -11,7 +11,7 @@ use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
 use crate::output::sink::Sinks;
 use crate::record::line;
 use crate::record::{OptInOutcome, SimSpeed, WatchLine};
-use crate::timeline::{event, Action, Observation, Step, Timeline, What};
+use crate::timeline::{event, Action, Observation, ScenarioClock, Step, Timeline, What};
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -62,21 +62,21 @@ impl StopReason {
         }
     }
 }
-/// A [`Clock`] running `speed` times faster than real time, so the dry-run against a sped-up
-/// simulator decides in scenario seconds.
-#[derive(Debug, Clone, Copy)]
+/// The dry-run's [`Clock`] in scenario time, so against a sped-up simulator it decides in
+/// scenario seconds.
+#[derive(Debug, Clone)]
 struct ScaledClock {
     inner: handoff::TokioClock,
-    speed: f64,
+    scenario: ScenarioClock,
 }
 
 impl Clock for ScaledClock {
     fn now(&self) -> Duration {
-        self.inner.now().mul_f64(self.speed)
+        self.scenario.to_scenario(self.inner.now())
     }
 
     fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
-        tokio::time::sleep(d.div_f64(self.speed))
+        tokio::time::sleep(self.scenario.to_real(d))
     }
 }
 
@@ -406,7 +406,7 @@ impl<'o> Engine<'o> {
         } = endpoint;
         let started = Instant::now();
         let mut timeline = Timeline::new(started);
-        timeline.set_speed(settings.speed);
+        timeline.set_clock(settings.clock.clone());
         let spawner = Spawner {
             settings: settings.clone(),
             resolver: resolver.clone(),
@@ -520,7 +520,7 @@ impl<'o> Engine<'o> {
             What::Handshake(event::Handshake {
                 sim_speed: Some(announced),
                 ..
-            }) => self.learn_speed(sinks, announced),
+            }) => self.learn_speed(announced),
             _ => {}
         }
         let required = self.note_state(obs.conn, &obs.what);
@@ -603,24 +603,20 @@ impl<'o> Engine<'o> {
     }
 
     /// The simulator announced its speed: adopted unless `--sim-speed` was given.
-    fn learn_speed(&mut self, sinks: &mut Sinks<'_>, announced: &mut SimSpeed) {
+    fn learn_speed(&mut self, announced: &mut SimSpeed) {
         let speed = announced.announced;
-        let settings = &mut self.settings;
-        if !settings.speed_given && speed != settings.speed {
-            settings.speed = speed;
-            self.timeline.set_speed(speed);
-            // The countdown is shown for a single endpoint only.
-            if self.label.is_none() {
-                sinks.set_speed(speed);
-            }
+        let settings = &self.settings;
+        // Adopted on the clock every part of this endpoint reads (an impossible speed is not).
+        if !settings.speed_given && speed != settings.clock.speed() {
+            let _ = settings.clock.adopt(speed);
         }
-        announced.used = settings.speed;
+        let used = settings.clock.speed();
+        announced.used = used;
         announced.given = settings.speed_given;
-        if speed != settings.speed && !self.warned_speed {
+        if speed != used && !self.warned_speed {
             self.warned_speed = true;
             eprintln!(
-                "maintwatch: warning: the simulator announces speed {speed} but --sim-speed {} was given: offsets are read at {}",
-                settings.speed, settings.speed
+                "maintwatch: warning: the simulator announces speed {speed} but --sim-speed {used} was given: offsets are read at {used}"
             );
         }
     }
@@ -633,7 +629,7 @@ impl<'o> Engine<'o> {
         } = action
         {
             if let Some(members) = &self.members {
-                members.refresh(self.settings.speed, conn, event, sources);
+                members.refresh(&self.settings.clock, conn, event, sources);
             }
             return;
         }
@@ -712,8 +708,8 @@ fn spawn_dns_pollers(
     for (host, members) in hosts {
         let settings = &engines[members[0]].settings;
         let pace = dns::PollPace {
-            normal: settings.dns_interval.div_f64(settings.speed),
-            open: settings.dns_interval_open.div_f64(settings.speed),
+            normal: settings.clock.to_real(settings.dns_interval),
+            open: settings.clock.to_real(settings.dns_interval_open),
         };
         let timeout = settings.connect.dns_options().timeout;
         let (pace_tx, pace_rx) = tokio::sync::watch::channel(None);
@@ -898,11 +894,11 @@ fn act(
             };
             let resolver = resolver.clone();
             let tx = tx.clone();
-            let speed = settings.speed;
+            let scenario = settings.clock.clone();
             tokio::spawn(async move {
                 let clock = ScaledClock {
                     inner: handoff::TokioClock::new(),
-                    speed,
+                    scenario,
                 };
                 // Only a stop of the watch ends a dry-run early (its task is dropped then): its
                 // verdict is what a close is compared with.

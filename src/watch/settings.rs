@@ -8,6 +8,7 @@ use crate::output::countdown::Countdown;
 use crate::output::human::{self, Style};
 pub use crate::output::sink::CaptureMode;
 use crate::output::sink::{self, CaptureFile, Rotation, Sinks};
+use crate::timeline::ScenarioClock;
 use anyhow::Context;
 use std::time::Duration;
 
@@ -29,8 +30,9 @@ pub struct WatchSettings {
     pub dns: bool,
     pub handoff: bool,
     pub handoff_poll: Duration,
-    /// Scenario seconds per real second (1 outside the simulator).
-    pub speed: f64,
+    /// Scenario seconds per real second (1 outside the simulator), shared with everything that
+    /// reads or waits in scenario time.
+    pub clock: ScenarioClock,
     /// `--sim-speed` was given: a speed the simulator announces is compared, not adopted.
     pub speed_given: bool,
     pub color: bool,
@@ -87,7 +89,7 @@ impl WatchSettings {
             dns: true,
             handoff: true,
             handoff_poll: Duration::from_secs(1),
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             speed_given: false,
             color: false,
             time: human::TimeFormat::Compact,
@@ -141,17 +143,15 @@ impl WatchSettings {
             sinks.add(lines);
         }
         if self.countdown {
-            sinks.set_countdown(Countdown::on_terminal(self.speed));
+            sinks.set_countdown(Countdown::on_terminal(self.clock.clone()));
         }
         Ok(sinks)
     }
 
     /// Validates the command line of `watch`.
     pub fn from_args(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
-        let speed = args.sim_speed.unwrap_or(1.0);
-        if !(speed.is_finite() && speed > 0.0) {
-            anyhow::bail!("--sim-speed must be a positive number, not {speed}");
-        }
+        let clock = ScenarioClock::new(args.sim_speed.unwrap_or(1.0))
+            .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
         if args.count == Some(0) {
             anyhow::bail!("--count must be at least 1");
         }
@@ -184,7 +184,7 @@ impl WatchSettings {
             dns: !args.no_dns,
             handoff: !args.no_handoff,
             handoff_poll: args.handoff_poll,
-            speed,
+            clock,
             speed_given: args.sim_speed.is_some(),
             color: args.color.style(args.json).color,
             time: args.time_format,
