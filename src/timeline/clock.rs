@@ -48,6 +48,13 @@ impl ScenarioClock {
         Ok(())
     }
 
+    /// A clock at the same speed, shared with none of this one's clones.
+    pub fn detached(&self) -> ScenarioClock {
+        ScenarioClock {
+            speed: Arc::new(AtomicU64::new(self.speed().to_bits())),
+        }
+    }
+
     pub fn speed(&self) -> f64 {
         f64::from_bits(self.speed.load(Ordering::Relaxed))
     }
@@ -105,5 +112,8 @@ mod tests {
             assert!(clock.adopt(bad).is_err(), "{bad}");
         }
         assert_eq!(shared.speed(), 10.0, "a refused speed changes nothing");
+        let apart = clock.detached();
+        clock.adopt(3.0).unwrap();
+        assert_eq!(apart.speed(), 10.0, "a detached clock keeps its own speed");
     }
 }

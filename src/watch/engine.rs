@@ -90,7 +90,10 @@ pub struct Endpoint<'o> {
 }
 
 impl<'o> Endpoint<'o> {
-    pub fn new(settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
+    pub fn new(mut settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
+        // Each endpoint adopts the speed its own server announces: settings cloned for a fleet
+        // share a clock until here.
+        settings.clock = settings.clock.detached();
         Endpoint {
             settings,
             label,
