@@ -103,6 +103,9 @@ struct Conn {
     addr: Option<SocketAddr>,
     /// The MOVING this connection was told about, whose close is announced.
     moving: Option<usize>,
+    /// The latest opening event this connection received (first or as a copy): what its
+    /// lines are relative to.
+    opened: Option<usize>,
     sessions: u32,
     totals_notifications: u32,
     totals_other: u32,
@@ -126,6 +129,10 @@ pub struct Timeline {
     clock: ScenarioClock,
     /// `--traffic` latencies and failures, for the summary.
     pings: PingTally,
+    /// The latest times a line was stamped with: sources stamp what they see on their own
+    /// threads, so one may arrive a moment after a later one; its line then shows the later
+    /// time, and the screen's timestamps never go backwards.
+    shown: (Instant, SystemTime),
 }
 
 fn secs(d: Duration) -> f64 {
@@ -143,6 +150,7 @@ impl Timeline {
             opt_in: HashMap::new(),
             clock: ScenarioClock::default(),
             pings: PingTally::default(),
+            shown: (start, SystemTime::UNIX_EPOCH),
         }
     }
 
@@ -184,6 +192,13 @@ impl Timeline {
         })
     }
 
+    /// Relative to what connection `conn` itself received last, or else to the latest event.
+    fn rel_for(&self, conn: u32, at: Instant) -> Option<Rel> {
+        let own = self.conns.get(&conn).and_then(|c| c.opened);
+        let own = own.filter(|&i| self.events.get(i).is_some());
+        self.rel_to(own.or(self.anchor), at)
+    }
+
     /// Processes one observation.
     pub fn observe(&mut self, obs: Observation) -> Step {
         // Nearly every observation makes one line. Room for exactly one: a `Vec`'s first growth
@@ -203,10 +218,12 @@ impl Timeline {
         step.lines.clear();
         step.actions.clear();
         step.notifications = 0;
+        self.shown = (self.shown.0.max(obs.at), self.shown.1.max(obs.wall));
+        // Offsets too are read at the time shown, so a replay of the lines computes them again.
         let cx = Ctx {
-            now: obs.at,
-            t: self.t(obs.at),
-            at: wall(obs.wall),
+            now: self.shown.0,
+            t: self.t(self.shown.0),
+            at: wall(self.shown.1),
             conn: obs.conn,
         };
         match obs.what {
@@ -232,7 +249,7 @@ impl Timeline {
 
     /// A connection (re)established: its session count and address.
     fn on_connected(&mut self, step: &mut Step, cx: Ctx, e: event::Connected) {
-        let rel = self.rel_to(self.anchor, cx.now);
+        let rel = self.rel_for(cx.conn, cx.now);
         let c = self.conns.entry(cx.conn).or_default();
         c.sessions += 1;
         c.addr = Some(e.addr);
@@ -293,7 +310,7 @@ impl Timeline {
 
     /// Whether our address is still advertised, after a MIGRATED.
     fn on_advertised(&mut self, step: &mut Step, cx: Ctx, e: event::Advertised) {
-        let rel = self.rel_to(self.anchor, cx.now);
+        let rel = self.rel_for(cx.conn, cx.now);
         step.lines.push(WatchLine::Advertised(line::Advertised {
             v: SCHEMA_VERSION,
             t: cx.t,
@@ -483,6 +500,12 @@ impl Timeline {
                 tallies
             },
             pings: self.pings.stats(),
+            scenario_s: (self.clock.speed() != 1.0).then(|| {
+                secs_f(
+                    self.clock
+                        .scenario_secs(now.saturating_duration_since(self.start)),
+                )
+            }),
         })
     }
 }

@@ -99,11 +99,14 @@ pub fn render(line: &WatchLine) -> Vec<String> {
         opt_in,
         pings,
         notes,
+        scenario_s,
         ..
     }) = line
     else {
         return Vec::new();
     };
+    // In scenario seconds, like every offset on the screen, when a simulator set the speed.
+    let t = scenario_s.unwrap_or(*t);
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
     out.extend(opt_in.iter().map(opt_in_line));
     if events.is_empty() {
@@ -184,7 +187,11 @@ fn event_row(e: &crate::record::EventRow) -> Vec<String> {
         s(e.dns_moved_s),
         socket,
         handoff,
-        e.margin_s.map_or("-".into(), |m| format!("{m:.1} s")),
+        match (e.margin_s, &e.superseded_by) {
+            (Some(m), _) => format!("{m:.1} s"),
+            (None, Some(by)) => format!("superseded by {}", by.replace(" seq ", " ")),
+            (None, None) => "-".into(),
+        },
     ]
 }
 

@@ -31,7 +31,7 @@ impl Timeline {
                 if cause != CloseCause::Watch {
                     self.silent_close(now);
                 }
-                (false, None, None, self.rel_to(self.anchor, now))
+                (false, None, None, self.rel_for(conn_id, now))
             }
         };
         let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);

@@ -26,7 +26,7 @@ impl Seen {
 
 impl Timeline {
     pub(super) fn frame(&mut self, step: &mut Step, cx: Ctx, e: event::Frame) {
-        let mut rel = self.rel_to(self.anchor, cx.now);
+        let mut rel = self.rel_for(cx.conn, cx.now);
         let mut labels = Vec::new();
         let mut copy_of = None;
         let mut sources_ours = Vec::new();
@@ -36,6 +36,11 @@ impl Timeline {
                 step.notifications += 1;
                 if let Some(r) = self.open_or_close(&cx, n.kind, seen.event) {
                     rel = Some(r);
+                }
+            }
+            if n.kind.opens() && seen.event.is_some() {
+                if let Some(c) = self.conns.get_mut(&cx.conn) {
+                    c.opened = seen.event;
                 }
             }
             sources_ours = self.follow_ups(step, &cx, n, &seen);
@@ -198,6 +203,7 @@ impl Timeline {
                 // after it opened.
                 joined_open: early && n.kind == Kind::Moving,
                 silent_close: false,
+                superseded_by: None,
             },
             moved_s: None,
             stale: false,
@@ -226,8 +232,17 @@ impl Timeline {
             .get(&conn_id)
             .and_then(|c| c.addr)
             .map(|a| a.ip());
-        if let Some(c) = self.conns.get_mut(&conn_id) {
+        let before = self.conns.get_mut(&conn_id).and_then(|c| {
+            let before = c.moving;
             c.moving = event_index;
+            before
+        });
+        // The connection's earlier MOVING, still open: its close will be this one's.
+        if let (true, Some(b), Some(i)) = (new, before, event_index) {
+            let name = self.events.get(i).map(Event::name);
+            if let (Some(e), false) = (self.events.get_mut(b), b == i) {
+                e.row.superseded_by = name;
+            }
         }
         // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
         if let (true, Some(i)) = (new, event_index) {

@@ -490,3 +490,97 @@ fn the_handoff_line_names_its_destination() {
     };
     assert_eq!(to.as_deref(), Some("127.0.0.3"));
 }
+
+const MOVING_2: &[u8] = b">4\r\n$6\r\nMOVING\r\n:2\r\n:15\r\n_\r\n";
+
+fn push_rel(step: &Step) -> Rel {
+    match &step.lines[0] {
+        WatchLine::Push(line::Push { rel, .. }) => rel.clone().expect("an offset"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_connections_lines_are_measured_from_what_it_received_itself() {
+    let mut f = Fixture::new();
+    f.at(
+        0.0,
+        2,
+        What::Connected(event::Connected {
+            addr: "127.0.0.3:6379".parse().unwrap(),
+            tls: false,
+            endpoint: "db:6379".into(),
+        }),
+    );
+    f.frame(1.0, MOVING, false);
+    // Another connection's MIGRATING is the latest event, but not one connection 1 received.
+    f.at(
+        2.0,
+        2,
+        What::Frame(event::Frame {
+            record: record(MIGRATING),
+            early: false,
+        }),
+    );
+    let step = f.at(
+        3.0,
+        1,
+        What::Frame(event::Frame {
+            record: record(b">2\r\n$7\r\nmessage\r\n$1\r\nx\r\n"),
+            early: false,
+        }),
+    );
+    let rel = push_rel(&step);
+    assert_eq!(rel.to, "MOVING seq 0");
+    assert!((rel.s - 2.0).abs() < 1e-6, "{rel:?}");
+}
+
+#[test]
+fn a_moving_replaced_on_its_connection_names_the_one_that_superseded_it() {
+    let mut f = Fixture::new();
+    f.frame(0.0, MOVING, false);
+    f.frame(0.5, MOVING_2, false);
+    let rows = summary_rows(&f);
+    assert_eq!(rows[0].superseded_by.as_deref(), Some("MOVING seq 2"));
+    assert_eq!(rows[1].superseded_by, None);
+}
+
+#[test]
+fn the_summary_says_how_long_the_watch_was_in_scenario_seconds() {
+    let mut f = Fixture::new();
+    let summary = |f: &Fixture| match f.tl.summary(
+        f.t0 + Duration::from_millis(1500),
+        SystemTime::UNIX_EPOCH,
+        "x",
+    ) {
+        WatchLine::Summary(s) => s,
+        _ => unreachable!(),
+    };
+    assert_eq!(summary(&f).scenario_s, None, "at real speed, t says it");
+    f.tl.set_clock(ScenarioClock::new(4.0).unwrap());
+    let s = summary(&f);
+    assert!((s.t - 1.5).abs() < 1e-6);
+    assert!((s.scenario_s.unwrap() - 6.0).abs() < 1e-6, "{s:?}");
+}
+
+#[test]
+fn a_late_arrival_never_shows_a_time_before_the_line_above_it() {
+    let mut f = Fixture::new();
+    let stamped = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+    let seen = |f: &mut Fixture, s: f64, wall: SystemTime| {
+        let step = f.tl.observe(Observation {
+            at: f.t0 + Duration::from_secs_f64(s),
+            wall,
+            conn: 1,
+            what: What::Frame(event::Frame {
+                record: record(MOVING),
+                early: false,
+            }),
+        });
+        (step.lines[0].t(), step.lines[0].at().to_string())
+    };
+    let later = seen(&mut f, 2.0, stamped(2));
+    // Stamped earlier on another thread, arrived after.
+    let earlier = seen(&mut f, 1.0, stamped(1));
+    assert_eq!(earlier, later);
+}

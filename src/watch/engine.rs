@@ -407,7 +407,9 @@ impl<'o> Engine<'o> {
             label,
             extra,
         } = endpoint;
-        let started = Instant::now();
+        // Stamped before any connection starts: on the demo's worker pool a connection may
+        // report before the start line is written, and its time must not precede this one.
+        let (started, started_wall) = (Instant::now(), SystemTime::now());
         let mut timeline = Timeline::new(started);
         timeline.set_clock(settings.clock.clone());
         let spawner = Spawner {
@@ -436,10 +438,9 @@ impl<'o> Engine<'o> {
             notifications: 0,
             last_notification: None,
         };
-        let start = engine.timeline.start_line(
-            SystemTime::now(),
-            &engine.settings.connect.display_endpoint(),
-        );
+        let start = engine
+            .timeline
+            .start_line(started_wall, &engine.settings.connect.display_endpoint());
         engine.emit(sinks, &start)?;
         Ok(engine)
     }
