@@ -524,6 +524,9 @@ wire_enum!(
         Watch => "watch",
         /// `pcap`: the application closed it (FIN, or RST with the error saying so).
         Client => "client",
+        /// The built-in simulator closed it at the end of its scenario, after marking that end
+        /// (a push it sends to maintwatch's own connections only): a test ending, no incident.
+        ScenarioEnd => "scenario_end",
     }
 );
 

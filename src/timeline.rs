@@ -31,8 +31,14 @@ mod ping;
 pub mod rerun;
 pub use clock::{ScenarioClock, SpeedError};
 pub use event::{CloseCause, DryRun, Observation, What};
+pub use frame::is_scenario_end;
 pub use kept::KEPT_EVENTS;
 use ping::PingTally;
+
+/// The name of the push the built-in simulator sends maintwatch's own connections when its
+/// scenario ends (`>2` `maintwatch-scenario-end` `:round`): the close that follows is the end
+/// of a test, shown as such and counted apart from unannounced closes. No server sends it.
+pub const SCENARIO_END: &str = "maintwatch-scenario-end";
 
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +112,8 @@ struct Conn {
     /// The latest opening event this connection received (first or as a copy): what its
     /// lines are relative to.
     opened: Option<usize>,
+    /// The simulator marked its scenario's end on this connection: its next close is that end.
+    scenario_end: bool,
     sessions: u32,
     totals_notifications: u32,
     totals_other: u32,

@@ -32,6 +32,8 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     let opts = SimOptions {
         speed: args.speed,
+        // The demo ends its watch with the scenario: no close follows to be marked.
+        mark_end: false,
         ..SimOptions::new(scenario)
     };
     let sim = Simulator::start(opts)

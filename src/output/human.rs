@@ -639,9 +639,13 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
                 };
                 first.push_str(&rel(r, own.then_some(to)));
             }
-            style.paint_with(&mut first, role, |out| {
-                text::describe_into(out, &frame.parsed)
-            });
+            if crate::timeline::is_scenario_end(&frame.parsed) {
+                first.push_str("scenario ended (the simulator's end-of-scenario marker)");
+            } else {
+                style.paint_with(&mut first, role, |out| {
+                    text::describe_into(out, &frame.parsed)
+                });
+            }
             first.push_str(&labels);
             let mut bytes = String::with_capacity(frame.raw.len_hint() + 32);
             bytes.push_str("      ");
@@ -711,6 +715,10 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                 ClosedBy::Server => "closed by the server".to_string(),
                 ClosedBy::Watch => "closed by maintwatch".to_string(),
                 ClosedBy::Client => "closed by the application".to_string(),
+                ClosedBy::ScenarioEnd => {
+                    "scenario ended: the simulator closed the connection (not an incident)"
+                        .to_string()
+                }
                 ClosedBy::Error => {
                     format!("connection lost: {}", error.as_deref().unwrap_or("error"))
                 }
@@ -735,7 +743,7 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                         what.push_str(&format!(", window {w} s, {:.1} s before it ended", -p));
                     }
                 }
-            } else if *by != ClosedBy::Watch
+            } else if !matches!(by, ClosedBy::Watch | ClosedBy::ScenarioEnd)
                 && !error
                     .as_deref()
                     .is_some_and(|e| e.starts_with(crate::record::line::DURING_HANDSHAKE))

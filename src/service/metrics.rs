@@ -183,7 +183,7 @@ impl Metrics {
         );
         r.register(
             "redis_client_connection_closed",
-            "Connections that ended, by who ended them (server, error, watch)",
+            "Connections that ended, by who ended them (server, error, watch, scenario_end)",
             self.closed.clone(),
         );
         r.register(

@@ -7,11 +7,35 @@ use crate::notification::Kind;
 use crate::record::{line, ClosedBy, DryRunOutcome, WatchLine, SCHEMA_VERSION};
 use std::time::Instant;
 
+/// The close that follows the simulator's end-of-scenario marker.
+fn scenario_end(cx: Ctx, e: event::Closed) -> WatchLine {
+    WatchLine::Closed(line::Closed {
+        v: SCHEMA_VERSION,
+        t: cx.t,
+        at: cx.at,
+        conn: cx.conn,
+        by: ClosedBy::ScenarioEnd,
+        error: e.error,
+        announced: false,
+        window_s: None,
+        past_s: None,
+        rel: None,
+        joined_open: false,
+        retry_in_s: e.retry_in.map(secs),
+    })
+}
+
 impl Timeline {
     /// A connection's end: announced when it follows the MOVING this connection was told about.
     pub(super) fn closed(&mut self, step: &mut Step, cx: Ctx, e: event::Closed) {
         let (now, conn_id, cause) = (cx.now, cx.conn, e.cause);
         let c = self.conns.entry(conn_id).or_default();
+        if std::mem::take(&mut c.scenario_end) && cause != CloseCause::Watch {
+            // The end of a simulated scenario: no window, no incident, not counted as a close.
+            c.moving = None;
+            step.lines.push(scenario_end(cx, e));
+            return;
+        }
         let moving = c.moving.take().filter(|&i| self.events.get(i).is_some());
         if cause != CloseCause::Watch {
             c.totals_closes += 1;

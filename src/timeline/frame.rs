@@ -18,6 +18,11 @@ struct Seen {
     copy_of: Option<CopyOf>,
 }
 
+/// The simulator's own marker of a scenario's end ([`super::SCENARIO_END`]).
+pub fn is_scenario_end(parsed: &Classified) -> bool {
+    matches!(parsed, Classified::OtherPush(o) if o.name.as_deref() == Some(super::SCENARIO_END))
+}
+
 impl Seen {
     fn is_new(&self) -> bool {
         !self.resent && !self.catch_up
@@ -51,6 +56,7 @@ impl Timeline {
             }
         } else if let Some(c) = self.conns.get_mut(&cx.conn) {
             c.totals_other += 1;
+            c.scenario_end |= is_scenario_end(&e.record.parsed);
         }
         step.lines.push(WatchLine::Push(line::Push {
             v: SCHEMA_VERSION,

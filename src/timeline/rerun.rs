@@ -246,7 +246,8 @@ fn handshake(l: &line::Handshake) -> What {
 
 fn closed(l: &line::Closed) -> What {
     let cause = match l.by {
-        ClosedBy::Server => CloseCause::Server,
+        // The timeline tells a scenario's end from the simulator's marker before it.
+        ClosedBy::Server | ClosedBy::ScenarioEnd => CloseCause::Server,
         // pcap's application closes are the watch's own close cause, renamed on the line.
         ClosedBy::Watch | ClosedBy::Client => CloseCause::Watch,
         ClosedBy::Error => CloseCause::Error,
