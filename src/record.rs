@@ -379,6 +379,10 @@ pub struct EventRow {
     /// MIGRATING's row records when the node's sockets were closed anyway.
     #[serde(default)]
     pub silent_close: bool,
+    /// A later MOVING on the same connection replaced this one before its close: the close, and
+    /// so the margin, belong to that one (named here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
 
 /// The speed a simulator announced in its HELLO reply (`maintwatch-sim-speed`), and the one the
@@ -520,6 +524,9 @@ wire_enum!(
         Watch => "watch",
         /// `pcap`: the application closed it (FIN, or RST with the error saying so).
         Client => "client",
+        /// The built-in simulator closed it at the end of its scenario, after marking that end
+        /// (a push it sends to maintwatch's own connections only): a test ending, no incident.
+        ScenarioEnd => "scenario_end",
     }
 );
 
@@ -858,6 +865,9 @@ pub mod line {
         /// What a long watch counted instead of keeping or doing; absent when all zero.
         #[serde(default, skip_serializing_if = "SummaryNotes::is_empty")]
         pub notes: SummaryNotes,
+        /// `t` in scenario seconds, when the watch read a simulator's speed other than 1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub scenario_s: Option<f64>,
     }
 
     /// `--heartbeat`: a quiet watch says it is alive (one per endpoint in a fleet).

@@ -6,144 +6,39 @@
 //! `(type, seq)` dedup, which event the next line is relative to, the summary — so the sinks only
 //! format, and the same logic runs live and in `replay`. It decides what a dry-run client should
 //! start (returned as actions) but starts nothing itself.
+//!
+//! Each observation carries one typed event ([`event`]); [`Timeline::observe_into`] matches it
+//! once and hands the event and its context ([`Ctx`]) to one handler. Frames are handled in
+//! `frame`, closes and verdicts in `close`.
 
 use crate::dns::DnsEventKind;
-use crate::handoff::{Advertised, Outcome};
-use crate::notification::{Classified, HostPort, Kind};
+use crate::notification::{HostPort, Kind};
 use crate::record::line;
 use crate::record::{
-    wall, ConnTotals, CopyOf, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
-    WatchLine, SCHEMA_VERSION,
+    wall, ConnTotals, EventRow, OptInOutcome, OptInTally, Rel, WatchLine, SCHEMA_VERSION,
 };
-use crate::record::{ClosedBy, DnsEvent, DryRunOutcome, OursChange};
+use crate::record::{DnsEvent, DryRunOutcome, OursChange};
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
+mod clock;
+mod close;
+pub mod event;
+mod frame;
 mod kept;
+mod ping;
 pub mod rerun;
+pub use clock::{ScenarioClock, SpeedError};
+pub use event::{CloseCause, DryRun, Observation, What};
+pub use frame::is_scenario_end;
 pub use kept::KEPT_EVENTS;
+use ping::PingTally;
 
-/// Something that happened, stamped when it was seen.
-#[derive(Debug, Clone)]
-pub struct Observation {
-    pub at: Instant,
-    pub wall: SystemTime,
-    /// Which watched connection (stable across its reconnects).
-    pub conn: u32,
-    pub what: What,
-}
-
-/// Who ended a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseCause {
-    /// Clean end of stream from the server.
-    Server,
-    /// Reset or another I/O error.
-    Error,
-    /// We closed it (shutting down).
-    Watch,
-}
-
-#[derive(Debug, Clone)]
-pub enum What {
-    Connected {
-        addr: SocketAddr,
-        tls: bool,
-        endpoint: String,
-    },
-    ConnectFailed {
-        error: String,
-        retry_in: Option<Duration>,
-    },
-    Handshake {
-        opt_in: OptInOutcome,
-        text: Option<String>,
-        server: Option<String>,
-        version: Option<String>,
-        mode: Option<String>,
-        sent: Option<String>,
-        /// The speed a simulator announced; the watch loop fills in what it did with it.
-        sim_speed: Option<crate::record::SimSpeed>,
-    },
-    Frame {
-        record: FrameRecord,
-        /// Read together with the opt-in's reply.
-        early: bool,
-    },
-    Malformed {
-        offset: u64,
-        error: String,
-    },
-    Closed {
-        cause: CloseCause,
-        error: Option<String>,
-        /// The backoff before the next attempt (none when the watch will not retry).
-        retry_in: Option<Duration>,
-    },
-    Dns {
-        host: String,
-        kind: DnsEventKind,
-    },
-    Handoff {
-        /// The index of the event in the summary rows (from [`Action::StartHandoff`]).
-        event: usize,
-        outcome: Outcome,
-    },
-    /// A dry-run's decision as a capture recorded it (`replay`): what [`What::Handoff`] carries,
-    /// reduced to what the timeline reads of it.
-    DryRun {
-        event: usize,
-        dry_run: DryRun,
-    },
-    Advertised {
-        addr: IpAddr,
-        answer: Advertised,
-    },
-    Ping {
-        latency: Option<Duration>,
-        error: Option<String>,
-    },
-    /// The cluster's nodes, discovered or re-read.
-    Topology {
-        reason: crate::record::TopologyReason,
-        nodes: Vec<String>,
-        added: Vec<String>,
-        removed: Vec<String>,
-    },
-    /// The dry-run's answer to an SMIGRATED naming our nodes: one topology refresh after a jitter.
-    Refresh {
-        event: usize,
-        jitter_s: f64,
-        sources: Vec<String>,
-    },
-}
-
-/// What the timeline reads of a dry-run's decision: from a live [`Outcome`], or from a recorded
-/// `handoff` line when a capture is replayed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DryRun {
-    /// The `outcome` field of the line.
-    pub outcome: DryRunOutcome,
-    /// Seconds after the event when a client would act.
-    pub at_s: f64,
-    pub moves: bool,
-    pub text: String,
-    pub to: Option<String>,
-}
-
-impl DryRun {
-    pub fn from_outcome(outcome: &Outcome) -> DryRun {
-        let (name, at, moves) = outcome_facts(outcome);
-        DryRun {
-            outcome: name,
-            at_s: secs(at),
-            moves,
-            text: outcome.to_string(),
-            to: outcome.destination(),
-        }
-    }
-}
+/// The name of the push the built-in simulator sends maintwatch's own connections when its
+/// scenario ends (`>2` `maintwatch-scenario-end` `:round`): the close that follows is the end
+/// of a test, shown as such and counted apart from unannounced closes. No server sends it.
+pub const SCENARIO_END: &str = "maintwatch-scenario-end";
 
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,6 +71,18 @@ pub struct Step {
     pub notifications: u32,
 }
 
+/// Where and when an observation happened, as every handler reads it.
+struct Ctx {
+    /// When it was seen.
+    now: Instant,
+    /// Seconds since the watch started.
+    t: f64,
+    /// The wall clock, formatted.
+    at: String,
+    /// Which watched connection.
+    conn: u32,
+}
+
 struct Event {
     kind: Kind,
     seq: Option<i64>,
@@ -202,6 +109,11 @@ struct Conn {
     addr: Option<SocketAddr>,
     /// The MOVING this connection was told about, whose close is announced.
     moving: Option<usize>,
+    /// The latest opening event this connection received (first or as a copy): what its
+    /// lines are relative to.
+    opened: Option<usize>,
+    /// The simulator marked its scenario's end on this connection: its next close is that end.
+    scenario_end: bool,
     sessions: u32,
     totals_notifications: u32,
     totals_other: u32,
@@ -222,9 +134,13 @@ pub struct Timeline {
     opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
     /// a sped-up simulator run reads like the measurements it reproduces.
-    speed: f64,
+    clock: ScenarioClock,
     /// `--traffic` latencies and failures, for the summary.
     pings: PingTally,
+    /// The latest times a line was stamped with: sources stamp what they see on their own
+    /// threads, so one may arrive a moment after a later one; its line then shows the later
+    /// time, and the screen's timestamps never go backwards.
+    shown: (Instant, SystemTime),
 }
 
 fn secs(d: Duration) -> f64 {
@@ -240,24 +156,25 @@ impl Timeline {
             keys: kept::RecentKeys::default(),
             conns: HashMap::new(),
             opt_in: HashMap::new(),
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             pings: PingTally::default(),
+            shown: (start, SystemTime::UNIX_EPOCH),
         }
     }
 
-    /// Reads offsets after events at `speed` (see the field).
     /// The index of the latest kept event named `name` (`MOVING seq 3`), as a dry-run refers to it.
     pub fn event_named(&self, name: &str) -> Option<usize> {
         self.events.rposition(|e| e.name() == name)
     }
 
-    pub fn set_speed(&mut self, speed: f64) {
-        self.speed = speed;
+    /// Reads offsets after events on `clock` (see the field), from now on.
+    pub fn set_clock(&mut self, clock: ScenarioClock) {
+        self.clock = clock;
     }
 
     /// An offset between two instants, in scenario seconds.
     fn span(&self, from: Instant, to: Instant) -> f64 {
-        secs_f(to.saturating_duration_since(from).as_secs_f64() * self.speed)
+        secs_f(self.clock.scenario_secs(to.saturating_duration_since(from)))
     }
 
     /// The first line of a watch.
@@ -268,7 +185,7 @@ impl Timeline {
             at: wall(wall_at),
             endpoint: endpoint.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-            speed: self.speed,
+            speed: self.clock.speed(),
         })
     }
 
@@ -281,6 +198,13 @@ impl Timeline {
             to: e.name(),
             s: self.span(e.at, at),
         })
+    }
+
+    /// Relative to what connection `conn` itself received last, or else to the latest event.
+    fn rel_for(&self, conn: u32, at: Instant) -> Option<Rel> {
+        let own = self.conns.get(&conn).and_then(|c| c.opened);
+        let own = own.filter(|&i| self.events.get(i).is_some());
+        self.rel_to(own.or(self.anchor), at)
     }
 
     /// Processes one observation.
@@ -302,250 +226,149 @@ impl Timeline {
         step.lines.clear();
         step.actions.clear();
         step.notifications = 0;
-        let t = self.t(obs.at);
-        let at = wall(obs.wall);
-        let conn_id = obs.conn;
-        let v = SCHEMA_VERSION;
+        self.shown = (self.shown.0.max(obs.at), self.shown.1.max(obs.wall));
+        // Offsets too are read at the time shown, so a replay of the lines computes them again.
+        let cx = Ctx {
+            now: self.shown.0,
+            t: self.t(self.shown.0),
+            at: wall(self.shown.1),
+            conn: obs.conn,
+        };
         match obs.what {
-            what @ What::Connected { .. } => self.on_connected(step, obs.at, t, at, conn_id, what),
-            What::ConnectFailed { error, retry_in } => {
-                step.lines
-                    .push(WatchLine::ConnectFailed(line::ConnectFailed {
-                        v,
-                        t,
-                        at,
-                        conn: conn_id,
-                        error,
-                        retry_in_s: retry_in.map(secs),
-                    }));
-            }
-            what @ What::Handshake { .. } => self.on_handshake(step, t, at, conn_id, what),
+            What::Connected(e) => self.on_connected(step, cx, e),
+            What::ConnectFailed(e) => step.lines.push(connect_failed(cx, e)),
+            What::Handshake(e) => self.on_handshake(step, cx, e),
             // The membership (watch::cluster) resolved the nodes a reply named into this change.
-            what @ What::Topology { .. } => self.on_topology(step, obs.at, t, at, what),
-            what @ What::Refresh { .. } => self.on_refresh(step, obs.at, t, at, conn_id, what),
-            What::Frame { record, early } => {
-                self.frame(step, obs.at, t, at, conn_id, record, early)
+            What::Topology(e) => self.on_topology(step, cx, e),
+            What::Refresh(e) => self.on_refresh(step, cx, e),
+            What::Frame(e) => self.frame(step, cx, e),
+            What::Malformed(e) => step.lines.push(malformed(cx, e)),
+            What::Closed(e) => self.closed(step, cx, e),
+            What::Dns(e) => self.dns(step, cx, e),
+            What::Handoff(e) => {
+                let dry_run = DryRun::from_outcome(&e.outcome);
+                self.handoff(step, cx, e.event, dry_run)
             }
-            What::Malformed { offset, error } => {
-                step.lines.push(WatchLine::Malformed(line::Malformed {
-                    v,
-                    t,
-                    at,
-                    conn: conn_id,
-                    offset,
-                    error,
-                }))
-            }
-            What::Closed {
-                cause,
-                error,
-                retry_in,
-            } => self.closed(step, obs.at, t, at, conn_id, cause, error, retry_in),
-            What::Dns { host, kind } => self.dns(step, obs.at, t, at, host, kind),
-            What::Handoff { event, outcome } => {
-                let dry_run = DryRun::from_outcome(&outcome);
-                self.handoff(step, obs.at, t, at, conn_id, event, dry_run)
-            }
-            What::DryRun { event, dry_run } => {
-                self.handoff(step, obs.at, t, at, conn_id, event, dry_run)
-            }
-            what @ What::Advertised { .. } => {
-                self.on_advertised(step, obs.at, t, at, conn_id, what)
-            }
-            what @ What::Ping { .. } => self.on_ping(step, obs.at, t, at, conn_id, what),
+            What::DryRun(e) => self.handoff(step, cx, e.event, e.dry_run),
+            What::Advertised(e) => self.on_advertised(step, cx, e),
+            What::Ping(e) => self.on_ping(step, cx, e),
         }
     }
 
     /// A connection (re)established: its session count and address.
-    fn on_connected(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        what: What,
-    ) {
-        let v = SCHEMA_VERSION;
-        let What::Connected {
-            addr,
-            tls,
-            endpoint,
-        } = what
-        else {
-            return;
-        };
-        let rel = self.rel_to(self.anchor, now);
-        let c = self.conns.entry(conn_id).or_default();
+    fn on_connected(&mut self, step: &mut Step, cx: Ctx, e: event::Connected) {
+        let rel = self.rel_for(cx.conn, cx.now);
+        let c = self.conns.entry(cx.conn).or_default();
         c.sessions += 1;
-        c.addr = Some(addr);
-        c.endpoint = endpoint;
+        c.addr = Some(e.addr);
+        c.endpoint = e.endpoint;
         step.lines.push(WatchLine::Connected(line::Connected {
-            v,
-            t,
-            at,
-            conn: conn_id,
-            addr: addr.to_string(),
-            tls,
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            conn: cx.conn,
+            addr: e.addr.to_string(),
+            tls: e.tls,
             session: c.sessions,
             rel: if c.sessions > 1 { rel } else { None },
         }));
     }
 
     /// The cluster's nodes, as the membership resolved them.
-    fn on_topology(&mut self, step: &mut Step, now: Instant, t: f64, at: String, what: What) {
-        let v = SCHEMA_VERSION;
-        let What::Topology {
-            reason,
-            nodes,
-            added,
-            removed,
-        } = what
-        else {
-            return;
-        };
-        let rel = self.rel_to(self.anchor, now);
+    fn on_topology(&mut self, step: &mut Step, cx: Ctx, e: event::Topology) {
+        let rel = self.rel_to(self.anchor, cx.now);
         step.lines.push(WatchLine::Topology(line::Topology {
-            v,
-            t,
-            at,
-            reason,
-            nodes,
-            added,
-            removed,
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            reason: e.reason,
+            nodes: e.nodes,
+            added: e.added,
+            removed: e.removed,
             rel,
         }))
     }
 
     /// The dry-run's topology refresh after an SMIGRATED naming our nodes.
-    fn on_refresh(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        what: What,
-    ) {
-        let v = SCHEMA_VERSION;
-        let What::Refresh {
-            event,
-            jitter_s,
-            sources,
-        } = what
-        else {
-            return;
-        };
-        let rel = self.rel_to(Some(event), now);
-        let name = self.events.get(event).map(Event::name).unwrap_or_default();
+    fn on_refresh(&mut self, step: &mut Step, cx: Ctx, e: event::Refresh) {
+        let rel = self.rel_to(Some(e.event), cx.now);
+        let name = self
+            .events
+            .get(e.event)
+            .map(Event::name)
+            .unwrap_or_default();
+        let jitter_s = e.jitter_s;
         step.lines.push(WatchLine::Handoff(line::Handoff {
-                v,
-                t,
-                at,
-                conn: conn_id,
-                event: name,
-                outcome: DryRunOutcome::RefreshTopology,
-                at_s: secs_f(jitter_s),
-                moves: false,
-                text: format!(
-                    "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
-                    sources.join(", ")
-                ),
-                rel,
-                to: None,
-            }));
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            conn: cx.conn,
+            event: name,
+            outcome: DryRunOutcome::RefreshTopology,
+            at_s: secs_f(jitter_s),
+            moves: false,
+            text: format!(
+                "a client would refresh the topology once, after a jitter of {jitter_s:.2} s, for source(s) {}",
+                e.sources.join(", ")
+            ),
+            rel,
+            to: None,
+        }));
     }
 
     /// Whether our address is still advertised, after a MIGRATED.
-    fn on_advertised(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        what: What,
-    ) {
-        let v = SCHEMA_VERSION;
-        let What::Advertised { addr, answer } = what else {
-            return;
-        };
-        let rel = self.rel_to(self.anchor, now);
+    fn on_advertised(&mut self, step: &mut Step, cx: Ctx, e: event::Advertised) {
+        let rel = self.rel_for(cx.conn, cx.now);
         step.lines.push(WatchLine::Advertised(line::Advertised {
-            v,
-            t,
-            at,
-            conn: conn_id,
-            addr: addr.to_string(),
-            answer,
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            conn: cx.conn,
+            addr: e.addr.to_string(),
+            answer: e.answer,
             rel,
         }))
     }
 
     /// A `--traffic` PING: tallied, attributed to the open window.
-    fn on_ping(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        what: What,
-    ) {
-        let v = SCHEMA_VERSION;
-        let What::Ping { latency, error } = what else {
-            return;
-        };
-        let window = self.open_window(now);
+    fn on_ping(&mut self, step: &mut Step, cx: Ctx, e: event::Ping) {
+        let window = self.open_window(cx.now);
         self.pings
-            .record(latency, error.is_some(), window.as_deref());
+            .record(e.latency, e.error.is_some(), window.as_deref());
         step.lines.push(WatchLine::Ping(line::Ping {
-            v,
-            t,
-            at,
-            conn: conn_id,
-            latency_ms: latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
-            error,
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            conn: cx.conn,
+            latency_ms: e.latency.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
+            error: e.error,
             window,
         }))
     }
 
     /// A handshake's outcome: one line, tallied by outcome (a cluster's repeated refusal once).
-    fn on_handshake(&mut self, step: &mut Step, t: f64, at: String, conn_id: u32, what: What) {
-        let v = SCHEMA_VERSION;
-        let What::Handshake {
-            opt_in,
-            text,
-            server,
-            version,
-            mode,
-            sent,
-            sim_speed,
-        } = what
-        else {
-            return;
-        };
-        let key = (opt_in, text.clone());
-        let tally = self.opt_in.entry(key).or_default();
-        let repeat_of = tally.first().copied().filter(|&c| c != conn_id);
-        if !tally.contains(&conn_id) {
-            tally.push(conn_id);
+    fn on_handshake(&mut self, step: &mut Step, cx: Ctx, e: event::Handshake) {
+        let opt_in = e.opt_in;
+        let tally = self.opt_in.entry((opt_in, e.text.clone())).or_default();
+        let repeat_of = tally.first().copied().filter(|&c| c != cx.conn);
+        if !tally.contains(&cx.conn) {
+            tally.push(cx.conn);
         }
         step.lines.push(WatchLine::Handshake(line::Handshake {
-            v,
-            t,
-            at,
-            conn: conn_id,
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            conn: cx.conn,
             opt_in,
-            text,
-            server,
-            version,
-            mode,
-            sent,
+            text: e.text,
+            server: e.server,
+            version: e.version,
+            mode: e.mode,
+            sent: e.sent,
             // Accepted opt-ins are each worth a line; a refusal repeated by every node
             // of a cluster is one fact.
             repeat_of: repeat_of.filter(|_| opt_in != OptInOutcome::Accepted),
-            sim_speed,
+            sim_speed: e.sim_speed,
         }))
     }
 
@@ -559,7 +382,7 @@ impl Timeline {
             .filter(|e| e.kind.opens() && e.row.closed_by_notification_s.is_none())
             .filter_map(|e| {
                 let window = e.row.window_s.unwrap_or(0).clamp(0, max_window_s) as f64 + 5.0;
-                e.at.checked_add(Duration::try_from_secs_f64(window / self.speed).ok()?)
+                e.at.checked_add(Duration::try_from_secs_f64(self.clock.real_secs(window)).ok()?)
             })
             .max()
     }
@@ -575,305 +398,9 @@ impl Timeline {
         (self.span(e.at, at) <= window).then(|| e.name())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn frame(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        record: FrameRecord,
-        early: bool,
-    ) {
-        let mut labels = Vec::new();
-        let mut rel = self.rel_to(self.anchor, now);
-        let mut copy_of = None;
-        let mut sources_ours = Vec::new();
-        if let Classified::Maintenance(n) = &record.parsed {
-            let catch_up = early && n.kind.is_retained();
-            let key = n.seq.map(|s| (n.kind, s));
-            let resent = key.is_some_and(|k| !self.keys.insert(k));
-            if catch_up {
-                labels.push(Label::CatchUp);
-            }
-            if resent {
-                labels.push(Label::Resent);
-            }
-            // Only a MOVING is sent again to a new opt-in; another kind that merely arrived in
-            // the same read as the +OK is news, not a re-send.
-            if early && n.kind == Kind::Moving {
-                labels.push(Label::WithOptIn);
-            }
-            let event_index = if resent || catch_up {
-                let (idx, copy) = self.seen_again(key, resent, conn_id, now);
-                copy_of = copy;
-                idx
-            } else {
-                Some(self.new_event(n, now, t, early, conn_id))
-            };
-            let new = !resent && !catch_up;
-            if new {
-                step.notifications += 1;
-            }
-            if new && n.kind.opens() {
-                self.anchor = event_index;
-                rel = self.rel_to(event_index, now);
-            }
-            if new {
-                if let Some(opened) = n.kind.closes() {
-                    let open = self.events.rposition(|e| {
-                        e.kind == opened && e.row.closed_by_notification_s.is_none()
-                    });
-                    if let Some(o) = open {
-                        let s = self.span(self.events[o].at, now);
-                        self.events[o].row.closed_by_notification_s = Some(s);
-                        rel = self.rel_to(Some(o), now);
-                    }
-                }
-            }
-            if n.kind == Kind::Moving && !catch_up {
-                self.moving(step, conn_id, n, new, event_index);
-            }
-            if let (Some(m), true, Some(i)) = (&n.migrations, new, event_index) {
-                sources_ours = self.sources_ours(m);
-                if !sources_ours.is_empty() {
-                    step.actions.push(Action::RefreshTopology {
-                        conn: conn_id,
-                        event: i,
-                        sources: sources_ours.clone(),
-                    });
-                }
-            }
-            if n.kind == Kind::Migrated && new {
-                if let Some(addr) = self.conns.get(&conn_id).and_then(|c| c.addr) {
-                    step.actions.push(Action::CheckAdvertised {
-                        conn: conn_id,
-                        addr: addr.ip(),
-                    });
-                }
-            }
-            if let Some(c) = self.conns.get_mut(&conn_id) {
-                c.totals_notifications += 1;
-            }
-        } else if let Some(c) = self.conns.get_mut(&conn_id) {
-            c.totals_other += 1;
-        }
-        step.lines.push(WatchLine::Push(line::Push {
-            v: SCHEMA_VERSION,
-            t,
-            at,
-            conn: conn_id,
-            labels,
-            rel,
-            frame: record,
-            copy_of,
-            sources_ours,
-        }));
-    }
-
-    /// A copy of an event already seen (re-sent, or a catch-up replay): counted on the first
-    /// one's row; a re-send from another connection says where and how much earlier it came.
-    fn seen_again(
-        &mut self,
-        key: Option<(Kind, i64)>,
-        resent: bool,
-        conn_id: u32,
-        now: Instant,
-    ) -> (Option<usize>, Option<CopyOf>) {
-        let idx = key
-            .and_then(|k| self.keys.event(&k))
-            .filter(|&i| self.events.get(i).is_some());
-        let mut copy_of = None;
-        if let Some(first) = idx.and_then(|i| self.events.get_mut(i)) {
-            first.row.copies += 1;
-            if resent && first.conn != conn_id {
-                copy_of = Some(CopyOf {
-                    conn: first.conn,
-                    after_ms: (now.saturating_duration_since(first.at).as_secs_f64() * 1e6).round()
-                        / 1e3,
-                });
-            }
-        }
-        (idx, copy_of)
-    }
-
-    /// A new event: its summary row, and its `(type, seq)` remembered. Returns its index.
-    fn new_event(
-        &mut self,
-        n: &crate::notification::Notification,
-        now: Instant,
-        t: f64,
-        early: bool,
-        conn_id: u32,
-    ) -> usize {
-        let i = self.events.len();
-        self.events.push(Event {
-            kind: n.kind,
-            seq: n.seq,
-            at: now,
-            row: EventRow {
-                kind: n.kind.name().into(),
-                seq: n.seq,
-                t,
-                window_s: n.time,
-                closed_by_notification_s: None,
-                dns_moved_s: None,
-                socket_closed_s: None,
-                overshoot_s: None,
-                handoff: None,
-                handoff_s: None,
-                margin_s: None,
-                copies: 0,
-                // A MOVING re-sent to our opt-in, never seen before: we joined its window
-                // after it opened.
-                joined_open: early && n.kind == Kind::Moving,
-                silent_close: false,
-            },
-            moved_s: None,
-            stale: false,
-            unresolved: false,
-            verdict_done: false,
-            conn: conn_id,
-        });
-        if let Some(k) = n.seq.map(|s| (n.kind, s)) {
-            self.keys.set_event(k, i);
-        }
-        i
-    }
-
-    /// A MOVING (not a catch-up): the connection expects its close, and a new one starts a
-    /// dry-run.
-    fn moving(
-        &mut self,
-        step: &mut Step,
-        conn_id: u32,
-        n: &crate::notification::Notification,
-        new: bool,
-        event_index: Option<usize>,
-    ) {
-        let current = self
-            .conns
-            .get(&conn_id)
-            .and_then(|c| c.addr)
-            .map(|a| a.ip());
-        if let Some(c) = self.conns.get_mut(&conn_id) {
-            c.moving = event_index;
-        }
-        // Only a new (type, seq) starts a decision: acting on re-sent MOVINGs loops.
-        if let (true, Some(i)) = (new, event_index) {
-            step.actions.push(Action::StartHandoff {
-                conn: conn_id,
-                event: i,
-                window_s: n.time.unwrap_or(0),
-                successor: n.successor().cloned(),
-                current,
-            });
-        }
-    }
-
-    /// The sources of an SMIGRATED's moves that are nodes this watch is connected to.
-    fn sources_ours(&self, m: &crate::notification::Migrations) -> Vec<String> {
-        let ours: Vec<String> = self
-            .conns
-            .values()
-            .flat_map(|c| [c.addr.map(|a| a.to_string()), Some(c.endpoint.clone())])
-            .flatten()
-            .collect();
-        let mut sources: Vec<String> = m
-            .moves
-            .iter()
-            .filter_map(|mv| mv.source.clone())
-            .filter(|s| {
-                ours.iter()
-                    .any(|o| o == s || o.ends_with(&format!("//{s}")))
-            })
-            .collect();
-        sources.sort();
-        sources.dedup();
-        sources
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn closed(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        cause: CloseCause,
-        error: Option<String>,
-        retry_in: Option<Duration>,
-    ) {
-        let c = self.conns.entry(conn_id).or_default();
-        let moving = c.moving.take().filter(|&i| self.events.get(i).is_some());
-        if cause != CloseCause::Watch {
-            c.totals_closes += 1;
-        }
-        let (announced, window_s, past_s, rel) = match moving {
-            Some(i) if cause != CloseCause::Watch => {
-                let since = self.span(self.events[i].at, now);
-                let e = &mut self.events[i];
-                let past = e.row.window_s.map(|w| secs_f(since - w as f64));
-                if e.row.socket_closed_s.is_none() {
-                    e.row.socket_closed_s = Some(secs_f(since));
-                    e.row.overshoot_s = past;
-                }
-                (true, e.row.window_s, past, self.rel_to(Some(i), now))
-            }
-            _ => {
-                if cause != CloseCause::Watch {
-                    self.silent_close(now);
-                }
-                (false, None, None, self.rel_to(self.anchor, now))
-            }
-        };
-        let joined_open = announced && moving.is_some_and(|i| self.events[i].row.joined_open);
-        step.lines.push(WatchLine::Closed(line::Closed {
-            v: SCHEMA_VERSION,
-            t,
-            at: at.clone(),
-            conn: conn_id,
-            by: match cause {
-                CloseCause::Server => ClosedBy::Server,
-                CloseCause::Error => ClosedBy::Error,
-                CloseCause::Watch => ClosedBy::Watch,
-            },
-            error,
-            announced,
-            window_s,
-            past_s,
-            rel,
-            joined_open,
-            retry_in_s: retry_in.map(secs),
-        }));
-        if let Some(i) = moving {
-            self.verdict(step, t, at, i);
-        }
-    }
-
-    /// An unannounced close while a MIGRATING (or another opening event that is not a MOVING)
-    /// is the latest event: the silent end of a shrink. Its row records the close, relative to it.
-    fn silent_close(&mut self, now: Instant) {
-        let Some(i) = self.anchor else { return };
-        let since = self.span(self.events[i].at, now);
-        let e = &mut self.events[i];
-        if e.kind != Kind::Moving && e.row.socket_closed_s.is_none() {
-            e.row.socket_closed_s = Some(since);
-            e.row.silent_close = true;
-        }
-    }
-
-    fn dns(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        host: String,
-        kind: DnsEventKind,
-    ) {
+    /// A DNS answer: which of our addresses left or rejoined, and the open event's row.
+    fn dns(&mut self, step: &mut Step, cx: Ctx, e: event::Dns) {
+        let (now, kind) = (cx.now, e.kind);
         let ours: Vec<IpAddr> = self
             .conns
             .values()
@@ -928,9 +455,9 @@ impl Timeline {
         }
         step.lines.push(WatchLine::Dns(line::Dns {
             v: SCHEMA_VERSION,
-            t,
-            at,
-            host,
+            t: cx.t,
+            at: cx.at,
+            host: e.host,
             event,
             before,
             after,
@@ -938,118 +465,6 @@ impl Timeline {
             reason,
             ours: ours_change,
             rel,
-        }));
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn handoff(
-        &mut self,
-        step: &mut Step,
-        now: Instant,
-        t: f64,
-        at: String,
-        conn_id: u32,
-        event: usize,
-        dry_run: DryRun,
-    ) {
-        let Some(e) = self.events.get_mut(event) else {
-            return;
-        };
-        let DryRun {
-            outcome: name,
-            at_s,
-            moves,
-            text,
-            to,
-        } = dry_run;
-        if name != DryRunOutcome::Cancelled || e.row.handoff.is_none() {
-            e.row.handoff = Some(name.as_str().to_string());
-            e.row.handoff_s = Some(at_s);
-        }
-        if moves {
-            e.moved_s = Some(at_s);
-        }
-        e.stale = matches!(
-            name,
-            DryRunOutcome::StaleAtExpiry | DryRunOutcome::Unresolved
-        );
-        e.unresolved = name == DryRunOutcome::Unresolved;
-        let event_name = e.name();
-        let rel = self.rel_to(Some(event), now);
-        step.lines.push(WatchLine::Handoff(line::Handoff {
-            v: SCHEMA_VERSION,
-            t,
-            at: at.clone(),
-            conn: conn_id,
-            event: event_name,
-            outcome: name,
-            at_s,
-            moves,
-            text,
-            rel,
-            to,
-        }));
-        if self.events[event].row.socket_closed_s.is_some() {
-            self.verdict(step, t, at, event);
-        }
-    }
-
-    /// Sets the dry-run against the close, once both are known.
-    fn verdict(&mut self, step: &mut Step, t: f64, at: String, i: usize) {
-        let Some(e) = self.events.get_mut(i) else {
-            return;
-        };
-        if e.verdict_done {
-            return;
-        }
-        let Some(closed) = e.row.socket_closed_s else {
-            return;
-        };
-        let text;
-        let mut margin = None;
-        // The words are the judge's (docs/protocol.md section 8): moved, recycled onto the
-        // retiring address, stayed, cut; the offsets are from this connection's own event.
-        let recycle = e.row.handoff.as_deref() == Some("reconnect_on_clock");
-        if let Some(moved) = e.moved_s {
-            let m = secs_f(closed - moved);
-            margin = Some(m);
-            text = if m >= 0.0 && recycle {
-                format!(
-                    "a client following the dry-run would have recycled at +{moved:.1} s (reconnecting the way it connected: onto the retiring address when that is an address), {m:.1} s before the close at +{closed:.1} s"
-                )
-            } else if m >= 0.0 {
-                format!(
-                    "a client following the dry-run would have moved at +{moved:.1} s, {m:.1} s before the close at +{closed:.1} s"
-                )
-            } else {
-                format!(
-                    "a client following the dry-run would have been cut by the close at +{closed:.1} s, acting only at +{moved:.1} s, {:.1} s after it",
-                    -m
-                )
-            };
-        } else if e.unresolved {
-            text = format!(
-                "a client following the dry-run would have stayed: DNS gave no address at all; cut by the close at +{closed:.1} s"
-            );
-        } else if e.stale {
-            text = format!(
-                "a client following the dry-run would have stayed: nothing else was offered (the record was still stale when the window expired); cut by the close at +{closed:.1} s"
-            );
-        } else {
-            // The dry-run has not decided yet; its result will bring the verdict.
-            return;
-        }
-        e.verdict_done = true;
-        e.row.margin_s = margin;
-        let (conn, event) = (e.conn, e.name());
-        step.lines.push(WatchLine::Verdict(line::Verdict {
-            v: SCHEMA_VERSION,
-            t,
-            at,
-            conn,
-            event,
-            text,
-            margin_s: margin,
         }));
     }
 
@@ -1093,614 +508,41 @@ impl Timeline {
                 tallies
             },
             pings: self.pings.stats(),
+            scenario_s: (self.clock.speed() != 1.0).then(|| {
+                secs_f(
+                    self.clock
+                        .scenario_secs(now.saturating_duration_since(self.start)),
+                )
+            }),
         })
     }
 }
 
-/// Log-histogram buckets for PING latencies: 1 % wide from 1 µs up to 1000 s, so the tally is
-/// a fixed ~2 k counters however long the watch runs.
-const PING_BUCKET_GROWTH: f64 = 1.01;
-const PING_MIN_MS: f64 = 0.001;
-const PING_BUCKETS: usize = 2084;
-/// Windows named in the failure tally; failures in further windows are counted under "other".
-const PING_WINDOWS: usize = 64;
-
-/// `--traffic` over the whole watch, in bounded memory.
-#[derive(Default)]
-struct PingTally {
-    sent: u64,
-    answered: u64,
-    failures: u64,
-    max_ms: f64,
-    buckets: Vec<u64>,
-    windows: Vec<(String, u64)>,
+fn connect_failed(cx: Ctx, e: event::ConnectFailed) -> WatchLine {
+    WatchLine::ConnectFailed(line::ConnectFailed {
+        v: SCHEMA_VERSION,
+        t: cx.t,
+        at: cx.at,
+        conn: cx.conn,
+        error: e.error,
+        retry_in_s: e.retry_in.map(secs),
+    })
 }
 
-impl PingTally {
-    fn record(&mut self, latency: Option<Duration>, failed: bool, window: Option<&str>) {
-        self.sent += 1;
-        if failed {
-            self.failures += 1;
-            if let Some(w) = window {
-                let name = if self.windows.len() < PING_WINDOWS
-                    || self.windows.iter().any(|(n, _)| n == w)
-                {
-                    w
-                } else {
-                    "other windows"
-                };
-                match self.windows.iter_mut().find(|(n, _)| n == name) {
-                    Some((_, c)) => *c += 1,
-                    None => self.windows.push((name.to_string(), 1)),
-                }
-            }
-            return;
-        }
-        let Some(latency) = latency else { return };
-        let ms = latency.as_secs_f64() * 1e3;
-        self.answered += 1;
-        self.max_ms = self.max_ms.max(ms);
-        if self.buckets.is_empty() {
-            self.buckets = vec![0; PING_BUCKETS];
-        }
-        self.buckets[ping_bucket(ms)] += 1;
-    }
-
-    /// The latency at quantile `q`: the middle of the bucket holding it, never above the max.
-    fn quantile(&self, q: f64) -> Option<f64> {
-        if self.answered == 0 {
-            return None;
-        }
-        let rank = ((q * self.answered as f64).ceil() as u64).clamp(1, self.answered);
-        let mut seen = 0;
-        for (i, count) in self.buckets.iter().enumerate() {
-            seen += count;
-            if seen >= rank {
-                let mid = PING_MIN_MS * PING_BUCKET_GROWTH.powf(i as f64 + 0.5);
-                return Some(round3(mid.min(self.max_ms)));
-            }
-        }
-        Some(round3(self.max_ms))
-    }
-
-    fn stats(&self) -> Option<crate::record::PingStats> {
-        (self.sent > 0).then(|| crate::record::PingStats {
-            sent: self.sent,
-            answered: self.answered,
-            failures: self.failures,
-            p50_ms: self.quantile(0.50),
-            p99_ms: self.quantile(0.99),
-            max_ms: (self.answered > 0).then(|| round3(self.max_ms)),
-            failure_windows: self
-                .windows
-                .iter()
-                .map(|(window, failures)| crate::record::WindowFailures {
-                    window: window.clone(),
-                    failures: *failures,
-                })
-                .collect(),
-        })
-    }
-}
-
-fn ping_bucket(ms: f64) -> usize {
-    if ms <= PING_MIN_MS {
-        return 0;
-    }
-    let i = ((ms / PING_MIN_MS).ln() / PING_BUCKET_GROWTH.ln()).floor();
-    (i as usize).min(PING_BUCKETS - 1)
-}
-
-fn round3(ms: f64) -> f64 {
-    (ms * 1e3).round() / 1e3
+fn malformed(cx: Ctx, e: event::Malformed) -> WatchLine {
+    WatchLine::Malformed(line::Malformed {
+        v: SCHEMA_VERSION,
+        t: cx.t,
+        at: cx.at,
+        conn: cx.conn,
+        offset: e.offset,
+        error: e.error,
+    })
 }
 
 fn secs_f(s: f64) -> f64 {
     (s * 1e6).round() / 1e6
 }
 
-/// The outcome's name, when the client would act (after the event), and whether it moves.
-fn outcome_facts(outcome: &Outcome) -> (DryRunOutcome, Duration, bool) {
-    use DryRunOutcome as D;
-    match outcome {
-        Outcome::MoveToSuccessor { at, .. } => (D::MoveToSuccessor, *at, true),
-        Outcome::ReconnectOnClock { at, .. } => (D::ReconnectOnClock, *at, true),
-        Outcome::SteppedSideways { at, .. } => (D::SteppedSideways, *at, true),
-        Outcome::Moved { at, .. } => (D::Moved, *at, true),
-        Outcome::StaleAtExpiry { at, .. } => (D::StaleAtExpiry, *at, false),
-        Outcome::Unresolved { at, .. } => (D::Unresolved, *at, false),
-        Outcome::Cancelled { at, .. } => (D::Cancelled, *at, false),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::resp::{Scan, Scanner};
-
-    const MOVING: &[u8] = b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n";
-    const MIGRATING: &[u8] = b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n";
-    const MIGRATED: &[u8] = b">3\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n";
-
-    fn record(raw: &[u8]) -> FrameRecord {
-        match Scanner::default().scan(raw).unwrap() {
-            Scan::Frame(f, _) => FrameRecord::new(&f, raw, 0),
-            _ => unreachable!(),
-        }
-    }
-
-    struct Fixture {
-        tl: Timeline,
-        t0: Instant,
-    }
-
-    impl Fixture {
-        fn new() -> Fixture {
-            let t0 = Instant::now();
-            let mut tl = Timeline::new(t0);
-            tl.observe(obs(
-                t0,
-                0.0,
-                1,
-                What::Connected {
-                    addr: "127.0.0.2:6379".parse().unwrap(),
-                    tls: false,
-                    endpoint: "db:6379".into(),
-                },
-            ));
-            Fixture { tl, t0 }
-        }
-        fn at(&mut self, s: f64, conn: u32, what: What) -> Step {
-            let o = obs(self.t0, s, conn, what);
-            self.tl.observe(o)
-        }
-        fn server_close(&mut self, s: f64) -> Step {
-            self.at(
-                s,
-                1,
-                What::Closed {
-                    cause: CloseCause::Server,
-                    error: None,
-                    retry_in: None,
-                },
-            )
-        }
-        fn frame(&mut self, s: f64, raw: &[u8], early: bool) -> Step {
-            self.at(
-                s,
-                1,
-                What::Frame {
-                    record: record(raw),
-                    early,
-                },
-            )
-        }
-    }
-
-    fn obs(t0: Instant, s: f64, conn: u32, what: What) -> Observation {
-        Observation {
-            at: t0 + Duration::from_secs_f64(s),
-            wall: SystemTime::UNIX_EPOCH,
-            conn,
-            what,
-        }
-    }
-
-    fn closed(step: &Step) -> (bool, Option<f64>, Option<Rel>) {
-        step.lines
-            .iter()
-            .find_map(|l| match l {
-                WatchLine::Closed(line::Closed {
-                    announced,
-                    past_s,
-                    rel,
-                    ..
-                }) => Some((*announced, *past_s, rel.clone())),
-                _ => None,
-            })
-            .expect("a closed line")
-    }
-
-    #[test]
-    fn moving_then_close_reports_the_overshoot_and_starts_one_handoff() {
-        let mut f = Fixture::new();
-        let step = f.frame(1.0, MOVING, false);
-        assert_eq!(step.notifications, 1);
-        assert!(matches!(
-            step.actions.as_slice(),
-            [Action::StartHandoff {
-                window_s: 15,
-                successor: None,
-                current: Some(_),
-                ..
-            }]
-        ));
-        let step = f.server_close(17.6);
-        let (announced, past, rel) = closed(&step);
-        assert!(announced);
-        assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
-        assert_eq!(rel.unwrap().to, "MOVING seq 0");
-    }
-
-    #[test]
-    fn a_window_is_open_from_its_notification_until_its_declared_end_or_its_closing_notification() {
-        let mut f = Fixture::new();
-        let t0 = f.t0;
-        let at = |s: f64| t0 + Duration::from_secs_f64(s);
-        assert_eq!(f.tl.window_open_until(3600), None);
-        // MIGRATING declares 2 s: open until 2 s + 5 s of slack after it arrived.
-        f.frame(1.0, MIGRATING, false);
-        assert_eq!(f.tl.window_open_until(3600), Some(at(8.0)));
-        // MIGRATED closes it.
-        f.frame(2.0, MIGRATED, false);
-        assert_eq!(f.tl.window_open_until(3600), None);
-        // A MOVING's 15 s, read at the simulator's speed 10, outlives its socket's close.
-        f.tl.set_speed(10.0);
-        f.frame(3.0, MOVING, false);
-        f.server_close(3.5);
-        assert_eq!(f.tl.window_open_until(3600), Some(at(5.0)));
-        // A declared window is capped.
-        assert_eq!(f.tl.window_open_until(5), Some(at(4.0)));
-    }
-
-    #[test]
-    fn a_resent_moving_is_labelled_and_starts_no_second_decision() {
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        let step = f.frame(3.0, MOVING, true);
-        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
-            panic!()
-        };
-        assert_eq!(labels, &vec![Label::Resent, Label::WithOptIn]);
-        assert!(step.actions.is_empty());
-        let summary = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "ended");
-        let WatchLine::Summary(line::Summary { events, .. }) = summary else {
-            panic!()
-        };
-        assert_eq!(events.len(), 1);
-        assert_eq!(events[0].copies, 1);
-    }
-
-    #[test]
-    fn catch_up_is_labelled_and_closes_nothing() {
-        let mut f = Fixture::new();
-        let step = f.frame(0.1, MIGRATED, true);
-        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
-            panic!()
-        };
-        assert_eq!(labels, &vec![Label::CatchUp]);
-        assert!(step.actions.is_empty(), "a replayed MIGRATED is old news");
-    }
-
-    #[test]
-    fn closing_notification_is_relative_to_what_it_closes() {
-        let mut f = Fixture::new();
-        f.frame(1.0, MIGRATING, false);
-        let step = f.frame(3.5, MIGRATED, false);
-        let WatchLine::Push(line::Push { rel, .. }) = &step.lines[0] else {
-            panic!()
-        };
-        let rel = rel.clone().unwrap();
-        assert_eq!(rel.to, "MIGRATING seq 0");
-        assert!((rel.s - 2.5).abs() < 1e-6);
-        assert!(matches!(
-            step.actions.as_slice(),
-            [Action::CheckAdvertised { .. }]
-        ));
-    }
-
-    #[test]
-    fn a_close_without_moving_is_unannounced() {
-        let mut f = Fixture::new();
-        f.frame(1.0, MIGRATING, false);
-        let step = f.server_close(35.0);
-        let (announced, past, rel) = closed(&step);
-        assert!(!announced);
-        assert_eq!(past, None);
-        assert!((rel.unwrap().s - 34.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn verdict_compares_the_dry_run_with_the_close_in_either_order() {
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        let step = f.at(
-            9.8,
-            1,
-            What::Handoff {
-                event: 0,
-                outcome: Outcome::Moved {
-                    to: "127.0.0.3".parse().unwrap(),
-                    at: Duration::from_millis(9800),
-                    polls: 10,
-                },
-            },
-        );
-        assert!(!step
-            .lines
-            .iter()
-            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { .. }))));
-        let step = f.server_close(16.6);
-        let margin = step.lines.iter().find_map(|l| match l {
-            WatchLine::Verdict(line::Verdict { margin_s, text, .. }) => {
-                assert!(text.contains("6.8 s before the close at +16.6 s"), "{text}");
-                *margin_s
-            }
-            _ => None,
-        });
-        assert!((margin.unwrap() - 6.8).abs() < 1e-6);
-
-        // Close first, then a stale dry-run.
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        f.server_close(15.7);
-        let step = f.at(
-            15.8,
-            1,
-            What::Handoff {
-                event: 0,
-                outcome: Outcome::StaleAtExpiry {
-                    at: Duration::from_secs(15),
-                    polls: 15,
-                    cannot_tell: 0,
-                    window: Duration::from_secs(15),
-                },
-            },
-        );
-        assert!(step
-            .lines
-            .iter()
-            .any(|l| matches!(l, WatchLine::Verdict(line::Verdict { text, .. }) if text.contains("would have stayed: nothing else was offered (the record was still stale"))));
-    }
-
-    #[test]
-    fn a_dry_run_on_the_clock_is_a_recycle_and_one_too_late_is_cut() {
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        f.at(
-            0.1,
-            1,
-            What::Handoff {
-                event: 0,
-                outcome: Outcome::ReconnectOnClock {
-                    at: Duration::from_millis(7500),
-                    reason: crate::handoff::ClockReason::AddressEndpoint,
-                },
-            },
-        );
-        let step = f.server_close(16.6);
-        let text = step.lines.iter().find_map(|l| match l {
-            WatchLine::Verdict(line::Verdict { text, margin_s, .. }) => {
-                assert!((margin_s.unwrap() - 9.1).abs() < 1e-6);
-                Some(text.clone())
-            }
-            _ => None,
-        });
-        assert!(text.unwrap().contains("would have recycled at +7.5 s"));
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        f.server_close(15.7);
-        let step = f.at(
-            18.0,
-            1,
-            What::Handoff {
-                event: 0,
-                outcome: Outcome::Moved {
-                    to: "127.0.0.3".parse().unwrap(),
-                    at: Duration::from_secs(18),
-                    polls: 18,
-                },
-            },
-        );
-        assert!(step.lines.iter().any(|l| matches!(l,
-            WatchLine::Verdict(line::Verdict { text, margin_s: Some(m), .. })
-                if text.contains("would have been cut by the close at +15.7 s") && *m < 0.0)));
-    }
-
-    #[test]
-    fn dns_change_marks_our_address_leaving_and_the_event_row() {
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        let a2: IpAddr = "127.0.0.2".parse().unwrap();
-        let a3: IpAddr = "127.0.0.3".parse().unwrap();
-        let step = f.at(
-            9.7,
-            0,
-            What::Dns {
-                host: "db".into(),
-                kind: DnsEventKind::Changed {
-                    before: [a2].into(),
-                    after: [a3].into(),
-                    ttl: Some(5),
-                },
-            },
-        );
-        let WatchLine::Dns(line::Dns { ours, rel, .. }) = &step.lines[0] else {
-            panic!()
-        };
-        assert_eq!(ours.map(|o| o.as_str()), Some("left"));
-        assert!((rel.clone().unwrap().s - 9.7).abs() < 1e-6);
-        let WatchLine::Summary(line::Summary { events, .. }) =
-            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
-        else {
-            panic!()
-        };
-        assert!((events[0].dns_moved_s.unwrap() - 9.7).abs() < 1e-6);
-    }
-
-    #[test]
-    fn speed_scales_offsets_into_scenario_seconds() {
-        let mut f = Fixture::new();
-        f.tl.set_speed(10.0);
-        f.frame(0.0, MOVING, false);
-        let step = f.server_close(1.66);
-        let (_, past, _) = closed(&step);
-        assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
-    }
-    fn summary_rows(f: &Fixture) -> Vec<EventRow> {
-        match f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x") {
-            WatchLine::Summary(line::Summary { events, .. }) => events,
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn count_is_of_logical_events_not_copies() {
-        let mut f = Fixture::new();
-        assert_eq!(f.frame(0.0, MOVING, false).notifications, 1);
-        // The same (type, seq) from a second cluster node, and re-sent to an opt-in.
-        let copy = f.at(
-            0.01,
-            2,
-            What::Frame {
-                record: record(MOVING),
-                early: false,
-            },
-        );
-        assert_eq!(copy.notifications, 0);
-        assert_eq!(f.frame(3.0, MOVING, true).notifications, 0);
-        assert_eq!(
-            f.frame(4.0, MIGRATED, true).notifications,
-            0,
-            "a catch-up replay"
-        );
-        assert_eq!(f.frame(5.0, MIGRATING, false).notifications, 1);
-    }
-
-    #[test]
-    fn silent_shrink_row_records_the_dns_drop_and_the_silent_close() {
-        let mut f = Fixture::new();
-        f.frame(4.3, MIGRATING, false);
-        f.frame(16.6, MIGRATED, false);
-        let a2: IpAddr = "127.0.0.2".parse().unwrap();
-        let a3: IpAddr = "127.0.0.3".parse().unwrap();
-        f.at(
-            21.4,
-            0,
-            What::Dns {
-                host: "db".into(),
-                kind: DnsEventKind::Changed {
-                    before: [a2, a3].into(),
-                    after: [a3].into(),
-                    ttl: Some(5),
-                },
-            },
-        );
-        let step = f.server_close(34.7);
-        let (announced, _, rel) = closed(&step);
-        assert!(!announced);
-        assert_eq!(rel.unwrap().to, "MIGRATING seq 0");
-        let rows = summary_rows(&f);
-        let row = &rows[0];
-        assert_eq!(row.kind, "MIGRATING");
-        assert!((row.dns_moved_s.unwrap() - 17.1).abs() < 1e-6, "{row:?}");
-        assert!(
-            (row.socket_closed_s.unwrap() - 30.4).abs() < 1e-6,
-            "{row:?}"
-        );
-        assert!(row.silent_close);
-        assert_eq!(
-            row.overshoot_s, None,
-            "nothing announced, nothing to overshoot"
-        );
-    }
-
-    #[test]
-    fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
-        let mut f = Fixture::new();
-        let step = f.frame(0.2, MOVING, true);
-        let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
-            panic!()
-        };
-        assert_eq!(labels, &vec![Label::WithOptIn]);
-        let step = f.server_close(1.8);
-        let joined = step.lines.iter().find_map(|l| match l {
-            WatchLine::Closed(line::Closed {
-                joined_open,
-                past_s,
-                ..
-            }) => Some((*joined_open, *past_s)),
-            _ => None,
-        });
-        let (joined, past) = joined.expect("a closed line");
-        assert!(joined, "the close line carries the caveat");
-        assert!(
-            (past.unwrap() + 13.4).abs() < 1e-6,
-            "from receipt: {past:?}"
-        );
-        assert!(summary_rows(&f)[0].joined_open);
-        // A MOVING seen live is not one we joined.
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        assert!(!summary_rows(&f)[0].joined_open);
-    }
-
-    #[test]
-    fn pings_are_summarised_with_percentiles_and_the_window_of_each_failure() {
-        let mut f = Fixture::new();
-        for ms in 1..=100u64 {
-            f.at(
-                0.0,
-                1,
-                What::Ping {
-                    latency: Some(Duration::from_millis(ms)),
-                    error: None,
-                },
-            );
-        }
-        f.frame(1.0, MOVING, false);
-        for _ in 0..2 {
-            f.at(
-                2.0,
-                1,
-                What::Ping {
-                    latency: None,
-                    error: Some("connection closed".into()),
-                },
-            );
-        }
-        let WatchLine::Summary(line::Summary { pings, .. }) =
-            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
-        else {
-            panic!()
-        };
-        let p = pings.expect("ping figures");
-        assert_eq!((p.sent, p.answered, p.failures), (102, 100, 2));
-        let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() <= want * 0.011;
-        assert!(near(p.p50_ms, 50.0), "{p:?}");
-        assert!(near(p.p99_ms, 99.0), "{p:?}");
-        assert_eq!(p.max_ms, Some(100.0));
-        assert_eq!(p.failure_windows.len(), 1);
-        assert_eq!(p.failure_windows[0].window, "MOVING seq 0");
-        assert_eq!(p.failure_windows[0].failures, 2);
-        // No PING, no figures.
-        let f = Fixture::new();
-        let WatchLine::Summary(line::Summary { pings, .. }) =
-            f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
-        else {
-            panic!()
-        };
-        assert!(pings.is_none());
-    }
-
-    #[test]
-    fn the_handoff_line_names_its_destination() {
-        let mut f = Fixture::new();
-        f.frame(0.0, MOVING, false);
-        let step = f.at(
-            0.3,
-            1,
-            What::Handoff {
-                event: 0,
-                outcome: Outcome::SteppedSideways {
-                    to: "127.0.0.3".parse().unwrap(),
-                    at: Duration::from_millis(300),
-                },
-            },
-        );
-        let WatchLine::Handoff(line::Handoff { to, .. }) = &step.lines[0] else {
-            panic!()
-        };
-        assert_eq!(to.as_deref(), Some("127.0.0.3"));
-    }
-}
+mod tests;

@@ -137,6 +137,7 @@ fn row(kind: &str, seq: Option<i64>, t: f64) -> EventRow {
         copies: 0,
         joined_open: false,
         silent_close: false,
+        superseded_by: None,
     }
 }
 
@@ -171,6 +172,7 @@ fn summary_with(
         opt_in,
         pings,
         notes: Default::default(),
+        scenario_s: None,
     });
     render(&line, &Style::default()).join("\n")
 }
@@ -326,7 +328,7 @@ fn demo_timeline_shard_migration() {
 ///   chance; each source's own order is not. The lines are grouped by source, each group in the
 ///   order printed;
 /// - for the same reason, whether the initial DNS answer came after the first push (and so
-///   carries an offset), and whether that push, sent right after the opt-in's `+OK`, was read
+///   carries an offset and the name of what it is measured from), and whether that push, sent right after the opt-in's `+OK`, was read
 ///   together with it (`[with opt-in]`, about one run in ten, and then the note under it that
 ///   its window may have opened before we joined).
 ///
@@ -373,7 +375,16 @@ fn stable_demo(out: &str) -> String {
             let (tag, entry) = rest.split_at(tag_end);
             let entry = mask_numbers(entry).replace(" [with opt-in]", "");
             if tag == "[-]" {
-                let entry = entry.strip_prefix(" +N.NNN").unwrap_or(&entry).to_string();
+                // With its reference, which is named: `+N.NNN after MIGRATING seq N: `.
+                let entry = match entry.strip_prefix(" +N.NNN") {
+                    Some(rest) => {
+                        match rest.strip_prefix(" after ").and_then(|r| r.split_once(':')) {
+                            Some((_, rest)) => rest.to_string(),
+                            None => rest.to_string(),
+                        }
+                    }
+                    None => entry.clone(),
+                };
                 untied.push(format!("{CLOCK} {tag}{entry}"));
             } else {
                 let group = match conns.iter_mut().find(|(t, _)| t == tag) {

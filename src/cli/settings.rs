@@ -6,6 +6,7 @@ use super::service::ServiceArgs;
 use super::watch::WatchArgs;
 use crate::conn::ConnectOptions;
 use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
+use crate::timeline::ScenarioClock;
 use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
@@ -14,10 +15,8 @@ use std::time::Duration;
 
 /// Validates the command line of `watch`.
 pub fn watch_settings(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
-    let speed = args.sim_speed.unwrap_or(1.0);
-    if !(speed.is_finite() && speed > 0.0) {
-        anyhow::bail!("--sim-speed must be a positive number, not {speed}");
-    }
+    let clock = ScenarioClock::new(args.sim_speed.unwrap_or(1.0))
+        .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
     if args.count == Some(0) {
         anyhow::bail!("--count must be at least 1");
     }
@@ -32,7 +31,7 @@ pub fn watch_settings(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
     };
     Ok(WatchSettings {
         connect,
-        speed,
+        clock,
         speed_given: args.sim_speed.is_some(),
         engine: engine_settings(args),
         output: output_settings(args),

@@ -11,6 +11,7 @@ use crate::conn::url::RedisUrl;
 use crate::conn::ConnectConfig;
 use crate::output::human::{self, Role, Style};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use crate::timeline::ScenarioClock;
 use crate::watch::{self, WatchSettings};
 use anyhow::Context;
 use std::io::Write;
@@ -31,6 +32,8 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     let opts = SimOptions {
         speed: args.speed,
+        // The demo ends its watch with the scenario: no close follows to be marked.
+        mark_end: false,
         ..SimOptions::new(scenario)
     };
     let sim = Simulator::start(opts)
@@ -128,7 +131,7 @@ fn settings(
         db: None,
     };
     let mut settings = WatchSettings::new(config.options_for(&url)?);
-    settings.speed = args.speed;
+    settings.clock = ScenarioClock::new(args.speed)?;
     settings.speed_given = true;
     settings.output.capture = args.capture.clone();
     settings.output.color = style.color;

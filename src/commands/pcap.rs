@@ -49,12 +49,8 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
 
 /// The analyzer's settings from the flags; the speed is checked here, before any file is read.
 fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
-    if !(args.sim_speed.is_finite() && args.sim_speed > 0.0) {
-        anyhow::bail!(
-            "--sim-speed must be a positive number, not {}",
-            args.sim_speed
-        );
-    }
+    crate::timeline::ScenarioClock::check(args.sim_speed)
+        .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
     Ok(Settings {
         ports: args.port.clone(),
         speed: args.sim_speed,

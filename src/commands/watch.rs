@@ -134,6 +134,7 @@ fn endpoint<'o>(
         &mut endpoint.extra,
         &endpoint.settings.connect,
         endpoint.label.as_deref(),
+        &endpoint.settings.clock,
     );
     endpoint
 }

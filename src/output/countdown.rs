@@ -9,6 +9,7 @@
 use crate::notification::Classified;
 use crate::record::line;
 use crate::record::WatchLine;
+use crate::timeline::ScenarioClock;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -99,12 +100,13 @@ impl indicatif::TermLike for NarrowStderr {
 pub struct Countdown {
     multi: MultiProgress,
     open: Vec<Open>,
-    speed: f64,
+    /// Windows are declared in scenario seconds.
+    clock: ScenarioClock,
 }
 
 impl Countdown {
     /// A countdown on stderr, or `None` when stderr is not a terminal.
-    pub fn on_terminal(speed: f64) -> Option<Countdown> {
+    pub fn on_terminal(clock: ScenarioClock) -> Option<Countdown> {
         if !std::io::stderr().is_terminal() {
             return None;
         }
@@ -114,17 +116,17 @@ impl Countdown {
                 10,
             )),
             open: Vec::new(),
-            speed,
+            clock,
         })
     }
 
     /// A countdown drawn nowhere, for tests of what drives it.
     #[cfg(test)]
-    pub(crate) fn hidden(speed: f64) -> Countdown {
+    pub(crate) fn hidden(clock: ScenarioClock) -> Countdown {
         Countdown {
             multi: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
             open: Vec::new(),
-            speed,
+            clock,
         }
     }
 
@@ -192,15 +194,10 @@ impl Countdown {
         let _ = self.multi.clear();
     }
 
-    /// Reads windows at a speed learnt after the watch started.
-    pub fn set_speed(&mut self, speed: f64) {
-        self.speed = speed;
-    }
-
     /// Updates the time left on every open window.
     pub fn tick(&mut self) {
         for o in &self.open {
-            let elapsed = o.since.elapsed().as_secs_f64() * self.speed;
+            let elapsed = self.clock.scenario_secs(o.since.elapsed());
             let left = o.window_s - elapsed;
             o.bar.set_position((elapsed.min(o.window_s) * 10.0) as u64);
             if left > 0.0 && o.joined {

@@ -2,7 +2,7 @@
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 
 use crate::handoff::Advertised;
-use crate::notification::Classified;
+use crate::notification::{Classified, Kind};
 use crate::output::text;
 use crate::record::line;
 use crate::record::{ClosedBy, DnsEvent, OursChange};
@@ -159,11 +159,20 @@ fn cached_second_into(out: &mut String, at: &str) -> bool {
     })
 }
 
-fn rel(r: &Option<Rel>) -> String {
+/// An offset, and what it is measured from unless that is the line's own opening event
+/// (`own`): `+0.010 after SMIGRATED seq 19: `.
+fn rel(r: &Option<Rel>, own: Option<&str>) -> String {
     match r {
-        Some(r) => format!("+{:.3} ", r.s),
+        Some(r) if own == Some(r.to.as_str()) && opening(&r.to) => format!("+{:.3} ", r.s),
+        Some(r) => format!("+{:.3} after {}: ", r.s, r.to),
         None => String::new(),
     }
+}
+
+/// Whether an event's name (`MOVING seq 3`) is that of an opening notification.
+fn opening(name: &str) -> bool {
+    let kind = name.split(' ').next().unwrap_or_default();
+    Kind::from_name(kind.as_bytes()).is_some_and(Kind::opens)
 }
 
 /// Renders one line of the timeline as one or more lines of text, each within `style.width`
@@ -543,7 +552,7 @@ fn line_connected(line: &WatchLine, style: &Style) -> Vec<String> {
             };
             let what = format!(
                 "{}{verb} to {addr} ({}{})",
-                rel(r),
+                rel(r, None),
                 if *tls { "tls" } else { "tcp" },
                 if *session > 1 {
                     format!(", session {session}")
@@ -702,12 +711,23 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
             // Built by appending: this is the line a flood is made of.
             let mut first = head(at, Some(*conn));
             first.push(' ');
-            if r.is_some() {
-                first.push_str(&rel(r));
+            if let Some(to) = r.as_ref().map(|r| r.to.as_str()) {
+                // Its own event's name, when it is a maintenance notification.
+                let own = match &frame.parsed {
+                    Classified::Maintenance(n) => {
+                        crate::notification::event_name(n.kind, n.seq) == to
+                    }
+                    _ => false,
+                };
+                first.push_str(&rel(r, own.then_some(to)));
             }
-            style.paint_with(&mut first, role, |out| {
-                text::describe_into(out, &frame.parsed)
-            });
+            if crate::timeline::is_scenario_end(&frame.parsed) {
+                first.push_str("scenario ended (the simulator's end-of-scenario marker)");
+            } else {
+                style.paint_with(&mut first, role, |out| {
+                    text::describe_into(out, &frame.parsed)
+                });
+            }
             first.push_str(&labels);
             let mut bytes = String::with_capacity(frame.raw.len_hint() + 32);
             bytes.push_str("      ");
@@ -777,6 +797,10 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                 ClosedBy::Server => "closed by the server".to_string(),
                 ClosedBy::Watch => "closed by maintwatch".to_string(),
                 ClosedBy::Client => "closed by the application".to_string(),
+                ClosedBy::ScenarioEnd => {
+                    "scenario ended: the simulator closed the connection (not an incident)"
+                        .to_string()
+                }
                 ClosedBy::Error => {
                     format!("connection lost: {}", error.as_deref().unwrap_or("error"))
                 }
@@ -801,17 +825,19 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                         what.push_str(&format!(", window {w} s, {:.1} s before it ended", -p));
                     }
                 }
-            } else if *by != ClosedBy::Watch
+            } else if !matches!(by, ClosedBy::Watch | ClosedBy::ScenarioEnd)
                 && !error
                     .as_deref()
                     .is_some_and(|e| e.starts_with(crate::record::line::DURING_HANDSHAKE))
             {
                 what.push_str(" (unannounced: no MOVING before it)");
             }
+            // An announced close is measured from its connection's own MOVING.
+            let own = r.as_ref().filter(|_| *announced).map(|r| r.to.as_str());
             vec![format!(
                 "{} {}{}",
                 head(at, Some(*conn)),
-                rel(r),
+                rel(r, own),
                 style.paint(Role::Socket, &what)
             )]
         }
@@ -857,7 +883,7 @@ fn line_dns(line: &WatchLine, style: &Style) -> Vec<String> {
             vec![format!(
                 "{} {}{}{}",
                 head(at, None),
-                rel(r),
+                rel(r, None),
                 style.paint(Role::Dns, &what),
                 ours
             )]
@@ -879,7 +905,7 @@ fn line_handoff(line: &WatchLine, style: &Style) -> Vec<String> {
         }) => vec![format!(
             "{} {}{}",
             head(at, Some(*conn)),
-            rel(r),
+            rel(r, Some(event)),
             style.paint(
                 Role::Handoff,
                 &format!("dry-run handoff for {event}: {text}")
@@ -924,7 +950,7 @@ fn line_advertised(line: &WatchLine, style: &Style) -> Vec<String> {
             vec![format!(
                 "{} {}{}",
                 head(at, Some(*conn)),
-                rel(r),
+                rel(r, None),
                 style.paint(Role::Dns, &what)
             )]
         }
@@ -979,7 +1005,7 @@ fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
             vec![format!(
                 "{} {}{}",
                 head(at, None),
-                rel(r),
+                rel(r, None),
                 style.paint(Role::Socket, &what)
             )]
         }

@@ -615,13 +615,6 @@ impl<'a> Sinks<'a> {
         }
     }
 
-    /// Reads offsets at a speed learnt after the watch started (the simulator announced it).
-    pub fn set_speed(&mut self, speed: f64) {
-        if let Some(c) = &mut self.countdown {
-            c.set_speed(speed);
-        }
-    }
-
     /// Before the summary of an interrupted watch: the countdown is cleared, and a human summary
     /// starts on a line of its own rather than after the `^C` the terminal echoed.
     pub fn interrupted(&mut self) -> io::Result<()> {
@@ -699,7 +692,7 @@ mod tests {
     use super::*;
     use crate::record::FrameRecord;
     use crate::resp::{Scan, Scanner};
-    use crate::timeline::{Observation, Timeline, What};
+    use crate::timeline::{event, Observation, Timeline, What};
     use std::time::{Instant, SystemTime};
 
     const MIGRATING: &[u8] = b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n";
@@ -711,10 +704,10 @@ mod tests {
             panic!("a whole frame");
         };
         let record = FrameRecord::new(&frame, raw, 0);
-        let what = What::Frame {
+        let what = What::Frame(event::Frame {
             record,
             early: false,
-        };
+        });
         let obs = Observation {
             at: Instant::now(),
             wall: SystemTime::now(),
@@ -730,7 +723,7 @@ mod tests {
         // of connections) must not wake ten times a second for nothing.
         let mut sinks = Sinks::new();
         assert!(!sinks.animating(), "no countdown: nothing to redraw");
-        sinks.set_countdown(Some(Countdown::hidden(1.0)));
+        sinks.set_countdown(Some(Countdown::hidden(Default::default())));
         assert!(!sinks.animating(), "no window open");
         let mut tl = Timeline::new(Instant::now());
         for line in lines_of(&mut tl, MIGRATING) {

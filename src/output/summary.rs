@@ -140,11 +140,14 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
         opt_in,
         pings,
         notes,
+        scenario_s,
         ..
     }) = line
     else {
         return Vec::new();
     };
+    // In scenario seconds, like every offset on the screen, when a simulator set the speed.
+    let t = scenario_s.unwrap_or(*t);
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
     out.extend(opt_in.iter().map(opt_in_line));
     let width = u16::try_from(width).unwrap_or(u16::MAX);
@@ -261,8 +264,11 @@ fn event_row(e: &crate::record::EventRow) -> Vec<String> {
         s(e.dns_moved_s),
         socket,
         handoff,
-        e.margin_s
-            .map_or("-".into(), |m| unit(format_args!("{m:.1}"), "s")),
+        match (e.margin_s, &e.superseded_by) {
+            (Some(m), _) => unit(format_args!("{m:.1}"), "s"),
+            (None, Some(by)) => format!("superseded by {}", by.replace(" seq ", " ")),
+            (None, None) => "-".into(),
+        },
     ]
 }
 
@@ -350,6 +356,7 @@ mod tests {
             opt_in: Vec::new(),
             pings: None,
             notes: Default::default(),
+            scenario_s: None,
         })
     }
 
@@ -369,6 +376,7 @@ mod tests {
             copies: 2,
             joined_open: true,
             silent_close: false,
+            superseded_by: None,
         }
     }
 

@@ -21,7 +21,7 @@ pub mod reassembly;
 
 use crate::notification::{Classified, Kind};
 use crate::record::{wall, ClosedBy, OptInOutcome, WatchLine, SCHEMA_VERSION};
-use crate::timeline::{CloseCause, Observation, Timeline, What};
+use crate::timeline::{event, CloseCause, Observation, Timeline, What};
 use app::{App, Event};
 use line::{Line, PcapLine};
 use reassembly::{Direction, GapWhy, Out, Outs};
@@ -288,7 +288,8 @@ impl Analyzer {
             .grade
             .then(|| grade::Recorder::new(endpoint.clone()));
         let mut timeline = Timeline::new(base);
-        timeline.set_speed(settings.speed);
+        // Checked with the flags; a speed set otherwise that no clock runs at is read as 1.
+        timeline.set_clock(crate::timeline::ScenarioClock::new(settings.speed).unwrap_or_default());
         Analyzer {
             settings,
             base,
@@ -596,11 +597,11 @@ impl Analyzer {
         let lines = self.observe(
             started,
             id,
-            What::Connected {
+            What::Connected(event::Connected {
                 addr: server,
                 tls: false,
                 endpoint: format!("{client} -> {server}"),
-            },
+            }),
         );
         self.emit_watch(lines);
         let (t, at) = (self.t(started), wall(started));
@@ -721,7 +722,8 @@ impl Analyzer {
                 }
                 Event::NoOptIn => self.handshake_line(id, "not_sent", None, ts),
                 Event::Unreadable(offset, error) if side == "server" => {
-                    let lines = self.observe(ts, id, What::Malformed { offset, error });
+                    let lines =
+                        self.observe(ts, id, What::Malformed(event::Malformed { offset, error }));
                     self.emit_watch(lines);
                 }
                 Event::Unreadable(offset, error) => {
@@ -767,7 +769,7 @@ impl Analyzer {
                 self.handshake_line(id, "not_captured", None, ts);
             }
         }
-        let lines = self.observe(ts, id, What::Frame { record, early });
+        let lines = self.observe(ts, id, What::Frame(event::Frame { record, early }));
         self.emit_watch(lines);
     }
 
@@ -776,7 +778,7 @@ impl Analyzer {
             return;
         };
         let info = app.hs.info.clone().unwrap_or_default();
-        let what = What::Handshake {
+        let what = What::Handshake(event::Handshake {
             opt_in: outcome,
             text: text.clone(),
             server: info.server,
@@ -784,7 +786,7 @@ impl Analyzer {
             mode: info.mode,
             sent: app.hs.opt_in.clone(),
             sim_speed: None,
-        };
+        });
         let lines = self.observe(ts, id, what);
         self.emit_watch(lines);
         let name = match outcome {
@@ -898,11 +900,11 @@ impl Analyzer {
         let mut lines = self.observe(
             ts,
             id,
-            What::Closed {
+            What::Closed(event::Closed {
                 cause,
                 error,
                 retry_in: None,
-            },
+            }),
         );
         for l in &mut lines {
             if let WatchLine::Closed(c) = l {

@@ -89,6 +89,12 @@ impl ExecOn {
     }
 
     fn wants(&self, line: &WatchLine) -> bool {
+        // The end of a simulated scenario is a test ending: nothing to act on.
+        if let WatchLine::Closed(c) = line {
+            if c.by == crate::record::ClosedBy::ScenarioEnd {
+                return false;
+            }
+        }
         match self {
             ExecOn::Types(types) => types.contains(type_name(line)),
             ExecOn::Alerting => match line {

@@ -15,6 +15,7 @@
 use crate::notification::{Classified, Kind};
 use crate::output::sink::Sink;
 use crate::record::{line, Label, OptInOutcome, WatchLine};
+use crate::timeline::ScenarioClock;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -182,7 +183,7 @@ impl Metrics {
         );
         r.register(
             "redis_client_connection_closed",
-            "Connections that ended, by who ended them (server, error, watch)",
+            "Connections that ended, by who ended them (server, error, watch, scenario_end)",
             self.closed.clone(),
         );
         r.register(
@@ -322,7 +323,8 @@ impl Metrics {
     }
 
     /// The sink of one endpoint: its series are labelled with `server_address` and
-    /// `server_port`. The fleet creates one per endpoint, all sharing this registry.
+    /// `server_port`. The fleet creates one per endpoint, all sharing this registry. Its windows
+    /// count down in real time unless it is given the endpoint's clock ([`MetricsSink::on`]).
     pub fn endpoint_sink(self: &Arc<Self>, server_address: &str, server_port: u16) -> MetricsSink {
         let endpoint = EndpointLabels {
             server_address: label_text(server_address),
@@ -335,7 +337,7 @@ impl Metrics {
         MetricsSink {
             metrics: Arc::clone(self),
             endpoint,
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             connected: HashMap::new(),
             window,
             dns_polled: false,
@@ -366,7 +368,8 @@ struct Open {
     kind: Kind,
     since: Instant,
     window_s: f64,
-    speed: f64,
+    /// Windows are declared in scenario seconds.
+    clock: ScenarioClock,
     /// A DNS change of the endpoint's hostname followed it (or was already counted late).
     dns_done: bool,
 }
@@ -385,7 +388,7 @@ impl SecondsLeft {
     fn value(&self) -> f64 {
         self.open()
             .iter()
-            .map(|o| o.window_s - o.since.elapsed().as_secs_f64() * o.speed)
+            .map(|o| o.window_s - o.clock.scenario_secs(o.since.elapsed()))
             .reduce(f64::min)
             .unwrap_or(0.0)
     }
@@ -410,8 +413,8 @@ impl EncodeMetric for SecondsLeft {
 pub struct MetricsSink {
     metrics: Arc<Metrics>,
     endpoint: EndpointLabels,
-    /// Scenario seconds per real second, as the lines report it.
-    speed: f64,
+    /// The endpoint's scenario clock (the simulator's speed, adopted or given).
+    clock: ScenarioClock,
     /// Connections up, with the outcome of their latest opt-in (`None` before the handshake).
     connected: HashMap<u32, Option<OptInOutcome>>,
     window: SecondsLeft,
@@ -502,7 +505,7 @@ impl MetricsSink {
                 kind: n.kind,
                 since: Instant::now(),
                 window_s: n.time.unwrap_or(0).max(0) as f64,
-                speed: self.speed,
+                clock: self.clock.clone(),
                 dns_done: false,
             });
         } else if let (Some(opened), true) = (n.closes(), push.labels.is_empty()) {
@@ -599,11 +602,18 @@ impl MetricsSink {
     }
 }
 
+impl MetricsSink {
+    /// Reads windows on `clock`: the endpoint's, whose speed a simulator may set.
+    pub fn on(mut self, clock: ScenarioClock) -> MetricsSink {
+        self.clock = clock;
+        self
+    }
+}
+
 impl Sink for MetricsSink {
     fn line(&mut self, l: &WatchLine) -> std::io::Result<()> {
         let m = Arc::clone(&self.metrics);
         match l {
-            WatchLine::Start(s) => self.speed = s.speed,
             WatchLine::Connected(c) => {
                 self.connected.insert(c.conn, None);
                 if c.session > 1 {
@@ -613,9 +623,6 @@ impl Sink for MetricsSink {
             }
             WatchLine::ConnectFailed(_) => self.count(&m.connect_failures),
             WatchLine::Handshake(h) => {
-                if let Some(speed) = &h.sim_speed {
-                    self.speed = speed.used;
-                }
                 if let Some(state) = self.connected.get_mut(&h.conn) {
                     *state = Some(h.opt_in);
                 }
@@ -637,7 +644,10 @@ impl Sink for MetricsSink {
                 self.windows_changed();
             }
             WatchLine::Heartbeat(_) => self.heartbeat(),
-            WatchLine::Advertised(_) | WatchLine::Ping(_) | WatchLine::Topology(_) => {}
+            WatchLine::Start(_)
+            | WatchLine::Advertised(_)
+            | WatchLine::Ping(_)
+            | WatchLine::Topology(_) => {}
         }
         Ok(())
     }

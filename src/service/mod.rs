@@ -74,9 +74,13 @@ impl Services {
         sinks: &mut Sinks<'_>,
         endpoint: &ConnectOptions,
         label: Option<&str>,
+        clock: &crate::timeline::ScenarioClock,
     ) {
         if let Some(m) = &self.metrics {
-            sinks.add(Box::new(m.endpoint_sink(endpoint.host(), endpoint.port())));
+            let sink = m
+                .endpoint_sink(endpoint.host(), endpoint.port())
+                .on(clock.clone());
+            sinks.add(Box::new(sink));
         }
         if let Some(h) = &self.hooks {
             let shown = label.map_or_else(|| endpoint.display_endpoint(), str::to_string);

@@ -80,6 +80,9 @@ pub struct SimOptions {
     /// Narrate traffic ([`What::Traffic`]) for a grade; off by default, it costs an event per
     /// read.
     pub traffic: bool,
+    /// Mark a scenario's end to maintwatch's own connections (on by default; the demo, which
+    /// stops its watch at the end itself, turns it off).
+    pub mark_end: bool,
 }
 
 impl SimOptions {
@@ -95,6 +98,7 @@ impl SimOptions {
             repeat: false,
             upstream: None,
             traffic: false,
+            mark_end: true,
         }
     }
 }
@@ -110,6 +114,7 @@ impl fmt::Debug for SimOptions {
             .field("user", &self.user)
             .field("catch_up", &self.catch_up)
             .field("repeat", &self.repeat)
+            .field("mark_end", &self.mark_end)
             .field("upstream", &self.upstream)
             .field("traffic", &self.traffic)
             .finish()
@@ -151,6 +156,9 @@ pub enum Why {
     CatchUp,
     /// An open MOVING, re-sent (same seq) to a connection that opted in during its window.
     Resent,
+    /// The scenario ended: the simulator's own marker, sent to maintwatch's connections only
+    /// ([`crate::timeline::SCENARIO_END`]).
+    ScenarioEnd,
 }
 
 /// What happened.
@@ -301,6 +309,7 @@ impl fmt::Display for What {
                     Why::Step { .. } => "",
                     Why::CatchUp => " (catch-up replay)",
                     Why::Resent => " (re-sent: window still open)",
+                    Why::ScenarioEnd => " (the scenario's end, to maintwatch only)",
                 };
                 write!(f, "conn {conn} @{proxy}: sent {}{why}", escape(bytes))
             }
@@ -522,6 +531,8 @@ struct ConnEntry {
     opted_in: bool,
     /// The `moving-endpoint-type` of its opt-in, if any.
     endpoint_type: Option<String>,
+    /// It named itself maintwatch: the end of a scenario is marked to it.
+    watch: bool,
     tx: mpsc::UnboundedSender<ConnMsg>,
 }
 
@@ -544,6 +555,8 @@ struct State {
 struct Shared {
     scenario: Scenario,
     speed: f64,
+    /// [`SimOptions::mark_end`].
+    mark_end: bool,
     port: u16,
     /// The scenario's TTL scaled to the speed (at least 1 s).
     ttl: u32,
@@ -642,6 +655,7 @@ impl Simulator {
         let topology = initial_topology(&scenario);
         let shared = Arc::new(Shared {
             speed: opts.speed,
+            mark_end: opts.mark_end,
             port,
             ttl,
             catch_up: opts.catch_up && scenario.catch_up,
@@ -800,11 +814,8 @@ impl Simulator {
 
 /// Refuses options no scenario can run with, before anything is bound.
 fn check_options(opts: &SimOptions) -> Result<(), SimError> {
-    if !(opts.speed.is_finite() && opts.speed > 0.0) {
-        return Err(SimError::Options(format!(
-            "speed must be a number above 0, got {}",
-            opts.speed
-        )));
+    if let Err(e) = crate::timeline::ScenarioClock::check(opts.speed) {
+        return Err(SimError::Options(e.to_string()));
     }
     if opts.user.is_some() && opts.password.is_none() {
         return Err(SimError::Options("a user needs a password".into()));
@@ -940,12 +951,28 @@ async fn play(shared: Arc<Shared>, dns: Arc<SimDns>, repeat: bool, finished: wat
             run_step(&shared, &dns, step).await;
         }
         tokio::time::sleep_until(t0 + scaled(scenario.end)).await;
+        if shared.mark_end {
+            mark_end(&shared, iteration);
+        }
         shared.emit(What::Finished { iteration });
         if !repeat {
             let _ = finished.send(true);
             return;
         }
         reset(&shared, &dns).await;
+    }
+}
+
+/// Tells maintwatch's own connections that the scenario ended, so that the close that follows
+/// (a `--loop` round's reset, or the simulator stopping) reads as a test's end, not an incident.
+/// No real server sends this push; a client under test never gets it (docs/simulator.md).
+fn mark_end(shared: &Shared, iteration: u64) {
+    let name = crate::timeline::SCENARIO_END;
+    let bytes: Arc<[u8]> = format!(">2\r\n${}\r\n{name}\r\n:{iteration}\r\n", name.len())
+        .into_bytes()
+        .into();
+    for c in shared.lock().conns.values().filter(|c| c.watch) {
+        let _ = c.tx.send(ConnMsg::Push(bytes.clone(), Why::ScenarioEnd));
     }
 }
 

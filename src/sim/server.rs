@@ -147,6 +147,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
                 proxy: ip,
                 opted_in: false,
                 endpoint_type: None,
+                watch: false,
                 tx,
             },
         );
@@ -842,6 +843,12 @@ impl Conn {
     }
 
     fn client_info(&self, field: &'static str, value: &[u8]) {
+        // A connection that names itself maintwatch gets the scenario's end marked.
+        if field == "name" && value == crate::conn::CLIENT_NAME.as_bytes() {
+            if let Some(c) = self.shared.lock().conns.get_mut(&self.id) {
+                c.watch = true;
+            }
+        }
         self.shared.emit(What::ClientInfo {
             conn: self.id,
             proxy: self.proxy,

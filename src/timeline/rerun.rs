@@ -11,7 +11,7 @@
 //! when it carries the `catch_up` or `with_opt_in` label, and a connection's endpoint (for the
 //! summary) is the one the summary names.
 
-use super::{CloseCause, DryRun, Observation, Timeline, What};
+use super::{event, CloseCause, DryRun, Observation, ScenarioClock, Timeline, What};
 use crate::dns::DnsEventKind;
 use crate::record::line;
 use crate::record::{ClosedBy, DnsEvent, DryRunOutcome};
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 pub struct Rerun {
     base: Instant,
     timeline: Option<Timeline>,
-    speed: f64,
+    clock: ScenarioClock,
     endpoint: String,
     /// Lines the timeline produced that no recorded line has been compared with yet (a verdict
     /// follows the close that produced it).
@@ -36,7 +36,7 @@ impl Default for Rerun {
         Rerun {
             base: Instant::now(),
             timeline: None,
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             endpoint: String::new(),
             computed: VecDeque::new(),
         }
@@ -51,12 +51,14 @@ impl Rerun {
         }) = recorded
         {
             let base = Instant::now();
+            // A capture's speed is untrusted: one that no watch could have run at is read as 1.
+            let clock = ScenarioClock::new(*speed).unwrap_or_default();
             let mut timeline = Timeline::new(base);
-            timeline.set_speed(*speed);
+            timeline.set_clock(clock.clone());
             *self = Rerun {
                 base,
                 timeline: Some(timeline),
-                speed: *speed,
+                clock,
                 endpoint: endpoint.clone(),
                 computed: VecDeque::new(),
             };
@@ -76,7 +78,7 @@ impl Rerun {
             }
         };
         match computed {
-            Some(line) => differences(recorded, &line, self.speed),
+            Some(line) => differences(recorded, &line, self.clock.speed()),
             None => vec![format!(
                 "{}: the timeline computes no such line here",
                 kind(recorded)
@@ -97,17 +99,16 @@ impl Rerun {
             return;
         };
         let (at, wall) = self.when(t, &at);
-        let timeline = self.timeline.as_mut().expect("started");
-        if let What::Handshake {
+        if let What::Handshake(event::Handshake {
             sim_speed: Some(s), ..
-        } = &what
+        }) = &what
         {
             // The watch loop adopted (or not) the simulator's speed before the timeline saw it.
-            if s.used != self.speed {
-                self.speed = s.used;
-                timeline.set_speed(s.used);
+            if s.used != self.clock.speed() {
+                let _ = self.clock.adopt(s.used);
             }
         }
+        let timeline = self.timeline.as_mut().expect("started");
         let step = timeline.observe(Observation {
             at,
             wall,
@@ -120,49 +121,49 @@ impl Rerun {
     /// The observation a recorded line came from, if it came from one.
     fn input(&self, line: &WatchLine) -> Option<(f64, String, u32, What)> {
         let what = match line {
-            WatchLine::Connected(l) => What::Connected {
+            WatchLine::Connected(l) => What::Connected(event::Connected {
                 addr: l.addr.parse().ok()?,
                 tls: l.tls,
                 endpoint: self.endpoint.clone(),
-            },
-            WatchLine::ConnectFailed(l) => What::ConnectFailed {
+            }),
+            WatchLine::ConnectFailed(l) => What::ConnectFailed(event::ConnectFailed {
                 error: l.error.clone(),
                 retry_in: duration(l.retry_in_s),
-            },
+            }),
             WatchLine::Handshake(l) => handshake(l),
-            WatchLine::Push(l) => What::Frame {
+            WatchLine::Push(l) => What::Frame(event::Frame {
                 record: l.frame.clone(),
                 early: l
                     .labels
                     .iter()
                     .any(|l| matches!(l, Label::CatchUp | Label::WithOptIn)),
-            },
-            WatchLine::Malformed(l) => What::Malformed {
+            }),
+            WatchLine::Malformed(l) => What::Malformed(event::Malformed {
                 offset: l.offset,
                 error: l.error.clone(),
-            },
+            }),
             WatchLine::Closed(l) => closed(l),
-            WatchLine::Dns(l) => What::Dns {
+            WatchLine::Dns(l) => What::Dns(event::Dns {
                 host: l.host.clone(),
                 kind: dns_kind(l.event, &l.before, &l.after, l.ttl, l.reason.clone())?,
-            },
+            }),
             WatchLine::Handoff(l) => self.handoff(l)?,
-            WatchLine::Advertised(l) => What::Advertised {
+            WatchLine::Advertised(l) => What::Advertised(event::Advertised {
                 addr: l.addr.parse().ok()?,
                 answer: l.answer,
-            },
-            WatchLine::Ping(l) => What::Ping {
+            }),
+            WatchLine::Ping(l) => What::Ping(event::Ping {
                 latency: l
                     .latency_ms
                     .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
                 error: l.error.clone(),
-            },
-            WatchLine::Topology(l) => What::Topology {
+            }),
+            WatchLine::Topology(l) => What::Topology(event::Topology {
                 reason: l.reason,
                 nodes: l.nodes.clone(),
                 added: l.added.clone(),
                 removed: l.removed.clone(),
-            },
+            }),
             WatchLine::Start(_)
             | WatchLine::Verdict(_)
             | WatchLine::Summary(_)
@@ -180,11 +181,11 @@ impl Rerun {
     fn handoff(&self, l: &line::Handoff) -> Option<What> {
         let event = self.timeline.as_ref()?.event_named(&l.event)?;
         if l.outcome == DryRunOutcome::RefreshTopology {
-            return Some(What::Refresh {
+            return Some(What::Refresh(event::Refresh {
                 event,
                 jitter_s: l.at_s,
                 sources: refresh_sources(&l.text),
-            });
+            }));
         }
         let dry_run = DryRun {
             outcome: l.outcome,
@@ -193,7 +194,7 @@ impl Rerun {
             text: l.text.clone(),
             to: l.to.clone(),
         };
-        Some(What::DryRun { event, dry_run })
+        Some(What::DryRun(event::RecordedDryRun { event, dry_run }))
     }
 
     /// The summary the timeline computes at the recorded summary's time. What the watch loop
@@ -232,7 +233,7 @@ fn duration(secs: Option<f64>) -> Option<Duration> {
 }
 
 fn handshake(l: &line::Handshake) -> What {
-    What::Handshake {
+    What::Handshake(event::Handshake {
         opt_in: l.opt_in,
         text: l.text.clone(),
         server: l.server.clone(),
@@ -240,21 +241,22 @@ fn handshake(l: &line::Handshake) -> What {
         mode: l.mode.clone(),
         sent: l.sent.clone(),
         sim_speed: l.sim_speed,
-    }
+    })
 }
 
 fn closed(l: &line::Closed) -> What {
     let cause = match l.by {
-        ClosedBy::Server => CloseCause::Server,
+        // The timeline tells a scenario's end from the simulator's marker before it.
+        ClosedBy::Server | ClosedBy::ScenarioEnd => CloseCause::Server,
         // pcap's application closes are the watch's own close cause, renamed on the line.
         ClosedBy::Watch | ClosedBy::Client => CloseCause::Watch,
         ClosedBy::Error => CloseCause::Error,
     };
-    What::Closed {
+    What::Closed(event::Closed {
         cause,
         error: l.error.clone(),
         retry_in: duration(l.retry_in_s),
-    }
+    })
 }
 
 /// The DNS poller's event a `dns` line reports.

@@ -7,7 +7,7 @@
 use super::connection::{observe, ConnCmd, Spawner, Watched};
 use crate::cluster::{self, ClusterNode};
 use crate::record::TopologyReason;
-use crate::timeline::{CloseCause, What};
+use crate::timeline::{event, CloseCause, ScenarioClock, What};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -69,12 +69,12 @@ impl Membership {
         for node in &removed {
             self.remove(&node.addr());
         }
-        let what = What::Topology {
+        let what = What::Topology(event::Topology {
             reason,
             nodes: found.iter().map(ClusterNode::addr).collect(),
             added: added.iter().map(ClusterNode::addr).collect(),
             removed: removed.iter().map(ClusterNode::addr).collect(),
-        };
+        });
         self.nodes = Some(found);
         what
     }
@@ -114,37 +114,43 @@ impl Membership {
                 observe(
                     &self.spawner.tx,
                     id,
-                    What::Closed {
+                    What::Closed(event::Closed {
                         cause: CloseCause::Watch,
                         error: Some(format!("{addr} left the cluster")),
                         retry_in: None,
-                    },
+                    }),
                 );
             }
         }
     }
 
     /// The dry-run's answer to an SMIGRATED that moved slots off our nodes (reported at once),
-    /// then the real refresh after the same jitter, so the new topology is watched. `speed`:
-    /// scenario seconds per real second.
-    pub(super) fn refresh(&self, speed: f64, conn: u32, event: usize, sources: Vec<String>) {
+    /// then the real refresh after the same jitter (scenario seconds on `clock`), so the new
+    /// topology is watched.
+    pub(super) fn refresh(
+        &self,
+        clock: &ScenarioClock,
+        conn: u32,
+        event: usize,
+        sources: Vec<String>,
+    ) {
         // Up to 1 s of jitter, as clients spread their refreshes (scenario seconds).
         let jitter_s: f64 = rand::random::<f64>();
         observe(
             &self.spawner.tx,
             conn,
-            What::Refresh {
+            What::Refresh(event::Refresh {
                 event,
                 jitter_s,
                 sources,
-            },
+            }),
         );
         let asker = self
             .watched
             .get(&1)
             .or_else(|| self.watched.get(&conn))
             .map(|w| w.cmds.clone());
-        let delay = Duration::from_secs_f64(jitter_s / speed);
+        let delay = Duration::from_secs_f64(clock.real_secs(jitter_s));
         if let Some(cmds) = asker {
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;

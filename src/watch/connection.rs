@@ -11,7 +11,7 @@ use crate::conn::{self, ConnectOptions};
 use crate::dns::DnsResolver;
 use crate::exit;
 use crate::record::{FrameRecord, OptInOutcome, Raw};
-use crate::timeline::{CloseCause, Observation, What};
+use crate::timeline::{event, CloseCause, Observation, What};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -444,10 +444,10 @@ impl Task {
             Ok(c) => c,
             Err(e) => {
                 let (stop, delay, note) = self.failed(&e);
-                self.observe(What::ConnectFailed {
+                self.observe(What::ConnectFailed(event::ConnectFailed {
                     error: format!("{e}{note}"),
                     retry_in: (!stop).then_some(delay),
-                });
+                }));
                 return if stop {
                     Attempt::Stop
                 } else {
@@ -455,11 +455,11 @@ impl Task {
                 };
             }
         };
-        self.observe(What::Connected {
+        self.observe(What::Connected(event::Connected {
             addr: connection.peer(),
             tls: self.opts.tls(),
             endpoint: self.opts.display_endpoint(),
-        });
+        }));
         match connection.handshake(&self.opts).await {
             Ok(h) => Attempt::Up(Box::new((connection, h))),
             Err(e) => self.handshake_failed(e).await,
@@ -475,7 +475,7 @@ impl Task {
             // The server's text and what to change, once: the close below and the summary do
             // not repeat them, and stderr names the endpoint only (see `report` in the watch
             // command).
-            self.observe(What::Handshake {
+            self.observe(What::Handshake(event::Handshake {
                 opt_in: OptInOutcome::AuthFailed,
                 text: Some(with_remedy(format!("{text}{hint}"), &e.error)),
                 server: None,
@@ -483,10 +483,10 @@ impl Task {
                 mode: None,
                 sent: None,
                 sim_speed: None,
-            });
+            }));
         }
         let (stop, delay, note) = self.failed(&e);
-        self.observe(What::Closed {
+        self.observe(What::Closed(event::Closed {
             cause: CloseCause::Error,
             error: Some(if e.is_auth() {
                 format!("{}{note}", crate::record::line::DURING_HANDSHAKE)
@@ -494,7 +494,7 @@ impl Task {
                 format!("{}: {e}{note}", crate::record::line::DURING_HANDSHAKE)
             }),
             retry_in: (!stop).then_some(delay),
-        });
+        }));
         if stop {
             Attempt::Stop
         } else {
@@ -526,18 +526,18 @@ impl Task {
         self.set_up(&mut session, in_cluster).await;
         let (cause, error) = self.read(&mut session).await;
         for _ in 0..session.unanswered_pings() {
-            self.observe(What::Ping {
+            self.observe(What::Ping(event::Ping {
                 latency: None,
                 error: Some("no reply before the connection closed".into()),
-            });
+            }));
         }
         self.backoff.session_ended(established.elapsed());
         let delay = self.backoff.next_delay(rand::random());
-        self.observe(What::Closed {
+        self.observe(What::Closed(event::Closed {
             cause,
             error,
             retry_in: Some(delay),
-        });
+        }));
         delay
     }
 
@@ -561,10 +561,10 @@ impl Task {
             }
         }
         for (command, e) in failures {
-            self.observe(What::ConnectFailed {
+            self.observe(What::ConnectFailed(event::ConnectFailed {
                 error: format!("sending {command}: {e}"),
                 retry_in: None,
-            });
+            }));
         }
     }
 
@@ -585,7 +585,7 @@ impl Task {
                     Ok(None) => return (CloseCause::Server, None),
                     Err(e) => {
                         if let Some((offset, error)) = e.framing() {
-                            self.observe(What::Malformed { offset, error });
+                            self.observe(What::Malformed(event::Malformed { offset, error }));
                         }
                         return (CloseCause::Error, Some(e.to_string()));
                     }
@@ -595,7 +595,7 @@ impl Task {
                 }
                 _ = async { ticker.as_mut().unwrap().tick().await }, if ticker.is_some() => {
                     if let Err(e) = session.ping().await {
-                        self.observe(What::Ping { latency: None, error: Some(e.to_string()) });
+                        self.observe(What::Ping(event::Ping { latency: None, error: Some(e.to_string()) }));
                     }
                 }
             }
@@ -635,10 +635,10 @@ impl Task {
     async fn event(&mut self, event: Event) {
         match event {
             Event::Frame(r) => self.frame(r, false).await,
-            Event::Pong(answer) => self.observe(What::Ping {
+            Event::Pong(answer) => self.observe(What::Ping(event::Ping {
                 latency: answer.as_ref().ok().copied(),
                 error: answer.err(),
-            }),
+            })),
             Event::Topology(nodes) => {
                 let _ = self.ctx.tx.send(Report::Nodes {
                     conn: self.id,
@@ -647,10 +647,12 @@ impl Task {
                     nodes,
                 });
             }
-            Event::TopologyUnreadable(start) => self.observe(What::ConnectFailed {
-                error: format!("could not read the cluster topology from {start}"),
-                retry_in: None,
-            }),
+            Event::TopologyUnreadable(start) => {
+                self.observe(What::ConnectFailed(event::ConnectFailed {
+                    error: format!("could not read the cluster topology from {start}"),
+                    retry_in: None,
+                }))
+            }
         }
     }
 }
@@ -665,7 +667,7 @@ fn frame_observation(conn: u32, r: conn::Received, early: bool) -> Observation {
         at: r.at.into_std(),
         wall: r.wall,
         conn,
-        what: What::Frame {
+        what: What::Frame(event::Frame {
             record: FrameRecord {
                 offset: r.offset,
                 len: r.raw.len(),
@@ -673,13 +675,13 @@ fn frame_observation(conn: u32, r: conn::Received, early: bool) -> Observation {
                 parsed,
             },
             early,
-        },
+        }),
     }
 }
 
 fn handshake_observation(h: &conn::Handshake) -> What {
     let (opt_in, text) = h.outcome();
-    What::Handshake {
+    What::Handshake(event::Handshake {
         opt_in,
         sim_speed: h
             .hello_info()
@@ -695,7 +697,7 @@ fn handshake_observation(h: &conn::Handshake) -> What {
         version: h.version().map(str::to_string),
         mode: h.mode().map(str::to_string),
         sent: h.sent().map(str::to_string),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -800,7 +802,7 @@ mod tests {
             let Some((_, Report::Seen(obs))) = rx.recv().await else {
                 continue;
             };
-            if let What::ConnectFailed { error, retry_in } = obs.what {
+            if let What::ConnectFailed(event::ConnectFailed { error, retry_in }) = obs.what {
                 failures.push((error, retry_in.expect("retried")));
             }
         }

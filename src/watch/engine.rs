@@ -11,7 +11,7 @@ use crate::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
 use crate::output::sink::Sinks;
 use crate::record::line;
 use crate::record::{OptInOutcome, SimSpeed, WatchLine};
-use crate::timeline::{Action, Observation, Step, Timeline, What};
+use crate::timeline::{event, Action, Observation, ScenarioClock, Step, Timeline, What};
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -62,21 +62,21 @@ impl StopReason {
         }
     }
 }
-/// A [`Clock`] running `speed` times faster than real time, so the dry-run against a sped-up
-/// simulator decides in scenario seconds.
-#[derive(Debug, Clone, Copy)]
+/// The dry-run's [`Clock`] in scenario time, so against a sped-up simulator it decides in
+/// scenario seconds.
+#[derive(Debug, Clone)]
 struct ScaledClock {
     inner: handoff::TokioClock,
-    speed: f64,
+    scenario: ScenarioClock,
 }
 
 impl Clock for ScaledClock {
     fn now(&self) -> Duration {
-        self.inner.now().mul_f64(self.speed)
+        self.scenario.to_scenario(self.inner.now())
     }
 
     fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
-        tokio::time::sleep(d.div_f64(self.speed))
+        tokio::time::sleep(self.scenario.to_real(d))
     }
 }
 
@@ -90,7 +90,10 @@ pub struct Endpoint<'o> {
 }
 
 impl<'o> Endpoint<'o> {
-    pub fn new(settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
+    pub fn new(mut settings: WatchSettings, label: Option<String>) -> Endpoint<'o> {
+        // Each endpoint adopts the speed its own server announces: settings cloned for a fleet
+        // share a clock until here.
+        settings.clock = settings.clock.detached();
         Endpoint {
             settings,
             label,
@@ -404,9 +407,11 @@ impl<'o> Engine<'o> {
             label,
             extra,
         } = endpoint;
-        let started = Instant::now();
+        // Stamped before any connection starts: on the demo's worker pool a connection may
+        // report before the start line is written, and its time must not precede this one.
+        let (started, started_wall) = (Instant::now(), SystemTime::now());
         let mut timeline = Timeline::new(started);
-        timeline.set_speed(settings.speed);
+        timeline.set_clock(settings.clock.clone());
         let spawner = Spawner {
             settings: settings.clone(),
             resolver: resolver.clone(),
@@ -433,10 +438,9 @@ impl<'o> Engine<'o> {
             notifications: 0,
             last_notification: None,
         };
-        let start = engine.timeline.start_line(
-            SystemTime::now(),
-            &engine.settings.connect.display_endpoint(),
-        );
+        let start = engine
+            .timeline
+            .start_line(started_wall, &engine.settings.connect.display_endpoint());
         engine.emit(sinks, &start)?;
         Ok(engine)
     }
@@ -512,15 +516,15 @@ impl<'o> Engine<'o> {
         idle: bool,
     ) -> anyhow::Result<(Option<StopReason>, u32)> {
         match &mut obs.what {
-            What::Connected { addr, .. } => {
+            What::Connected(event::Connected { addr, .. }) => {
                 if let Some(members) = &mut self.members {
                     members.connected(obs.conn, *addr);
                 }
             }
-            What::Handshake {
+            What::Handshake(event::Handshake {
                 sim_speed: Some(announced),
                 ..
-            } => self.learn_speed(sinks, announced),
+            }) => self.learn_speed(announced),
             _ => {}
         }
         let required = self.note_state(obs.conn, &obs.what);
@@ -555,7 +559,7 @@ impl<'o> Engine<'o> {
     /// Keeps what the heartbeat reports (sessions up, opt-ins); returns the `--require` stop.
     fn note_state(&mut self, conn: u32, what: &What) -> Option<StopReason> {
         match what {
-            What::Handshake { opt_in, .. } => {
+            What::Handshake(event::Handshake { opt_in, .. }) => {
                 if *opt_in != OptInOutcome::AuthFailed {
                     self.up.insert(conn, *opt_in == OptInOutcome::Accepted);
                 }
@@ -563,7 +567,7 @@ impl<'o> Engine<'o> {
                     return Some(StopReason::Required(required_code(*opt_in)));
                 }
             }
-            What::Closed { .. } => {
+            What::Closed(event::Closed { .. }) => {
                 self.up.remove(&conn);
             }
             _ => {}
@@ -603,24 +607,20 @@ impl<'o> Engine<'o> {
     }
 
     /// The simulator announced its speed: adopted unless `--sim-speed` was given.
-    fn learn_speed(&mut self, sinks: &mut Sinks<'_>, announced: &mut SimSpeed) {
+    fn learn_speed(&mut self, announced: &mut SimSpeed) {
         let speed = announced.announced;
-        let settings = &mut self.settings;
-        if !settings.speed_given && speed != settings.speed {
-            settings.speed = speed;
-            self.timeline.set_speed(speed);
-            // The countdown is shown for a single endpoint only.
-            if self.label.is_none() {
-                sinks.set_speed(speed);
-            }
+        let settings = &self.settings;
+        // Adopted on the clock every part of this endpoint reads (an impossible speed is not).
+        if !settings.speed_given && speed != settings.clock.speed() {
+            let _ = settings.clock.adopt(speed);
         }
-        announced.used = settings.speed;
+        let used = settings.clock.speed();
+        announced.used = used;
         announced.given = settings.speed_given;
-        if speed != settings.speed && !self.warned_speed {
+        if speed != used && !self.warned_speed {
             self.warned_speed = true;
             eprintln!(
-                "maintwatch: warning: the simulator announces speed {speed} but --sim-speed {} was given: offsets are read at {}",
-                settings.speed, settings.speed
+                "maintwatch: warning: the simulator announces speed {speed} but --sim-speed {used} was given: offsets are read at {used}"
             );
         }
     }
@@ -633,7 +633,7 @@ impl<'o> Engine<'o> {
         } = action
         {
             if let Some(members) = &self.members {
-                members.refresh(self.settings.speed, conn, event, sources);
+                members.refresh(&self.settings.clock, conn, event, sources);
             }
             return;
         }
@@ -712,8 +712,8 @@ fn spawn_dns_pollers(
     for (host, members) in hosts {
         let settings = &engines[members[0]].settings;
         let pace = dns::PollPace {
-            normal: settings.engine.dns_interval.div_f64(settings.speed),
-            open: settings.engine.dns_interval_open.div_f64(settings.speed),
+            normal: settings.clock.to_real(settings.engine.dns_interval),
+            open: settings.clock.to_real(settings.engine.dns_interval_open),
         };
         let timeout = settings.connect.dns_options().timeout;
         let (pace_tx, pace_rx) = tokio::sync::watch::channel(None);
@@ -748,10 +748,10 @@ async fn forward_dns(host: String, mut drx: mpsc::UnboundedReceiver<dns::DnsEven
                 at: ev.at.into_std(),
                 wall: SystemTime::now(),
                 conn: 0,
-                what: What::Dns {
+                what: What::Dns(event::Dns {
                     host: host.clone(),
                     kind: ev.kind.clone(),
-                },
+                }),
             }));
         }
     }
@@ -898,18 +898,18 @@ fn act(
             };
             let resolver = resolver.clone();
             let tx = tx.clone();
-            let speed = settings.speed;
+            let scenario = settings.clock.clone();
             tokio::spawn(async move {
                 let clock = ScaledClock {
                     inner: handoff::TokioClock::new(),
-                    speed,
+                    scenario,
                 };
                 // Only a stop of the watch ends a dry-run early (its task is dropped then): its
                 // verdict is what a close is compared with.
                 let never = std::future::pending::<()>();
                 let outcome = handoff::run(&input, &resolver, &clock, &mut RandJitter, never).await;
                 drop(permit);
-                observe(&tx, conn, What::Handoff { event, outcome });
+                observe(&tx, conn, What::Handoff(event::Handoff { event, outcome }));
             });
         }
         Action::CheckAdvertised { conn, addr } => {
@@ -922,7 +922,11 @@ fn act(
             tokio::spawn(async move {
                 let res = handoff::Resolve::resolve(&*resolver, &host).await;
                 let answer = handoff::advertised(&res, addr);
-                observe(&tx, conn, What::Advertised { addr, answer });
+                observe(
+                    &tx,
+                    conn,
+                    What::Advertised(event::Advertised { addr, answer }),
+                );
             });
         }
         // A refresh is started by the loop.

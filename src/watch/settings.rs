@@ -11,14 +11,16 @@ use crate::output::countdown::Countdown;
 use crate::output::human::{self, Style};
 pub use crate::output::sink::CaptureMode;
 use crate::output::sink::{self, CaptureFile, Rotation, Sinks};
+use crate::timeline::ScenarioClock;
 use std::time::Duration;
 
 /// Everything the watch needs, validated, free of clap.
 #[derive(Debug, Clone)]
 pub struct WatchSettings {
     pub connect: ConnectOptions,
-    /// Scenario seconds per real second (1 outside the simulator).
-    pub speed: f64,
+    /// Scenario seconds per real second (1 outside the simulator), shared with everything that
+    /// reads or waits in scenario time.
+    pub clock: ScenarioClock,
     /// `--sim-speed` was given: a speed the simulator announces is compared, not adopted.
     pub speed_given: bool,
     pub engine: EngineSettings,
@@ -132,7 +134,7 @@ impl WatchSettings {
     pub fn new(connect: ConnectOptions) -> WatchSettings {
         WatchSettings {
             connect,
-            speed: 1.0,
+            clock: ScenarioClock::default(),
             speed_given: false,
             engine: EngineSettings::default(),
             output: OutputSettings::default(),
@@ -178,7 +180,7 @@ impl WatchSettings {
             sinks.add(lines);
         }
         if output.countdown {
-            sinks.set_countdown(Countdown::on_terminal(self.speed));
+            sinks.set_countdown(Countdown::on_terminal(self.clock.clone()));
         }
         Ok(sinks)
     }

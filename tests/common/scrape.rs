@@ -42,6 +42,12 @@ pub async fn start(
     let mut opts = SimOptions::new(scenarios::by_name(scenario).expect("a bundled scenario"));
     opts.speed = speed;
     opts.password = password.map(str::to_string);
+    start_with(opts, extra, env).await
+}
+
+/// The same with the simulator's options as given (`--loop`, say).
+pub async fn start_with(opts: SimOptions, extra: &[&str], env: &[(&str, &str)]) -> Watch {
+    let speed = opts.speed;
     let sim = Simulator::start(opts).await.expect("simulator starts");
     let url = sim.url();
     let mut cmd = maintwatch_async(["watch", &url, "--json", "--dns-server"]);
