@@ -89,6 +89,33 @@ pub struct Connection {
     pub closed: Option<Closed>,
 }
 
+impl Connection {
+    /// A connection as first seen: who opened it, where, when, and how it reached the server;
+    /// what it says and receives is added as it comes.
+    pub fn opened(
+        id: u64,
+        (client, server): (SocketAddr, SocketAddr),
+        opened: f64,
+        reached: Reached,
+        opt_in: OptIn,
+    ) -> Connection {
+        Connection {
+            id,
+            client,
+            server,
+            opened,
+            reached,
+            opt_in,
+            lib_name: None,
+            lib_ver: None,
+            name: None,
+            received: Vec::new(),
+            traffic: Vec::new(),
+            closed: None,
+        }
+    }
+}
+
 /// One notification written to a connection.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -99,52 +99,45 @@ impl Stdout {
     /// Starts the writer thread on fd 1 and the signal flag.
     pub fn start(deadline: Option<Instant>) -> io::Result<(Stdout, Handle)> {
         install_stop_flag();
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            room: Condvar::new(),
-            work: Condvar::new(),
-            gone: tokio::sync::Notify::new(),
-        });
+        let (shared, handle) = Self::queue();
         let thread = shared.clone();
         std::thread::Builder::new()
             .name("stdout".into())
             .spawn(move || write_out(&thread, &mut FdOne))?;
-        let handle = Handle {
-            shared: shared.clone(),
-        };
-        Ok((
-            Stdout {
-                shared,
-                buf: Vec::with_capacity(CHUNK),
-                deadline,
-            },
-            handle,
-        ))
+        Ok((Self::front(shared, deadline), handle))
     }
 
-    /// A queue served by `out` instead of fd 1 (tests).
-    pub fn with_writer(
-        out: impl Write + Send + 'static,
-        deadline: Option<Instant>,
-    ) -> (Stdout, Handle) {
+    /// The queue between the front (`Stdout`) and the writer thread, and its handle.
+    fn queue() -> (Arc<Shared>, Handle) {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             room: Condvar::new(),
             work: Condvar::new(),
             gone: tokio::sync::Notify::new(),
         });
-        let thread = shared.clone();
-        let mut out = out;
-        std::thread::spawn(move || write_out(&thread, &mut out));
         let handle = Handle {
             shared: shared.clone(),
         };
-        let out = Stdout {
+        (shared, handle)
+    }
+
+    fn front(shared: Arc<Shared>, deadline: Option<Instant>) -> Stdout {
+        Stdout {
             shared,
-            buf: Vec::new(),
+            buf: Vec::with_capacity(CHUNK),
             deadline,
-        };
-        (out, handle)
+        }
+    }
+
+    /// A queue served by `out` instead of fd 1 (tests).
+    pub fn with_writer(
+        mut out: impl Write + Send + 'static,
+        deadline: Option<Instant>,
+    ) -> (Stdout, Handle) {
+        let (shared, handle) = Self::queue();
+        let thread = shared.clone();
+        std::thread::spawn(move || write_out(&thread, &mut out));
+        (Self::front(shared, deadline), handle)
     }
 
     /// Hands the local buffer to the queue, waiting for room as a blocking write would; after a

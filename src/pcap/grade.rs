@@ -61,20 +61,14 @@ impl Recorder {
     pub fn opened(&mut self, id: u32, client: SocketAddr, server: SocketAddr, syn: bool, t: f64) {
         self.index.insert(id, self.obs.connections.len());
         self.syn.insert(id, syn);
-        self.obs.connections.push(Connection {
-            id: u64::from(id),
-            client,
-            server,
-            opened: t,
-            reached: Reached::Unknown,
-            opt_in: if syn { OptIn::NotSent } else { OptIn::Unknown },
-            lib_name: None,
-            lib_ver: None,
-            name: None,
-            received: Vec::new(),
-            traffic: Vec::new(),
-            closed: None,
-        });
+        let opt_in = if syn { OptIn::NotSent } else { OptIn::Unknown };
+        self.obs.connections.push(Connection::opened(
+            u64::from(id),
+            (client, server),
+            t,
+            Reached::Unknown,
+            opt_in,
+        ));
     }
 
     /// The handshake's outcome, as `pcap_handshake` names it.

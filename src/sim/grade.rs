@@ -159,20 +159,13 @@ impl Collector {
     /// A new connection: by address until [`Collector::finish`] finds it resolved the name.
     fn connected(&mut self, t: f64, id: u64, proxy: SocketAddr, peer: SocketAddr) {
         self.index.insert(id, self.obs.connections.len());
-        self.obs.connections.push(Connection {
+        self.obs.connections.push(Connection::opened(
             id,
-            client: peer,
-            server: proxy,
-            opened: t,
-            reached: Reached::Address,
-            opt_in: OptIn::NotSent,
-            lib_name: None,
-            lib_ver: None,
-            name: None,
-            received: Vec::new(),
-            traffic: Vec::new(),
-            closed: None,
-        });
+            (peer, proxy),
+            t,
+            Reached::Address,
+            OptIn::NotSent,
+        ));
     }
 
     /// A notification written to a connection: the latest one pushed on its proxy.
