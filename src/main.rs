@@ -18,7 +18,7 @@ fn main() {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => exit::SUCCESS,
         Err(e) => {
-            eprintln!("maintwatch: {e:#}");
+            maintwatch::output::terminal::say(&format!("maintwatch: {e:#}"));
             // Connection settings that cannot be used are a usage error, as in `probe`.
             if e.chain().any(|c| c.is::<ConfigError>()) {
                 exit::USAGE

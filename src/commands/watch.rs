@@ -169,12 +169,12 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
     match &end.fatal {
         // The human timeline's line has the server's text and what to change: say it once.
         Some(_) if human && end.reason == StopReason::Failed(crate::exit::AUTH_FAILED) => {
-            eprintln!(
+            crate::output::terminal::say(&format!(
                 "maintwatch: {who}stopped: the server refused the credentials (the timeline has \
                  its reply and what to change)"
-            );
+            ));
         }
-        Some(message) => eprintln!("maintwatch: {who}{message}"),
+        Some(message) => crate::output::terminal::say(&format!("maintwatch: {who}{message}")),
         None => {}
     }
     if !end.established && end.reason == StopReason::Duration {

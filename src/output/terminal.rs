@@ -23,6 +23,31 @@ pub fn stdout_columns() -> Option<usize> {
     ))
 }
 
+/// The columns of the terminal stderr is, or `None` when stderr is not a terminal: the last
+/// word of a command (why it stopped) is wrapped there too, not cut by the terminal mid-word.
+pub fn stderr_columns() -> Option<usize> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(columns_from(
+        std::env::var("COLUMNS").ok().as_deref(),
+        || comfy_table::Table::new().width().map(usize::from),
+    ))
+}
+
+/// A line for stderr, wrapped between words to a terminal's width (as is on a pipe): a last
+/// word such as why a command stopped is not cut by the terminal in the middle of a word.
+pub fn say(text: &str) {
+    match stderr_columns() {
+        Some(width) => {
+            for line in super::human::wrap_with(text, width, "  ") {
+                eprintln!("{line}");
+            }
+        }
+        None => eprintln!("{text}"),
+    }
+}
+
 /// The width lines for stdout are kept within: the terminal's, or 80 when piped.
 pub fn stdout_width() -> usize {
     stdout_columns().unwrap_or(super::human::WIDTH)
