@@ -253,17 +253,24 @@ async fn watch_clients_adds_one_line_per_notification() {
         .iter()
         .position(|l| l.contains("MOVING seq 0"))
         .expect(&text);
-    // The entry may take two rows: on a loaded machine the MOVING can come with the opt-in's
-    // reply and be marked so, which makes it wider than the 80 columns of a pipe.
-    let bytes = at
-        + 1
-        + lines[at + 1..]
-            .iter()
-            .position(|l| l.contains(r">4\r\n$6\r\nMOVING"))
-            .expect(&text);
-    assert!(bytes <= at + 2, "the bytes follow the entry:\n{text}");
+    // The entry's rows: the MOVING may come with the opt-in's reply, and then it is marked so
+    // (two rows at the 80 columns of a pipe) and has a note under its bytes. The clients line
+    // belongs to the entry: it comes before the next time-stamped line.
+    let rows: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.starts_with(' '))
+        .copied()
+        .collect();
+    assert!(
+        rows.iter().any(|l| l.contains(r">4\r\n$6\r\nMOVING")),
+        "the bytes under the entry:\n{text}"
+    );
+    let clients = rows
+        .iter()
+        .find(|l| l.trim_start().starts_with("clients:"))
+        .unwrap_or_else(|| panic!("a clients line under the entry:\n{text}"));
     assert_eq!(
-        lines[bytes + 1].trim_start(),
+        clients.trim_start(),
         "clients: redis-py acts; node-redis FAILS (AssertionError (no target, and it asked for \
          its auto type, not none) in an async handler: an unhandled promise rejection); go-redis \
          acts; Lettuce acts; Jedis unknown; StackExchange.Redis unknown",
