@@ -14,25 +14,22 @@ const MIN_COLUMNS: usize = 20;
 /// `COLUMNS`, when set to a number, overrides what the terminal says (as `ls` does); else the
 /// terminal's own size; else 80.
 pub fn stdout_columns() -> Option<usize> {
-    if !std::io::stdout().is_terminal() {
-        return None;
-    }
-    Some(columns_from(
-        std::env::var("COLUMNS").ok().as_deref(),
-        || comfy_table::Table::new().width().map(usize::from),
-    ))
+    columns_if(std::io::stdout().is_terminal())
 }
 
 /// The columns of the terminal stderr is, or `None` when stderr is not a terminal: the last
 /// word of a command (why it stopped) is wrapped there too, not cut by the terminal mid-word.
 pub fn stderr_columns() -> Option<usize> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    Some(columns_from(
-        std::env::var("COLUMNS").ok().as_deref(),
-        || comfy_table::Table::new().width().map(usize::from),
-    ))
+    columns_if(std::io::stderr().is_terminal())
+}
+
+/// The terminal's columns (see [`stdout_columns`]) when the stream is one.
+fn columns_if(terminal: bool) -> Option<usize> {
+    terminal.then(|| {
+        columns_from(std::env::var("COLUMNS").ok().as_deref(), || {
+            comfy_table::Table::new().width().map(usize::from)
+        })
+    })
 }
 
 /// A line for stderr, wrapped between words to a terminal's width (as is on a pipe): a last
