@@ -177,7 +177,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --port 'Port shared by every proxy (0 picks a free one)'
             cand --password 'Require this password (AUTH / HELLO 3 AUTH). Never printed'
             cand --user 'The ACL user the password belongs to (default: default)'
-            cand --upstream 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, or `spawn` to start redis-server from PATH on a free loopback port (stopped at exit)'
+            cand --upstream 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, unix://[user:pass@]/path/to/redis.sock, or `spawn` to start redis-server from PATH on a free loopback port (relayed through its Unix socket; stopped at exit)'
             cand --grade-json 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)'
             cand --client-output 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'

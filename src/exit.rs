@@ -16,9 +16,9 @@
 //! | 6 | [`CONNECTION_FAILED`] | `probe`: unreachable, timed out, TLS failure, or a broken reply; `watch`: the same before any session was established, or `--duration` ended a watch that never completed a handshake |
 //! | 7 | [`SELECT_FAILED`] | `watch`: the server refused the database of the URL (`/99`: DB index is out of range) |
 //! | 8 | [`SESSION_ERRORS`] | `watch`: stopped normally, but after a session existed, reconnects failed with permanent errors (authentication, SELECT, certificate) |
-//! | 129 | [`HANGUP`] | `watch`: ended by SIGHUP (128 + 1) |
+//! | 129 | [`HANGUP`] | `watch`, `simulate`: ended by SIGHUP (128 + 1) |
 //! | 130 | [`INTERRUPTED`] | interrupted by Ctrl-C (128 + SIGINT, as shells do) |
-//! | 143 | [`TERMINATED`] | `watch`: ended by SIGTERM (128 + 15) |
+//! | 143 | [`TERMINATED`] | `watch`, `simulate`: ended by SIGTERM (128 + 15) |
 //!
 //! `watch` uses 5 ([`AUTH_FAILED`]) and 6 ([`CONNECTION_FAILED`]) too: before the first session is
 //! established, a permanent error stops it with that code instead of retrying forever.

@@ -59,12 +59,10 @@ fn start_redis(bin: &str) -> (Child, SocketAddr) {
 
 /// `maintwatch simulate` in a process of its own, with `args`; returns it and its first proxy
 /// once the banner has named the upstream.
-fn simulate(args: &[&str], path: Option<&std::ffi::OsStr>) -> (Child, SocketAddr) {
+fn simulate(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> (Child, SocketAddr) {
     let mut cmd = common::maintwatch(["simulate", "--scenario", "single-proxy", "--quiet"]);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::null());
-    if let Some(p) = path {
-        cmd.env("PATH", p);
-    }
+    cmd.envs(env.iter().copied());
     let mut sim = cmd.spawn().unwrap();
     let mut out = std::io::BufReader::new(sim.stdout.take().unwrap());
     let mut proxy = None;
@@ -202,7 +200,7 @@ fn pipelining_a_gigabyte_at_a_stopped_upstream_keeps_the_simulator_small() {
     const VALUE: usize = 64 * 1024;
     const SETS: u64 = 16 * 1024; // 1 GiB of values
     let (mut redis, addr) = start_redis(&bin);
-    let (mut sim, proxy) = simulate(&["--upstream", &format!("redis://{addr}")], None);
+    let (mut sim, proxy) = simulate(&["--upstream", &format!("redis://{addr}")], &[]);
     let sim_pid = sim.id();
     signal(redis.id(), libc::SIGSTOP);
 
@@ -298,7 +296,7 @@ fn running(pid: u32) -> bool {
 }
 
 /// SIGTERM, SIGHUP and SIGINT end `simulate --upstream spawn` through its teardown, which stops
-/// the redis-server it started; SIGKILL, which nothing can catch, stops it too (Linux: the
+/// the redis-server it started and removes its socket directory; SIGKILL, which nothing can catch, stops it too (Linux: the
 /// child asked for SIGKILL on its parent's death).
 #[test]
 fn every_way_of_stopping_the_simulator_stops_the_spawned_redis_server() {
@@ -327,7 +325,13 @@ fn every_way_of_stopping_the_simulator_stops_the_spawned_redis_server() {
         (libc::SIGINT, "SIGINT", INTERRUPTED),
         (libc::SIGKILL, "SIGKILL", 0),
     ] {
-        let (mut sim, _) = simulate(&["--upstream", "spawn"], Some(&path));
+        // The server's socket directory goes in a temporary directory of the test's own.
+        let tmp = tempfile::tempdir().unwrap();
+        let env = [
+            ("PATH", path.as_os_str()),
+            ("TMPDIR", tmp.path().as_os_str()),
+        ];
+        let (mut sim, _) = simulate(&["--upstream", "spawn"], &env);
         let children = children_named(sim.id(), "redis-server");
         assert_eq!(children.len(), 1, "{name}: children {children:?}");
         let child = children[0];
@@ -346,5 +350,9 @@ fn every_way_of_stopping_the_simulator_stops_the_spawned_redis_server() {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(gone, "{name}: redis-server {child} still runs");
+        if sig != libc::SIGKILL {
+            let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+            assert!(left.is_empty(), "{name}: socket directory left: {left:?}");
+        }
     }
 }

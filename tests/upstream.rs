@@ -504,6 +504,58 @@ async fn a_wrong_upstream_password_is_an_error_without_the_password() {
     .await;
 }
 
+/// `unix://[user:pass@]/path`: the relay reaches a server on this machine through its Unix
+/// socket (the server says so: `flags=U`), with its password, and a wrong one is refused
+/// without being shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unix_socket_upstream_relays_with_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("r.sock");
+    let sock_arg = sock.to_string_lossy().into_owned();
+    let extra = ["--unixsocket", &sock_arg, "--requirepass", "right-pw"];
+    let Some(redis) = RealRedis::start("upstream_unix", &extra).await else {
+        return;
+    };
+    guarded(async {
+        let url = format!("unix://default:right-pw@{sock_arg}");
+        let up = Upstream::parse(&url).unwrap();
+        assert!(!format!("{up:?}").contains("right-pw"), "{up:?}");
+        let sim = sim_with(up, "single-proxy", 1.0).await;
+        let mut c = Client::resp3(sim.proxies()[0]).await;
+        assert_eq!(c.call(&["SET", "unix-k", "1"]).await, b"+OK\r\n");
+        let info = show(&c.call(&["CLIENT", "INFO"]).await);
+        assert!(
+            info.contains("flags=U") && info.contains(&sock_arg),
+            "{info}"
+        );
+        sim.shutdown().await;
+        // The same key, read over TCP: one server behind both.
+        let mut auth = Client::connect(redis.addr).await;
+        auth.call(&["AUTH", "right-pw"]).await;
+        assert_eq!(auth.call(&["GET", "unix-k"]).await, b"$1\r\n1\r\n");
+
+        let url = format!("unix://default:Wrong-Pw-77@{sock_arg}");
+        let sim = sim_with(Upstream::parse(&url).unwrap(), "single-proxy", 1.0).await;
+        let mut c = Client::resp3(sim.proxies()[0]).await;
+        let r = show(&c.call(&["GET", "unix-k"]).await);
+        assert!(r.contains("WRONGPASS") && r.contains("unix:"), "{r}");
+        assert!(!r.contains("Wrong-Pw-77"), "{r}");
+        sim.shutdown().await;
+    })
+    .await;
+}
+
+/// A `unix://` URL without an absolute path is refused, and says what it needs.
+#[test]
+fn a_unix_url_needs_an_absolute_path() {
+    for url in ["unix://relative.sock", "UNIX://", "unix://pw@relative"] {
+        let e = Upstream::parse(url).unwrap_err();
+        assert!(e.contains("absolute path"), "{url}: {e}");
+        assert!(!e.contains("pw@"), "{e}");
+    }
+    assert!(Upstream::parse("Unix:///run/redis.sock").is_ok());
+}
+
 /// The CLI: a URL it cannot use is a usage error naming the flag, never showing the password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_upstream_url_is_a_usage_error_without_the_password() {
@@ -535,10 +587,13 @@ async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
             &std::env::var_os("PATH").unwrap_or_default(),
         )))
         .unwrap();
+        // The server's socket directory goes in a temporary directory of the test's own.
+        let tmp = tempfile::tempdir().unwrap();
         let mut sim =
             common::maintwatch_async(["simulate", "--scenario", "single-proxy", "--speed", "20"])
                 .args(["--upstream", "spawn", "--quiet"])
                 .env("PATH", path)
+                .env("TMPDIR", tmp.path())
                 .stdout(std::process::Stdio::piped())
                 .kill_on_drop(true)
                 .spawn()
@@ -565,6 +620,14 @@ async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
         let (proxy, upstream) = (proxy.unwrap(), upstream.unwrap());
         let mut c = Client::resp3(proxy).await;
         assert_eq!(c.call(&["INCR", "spawned"]).await, b":1\r\n");
+        // The relay reaches it through its Unix socket, in a directory only this user enters.
+        let info = show(&c.call(&["CLIENT", "INFO"]).await);
+        assert!(info.contains("flags=U"), "{info}");
+        let dirs: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        let mode =
+            std::os::unix::fs::PermissionsExt::mode(&dirs[0].metadata().unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o700);
         // The server behind is the spawned one.
         assert_eq!(
             common::command(upstream, &["GET", "spawned"]).await,
@@ -578,6 +641,8 @@ async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
             TcpStream::connect(upstream).await.is_err(),
             "redis-server still runs"
         );
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "socket directory left behind: {left:?}");
     })
     .await;
 }

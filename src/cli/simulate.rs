@@ -106,8 +106,9 @@ pub struct SimulateArgs {
 
     /// Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT
     /// SETINFO/MAINT_NOTIFICATIONS and a cluster's topology) to this Redis, one upstream
-    /// connection per client connection: redis://[user:pass@]host:port, or `spawn` to start
-    /// redis-server from PATH on a free loopback port (stopped at exit).
+    /// connection per client connection: redis://[user:pass@]host:port,
+    /// unix://[user:pass@]/path/to/redis.sock, or `spawn` to start redis-server from PATH on a
+    /// free loopback port (relayed through its Unix socket; stopped at exit).
     #[arg(long, value_name = "URL|spawn")]
     pub upstream: Option<String>,
 

@@ -21,7 +21,7 @@ use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
 use crate::sim::grade::{self, Grade};
 use crate::sim::scenario::{Mode, Scenario, Start};
-use crate::sim::upstream::{SpawnedRedis, Upstream};
+use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
 use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 
 /// Runs `maintwatch simulate`.
@@ -46,7 +46,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     // Registered before the banner: a Ctrl-C right after the `try` lines appeared must end the
     // run with the simulator shut down (and the grade so far), not kill the process.
     let mut signals = Signals::new()?;
-    print_banner(&sim, args, upstream.as_ref(), spawned.is_some())?;
+    print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
     let (mut client, port53) = start_client(&sim, args).await?;
     let mut run = Narration::default();
     let stop = run
@@ -120,21 +120,30 @@ fn print_banner(
     sim: &Simulator,
     args: &SimulateArgs,
     upstream: Option<&Upstream>,
-    spawned: bool,
+    spawned: Option<&SpawnedRedis>,
 ) -> anyhow::Result<()> {
     let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
     banner(&mut out, sim, args)?;
-    if let Some(up) = upstream {
-        let how = if spawned {
-            " (redis-server started for this run)"
-        } else {
-            ""
-        };
-        writeln!(
+    match (upstream, spawned) {
+        (Some(up), Some(s)) => {
+            // The TCP address first: it is the one a client (or redis-cli) would use directly.
+            let via = match &up.addr {
+                Address::Unix(_) => format!(", relayed through {}", up.addr),
+                Address::Tcp(_) => String::new(),
+            };
+            writeln!(
+                out,
+                "  upstream  {} (redis-server started for this run{via}): every other command \
+                 is relayed there",
+                s.addr
+            )?;
+        }
+        (Some(up), None) => writeln!(
             out,
-            "  upstream  {}{how}: every other command is relayed there",
+            "  upstream  {}: every other command is relayed there",
             up.addr
-        )?;
+        )?,
+        _ => {}
     }
     out.flush()?;
     Ok(())

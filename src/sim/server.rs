@@ -265,9 +265,9 @@ impl Outbox {
 #[derive(Default)]
 struct Link {
     /// The connect and HELLO 3, in the background.
-    connecting: Option<JoinHandle<Result<TcpStream, String>>>,
-    rd: Option<OwnedReadHalf>,
-    wr: Option<OwnedWriteHalf>,
+    connecting: Option<JoinHandle<Result<upstream::Stream, String>>>,
+    rd: Option<upstream::ReadHalf>,
+    wr: Option<upstream::WriteHalf>,
     /// One read from the upstream, passed on before the next.
     inbuf: Vec<u8>,
     /// Commands for the upstream, as the client wrote them.
@@ -298,8 +298,8 @@ impl Drop for Link {
 
 /// The background connect's outcome, or forever without one.
 async fn joined(
-    h: &mut Option<JoinHandle<Result<TcpStream, String>>>,
-) -> Result<TcpStream, String> {
+    h: &mut Option<JoinHandle<Result<upstream::Stream, String>>>,
+) -> Result<upstream::Stream, String> {
     match h {
         Some(h) => h
             .await
@@ -308,14 +308,17 @@ async fn joined(
     }
 }
 
-async fn read_some(rd: Option<&mut OwnedReadHalf>, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+async fn read_some(
+    rd: Option<&mut upstream::ReadHalf>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
     match rd {
         Some(rd) => rd.read_buf(buf).await,
         None => std::future::pending().await,
     }
 }
 
-async fn write_some(wr: Option<&mut OwnedWriteHalf>, bytes: &[u8]) -> std::io::Result<usize> {
+async fn write_some(wr: Option<&mut upstream::WriteHalf>, bytes: &[u8]) -> std::io::Result<usize> {
     match wr {
         Some(wr) => wr.write(bytes).await,
         None => std::future::pending().await,
@@ -326,8 +329,18 @@ async fn write_some(wr: Option<&mut OwnedWriteHalf>, bytes: &[u8]) -> std::io::R
 /// it, not one turn later. An error is left for the next awaited write to find.
 fn write_now(wr: Option<&OwnedWriteHalf>, out: &mut Outbox) {
     let Some(wr) = wr else { return };
+    write_now_with(|b| wr.try_write(b), out);
+}
+
+/// [`write_now`] to the upstream.
+fn write_now_up(wr: Option<&upstream::WriteHalf>, out: &mut Outbox) {
+    let Some(wr) = wr else { return };
+    write_now_with(|b| wr.try_write(b), out);
+}
+
+fn write_now_with(try_write: impl Fn(&[u8]) -> std::io::Result<usize>, out: &mut Outbox) {
     while out.pending() > 0 {
-        match wr.try_write(out.unsent()) {
+        match try_write(out.unsent()) {
             Ok(n) if n > 0 => out.advance(n),
             _ => return,
         }
@@ -556,7 +569,7 @@ impl Conn {
                     }
                     Ok(_) => {
                         let close = self.on_commands(&mut buf, &mut out, &mut link, &mut wr).await;
-                        write_now(link.wr.as_ref(), &mut link.out);
+                        write_now_up(link.wr.as_ref(), &mut link.out);
                         write_now(Some(&wr), &mut out);
                         match close {
                             Err(()) => break false,
