@@ -422,8 +422,34 @@ fn stable_demo(out: &str) -> String {
     text.push("== simulator narration, in order:".into());
     text.extend(sim);
     text.push("== at the end:".into());
-    text.extend(tail);
+    let tail: Vec<&str> = tail.iter().map(String::as_str).collect();
+    text.extend(squeeze_table(&tail));
     text.join("\n")
+}
+
+/// A table's lines with its columns' widths taken out: a cell's width is its widest value's,
+/// and a measured time's digits vary between runs. Borders become one `─`/`═` per column,
+/// cells lose their padding. Other lines are kept.
+fn squeeze_table(lines: &[&str]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|line| {
+            if let Some(inner) = line.strip_prefix('│').and_then(|l| l.strip_suffix('│')) {
+                let cells: Vec<&str> = inner.split('┆').map(str::trim).collect();
+                return format!("│ {} │", cells.join(" ┆ "));
+            }
+            if line.starts_with(['┌', '╞', '├', '└']) {
+                let mut out = String::new();
+                for c in line.chars() {
+                    if !(matches!(c, '─' | '═') && out.ends_with(c)) {
+                        out.push(c);
+                    }
+                }
+                return out;
+            }
+            line.to_string()
+        })
+        .collect()
 }
 
 /// Joins an entry wrapped at 80 columns (continued on lines indented by 8 spaces) back into one
@@ -498,10 +524,29 @@ fn replace_token(line: &str, token: &str, with: &str) -> String {
     out
 }
 
-/// Masks the digits of every decimal number (`1.931`, `0.2`) as `N`, keeping its length, so
-/// table columns stay aligned. Integers (seq numbers, windows, counts, addresses' parts) stay,
-/// unless part of a dotted address like `127.0.0.2`, which has more than one dot and is kept.
+/// Masks every decimal number (`1.931`, `12.2`) as `N` and its fraction's digits (`N.NNN`,
+/// `N.N`): the fraction's width is the format's, the integer part's is how late the run was (on
+/// a loaded machine a step at `--speed 20` can land ten scenario seconds late). Padding that
+/// right-aligns a number (`+  N.NNN s`) goes with it: one space after a `+`. Integers (seq
+/// numbers, windows, counts, addresses' parts) stay, and so does a dotted address like
+/// `127.0.0.2`, which has more than one dot.
 fn mask_numbers(line: &str) -> String {
+    squeeze_after_plus(&mask_decimals(line))
+}
+
+fn squeeze_after_plus(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut after_plus = false;
+    for c in line.chars() {
+        if !(after_plus && c == ' ' && out.ends_with(' ')) {
+            out.push(c);
+        }
+        after_plus = (after_plus && c == ' ') || c == '+';
+    }
+    out
+}
+
+fn mask_decimals(line: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::with_capacity(line.len());
     let mut i = 0;
@@ -520,13 +565,12 @@ fn mask_numbers(line: &str) -> String {
         }
         let run: String = chars[i..j].iter().collect();
         let run = run.trim_end_matches('.');
-        let decimal = run.matches('.').count() == 1;
-        for c in run.chars() {
-            out.push(if decimal && c.is_ascii_digit() {
-                'N'
-            } else {
-                c
-            });
+        match run.split_once('.').filter(|(_, frac)| !frac.contains('.')) {
+            Some((_, frac)) => {
+                out.push_str("N.");
+                out.extend(frac.chars().map(|_| 'N'));
+            }
+            None => out.push_str(run),
         }
         i += run.chars().count();
     }
@@ -620,6 +664,20 @@ fn the_demo_normalisation_removes_only_what_varies() {
     );
     assert_eq!(
         mask_numbers(" +1.931 MIGRATED seq 1 on 127.0.0.2 window 2 s +  0.024 s (+1.6) x2."),
-        " +N.NNN MIGRATED seq 1 on 127.0.0.2 window 2 s +  N.NNN s (+N.N) x2."
+        " +N.NNN MIGRATED seq 1 on 127.0.0.2 window 2 s + N.NNN s (+N.N) x2."
+    );
+    // A late run's numbers look like an early one's.
+    assert_eq!(
+        mask_numbers("+ 12.345 s  step; +12.3 s"),
+        mask_numbers("+  2.345 s  step; +2.3 s")
+    );
+    assert_eq!(
+        squeeze_table(&[
+            "┌────┬───────┐",
+            "│ a  ┆ +NN s │",
+            "╞════╪═══════╡",
+            "│ bb ┆ -     │",
+        ]),
+        ["┌─┬─┐", "│ a ┆ +NN s │", "╞═╪═╡", "│ bb ┆ - │"]
     );
 }
