@@ -385,6 +385,29 @@ pub struct EventRow {
     pub superseded_by: Option<String>,
 }
 
+impl EventRow {
+    /// A row for an event just seen: nothing has followed it yet.
+    pub fn new(kind: &str, seq: Option<i64>, t: f64) -> EventRow {
+        EventRow {
+            kind: kind.into(),
+            seq,
+            t,
+            window_s: None,
+            closed_by_notification_s: None,
+            dns_moved_s: None,
+            socket_closed_s: None,
+            overshoot_s: None,
+            handoff: None,
+            handoff_s: None,
+            margin_s: None,
+            copies: 0,
+            joined_open: false,
+            silent_close: false,
+            superseded_by: None,
+        }
+    }
+}
+
 /// The speed a simulator announced in its HELLO reply (`maintwatch-sim-speed`), and the one the
 /// watch reads offsets at.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -121,26 +121,6 @@ fn every_subcommand_keeps_its_long_description() {
     }
 }
 
-fn row(kind: &str, seq: Option<i64>, t: f64) -> EventRow {
-    EventRow {
-        kind: kind.into(),
-        seq,
-        t,
-        window_s: None,
-        closed_by_notification_s: None,
-        dns_moved_s: None,
-        socket_closed_s: None,
-        overshoot_s: None,
-        handoff: None,
-        handoff_s: None,
-        margin_s: None,
-        copies: 0,
-        joined_open: false,
-        silent_close: false,
-        superseded_by: None,
-    }
-}
-
 fn conn(conn: u32, endpoint: &str, notifications: u32, closes: u32) -> ConnTotals {
     ConnTotals {
         conn,
@@ -188,23 +168,23 @@ fn summary_table() {
         handoff_s: Some(10.0),
         margin_s: Some(6.6),
         copies: 1,
-        ..row("MOVING", Some(0), 3.2)
+        ..EventRow::new("MOVING", Some(0), 3.2)
     };
     let migrating = EventRow {
         window_s: Some(2),
         closed_by_notification_s: Some(2.0),
-        ..row("MIGRATING", Some(3), 40.1)
+        ..EventRow::new("MIGRATING", Some(3), 40.1)
     };
     let failing_over = EventRow {
         window_s: Some(2),
         handoff: Some("stale_at_expiry".into()),
-        ..row("FAILING_OVER", None, 80.0)
+        ..EventRow::new("FAILING_OVER", None, 80.0)
     };
     let text = summary(
         vec![
             moving,
             migrating,
-            row("MIGRATED", Some(4), 42.1),
+            EventRow::new("MIGRATED", Some(4), 42.1),
             failing_over,
         ],
         vec![
@@ -243,7 +223,7 @@ fn summary_table_with_joined_window_silent_close_and_traffic() {
         handoff_s: Some(0.2),
         margin_s: Some(1.4),
         joined_open: true,
-        ..row("MOVING", Some(7), 0.3)
+        ..EventRow::new("MOVING", Some(7), 0.3)
     };
     let shrink = EventRow {
         window_s: Some(2),
@@ -251,7 +231,7 @@ fn summary_table_with_joined_window_silent_close_and_traffic() {
         dns_moved_s: Some(17.1),
         socket_closed_s: Some(30.4),
         silent_close: true,
-        ..row("MIGRATING", Some(8), 20.0)
+        ..EventRow::new("MIGRATING", Some(8), 20.0)
     };
     let pings = maintwatch::record::PingStats {
         sent: 120,
@@ -266,7 +246,7 @@ fn summary_table_with_joined_window_silent_close_and_traffic() {
         }],
     };
     let text = summary_with(
-        vec![joined, shrink, row("MIGRATED", Some(9), 32.3)],
+        vec![joined, shrink, EventRow::new("MIGRATED", Some(9), 32.3)],
         vec![conn(1, "redis://db.example.net:12000", 3, 1)],
         Vec::new(),
         Some(pings),

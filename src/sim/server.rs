@@ -327,18 +327,7 @@ async fn write_some(wr: Option<&mut upstream::WriteHalf>, bytes: &[u8]) -> std::
 
 /// Writes what the socket takes now, without waiting: a batch goes out in the turn that made
 /// it, not one turn later. An error is left for the next awaited write to find.
-fn write_now(wr: Option<&OwnedWriteHalf>, out: &mut Outbox) {
-    let Some(wr) = wr else { return };
-    write_now_with(|b| wr.try_write(b), out);
-}
-
-/// [`write_now`] to the upstream.
-fn write_now_up(wr: Option<&upstream::WriteHalf>, out: &mut Outbox) {
-    let Some(wr) = wr else { return };
-    write_now_with(|b| wr.try_write(b), out);
-}
-
-fn write_now_with(try_write: impl Fn(&[u8]) -> std::io::Result<usize>, out: &mut Outbox) {
+fn write_now(try_write: impl Fn(&[u8]) -> std::io::Result<usize>, out: &mut Outbox) {
     while out.pending() > 0 {
         match try_write(out.unsent()) {
             Ok(n) if n > 0 => out.advance(n),
@@ -569,8 +558,10 @@ impl Conn {
                     }
                     Ok(_) => {
                         let close = self.on_commands(&mut buf, &mut out, &mut link, &mut wr).await;
-                        write_now_up(link.wr.as_ref(), &mut link.out);
-                        write_now(Some(&wr), &mut out);
+                        if let Some(up) = link.wr.as_ref() {
+                            write_now(|b| up.try_write(b), &mut link.out);
+                        }
+                        write_now(|b| wr.try_write(b), &mut out);
                         match close {
                             Err(()) => break false,
                             Ok(true) if self.owed() == 0 => break true,
@@ -606,7 +597,7 @@ impl Conn {
                             .map_err(|e| format!("upstream sent bytes that are not RESP: {e}")),
                     };
                     link.inbuf.clear();
-                    write_now(Some(&wr), &mut out);
+                    write_now(|b| wr.try_write(b), &mut out);
                     match relayed {
                         Ok(errors) => self.traffic(0, errors, 0),
                         Err(why) => if self.fail(why, &mut out, &mut link) { break true },

@@ -82,8 +82,10 @@ impl Upstream {
     /// and a database are refused: the relay is plain, and the database is the client's own
     /// SELECT).
     pub fn parse(url: &str) -> Result<Upstream, String> {
-        if let Some(rest) = strip_prefix_ignore_case(url.trim(), "unix://") {
-            return Upstream::parse_unix(rest);
+        if let Some((scheme, rest)) = url.trim().split_once("://") {
+            if scheme.eq_ignore_ascii_case("unix") {
+                return Upstream::parse_unix(rest);
+            }
         }
         let u = RedisUrl::parse(url).map_err(|e| e.to_string())?;
         if u.tls {
@@ -143,12 +145,6 @@ impl Upstream {
         }
         encode_command(&args)
     }
-}
-
-fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix)
-        .then(|| &s[prefix.len()..])
 }
 
 /// A connection to the upstream, over TCP or a Unix socket.
@@ -286,8 +282,9 @@ async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// A `redis-server` from PATH on a free loopback port, stopped when dropped. It also listens on
 /// a Unix socket in a private directory, and the relay uses that: on one machine a Unix socket
-/// costs the kernel far less per write than loopback TCP (no TCP stack, no softirq delivery),
-/// and the relay is a third process on the same cores as the client and the server.
+/// costs the kernel less per write than loopback TCP (no TCP stack, no softirq delivery; about
+/// 5 % of the relay's CPU, BENCHMARKS.md), and the relay is a third process on the same cores as
+/// the client and the server.
 pub struct SpawnedRedis {
     child: tokio::process::Child,
     pub addr: SocketAddr,

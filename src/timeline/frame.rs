@@ -193,23 +193,11 @@ impl Timeline {
             seq: n.seq,
             at: now,
             row: EventRow {
-                kind: n.kind.name().into(),
-                seq: n.seq,
-                t,
                 window_s: n.time,
-                closed_by_notification_s: None,
-                dns_moved_s: None,
-                socket_closed_s: None,
-                overshoot_s: None,
-                handoff: None,
-                handoff_s: None,
-                margin_s: None,
-                copies: 0,
                 // A MOVING re-sent to our opt-in, never seen before: we joined its window
                 // after it opened.
                 joined_open: early && n.kind == Kind::Moving,
-                silent_close: false,
-                superseded_by: None,
+                ..EventRow::new(n.kind.name(), n.seq, t)
             },
             moved_s: None,
             stale: false,
