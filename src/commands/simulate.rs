@@ -128,7 +128,7 @@ fn print_banner(
         (Some(up), Some(s)) => {
             // The TCP address first: it is the one a client (or redis-cli) would use directly.
             let via = match &up.addr {
-                Address::Unix(_) => format!(", relayed through {}", up.addr),
+                Address::Unix(_) => format!(", reached through {}", up.addr),
                 Address::Tcp(_) => String::new(),
             };
             writeln!(
