@@ -177,11 +177,7 @@ fn grade(analyzer: &mut Analyzer, json: bool, out: &mut dyn Write) -> anyhow::Re
     } else {
         write!(out, "{}", g.table())?;
     }
-    Ok(if g.passed {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
-    })
+    Ok(g.verdict.exit_code())
 }
 
 /// What a file's reading left out, one sentence each: skipped blocks, then a cut at the end.
