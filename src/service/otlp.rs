@@ -1,4 +1,4 @@
-//! `watch --otlp URL`: the `--metrics` measurements pushed to an OpenTelemetry collector over
+//! `watch --otlp URL|env`: the `--metrics` measurements pushed to an OpenTelemetry collector over
 //! OTLP/HTTP (protobuf), for shops whose peers (redis-py, go-redis, node-redis) export there.
 //!
 //! The values are read from the same registry `/metrics` serves, through its Prometheus text
@@ -9,12 +9,15 @@
 //! `server.address`, `server.port`); maintwatch's own go under `maintwatch.`.
 //!
 //! The few OTLP messages needed are encoded by hand (a page of protobuf wire format), and the
-//! POST is a plain HTTP/1.1 request: no protobuf or HTTP-client crates to build. A collector that
+//! POST is a plain HTTP/1.1 request, over rustls for https: no protobuf or HTTP-client crates to
+//! build. Where it sends, with which headers, certificate, timeout and compression, follows the
+//! `OTEL_*` variables ([`super::otlp_config`]). A collector that
 //! is down never holds the watch: snapshots wait in a bounded queue (the oldest dropped, and
 //! counted, when it is full) and are retried with a doubling backoff; at exit one last snapshot
 //! is sent within a bounded grace.
 
 use super::metrics::{Metrics, OtlpResult};
+pub use super::otlp_config::{OtlpSettings, OtlpUrl};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use std::collections::{BTreeMap, VecDeque};
@@ -23,11 +26,10 @@ use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 use tokio::time::Instant;
+use tokio_rustls::rustls::pki_types::ServerName;
 
 /// Snapshots waiting for the collector; past this the oldest is dropped.
 const QUEUE: usize = 8;
-/// One export (connect, send, read the status) gives up after this long.
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Backoff after a failed export: doubling from the first to the last.
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
@@ -35,69 +37,6 @@ const BACKOFF_MAX: Duration = Duration::from_secs(60);
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// The collector's response head is read up to this size.
 const MAX_HEAD: usize = 16 * 1024;
-
-/// Where `--otlp` sends: an `http://HOST:PORT/PATH` URL, validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OtlpUrl {
-    pub host: String,
-    pub port: u16,
-    pub path: String,
-}
-
-impl OtlpUrl {
-    /// `http://HOST[:PORT][/PATH]`: the port defaults to 4318 and an empty path to
-    /// `/v1/metrics` (the OTLP/HTTP defaults). https and credentials in the URL are refused.
-    pub fn parse(url: &str) -> anyhow::Result<OtlpUrl> {
-        let Some(rest) = url.strip_prefix("http://") else {
-            anyhow::bail!(
-                "--otlp {}: only http:// URLs are supported (send to a local collector)",
-                crate::escape::sanitize(url)
-            );
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        if authority.contains('@') {
-            anyhow::bail!("--otlp: credentials in the URL are not supported");
-        }
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
-                let port = p.parse::<u16>().map_err(|_| {
-                    anyhow::anyhow!("--otlp {}: bad port {:?}", crate::escape::sanitize(url), p)
-                })?;
-                (h, port)
-            }
-            _ => (authority, 4318),
-        };
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let bad = |c: char| !(c.is_ascii_alphanumeric() || ".-_:".contains(c));
-        if host.is_empty() || host.contains(bad) || path.contains(|c: char| c.is_ascii_control()) {
-            anyhow::bail!("--otlp {}: not a host", crate::escape::sanitize(url));
-        }
-        let path = if path.is_empty() || path == "/" {
-            "/v1/metrics".to_string()
-        } else {
-            path.to_string()
-        };
-        Ok(OtlpUrl {
-            host: host.to_string(),
-            port,
-            path,
-        })
-    }
-
-    fn shown(&self) -> String {
-        format!("http://{}:{}{}", self.host, self.port, self.path)
-    }
-}
-
-/// `--otlp` and `--otlp-interval`, validated.
-#[derive(Debug, Clone)]
-pub struct OtlpSettings {
-    pub url: OtlpUrl,
-    pub interval: Duration,
-}
 
 /// The running exporter: a task on the watch's runtime.
 pub struct Exporter {
@@ -140,7 +79,7 @@ impl Queue {
 }
 
 async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
-    let resource = Resource::here();
+    let resource = Resource::here(&settings.resource);
     let mut queue = Queue {
         items: VecDeque::new(),
         counters: metrics.otlp_counters(),
@@ -156,7 +95,7 @@ async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
             _ = stop.notified() => break,
             _ = ticker.tick() => queue.push(resource.snapshot(&metrics)),
             _ = tokio::time::sleep_until(next_try), if !queue.items.is_empty() => {
-                match export(&settings.url, &queue.items[0]).await {
+                match export(&settings, &queue.items[0]).await {
                     Ok(()) => {
                         queue.items.pop_front();
                         queue.count("ok");
@@ -182,7 +121,7 @@ async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
     queue.push(resource.snapshot(&metrics));
     let deadline = Instant::now() + EXIT_GRACE;
     while let Some(front) = queue.items.front() {
-        match tokio::time::timeout_at(deadline, export(&settings.url, front)).await {
+        match tokio::time::timeout_at(deadline, export(&settings, front)).await {
             Ok(Ok(())) => {
                 queue.items.pop_front();
             }
@@ -199,34 +138,82 @@ async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
 }
 
 /// One POST of an encoded request; `Ok` on a 2xx answer.
-async fn export(url: &OtlpUrl, body: &[u8]) -> Result<(), String> {
-    match tokio::time::timeout(EXPORT_TIMEOUT, post(url, body)).await {
+async fn export(settings: &OtlpSettings, body: &[u8]) -> Result<(), String> {
+    match tokio::time::timeout(settings.timeout, post(settings, body)).await {
         Ok(result) => result,
-        Err(_) => Err(format!("no answer within {} s", EXPORT_TIMEOUT.as_secs())),
+        Err(_) => Err(format!(
+            "no answer within {} ms",
+            settings.timeout.as_millis()
+        )),
     }
 }
 
-async fn post(url: &OtlpUrl, body: &[u8]) -> Result<(), String> {
-    let mut s = tokio::net::TcpStream::connect((url.host.as_str(), url.port))
+async fn post(settings: &OtlpSettings, body: &[u8]) -> Result<(), String> {
+    let url = &settings.url;
+    let tcp = tokio::net::TcpStream::connect((url.host.as_str(), url.port))
         .await
         .map_err(|e| format!("connect: {e}"))?;
+    let request = request(settings, body)?;
+    let Some(tls) = &settings.tls else {
+        return exchange(tcp, &request).await;
+    };
+    // Checked when the settings were read: an https host is a valid server name.
+    let name = ServerName::try_from(url.host.clone()).map_err(|e| format!("TLS: {e}"))?;
+    let stream = tokio_rustls::TlsConnector::from(Arc::clone(tls))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS: {e}"))?;
+    exchange(stream, &request).await
+}
+
+/// The request's bytes: head, the configured headers, the body (gzipped if asked).
+fn request(settings: &OtlpSettings, body: &[u8]) -> Result<Vec<u8>, String> {
+    let url = &settings.url;
+    let gzipped;
+    let (body, encoding) = if settings.gzip {
+        gzipped = gzip(body).map_err(|e| format!("gzip: {e}"))?;
+        (gzipped.as_slice(), "Content-Encoding: gzip\r\n")
+    } else {
+        (body, "")
+    };
     let host = if url.host.contains(':') {
         format!("[{}]:{}", url.host, url.port)
     } else {
         format!("{}:{}", url.host, url.port)
     };
-    let head = format!(
+    let mut head = format!(
         "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: maintwatch/{}\r\n\
-         Content-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+         Content-Type: application/x-protobuf\r\n{encoding}Content-Length: {}\r\n\
+         Connection: close\r\n",
         url.path,
         env!("CARGO_PKG_VERSION"),
         body.len()
     );
+    for (key, value) in &settings.headers.0 {
+        head.push_str(&format!("{key}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
     let mut request = head.into_bytes();
     request.extend_from_slice(body);
-    s.write_all(&request)
+    Ok(request)
+}
+
+fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(body)?;
+    encoder.finish()
+}
+
+/// Sends `request` and reads the status of the answer; `Ok` on 2xx.
+async fn exchange<S>(mut s: S, request: &[u8]) -> Result<(), String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    s.write_all(request)
         .await
         .map_err(|e| format!("send: {e}"))?;
+    s.flush().await.map_err(|e| format!("send: {e}"))?;
     let mut got = Vec::with_capacity(1024);
     let mut buf = [0u8; 4096];
     while !got.windows(4).any(|w| w == b"\r\n\r\n") && got.len() < MAX_HEAD {
@@ -251,7 +238,9 @@ async fn post(url: &OtlpUrl, body: &[u8]) -> Result<(), String> {
 
 /// The resource every export describes: this process on this host.
 struct Resource {
-    host: String,
+    /// `service.name` and `OTEL_RESOURCE_ATTRIBUTES`, then `service.version` and `host.name`
+    /// unless those were given.
+    attributes: Vec<(String, String)>,
     start_ns: u64,
 }
 
@@ -276,15 +265,29 @@ fn hostname() -> String {
 }
 
 impl Resource {
-    fn here() -> Resource {
+    fn here(given: &[(String, String)]) -> Resource {
+        let mut attributes = given.to_vec();
+        for (key, value) in [
+            ("service.version", env!("CARGO_PKG_VERSION").to_string()),
+            ("host.name", hostname()),
+        ] {
+            if !attributes.iter().any(|(k, _)| k == key) {
+                attributes.push((key.to_string(), value));
+            }
+        }
         Resource {
-            host: hostname(),
+            attributes,
             start_ns: unix_ns(),
         }
     }
 
     fn snapshot(&self, metrics: &Metrics) -> Vec<u8> {
-        encode_request(&metrics.encode(false), &self.host, self.start_ns, unix_ns())
+        encode_request(
+            &metrics.encode(false),
+            &self.attributes,
+            self.start_ns,
+            unix_ns(),
+        )
     }
 }
 
@@ -438,10 +441,15 @@ fn attribute(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
     key_value(out, field, key, Any::Str(value));
 }
 
-/// An export request holding every family of `exposition`: resource attributes
-/// (`service.name`, `service.version`, `host.name`), one scope, cumulative sums and histograms
-/// since `start_ns`.
-pub fn encode_request(exposition: &str, host: &str, start_ns: u64, now_ns: u64) -> Vec<u8> {
+/// An export request holding every family of `exposition`: the resource's attributes
+/// (`service.name`, `service.version`, `host.name` and what `OTEL_RESOURCE_ATTRIBUTES` adds), one
+/// scope, cumulative sums and histograms since `start_ns`.
+pub fn encode_request(
+    exposition: &str,
+    resource: &[(String, String)],
+    start_ns: u64,
+    now_ns: u64,
+) -> Vec<u8> {
     let library = format!("maintwatch:{}", env!("CARGO_PKG_VERSION"));
     let mut scope = Vec::new();
     nested(&mut scope, 1, |s| {
@@ -498,9 +506,9 @@ pub fn encode_request(exposition: &str, host: &str, start_ns: u64, now_ns: u64) 
     }
     let mut resource_metrics = Vec::new();
     nested(&mut resource_metrics, 1, |r| {
-        key_value(r, 1, "service.name", Any::Str("maintwatch"));
-        key_value(r, 1, "service.version", Any::Str(env!("CARGO_PKG_VERSION")));
-        key_value(r, 1, "host.name", Any::Str(host));
+        for (key, value) in resource {
+            key_value(r, 1, key, Any::Str(value));
+        }
     });
     bytes_field(&mut resource_metrics, 2, &scope);
     let mut request = Vec::new();
@@ -605,30 +613,6 @@ fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: Any<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_default_the_port_and_path_and_refuse_what_is_not_plain_http() {
-        let u = OtlpUrl::parse("http://127.0.0.1:4318/v1/metrics").unwrap();
-        assert_eq!(
-            (u.host.as_str(), u.port, u.path.as_str()),
-            ("127.0.0.1", 4318, "/v1/metrics")
-        );
-        let u = OtlpUrl::parse("http://collector").unwrap();
-        assert_eq!((u.port, u.path.as_str()), (4318, "/v1/metrics"));
-        let u = OtlpUrl::parse("http://[::1]:9/x").unwrap();
-        assert_eq!((u.host.as_str(), u.port), ("::1", 9));
-        for bad in [
-            "https://c:4318",
-            "c:4318",
-            "http://u:p@c:4318",
-            "http://c:99999",
-            "http://",
-        ] {
-            let e = OtlpUrl::parse(bad).unwrap_err().to_string();
-            assert!(e.starts_with("--otlp"), "{bad}: {e}");
-            assert!(!e.contains("u:p"), "{e}");
-        }
-    }
 
     #[test]
     fn samples_and_histograms_are_read_back_from_the_exposition() {
