@@ -10,7 +10,7 @@
 //!
 //! The messages are the official definitions' (`opentelemetry-proto`'s types, encoded by prost):
 //! no protobuf of our own to keep in step with the specification, for about 5 s of build (7
-//! crates). The POST is a plain HTTP/1.1 request, over rustls for https: an HTTP client crate
+//! crates) and 66 KB of stripped release binary (11.07 to 11.14 MB). The POST is a plain HTTP/1.1 request, over rustls for https: an HTTP client crate
 //! would add more than the page it replaces. Where it sends, with which headers, certificate,
 //! timeout and compression, follows the `OTEL_*` variables ([`super::otlp_config`]). A collector
 //! that is down never holds the watch: snapshots wait in a bounded queue (the oldest dropped, and
