@@ -55,6 +55,12 @@ fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() 
     if !on_path("dpkg-deb") {
         return skip(TEST, "dpkg-deb is not on PATH (not a Debian system)");
     }
+    if !on_path("strip") {
+        return skip(
+            TEST,
+            "strip is not on PATH (package binutils): build-deb strips the binary",
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let deb = build(dir.path());
     let version = env!("CARGO_PKG_VERSION");
