@@ -12,10 +12,12 @@
 use crate::cli::ReplayArgs;
 use crate::escape::sanitize;
 use crate::exit;
+use crate::judge::{Grade, Observations};
 use crate::output::human::Style;
 use crate::output::sink;
 use crate::record::line;
 use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::report::{Collected, Report};
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
@@ -93,33 +95,47 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     // `-v`, and with `--json`, which asks for the lines themselves.
     let timeline = !args.check || args.verbose || args.json;
     let mut code = exit::SUCCESS;
+    let mut kept = args.report.as_ref().map(|_| Collected::default());
     for file in &args.files {
         let name = file.display().to_string();
         let report = if name == "-" {
-            replay_file(
-                std::io::stdin().lock(),
-                args,
-                &style,
-                timeline,
-                &name,
-                out,
-                err,
-            )?
+            let input = std::io::stdin().lock();
+            replay_file(input, args, (&style, timeline), &name, &mut kept, out, err)?
         } else {
             let f = std::fs::File::open(file).with_context(|| format!("reading {name}"))?;
             let reader = std::io::BufReader::with_capacity(1 << 16, f);
-            replay_file(reader, args, &style, timeline, &name, out, err)?
+            replay_file(reader, args, (&style, timeline), &name, &mut kept, out, err)?
         };
         if !verdict(args, &name, &report, err)? {
             code = exit::FAILURE;
         }
     }
+    if let (Some(path), Some(lines)) = (&args.report, &kept) {
+        Report {
+            command: "replay",
+            source: files(args),
+            lines,
+            observations: None,
+            grade: None,
+            notes: Vec::new(),
+        }
+        .write(path)?;
+    }
     Ok(code)
+}
+
+/// The files read, as the report's header names them.
+fn files(args: &ReplayArgs) -> String {
+    let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    format!("capture {}", names.join(", "))
 }
 
 /// `replay --grade`: every `grade_input` line of every file, judged again.
 fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let mut code = exit::SUCCESS;
+    // The page draws the first run graded; the rest are counted on it.
+    let mut first: Option<(Observations, Grade)> = None;
+    let mut more = 0;
     for file in &args.files {
         let name = file.display().to_string();
         let text = if name == "-" {
@@ -159,19 +175,43 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             if !g.passed {
                 code = exit::FAILURE;
             }
+            if first.is_none() {
+                first = Some((obs, g));
+            } else {
+                more += 1;
+            }
         }
     }
     out.flush()?;
+    if let (Some(path), Some((obs, g))) = (&args.report, &first) {
+        let lines = Collected::default();
+        let mut notes = Vec::new();
+        if more > 0 {
+            notes.push(format!(
+                "{more} more graded run(s) in these files are not drawn: this page is the first"
+            ));
+        }
+        Report {
+            command: "replay --grade",
+            source: files(args),
+            lines: &lines,
+            observations: Some(obs),
+            grade: Some(g),
+            notes,
+        }
+        .write(path)?;
+    }
     Ok(code)
 }
 
-/// Replays one input, writing its timeline and its bad lines and differences as they come.
+/// Replays one input, writing its timeline and its bad lines and differences as they come (and
+/// keeping what `--report` draws in `kept`).
 fn replay_file(
     reader: impl BufRead,
     args: &ReplayArgs,
-    style: &Style,
-    timeline: bool,
+    (style, timeline): (&Style, bool),
     name: &str,
+    kept: &mut Option<Collected>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<ReplayReport> {
@@ -181,6 +221,9 @@ fn replay_file(
     let name = sanitize(name);
     let mut bad_shown = 0;
     let report = replay_with(reader, MAX_LINE, args.check, |event| {
+        if let (Some(k), Event::Line(line) | Event::Tagged(_, line)) = (kept.as_mut(), &event) {
+            k.line(line);
+        }
         match event {
             Event::Line(line) if timeline => lines.line(line)?,
             Event::Tagged(ep, line) if timeline => lines.line_of(ep, line)?,

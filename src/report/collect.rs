@@ -17,15 +17,17 @@ pub const MAX_SESSIONS: usize = 20_000;
 /// Maintenance notifications kept as markers.
 pub const MAX_MARKS: usize = 200;
 /// DNS changes kept.
-pub const MAX_DNS: usize = 200;
+pub const MAX_DNS: usize = 100;
 /// Frames kept for the raw-frames section.
 pub const MAX_FRAMES: usize = 100;
 /// Bytes of a frame's escaped text kept for the raw-frames section.
 pub const FRAME_CAP: usize = 4096;
 /// Bytes of a frame's escaped text kept for a marker's `<title>`.
 pub const TITLE_CAP: usize = 1024;
-/// Addresses kept per side of a DNS change.
-pub const MAX_ADDRS: usize = 16;
+/// Addresses kept per side of a DNS change, and bytes kept of each (an IPv6 address with a
+/// zone fits).
+pub const MAX_ADDRS: usize = 8;
+pub const ADDR_CAP: usize = 64;
 /// Bytes kept of any other text from the wire (names, reasons, addresses).
 pub const TEXT_CAP: usize = 512;
 
@@ -274,7 +276,10 @@ fn collect_cut(bytes: &[u8]) -> &[u8] {
 
 /// At most [`MAX_ADDRS`] addresses, each bounded.
 pub fn addrs(list: &[String]) -> Vec<String> {
-    list.iter().take(MAX_ADDRS).map(|a| bounded(a)).collect()
+    list.iter()
+        .take(MAX_ADDRS)
+        .map(|a| bounded_to(a, ADDR_CAP))
+        .collect()
 }
 
 /// Text from the wire, made safe for a terminal (the page shows it as the terminal does) and cut
@@ -331,5 +336,28 @@ mod tests {
         assert!(c.cut);
         assert_eq!(c.text.len(), FRAME_CAP);
         assert!(!Capped::new("ab", 2, FRAME_CAP).cut);
+    }
+}
+
+#[cfg(test)]
+mod sent_tests {
+    use super::*;
+
+    #[test]
+    fn a_sent_moving_is_a_marker_with_its_frame() {
+        let mut c = Collected::default();
+        c.sent(1.5, 3, b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        assert_eq!(c.frames.len(), 1);
+        assert_eq!(c.marks.len(), 1, "{:?}", c.frames);
+        let m = &c.marks[0];
+        assert_eq!(
+            (m.name.as_str(), m.window, m.conn),
+            ("MOVING seq 0", Some(15), 3)
+        );
+        assert!(c
+            .frame_of("MOVING seq 0")
+            .unwrap()
+            .text
+            .starts_with(">4\\r\\n"));
     }
 }

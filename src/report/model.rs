@@ -94,6 +94,8 @@ pub struct Drawing {
     pub closes: Vec<NodeClose>,
     /// Sentences saying what was left out, and how it was grouped.
     pub left_out: Vec<String>,
+    /// The axis's unit: `seconds`, or `scenario seconds` for a simulator run at another speed.
+    pub unit: &'static str,
 }
 
 impl Drawing {
@@ -116,6 +118,8 @@ impl Drawing {
         if !t0.is_finite() {
             return (0.0, 1.0);
         }
+        // Times count from the start of the run: the axis starts at 0 unless something came before.
+        let t0 = t0.min(0.0);
         (t0, t1.max(t0 + 1.0))
     }
 }
@@ -155,7 +159,10 @@ pub fn from_observations(obs: &Observations, grade: Option<&Grade>, lines: &Coll
             }
         })
         .collect();
-    let mut drawing = Drawing::default();
+    let mut drawing = Drawing {
+        unit: "seconds",
+        ..Drawing::default()
+    };
     sort_and_cap(&mut bars, &mut drawing.left_out);
     link_movers(&mut bars, obs);
     drawing.bars = bars;
@@ -170,6 +177,17 @@ pub fn from_observations(obs: &Observations, grade: Option<&Grade>, lines: &Coll
             frame: lines.frame_of(&n.name()).cloned(),
         })
         .collect();
+    let past = |n: usize, cap: usize| n.saturating_sub(cap) as u64;
+    left(
+        &mut drawing.left_out,
+        past(obs.notifications.len(), collect::MAX_MARKS),
+        "notification(s)",
+    );
+    left(
+        &mut drawing.left_out,
+        past(obs.closes.len(), collect::MAX_MARKS),
+        "node-wide close(s)",
+    );
     drawing.dns = dns_changes(obs);
     drawing.closes = obs
         .closes
@@ -248,9 +266,24 @@ fn dns_changes(obs: &Observations) -> Vec<DnsChange> {
 }
 
 /// The drawing from the timeline's lines alone (a watch, a replay, a capture not graded).
+///
+/// The lines' `t` is the watch's own seconds; a watch of the simulator at another speed reads
+/// offsets and windows in scenario seconds, so everything is drawn in scenario seconds then.
 pub fn from_lines(c: &Collected) -> Drawing {
-    let mut bars: Vec<Bar> = c.sessions.iter().map(|s| session_bar(c, s)).collect();
-    let mut drawing = Drawing::default();
+    let speed = speed(c);
+    let mut bars: Vec<Bar> = c
+        .sessions
+        .iter()
+        .map(|s| session_bar(c, s, speed))
+        .collect();
+    let mut drawing = Drawing {
+        unit: if speed == 1.0 {
+            "seconds"
+        } else {
+            "scenario seconds"
+        },
+        ..Drawing::default()
+    };
     if c.left_out.sessions > 0 {
         drawing.left_out.push(format!(
             "{} connection(s) past the first {} were not kept",
@@ -265,18 +298,42 @@ pub fn from_lines(c: &Collected) -> Drawing {
         .marks
         .iter()
         .map(|m| Marker {
-            t: m.t,
+            t: m.t * speed,
             name: m.name.clone(),
             window: m.window.filter(|&w| w > 0).map(|w| w as f64),
             frame: Some(m.frame.clone()),
         })
         .collect();
-    drawing.dns = c.dns.clone();
-    drawing.closes = summary_closes(c);
+    drawing.dns = c
+        .dns
+        .iter()
+        .map(|d| DnsChange {
+            t: d.t * speed,
+            ..d.clone()
+        })
+        .collect();
+    drawing.closes = summary_closes(c, speed);
+    left(&mut drawing.left_out, c.left_out.marks, "notification(s)");
+    left(&mut drawing.left_out, c.left_out.dns, "DNS change(s)");
     drawing
 }
 
-fn session_bar(c: &Collected, s: &collect::Session) -> Bar {
+/// A note of `n` things past their cap, when there are some.
+fn left(notes: &mut Vec<String>, n: u64, what: &str) {
+    if n > 0 {
+        notes.push(format!("{n} more {what} past the cap are not drawn"));
+    }
+}
+
+/// Scenario seconds per second of the watch (1 but for a simulator run faster).
+fn speed(c: &Collected) -> f64 {
+    match c.start.as_ref().map(|s| s.speed) {
+        Some(s) if s > 0.0 && s.is_finite() => s,
+        _ => 1.0,
+    }
+}
+
+fn session_bar(c: &Collected, s: &collect::Session, speed: f64) -> Bar {
     let class = c
         .pcap_verdicts
         .get(&s.conn)
@@ -300,8 +357,8 @@ fn session_bar(c: &Collected, s: &collect::Session) -> Bar {
         group,
         server: s.addr.clone(),
         conn: u64::from(s.conn),
-        start: s.opened,
-        end: s.closed.map(|(t, _)| t),
+        start: s.opened * speed,
+        end: s.closed.map(|(t, _)| t * speed),
         class,
         closed_by: s.closed.map(|(_, by)| by.as_str().to_string()),
         successor: None,
@@ -338,19 +395,17 @@ fn link_sessions(bars: &mut [Bar], c: &Collected) {
 }
 
 /// The node-wide closes the summary's event rows give: each event's socket close.
-fn summary_closes(c: &Collected) -> Vec<NodeClose> {
+fn summary_closes(c: &Collected, speed: f64) -> Vec<NodeClose> {
     let Some(s) = &c.summary else {
         return Vec::new();
     };
-    let speed = c.start.as_ref().map_or(1.0, |s| s.speed);
-    let speed = if speed > 0.0 { speed } else { 1.0 };
     let mut out: Vec<NodeClose> = Vec::new();
     for e in &s.events {
         let Some(after) = e.socket_closed_s else {
             continue;
         };
-        // Offsets after an event are scenario seconds; `t` is the watch's own seconds.
-        let t = e.t + after / speed;
+        // Offsets after an event are scenario seconds already.
+        let t = e.t * speed + after;
         if out.len() < collect::MAX_MARKS && !out.iter().any(|c| (c.t - t).abs() < 1e-3) {
             out.push(NodeClose {
                 t,

@@ -10,9 +10,9 @@ use super::Report;
 use crate::judge::{Grade, Rule};
 
 /// Bytes kept of a rule's reason.
-const DETAIL_CAP: usize = 2048;
+const DETAIL_CAP: usize = 1024;
 /// Grade rows shown at most.
-const MAX_ROWS: usize = 2000;
+const MAX_ROWS: usize = 1000;
 /// Rows of each summary table shown at most.
 const MAX_SUMMARY_ROWS: usize = 500;
 

@@ -102,7 +102,7 @@ pub fn draw(d: &Drawing) -> Markup {
             @for (i, m) in d.markers.iter().enumerate() { (marker(&s, m, i, bottom)) }
             @for (i, c) in d.dns.iter().enumerate() { (dns(&s, c, i, bottom)) }
             @for c in &d.closes { (close(&s, c, bottom)) }
-            (axis(&s, bottom))
+            (axis(&s, bottom, d.unit))
         }
     }
 }
@@ -219,7 +219,7 @@ fn close(s: &Scale, c: &NodeClose, bottom: f64) -> Markup {
 }
 
 /// The time axis: ticks at a round step, labelled in seconds.
-fn axis(s: &Scale, bottom: f64) -> Markup {
+fn axis(s: &Scale, bottom: f64, unit: &str) -> Markup {
     let step = tick_step(s.t1 - s.t0);
     let first = (s.t0 / step).ceil() as i64;
     let last = (s.t1 / step).floor() as i64;
@@ -231,7 +231,7 @@ fn axis(s: &Scale, bottom: f64) -> Markup {
                 line x1=(n(s.x(t))) y1=(n(bottom)) x2=(n(s.x(t))) y2=(n(bottom + 5.0)) {}
                 text class="tick" x=(n(s.x(t))) y=(n(bottom + 17.0)) text-anchor="middle" { (tick_label(t, step)) }
             }
-            text class="axis-label" x=(n(WIDTH - RIGHT)) y=(n(bottom + 33.0)) text-anchor="end" { "time (seconds)" }
+            text class="axis-label" x=(n(WIDTH - RIGHT)) y=(n(bottom + 33.0)) text-anchor="end" { "time (" (unit) ")" }
         }
     }
 }
