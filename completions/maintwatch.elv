@@ -58,6 +58,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --duration 'Stop after this long (e.g. 90s, 10m, 1h)'
             cand --count 'Stop after N maintenance notifications'
             cand --capture 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it'
+            cand --report 'Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP (which then no longer stops the watch): the timeline drawn, the summary and the frames read (docs/report.md). A fleet''s page draws its first endpoint'
             cand --capture-max-size 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)'
             cand --capture-keep 'With --capture-max-size: how many rotated files to keep'
             cand --traffic 'Send a PING every interval and report latency and errors, attributing failures to the open window'

@@ -61,6 +61,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-serv
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l report -d 'Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP (which then no longer stops the watch): the timeline drawn, the summary and the frames read (docs/report.md). A fleet\'s page draws its first endpoint' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-max-size -d 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-keep -d 'With --capture-max-size: how many rotated files to keep' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r

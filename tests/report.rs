@@ -246,6 +246,80 @@ async fn simulate_grade_report_of_single_proxy_with_a_real_client() {
     browser_checks(&page, &want);
 }
 
+/// `watch --report`: SIGHUP writes the page and the watch goes on; at exit the page is written
+/// again with everything, the reconnect after the close included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_writes_its_page_on_sighup_and_at_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("w.html");
+    let mut sim = common::Proc::start([
+        "simulate",
+        "--scenario",
+        "single-proxy",
+        "--speed",
+        "5",
+        "--quiet",
+    ]);
+    tokio::time::timeout(HANG_GUARD, async {
+        let mut try_line = None;
+        while let Some(l) = sim.stdout.next_line().await.unwrap() {
+            if let Some(rest) = l.trim().strip_prefix("try") {
+                try_line = Some(rest.trim().to_string());
+                break;
+            }
+        }
+        // The banner's own command line for maintwatch: `maintwatch watch URL --dns-server ...`.
+        let try_line = try_line.expect("the banner's try line");
+        let args: Vec<&str> = try_line.split_whitespace().skip(1).collect();
+        let mut cmd = common::maintwatch_async(&args);
+        cmd.arg("--json").arg("--report").arg(&page);
+        let mut watch = common::Proc::spawn(cmd);
+        let pid = watch.child.id().unwrap();
+        let mut hup_sent = false;
+        let mut sessions = 0;
+        while let Some(l) = watch.stdout.next_line().await.unwrap() {
+            if !hup_sent && l.starts_with("{\"type\":\"push\"") && l.contains("MOVING") {
+                common::signal(pid, libc::SIGHUP);
+                hup_sent = true;
+            }
+            if l.starts_with("{\"type\":\"connected\"") {
+                sessions += 1;
+                if sessions == 2 {
+                    break;
+                }
+            }
+        }
+        assert!(hup_sent && sessions == 2, "the watch stopped early");
+        // The page of the SIGHUP was written while the watch went on.
+        let first = std::fs::read_to_string(&page).expect("a page on SIGHUP");
+        assert_eq!(
+            first
+                .matches("<g class=\"notification\" data-name=\"MOVING seq 0\"")
+                .count(),
+            1
+        );
+        common::signal(pid, libc::SIGTERM);
+        watch.child.wait().await.unwrap();
+    })
+    .await
+    .expect("hang guard");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let ends: Vec<String> = bars(&html).into_iter().map(|(_, e)| e).collect();
+    // The watch records no close for the session still open when it stops.
+    assert_eq!(
+        ends,
+        ["cut", "open"],
+        "the first session is cut by the close"
+    );
+    assert_eq!(tags(&html, "<line class=\"successor\"").len(), 1);
+    assert_eq!(tags(&html, "<line class=\"node-close\"").len(), 1);
+    assert_eq!(tags(&html, "<g class=\"dns\"").len(), 1);
+    assert!(
+        html.contains("<table class=\"events\">"),
+        "the summary's events"
+    );
+}
+
 /// A frame and a client name holding markup, quotes and ESC bytes are shown as text.
 #[test]
 fn hostile_frames_and_names_stay_text() {

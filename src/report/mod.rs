@@ -21,6 +21,7 @@
 pub mod collect;
 pub mod model;
 mod page;
+pub mod sink;
 pub mod svg;
 
 use std::path::Path;
