@@ -85,38 +85,48 @@ fn class_of(words: &str) -> &'static str {
     }
 }
 
-/// Every rule of the grade, per client and notification, in the grade's order.
-pub fn grade_rows(g: &Grade) -> Vec<GradeRow> {
-    let mut rows = Vec::new();
-    for c in &g.clients {
-        for n in &c.notifications {
-            for r in &n.rules {
-                rows.push(GradeRow {
-                    client: bounded(&c.client),
-                    scope: bounded(&n.notification),
-                    rule: bounded(&r.rule),
-                    words: words(r),
-                    detail: bounded_to(&r.detail, DETAIL_CAP),
-                });
-            }
-        }
-    }
-    rows
+/// The grade's rows as the page shows them: the first [`MAX_ROWS`], and the verdict counts over
+/// all of them (a capture of 10,000 hosts has 50,000 rows; the page shows the count of each).
+pub struct GradeRows {
+    pub shown: Vec<GradeRow>,
+    pub total: usize,
+    pub counts: [(&'static str, usize); 3],
 }
 
-/// PASS, FAIL and NOT JUDGED counts over the grade's rules.
-fn counts(rows: &[GradeRow]) -> [(&'static str, usize); 3] {
-    let count = |w: &str| rows.iter().filter(|r| r.words == w).count();
-    [
-        ("PASS", count("PASS")),
-        ("FAIL", count("FAIL")),
-        ("NOT JUDGED", count("NOT JUDGED")),
-    ]
+/// Every rule of the grade, per client and notification, in the grade's order.
+pub fn grade_rows(g: &Grade) -> GradeRows {
+    let mut out = GradeRows {
+        shown: Vec::new(),
+        total: 0,
+        counts: [("PASS", 0), ("FAIL", 0), ("NOT JUDGED", 0)],
+    };
+    let rules = g.clients.iter().flat_map(|c| {
+        c.notifications
+            .iter()
+            .flat_map(move |n| n.rules.iter().map(move |r| (c, n, r)))
+    });
+    for (c, n, r) in rules {
+        let w = words(r);
+        out.total += 1;
+        if let Some(slot) = out.counts.iter_mut().find(|(k, _)| *k == w) {
+            slot.1 += 1;
+        }
+        if out.shown.len() < MAX_ROWS {
+            out.shown.push(GradeRow {
+                client: bounded(&c.client),
+                scope: bounded(&n.notification),
+                rule: bounded(&r.rule),
+                words: w,
+                detail: bounded_to(&r.detail, DETAIL_CAP),
+            });
+        }
+    }
+    out
 }
 
 pub fn page(r: &Report<'_>) -> Markup {
     let drawing = r.drawing();
-    let rows = r.grade.map(grade_rows).unwrap_or_default();
+    let rows = r.grade.map(grade_rows);
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -132,7 +142,7 @@ pub fn page(r: &Report<'_>) -> Markup {
                 (legend())
                 (svg::draw(&drawing))
                 @for note in &drawing.left_out { p class="note left-out" { (note) } }
-                @if let Some(g) = r.grade { (grade_section(g, &rows)) }
+                @if let (Some(g), Some(rows)) = (r.grade, &rows) { (grade_section(g, rows)) }
                 (summary_section(r, &drawing))
                 (frames_section(r.lines))
             }
@@ -140,7 +150,7 @@ pub fn page(r: &Report<'_>) -> Markup {
     }
 }
 
-fn header(r: &Report<'_>, rows: &[GradeRow]) -> Markup {
+fn header(r: &Report<'_>, rows: &Option<GradeRows>) -> Markup {
     let written = chrono::Utc::now()
         .format("%Y-%m-%d %H:%M:%S UTC")
         .to_string();
@@ -155,8 +165,8 @@ fn header(r: &Report<'_>, rows: &[GradeRow]) -> Markup {
             dt { "Tool" } dd class="version" { "maintwatch " (env!("CARGO_PKG_VERSION")) }
             dt { "Verdict" }
             dd class="counts" {
-                @if r.grade.is_some() {
-                    @for (w, n) in counts(rows) {
+                @if let Some(rows) = rows {
+                    @for (w, n) in rows.counts {
                         span class=(class_of(w)) data-verdict=(w) { (w) ": " (n) }
                     }
                 } @else {
@@ -179,7 +189,7 @@ fn legend() -> Markup {
     }
 }
 
-fn grade_section(g: &Grade, rows: &[GradeRow]) -> Markup {
+fn grade_section(g: &Grade, rows: &GradeRows) -> Markup {
     html! {
         h2 id="grade" { "Grade" }
         @if let Some(p) = &g.client_process {
@@ -199,15 +209,15 @@ fn grade_section(g: &Grade, rows: &[GradeRow]) -> Markup {
         }
         table class="grade" {
             tr { th { "client" } th { "notification" } th { "rule" } th { "verdict" } th { "detail" } }
-            @for row in rows.iter().take(MAX_ROWS) {
+            @for row in &rows.shown {
                 tr class=(format!("rule {}", class_of(row.words))) data-rule=(row.rule) {
                     td { (row.client) } td { (row.scope) } td { (row.rule) }
                     td class=(class_of(row.words)) { (row.words) } td { (row.detail) }
                 }
             }
         }
-        @if rows.len() > MAX_ROWS {
-            p class="note" { (rows.len() - MAX_ROWS) " more rule row(s) not shown" }
+        @if rows.total > rows.shown.len() {
+            p class="note" { (rows.total - rows.shown.len()) " more rule row(s) not shown; the counts above include them" }
         }
     }
 }
@@ -246,16 +256,17 @@ fn grade_tables(g: &Grade) -> Markup {
         h3 { "Notifications" }
         table class="notifications" {
             tr { th { "client" } th { "notification" } th { "at" } th { "window" } th { "received by" } th { "commands inside / outside" } th { "failed inside / outside" } }
-            @for c in g.clients.iter().take(MAX_SUMMARY_ROWS) {
-                @for n in c.notifications.iter().take(MAX_SUMMARY_ROWS) {
+            @for (c, n) in g.clients.iter().flat_map(|c| c.notifications.iter().map(move |n| (c, n))).take(MAX_SUMMARY_ROWS) {
                     tr {
                         td { (bounded(&c.client)) } td { (bounded(&n.notification)) } td class="num" { (secs(n.at)) }
                         td class="num" { (n.window) " s" } td class="num" { (n.received) }
                         td class="num" { (n.commands_inside) " / " (n.commands_outside) }
                         td class="num" { (n.failed_inside) " / " (n.failed_outside) }
                     }
-                }
             }
+        }
+        @if g.clients.len() > MAX_SUMMARY_ROWS {
+            p class="note" { "the first " (MAX_SUMMARY_ROWS) " of " (g.clients.len()) " clients' rows are shown" }
         }
     }
 }
