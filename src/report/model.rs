@@ -243,11 +243,13 @@ fn link_movers(bars: &mut [Bar], obs: &Observations) {
     }
 }
 
-/// DNS answers that differ from the previous answer for the same name.
+/// DNS answers that differ from the previous answer for the same name. An empty answer is not a
+/// change: a capture holds the AAAA queries' empty answers beside the A queries' (the answer
+/// does not say which type was asked).
 fn dns_changes(obs: &Observations) -> Vec<DnsChange> {
     let mut last: HashMap<String, Vec<String>> = HashMap::new();
     let mut out = Vec::new();
-    for a in &obs.dns {
+    for a in obs.dns.iter().filter(|a| !a.records.is_empty()) {
         let mut records: Vec<String> = a.records.iter().map(|r| r.to_string()).collect();
         records.sort();
         let key = a.name.trim_end_matches('.').to_ascii_lowercase();

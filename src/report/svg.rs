@@ -38,6 +38,12 @@ fn n(v: f64) -> String {
     format!("{v:.1}")
 }
 
+/// A time for a `data-` attribute (scripts and tests read the drawing's times there): seconds to
+/// the millisecond.
+fn t3(t: f64) -> String {
+    format!("{t:.3}")
+}
+
 /// Seconds as every title writes them: `+12.345 s`.
 pub fn secs(t: f64) -> String {
     format!("+{t:.3} s")
@@ -126,6 +132,7 @@ fn bar(s: &Scale, b: &Bar, y: f64) -> Markup {
     html! {
         text class="conn-label" x=(n(LEFT - 6.0)) y=(n(y + BAR - 1.0)) text-anchor="end" { (b.label) }
         rect class=(format!("bar {}", b.class.word())) data-conn=(b.conn) data-end=(b.class.word())
+            data-opened=(t3(b.start)) data-closed=[b.end.map(t3)]
             x=(n(x0)) y=(n(y)) width=(n(x1 - x0)) height=(n(BAR)) {
             title { (title) }
         }
@@ -183,7 +190,7 @@ fn marker(s: &Scale, m: &Marker, i: usize, bottom: f64) -> Markup {
         }
     }
     html! {
-        g class="notification" data-name=(m.name) {
+        g class="notification" data-name=(m.name) data-t=(t3(m.t)) {
             title { (title) }
             line class="marker" x1=(n(x)) y1=(n(y + 2.0)) x2=(n(x)) y2=(n(bottom)) {}
             text class="marker-label" x=(n(x + 3.0)) y=(n(y)) { (m.name) }
@@ -201,7 +208,7 @@ fn dns(s: &Scale, c: &DnsChange, i: usize, bottom: f64) -> Markup {
         c.after.join(", ")
     );
     html! {
-        g class="dns" {
+        g class="dns" data-t=(t3(c.t)) {
             title { (format!("{text} at {}", secs(c.t))) }
             line class="dns-line" x1=(n(x)) y1=(n(y + 2.0)) x2=(n(x)) y2=(n(bottom)) {}
             text class="dns-label" x=(n(x + 3.0)) y=(n(y)) { (text) }
@@ -212,7 +219,7 @@ fn dns(s: &Scale, c: &DnsChange, i: usize, bottom: f64) -> Markup {
 fn close(s: &Scale, c: &NodeClose, bottom: f64) -> Markup {
     let x = s.x(c.t);
     html! {
-        line class="node-close" x1=(n(x)) y1=(n(TOP - 6.0)) x2=(n(x)) y2=(n(bottom)) {
+        line class="node-close" data-t=(t3(c.t)) x1=(n(x)) y1=(n(TOP - 6.0)) x2=(n(x)) y2=(n(bottom)) {
             title { (format!("node-wide close by the server ({}) at {}", c.server, secs(c.t))) }
         }
     }
