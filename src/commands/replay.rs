@@ -15,8 +15,10 @@ use crate::exit;
 use crate::judge::{Grade, Observations};
 use crate::output::human::Style;
 use crate::output::sink;
+use crate::output::sink::Sink as _;
 use crate::record::line;
 use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::report::sink::PageSink;
 use crate::report::{Collected, Report};
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
@@ -95,7 +97,10 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     // `-v`, and with `--json`, which asks for the lines themselves.
     let timeline = !args.check || args.verbose || args.json;
     let mut code = exit::SUCCESS;
-    let mut kept = args.report.as_ref().map(|_| Collected::default());
+    let mut kept = args
+        .report
+        .as_ref()
+        .map(|path| PageSink::new("replay", path.clone(), files(args)));
     for file in &args.files {
         let name = file.display().to_string();
         let report = if name == "-" {
@@ -110,16 +115,8 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             code = exit::FAILURE;
         }
     }
-    if let (Some(path), Some(lines)) = (&args.report, &kept) {
-        Report {
-            command: "replay",
-            source: files(args),
-            lines,
-            observations: None,
-            grade: None,
-            notes: Vec::new(),
-        }
-        .write(path)?;
+    if let Some(page) = &kept {
+        page.write()?;
     }
     Ok(code)
 }
@@ -211,7 +208,7 @@ fn replay_file(
     args: &ReplayArgs,
     (style, timeline): (&Style, bool),
     name: &str,
-    kept: &mut Option<Collected>,
+    kept: &mut Option<PageSink>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<ReplayReport> {
@@ -221,8 +218,10 @@ fn replay_file(
     let name = sanitize(name);
     let mut bad_shown = 0;
     let report = replay_with(reader, MAX_LINE, args.check, |event| {
-        if let (Some(k), Event::Line(line) | Event::Tagged(_, line)) = (kept.as_mut(), &event) {
-            k.line(line);
+        match (kept.as_mut(), &event) {
+            (Some(k), Event::Line(line)) => k.line(line)?,
+            (Some(k), Event::Tagged(ep, line)) => k.line_of(ep, line)?,
+            _ => {}
         }
         match event {
             Event::Line(line) if timeline => lines.line(line)?,

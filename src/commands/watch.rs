@@ -64,7 +64,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     sinks.add(Box::new(summaries.clone()));
     let page = args.report.as_ref().map(|path| {
         let source = format!("watch of {}", settings.connect.host());
-        crate::report::sink::PageSink::new(path.clone(), source)
+        crate::report::sink::PageSink::new("watch", path.clone(), source)
     });
     if let Some(p) = &page {
         sinks.add(Box::new(p.clone()));

@@ -1,6 +1,7 @@
-//! `watch --report`: a sink that keeps what the page draws as the watch writes its lines, and
-//! writes the page at exit and on SIGHUP (a watch that runs for weeks gets a fresh page without
-//! stopping).
+//! `watch --report` (and `replay --report`): a sink that keeps what the page draws as the lines
+//! are written, and writes the page at exit and, for the watch, on SIGHUP (a watch that runs for
+//! weeks gets a fresh page without stopping). Lines of a fleet are tagged with their endpoint;
+//! connection numbers are per endpoint, so the page draws the first endpoint only.
 
 use std::cell::RefCell;
 use std::io;
@@ -13,6 +14,7 @@ use crate::record::WatchLine;
 
 /// The sink's state, shared with the command that writes the page at exit.
 struct State {
+    command: &'static str,
     lines: Collected,
     path: PathBuf,
     source: String,
@@ -26,8 +28,10 @@ struct State {
 pub struct PageSink(Rc<RefCell<State>>);
 
 impl PageSink {
-    pub fn new(path: PathBuf, source: String) -> PageSink {
+    /// A page of `command` (`watch`, `replay`) of `source`, to be written to `path`.
+    pub fn new(command: &'static str, path: PathBuf, source: String) -> PageSink {
         PageSink(Rc::new(RefCell::new(State {
+            command,
             lines: Collected::default(),
             path,
             source,
@@ -48,7 +52,7 @@ impl PageSink {
             ));
         }
         Report {
-            command: "watch",
+            command: s.command,
             source: s.source.clone(),
             lines: &s.lines,
             observations: None,
