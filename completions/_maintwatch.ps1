@@ -182,7 +182,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
         'maintwatch;simulate' {
             [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play (see --list)')
             [CompletionResult]::new('--scenario-file', '--scenario-file', [CompletionResultType]::ParameterName, 'Play a scenario file from disk instead (format: scenarios/README.md)')
-            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port shared by every proxy (0 picks a free one)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port shared by every proxy (0 picks a free one)')
             [CompletionResult]::new('--password', '--password', [CompletionResultType]::ParameterName, 'Require this password (AUTH / HELLO 3 AUTH). Never printed')
@@ -196,7 +196,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--no-catch-up', '--no-catch-up', [CompletionResultType]::ParameterName, 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print where it listens and the scenario''s steps only, not every connection and command')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print where it listens and the scenario''s steps only, not every connection and command')
-            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'At the end, grade each client''s behaviour against docs/protocol.md (a table on stdout; exit 1 when a rule failed)')
+            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'At the end, grade each client''s behaviour against docs/protocol.md (a table on stdout; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged or nothing was). Stalls (`stall` steps) last real seconds whatever --speed, since the client''s timers do; `timeout-restored` is judged only at --speed 1')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -219,7 +219,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
-            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)')
+            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the re-parsed lines as JSON instead of human lines')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -232,7 +232,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--dns-port', '--dns-port', [CompletionResultType]::ParameterName, 'UDP port DNS answers come from (repeatable; default 53): what the application resolved')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto, always, never')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)')
-            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host')
+            [CompletionResult]::new('--grade', '--grade', [CompletionResultType]::ParameterName, 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

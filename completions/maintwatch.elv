@@ -173,7 +173,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;simulate'= {
             cand --scenario 'The embedded scenario to play (see --list)'
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
-            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window)'
+            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do'
             cand -p 'Port shared by every proxy (0 picks a free one)'
             cand --port 'Port shared by every proxy (0 picks a free one)'
             cand --password 'Require this password (AUTH / HELLO 3 AUTH). Never printed'
@@ -187,7 +187,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'
             cand -q 'Print where it listens and the scenario''s steps only, not every connection and command'
             cand --quiet 'Print where it listens and the scenario''s steps only, not every connection and command'
-            cand --grade 'At the end, grade each client''s behaviour against docs/protocol.md (a table on stdout; exit 1 when a rule failed)'
+            cand --grade 'At the end, grade each client''s behaviour against docs/protocol.md (a table on stdout; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged or nothing was). Stalls (`stall` steps) last real seconds whatever --speed, since the client''s timers do; `timeout-restored` is judged only at --speed 1'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -208,7 +208,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --check 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
             cand -v 'With --check, also print the timeline'
             cand --verbose 'With --check, also print the timeline'
-            cand --grade 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed)'
+            cand --grade 'Grade again, with this maintwatch''s judge, the `grade_input` lines that `simulate --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged)'
             cand --json 'Print the re-parsed lines as JSON instead of human lines'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -220,7 +220,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --dns-port 'UDP port DNS answers come from (repeatable; default 53): what the application resolved'
             cand --color 'Colour: auto, always, never'
             cand --json 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)'
-            cand --grade 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
+            cand --grade 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

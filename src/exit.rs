@@ -16,6 +16,7 @@
 //! | 6 | [`CONNECTION_FAILED`] | `probe`: unreachable, timed out, TLS failure, or a broken reply; `watch`: the same before any session was established, or `--duration` ended a watch that never completed a handshake |
 //! | 7 | [`SELECT_FAILED`] | `watch`: the server refused the database of the URL (`/99`: DB index is out of range) |
 //! | 8 | [`SESSION_ERRORS`] | `watch`: stopped normally, but after a session existed, reconnects failed with permanent errors (authentication, SELECT, certificate) |
+//! | 9 | [`NOT_JUDGED`] | `simulate --grade`, `pcap --grade`, `replay --grade`: no rule failed, but some rule was not judged (its evidence was missing), or nothing was judged at all |
 //! | 129 | [`HANGUP`] | `watch`, `simulate`: ended by SIGHUP (128 + 1) |
 //! | 130 | [`INTERRUPTED`] | interrupted by Ctrl-C (128 + SIGINT, as shells do) |
 //! | 143 | [`TERMINATED`] | `watch`, `simulate`: ended by SIGTERM (128 + 15) |
@@ -57,6 +58,11 @@ pub const SELECT_FAILED: i32 = 7;
 /// established, reconnecting met permanent errors (authentication, SELECT, certificate); they
 /// were retried, reported and counted in the summary.
 pub const SESSION_ERRORS: i32 = 8;
+
+/// The grading commands: no rule failed, but the evidence for some rule was missing (a capture
+/// without DNS, a client whose timeout was never seen), or nothing was judged at all (the client
+/// never connected). A grade is never a pass on what could not be seen.
+pub const NOT_JUDGED: i32 = 9;
 
 /// `watch`: ended by SIGHUP (the terminal went away); the summary was written first.
 pub const HANGUP: i32 = 129;

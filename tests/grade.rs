@@ -15,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
 
+use maintwatch::judge::Verdict;
 use maintwatch::resp::{encode_command, StreamReader};
 use maintwatch::sim::grade::{grade, ClientGrade, Grade};
 use maintwatch::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
@@ -148,9 +149,9 @@ async fn finish(
         matches!(w, What::Finished { .. })
     })
     .await;
-    let scenario = sim.scenario().clone();
+    let (scenario, speed) = (sim.scenario().clone(), sim.speed());
     sim.shutdown().await;
-    grade(&scenario, &seen)
+    grade(&scenario, &seen, speed)
 }
 
 fn client<'a>(g: &'a Grade, name: &str) -> &'a ClientGrade {
@@ -234,7 +235,7 @@ async fn moving_before_the_close_passes_and_staying_fails() {
         1
     );
     assert_eq!(client(&g, "obeys/1.0").opted_in.get("default"), Some(&2));
-    assert!(text.contains("FAIL moved-before-close"), "{text}");
+    assert!(text.contains("FAIL       moved-before-close"), "{text}");
 }
 
 /// With DNS losing the race, staying until the close is the documented outcome.
@@ -463,8 +464,8 @@ async fn the_grade_of_maintwatch_watch_itself() {
     })
     .await;
     assert!(text.contains("client maintwatch:"), "{text}");
-    assert!(text.contains("PASS opt-in"), "{text}");
-    assert!(text.contains("FAIL moved-before-close"), "{text}");
+    assert!(text.contains("PASS       opt-in"), "{text}");
+    assert!(text.contains("FAIL       moved-before-close"), "{text}");
     let text = std::fs::read_to_string(&json_path).unwrap();
     let g = serde_json::to_value(maintwatch::judge::lines::grade_of(&text).expect("a grade line"))
         .unwrap();
@@ -473,4 +474,195 @@ async fn the_grade_of_maintwatch_watch_itself() {
     let n = &watch["notifications"][0];
     assert_eq!(n["moving"]["cut"], 1, "{g:#}");
     assert_eq!(n["received"], 1, "{g:#}");
+}
+
+/// A stall scenario short enough for a test at real speed: a baseline stall, a stall inside the
+/// FAILING_OVER's 2 s window, and one after the closing notification plus the judge's 20 s tail.
+const TIMEOUTS: &str = "name timeouts
+about stalls around a failover, compressed for a test
+proxies 127.0.0.2
+dns 127.0.0.2
+ttl 5
+start opt-in 4
+at 0.5 stall * 1.0
+at 2.0 push * FAILING_OVER time=2 shards=[\"21\"]
+at 2.2 stall * 1.0
+at 4.0 push * FAILED_OVER shards=[\"21\"]
+at 24.5 stall * 1.0
+end 26.0
+";
+
+/// How a scripted client times out: `own` seconds normally, `relaxed` after it read the opening
+/// notification, until it read the closing one (or forever), or never (`None`: no timeout).
+#[derive(Clone, Copy)]
+struct Timeouts {
+    own: Option<f64>,
+    relaxed: Option<f64>,
+    restores: bool,
+}
+
+/// A scripted client: PING after PING on one opted-in connection; a reply that takes longer than
+/// its current timeout is given up on by closing the connection and opening another, as clients
+/// do. Runs until `stop`.
+async fn timing_client(
+    addr: SocketAddr,
+    lib: &'static str,
+    t: Timeouts,
+    stop: broadcast::Receiver<()>,
+) {
+    let mut stop = stop;
+    let mut relaxed = false;
+    'connect: loop {
+        let mut c = Conn::open(addr, lib, true).await;
+        loop {
+            c.s.write_all(&encode_command(&["PING"])).await.unwrap();
+            let want = c.replies + 1;
+            while c.replies < want {
+                let limit = match (relaxed, t.relaxed, t.own) {
+                    (true, Some(r), _) => Some(r),
+                    (_, _, own) => own,
+                };
+                let read = read_pushes(&mut c, &mut relaxed, t.restores);
+                let timed = async {
+                    match limit {
+                        Some(l) => tokio::time::timeout(Duration::from_secs_f64(l), read)
+                            .await
+                            .is_ok(),
+                        None => {
+                            read.await;
+                            true
+                        }
+                    }
+                };
+                tokio::select! {
+                    ok = timed => if !ok { continue 'connect },
+                    _ = stop.recv() => return,
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Reads once; an opening notification relaxes the client, a closing one restores it when it
+/// restores at all.
+async fn read_pushes(c: &mut Conn, relaxed: &mut bool, restores: bool) {
+    let mut buf = [0u8; 4096];
+    let got = c.s.read(&mut buf).await.unwrap_or(0);
+    if got == 0 {
+        return std::future::pending().await;
+    }
+    c.reader.extend(&buf[..got]);
+    let (mut r, mut open, mut close) = (0, false, false);
+    c.reader
+        .drain(|_, raw, _| {
+            r += usize::from(raw[0] != b'>');
+            open |= raw.windows(12).any(|w| w == b"FAILING_OVER");
+            close |= raw.windows(11).any(|w| w == b"FAILED_OVER");
+        })
+        .unwrap();
+    c.replies += r;
+    *relaxed = (*relaxed || open) && !(close && restores);
+}
+
+fn verdict_of(g: &Grade, name: &str, rule: &str) -> (Verdict, String) {
+    let r = client(g, name).notifications[0]
+        .rules
+        .iter()
+        .find(|r| r.rule == rule)
+        .unwrap_or_else(|| panic!("no rule {rule}: {}", g.table()))
+        .clone();
+    (r.verdict, r.detail)
+}
+
+/// Four scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
+/// restores it at the closing notification; one never relaxes; one relaxes and never restores;
+/// one has no timeout at all, so its own timeout is never seen. Each earns the verdicts it was
+/// built for, and the last NOT JUDGED, with a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_relaxed_never_forever_and_unseen() {
+    let g = tokio::time::timeout(Duration::from_secs(90), async {
+        let scenario =
+            maintwatch::sim::scenario::Scenario::parse("timeouts.scn", TIMEOUTS).unwrap();
+        let mut opts = SimOptions::new(scenario);
+        opts.traffic = true;
+        let sim = Simulator::start(opts).await.unwrap();
+        let mut events = sim.events();
+        let (stop, _) = broadcast::channel(1);
+        let addr = proxy(&sim, 2);
+        let own = Some(0.3);
+        let clients = [
+            (
+                "relaxes",
+                Timeouts {
+                    own,
+                    relaxed: Some(5.0),
+                    restores: true,
+                },
+            ),
+            (
+                "never",
+                Timeouts {
+                    own,
+                    relaxed: None,
+                    restores: true,
+                },
+            ),
+            (
+                "forever",
+                Timeouts {
+                    own,
+                    relaxed: Some(5.0),
+                    restores: false,
+                },
+            ),
+            (
+                "untimed",
+                Timeouts {
+                    own: None,
+                    relaxed: None,
+                    restores: true,
+                },
+            ),
+        ];
+        let tasks: Vec<_> = clients
+            .into_iter()
+            .map(|(lib, t)| tokio::spawn(timing_client(addr, lib, t, stop.subscribe())))
+            .collect();
+        let mut seen = Vec::new();
+        until(&mut events, &mut seen, |w| {
+            matches!(w, What::Finished { .. })
+        })
+        .await;
+        let _ = stop.send(());
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let (scenario, speed) = (sim.scenario().clone(), sim.speed());
+        sim.shutdown().await;
+        grade(&scenario, &seen, speed)
+    })
+    .await
+    .expect("hang guard");
+    let text = g.table();
+    let v = |c: &str, r: &str| verdict_of(&g, &format!("{c}/1.0"), r);
+    assert_eq!(v("relaxes", "relaxed-timeout").0, Verdict::Pass, "{text}");
+    assert_eq!(v("relaxes", "timeout-restored").0, Verdict::Pass, "{text}");
+    let (never, why) = v("never", "relaxed-timeout");
+    assert_eq!(never, Verdict::Fail, "{text}");
+    assert!(
+        why.contains("its own timeout (0.3 s), not the relaxed 10 s"),
+        "{why}"
+    );
+    assert_eq!(v("never", "timeout-restored").0, Verdict::Pass, "{text}");
+    assert_eq!(v("forever", "relaxed-timeout").0, Verdict::Pass, "{text}");
+    let (forever, why) = v("forever", "timeout-restored");
+    assert_eq!(forever, Verdict::Fail, "{text}");
+    assert!(why.contains("still relaxed"), "{why}");
+    for rule in ["relaxed-timeout", "timeout-restored"] {
+        let (unseen, why) = v("untimed", rule);
+        assert_eq!(unseen, Verdict::NotJudged, "{text}");
+        assert!(why.contains("the client's timeout was never seen"), "{why}");
+    }
+    assert_eq!(g.verdict, Verdict::Fail, "{text}");
 }

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use maintwatch::judge::{lines, ClientGrade, Grade};
+use maintwatch::judge::{lines, ClientGrade, Grade, Verdict};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -92,6 +92,8 @@ struct Run {
     sim: Grade,
     /// `None` when the run was not captured.
     pcap: Option<Grade>,
+    /// The capture graded again without its DNS packets.
+    no_dns: Option<Grade>,
     text: String,
 }
 
@@ -198,7 +200,7 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
         .unwrap();
     let again = lines::grade_of(&String::from_utf8(again.stdout).unwrap());
     assert_eq!(again.as_ref(), Some(&sim_grade), "replay --grade");
-    let mut pcap = None;
+    let (mut pcap, mut no_dns) = (None, None);
     if let Some(mut dump) = dump {
         // -U writes each packet as it is read; SIGINT makes tcpdump write what it holds and end.
         // What it has not read yet would be lost: it is stopped only once the end marker, sent
@@ -233,16 +235,41 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
         assert_eq!(inputs.len(), 1, "one grade_input line");
         // The grade_input line is enough to grade again, to the same grade.
         assert_eq!(maintwatch::judge::judge(&inputs[0]), grade);
-        assert_eq!(read.status.code(), Some(if grade.passed { 0 } else { 1 }));
+        assert_eq!(read.status.code(), Some(grade.verdict.exit_code()));
         text += &grade.table();
         pcap = Some(grade);
+        no_dns = Some(grade_without_dns(&file, dir.path(), &port));
     }
     eprintln!("{text}");
     Some(Run {
         sim: sim_grade,
         pcap,
+        no_dns,
         text,
     })
+}
+
+/// The same capture with its DNS packets left out (tcpdump reading it back through a `tcp`
+/// filter), graded: what a capture of the Redis port alone shows.
+fn grade_without_dns(file: &Path, dir: &Path, port: &str) -> Grade {
+    let tcp_only = dir.join("tcp-only.pcap");
+    let st = std::process::Command::new("tcpdump")
+        .arg("-r")
+        .arg(file)
+        .arg("-w")
+        .arg(&tcp_only)
+        .arg("tcp")
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "tcpdump -r: {st}");
+    let read = common::maintwatch(["pcap", "--json", "--grade", "--port", port])
+        .arg(&tcp_only)
+        .output()
+        .unwrap();
+    let grade = lines::grade_of(&String::from_utf8(read.stdout).unwrap()).expect("a grade line");
+    assert_eq!(read.status.code(), Some(grade.verdict.exit_code()));
+    grade
 }
 
 fn redis_py<'a>(g: &'a Grade, text: &str) -> &'a ClientGrade {
@@ -300,6 +327,16 @@ async fn one_run_two_grades_single_proxy() {
     assert_eq!(rules(sim), rules(pcap), "{}", r.text);
     // DNS named the new proxy at +9.7 s; redis-py had resolved once, at its recycle.
     assert!(!rules(sim)["moved-before-close"], "{}", r.text);
+    // Without the DNS packets nobody can say whether anything else was offered: not judged,
+    // with the hint, never a pass.
+    let blind = r.no_dns.as_ref().unwrap();
+    let rule = redis_py(blind, &r.text).notifications[0]
+        .rules
+        .iter()
+        .find(|x| x.rule == "moved-before-close")
+        .unwrap();
+    assert_eq!(rule.verdict, Verdict::NotJudged, "{}", blind.table());
+    assert!(rule.detail.contains("or port 53"), "{}", rule.detail);
     for c in [sim, pcap] {
         says_recycled_cut_then_moved(c, &r.text);
         assert!(c.reached.contains("by name"), "{}", r.text);

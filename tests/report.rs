@@ -69,7 +69,7 @@ struct Expected {
     moving: String,
     dns: Option<String>,
     grade_rows: usize,
-    verdicts: [(String, usize); 2],
+    verdicts: [(String, usize); 3],
 }
 
 fn check_page(html: &str, want: &Expected, whose: &str) {
@@ -94,6 +94,8 @@ fn check_page(html: &str, want: &Expected, whose: &str) {
     for (words, n) in &want.verdicts {
         let cell = format!("<td class=\"{}\">{words}</td>", class_of(words));
         assert_eq!(html.matches(&cell).count(), *n, "{whose}: {words} rows");
+        let count = format!("data-count=\"{words}\">{words}: {n}<");
+        assert!(html.contains(&count), "{whose}: the header's {words} count");
     }
     // The page makes no script and loads nothing.
     let lower = html.to_ascii_lowercase();
@@ -141,19 +143,28 @@ fn expected_bars(obs: &Observations, g: &Grade) -> Vec<(u64, String)> {
     out
 }
 
-fn rule_counts(g: &Grade) -> (usize, [(String, usize); 2]) {
-    let rules: Vec<bool> = g
+/// The grade's rule rows (the run's own rules and each client's), and how many of them carry
+/// each verdict.
+fn rule_counts(g: &Grade) -> (usize, [(String, usize); 3]) {
+    let per_client = g
         .clients
         .iter()
         .flat_map(|c| &c.notifications)
-        .flat_map(|n| &n.rules)
-        .map(|r| r.held)
+        .flat_map(|n| &n.rules);
+    let words: Vec<&str> = g
+        .rules
+        .iter()
+        .chain(per_client)
+        .map(|r| r.verdict.words())
         .collect();
-    let pass = rules.iter().filter(|h| **h).count();
-    (
-        rules.len(),
-        [("PASS".into(), pass), ("FAIL".into(), rules.len() - pass)],
-    )
+    let count = |w: &str| words.iter().filter(|x| **x == w).count();
+    let counts = ["PASS", "FAIL", "NOT JUDGED"].map(|w| (w.to_string(), count(w)));
+    assert_eq!(
+        (counts[0].1, counts[1].1, counts[2].1),
+        (g.counts.pass, g.counts.fail, g.counts.not_judged),
+        "the grade's own counts"
+    );
+    (words.len(), counts)
 }
 
 #[test]

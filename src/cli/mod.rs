@@ -177,7 +177,8 @@ pub struct ReplayArgs {
     pub verbose: bool,
     /// Grade again, with this maintwatch's judge, the `grade_input` lines that `simulate
     /// --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade`
-    /// lines with --json; exit 1 when a rule failed).
+    /// lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none
+    /// failed but some were not judged).
     #[arg(long, conflicts_with = "check")]
     pub grade: bool,
     /// Also write a self-contained HTML page of the files read to FILE: the timeline drawn

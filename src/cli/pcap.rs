@@ -40,7 +40,8 @@ pub struct PcapArgs {
     pub json: bool,
 
     /// At the end, grade each client with the judge of `simulate --grade` (a table, or
-    /// `grade_input` and `grade` lines with --json; exit 1 when a rule failed). Clients are
+    /// `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule
+    /// failed, 9 when none failed but some were not judged). Clients are
     /// grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host.
     #[arg(long)]
     pub grade: bool,

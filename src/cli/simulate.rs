@@ -71,7 +71,8 @@ pub struct SimulateArgs {
     pub scenario_file: Option<PathBuf>,
 
     /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
-    /// change, so MOVING still declares its real window).
+    /// change, so MOVING still declares its real window). Stalls are not shortened: they last
+    /// real seconds, because a client's timeouts do.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
     pub speed: f64,
 
@@ -113,7 +114,9 @@ pub struct SimulateArgs {
     pub upstream: Option<String>,
 
     /// At the end, grade each client's behaviour against docs/protocol.md (a table on stdout;
-    /// exit 1 when a rule failed).
+    /// exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were
+    /// not judged or nothing was). Stalls (`stall` steps) last real seconds whatever --speed,
+    /// since the client's timers do; `timeout-restored` is judged only at --speed 1.
     #[arg(long, conflicts_with = "repeat")]
     pub grade: bool,
 

@@ -203,11 +203,7 @@ fn grade(
     } else {
         write!(out, "{}", g.table())?;
     }
-    let code = if g.passed {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
-    };
+    let code = g.verdict.exit_code();
     Ok((code, Some((obs, g))))
 }
 

@@ -169,9 +169,8 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             } else {
                 write!(out, "{}", g.table())?;
             }
-            if !g.passed {
-                code = exit::FAILURE;
-            }
+            // The worst grade decides: a failure over a rule not judged over a pass.
+            code = worse(code, g.verdict.exit_code());
             if first.is_none() {
                 first = Some((obs, g));
             } else {
@@ -199,6 +198,21 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         .write(path)?;
     }
     Ok(code)
+}
+
+/// Of two grading exit codes, the one that says more is wrong: 1 (a rule failed) over 9 (not
+/// judged) over 0.
+fn worse(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| match c {
+        exit::SUCCESS => 0,
+        exit::NOT_JUDGED => 1,
+        _ => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
 }
 
 /// Replays one input, writing its timeline and its bad lines and differences as they come (and

@@ -69,7 +69,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if !grading {
         return Ok(stop.code());
     }
-    let mut obs = grade::observations(&scenario, &run.seen);
+    let mut obs = grade::observations(&scenario, &run.seen, args.speed);
     obs.client_process = process;
     let g = crate::judge::judge(&obs);
     if let Some(path) = &args.report {
@@ -391,17 +391,12 @@ fn report(
     if let Some(path) = &args.grade_json {
         write_json(obs, g, path)?;
     }
-    // A client that failed on its own (not stopped by us) fails the run, whatever the rules say.
-    let client_failed = g
-        .client_process
-        .as_ref()
-        .is_some_and(|p| !p.stopped && p.exit_code != Some(0));
     // Interrupted, the grade covers part of the run: the exit code says it was interrupted, as
-    // without a grade (130 for Ctrl-C), rather than give a verdict on part of a run.
+    // without a grade (130 for Ctrl-C), rather than give a verdict on part of a run. A client
+    // that died on its own fails `survives`, so the grade's verdict covers it.
     Ok(match stop {
         Stop::Signal(_, code) => code,
-        _ if g.passed && !client_failed => exit::SUCCESS,
-        _ => exit::FAILURE,
+        _ => g.verdict.exit_code(),
     })
 }
 

@@ -27,6 +27,35 @@ pub struct Observations {
     /// The client's own process, when maintwatch started it.
     #[serde(default)]
     pub client_process: Option<ClientProcess>,
+    /// Times the server held its replies (the simulator's `stall` steps); a capture sees none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<Stall>,
+    /// How much faster than real time the observer's clock ran (`simulate --speed`); `None`
+    /// for real time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+}
+
+/// The server held every reply of these addresses from `at` to `until` (the observer's clock),
+/// `seconds` of real time: a stall is real time whatever the speed, since the client's timers
+/// run in real seconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Stall {
+    pub at: f64,
+    pub until: f64,
+    pub seconds: f64,
+    pub servers: Vec<SocketAddr>,
+}
+
+/// A command that waited on a reply a stall held: since `at`, for `waited` real seconds, until
+/// the reply went out, or until the client gave up and closed the connection.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Wait {
+    pub at: f64,
+    pub waited: f64,
+    pub gave_up: bool,
 }
 
 /// How the client reached the server.
@@ -87,6 +116,9 @@ pub struct Connection {
     pub traffic: Vec<Traffic>,
     #[serde(default)]
     pub closed: Option<Closed>,
+    /// Its commands' waits on stalled replies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<Wait>,
 }
 
 impl Connection {
@@ -112,6 +144,7 @@ impl Connection {
             received: Vec::new(),
             traffic: Vec::new(),
             closed: None,
+            waits: Vec::new(),
         }
     }
 }

@@ -6,7 +6,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Grade, Observations};
-use crate::record::SCHEMA_VERSION;
+
+/// The schema of the judge's lines: 2 since rule results carry a `verdict` (pass, fail or
+/// not_judged) and the grade its counts. Version 1 `grade_input` lines read as they are: what
+/// was added to the observations (stalls, waits, speed) is optional.
+pub const GRADE_VERSION: u32 = 2;
+/// The oldest `grade_input` schema this maintwatch reads.
+const OLDEST_INPUT: u32 = 1;
 
 /// One line of the judge's JSON.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -19,11 +25,11 @@ pub enum GradeLine {
 /// The two lines of a grade, each ending in a newline.
 pub fn write(obs: &Observations, grade: &Grade) -> serde_json::Result<String> {
     let input = GradeLine::GradeInput {
-        v: SCHEMA_VERSION,
+        v: GRADE_VERSION,
         observations: obs.clone(),
     };
     let graded = GradeLine::Grade {
-        v: SCHEMA_VERSION,
+        v: GRADE_VERSION,
         grade: grade.clone(),
     };
     Ok(format!(
@@ -49,12 +55,14 @@ pub fn inputs(text: &str) -> Result<Vec<Observations>, String> {
             continue;
         }
         match serde_json::from_value::<GradeLine>(value) {
-            Ok(GradeLine::GradeInput { v, observations }) if v == SCHEMA_VERSION => {
+            Ok(GradeLine::GradeInput { v, observations })
+                if (OLDEST_INPUT..=GRADE_VERSION).contains(&v) =>
+            {
                 out.push(observations)
             }
             Ok(GradeLine::GradeInput { v, .. }) => {
                 return Err(format!(
-                    "line {}: grade_input of schema {v}, this maintwatch reads {SCHEMA_VERSION}",
+                    "line {}: grade_input of schema {v}, this maintwatch reads {OLDEST_INPUT} to {GRADE_VERSION}",
                     i + 1
                 ))
             }

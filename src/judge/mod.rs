@@ -7,13 +7,14 @@
 //! The callers turn what they saw into [`Observations`]; [`judge`] returns each rule's result per
 //! client and per notification, with a reason in one sentence, and a verdict per connection.
 //!
-//! The rules are defined in docs/protocol.md (section 8), beside the facts they come from. What
-//! the client could know decides `moved-before-close`: a client that was offered nothing but the
-//! retiring address (connected by address, a null target, DNS still naming the old proxy until
-//! the close) stayed, and that is a pass.
+//! The rules are defined in docs/protocol.md (section 8), beside the facts they come from, one
+//! file each under [`rules`]. Every result is PASS or FAIL on what was observed, or NOT JUDGED
+//! where the evidence is missing, and a grade in which nothing was judged is never a pass: a
+//! certifying tool must not pass what it could not see.
 
 pub mod input;
 pub mod lines;
+pub mod moving;
 pub mod output;
 pub mod process;
 pub mod rules;
@@ -25,11 +26,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use input::{
     Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached, Received,
-    Side, Target, Traffic,
+    Side, Stall, Target, Traffic, Wait,
 };
-pub use output::{ClientGrade, ConnVerdict, Grade, MovingGrade, NotificationGrade, Rule};
+pub use output::{
+    ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,
+};
 pub use process::ClientProcess;
-use rules::{moving_grade, moving_rules, round, rule, Scope};
+use rules::{round, Scope};
 
 /// Grades every client on every notification.
 pub fn judge(obs: &Observations) -> Grade {
@@ -44,17 +47,39 @@ pub fn judge(obs: &Observations) -> Grade {
             client_grade(obs, client, members)
         })
         .collect();
-    let passed = clients.iter().all(|c| {
-        c.notifications
-            .iter()
-            .all(|n| n.rules.iter().all(|r| r.held))
-    });
-    Grade {
+    let nothing_judged = nothing_judged(obs, &clients);
+    let mut g = Grade {
         scenario: obs.source.clone(),
         clients,
-        passed,
+        rules: rules::run_rules(obs),
+        verdict: Verdict::NotJudged,
+        counts: Counts::default(),
+        passed: false,
+        nothing_judged,
+        not_exercised: rules::not_exercised(obs),
         client_process: obs.client_process.clone(),
+    };
+    g.settle();
+    g
+}
+
+/// Why no notification rule could be judged, when none could: the client never connected, or
+/// no notification reached the run.
+fn nothing_judged(obs: &Observations, clients: &[ClientGrade]) -> Option<String> {
+    if obs.connections.is_empty() {
+        return Some(
+            "the client never connected (check that it resolves the simulator's name and reaches its port)".into(),
+        );
     }
+    let judged = clients
+        .iter()
+        .any(|c| c.notifications.iter().any(|n| !n.rules.is_empty()));
+    (!judged).then(|| "no maintenance notification was observed".to_string())
+}
+
+/// The name of every rule the judge has, in the order grades list them.
+pub fn rule_names() -> impl Iterator<Item = &'static str> {
+    rules::RULES.iter().map(|r| r.name())
 }
 
 /// The client a connection belongs to: `lib-name/lib-ver`, else its name, else its host.
@@ -88,15 +113,7 @@ fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -
         .iter()
         .enumerate()
         .filter(|(_, n)| n.seq.is_some())
-        .map(|(index, n)| {
-            let scope = Scope {
-                obs,
-                index,
-                n,
-                members: members.clone(),
-            };
-            notification_grade(&scope, never, unknown)
-        })
+        .map(|(index, n)| notification_grade(obs, index, n, members.clone(), (never, unknown)))
         .collect();
     ClientGrade {
         client,
@@ -123,8 +140,22 @@ fn reached(members: &[&Connection]) -> String {
     ways.into_iter().collect::<Vec<_>>().join(", ")
 }
 
-fn notification_grade(s: &Scope<'_>, never: usize, unknown: usize) -> NotificationGrade {
-    let p = s.n;
+fn notification_grade<'a>(
+    obs: &'a Observations,
+    index: usize,
+    p: &'a Notification,
+    members: Vec<&'a Connection>,
+    (never, unknown): (usize, usize),
+) -> NotificationGrade {
+    let mut s = Scope {
+        obs,
+        index,
+        n: p,
+        members,
+        moving: None,
+        never,
+        unknown,
+    };
     let end = p.at + p.window;
     let inside = |t: f64| t >= p.at && t <= end;
     let (mut ci, mut co, mut fi, mut fo) = (0, 0, 0, 0);
@@ -140,20 +171,9 @@ fn notification_grade(s: &Scope<'_>, never: usize, unknown: usize) -> Notificati
         }
     }
     let received = s.members.iter().filter(|c| s.receipt(c).is_some()).count();
-    let unseen = if unknown > 0 {
-        format!(" ({unknown} whose handshake was not observed are not counted)")
-    } else {
-        String::new()
-    };
-    let mut rules = vec![rule(
-        "opt-in",
-        never == 0,
-        format!("{never} connection(s) never opted in{unseen}"),
-    )];
-    let moving = p.is_moving().then(|| moving_grade(s));
-    if let Some(m) = &moving {
-        rules.extend(moving_rules(s, m));
-    }
+    let moving = p.is_moving().then(|| moving::moving_grade(&s));
+    s.moving = moving.as_ref();
+    let rules = rules::notification_rules(&s);
     NotificationGrade {
         notification: p.name(),
         at: round(p.at),

@@ -9,14 +9,76 @@ use serde::{Deserialize, Serialize};
 use super::process::ClientProcess;
 use crate::escape::sanitize;
 
+/// A rule's result: what the evidence showed, or that the evidence needed was missing.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The evidence shows the rule held.
+    Pass,
+    /// The evidence needed is missing; the reason names it and how to get it.
+    NotJudged,
+    /// The evidence shows the rule did not hold.
+    Fail,
+}
+
+impl Verdict {
+    /// `PASS`, `FAIL`, `NOT JUDGED`: the words of the table, the matrix and the report.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::NotJudged => "NOT JUDGED",
+        }
+    }
+
+    /// The exit code of a grading command for a grade with this overall verdict.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Pass => crate::exit::SUCCESS,
+            Verdict::Fail => crate::exit::FAILURE,
+            Verdict::NotJudged => crate::exit::NOT_JUDGED,
+        }
+    }
+}
+
+/// A rule the run never put to the test, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NotExercised {
+    pub rule: String,
+    pub why: String,
+}
+
+/// How many rule results of each verdict a grade holds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Counts {
+    pub pass: usize,
+    pub fail: usize,
+    pub not_judged: usize,
+}
+
 /// The whole grade.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Grade {
     /// What was graded: the scenario's name, or the capture's files.
     pub scenario: String,
     pub clients: Vec<ClientGrade>,
-    /// True when every rule held for every client.
+    /// Rules about the whole run rather than one notification (`survives`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<Rule>,
+    /// `fail` when a rule failed; else `not_judged` when a rule was not judged or nothing was;
+    /// else `pass`.
+    pub verdict: Verdict,
+    pub counts: Counts,
+    /// True only when the verdict is `pass`.
     pub passed: bool,
+    /// Why nothing was judged, when nothing was (the client never connected, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nothing_judged: Option<String>,
+    /// Rules the run never put to the test (no stall, so no timeout to relax), with why: they
+    /// have no result at all, neither pass nor NOT JUDGED.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_exercised: Vec<NotExercised>,
     /// The client's own process, when maintwatch started it: a fact, not a rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_process: Option<ClientProcess>,
@@ -98,9 +160,86 @@ pub struct ConnVerdict {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Rule {
     pub rule: String,
+    pub verdict: Verdict,
+    /// True only for [`Verdict::Pass`] (kept for readers of the first schema).
     pub held: bool,
-    /// The reason, one sentence.
+    /// The reason, one sentence: for NOT JUDGED, what is missing and how to get it.
     pub detail: String,
+}
+
+impl Rule {
+    pub fn new(name: &str, verdict: Verdict, detail: String) -> Rule {
+        Rule {
+            rule: name.into(),
+            verdict,
+            held: verdict == Verdict::Pass,
+            detail,
+        }
+    }
+
+    /// PASS when `held`, else FAIL.
+    pub fn decided(name: &str, held: bool, detail: String) -> Rule {
+        let v = if held { Verdict::Pass } else { Verdict::Fail };
+        Rule::new(name, v, detail)
+    }
+
+    pub fn not_judged(name: &str, detail: String) -> Rule {
+        Rule::new(name, Verdict::NotJudged, detail)
+    }
+}
+
+impl Grade {
+    /// Every rule result, run-wide ones first.
+    pub fn all_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().chain(
+            self.clients
+                .iter()
+                .flat_map(|c| c.notifications.iter().flat_map(|n| n.rules.iter())),
+        )
+    }
+
+    /// Sets the verdict, the counts and `passed` from the rules.
+    pub fn settle(&mut self) {
+        let mut counts = Counts::default();
+        for r in self.all_rules() {
+            match r.verdict {
+                Verdict::Pass => counts.pass += 1,
+                Verdict::Fail => counts.fail += 1,
+                Verdict::NotJudged => counts.not_judged += 1,
+            }
+        }
+        self.verdict = if counts.fail > 0 {
+            Verdict::Fail
+        } else if counts.not_judged > 0 || counts.pass == 0 {
+            Verdict::NotJudged
+        } else {
+            Verdict::Pass
+        };
+        self.counts = counts;
+        self.passed = self.verdict == Verdict::Pass;
+    }
+
+    /// The last line of the table: the verdict in words, with the counts.
+    pub fn verdict_line(&self) -> String {
+        let c = self.counts;
+        let counts = format!(
+            "{} passed, {} failed, {} not judged",
+            c.pass, c.fail, c.not_judged
+        );
+        match self.verdict {
+            Verdict::Fail => format!("grade: a rule failed ({counts})"),
+            Verdict::Pass => format!("grade: every rule held ({counts})"),
+            Verdict::NotJudged if c.pass + c.fail + c.not_judged == 0 => format!(
+                "grade: nothing was judged: {}",
+                self.nothing_judged
+                    .as_deref()
+                    .unwrap_or("no rule had anything to judge")
+            ),
+            Verdict::NotJudged => {
+                format!("grade: no rule failed, but not every rule was judged ({counts})")
+            }
+        }
+    }
 }
 
 impl Grade {
@@ -110,19 +249,34 @@ impl Grade {
         if let Some(p) = &self.client_process {
             out.push_str(&process_lines(p));
         }
+        for r in &self.rules {
+            rule_line(&mut out, r);
+        }
         for c in &self.clients {
             client_table(&mut out, c);
         }
+        not_exercised_lines(&mut out, &self.not_exercised);
+        let _ = writeln!(out, "{}", sanitize(&self.verdict_line()));
+        out
+    }
+}
+
+/// `not exercised: relaxed-timeout, timeout-restored (why)`, one line per reason.
+fn not_exercised_lines(out: &mut String, rules: &[NotExercised]) {
+    let mut whys: Vec<&str> = rules.iter().map(|r| r.why.as_str()).collect();
+    whys.dedup();
+    for why in whys {
+        let names: Vec<&str> = rules
+            .iter()
+            .filter(|r| r.why == why)
+            .map(|r| r.rule.as_str())
+            .collect();
         let _ = writeln!(
             out,
-            "grade: {}",
-            if self.passed {
-                "every rule held"
-            } else {
-                "a rule failed"
-            }
+            "not exercised: {} ({})",
+            names.join(", "),
+            sanitize(why)
         );
-        out
     }
 }
 
@@ -169,10 +323,20 @@ fn client_table(out: &mut String, c: &ClientGrade) {
             }
         }
         for r in &n.rules {
-            let verdict = if r.held { "PASS" } else { "FAIL" };
-            let _ = writeln!(out, "    {verdict} {:<19} {}", r.rule, sanitize(&r.detail));
+            rule_line(out, r);
         }
     }
+}
+
+/// `    PASS relaxed-timeout      reason`: verdicts padded to one width so the names align.
+fn rule_line(out: &mut String, r: &Rule) {
+    let _ = writeln!(
+        out,
+        "    {:<10} {:<19} {}",
+        r.verdict.words(),
+        r.rule,
+        sanitize(&r.detail)
+    );
 }
 
 /// How the client process ended, then the last lines of its stderr and where its output is:

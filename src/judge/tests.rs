@@ -32,6 +32,7 @@ fn conn(id: u64, server: &str, opened: f64, reached: Reached) -> Connection {
         received: Vec::new(),
         traffic: Vec::new(),
         closed: None,
+        waits: Vec::new(),
     }
 }
 
@@ -77,6 +78,8 @@ fn world(target: Target, connections: Vec<Connection>) -> Observations {
             to: None,
         }],
         client_process: None,
+        stalls: Vec::new(),
+        speed: None,
     }
 }
 
@@ -137,7 +140,7 @@ fn by_address_with_a_null_target_staying_until_the_close_is_a_pass() {
     assert!(v[1]
         .1
         .starts_with("stayed: nothing else was offered; cut by the close"));
-    assert!(g.passed);
+    assert_eq!(g.counts.fail, 0, "{}", g.table());
 }
 
 #[test]
@@ -375,4 +378,270 @@ fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
     let back: Observations = serde_json::from_str(&text).unwrap();
     assert_eq!(back, obs);
     assert_eq!(judge(&back), g);
+}
+
+fn verdict_of(g: &Grade, name: &str) -> (Verdict, String) {
+    let r = rule(g, name);
+    (r.verdict, r.detail.clone())
+}
+
+/// A failover: FAILING_OVER at 4 s (window 2 s), FAILED_OVER at 6 s; stalls of 1.5 s at 1 s
+/// (baseline), 4.5 s (inside the window) and 27 s (after the 20 s tail); one connection.
+fn failover(waits: Vec<Wait>) -> Observations {
+    let mut c = got(conn(1, OLD, 0.0, by_name()), 4.0);
+    c.waits = waits;
+    let stall = |at: f64| Stall {
+        at,
+        until: at + 1.5,
+        seconds: 1.5,
+        servers: vec![addr(OLD)],
+    };
+    let note = |at: f64, kind: &str, seq: i64, window: f64| Notification {
+        at,
+        kind: kind.into(),
+        seq: Some(seq),
+        window,
+        target: None,
+        retiring: vec![addr(OLD)],
+    };
+    Observations {
+        source: "test".into(),
+        connections: vec![c],
+        notifications: vec![
+            note(4.0, "FAILING_OVER", 1, 2.0),
+            note(6.0, "FAILED_OVER", 2, 0.0),
+        ],
+        stalls: vec![stall(1.0), stall(4.5), stall(27.0)],
+        ..Observations::default()
+    }
+}
+
+fn wait(at: f64, waited: f64, gave_up: bool) -> Wait {
+    Wait {
+        at,
+        waited,
+        gave_up,
+    }
+}
+
+/// Gives up after 1 s at the baseline and after the tail, waits inside the window: relaxed as
+/// the reference does.
+#[test]
+fn a_client_that_relaxes_and_restores_passes_both_timeout_rules() {
+    let obs = failover(vec![
+        wait(1.0, 1.0, true),
+        wait(4.5, 1.5, false),
+        wait(27.0, 1.0, true),
+    ]);
+    let g = judge(&obs);
+    let (v, why) = verdict_of(&g, "relaxed-timeout");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(why.contains("waited 1.5 s through a 1.5 s stall at +0.5 s inside the FAILING_OVER seq 1's window, past its own timeout (1.0 s)"), "{why}");
+    let (v, why) = verdict_of(&g, "timeout-restored");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(why.contains("back to its own timeout (1.0 s)"), "{why}");
+    assert_eq!(g.verdict, Verdict::Pass);
+    assert!(g.passed);
+}
+
+#[test]
+fn a_client_that_never_relaxes_fails_relaxed_timeout() {
+    let obs = failover(vec![
+        wait(1.0, 1.0, true),
+        wait(4.5, 1.0, true),
+        wait(27.0, 1.0, true),
+    ]);
+    let g = judge(&obs);
+    let (v, why) = verdict_of(&g, "relaxed-timeout");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(
+        why.starts_with("gave up after 1.0 s on a reply held 1.5 s"),
+        "{why}"
+    );
+    assert_eq!(g.verdict, Verdict::Fail);
+    assert_eq!(g.verdict.exit_code(), crate::exit::FAILURE);
+}
+
+#[test]
+fn a_client_that_relaxes_forever_fails_timeout_restored() {
+    let obs = failover(vec![
+        wait(1.0, 1.0, true),
+        wait(4.5, 1.5, false),
+        wait(27.0, 1.5, false),
+    ]);
+    let (v, why) = verdict_of(&judge(&obs), "timeout-restored");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(why.contains("still relaxed"), "{why}");
+    assert!(why.contains("plus the 20 s tail"), "{why}");
+}
+
+/// Without a reaction at the baseline, waiting inside the window proves nothing: the client may
+/// have no timeout at all.
+#[test]
+fn no_reaction_at_the_baseline_leaves_both_timeout_rules_not_judged() {
+    let obs = failover(vec![
+        wait(1.0, 1.5, false),
+        wait(4.5, 1.5, false),
+        wait(27.0, 1.5, false),
+    ]);
+    let g = judge(&obs);
+    for name in ["relaxed-timeout", "timeout-restored"] {
+        let (v, why) = verdict_of(&g, name);
+        assert_eq!(v, Verdict::NotJudged, "{name}: {why}");
+        assert!(
+            why.starts_with("the client's timeout was never seen: the baseline stall (1.5 s at +1.0 s) got no reaction"),
+            "{why}"
+        );
+    }
+    assert_eq!(g.verdict, Verdict::NotJudged);
+    assert!(!g.passed);
+    assert_eq!(g.verdict.exit_code(), crate::exit::NOT_JUDGED);
+    assert!(
+        g.table().contains("NOT JUDGED relaxed-timeout"),
+        "{}",
+        g.table()
+    );
+}
+
+#[test]
+fn no_stall_and_a_sped_up_run_are_not_judged() {
+    let mut obs = failover(vec![wait(1.0, 1.0, true)]);
+    obs.stalls.truncate(1);
+    let g = judge(&obs);
+    let (v, why) = verdict_of(&g, "relaxed-timeout");
+    assert_eq!(v, Verdict::NotJudged);
+    assert!(why.starts_with("no stall was seen inside"), "{why}");
+    // A run without any stall never tested a timeout: both rules are left out, said so, and
+    // counted neither way.
+    let mut obs = failover(vec![]);
+    obs.stalls.clear();
+    let g = judge(&obs);
+    let names: Vec<&str> = g.not_exercised.iter().map(|r| r.rule.as_str()).collect();
+    assert_eq!(names, ["relaxed-timeout", "timeout-restored"]);
+    assert!(g.all_rules().all(|r| !r.rule.contains("timeout")));
+    assert_eq!(g.verdict, Verdict::Pass, "{}", g.table());
+    assert!(
+        g.table().contains(
+            "not exercised: relaxed-timeout, timeout-restored (the server never held a reply"
+        ),
+        "{}",
+        g.table()
+    );
+    let mut obs = failover(vec![wait(1.0, 1.0, true), wait(27.0, 1.0, true)]);
+    obs.speed = Some(10.0);
+    let (v, why) = verdict_of(&judge(&obs), "timeout-restored");
+    assert_eq!(v, Verdict::NotJudged);
+    assert!(why.contains("10x real time"), "{why}");
+}
+
+/// A stall inside the window with no command waiting: nothing to judge.
+#[test]
+fn an_idle_client_inside_the_window_is_not_judged() {
+    let obs = failover(vec![wait(1.0, 1.0, true), wait(27.0, 1.0, true)]);
+    let (v, why) = verdict_of(&judge(&obs), "relaxed-timeout");
+    assert_eq!(v, Verdict::NotJudged);
+    assert!(
+        why.starts_with("no command of a connection that got the FAILING_OVER seq 1 was waiting"),
+        "{why}"
+    );
+}
+
+/// node-redis 6.3.1 in single-proxy: it dies 0.09 s after the MOVING. `survives` fails and the
+/// MOVING's rules, whose evidence ends at the close, are not judged.
+#[test]
+fn a_client_that_died_fails_survives_and_its_later_rules_are_not_judged() {
+    let mut obs = recycle_run(Reached::Address);
+    obs.client_process = Some(ClientProcess {
+        program: "node".into(),
+        exit_code: Some(1),
+        signal: None,
+        at: 0.09,
+        stopped: false,
+        stderr_tail: vec!["AssertionError [ERR_ASSERTION]: false == true".into()],
+        output_file: None,
+    });
+    let g = judge(&obs);
+    assert_eq!(g.rules[0].rule, "survives");
+    assert_eq!(g.rules[0].verdict, Verdict::Fail);
+    assert_eq!(
+        g.rules[0].detail,
+        "exited 1 at +0.1 s: AssertionError [ERR_ASSERTION]: false == true"
+    );
+    let (v, why) = verdict_of(&g, "moved-before-close");
+    assert_eq!(v, Verdict::NotJudged);
+    assert!(
+        why.starts_with("the client process died at +0.1 s"),
+        "{why}"
+    );
+    assert_eq!(verdict_of(&g, "opt-in").0, Verdict::Pass);
+    assert_eq!(g.verdict, Verdict::Fail);
+    let stopped = ClientProcess {
+        stopped: true,
+        signal: Some(15),
+        exit_code: None,
+        at: 18.0,
+        ..obs.client_process.clone().unwrap()
+    };
+    obs.client_process = Some(stopped);
+    let g = judge(&obs);
+    assert_eq!(g.rules[0].verdict, Verdict::Pass);
+    assert_eq!(verdict_of(&g, "moved-before-close").0, Verdict::Pass);
+}
+
+/// A capture without DNS: a cut connection reached in a way not seen, and a null target.
+#[test]
+fn a_cut_connection_reached_in_a_way_not_observed_is_not_judged() {
+    let mut obs = recycle_run(Reached::Unknown);
+    obs.dns.clear();
+    let g = judge(&obs);
+    let (v, why) = verdict_of(&g, "moved-before-close");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.contains("capture the resolver's port too (tcpdump ... or port 53)"),
+        "{why}"
+    );
+    // The same with the MOVING naming a successor: the offer is seen, so it fails.
+    let mut obs = recycle_run(Reached::Unknown);
+    obs.notifications[0].target = Some(Target::Address(NEW.into()));
+    assert_eq!(
+        verdict_of(&judge(&obs), "moved-before-close").0,
+        Verdict::Fail
+    );
+}
+
+#[test]
+fn a_client_that_never_connected_is_never_a_pass() {
+    let mut obs = recycle_run(by_name());
+    obs.connections.clear();
+    let g = judge(&obs);
+    assert_eq!(g.verdict, Verdict::NotJudged);
+    assert!(!g.passed);
+    assert_eq!(g.counts, Counts::default());
+    assert!(
+        g.table().ends_with("grade: nothing was judged: the client never connected (check that it resolves the simulator's name and reaches its port)\n"),
+        "{}",
+        g.table()
+    );
+}
+
+/// Every rule is registered once, by the name the grade JSON carries.
+#[test]
+fn the_rule_table_names_each_rule_once() {
+    let names: Vec<&str> = rules::RULES.iter().map(|r| r.name()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "{names:?}");
+    for n in [
+        "survives",
+        "opt-in",
+        "moved-before-close",
+        "no-lost-commands",
+        "no-storm",
+        "no-loop",
+        "relaxed-timeout",
+        "timeout-restored",
+    ] {
+        assert!(names.contains(&n), "{n} is not in {names:?}");
+    }
 }

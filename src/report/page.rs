@@ -66,16 +66,6 @@ pub struct GradeRow {
     pub detail: String,
 }
 
-/// A rule's verdict in the words the terminal prints. The one place the page reads a rule's
-/// outcome: the judge's verdicts are PASS, FAIL and NOT JUDGED.
-fn words(r: &Rule) -> &'static str {
-    if r.held {
-        "PASS"
-    } else {
-        "FAIL"
-    }
-}
-
 /// The CSS class of a verdict's words.
 fn class_of(words: &str) -> &'static str {
     match words {
@@ -85,43 +75,45 @@ fn class_of(words: &str) -> &'static str {
     }
 }
 
-/// The grade's rows as the page shows them: the first [`MAX_ROWS`], and the verdict counts over
-/// all of them (a capture of 10,000 hosts has 50,000 rows; the page shows the count of each).
+/// The grade's rows as the page shows them: the first [`MAX_ROWS`] (a capture of 10,000 hosts
+/// has 50,000 rows), and how many there are; the header's counts are the judge's, over all.
 pub struct GradeRows {
     pub shown: Vec<GradeRow>,
     pub total: usize,
-    pub counts: [(&'static str, usize); 3],
 }
 
-/// Every rule of the grade, per client and notification, in the grade's order.
+/// Every rule of the grade in the table's order: the run's own rules, then per client and
+/// notification.
 pub fn grade_rows(g: &Grade) -> GradeRows {
     let mut out = GradeRows {
         shown: Vec::new(),
         total: 0,
-        counts: [("PASS", 0), ("FAIL", 0), ("NOT JUDGED", 0)],
     };
-    let rules = g.clients.iter().flat_map(|c| {
-        c.notifications
-            .iter()
-            .flat_map(move |n| n.rules.iter().map(move |r| (c, n, r)))
+    let run = g.rules.iter().map(|r| ("", "the whole run", r));
+    let per_client = g.clients.iter().flat_map(|c| {
+        c.notifications.iter().flat_map(move |n| {
+            n.rules
+                .iter()
+                .map(move |r| (c.client.as_str(), n.notification.as_str(), r))
+        })
     });
-    for (c, n, r) in rules {
-        let w = words(r);
+    for (client, scope, r) in run.chain(per_client) {
         out.total += 1;
-        if let Some(slot) = out.counts.iter_mut().find(|(k, _)| *k == w) {
-            slot.1 += 1;
-        }
         if out.shown.len() < MAX_ROWS {
-            out.shown.push(GradeRow {
-                client: bounded(&c.client),
-                scope: bounded(&n.notification),
-                rule: bounded(&r.rule),
-                words: w,
-                detail: bounded_to(&r.detail, DETAIL_CAP),
-            });
+            out.shown.push(row(client, scope, r));
         }
     }
     out
+}
+
+fn row(client: &str, scope: &str, r: &Rule) -> GradeRow {
+    GradeRow {
+        client: bounded(client),
+        scope: bounded(scope),
+        rule: bounded(&r.rule),
+        words: r.verdict.words(),
+        detail: bounded_to(&r.detail, DETAIL_CAP),
+    }
 }
 
 pub fn page(r: &Report<'_>) -> Markup {
@@ -137,7 +129,7 @@ pub fn page(r: &Report<'_>) -> Markup {
                 style { (PreEscaped(CSS)) }
             }
             body {
-                (header(r, &rows))
+                (header(r))
                 h2 id="timeline" { "Timeline" }
                 (legend())
                 (svg::draw(&drawing))
@@ -150,7 +142,7 @@ pub fn page(r: &Report<'_>) -> Markup {
     }
 }
 
-fn header(r: &Report<'_>, rows: &Option<GradeRows>) -> Markup {
+fn header(r: &Report<'_>) -> Markup {
     let written = chrono::Utc::now()
         .format("%Y-%m-%d %H:%M:%S UTC")
         .to_string();
@@ -165,10 +157,13 @@ fn header(r: &Report<'_>, rows: &Option<GradeRows>) -> Markup {
             dt { "Tool" } dd class="version" { "maintwatch " (env!("CARGO_PKG_VERSION")) }
             dt { "Verdict" }
             dd class="counts" {
-                @if let Some(rows) = rows {
-                    @for (w, n) in rows.counts {
-                        span class=(class_of(w)) data-verdict=(w) { (w) ": " (n) }
+                @if let Some(g) = r.grade {
+                    @let c = g.counts;
+                    span class=(format!("overall {}", class_of(g.verdict.words()))) data-verdict=(g.verdict.words()) { (g.verdict.words()) }
+                    @for (w, n) in [("PASS", c.pass), ("FAIL", c.fail), ("NOT JUDGED", c.not_judged)] {
+                        span class=(class_of(w)) data-count=(w) { (w) ": " (n) }
                     }
+                    div class="verdict-line" { (bounded_to(&g.verdict_line(), DETAIL_CAP)) }
                 } @else {
                     span class="not-judged" { "not graded (no --grade)" }
                 }
@@ -218,6 +213,9 @@ fn grade_section(g: &Grade, rows: &GradeRows) -> Markup {
         }
         @if rows.total > rows.shown.len() {
             p class="note" { (rows.total - rows.shown.len()) " more rule row(s) not shown; the counts above include them" }
+        }
+        @for ne in g.not_exercised.iter().take(MAX_ROWS) {
+            p class="note not-exercised" { "not exercised: " (bounded(&ne.rule)) " (" (bounded_to(&ne.why, DETAIL_CAP)) ")" }
         }
     }
 }

@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::judge::{
     self, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached,
-    Received, Side, Target, Traffic,
+    Received, Side, Stall, Target, Traffic, Wait,
 };
 pub use crate::judge::{ClientGrade, Grade, MovingGrade, NotificationGrade, Rule};
 
@@ -24,15 +24,18 @@ use super::scenario::{Action, Endpoint, Push, Scenario};
 use super::{SimEvent, What, HOSTNAME};
 
 /// Grades a finished run from its narration (every event, in order).
-pub fn grade(scenario: &Scenario, events: &[SimEvent]) -> Grade {
-    judge::judge(&observations(scenario, events))
+pub fn grade(scenario: &Scenario, events: &[SimEvent], speed: f64) -> Grade {
+    judge::judge(&observations(scenario, events, speed))
 }
 
-/// The judge's observations of a run, from its narration.
-pub fn observations(scenario: &Scenario, events: &[SimEvent]) -> Observations {
+/// The judge's observations of a run at `speed`, from its narration. Stalls and waits last real
+/// seconds (a client's timeout runs on the wall clock); their place on the timeline is scenario
+/// seconds like everything else.
+pub fn observations(scenario: &Scenario, events: &[SimEvent], speed: f64) -> Observations {
     let mut c = Collector {
         obs: Observations {
             source: format!("scenario {}", scenario.name),
+            speed: Some(speed),
             ..Observations::default()
         },
         index: HashMap::new(),
@@ -60,6 +63,10 @@ impl Collector {
     fn conn(&mut self, id: u64) -> Option<&mut Connection> {
         let i = *self.index.get(&id)?;
         self.obs.connections.get_mut(i)
+    }
+
+    fn speed(&self) -> f64 {
+        self.obs.speed.unwrap_or(1.0)
     }
 
     fn answer(&mut self, t: f64, to: Option<IpAddr>) {
@@ -152,7 +159,40 @@ impl Collector {
                 at: t,
                 server: *proxy,
             }),
+            What::Stalled {
+                proxies, seconds, ..
+            } => self.stalled(t, proxies, *seconds),
+            What::Waited {
+                conn,
+                waited,
+                gave_up,
+                ..
+            } => self.waited(t, *conn, *waited, *gave_up),
             _ => {}
+        }
+    }
+
+    /// A stall began: it ends `seconds` of real time later, on the scenario clock.
+    fn stalled(&mut self, t: f64, proxies: &[SocketAddr], seconds: f64) {
+        let until = t + seconds * self.speed();
+        self.obs.stalls.push(Stall {
+            at: t,
+            until,
+            seconds,
+            servers: proxies.to_vec(),
+        });
+    }
+
+    /// A command held by a stall stopped waiting at `t`: it had waited since `waited` real
+    /// seconds before.
+    fn waited(&mut self, t: f64, conn: u64, waited: f64, gave_up: bool) {
+        let at = t - waited * self.speed();
+        if let Some(c) = self.conn(conn) {
+            c.waits.push(Wait {
+                at,
+                waited,
+                gave_up,
+            });
         }
     }
 

@@ -222,6 +222,20 @@ pub enum What {
     Assigned { slots: String, node: SocketAddr },
     /// A narration line from the scenario (something with no wire effect).
     Say { line: usize, text: String },
+    /// A stall step: the proxies hold every reply for `seconds` of real time.
+    Stalled {
+        line: usize,
+        proxies: Vec<SocketAddr>,
+        seconds: f64,
+    },
+    /// A command waited on a reply a stall held, for `waited` real seconds: until the stall
+    /// ended and the reply went out, or until the client gave up and closed the connection.
+    Waited {
+        conn: u64,
+        proxy: SocketAddr,
+        waited: f64,
+        gave_up: bool,
+    },
     /// A connection ended, closed by the server (a close step, QUIT, a protocol error) or not.
     Disconnected {
         conn: u64,
@@ -328,6 +342,31 @@ impl fmt::Display for What {
             }
             What::Assigned { slots, node } => write!(f, "slots {slots} now served by {node}"),
             What::Say { text, .. } => write!(f, "{text}"),
+            What::Stalled {
+                proxies, seconds, ..
+            } => write!(
+                f,
+                "stall: {} hold every reply for {seconds} s (real time)",
+                join(proxies.iter(), ", ")
+            ),
+            What::Waited {
+                conn,
+                proxy,
+                waited,
+                gave_up: true,
+            } => write!(
+                f,
+                "conn {conn} @{proxy}: the client gave up on its held reply after {waited:.3} s (closed the connection)"
+            ),
+            What::Waited {
+                conn,
+                proxy,
+                waited,
+                gave_up: false,
+            } => write!(
+                f,
+                "conn {conn} @{proxy}: waited {waited:.3} s for its held reply"
+            ),
             What::Disconnected {
                 conn,
                 proxy,
@@ -573,6 +612,8 @@ struct Shared {
     shutdown: watch::Receiver<bool>,
     /// An `optin refuse` step ran (and no `optin accept` since): opt-ins are refused.
     refusing: AtomicBool,
+    /// Until when each proxy holds its replies (`stall` steps); one entry per proxy at most.
+    stalls: Mutex<HashMap<Ipv4Addr, tokio::time::Instant>>,
 }
 
 impl Shared {
@@ -597,6 +638,15 @@ impl Shared {
             clock: self.clock(),
             what,
         });
+    }
+
+    /// Until when this proxy holds its replies, when a stall is on now.
+    fn stalled(&self, proxy: Ipv4Addr) -> Option<tokio::time::Instant> {
+        let stalls = self.stalls.lock().unwrap_or_else(|e| e.into_inner());
+        stalls
+            .get(&proxy)
+            .copied()
+            .filter(|until| *until > tokio::time::Instant::now())
     }
 
     /// One scenario second of real time.
@@ -678,6 +728,7 @@ impl Simulator {
             listening,
             shutdown: shutdown_rx,
             refusing: AtomicBool::new(false),
+            stalls: Mutex::new(HashMap::new()),
             scenario,
         });
 
@@ -759,6 +810,11 @@ impl Simulator {
             Some(dns) => dns.serve_also(bind).await,
             None => Err(std::io::Error::other("the simulator was shut down")),
         }
+    }
+
+    /// The clock's speed (scenario seconds per real second).
+    pub fn speed(&self) -> f64 {
+        self.shared.speed
     }
 
     /// The scenario being played.
@@ -976,6 +1032,27 @@ fn mark_end(shared: &Shared, iteration: u64) {
     }
 }
 
+/// A stall step: the proxies hold their replies until `millis` of real time from now (the
+/// client's timeouts run on the wall clock, so the speed does not shorten it).
+fn start_stall(shared: &Shared, line: usize, to: &To, millis: u64) {
+    let targets = match to {
+        To::All => shared.scenario.proxies.clone(),
+        To::One(p) => vec![*p],
+    };
+    let until = tokio::time::Instant::now() + Duration::from_millis(millis);
+    {
+        let mut stalls = shared.stalls.lock().unwrap_or_else(|e| e.into_inner());
+        for p in &targets {
+            stalls.insert(*p, until);
+        }
+    }
+    shared.emit(What::Stalled {
+        line,
+        proxies: targets.iter().map(|p| shared.addr(*p)).collect(),
+        seconds: millis as f64 / 1000.0,
+    });
+}
+
 async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
     match &step.action {
         Action::Push { to, push } => {
@@ -1049,6 +1126,7 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             line: step.line,
             text: text.clone(),
         }),
+        Action::Stall { to, millis } => start_stall(shared, step.line, to, *millis),
         Action::Hostile { to, kind } => {
             let targets = match to {
                 To::All => shared.scenario.proxies.clone(),
@@ -1168,6 +1246,11 @@ async fn reset(shared: &Shared, dns: &SimDns) {
     }
     shared.lock().topology = initial_topology(s);
     shared.refusing.store(false, Ordering::Relaxed);
+    shared
+        .stalls
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
     let (connections, _, closing) = close_proxy(shared, None);
     shared.emit(What::Reset { connections });
     for tx in closing {

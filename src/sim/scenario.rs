@@ -408,6 +408,9 @@ pub enum Action {
     /// From now on the opt-in is accepted (true) or refused as Redis OSS refuses it (false): a
     /// server upgraded or rolled back mid-maintenance. Connections already opted in stay so.
     OptIn(bool),
+    /// Hold every reply of the proxies named for this many milliseconds of real time (not
+    /// scaled by the speed: the client's timeouts run in real seconds).
+    Stall { to: To, millis: u64 },
 }
 
 /// One timed step.
@@ -770,6 +773,26 @@ impl Parser<'_> {
         parse_slots(text).map_err(|why| self.err(why))
     }
 
+    /// `stall (*|IP) SECONDS`: more than 0 and at most 60 seconds, kept in milliseconds.
+    fn stall(&mut self, rest: &str) -> Result<Action, ScenarioError> {
+        let (to, rest) = split_word(rest);
+        let to = match to {
+            "*" => To::All,
+            "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+            p => To::One(self.proxy(p)?),
+        };
+        let secs = self.seconds(self.one_word(rest, "the stall's seconds")?)?;
+        if secs <= 0.0 || secs > 60.0 {
+            return Err(self.err(format!(
+                "a stall lasts more than 0 and at most 60 seconds, found {secs}"
+            )));
+        }
+        Ok(Action::Stall {
+            to,
+            millis: (secs * 1000.0).round() as u64,
+        })
+    }
+
     fn step(&mut self, rest: &str) -> Result<Step, ScenarioError> {
         let line = self.line;
         self.field("at");
@@ -841,6 +864,7 @@ impl Parser<'_> {
                 };
                 Action::Hostile { to, kind }
             }
+            "stall" => self.stall(rest)?,
             "optin" => match self.one_word(rest, "accept or refuse")? {
                 "accept" => Action::OptIn(true),
                 "refuse" => Action::OptIn(false),
@@ -853,7 +877,7 @@ impl Parser<'_> {
                 self.field = None;
                 return Err(self.err(format!(
                     "unknown action {other:?} (expected push, dns, close, down, up, assign, say, \
-                     hostile or optin)"
+                     hostile, optin or stall)"
                 )));
             }
         };

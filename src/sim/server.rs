@@ -59,6 +59,9 @@ const PENDING_MAX: usize = 4096;
 /// none of its commands needs more, and it is held whole while it arrives.
 const LOCAL_MAX: usize = 4 * 1024 * 1024;
 const LOCAL_ARGS_MAX: u64 = 65_536;
+/// Bytes read from a client while a stall holds its commands before reading stops (TCP then
+/// holds the rest, as a slow server's would).
+const HELD_MAX: usize = 1024 * 1024;
 
 /// Values of `moving-endpoint-type` (docs/protocol.md section 1).
 const ENDPOINT_TYPES: &[&str] = &[
@@ -528,6 +531,8 @@ impl Conn {
         let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
         // A QUIT was read while relayed replies were still owed: nothing more is read.
         let mut quitting = false;
+        // Since when commands read during a stall have waited to be run.
+        let mut held: Option<tokio::time::Instant> = None;
         let by_server = 'run: loop {
             // A notification goes between two relayed frames, never inside one.
             while trickle.is_none() && !self.mid_frame() {
@@ -542,7 +547,12 @@ impl Conn {
             room_for_read(&mut buf);
             room_for_read(&mut link.inbuf);
             let next_byte = trickle.as_ref().map(|t| t.next);
-            let read_client = trickle.is_none() && !quitting && self.room(&out, &link);
+            // Bytes held by a stall are bounded like any command being read.
+            let read_client = trickle.is_none()
+                && !quitting
+                && self.room(&out, &link)
+                && (held.is_none() || buf.len() < HELD_MAX);
+            let stall_end = held.and(self.shared.stalled(self.ip)).or(held);
             let read_up = trickle.is_none() && out.pending() < OUT_HIGH;
             tokio::select! {
                 msg = rx.recv() => match msg {
@@ -551,22 +561,29 @@ impl Conn {
                 },
                 // While a frame trickles out, commands wait unread: no reply may land inside it.
                 read = rd.read_buf(&mut buf), if read_client => match read {
-                    Ok(0) | Err(_) => break false,
+                    Ok(0) | Err(_) => {
+                        self.waited(&mut held, true);
+                        break false;
+                    }
                     Ok(n) if self.shared.scenario.silent => {
                         buf.clear();
                         self.shared.emit(What::Ignored { conn: self.id, proxy: self.proxy, bytes: n });
                     }
+                    // A stall: the commands wait, read but not run, until it ends.
+                    Ok(_) if held.is_some() || self.shared.stalled(self.ip).is_some() => {
+                        held.get_or_insert_with(tokio::time::Instant::now);
+                    }
                     Ok(_) => {
-                        let close = self.on_commands(&mut buf, &mut out, &mut link, &mut wr).await;
-                        if let Some(up) = link.wr.as_ref() {
-                            write_now(|b| up.try_write(b), &mut link.out);
+                        if let Some(by_server) = self.consume(&mut buf, &mut out, &mut link, &mut wr, &mut quitting).await {
+                            break by_server;
                         }
-                        write_now(|b| wr.try_write(b), &mut out);
-                        match close {
-                            Err(()) => break false,
-                            Ok(true) if self.owed() == 0 => break true,
-                            // QUIT behind relayed commands: their replies first, then the close.
-                            Ok(close) => quitting |= close,
+                    }
+                },
+                () = sleep_until_some(stall_end), if held.is_some() => {
+                    if self.shared.stalled(self.ip).is_none() {
+                        self.waited(&mut held, false);
+                        if let Some(by_server) = self.consume(&mut buf, &mut out, &mut link, &mut wr, &mut quitting).await {
+                            break by_server;
                         }
                     }
                 },
@@ -580,29 +597,12 @@ impl Conn {
                     Ok(n) => out.advance(n),
                 },
                 connected = joined(&mut link.connecting) => {
-                    link.connecting = None;
-                    match connected {
-                        Ok(s) => {
-                            let (r, w) = s.into_split();
-                            (link.rd, link.wr) = (Some(r), Some(w));
-                        }
-                        Err(why) => if self.fail(why, &mut out, &mut link) { break true },
+                    if self.linked(connected, &mut link, &mut out) {
+                        break true;
                     }
                 },
                 read = read_some(link.rd.as_mut(), &mut link.inbuf), if read_up => {
-                    let relayed = match read {
-                        Ok(0) => Err("the upstream closed the connection".to_string()),
-                        Err(e) => Err(format!("upstream read failed: {e}")),
-                        Ok(_) => self.relay(&link.inbuf, &mut out)
-                            .map_err(|e| format!("upstream sent bytes that are not RESP: {e}")),
-                    };
-                    link.inbuf.clear();
-                    write_now(|b| wr.try_write(b), &mut out);
-                    match relayed {
-                        Ok(errors) => self.traffic(0, errors, 0),
-                        Err(why) => if self.fail(why, &mut out, &mut link) { break true },
-                    }
-                    if quitting && self.owed() == 0 {
+                    if self.relayed(read, &mut link, &mut out, &wr, quitting) {
                         break true;
                     }
                 },
@@ -615,6 +615,93 @@ impl Conn {
             }
         };
         self.finish(by_server, buf, out, link, wr, rd).await;
+    }
+
+    /// The upstream connection was made, or failed: `true` when the failure ends the
+    /// connection.
+    fn linked(
+        &mut self,
+        connected: Result<upstream::Stream, String>,
+        link: &mut Link,
+        out: &mut Outbox,
+    ) -> bool {
+        link.connecting = None;
+        match connected {
+            Ok(s) => {
+                let (r, w) = s.into_split();
+                (link.rd, link.wr) = (Some(r), Some(w));
+                false
+            }
+            Err(why) => self.fail(why, out, link),
+        }
+    }
+
+    /// Replies read from the upstream go to the client. `true`: the connection ends (the
+    /// upstream failed, or a QUIT was waiting for the last reply).
+    fn relayed(
+        &mut self,
+        read: std::io::Result<usize>,
+        link: &mut Link,
+        out: &mut Outbox,
+        wr: &OwnedWriteHalf,
+        quitting: bool,
+    ) -> bool {
+        let relayed = match read {
+            Ok(0) => Err("the upstream closed the connection".to_string()),
+            Err(e) => Err(format!("upstream read failed: {e}")),
+            Ok(_) => self
+                .relay(&link.inbuf, out)
+                .map_err(|e| format!("upstream sent bytes that are not RESP: {e}")),
+        };
+        link.inbuf.clear();
+        write_now(|b| wr.try_write(b), out);
+        match relayed {
+            Ok(errors) => self.traffic(0, errors, 0),
+            Err(why) => {
+                if self.fail(why, out, link) {
+                    return true;
+                }
+            }
+        }
+        quitting && self.owed() == 0
+    }
+
+    /// Runs the commands read and writes what they produced. `Some(by_server)`: the connection
+    /// ends.
+    async fn consume(
+        &mut self,
+        buf: &mut Vec<u8>,
+        out: &mut Outbox,
+        link: &mut Link,
+        wr: &mut OwnedWriteHalf,
+        quitting: &mut bool,
+    ) -> Option<bool> {
+        let close = self.on_commands(buf, out, link, wr).await;
+        if let Some(up) = link.wr.as_ref() {
+            write_now(|b| up.try_write(b), &mut link.out);
+        }
+        write_now(|b| wr.try_write(b), out);
+        match close {
+            Err(()) => Some(false),
+            Ok(true) if self.owed() == 0 => Some(true),
+            // QUIT behind relayed commands: their replies first, then the close.
+            Ok(close) => {
+                *quitting |= close;
+                None
+            }
+        }
+    }
+
+    /// Commands held by a stall stop waiting: the stall ended, or the client gave up on them.
+    fn waited(&self, held: &mut Option<tokio::time::Instant>, gave_up: bool) {
+        if let Some(since) = held.take() {
+            self.shared.emit(What::Waited {
+                conn: self.id,
+                proxy: self.proxy,
+                waited: since.elapsed().as_secs_f64(),
+                gave_up,
+            });
+        }
     }
 
     /// The connection ends: what was owed is counted, what was written goes out (bounded), then

@@ -15,6 +15,12 @@ const client = createClient({
   socket: {
     host: process.env.MAINTWATCH_SIM_HOST,
     port: Number(process.env.MAINTWATCH_SIM_PORT),
+    // A short timeout (no reply for 1 s closes the socket), so that a stall shows whether the
+    // client relaxes it in a maintenance window.
+    socketTimeout: 1000,
+    // node-redis's default strategy never reconnects after a socket timeout (the client closes
+    // for good); an application with a timeout reconnects, with the default's back-off.
+    reconnectStrategy: (retries) => Math.min(2 ** retries * 50, 2000),
   },
   RESP: 3,
 });

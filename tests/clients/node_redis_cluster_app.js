@@ -16,6 +16,16 @@ const cluster = createCluster({
       },
     },
   ],
+  // A short timeout (no reply for 1 s closes the socket), so that a stall shows whether the
+  // client relaxes it in a maintenance window.
+  // node-redis's default strategy never reconnects after a socket timeout (the client closes for
+  // good); an application with a timeout reconnects, with the default's back-off.
+  defaults: {
+    socket: {
+      socketTimeout: 1000,
+      reconnectStrategy: (retries) => Math.min(2 ** retries * 50, 2000),
+    },
+  },
   RESP: 3,
 });
 cluster.on("error", () => {});

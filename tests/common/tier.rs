@@ -52,17 +52,48 @@ pub struct TierRun {
 }
 
 impl TierRun {
-    /// The verdict of a rule on the first notification of the client named `prefix...`.
-    pub fn held(&self, prefix: &str, rule: &str) -> bool {
+    /// The verdict (`pass`, `fail`, `not_judged`) of a rule on the first notification of the
+    /// client named `prefix...`.
+    pub fn verdict(&self, prefix: &str, rule: &str) -> String {
         let n = &self.client(prefix)["notifications"][0];
         n["rules"]
             .as_array()
             .unwrap_or_else(|| panic!("no rules: {}", self.table))
             .iter()
             .find(|x| x["rule"] == rule)
-            .unwrap_or_else(|| panic!("no rule {rule}: {}", self.table))["held"]
-            .as_bool()
+            .unwrap_or_else(|| panic!("no rule {rule}: {}", self.table))["verdict"]
+            .as_str()
             .unwrap()
+            .to_string()
+    }
+
+    /// Whether a rule passed on the first notification of the client named `prefix...`.
+    pub fn held(&self, prefix: &str, rule: &str) -> bool {
+        self.verdict(prefix, rule) == "pass"
+    }
+
+    /// The failover and shard-migration windows judge the timeout: `relaxed-timeout` is PASS or
+    /// FAIL on the opening notification, and its reason gives the stall, the client's own
+    /// timeout and what it did.
+    pub fn assert_timeout_judged(&self, prefix: &str, scenario: &str) {
+        if !["failover", "shard-migration"].contains(&scenario) {
+            return;
+        }
+        let v = self.verdict(prefix, "relaxed-timeout");
+        assert_ne!(v, "not_judged", "{scenario}: {}", self.table);
+        let rules = &self.client(prefix)["notifications"][0]["rules"];
+        let detail = rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == "relaxed-timeout")
+            .unwrap()["detail"]
+            .as_str()
+            .unwrap();
+        assert!(
+            detail.contains(" s stall") && detail.contains("its own timeout ("),
+            "{scenario}: {detail}"
+        );
     }
 
     pub fn client(&self, prefix: &str) -> &Value {
@@ -261,16 +292,26 @@ pub fn results_dir() -> PathBuf {
         .unwrap()
 }
 
-/// A rule's failure in a few stable words (the matrix must not change with the figures).
-fn reason(rule: &str) -> &'static str {
-    match rule {
-        "opt-in" => "a connection never opted in",
-        "moved-before-close" => "still on the retiring proxy at the close",
-        "no-lost-commands" => "commands cut without a reply",
-        "no-storm" => "a reconnect storm",
-        "no-loop" => "acted again on the re-sent MOVING",
-        _ => "see the grade",
-    }
+/// Each rule's code in a matrix cell, so that a cell fits a narrow column (the legend is in the
+/// README above the matrix).
+pub const CODES: [(&str, &str); 10] = [
+    ("survives", "srv"),
+    ("opt-in", "opt"),
+    ("moved-before-close", "mov"),
+    ("no-lost-commands", "lost"),
+    ("no-storm", "storm"),
+    ("no-loop", "loop"),
+    ("relaxed-timeout", "rlx"),
+    ("timeout-restored", "rst"),
+    ("smigrated-refresh", "smr"),
+    ("sharded-resubscribe", "ssub"),
+];
+
+fn code(rule: &str) -> &str {
+    CODES
+        .iter()
+        .find(|(r, _)| *r == rule)
+        .map_or(rule, |(_, c)| c)
 }
 
 /// Rules left out of the matrix: with a busy client, whether a command is in flight when the
@@ -278,76 +319,83 @@ fn reason(rule: &str) -> &'static str {
 /// from run to run (each run's grade still has it).
 const RACY_RULES: [&str; 1] = ["no-lost-commands"];
 
-/// The verdict of every rule but the racy ones, over every notification, for the client named
-/// `prefix...`.
-pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, bool> {
-    let mut out = BTreeMap::new();
-    for n in r.client(prefix)["notifications"].as_array().unwrap() {
-        for rule in n["rules"].as_array().unwrap() {
-            let name = rule["rule"].as_str().unwrap();
-            if !RACY_RULES.contains(&name) {
-                *out.entry(name.to_string()).or_insert(true) &= rule["held"].as_bool().unwrap();
-            }
-        }
+/// The worse of two verdicts: fail, then not judged, then pass.
+fn worse<'a>(a: &'a str, b: &'a str) -> &'a str {
+    let rank = |v: &str| match v {
+        "fail" => 2,
+        "not_judged" => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// Every rule result of a grade for the client named `prefix...` (all clients when empty), run
+/// rules included: (rule, verdict).
+fn results<'a>(grade: &'a Value, prefix: &str) -> Vec<(&'a str, &'a str)> {
+    let run = grade["rules"].as_array().into_iter().flatten();
+    let clients = grade["clients"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["client"].as_str().unwrap_or("").starts_with(prefix));
+    let per_notification = clients
+        .flat_map(|c| c["notifications"].as_array().into_iter().flatten())
+        .flat_map(|n| n["rules"].as_array().into_iter().flatten());
+    run.chain(per_notification)
+        .map(|r| {
+            (
+                r["rule"].as_str().unwrap_or("?"),
+                r["verdict"].as_str().unwrap_or("?"),
+            )
+        })
+        .filter(|(rule, _)| !RACY_RULES.contains(rule))
+        .collect()
+}
+
+/// The worst verdict of every rule but the racy ones, over every notification, for the client
+/// named `prefix...`.
+pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (rule, v) in results(&r.grade, prefix) {
+        let e = out.entry(rule.to_string()).or_insert_with(|| v.to_string());
+        *e = worse(e, v).to_string();
     }
     out
 }
 
-/// The matrix cell a grade earns: how the client process ended when that was its own doing,
-/// the rules that failed with why, and the rules that held (over every notification).
+/// The matrix cell a grade earns: the codes of the rules that failed, were not judged, and
+/// passed (each rule's worst verdict over every notification), in the rule table's order.
 pub fn cell(grade: &Value) -> String {
-    let mut rules: BTreeMap<String, bool> = BTreeMap::new();
-    for c in grade["clients"].as_array().into_iter().flatten() {
-        for n in c["notifications"].as_array().into_iter().flatten() {
-            for r in n["rules"].as_array().into_iter().flatten() {
-                if RACY_RULES.contains(&r["rule"].as_str().unwrap_or("")) {
-                    continue;
-                }
-                let held = r["held"].as_bool().unwrap_or(false);
-                *rules
-                    .entry(r["rule"].as_str().unwrap_or("?").to_string())
-                    .or_insert(true) &= held;
-            }
+    let mut worst: Vec<(&str, &str)> = Vec::new();
+    for (rule, v) in results(grade, "") {
+        match worst.iter_mut().find(|(r, _)| *r == rule) {
+            Some(e) => e.1 = worse(e.1, v),
+            None => worst.push((rule, v)),
         }
     }
-    let mut parts = Vec::new();
-    let p = &grade["client_process"];
-    if p.is_object() && p["stopped"] == false {
-        let tail: Vec<String> = p["stderr_tail"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|l| l.as_str().map(String::from))
+    worst.sort_by_key(|(r, _)| CODES.iter().position(|(c, _)| c == r).unwrap_or(usize::MAX));
+    let group = |verdict: &str, label: &str| {
+        let codes: Vec<&str> = worst
+            .iter()
+            .filter(|(_, v)| *v == verdict)
+            .map(|(r, _)| code(r))
             .collect();
-        let how = match (p["exit_code"].as_i64(), p["signal"].as_i64()) {
-            (Some(0), _) => "exited 0".to_string(),
-            (Some(c), _) => format!("exited {c}"),
-            (_, Some(s)) => format!("killed by signal {s}"),
-            _ => "ended".into(),
-        };
-        let why = maintwatch::sim::client::headline(&tail)
-            .map(|h| format!(": {}", h.replace('|', "/")))
-            .unwrap_or_default();
-        parts.push(format!("client {how}{why}"));
-    }
-    let failed: Vec<String> = rules
-        .iter()
-        .filter(|(_, h)| !**h)
-        .map(|(r, _)| format!("{r} ({})", reason(r)))
-        .collect();
-    let held: Vec<&str> = rules
-        .iter()
-        .filter(|(_, h)| **h)
-        .map(|(r, _)| r.as_str())
-        .collect();
-    if !failed.is_empty() {
-        parts.push(format!("FAIL {}", failed.join(", ")));
-    }
-    if !held.is_empty() {
-        parts.push(format!("PASS {}", held.join(", ")));
-    }
-    if rules.is_empty() {
-        parts.push("no notification reached it".into());
+        (!codes.is_empty()).then(|| format!("{label} {}", codes.join(" ")))
+    };
+    let parts: Vec<String> = [
+        group("fail", "FAIL"),
+        group("not_judged", "NJ"),
+        group("pass", "PASS"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        return "nothing judged".into();
     }
     parts.join("; ")
 }

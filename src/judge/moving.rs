@@ -1,105 +1,16 @@
-//! The five rules and the per-connection verdicts, on one client's connections and one
-//! notification. What the client could know decides `moved-before-close`: how it connected, the
-//! endpoint type it asked for, the MOVING's target and what DNS answered before the close.
+//! The MOVING's figures and the per-connection verdicts, on one client's connections and one
+//! MOVING: what the client could know (how it connected, the endpoint type it asked for, the
+//! target, what DNS answered before the close), where each connection went, re-sent copies and
+//! reconnects. The rules in [`super::rules`] read these figures; the grade shows them.
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 
-use super::input::{same_name, Connection, Notification, Observations, OptIn, Reached, Side};
-use super::output::{ConnVerdict, MovingGrade, Rule};
+use super::input::{same_name, Connection, OptIn, Reached, Side};
+use super::output::{ConnVerdict, MovingGrade};
+use super::rules::{offset, round, Scope};
 
-/// New connections per connection before it is a storm.
-pub const STORM_PER_CONNECTION: usize = 3;
-/// Connections closed by the client after a re-sent MOVING before it is a loop.
-pub const LOOP_REACTIONS: usize = 2;
 /// DNS lines shown per client and notification.
 const DNS_LINES: usize = 8;
-
-/// One client's connections and one notification, with what follows from them.
-pub struct Scope<'a> {
-    pub obs: &'a Observations,
-    pub index: usize,
-    pub n: &'a Notification,
-    pub members: Vec<&'a Connection>,
-}
-
-impl Scope<'_> {
-    fn retiring(&self, server: SocketAddr) -> bool {
-        self.n.retiring.contains(&server)
-    }
-
-    /// When the server closed this retiring address after the notification.
-    pub fn close_of(&self, server: SocketAddr) -> Option<f64> {
-        if !self.retiring(server) {
-            return None;
-        }
-        self.obs
-            .closes
-            .iter()
-            .filter(|c| c.server == server && c.at >= self.n.at)
-            .map(|c| c.at)
-            .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.min(t))))
-    }
-
-    /// The first node-wide close of a retiring address.
-    pub fn close(&self) -> Option<f64> {
-        self.n
-            .retiring
-            .iter()
-            .filter_map(|s| self.close_of(*s))
-            .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.min(t))))
-    }
-
-    /// This connection was still open on a retiring address when the server closed it.
-    pub fn cut(&self, c: &Connection) -> bool {
-        self.close_of(c.server).is_some_and(|close| {
-            c.opened < close
-                && c.closed
-                    .is_none_or(|x| x.at >= close && x.by == Side::Server)
-        })
-    }
-
-    /// When the connection received this notification (its first copy).
-    pub fn receipt(&self, c: &Connection) -> Option<f64> {
-        c.received
-            .iter()
-            .filter(|r| r.notification == self.index)
-            .map(|r| r.at)
-            .next()
-    }
-
-    fn receivers(&self) -> Vec<(&Connection, f64)> {
-        let mut r: Vec<(&Connection, f64)> = self
-            .members
-            .iter()
-            .filter_map(|c| self.receipt(c).map(|t| (*c, t)))
-            .collect();
-        r.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.id.cmp(&b.0.id)));
-        r
-    }
-
-    /// Each receiver's successor: the earliest connection of the client opened after its
-    /// receipt and not already another's, taken in order of receipt.
-    fn successors(&self) -> Vec<(&Connection, f64, Option<&Connection>)> {
-        let mut opened: Vec<&Connection> = self.members.clone();
-        opened.sort_by(|a, b| a.opened.total_cmp(&b.opened).then(a.id.cmp(&b.id)));
-        let mut taken = BTreeSet::new();
-        self.receivers()
-            .into_iter()
-            .map(|(c, at)| {
-                let next = opened
-                    .iter()
-                    .find(|s| s.id != c.id && s.opened >= at && !taken.contains(&s.id))
-                    .copied();
-                if let Some(s) = next {
-                    taken.insert(s.id);
-                }
-                (c, at, next)
-            })
-            .collect()
-    }
-}
-
 /// What could the client know: whether anything but a retiring address was offered before the
 /// close, and the facts, in words.
 pub fn offered(s: &Scope<'_>) -> (bool, Vec<String>) {
@@ -254,15 +165,6 @@ fn collapse(lines: Vec<String>) -> Vec<String> {
     out.into_iter()
         .map(|(l, n)| if n > 1 { format!("{l} ({n} times)") } else { l })
         .collect()
-}
-
-/// `+7.5 s after`, or `0.2 s before`.
-pub fn offset(d: f64) -> String {
-    if d < 0.0 {
-        format!("{:.1} s before", -d)
-    } else {
-        format!("+{d:.1} s after")
-    }
 }
 
 /// The verdict of every connection that received the notification.
@@ -434,111 +336,4 @@ fn peak(members: &[&Connection]) -> usize {
         most = most.max(now);
     }
     most as usize
-}
-
-/// The four MOVING rules, on its figures.
-pub fn moving_rules(s: &Scope<'_>, m: &MovingGrade) -> Vec<Rule> {
-    let name = s.n.name();
-    // The rule's reason names what was offered; the resolutions are in the table above it.
-    let known: Vec<&str> = m
-        .known
-        .iter()
-        .map(String::as_str)
-        .filter(|k| !k.starts_with("resolved "))
-        .collect();
-    let close = match m.close {
-        Some(c) => format!("the close at +{c:.1} s after the {name}"),
-        None => "no close".into(),
-    };
-    let moved = if m.cut == 0 {
-        rule(
-            "moved-before-close",
-            true,
-            format!("no connection on the retiring address at {close}"),
-        )
-    } else if !m.alternative_offered {
-        rule(
-            "moved-before-close",
-            true,
-            format!(
-                "stayed: nothing else was offered ({}); {} connection(s) cut by {close}",
-                known.join("; "),
-                m.cut
-            ),
-        )
-    } else {
-        rule(
-            "moved-before-close",
-            false,
-            format!(
-                "{} connection(s) still on the retiring address at {close}, though another was offered ({}; window {} s)",
-                m.cut,
-                known.join("; "),
-                s.n.window
-            ),
-        )
-    };
-    vec![
-        moved,
-        lost_rule(s, m),
-        rule(
-            "no-storm",
-            m.reconnects_per_connection <= STORM_PER_CONNECTION as f64,
-            format!(
-                "{} new connection(s) per connection at the peak (at most {STORM_PER_CONNECTION})",
-                m.reconnects_per_connection
-            ),
-        ),
-        rule(
-            "no-loop",
-            m.reacted_to_resent < LOOP_REACTIONS,
-            format!(
-                "{} of {} connection(s) given the re-sent {name} after the client had acted were closed by it before the close (fewer than {LOOP_REACTIONS})",
-                m.reacted_to_resent, m.resent
-            ),
-        ),
-    ]
-}
-
-/// Commands cut without a reply after the MOVING. Those cut on a connection that had nowhere
-/// else to go still count (the application lost them), but the reason says so.
-fn lost_rule(s: &Scope<'_>, m: &MovingGrade) -> Rule {
-    let (mut lost, mut nowhere) = (0, 0);
-    for c in &s.members {
-        let n: u64 = c
-            .traffic
-            .iter()
-            .filter(|t| t.at >= s.n.at)
-            .map(|t| t.unanswered)
-            .sum();
-        lost += n;
-        if !m.alternative_offered && s.cut(c) {
-            nowhere += n;
-        }
-    }
-    let also = if nowhere > 0 {
-        format!(" ({nowhere} of them cut by the close on connections that had nowhere else to go)")
-    } else {
-        String::new()
-    };
-    rule(
-        "no-lost-commands",
-        lost == 0,
-        format!(
-            "{lost} command(s) cut without a reply after the {}{also}",
-            s.n.name()
-        ),
-    )
-}
-
-pub fn rule(name: &str, held: bool, detail: String) -> Rule {
-    Rule {
-        rule: name.into(),
-        held,
-        detail,
-    }
-}
-
-pub fn round(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
