@@ -58,6 +58,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --duration 'Stop after this long (e.g. 90s, 10m, 1h)'
             cand --count 'Stop after N maintenance notifications'
             cand --capture 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it'
+            cand --report 'Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP (which then no longer stops the watch): the timeline drawn, the summary and the frames read (docs/report.md). A fleet''s page draws its first endpoint'
             cand --capture-max-size 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)'
             cand --capture-keep 'With --capture-max-size: how many rotated files to keep'
             cand --traffic 'Send a PING every interval and report latency and errors, attributing failures to the open window'
@@ -179,6 +180,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --user 'The ACL user the password belongs to (default: default)'
             cand --upstream 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, unix://[user:pass@]/path/to/redis.sock, or `spawn` to start redis-server from PATH on a free loopback port (relayed through its Unix socket; stopped at exit)'
             cand --grade-json 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)'
+            cand --report 'Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed by the grade''s verdicts, the grade, the summary and the frames sent (docs/report.md; implies --grade)'
             cand --client-output 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
             cand --list 'List the scenarios, one line each, and exit'
@@ -194,12 +196,14 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
             cand --speed 'Run the scenario clock this many times faster'
             cand --capture 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)'
+            cand --report 'Also write a self-contained HTML page of the run to FILE at the end: the watch''s timeline drawn, its summary and the frames it read (docs/report.md)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
             cand --list 'List the scenarios, one line each, and exit (as `simulate --list`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
         &'maintwatch;replay'= {
+            cand --report 'Also write a self-contained HTML page of the files read to FILE: the timeline drawn (classed by the grade''s verdicts with --grade), the summary and the raw frames (docs/report.md)'
             cand --color 'Colour: auto, always, never'
             cand --check 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference'
             cand -v 'With --check, also print the timeline'
@@ -212,6 +216,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;pcap'= {
             cand --port 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read'
             cand --sim-speed 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed'
+            cand --report 'Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with --grade, classed by the grade''s verdicts), the grade, the summary and the raw frames (docs/report.md)'
             cand --dns-port 'UDP port DNS answers come from (repeatable; default 53): what the application resolved'
             cand --color 'Colour: auto, always, never'
             cand --json 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)'

@@ -61,6 +61,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-serv
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l report -d 'Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP (which then no longer stops the watch): the timeline drawn, the summary and the frames read (docs/report.md). A fleet\'s page draws its first endpoint' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-max-size -d 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-keep -d 'With --capture-max-size: how many rotated files to keep' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r
@@ -196,6 +197,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l passw
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l user -d 'The ACL user the password belongs to (default: default)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l upstream -d 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster\'s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, unix://[user:pass@]/path/to/redis.sock, or `spawn` to start redis-server from PATH on a free loopback port (relayed through its Unix socket; stopped at exit)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade-json -d 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l report -d 'Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed by the grade\'s verdicts, the grade, the summary and the frames sent (docs/report.md; implies --grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l client-output -d 'Where the client\'s (CMD\'s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
@@ -221,11 +223,13 @@ explicit-target\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l report -d 'Also write a self-contained HTML page of the run to FILE at the end: the watch\'s timeline drawn, its summary and the frames it read (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l list -d 'List the scenarios, one line each, and exit (as `simulate --list`)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l report -d 'Also write a self-contained HTML page of the files read to FILE: the timeline drawn (classed by the grade\'s verdicts with --grade), the summary and the raw frames (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -236,6 +240,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l port -d 'The server\'s port (repeatable); without it, streams whose client starts with a RESP command are read' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l sim-speed -d 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l report -d 'Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with --grade, classed by the grade\'s verdicts), the grade, the summary and the raw frames (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l dns-port -d 'UDP port DNS answers come from (repeatable; default 53): what the application resolved' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''

@@ -38,7 +38,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     let Some((upstream, spawned)) = start_upstream(args).await? else {
         return Ok(exit::USAGE);
     };
-    let grading = args.grade || args.grade_json.is_some();
+    let grading = args.grade || args.grade_json.is_some() || args.report.is_some();
     let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
         .await
         .context("starting the simulator")?;
@@ -72,7 +72,53 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     let mut obs = grade::observations(&scenario, &run.seen, args.speed);
     obs.client_process = process;
     let g = crate::judge::judge(&obs);
+    if let Some(path) = &args.report {
+        write_report(path, &scenario, &run, &obs, &g, stop)?;
+    }
     report(&g, &obs, run.lost, stop, args)
+}
+
+/// `--report`: the page of the run, drawn from the judge's observations and grade, with the
+/// frames the simulator sent.
+fn write_report(
+    path: &std::path::Path,
+    scenario: &Scenario,
+    run: &Narration,
+    obs: &Observations,
+    g: &Grade,
+    stop: Stop,
+) -> anyhow::Result<()> {
+    let mut lines = crate::report::Collected::default();
+    for e in &run.seen {
+        if let What::Sent { conn, bytes, .. } = &e.what {
+            lines.sent(e.clock.unwrap_or(-1.0), *conn, bytes);
+        }
+    }
+    let mut notes = Vec::new();
+    if run.lost > 0 {
+        notes.push(format!(
+            "{} events were lost (the output was too slow); figures may be low",
+            run.lost
+        ));
+    }
+    match stop {
+        Stop::Signal(name, _) => notes.push(format!(
+            "stopped by {name} before the scenario ended: this is what happened so far"
+        )),
+        Stop::ClientExited => notes.push(
+            "the client exited before the scenario ended: this is what happened so far".into(),
+        ),
+        Stop::Ended => {}
+    }
+    crate::report::Report {
+        command: "simulate --grade",
+        source: format!("scenario {}", scenario.name),
+        lines: &lines,
+        observations: Some(obs),
+        grade: Some(g),
+        notes,
+    }
+    .write(path)
 }
 
 /// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error
