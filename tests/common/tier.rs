@@ -74,8 +74,11 @@ impl TierRun {
 
     /// The failover and shard-migration windows judge the timeout: `relaxed-timeout` is PASS or
     /// FAIL on the opening notification, and its reason gives the stall, the client's own
-    /// timeout and what it did.
-    pub fn assert_timeout_judged(&self, prefix: &str, scenario: &str) {
+    /// timeout and what it did. In oss-cluster, the SMIGRATED judges the refresh.
+    pub fn assert_maintenance_rules_judged(&self, prefix: &str, scenario: &str) {
+        if scenario == CLUSTER {
+            return self.assert_refresh_judged(prefix);
+        }
         if !["failover", "shard-migration"].contains(&scenario) {
             return;
         }
@@ -93,6 +96,34 @@ impl TierRun {
         assert!(
             detail.contains(" s stall") && detail.contains("its own timeout ("),
             "{scenario}: {detail}"
+        );
+    }
+
+    /// `oss-cluster`: `smigrated-refresh` is PASS or FAIL on the SMIGRATED, saying how the client
+    /// learnt the move and how many `-MOVED` it got.
+    fn assert_refresh_judged(&self, prefix: &str) {
+        let n = self.client(prefix)["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| {
+                n["notification"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("SMIGRATED")
+            })
+            .unwrap_or_else(|| panic!("no SMIGRATED: {}", self.table));
+        let r = n["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == "smigrated-refresh")
+            .unwrap_or_else(|| panic!("no smigrated-refresh: {}", self.table));
+        assert_ne!(r["verdict"], "not_judged", "{}", self.table);
+        assert!(
+            r["detail"].as_str().unwrap().contains("-MOVED"),
+            "{}",
+            self.table
         );
     }
 
