@@ -15,7 +15,7 @@ use tokio::sync::broadcast::Receiver;
 
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
-use crate::judge::Observations;
+use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
 use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
@@ -32,25 +32,81 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         out.flush()?;
         return Ok(exit::SUCCESS);
     }
+    // Registered first: a Ctrl-C right after the `try` lines appeared must end the run with the
+    // simulator shut down (and the grade so far), not kill the process.
+    let mut signals = Signals::new()?;
+    if !grading(args) {
+        return Ok(match play(args, &mut signals).await? {
+            Some(played) => played.stop.code(),
+            None => exit::USAGE,
+        });
+    }
+    match graded(args, &mut signals).await? {
+        Some(g) => report(&g, args),
+        None => Ok(exit::USAGE),
+    }
+}
+
+fn grading(args: &SimulateArgs) -> bool {
+    args.grade || args.grade_json.is_some()
+}
+
+/// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
+pub struct Played {
+    pub scenario: Scenario,
+    pub seen: Vec<SimEvent>,
+    /// Events the narration lost (the output was too slow).
+    pub lost: u64,
+    pub stop: Stop,
+    pub process: Option<ClientProcess>,
+}
+
+/// A graded run: the grade, what it was made from, and how the run stopped.
+pub struct Graded {
+    pub grade: Grade,
+    pub obs: Observations,
+    pub lost: u64,
+    pub stop: Stop,
+}
+
+/// Plays `args`' scenario with a grade: `simulate --grade -- CMD`, and each scenario of
+/// `certify`. `None` after a usage error was printed.
+pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Graded>> {
+    let Some(played) = play(args, signals).await? else {
+        return Ok(None);
+    };
+    let mut obs = grade::observations(&played.scenario, &played.seen, args.speed);
+    obs.client_process = played.process;
+    let grade = crate::judge::judge(&obs);
+    Ok(Some(Graded {
+        grade,
+        obs,
+        lost: played.lost,
+        stop: played.stop,
+    }))
+}
+
+/// Starts the upstream, the simulator and CMD, follows the scenario, and stops them all, on
+/// every path out. `None` after a usage error was printed.
+async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Played>> {
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
     let Some((upstream, spawned)) = start_upstream(args).await? else {
-        return Ok(exit::USAGE);
+        return Ok(None);
     };
-    let grading = args.grade || args.grade_json.is_some();
+    let grading = grading(args);
     let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
         .await
         .context("starting the simulator")?;
     let mut events = sim.events();
-    // Registered before the banner: a Ctrl-C right after the `try` lines appeared must end the
-    // run with the simulator shut down (and the grade so far), not kill the process.
-    let mut signals = Signals::new()?;
-    print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
+    if !args.silent {
+        print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
+    }
     let (mut client, port53) = start_client(&sim, args).await?;
     let mut run = Narration::default();
     let stop = run
-        .follow(&mut events, &mut signals, client.as_mut(), args, grading)
+        .follow(&mut events, signals, client.as_mut(), args, grading)
         .await?;
     let process = match client {
         Some(c) => Some(c.finish(|| sim.clock()).await),
@@ -66,13 +122,13 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if let Some(s) = spawned {
         s.stop().await;
     }
-    if !grading {
-        return Ok(stop.code());
-    }
-    let mut obs = grade::observations(&scenario, &run.seen, args.speed);
-    obs.client_process = process;
-    let g = crate::judge::judge(&obs);
-    report(&g, &obs, run.lost, stop, args)
+    Ok(Some(Played {
+        scenario,
+        seen: run.seen,
+        lost: run.lost,
+        stop,
+        process,
+    }))
 }
 
 /// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error
@@ -172,6 +228,15 @@ async fn start_client(
     });
     let target = Target::of(sim, args.password.clone());
     let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
+    let port53 = port53.ok().filter(|_| nameserver.is_ok());
+    if args.silent {
+        // The fallback still matters to a silent run: the grade of a client that cannot
+        // resolve the name says little.
+        if let Some(n) = note {
+            eprintln!("{n}");
+        }
+        return Ok((Some(client), port53));
+    }
     let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
     let resolv = match (&note, &nameserver) {
         (None, Ok(ip)) => format!("resolving through its own /etc/resolv.conf: nameserver {ip}"),
@@ -187,13 +252,12 @@ async fn start_client(
         writeln!(out, "{n}")?;
     }
     out.flush()?;
-    let port53 = port53.ok().filter(|_| nameserver.is_ok());
     Ok((Some(client), port53))
 }
 
 /// Why the run stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Stop {
+pub enum Stop {
     /// The scenario ended (or the narration closed).
     Ended,
     /// The client (CMD) exited by itself.
@@ -203,7 +267,8 @@ enum Stop {
 }
 
 impl Stop {
-    fn code(self) -> i32 {
+    /// The exit code of a run that stopped so: a signal's, else success.
+    pub fn code(self) -> i32 {
         match self {
             Stop::Signal(_, code) => code,
             _ => exit::SUCCESS,
@@ -213,10 +278,10 @@ impl Stop {
 
 /// SIGINT, SIGTERM and SIGHUP, registered at once (a later registration would leave a window in
 /// which the default action kills the process with the simulator's children behind).
-struct Signals(Signal, Signal, Signal);
+pub struct Signals(Signal, Signal, Signal);
 
 impl Signals {
-    fn new() -> std::io::Result<Signals> {
+    pub fn new() -> std::io::Result<Signals> {
         Ok(Signals(
             signal(SignalKind::interrupt())?,
             signal(SignalKind::terminate())?,
@@ -224,7 +289,7 @@ impl Signals {
         ))
     }
 
-    async fn recv(&mut self) -> Stop {
+    pub async fn recv(&mut self) -> Stop {
         tokio::select! {
             _ = self.0.recv() => Stop::Signal("SIGINT", exit::INTERRUPTED),
             _ = self.1.recv() => Stop::Signal("SIGTERM", exit::TERMINATED),
@@ -266,7 +331,7 @@ impl Narration {
                             return Ok(Stop::Ended);
                         }
                     }
-                    Err(RecvError::Lagged(n)) => self.lagged(n)?,
+                    Err(RecvError::Lagged(n)) => self.lagged(n, args)?,
                     Err(RecvError::Closed) => return Ok(Stop::Ended),
                 },
                 _ = exited => return Ok(Stop::ClientExited),
@@ -285,14 +350,14 @@ impl Narration {
         loop {
             match events.try_recv() {
                 Ok(e) => self.take(e, args, grading)?,
-                Err(TryRecvError::Lagged(n)) => self.lagged(n)?,
+                Err(TryRecvError::Lagged(n)) => self.lagged(n, args)?,
                 Err(_) => return Ok(()),
             }
         }
     }
 
     fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
-        if shown(&e, args.quiet) {
+        if !args.silent && shown(&e, args.quiet) {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{e}")?;
             out.flush()?;
@@ -303,8 +368,11 @@ impl Narration {
         Ok(())
     }
 
-    fn lagged(&mut self, n: u64) -> anyhow::Result<()> {
+    fn lagged(&mut self, n: u64, args: &SimulateArgs) -> anyhow::Result<()> {
         self.lost += n;
+        if args.silent {
+            return Ok(());
+        }
         writeln!(
             std::io::stdout().lock(),
             "({n} events not shown: the terminal was too slow)"
@@ -315,13 +383,14 @@ impl Narration {
 
 /// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's, or the
 /// signal's.
-fn report(
-    g: &Grade,
-    obs: &Observations,
-    lost: u64,
-    stop: Stop,
-    args: &SimulateArgs,
-) -> anyhow::Result<i32> {
+fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
+    let Graded {
+        grade: g,
+        obs,
+        lost,
+        stop,
+    } = graded;
+    let (lost, stop) = (*lost, *stop);
     let mut out = std::io::stdout().lock();
     write!(out, "{}", g.table())?;
     if lost > 0 {
