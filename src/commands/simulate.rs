@@ -289,6 +289,15 @@ impl Signals {
         ))
     }
 
+    /// A signal that already came, without waiting for one.
+    pub async fn pending(&mut self) -> Option<Stop> {
+        tokio::select! {
+            biased;
+            stop = self.recv() => Some(stop),
+            _ = std::future::ready(()) => None,
+        }
+    }
+
     pub async fn recv(&mut self) -> Stop {
         tokio::select! {
             _ = self.0.recv() => Stop::Signal("SIGINT", exit::INTERRUPTED),
