@@ -246,6 +246,18 @@ fn path_with(redis: &str) -> std::ffi::OsString {
 /// `certify --speed 5 ARGS -- sh -c 'exec maintwatch watch ...'`: maintwatch's own watch is the
 /// client, pointed at the simulator by the variables certify gives it.
 fn certify(redis: &str, dir: &Path, args: &[&str]) -> tokio::process::Command {
+    let watch = "exec \"$MW\" watch \"$MAINTWATCH_SIM_URL\" --dns-server \"$MAINTWATCH_SIM_DNS\" \
+                 --sim-speed \"$MW_SPEED\"";
+    certify_running(redis, dir, args, &["sh", "-c", watch])
+}
+
+/// `certify ARGS -- CLIENT`, with the reports and the client's output in `dir`.
+fn certify_running(
+    redis: &str,
+    dir: &Path,
+    args: &[&str],
+    client: &[&str],
+) -> tokio::process::Command {
     let mut cmd = common::maintwatch_async(["certify"]);
     cmd.args(args)
         .arg("--junit")
@@ -254,13 +266,8 @@ fn certify(redis: &str, dir: &Path, args: &[&str]) -> tokio::process::Command {
         .arg(dir.join("grades.jsonl"))
         .arg("--client-output")
         .arg(dir.join("client"))
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "exec \"$MW\" watch \"$MAINTWATCH_SIM_URL\" --dns-server \"$MAINTWATCH_SIM_DNS\" \
-             --sim-speed \"$MW_SPEED\"",
-        ])
+        .arg("--")
+        .args(client)
         .env("MW", common::BIN)
         .env("PATH", path_with(redis));
     cmd
@@ -467,4 +474,57 @@ async fn sigterm_stops_the_servers_and_the_client_and_writes_the_report_so_far()
     assert!(xml.contains("<testsuite name=\"failover\""), "{xml}");
     assert!(!xml.contains("single-proxy"), "{xml}");
     assert_eq!(grades(&dir.path().join("grades.jsonl")).len(), 1);
+}
+
+/// A client that never connects never starts a scenario that waits for an opt-in: certify
+/// stops the scenario at its start deadline rather than wait forever, and grades it NOT JUDGED.
+#[tokio::test]
+async fn a_scenario_the_client_cannot_start_is_not_judged_and_does_not_hang() {
+    let test = "a_scenario_the_client_cannot_start";
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = certify_running(
+        &redis,
+        dir.path(),
+        &["--scenarios", "oss-cluster"],
+        &["sleep", "600"],
+    );
+    let exit = common::Proc::spawn(cmd).finish(GUARD).await;
+    let out = &exit.stdout;
+    assert_eq!(exit.code, Some(9), "{out}\n{}", exit.stderr);
+    assert!(out.contains("(the scenario never started)"), "{out}");
+    assert!(out.contains("NJ scenario-started"), "{out}");
+    let xml = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        xml.contains("<testcase name=\"scenario-started\" classname=\"maintwatch.oss-cluster\">\n      <skipped message=\"the scenario never started: it waits for 3 connections"),
+        "{xml}"
+    );
+}
+
+/// The `maintwatch certify` command lines of docs/certify.md, each as the CLI parses it: the
+/// CI jobs' commands cannot be run here as they are (they install things), but their flags and
+/// scenario names must be ones certify takes.
+#[test]
+fn the_commands_of_docs_certify_md_parse() {
+    use clap::Parser;
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/certify.md"))
+            .unwrap();
+    let mut seen = 0;
+    for line in doc.lines() {
+        let Some(at) = line.find("maintwatch certify ") else {
+            continue;
+        };
+        // A command, not prose: in a code block or a YAML step, never inside backquotes.
+        if line[..at].contains('`') {
+            continue;
+        }
+        let words: Vec<&str> = line[at..].split_whitespace().collect();
+        let parsed = maintwatch::cli::Cli::try_parse_from(&words);
+        assert!(parsed.is_ok(), "{line}: {}", parsed.err().unwrap());
+        seen += 1;
+    }
+    assert!(seen >= 4, "only {seen} certify commands in docs/certify.md");
 }

@@ -141,6 +141,12 @@ pub struct SimulateArgs {
     /// scenario through `simulate`'s own code and prints its own lines instead. Not a flag.
     #[arg(skip)]
     pub silent: bool,
+
+    /// Stop the run when the scenario's clock has not started this long after CMD started (a
+    /// scenario that starts on opt-ins waits for them forever otherwise): `certify` must end
+    /// with a client that cannot start a scenario. Not a flag.
+    #[arg(skip)]
+    pub start_deadline: Option<std::time::Duration>,
 }
 
 /// The long description of `demo`. The `Command::Demo` variant repeats it

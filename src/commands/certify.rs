@@ -19,8 +19,9 @@ use crate::cli::certify::{default_scenarios, CertifyArgs};
 use crate::cli::simulate::SimulateArgs;
 use crate::escape::sanitize;
 use crate::exit;
-use crate::judge::{ClientProcess, Grade, Verdict};
+use crate::judge::{ClientProcess, Grade, Rule, Verdict};
 use crate::output::{human, terminal};
+use crate::sim::scenario::Start;
 use crate::sim::upstream::Upstream;
 
 /// One scenario's result.
@@ -68,10 +69,14 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
         else {
             return Ok(exit::USAGE);
         };
-        json.push_str(&crate::judge::lines::write(&g.obs, &g.grade)?);
+        let mut grade = g.grade;
+        if g.stop == Stop::NeverStarted {
+            never_started(&mut grade, name);
+        }
+        json.push_str(&crate::judge::lines::write(&g.obs, &grade)?);
         let outcome = Outcome {
             scenario: name.clone(),
-            grade: g.grade,
+            grade,
             seconds: started.elapsed().as_secs_f64(),
         };
         progress.finished(&finished_line(&outcome, g.stop, g.lost));
@@ -95,6 +100,33 @@ pub fn worst(outcomes: &[Outcome]) -> Verdict {
         .map(|o| o.grade.verdict)
         .max()
         .unwrap_or(Verdict::NotJudged)
+}
+
+/// How long a scenario may wait for the client's opt-ins: clients opt in within a second or two
+/// of starting; a client that cannot start the scenario (one connection where a cluster
+/// scenario waits for three) would otherwise keep certify waiting forever.
+pub const START_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The name of the result certify adds to the grade of a scenario that never started.
+pub const STARTED: &str = "scenario-started";
+
+/// A scenario that never started judged nothing of what it exists for, even when the rules it
+/// did judge (`survives`) passed: it is NOT JUDGED, with why.
+fn never_started(grade: &mut Grade, name: &str) {
+    let needs = match crate::sim::scenarios::by_name(name).map(|s| s.start) {
+        Some(Start::OptIn(n)) if n > 1 => {
+            format!("{n} connections opted in at once (a cluster client's, one per node)")
+        }
+        _ => "a connection that opts in".into(),
+    };
+    grade.rules.push(Rule::not_judged(
+        STARTED,
+        format!(
+            "the scenario never started: it waits for {needs}, and the client had not within {} s",
+            START_DEADLINE.as_secs()
+        ),
+    ));
+    grade.settle();
 }
 
 /// Where the client's output goes: `--client-output`, else a new directory of its own.
@@ -128,6 +160,7 @@ fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
         client_output: Some(dir.join(format!("{name}.log"))),
         command: args.command.clone(),
         silent: true,
+        start_deadline: Some(START_DEADLINE),
     }
 }
 
@@ -139,6 +172,7 @@ fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
     let mut line = format!("certify: {}: {verdict}", o.scenario);
     match stop {
         Stop::ClientExited => line.push_str(" (the client exited before the scenario ended)"),
+        Stop::NeverStarted => line.push_str(" (the scenario never started)"),
         Stop::Signal(name, _) => {
             let _ = write!(line, " (stopped by {name}: what happened so far)");
         }

@@ -262,6 +262,9 @@ pub enum Stop {
     Ended,
     /// The client (CMD) exited by itself.
     ClientExited,
+    /// The scenario's clock had not started by `start_deadline` (it waits for opt-ins the
+    /// client never made).
+    NeverStarted,
     /// A signal: its name and the exit code it means.
     Signal(&'static str, i32),
 }
@@ -324,7 +327,16 @@ impl Narration {
         args: &SimulateArgs,
         grading: bool,
     ) -> anyhow::Result<Stop> {
+        // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
+        let deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+        let mut started = false;
         loop {
+            let never_started = async {
+                match deadline {
+                    Some(at) if !started => tokio::time::sleep_until(at).await,
+                    _ => std::future::pending().await,
+                }
+            };
             let exited = async {
                 match client.as_deref_mut() {
                     Some(c) => c.exited().await.map(|_| ()),
@@ -334,16 +346,22 @@ impl Narration {
             tokio::select! {
                 event = events.recv() => match event {
                     Ok(e) => {
+                        started |= matches!(e.what, What::Started { .. });
                         let done = !args.repeat && matches!(e.what, What::Finished { .. });
                         self.take(e, args, grading)?;
                         if done {
                             return Ok(Stop::Ended);
                         }
                     }
-                    Err(RecvError::Lagged(n)) => self.lagged(n, args)?,
+                    Err(RecvError::Lagged(n)) => {
+                        // The start may be among the events lost: never stop on a guess.
+                        started = true;
+                        self.lagged(n, args)?
+                    }
                     Err(RecvError::Closed) => return Ok(Stop::Ended),
                 },
                 _ = exited => return Ok(Stop::ClientExited),
+                _ = never_started => return Ok(Stop::NeverStarted),
                 stop = signals.recv() => return Ok(stop),
             }
         }
@@ -416,6 +434,10 @@ fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
         Stop::ClientExited => writeln!(
             out,
             "grade: the client exited before the scenario ended: this is what happened so far"
+        )?,
+        Stop::NeverStarted => writeln!(
+            out,
+            "grade: the scenario never started (it waits for opt-ins): this is what happened"
         )?,
         Stop::Ended => {}
     }
