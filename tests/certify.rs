@@ -528,3 +528,53 @@ fn the_commands_of_docs_certify_md_parse() {
     }
     assert!(seen >= 4, "only {seen} certify commands in docs/certify.md");
 }
+
+/// A scenario name certify does not have and an upstream it cannot use are usage errors, found
+/// before anything starts.
+#[test]
+fn usage_errors_exit_2_before_anything_starts() {
+    for args in [
+        &["--scenarios", "failover,nope", "--", "true"][..],
+        &["--upstream", "bogus://x", "--", "true"],
+        &["--scenarios", "failover"],
+    ] {
+        let out = common::maintwatch(["certify"]).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+}
+
+/// On a terminal the row and the tables are wrapped at its width, between words, the reason
+/// continuing under itself; hostile text is shown escaped.
+#[test]
+fn the_summary_wraps_at_the_terminals_width() {
+    let outcomes = [Outcome {
+        scenario: "single-proxy".into(),
+        grade: hand_made(),
+        seconds: 3.25,
+    }];
+    let text = maintwatch::commands::certify::summary(&outcomes, Some(70));
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{1}'),
+        "{text}"
+    );
+    for line in text.lines() {
+        let longest_word = line
+            .split(' ')
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            line.chars().count() <= 70 || longest_word > 30,
+            "{line:?} in\n{text}"
+        );
+    }
+    assert!(
+        text.contains("  single-proxy  FAIL mov; NJ storm; PASS srv opt"),
+        "{text}"
+    );
+    let unwrapped = maintwatch::commands::certify::summary(&outcomes, None);
+    assert!(
+        unwrapped.lines().any(|l| l.chars().count() > 70),
+        "{unwrapped}"
+    );
+}

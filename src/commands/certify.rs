@@ -301,7 +301,9 @@ pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
     for line in lines {
         match width {
             Some(w) => {
-                let hang = " ".repeat(hang_of(&line).min(w / 2));
+                // Under the last column when that leaves room for a few words, else indented.
+                let hang = Some(hang_of(&line)).filter(|&h| h + 30 <= w).unwrap_or(4);
+                let hang = " ".repeat(hang);
                 for piece in human::wrap_with(&line, w, &hang) {
                     let _ = writeln!(out, "{piece}");
                 }
