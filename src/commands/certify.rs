@@ -63,11 +63,15 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
         progress.start(name);
         let started = Instant::now();
         let sim_args = scenario_args(args, name, &dir);
-        let Some(g) = simulate::graded(&sim_args, &mut signals)
-            .await
-            .with_context(|| format!("scenario {name}"))?
-        else {
-            return Ok(exit::USAGE);
+        let g = match simulate::graded(&sim_args, &mut signals).await {
+            Ok(Some(g)) => g,
+            Ok(None) => return Ok(exit::USAGE),
+            Err(e) => {
+                // The client could not be started, say: what was played before still counts.
+                progress.clear();
+                write_reports(args, &outcomes, &json)?;
+                return Err(e.context(format!("scenario {name}")));
+            }
         };
         let mut grade = g.grade;
         if g.stop == Stop::NeverStarted {
@@ -194,7 +198,7 @@ impl Progress {
         let bar = std::io::stdout().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stdout());
             if let Ok(style) = ProgressStyle::with_template(
-                "{bar:24} {pos}/{len} scenarios, playing {msg} ({elapsed})",
+                "{bar:24} {pos}/{len} scenarios; playing {msg} (for {elapsed})",
             ) {
                 bar.set_style(style);
             }
@@ -206,7 +210,10 @@ impl Progress {
 
     fn start(&mut self, scenario: &str) {
         if let Some(bar) = &self.bar {
-            bar.set_message(scenario.to_string());
+            // Its length on the scenario clock, to compare with the time elapsed.
+            let length = crate::sim::scenarios::by_name(scenario)
+                .map_or(String::new(), |s| format!(", {} s long", s.end));
+            bar.set_message(format!("{scenario}{length}"));
         }
     }
 
