@@ -63,6 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this long (e.g. 90s, 10m, 1h)')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N maintenance notifications')
             [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP (which then no longer stops the watch): the timeline drawn, the summary and the frames read (docs/report.md). A fleet''s page draws its first endpoint')
             [CompletionResult]::new('--capture-max-size', '--capture-max-size', [CompletionResultType]::ParameterName, 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)')
             [CompletionResult]::new('--capture-keep', '--capture-keep', [CompletionResultType]::ParameterName, 'With --capture-max-size: how many rotated files to keep')
             [CompletionResult]::new('--traffic', '--traffic', [CompletionResultType]::ParameterName, 'Send a PING every interval and report latency and errors, attributing failures to the open window')
@@ -75,7 +76,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
             [CompletionResult]::new('--time-format', '--time-format', [CompletionResultType]::ParameterName, 'How a line''s time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond, local) or rfc3339 (UTC, as in the JSON lines)')
             [CompletionResult]::new('--metrics', '--metrics', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): the Prometheus text format, or OpenMetrics when the scraper asks for it (docs/metrics.md)')
-            [CompletionResult]::new('--otlp', '--otlp', [CompletionResultType]::ParameterName, 'Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g. http://127.0.0.1:4318/v1/metrics: every --otlp-interval and once at exit. A collector that is down is retried with backoff and never delays the watch (docs/metrics.md)')
+            [CompletionResult]::new('--otlp', '--otlp', [CompletionResultType]::ParameterName, 'Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g. http://127.0.0.1:4318/v1/metrics or https://..., every --otlp-interval and once at exit; `env` takes the endpoint from OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT. Headers, CA certificate, timeout and gzip follow the OTEL_EXPORTER_OTLP_* variables; header values are never printed. A collector that is down is retried with backoff and never delays the watch (docs/metrics.md, docs/service.md)')
             [CompletionResult]::new('--otlp-interval', '--otlp-interval', [CompletionResultType]::ParameterName, 'How often --otlp pushes')
             [CompletionResult]::new('--exec', '--exec', [CompletionResultType]::ParameterName, 'Run CMD with `sh -c` once per maintenance event and once for its outcome (repeatable): the JSON line on its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in its environment, never a password. At most 4 run at once; a slow or failing hook never delays the watch')
             [CompletionResult]::new('--exec-on', '--exec-on', [CompletionResultType]::ParameterName, 'The line types that run --exec (comma list of JSON `type`s, or `all`). Default: each new maintenance notification, a socket close past the declared window, and the dry-run verdict')
@@ -189,6 +190,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The ACL user the password belongs to (default: default)')
             [CompletionResult]::new('--upstream', '--upstream', [CompletionResultType]::ParameterName, 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster''s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, unix://[user:pass@]/path/to/redis.sock, or `spawn` to start redis-server from PATH on a free loopback port (relayed through its Unix socket; stopped at exit)')
             [CompletionResult]::new('--grade-json', '--grade-json', [CompletionResultType]::ParameterName, 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed by the grade''s verdicts, the grade, the summary and the frames sent (docs/report.md; implies --grade)')
             [CompletionResult]::new('--client-output', '--client-output', [CompletionResultType]::ParameterName, 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)')
             [CompletionResult]::new('--loop', '--loop', [CompletionResultType]::ParameterName, 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over')
             [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List the scenarios, one line each, and exit')
@@ -205,6 +207,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--scenario-file', '--scenario-file', [CompletionResultType]::ParameterName, 'Play a scenario file from disk instead (format: scenarios/README.md)')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster')
             [CompletionResult]::new('--capture', '--capture', [CompletionResultType]::ParameterName, 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML page of the run to FILE at the end: the watch''s timeline drawn, its summary and the frames it read (docs/report.md)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (a terminal and no NO_COLOR), always, never')
             [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List the scenarios, one line each, and exit (as `simulate --list`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -212,6 +215,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;replay' {
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML page of the files read to FILE: the timeline drawn (classed by the grade''s verdicts with --grade), the summary and the raw frames (docs/report.md)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto, always, never')
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Compare each frame''s fresh parse, and what the timeline computes again, with what was recorded; exit 1 on any difference')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'With --check, also print the timeline')
@@ -225,6 +229,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
         'maintwatch;pcap' {
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read')
             [CompletionResult]::new('--sim-speed', '--sim-speed', [CompletionResultType]::ParameterName, 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with --grade, classed by the grade''s verdicts), the grade, the summary and the raw frames (docs/report.md)')
             [CompletionResult]::new('--dns-port', '--dns-port', [CompletionResultType]::ParameterName, 'UDP port DNS answers come from (repeatable; default 53): what the application resolved')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto, always, never')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)')

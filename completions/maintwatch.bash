@@ -201,7 +201,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__demo)
-            opts="-h --scenario --scenario-file --list --speed --capture --color --help"
+            opts="-h --scenario --scenario-file --list --speed --capture --report --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -220,6 +220,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --capture)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -493,7 +497,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__pcap)
-            opts="-h --port --sim-speed --json --grade --dns-port --color --help"
+            opts="-h --port --sim-speed --json --grade --report --dns-port --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -504,6 +508,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --sim-speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -625,12 +633,16 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__replay)
-            opts="-v -h --check --verbose --grade --json --color --help"
+            opts="-v -h --check --verbose --grade --report --json --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -643,7 +655,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__simulate)
-            opts="-p -q -h --scenario --scenario-file --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --client-output --help"
+            opts="-p -q -h --scenario --scenario-file --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --report --client-output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -685,6 +697,10 @@ _maintwatch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --client-output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -697,7 +713,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --otlp --otlp-interval --exec --exec-on --exec-timeout"
+            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --report --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --otlp --otlp-interval --exec --exec-on --exec-timeout"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -796,6 +812,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --capture)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -62,6 +62,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-serv
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l duration -d 'Stop after this long (e.g. 90s, 10m, 1h)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l count -d 'Stop after N maintenance notifications' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture -d 'Also write JSON lines to FILE, flushed line by line, alongside the human output. Created mode 0600 (pub/sub payloads can be in it); an existing file is refused unless --append or --force says what to do with it' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l report -d 'Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP (which then no longer stops the watch): the timeline drawn, the summary and the frames read (docs/report.md). A fleet\'s page draws its first endpoint' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-max-size -d 'With --capture: before a line would take the file past SIZE (e.g. 100M, 1G), move it to FILE.1 (FILE.1 to FILE.2 ...) and start a new FILE. SIGHUP reopens FILE (logrotate)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-keep -d 'With --capture-max-size: how many rotated files to keep' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r
@@ -78,7 +79,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l time-for
 full\t'Local time to the microsecond, `HH:MM:SS.ffffff`'
 rfc3339\t'The line\'s own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines)'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l metrics -d 'Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): the Prometheus text format, or OpenMetrics when the scraper asks for it (docs/metrics.md)' -r
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l otlp -d 'Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g. http://127.0.0.1:4318/v1/metrics: every --otlp-interval and once at exit. A collector that is down is retried with backoff and never delays the watch (docs/metrics.md)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l otlp -d 'Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g. http://127.0.0.1:4318/v1/metrics or https://..., every --otlp-interval and once at exit; `env` takes the endpoint from OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT. Headers, CA certificate, timeout and gzip follow the OTEL_EXPORTER_OTLP_* variables; header values are never printed. A collector that is down is retried with backoff and never delays the watch (docs/metrics.md, docs/service.md)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l otlp-interval -d 'How often --otlp pushes' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec -d 'Run CMD with `sh -c` once per maintenance event and once for its outcome (repeatable): the JSON line on its stdin, MAINTWATCH_TYPE, MAINTWATCH_EVENT and MAINTWATCH_ENDPOINT in its environment, never a password. At most 4 run at once; a slow or failing hook never delays the watch' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l exec-on -d 'The line types that run --exec (comma list of JSON `type`s, or `all`). Default: each new maintenance notification, a socket close past the declared window, and the dry-run verdict' -r
@@ -197,6 +198,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l passw
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l user -d 'The ACL user the password belongs to (default: default)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l upstream -d 'Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT SETINFO/MAINT_NOTIFICATIONS and a cluster\'s topology) to this Redis, one upstream connection per client connection: redis://[user:pass@]host:port, unix://[user:pass@]/path/to/redis.sock, or `spawn` to start redis-server from PATH on a free loopback port (relayed through its Unix socket; stopped at exit)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade-json -d 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l report -d 'Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed by the grade\'s verdicts, the grade, the summary and the frames sent (docs/report.md; implies --grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l client-output -d 'Where the client\'s (CMD\'s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
@@ -222,11 +224,13 @@ explicit-target\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l report -d 'Also write a self-contained HTML page of the run to FILE at the end: the watch\'s timeline drawn, its summary and the frames it read (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l list -d 'List the scenarios, one line each, and exit (as `simulate --list`)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l report -d 'Also write a self-contained HTML page of the files read to FILE: the timeline drawn (classed by the grade\'s verdicts with --grade), the summary and the raw frames (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -237,6 +241,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -l json -d
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l port -d 'The server\'s port (repeatable); without it, streams whose client starts with a RESP command are read' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l sim-speed -d 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l report -d 'Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with --grade, classed by the grade\'s verdicts), the grade, the summary and the raw frames (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l dns-port -d 'UDP port DNS answers come from (repeatable; default 53): what the application resolved' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''

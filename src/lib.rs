@@ -20,6 +20,7 @@ pub mod notification;
 pub mod output;
 pub mod pcap;
 pub mod record;
+pub mod report;
 pub mod resp;
 pub mod service;
 pub mod sim;

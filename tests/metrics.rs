@@ -13,6 +13,7 @@ use maintwatch::notification::{Classified, Kind};
 use maintwatch::record::{line, ClosedBy, DnsEvent, Label, OptInOutcome, WatchLine};
 use scrape::{samples, Watch};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use tokio::io::AsyncWriteExt;
 
 fn is_kind(l: &WatchLine, kind: Kind) -> bool {
     matches!(l, WatchLine::Push(line::Push { frame, .. })
@@ -345,6 +346,41 @@ async fn a_scrape_gets_through_while_idle_connections_are_held() {
         let (head, body) = scrape::get(addr, None).await;
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         assert!(body.contains("maintwatch_"), "{body}");
+    }
+    drop(held);
+    assert_eq!(w.interrupt().await, 130);
+}
+
+/// Neither idle nor half-sent requests lock a scraper out: with 500 connections held open, half
+/// sending nothing and half stopped in the middle of a request head (before, 130 of these
+/// refused every scrape until they timed out), 5 scrapes in a row get their answer. 500 sockets
+/// stay under the usual soft limit of 1024 descriptors, so the test needs no raised limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_scrapes_get_through_500_idle_and_half_sent_connections() {
+    let mut w = scrape::start(
+        "single-proxy",
+        5.0,
+        None,
+        &["--metrics", "127.0.0.1:0"],
+        &[],
+    )
+    .await;
+    let addr = w.metrics.expect("--metrics");
+    let mut held = Vec::new();
+    for i in 0..500 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        if i % 2 == 1 {
+            // The server may have closed it already (evicted): a failed write is no matter.
+            let _ = s
+                .write_all(b"GET /metrics HTTP/1.1\r\nHost: held\r\nAccept: text/")
+                .await;
+        }
+        held.push(s);
+    }
+    for n in 1..=5 {
+        let (head, body) = scrape::get(addr, None).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "scrape {n}: {head}");
+        assert!(body.contains("maintwatch_"), "scrape {n}: {body}");
     }
     drop(held);
     assert_eq!(w.interrupt().await, 130);

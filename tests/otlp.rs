@@ -1,7 +1,9 @@
 //! `watch --otlp`: the real binary watching the simulator pushes to a receiver that decodes the
 //! official OTLP protobuf definitions (`tests/otlp/receiver.py`, PyPI `opentelemetry-proto` in
 //! `MAINTWATCH_PYTHON`; unset, or the package absent: a SKIP line), and to a collector that is
-//! down, which must not hold the watch.
+//! down, which must not hold the watch. `--otlp env` follows the `OTEL_*` variables: the endpoint,
+//! an authentication header, gzip, and https to a receiver whose certificate a test CA (made
+//! here with rcgen) signed; neither the header's value nor the password is ever printed.
 
 mod common;
 use common::scrape;
@@ -21,7 +23,7 @@ struct Receiver {
 }
 
 /// Starts the receiver; `None` after a SKIP line when there is no Python or no package.
-async fn receiver(test: &str) -> Option<Receiver> {
+async fn receiver(test: &str, args: &[&str]) -> Option<Receiver> {
     let py = std::env::var("MAINTWATCH_PYTHON").unwrap_or_default();
     if py.trim().is_empty() {
         let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with opentelemetry-proto)")));
@@ -30,6 +32,7 @@ async fn receiver(test: &str) -> Option<Receiver> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otlp/receiver.py");
     let mut child = tokio::process::Command::new(py.trim())
         .arg(script)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -159,7 +162,7 @@ fn closed_by(req: &Value, reason: &str) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_otlp_receiver_gets_the_moving_counted_with_the_conventions_names() {
     const TEST: &str = "an_otlp_receiver_gets_the_moving_counted";
-    let Some(mut rx) = receiver(TEST).await else {
+    let Some(mut rx) = receiver(TEST, &[]).await else {
         return;
     };
     let url = format!("http://127.0.0.1:{}/v1/metrics", rx.port);
@@ -230,7 +233,7 @@ async fn an_otlp_receiver_gets_the_moving_counted_with_the_conventions_names() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watch_pushes_once_more_at_exit() {
     const TEST: &str = "the_watch_pushes_once_more_at_exit";
-    let Some(mut rx) = receiver(TEST).await else {
+    let Some(mut rx) = receiver(TEST, &[]).await else {
         return;
     };
     // An interval no test reaches: the only push is the one at exit.
@@ -301,11 +304,8 @@ async fn a_collector_that_is_down_never_holds_the_watch() {
 }
 
 #[test]
-fn a_url_that_is_not_plain_http_is_a_usage_error_naming_the_flag() {
-    for url in [
-        "https://collector:4318",
-        "http://user:secret@collector:4318",
-    ] {
+fn a_url_that_is_not_http_is_a_usage_error_naming_the_flag() {
+    for url in ["ftp://collector:4318", "http://user:secret@collector:4318"] {
         let out = common::maintwatch(["watch", "redis://127.0.0.1:1", "--otlp", url])
             .output()
             .unwrap();
@@ -315,4 +315,203 @@ fn a_url_that_is_not_plain_http_is_a_usage_error_naming_the_flag() {
         assert!(!stderr.contains("secret"), "{stderr}");
         assert!(out.stdout.is_empty(), "nothing was watched");
     }
+}
+
+#[test]
+fn a_bad_otel_variable_is_a_usage_error_naming_it_never_a_header_value() {
+    for (name, value, says) in [
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "collector:4318",
+            "http:// or https://",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-api-key=Hidden%0Avalue",
+            "x-api-key",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "Hidden-value-alone",
+            "entry 1",
+        ),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "soon", "milliseconds"),
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "brotli", "gzip or none"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "http/protobuf"),
+    ] {
+        let out = common::maintwatch(["watch", "redis://127.0.0.1:1", "--otlp", "env"])
+            .env(name, value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(name) && stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains("Hidden"), "a header value shown: {stderr}");
+        assert!(out.stdout.is_empty(), "nothing was watched");
+    }
+}
+
+/// The header's value and the Redis password, which no output may hold.
+const API_KEY: &str = "Key-4f9c2e7a";
+const PASSWORD: &str = "Pw-81d3b6c0";
+
+/// Watches the simulator (with a password) with `--otlp env` and `env`, until the receiver has
+/// the MOVING counted; checks no output holds a secret. The request that showed it.
+async fn watch_env(rx: &mut Receiver, env: &[(&str, &str)]) -> Value {
+    let mut env = env.to_vec();
+    env.push(("REDISCLI_AUTH", PASSWORD));
+    let mut w = scrape::start(
+        "single-proxy",
+        4.0,
+        Some(PASSWORD),
+        &["--otlp", "env", "--otlp-interval", "1s"],
+        &env,
+    )
+    .await;
+    let (host, port) = (w.sim.host().to_string(), w.sim.port());
+    let req = rx
+        .until("the MOVING counted", |r| {
+            notifications(r, &host, port, "MOVING") >= 1.0
+        })
+        .await;
+    assert_eq!(w.interrupt().await, 130, "{}", w.stderr_text());
+    let stdout: Vec<String> = w
+        .seen
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap())
+        .collect();
+    for (what, text) in [("stdout", stdout.join("\n")), ("stderr", w.stderr_text())] {
+        for secret in [API_KEY, PASSWORD] {
+            assert!(!text.contains(secret), "{what} holds a secret:\n{text}");
+        }
+    }
+    req
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otlp_env_posts_to_v1_metrics_with_the_header_and_the_resource() {
+    const TEST: &str = "otlp_env_posts_to_v1_metrics_with_the_header";
+    let Some(mut rx) = receiver(TEST, &[]).await else {
+        return;
+    };
+    let endpoint = format!("http://127.0.0.1:{}", rx.port);
+    // The value percent-encoded as the specification writes it: `=` and `,` inside.
+    let headers = format!("x-api-key={},tenant=a%3Db%2Cc", API_KEY);
+    let req = watch_env(
+        &mut rx,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_EXPORTER_OTLP_HEADERS", &headers),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+            ("OTEL_SERVICE_NAME", "redis-watch"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "deployment.environment=test%20eu",
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(req["path"], "/v1/metrics");
+    assert_eq!(req["headers"]["x-api-key"], API_KEY);
+    assert_eq!(req["headers"]["tenant"], "a=b,c");
+    assert_eq!(req["headers"]["content-encoding"], "gzip");
+    let resource = attrs(&req["request"]["resourceMetrics"][0]["resource"]["attributes"]);
+    assert_eq!(resource["service.name"], "redis-watch", "{resource:?}");
+    assert_eq!(resource["deployment.environment"], "test eu");
+    assert!(!resource["host.name"].is_empty(), "{resource:?}");
+}
+
+/// A CA and a certificate it signed for 127.0.0.1, as PEM files in `dir`: (ca, cert, key).
+fn test_ca(dir: &std::path::Path) -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "maintwatch test CA");
+    let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+    let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    leaf.distinguished_name
+        .push(DnType::CommonName, "otlp receiver");
+    let key = KeyPair::generate().unwrap();
+    let cert = leaf.signed_by(&key, &ca).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    (
+        write("ca.pem", &ca.pem()),
+        write("receiver.pem", &cert.pem()),
+        write("receiver.key", &key.serialize_pem()),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_receiver_signed_by_the_given_ca_is_reached() {
+    const TEST: &str = "an_https_receiver_signed_by_the_given_ca_is_reached";
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = test_ca(dir.path());
+    let Some(mut rx) = receiver(TEST, &["--tls", &cert, &key]).await else {
+        return;
+    };
+    // The signal's own endpoint, used as it is: its path is not extended.
+    let endpoint = format!("https://127.0.0.1:{}/custom/metrics", rx.port);
+    let headers = format!("authorization=Bearer%20{API_KEY}");
+    let req = watch_env(
+        &mut rx,
+        &[
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", &endpoint),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1"),
+            ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", &headers),
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "5000"),
+        ],
+    )
+    .await;
+    assert_eq!(req["path"], "/custom/metrics");
+    assert_eq!(req["headers"]["authorization"], format!("Bearer {API_KEY}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_receiver_the_system_does_not_trust_is_refused_and_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_ca, cert, key) = test_ca(dir.path());
+    let Some(rx) = receiver(
+        "an_https_receiver_the_system_does_not_trust",
+        &["--tls", &cert, &key],
+    )
+    .await
+    else {
+        return;
+    };
+    let endpoint = format!("https://127.0.0.1:{}", rx.port);
+    let headers = format!("x-api-key={API_KEY}");
+    let mut w = scrape::start(
+        "single-proxy",
+        4.0,
+        None,
+        &[
+            "--otlp",
+            "env",
+            "--otlp-interval",
+            "1s",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_EXPORTER_OTLP_HEADERS", &headers),
+        ],
+    )
+    .await;
+    let failed = "maintwatch_otlp_exports_total{result=\"failed\"}";
+    w.scrape_until("a failed export counted", |s| {
+        s.get(failed).is_some_and(|v| *v >= 1.0)
+    })
+    .await;
+    assert_eq!(w.interrupt().await, 130);
+    let stderr = w.stderr_text();
+    assert_eq!(stderr.matches(": TLS: ").count(), 1, "{stderr}");
+    assert!(!stderr.contains(API_KEY), "{stderr}");
 }

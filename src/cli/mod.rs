@@ -185,6 +185,11 @@ pub struct ReplayArgs {
     /// failed but some were not judged).
     #[arg(long, conflicts_with = "check")]
     pub grade: bool,
+    /// Also write a self-contained HTML page of the files read to FILE: the timeline drawn
+    /// (classed by the grade's verdicts with --grade), the summary and the raw frames
+    /// (docs/report.md).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     /// Print the re-parsed lines as JSON instead of human lines.
     #[arg(long)]
     pub json: bool,

@@ -46,6 +46,12 @@ pub struct PcapArgs {
     #[arg(long)]
     pub grade: bool,
 
+    /// Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with
+    /// --grade, classed by the grade's verdicts), the grade, the summary and the raw frames
+    /// (docs/report.md).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+
     /// UDP port DNS answers come from (repeatable; default 53): what the application resolved.
     #[arg(long, value_name = "PORT")]
     pub dns_port: Vec<u16>,

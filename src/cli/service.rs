@@ -13,9 +13,12 @@ pub struct ServiceArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_metrics_addr)]
     pub metrics: Option<SocketAddr>,
     /// Push the same measurements to an OpenTelemetry collector over OTLP/HTTP (protobuf), e.g.
-    /// http://127.0.0.1:4318/v1/metrics: every --otlp-interval and once at exit. A collector
-    /// that is down is retried with backoff and never delays the watch (docs/metrics.md).
-    #[arg(long, value_name = "URL")]
+    /// http://127.0.0.1:4318/v1/metrics or https://..., every --otlp-interval and once at exit;
+    /// `env` takes the endpoint from OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT. Headers, CA
+    /// certificate, timeout and gzip follow the OTEL_EXPORTER_OTLP_* variables; header values are
+    /// never printed. A collector that is down is retried with backoff and never delays the
+    /// watch (docs/metrics.md, docs/service.md).
+    #[arg(long, value_name = "URL|env")]
     pub otlp: Option<String>,
     /// How often --otlp pushes.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = defaults::OTLP_INTERVAL_TEXT,

@@ -113,13 +113,8 @@ pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
             let usage = |e: anyhow::Error| {
                 anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
             };
-            if args.otlp_interval.is_zero() {
-                return Err(usage(anyhow::anyhow!("--otlp-interval must be above zero")));
-            }
-            Some(otlp::OtlpSettings {
-                url: otlp::OtlpUrl::parse(url).map_err(usage)?,
-                interval: args.otlp_interval,
-            })
+            let env = crate::service::otlp_config::process_env;
+            Some(otlp::OtlpSettings::new(url, args.otlp_interval, &env).map_err(usage)?)
         }
     };
     Ok(ServiceSettings {

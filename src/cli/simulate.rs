@@ -125,6 +125,12 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
     pub grade_json: Option<PathBuf>,
 
+    /// Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed
+    /// by the grade's verdicts, the grade, the summary and the frames sent (docs/report.md;
+    /// implies --grade).
+    #[arg(long, value_name = "FILE.html", conflicts_with = "repeat")]
+    pub report: Option<PathBuf>,
+
     /// Where the client's (CMD's) stdout and stderr go (default: a new file in the temporary
     /// directory, named in the grade).
     #[arg(long, value_name = "FILE", requires = "command")]
@@ -185,6 +191,11 @@ pub struct DemoArgs {
     /// Also write the watch's JSON lines to FILE (a capture `replay` reads back).
     #[arg(long, value_name = "FILE")]
     pub capture: Option<std::path::PathBuf>,
+
+    /// Also write a self-contained HTML page of the run to FILE at the end: the watch's timeline
+    /// drawn, its summary and the frames it read (docs/report.md).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
 
     /// Colour: auto (a terminal and no NO_COLOR), always, never.
     #[arg(long, value_enum, default_value_t = crate::cli::ColorChoice::Auto)]

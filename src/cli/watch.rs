@@ -22,7 +22,8 @@ with backoff until Ctrl-C, --duration or --count, then prints a summary. Several
 3/4 with --require (refused, RESP3 unavailable), 5 authentication failed, 6 connection/certificate \
 failure or no session at all, 7 database refused (/N), 8 permanent errors after a session, 2 usage, \
 1 other errors. A fleet exits with the highest code of its endpoints. With --capture, SIGHUP reopens \
-the capture file (logrotate) instead of stopping the watch."
+the capture file (logrotate) instead of stopping the watch; with --report, it writes the page again \
+and the watch goes on."
 )]
 pub struct WatchArgs {
     /// The endpoint: redis://[[user]:password@]host[:port][/db] or rediss:// (or use -u, -h/-p).
@@ -59,6 +60,11 @@ pub struct WatchArgs {
     /// --append or --force says what to do with it.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
+    /// Write a self-contained HTML page of the watch to FILE at exit, and again on each SIGHUP
+    /// (which then no longer stops the watch): the timeline drawn, the summary and the frames
+    /// read (docs/report.md). A fleet's page draws its first endpoint.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     /// With --capture: add to an existing file instead of refusing it.
     #[arg(long, requires = "capture", conflicts_with = "force")]
     pub append: bool,

@@ -161,6 +161,7 @@ fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
         upstream: Some(args.upstream.clone()),
         grade: true,
         grade_json: None,
+        report: None,
         client_output: Some(dir.join(format!("{name}.log"))),
         command: args.command.clone(),
         silent: true,

@@ -43,7 +43,16 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     let host = sim.host().to_string();
     print_header(&sim, &host, args.speed, style.width)?;
 
-    let settings = settings(&sim, &host, args, style)?;
+    let mut settings = settings(&sim, &host, args, style)?;
+    // The page is drawn from the watch's own lines: from the capture, a temporary one when
+    // none was asked for.
+    let temp = match (&args.report, &args.capture) {
+        (Some(_), None) => Some(temp_capture()),
+        _ => None,
+    };
+    if let Some(t) = &temp {
+        settings.output.capture = Some(t.0.clone());
+    }
 
     let (narrate, notes_rx) = narrate(&sim, style);
     let mut sinks = settings.sinks(std::io::stdout())?;
@@ -56,8 +65,59 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         Some(notes_rx),
     )
     .await?;
+    let scenario = sim.scenario().name.clone();
     sim.shutdown().await;
+    if let (Some(page), Some(capture)) = (&args.report, &settings.output.capture) {
+        write_report(page, capture, &scenario)?;
+    }
+    drop(temp);
     Ok(reason.exit_code())
+}
+
+/// A capture file of this process's own, removed when dropped.
+struct TempCapture(std::path::PathBuf);
+
+impl Drop for TempCapture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn temp_capture() -> TempCapture {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let name = format!("maintwatch-demo-{}-{nanos}.jsonl", std::process::id());
+    // The capture sink refuses a file that exists: a file someone else put at that name is
+    // never written through.
+    TempCapture(std::env::temp_dir().join(name))
+}
+
+/// `--report`: the watch's lines read back from its capture (as `replay` reads them) and drawn.
+fn write_report(
+    page: &std::path::Path,
+    capture: &std::path::Path,
+    scenario: &str,
+) -> anyhow::Result<()> {
+    let file =
+        std::fs::File::open(capture).with_context(|| format!("reading {}", capture.display()))?;
+    let mut lines = crate::report::Collected::default();
+    let reader = std::io::BufReader::new(file);
+    crate::commands::replay::replay_with(reader, crate::commands::replay::MAX_LINE, false, |e| {
+        if let crate::commands::replay::Event::Line(l) = e {
+            lines.line(l);
+        }
+        Ok(())
+    })?;
+    crate::report::Report {
+        command: "demo",
+        source: format!("scenario {scenario} (the built-in simulator, watched)"),
+        lines: &lines,
+        observations: None,
+        grade: None,
+        notes: Vec::new(),
+    }
+    .write(page)
 }
 
 /// The simulator's side that helps read the client's: the steps, not every connection.

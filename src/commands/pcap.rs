@@ -9,6 +9,7 @@ use crate::output::sink::{self, Record, Sink};
 use crate::pcap::line::{self, FileLine, Line, PcapLine};
 use crate::pcap::{packet, read, Analyzer, Settings, Stats};
 use crate::record::SCHEMA_VERSION;
+use crate::report::{Collected, Report};
 use std::io::Write;
 
 pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
@@ -17,6 +18,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     let mut writer = Writer {
         json: args.json,
         lines: sink::lines(&mut *out, args.json, args.color.style(args.json), true),
+        report: args.report.as_ref().map(|_| Collected::default()),
     };
     // Lines are written as each file is read, so a long capture shows progress; a file that
     // cannot be read stops the command after what was already written.
@@ -34,6 +36,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     writer.write(&Line::Watch(summary))?;
     writer.write(&end_line(files, &analyzer.stats))?;
     writer.lines.flush()?;
+    let collected = writer.report.take();
     drop(writer);
     let dropped = analyzer.dns_dropped();
     if dropped > 0 {
@@ -42,8 +45,19 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
             "maintwatch pcap: warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade"
         )?;
     }
-    let code = grade(&mut analyzer, args.json, out)?;
+    let (code, graded) = grade(&mut analyzer, args.json, out)?;
     out.flush()?;
+    if let (Some(path), Some(lines)) = (&args.report, &collected) {
+        let report = Report {
+            command: if args.grade { "pcap --grade" } else { "pcap" },
+            source: format!("capture {}", names.join(", ")),
+            lines,
+            observations: graded.as_ref().map(|(obs, _)| obs),
+            grade: graded.as_ref().map(|(_, g)| g),
+            notes: Vec::new(),
+        };
+        report.write(path)?;
+    }
     Ok(code)
 }
 
@@ -68,10 +82,15 @@ fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
 struct Writer<'a> {
     json: bool,
     lines: Box<dyn Sink + 'a>,
+    /// With `--report`, what the page keeps of the lines, taken as they are written.
+    report: Option<Collected>,
 }
 
 impl Writer<'_> {
     fn write(&mut self, line: &Line) -> anyhow::Result<()> {
+        if let Some(r) = &mut self.report {
+            r.pcap_line(line);
+        }
         Ok(self.lines.record(line)?)
     }
 }
@@ -165,11 +184,18 @@ fn end_line(files: Vec<FileLine>, s: &Stats) -> Line {
     })
 }
 
-/// With `--grade`, the judge's verdict on the capture: its table or its JSON lines, and the
-/// exit code (failure when a rule failed).
-fn grade(analyzer: &mut Analyzer, json: bool, out: &mut dyn Write) -> anyhow::Result<i32> {
+/// What the judge was given and what it answered.
+type Graded = (crate::judge::Observations, crate::judge::Grade);
+
+/// With `--grade`, the judge's verdict on the capture: its table or its JSON lines, the exit
+/// code (failure when a rule failed), and the grade for a report.
+fn grade(
+    analyzer: &mut Analyzer,
+    json: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<(i32, Option<Graded>)> {
     let Some(obs) = analyzer.observations() else {
-        return Ok(exit::SUCCESS);
+        return Ok((exit::SUCCESS, None));
     };
     let g = crate::judge::judge(&obs);
     if json {
@@ -177,7 +203,8 @@ fn grade(analyzer: &mut Analyzer, json: bool, out: &mut dyn Write) -> anyhow::Re
     } else {
         write!(out, "{}", g.table())?;
     }
-    Ok(g.verdict.exit_code())
+    let code = g.verdict.exit_code();
+    Ok((code, Some((obs, g))))
 }
 
 /// What a file's reading left out, one sentence each: skipped blocks, then a cut at the end.

@@ -12,10 +12,14 @@
 use crate::cli::ReplayArgs;
 use crate::escape::sanitize;
 use crate::exit;
+use crate::judge::{Grade, Observations};
 use crate::output::human::Style;
 use crate::output::sink;
+use crate::output::sink::Sink as _;
 use crate::record::line;
 use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::report::sink::PageSink;
+use crate::report::{Collected, Report};
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
@@ -93,33 +97,42 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     // `-v`, and with `--json`, which asks for the lines themselves.
     let timeline = !args.check || args.verbose || args.json;
     let mut code = exit::SUCCESS;
+    let mut kept = args
+        .report
+        .as_ref()
+        .map(|path| PageSink::new("replay", path.clone(), files(args)));
     for file in &args.files {
         let name = file.display().to_string();
         let report = if name == "-" {
-            replay_file(
-                std::io::stdin().lock(),
-                args,
-                &style,
-                timeline,
-                &name,
-                out,
-                err,
-            )?
+            let input = std::io::stdin().lock();
+            replay_file(input, args, (&style, timeline), &name, &mut kept, out, err)?
         } else {
             let f = std::fs::File::open(file).with_context(|| format!("reading {name}"))?;
             let reader = std::io::BufReader::with_capacity(1 << 16, f);
-            replay_file(reader, args, &style, timeline, &name, out, err)?
+            replay_file(reader, args, (&style, timeline), &name, &mut kept, out, err)?
         };
         if !verdict(args, &name, &report, err)? {
             code = exit::FAILURE;
         }
     }
+    if let Some(page) = &kept {
+        page.write()?;
+    }
     Ok(code)
+}
+
+/// The files read, as the report's header names them.
+fn files(args: &ReplayArgs) -> String {
+    let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    format!("capture {}", names.join(", "))
 }
 
 /// `replay --grade`: every `grade_input` line of every file, judged again.
 fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let mut code = exit::SUCCESS;
+    // The page draws the first run graded; the rest are counted on it.
+    let mut first: Option<(Observations, Grade)> = None;
+    let mut more = 0;
     for file in &args.files {
         let name = file.display().to_string();
         let text = if name == "-" {
@@ -158,9 +171,32 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             }
             // The worst grade decides: a failure over a rule not judged over a pass.
             code = worse(code, g.verdict.exit_code());
+            if first.is_none() {
+                first = Some((obs, g));
+            } else {
+                more += 1;
+            }
         }
     }
     out.flush()?;
+    if let (Some(path), Some((obs, g))) = (&args.report, &first) {
+        let lines = Collected::default();
+        let mut notes = Vec::new();
+        if more > 0 {
+            notes.push(format!(
+                "{more} more graded run(s) in these files are not drawn: this page is the first"
+            ));
+        }
+        Report {
+            command: "replay --grade",
+            source: files(args),
+            lines: &lines,
+            observations: Some(obs),
+            grade: Some(g),
+            notes,
+        }
+        .write(path)?;
+    }
     Ok(code)
 }
 
@@ -179,13 +215,14 @@ fn worse(a: i32, b: i32) -> i32 {
     }
 }
 
-/// Replays one input, writing its timeline and its bad lines and differences as they come.
+/// Replays one input, writing its timeline and its bad lines and differences as they come (and
+/// keeping what `--report` draws in `kept`).
 fn replay_file(
     reader: impl BufRead,
     args: &ReplayArgs,
-    style: &Style,
-    timeline: bool,
+    (style, timeline): (&Style, bool),
     name: &str,
+    kept: &mut Option<PageSink>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<ReplayReport> {
@@ -195,6 +232,11 @@ fn replay_file(
     let name = sanitize(name);
     let mut bad_shown = 0;
     let report = replay_with(reader, MAX_LINE, args.check, |event| {
+        match (kept.as_mut(), &event) {
+            (Some(k), Event::Line(line)) => k.line(line)?,
+            (Some(k), Event::Tagged(ep, line)) => k.line_of(ep, line)?,
+            _ => {}
+        }
         match event {
             Event::Line(line) if timeline => lines.line(line)?,
             Event::Tagged(ep, line) if timeline => lines.line_of(ep, line)?,

@@ -41,14 +41,17 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
             None => exit::USAGE,
         });
     }
-    match graded(args, &mut signals).await? {
-        Some(g) => report(&g, args),
-        None => Ok(exit::USAGE),
+    let Some(g) = graded(args, &mut signals).await? else {
+        return Ok(exit::USAGE);
+    };
+    if let Some(path) = &args.report {
+        write_report(path, &g)?;
     }
+    report(&g, args)
 }
 
 fn grading(args: &SimulateArgs) -> bool {
-    args.grade || args.grade_json.is_some()
+    args.grade || args.grade_json.is_some() || args.report.is_some()
 }
 
 /// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
@@ -63,6 +66,9 @@ pub struct Played {
 
 /// A graded run: the grade, what it was made from, and how the run stopped.
 pub struct Graded {
+    pub scenario: Scenario,
+    /// Every event of the run (`--report` draws the frames sent from them).
+    pub seen: Vec<SimEvent>,
     pub grade: Grade,
     pub obs: Observations,
     pub lost: u64,
@@ -79,6 +85,8 @@ pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Resul
     obs.client_process = played.process;
     let grade = crate::judge::judge(&obs);
     Ok(Some(Graded {
+        scenario: played.scenario,
+        seen: played.seen,
         grade,
         obs,
         lost: played.lost,
@@ -129,6 +137,45 @@ async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Opti
         stop,
         process,
     }))
+}
+
+/// `--report`: the page of the run, drawn from the judge's observations and grade, with the
+/// frames the simulator sent.
+fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
+    let mut lines = crate::report::Collected::default();
+    for e in &run.seen {
+        if let What::Sent { conn, bytes, .. } = &e.what {
+            lines.sent(e.clock.unwrap_or(-1.0), *conn, bytes);
+        }
+    }
+    let mut notes = Vec::new();
+    if run.lost > 0 {
+        notes.push(format!(
+            "{} events were lost (the output was too slow); figures may be low",
+            run.lost
+        ));
+    }
+    match run.stop {
+        Stop::Signal(name, _) => notes.push(format!(
+            "stopped by {name} before the scenario ended: this is what happened so far"
+        )),
+        Stop::ClientExited => notes.push(
+            "the client exited before the scenario ended: this is what happened so far".into(),
+        ),
+        Stop::NeverStarted => notes.push(
+            "the scenario never started (it waits for opt-ins): this is what happened".into(),
+        ),
+        Stop::Ended => {}
+    }
+    crate::report::Report {
+        command: "simulate --grade",
+        source: format!("scenario {}", run.scenario.name),
+        lines: &lines,
+        observations: Some(&run.obs),
+        grade: Some(&run.grade),
+        notes,
+    }
+    .write(path)
 }
 
 /// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error
@@ -416,6 +463,7 @@ fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
         obs,
         lost,
         stop,
+        ..
     } = graded;
     let (lost, stop) = (*lost, *stop);
     let mut out = std::io::stdout().lock();

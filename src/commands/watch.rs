@@ -62,6 +62,13 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let mut sinks = settings.sinks(out)?;
     let summaries = KeptSummaries::default();
     sinks.add(Box::new(summaries.clone()));
+    let page = args.report.as_ref().map(|path| {
+        let source = format!("watch of {}", settings.connect.host());
+        crate::report::sink::PageSink::new("watch", path.clone(), source)
+    });
+    if let Some(p) = &page {
+        sinks.add(Box::new(p.clone()));
+    }
     let endpoints: Vec<Endpoint> = match fleet {
         None => vec![endpoint(&services, settings.clone(), None)],
         Some(fleet) => fleet
@@ -73,6 +80,9 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let end = watch::watch_fleet(&settings, endpoints, &mut sinks, gone.gone(), None).await?;
     // The hooks' queue closes with their sinks; then the last runs are waited for.
     drop(sinks);
+    if let Some(p) = &page {
+        p.write()?;
+    }
     let written = stdout.finish();
     services.finish().await;
     for (label, one) in &end.ends {

@@ -102,6 +102,9 @@ fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -
                 *opted_in.entry(t).or_insert(0) += 1;
             }
             OptIn::Unknown => unknown += 1,
+            // The client gave up on its HELLO's reply, held by a stall, before it could opt in:
+            // the rest of that handshake was never seen.
+            OptIn::NotSent if c.waits.iter().any(|w| w.gave_up) => unknown += 1,
             OptIn::Refused | OptIn::NotSent => never += 1,
         }
     }

@@ -310,16 +310,20 @@ impl Hooks {
     }
 }
 
-/// The names of the variables the hooks must not inherit: `REDISCLI_AUTH`, and every one whose
-/// value contains one of `passwords`.
+/// The names of the variables the hooks must not inherit: `REDISCLI_AUTH`, the OTLP exporter's
+/// headers (`OTEL_EXPORTER_OTLP_*HEADERS`: collector credentials), and every one whose value
+/// contains one of `passwords`.
 fn hidden_variables(
     vars: impl Iterator<Item = (OsString, OsString)>,
     passwords: &[&str],
 ) -> Vec<OsString> {
     use std::os::unix::ffi::OsStrExt;
     let holds = |value: &[u8], p: &[u8]| !p.is_empty() && value.windows(p.len()).any(|w| w == p);
+    let otlp_headers = |k: &[u8]| k.starts_with(b"OTEL_EXPORTER_OTLP_") && k.ends_with(b"HEADERS");
     vars.filter(|(k, v)| {
-        k == "REDISCLI_AUTH" || passwords.iter().any(|p| holds(v.as_bytes(), p.as_bytes()))
+        k == "REDISCLI_AUTH"
+            || otlp_headers(k.as_bytes())
+            || passwords.iter().any(|p| holds(v.as_bytes(), p.as_bytes()))
     })
     .map(|(k, _)| k)
     .collect()
@@ -590,10 +594,23 @@ mod tests {
             ("BOTH", "first-Pw;second-Pw"),
             ("HOOK_DIR", "/tmp/hooks"),
             ("EMPTY", ""),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=k"),
+            ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-api-key=k"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
         let hidden = hidden_variables(vars.into_iter(), &["first-Pw", "second-Pw", ""]);
-        assert_eq!(hidden, ["REDISCLI_AUTH", "REDIS_URL", "SECOND", "BOTH"]);
+        assert_eq!(
+            hidden,
+            [
+                "REDISCLI_AUTH",
+                "REDIS_URL",
+                "SECOND",
+                "BOTH",
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "OTEL_EXPORTER_OTLP_METRICS_HEADERS"
+            ]
+        );
     }
 
     /// A line of `bytes` of JSON (a malformed line's error text).

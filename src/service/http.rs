@@ -1,12 +1,13 @@
 //! The `/metrics` endpoint of `watch --metrics`: hyper's HTTP/1 server on the address given.
 //!
-//! A scraper is untrusted like any peer: a bounded number of connections at once, a deadline on
-//! reading a request's headers, a cap on how long one connection may live, and a small request
-//! buffer. Idle peers must not lock a scraper out: a connection that has sent nothing gets a
-//! short deadline for its first byte, and when every slot is taken a new connection evicts the
-//! oldest of those that have still sent nothing (a scraper sends its request at once). Only `GET`/`HEAD /metrics` is served; the
-//! format follows the scraper's `Accept` (OpenMetrics when it asks for
-//! `application/openmetrics-text`, else the Prometheus text format 0.0.4).
+//! A scraper is untrusted like any peer: a bounded number of connections at once, a short
+//! deadline on a request's head, a cap on how long one connection may live, and a small request
+//! buffer. Idle and slow peers must not lock a scraper out, whether they send nothing or stop in
+//! the middle of a request head: every connection that is not being answered is *waiting*, and
+//! when every slot is taken a new connection closes the one that has waited longest (a scraper
+//! sends its whole request at once, so it is answered before anything newer can push it out).
+//! Only `GET`/`HEAD /metrics` is served; the format follows the scraper's `Accept` (OpenMetrics
+//! when it asks for `application/openmetrics-text`, else the Prometheus text format 0.0.4).
 
 use super::metrics::Metrics;
 use http_body_util::Full;
@@ -19,13 +20,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Connections served at once; past it an idle one is evicted, or the new one closed.
+/// Connections served at once; past it the one that has waited longest is closed.
 pub const MAX_CONNECTIONS: usize = 64;
-/// The time a client has to send a request's headers.
-const HEADER_DEADLINE: Duration = Duration::from_secs(10);
-/// The time a connection has to send its first byte.
-const FIRST_BYTE: Duration = Duration::from_secs(2);
-/// How long a new connection waits for the slot an evicted idle one gives back.
+/// The time a connection has to send a whole request head, from its start or from the end of
+/// its last answer (a scraper sends one in a single packet).
+const HEADER_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a new connection waits for the slot a closed one gives back.
 const EVICTION_WAIT: Duration = Duration::from_secs(1);
 /// The longest one connection is kept (a keep-alive scraper reconnects after it).
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(300);
@@ -63,23 +63,58 @@ impl Drop for ServerHandle {
     }
 }
 
-/// The connections that have sent nothing yet, oldest first, each with its way to be told to
-/// close.
+/// The connections waiting for a request (silent, half-sent, or idle between two), in the order
+/// they began to wait, each with its way to be told to close. One being answered is not listed.
 #[derive(Default)]
-struct Idle {
+struct Waiting {
     next: u64,
-    waiting: std::collections::VecDeque<(u64, Arc<tokio::sync::Notify>)>,
+    queue: std::collections::VecDeque<(u64, Arc<tokio::sync::Notify>)>,
 }
 
-type SharedIdle = Arc<std::sync::Mutex<Idle>>;
+#[derive(Clone, Default)]
+struct SharedWaiting(Arc<std::sync::Mutex<Waiting>>);
 
-fn idle_lock(idle: &SharedIdle) -> std::sync::MutexGuard<'_, Idle> {
-    idle.lock().unwrap_or_else(|e| e.into_inner())
+impl SharedWaiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new connection, waiting from now: its id and how it is told to close.
+    fn join(&self) -> (u64, Arc<tokio::sync::Notify>) {
+        let evict = Arc::new(tokio::sync::Notify::new());
+        let mut w = self.lock();
+        let id = w.next;
+        w.next += 1;
+        w.queue.push_back((id, Arc::clone(&evict)));
+        (id, evict)
+    }
+
+    /// `id` waits again (after an answer), behind every other.
+    fn wait_again(&self, id: u64, evict: &Arc<tokio::sync::Notify>) {
+        let mut w = self.lock();
+        w.queue.retain(|(other, _)| *other != id);
+        w.queue.push_back((id, Arc::clone(evict)));
+    }
+
+    /// `id` is being answered, or gone: it cannot be closed for another.
+    fn leave(&self, id: u64) {
+        self.lock().queue.retain(|(other, _)| *other != id);
+    }
+
+    /// Tells the connection that has waited longest to close; whether there was one.
+    fn evict_oldest(&self) -> bool {
+        let Some((_, evict)) = self.lock().queue.pop_front() else {
+            return false;
+        };
+        // A permit is stored if its task is not polling yet: it closes when it does.
+        evict.notify_one();
+        true
+    }
 }
 
 async fn accept_loop(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let idle = SharedIdle::default();
+    let waiting = SharedWaiting::default();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -89,64 +124,56 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
                 continue;
             }
         };
-        let slot = match Arc::clone(&slots).try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(_) => {
-                let Some((_, evict)) = idle_lock(&idle).waiting.pop_front() else {
-                    continue; // every slot is busy serving: the stream is dropped, closed
-                };
-                evict.notify_one();
-                let freed = Arc::clone(&slots).acquire_owned();
-                match tokio::time::timeout(EVICTION_WAIT, freed).await {
-                    Ok(Ok(slot)) => slot,
-                    _ => continue,
-                }
-            }
+        let Some(slot) = slot(&slots, &waiting).await else {
+            continue; // every slot is being answered: the stream is dropped, closed
         };
-        // Listed as idle here, not in its task: a burst of accepts runs before any task does,
-        // and each must find the ones before it to evict.
-        let evict = Arc::new(tokio::sync::Notify::new());
-        let id = {
-            let mut idle = idle_lock(&idle);
-            let id = idle.next;
-            idle.next += 1;
-            idle.waiting.push_back((id, Arc::clone(&evict)));
-            id
-        };
-        let (metrics, idle) = (Arc::clone(&metrics), Arc::clone(&idle));
+        // Listed as waiting here, not in its task: a burst of accepts runs before any task
+        // does, and each must find the ones before it to close.
+        let (id, evict) = waiting.join();
+        let (metrics, waiting) = (Arc::clone(&metrics), waiting.clone());
         tokio::spawn(async move {
-            if first_byte(&stream, &idle, id, &evict).await {
-                serve_connection(stream, metrics).await;
+            tokio::select! {
+                () = serve_connection(stream, metrics, &waiting, id, &evict) => {}
+                () = evict.notified() => {}
             }
+            waiting.leave(id);
             drop(slot);
         });
     }
 }
 
-/// Waits for the connection's first byte (or its end), at most [`FIRST_BYTE`], unless it is
-/// evicted meanwhile. Whether it is worth serving.
-async fn first_byte(
-    stream: &tokio::net::TcpStream,
-    idle: &SharedIdle,
-    id: u64,
-    evict: &tokio::sync::Notify,
-) -> bool {
-    let mut byte = [0u8; 1];
-    let sent = tokio::select! {
-        // `readable()` may be ready with nothing to read; a peek waits for a byte (or the end).
-        seen = tokio::time::timeout(FIRST_BYTE, stream.peek(&mut byte)) => {
-            matches!(seen, Ok(Ok(n)) if n > 0)
-        }
-        () = evict.notified() => false,
-    };
-    idle_lock(idle).waiting.retain(|(other, _)| *other != id);
-    sent
+/// A free slot, or the one the longest-waiting connection gives back when told to close.
+async fn slot(
+    slots: &Arc<tokio::sync::Semaphore>,
+    waiting: &SharedWaiting,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    if let Ok(slot) = Arc::clone(slots).try_acquire_owned() {
+        return Some(slot);
+    }
+    if !waiting.evict_oldest() {
+        return None;
+    }
+    let freed = Arc::clone(slots).acquire_owned();
+    tokio::time::timeout(EVICTION_WAIT, freed).await.ok()?.ok()
 }
 
-async fn serve_connection(stream: tokio::net::TcpStream, metrics: Arc<Metrics>) {
-    let service = hyper::service::service_fn(move |req| {
+/// Serves one connection (bounded by [`CONNECTION_LIFETIME`]): while a request is answered it is
+/// off the waiting list, and back at its end once the answer is handed to hyper.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    metrics: Arc<Metrics>,
+    waiting: &SharedWaiting,
+    id: u64,
+    evict: &Arc<tokio::sync::Notify>,
+) {
+    let service = hyper::service::service_fn(|req| {
+        waiting.leave(id);
         let metrics = Arc::clone(&metrics);
-        async move { Ok::<_, Infallible>(answer(metrics, req).await) }
+        async move {
+            let response = answer(metrics, req).await;
+            waiting.wait_again(id, evict);
+            Ok::<_, Infallible>(response)
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -233,6 +260,35 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_connection_that_has_waited_longest_is_closed_first_and_one_answered_never() {
+        let w = SharedWaiting::default();
+        let (a, evict_a) = w.join();
+        let (b, evict_b) = w.join();
+        let (c, _) = w.join();
+        // `a` is answered, then waits again: behind `b` and `c`.
+        w.leave(a);
+        w.wait_again(a, &evict_a);
+        w.leave(c); // `c` is being answered
+        let ids = |w: &SharedWaiting| w.lock().queue.iter().map(|(id, _)| *id).collect::<Vec<_>>();
+        assert_eq!(ids(&w), [b, a]);
+        assert!(w.evict_oldest());
+        assert_eq!(ids(&w), [a]);
+        // The permit is kept for `b`'s task: it closes as soon as it looks.
+        let woke = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(async {
+                tokio::time::timeout(Duration::from_secs(5), evict_b.notified())
+                    .await
+                    .is_ok()
+            });
+        assert!(woke);
+        assert!(w.evict_oldest());
+        assert!(!w.evict_oldest(), "only `c`, being answered, is left");
+    }
 
     #[test]
     fn openmetrics_is_served_only_when_asked_for() {

@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod http;
 pub mod metrics;
 pub mod otlp;
+pub mod otlp_config;
 
 pub use hooks::{ExecOn, HookSettings, Hooks};
 pub use metrics::Metrics;

@@ -17,14 +17,14 @@ impl Check for OptInRule {
             return Some(Rule::not_judged(
                 self.name(),
                 format!(
-                    "no handshake of its {} connection(s) was observed (they began before the capture): capture from before the client connects",
+                    "no handshake of its {} connection(s) was observed whole (they began before the capture, or the client gave up on them in a stall): capture from before the client connects",
                     s.unknown
                 ),
             ));
         }
         let unseen = if s.unknown > 0 {
             format!(
-                " ({} whose handshake was not observed are not counted)",
+                " ({} whose handshake was not observed, or was given up in a stall, are not counted)",
                 s.unknown
             )
         } else {

@@ -1,0 +1,278 @@
+//! The timeline drawn as inline SVG: time across, one bar per connection grouped by client,
+//! notification markers with their window bands, DNS changes, node-wide closes, and arrows from
+//! a connection to the one that followed it.
+//!
+//! Every element carries a `<title>`: a browser shows it on hover without any script, and a
+//! reader of the source sees it too. Every SVG element is written with a closing tag: inside
+//! `<svg>` an HTML parser reads `<rect>` without one as the parent of what follows.
+
+use maud::{html, Markup};
+
+use super::model::{Bar, Drawing, Marker, NodeClose};
+use crate::report::collect::DnsChange;
+
+const WIDTH: f64 = 1200.0;
+const LEFT: f64 = 230.0;
+const RIGHT: f64 = 30.0;
+/// Rows of labels above the bars: three for markers, two for DNS changes.
+const LABEL_ROW: f64 = 13.0;
+const TOP: f64 = 20.0 + 5.0 * LABEL_ROW;
+const ROW: f64 = 16.0;
+const BAR: f64 = 10.0;
+
+/// Maps times to x.
+struct Scale {
+    t0: f64,
+    t1: f64,
+}
+
+impl Scale {
+    fn x(&self, t: f64) -> f64 {
+        let f = ((t - self.t0) / (self.t1 - self.t0)).clamp(0.0, 1.0);
+        LEFT + f * (WIDTH - LEFT - RIGHT)
+    }
+}
+
+/// A coordinate, to a tenth of a pixel (the file stays small).
+fn n(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A time for a `data-` attribute (scripts and tests read the drawing's times there): seconds to
+/// the millisecond.
+fn t3(t: f64) -> String {
+    format!("{t:.3}")
+}
+
+/// Seconds as every title writes them: `+12.345 s`.
+pub fn secs(t: f64) -> String {
+    format!("+{t:.3} s")
+}
+
+/// One row per bar, and one above each client's first bar for its name.
+struct Rows {
+    /// The row of each bar.
+    bar: Vec<usize>,
+    /// `(row, group)` for each group's heading.
+    groups: Vec<(usize, String)>,
+    count: usize,
+}
+
+fn rows(bars: &[Bar]) -> Rows {
+    let mut r = Rows {
+        bar: Vec::with_capacity(bars.len()),
+        groups: Vec::new(),
+        count: 0,
+    };
+    let mut last: Option<&str> = None;
+    for b in bars {
+        if last != Some(b.group.as_str()) {
+            r.groups.push((r.count, b.group.clone()));
+            r.count += 1;
+            last = Some(&b.group);
+        }
+        r.bar.push(r.count);
+        r.count += 1;
+    }
+    r
+}
+
+fn row_y(row: usize) -> f64 {
+    TOP + row as f64 * ROW
+}
+
+/// The whole drawing.
+pub fn draw(d: &Drawing) -> Markup {
+    let (t0, t1) = d.span();
+    let s = Scale { t0, t1 };
+    let rows = rows(&d.bars);
+    let bottom = row_y(rows.count) + 6.0;
+    let height = bottom + 40.0;
+    html! {
+        svg class="timeline" xmlns="http://www.w3.org/2000/svg" width=(n(WIDTH)) height=(n(height))
+            viewBox=(format!("0 0 {} {}", n(WIDTH), n(height))) role="img" {
+            title { "Timeline: connections, notifications, DNS changes and closes" }
+            defs {
+                marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse" {
+                    path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead" {}
+                }
+            }
+            @for (i, m) in d.markers.iter().enumerate() { (window_band(&s, m, i, bottom)) }
+            @for (row, g) in &rows.groups {
+                text class="group" x="4" y=(n(row_y(*row) + BAR)) { (g) }
+            }
+            @for (i, b) in d.bars.iter().enumerate() { (bar(&s, b, row_y(rows.bar[i]))) }
+            @for (i, b) in d.bars.iter().enumerate() {
+                @if let Some(j) = b.successor { (arrow(&s, b, &d.bars[j], row_y(rows.bar[i]), row_y(rows.bar[j]))) }
+            }
+            @for (i, m) in d.markers.iter().enumerate() { (marker(&s, m, i, bottom)) }
+            @for (i, c) in d.dns.iter().enumerate() { (dns(&s, c, i, bottom)) }
+            @for c in &d.closes { (close(&s, c, bottom)) }
+            (axis(&s, bottom, d.unit))
+        }
+    }
+}
+
+fn bar(s: &Scale, b: &Bar, y: f64) -> Markup {
+    let x0 = s.x(b.start);
+    let x1 = s.x(b.end.unwrap_or(s.t1)).max(x0 + 2.0);
+    let end = match (b.end, &b.closed_by) {
+        (Some(t), Some(by)) => format!("closed at {} by {by}", secs(t)),
+        (Some(t), None) => format!("closed at {}", secs(t)),
+        (None, _) => "open at the end".into(),
+    };
+    let title = format!(
+        "{} of {} to {}: opened at {}, {end}; end: {}",
+        b.label,
+        b.group,
+        b.server,
+        secs(b.start),
+        b.class.word()
+    );
+    html! {
+        text class="conn-label" x=(n(LEFT - 6.0)) y=(n(y + BAR - 1.0)) text-anchor="end" { (b.label) }
+        rect class=(format!("bar {}", b.class.word())) data-conn=(b.conn) data-end=(b.class.word())
+            data-opened=(t3(b.start)) data-closed=[b.end.map(t3)]
+            x=(n(x0)) y=(n(y)) width=(n(x1 - x0)) height=(n(BAR)) {
+            title { (title) }
+        }
+    }
+}
+
+fn arrow(s: &Scale, from: &Bar, to: &Bar, y0: f64, y1: f64) -> Markup {
+    let x0 = s.x(from.end.unwrap_or(to.start));
+    let x1 = s.x(to.start);
+    let title = format!(
+        "{} was followed by {} at {}",
+        from.label,
+        to.label,
+        secs(to.start)
+    );
+    html! {
+        line class="successor" data-from=(from.conn) data-to=(to.conn) x1=(n(x0)) y1=(n(y0 + BAR / 2.0))
+            x2=(n(x1)) y2=(n(y1 + BAR / 2.0)) marker-end="url(#arrow)" {
+            title { (title) }
+        }
+    }
+}
+
+fn window_band(s: &Scale, m: &Marker, i: usize, bottom: f64) -> Markup {
+    let Some(w) = m.window else {
+        return html! {};
+    };
+    let x0 = s.x(m.t);
+    let x1 = s.x(m.t + w).max(x0 + 1.0);
+    let top = 20.0 + (i % 3) as f64 * LABEL_ROW;
+    let title = format!(
+        "{}: window of {w} s, from {} to {}",
+        m.name,
+        secs(m.t),
+        secs(m.t + w)
+    );
+    html! {
+        rect class="window" data-name=(m.name) x=(n(x0)) y=(n(top)) width=(n(x1 - x0)) height=(n(bottom - top)) {
+            title { (title) }
+        }
+    }
+}
+
+fn marker(s: &Scale, m: &Marker, i: usize, bottom: f64) -> Markup {
+    let x = s.x(m.t);
+    let y = 12.0 + (i % 3) as f64 * LABEL_ROW;
+    let mut title = format!("{} at {}", m.name, secs(m.t));
+    if let Some(w) = m.window {
+        title.push_str(&format!(", window {w} s"));
+    }
+    if let Some(f) = &m.frame {
+        title.push_str(&format!("\nframe ({} bytes): {}", f.len, f.text));
+        if f.cut {
+            title.push_str(" ... (cut)");
+        }
+    }
+    html! {
+        g class="notification" data-name=(m.name) data-t=(t3(m.t)) {
+            title { (title) }
+            line class="marker" x1=(n(x)) y1=(n(y + 2.0)) x2=(n(x)) y2=(n(bottom)) {}
+            text class="marker-label" x=(n(x + 3.0)) y=(n(y)) { (m.name) }
+        }
+    }
+}
+
+fn dns(s: &Scale, c: &DnsChange, i: usize, bottom: f64) -> Markup {
+    let x = s.x(c.t);
+    let y = 12.0 + (3 + i % 2) as f64 * LABEL_ROW;
+    let text = format!(
+        "DNS {}: {} -> {}",
+        c.host,
+        c.before.join(", "),
+        c.after.join(", ")
+    );
+    html! {
+        g class="dns" data-t=(t3(c.t)) {
+            title { (format!("{text} at {}", secs(c.t))) }
+            line class="dns-line" x1=(n(x)) y1=(n(y + 2.0)) x2=(n(x)) y2=(n(bottom)) {}
+            text class="dns-label" x=(n(x + 3.0)) y=(n(y)) { (text) }
+        }
+    }
+}
+
+fn close(s: &Scale, c: &NodeClose, bottom: f64) -> Markup {
+    let x = s.x(c.t);
+    html! {
+        line class="node-close" data-t=(t3(c.t)) x1=(n(x)) y1=(n(TOP - 6.0)) x2=(n(x)) y2=(n(bottom)) {
+            title { (format!("node-wide close by the server ({}) at {}", c.server, secs(c.t))) }
+        }
+    }
+}
+
+/// The time axis: ticks at a round step, labelled in seconds.
+fn axis(s: &Scale, bottom: f64, unit: &str) -> Markup {
+    let step = tick_step(s.t1 - s.t0);
+    let first = (s.t0 / step).ceil() as i64;
+    let last = (s.t1 / step).floor() as i64;
+    let ticks: Vec<f64> = (first..=last).map(|k| k as f64 * step).take(40).collect();
+    html! {
+        g class="axis" {
+            line x1=(n(LEFT)) y1=(n(bottom)) x2=(n(WIDTH - RIGHT)) y2=(n(bottom)) {}
+            @for t in ticks {
+                line x1=(n(s.x(t))) y1=(n(bottom)) x2=(n(s.x(t))) y2=(n(bottom + 5.0)) {}
+                text class="tick" x=(n(s.x(t))) y=(n(bottom + 17.0)) text-anchor="middle" { (tick_label(t, step)) }
+            }
+            text class="axis-label" x=(n(WIDTH - RIGHT)) y=(n(bottom + 33.0)) text-anchor="end" { "time (" (unit) ")" }
+        }
+    }
+}
+
+/// A round step giving about eight ticks: 1, 2 or 5 times a power of ten.
+fn tick_step(span: f64) -> f64 {
+    let raw = (span / 8.0).max(1e-3);
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw)
+        .unwrap_or(10.0 * p)
+}
+
+fn tick_label(t: f64, step: f64) -> String {
+    if step >= 1.0 {
+        format!("{t:.0} s")
+    } else {
+        let places = (-step.log10().floor()) as usize;
+        format!("{t:.places$} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(tick_step(20.0), 5.0);
+        assert_eq!(tick_step(8.0), 1.0);
+        assert_eq!(tick_step(0.8), 0.1);
+        assert_eq!(tick_label(1.5, 0.5), "1.5 s");
+        assert_eq!(tick_label(10.0, 5.0), "10 s");
+    }
+}
