@@ -666,3 +666,57 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
     }
     assert_eq!(g.verdict, Verdict::Fail, "{text}");
 }
+
+/// A key whose slot is among those oss-cluster moves (8892-8991).
+fn key_in_moved_slots() -> String {
+    (0..)
+        .map(|i| format!("k{i}"))
+        .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+        .unwrap()
+}
+
+/// A scripted cluster client that ignores the SMIGRATED and keeps sending a moved slot's key to
+/// the source: the simulator answers `-MOVED` as a real cluster would, and `smigrated-refresh`
+/// fails with the count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_smigrated_collects_moved_and_fails_smigrated_refresh() {
+    let g = guarded(async {
+        let (sim, mut events) = start("oss-cluster", 1.0).await;
+        let mut seen = Vec::new();
+        let mut nodes = Vec::new();
+        for last in [2, 3, 4] {
+            nodes.push(Conn::open(proxy(&sim, last), "ignores", true).await);
+        }
+        until(
+            &mut events,
+            &mut seen,
+            |w| matches!(w, What::Pushed { summary, .. } if summary.starts_with("SMIGRATED")),
+        )
+        .await;
+        let key = key_in_moved_slots();
+        let source = &mut nodes[1];
+        for _ in 0..3 {
+            source
+                .s
+                .write_all(&encode_command(&["GET", &key]))
+                .await
+                .unwrap();
+            source.wait_replies(1).await;
+        }
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    let n = client(&g, "ignores/1.0")
+        .notifications
+        .iter()
+        .find(|n| n.notification.starts_with("SMIGRATED"))
+        .unwrap();
+    let r = n
+        .rules
+        .iter()
+        .find(|r| r.rule == "smigrated-refresh")
+        .unwrap();
+    assert_eq!(r.verdict, Verdict::Fail, "{text}");
+    assert!(r.detail.contains("got 3 -MOVED"), "{}", r.detail);
+}

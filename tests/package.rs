@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 const UNIT: &str = include_str!("../deploy/systemd/maintwatch.service");
 
 fn repo() -> &'static Path {
@@ -42,7 +44,7 @@ fn run(cmd: &mut Command) -> String {
 /// The package built from the test binary into `dir`: its path.
 fn build(dir: &Path) -> PathBuf {
     let out = run(Command::new(repo().join("scripts/build-deb"))
-        .arg(env!("CARGO_BIN_EXE_maintwatch"))
+        .arg(common::BIN)
         .arg(dir)
         // gzip, not xz: the debug binary is large and what is checked is the content.
         .env("DEB_COMPRESS", "gzip"));

@@ -560,6 +560,7 @@ fn hostile_frames_and_names_stay_text() {
         window: 15.0,
         target: Some(maintwatch::judge::Target::Name(name.into())),
         retiring: vec!["127.0.0.2:6379".parse().unwrap()],
+        moves: Vec::new(),
     });
     obs.dns.push(maintwatch::judge::DnsAnswer {
         at: 0.5,

@@ -119,6 +119,12 @@ pub struct Connection {
     /// Its commands' waits on stalled replies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<Wait>,
+    /// When the server answered `-MOVED` on it (a key of a slot served elsewhere).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redirects: Vec<f64>,
+    /// When it asked for the cluster's topology (CLUSTER SLOTS, SHARDS or NODES).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology_queries: Vec<f64>,
 }
 
 impl Connection {
@@ -145,6 +151,8 @@ impl Connection {
             traffic: Vec::new(),
             closed: None,
             waits: Vec::new(),
+            redirects: Vec::new(),
+            topology_queries: Vec::new(),
         }
     }
 }
@@ -234,6 +242,18 @@ pub struct Notification {
     pub target: Option<Target>,
     /// The server addresses it was pushed on: the retiring ones, for a MOVING.
     pub retiring: Vec<SocketAddr>,
+    /// SMIGRATED only: each triplet, source and target as `host:port`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<SlotMove>,
+}
+
+/// One triplet of an SMIGRATED: these slots moved from `source` to `target`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlotMove {
+    pub source: String,
+    pub target: String,
+    pub slots: String,
 }
 
 impl Notification {

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use input::{
     Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached, Received,
-    Side, Stall, Target, Traffic, Wait,
+    Side, SlotMove, Stall, Target, Traffic, Wait,
 };
 pub use output::{
     ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,

@@ -33,6 +33,8 @@ fn conn(id: u64, server: &str, opened: f64, reached: Reached) -> Connection {
         traffic: Vec::new(),
         closed: None,
         waits: Vec::new(),
+        redirects: Vec::new(),
+        topology_queries: Vec::new(),
     }
 }
 
@@ -66,6 +68,7 @@ fn world(target: Target, connections: Vec<Connection>) -> Observations {
             window: 15.0,
             target: Some(target),
             retiring: vec![addr(OLD)],
+            moves: Vec::new(),
         }],
         closes: vec![NodeClose {
             at: 16.6,
@@ -403,6 +406,7 @@ fn failover(waits: Vec<Wait>) -> Observations {
         window,
         target: None,
         retiring: vec![addr(OLD)],
+        moves: Vec::new(),
     };
     Observations {
         source: "test".into(),
@@ -644,4 +648,127 @@ fn the_rule_table_names_each_rule_once() {
     ] {
         assert!(names.contains(&n), "{n} is not in {names:?}");
     }
+}
+
+const SOURCE: &str = "127.0.0.3:7000";
+const TARGET: &str = "127.0.0.5:7000";
+const OTHER: &str = "127.0.0.2:7000";
+
+/// An SMIGRATED seq 19 at 2.0 moving 8892-8991 from SOURCE to TARGET, pushed on every node; the
+/// client's connections on `servers`, opened at 0, busy throughout.
+fn smigrated(servers: &[&str]) -> Observations {
+    let connections = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut c = got(conn(i as u64 + 1, s, 0.0, Reached::Address), 2.0);
+            c.traffic.push(Traffic {
+                at: 3.0,
+                commands: 10,
+                errors: 0,
+                unanswered: 0,
+            });
+            c
+        })
+        .collect();
+    Observations {
+        source: "test".into(),
+        connections,
+        notifications: vec![Notification {
+            at: 2.0,
+            kind: "SMIGRATED".into(),
+            seq: Some(19),
+            window: 0.0,
+            target: None,
+            retiring: vec![addr(OTHER), addr(SOURCE)],
+            moves: vec![SlotMove {
+                source: SOURCE.into(),
+                target: TARGET.into(),
+                slots: "8892-8991".into(),
+            }],
+        }],
+        ..Observations::default()
+    }
+}
+
+/// The client reads the topology once, at once: pass. Once per copy of the notification:
+/// a storm, fail.
+#[test]
+fn one_topology_read_per_burst_passes_and_one_per_copy_fails() {
+    let mut obs = smigrated(&[OTHER, SOURCE]);
+    obs.connections[0].topology_queries.push(2.01);
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(
+        why.starts_with("read the topology again (a CLUSTER query) at +0.010 s"),
+        "{why}"
+    );
+    obs.connections[1].topology_queries.push(2.02);
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(
+        why.contains("a refresh per copy of the notification"),
+        "{why}"
+    );
+}
+
+/// Applying the triplet (a connection to the target, as node-redis does) is taking the move into
+/// account too.
+#[test]
+fn connecting_to_the_target_at_once_passes() {
+    let mut obs = smigrated(&[SOURCE]);
+    obs.connections
+        .push(conn(9, TARGET, 2.004, Reached::Address));
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(
+        why.contains("connected to the target 127.0.0.5:7000"),
+        "{why}"
+    );
+}
+
+/// A client that ignores the SMIGRATED collects -MOVED from the source; one that learns only
+/// late fails too.
+#[test]
+fn never_refreshing_or_refreshing_late_fails() {
+    let mut obs = smigrated(&[SOURCE]);
+    obs.connections[0].redirects = vec![2.1, 2.2, 2.3];
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(why.starts_with("conn 1 got 3 -MOVED"), "{why}");
+    let mut obs = smigrated(&[SOURCE]);
+    obs.connections[0].redirects = vec![6.0];
+    obs.connections[0].topology_queries.push(6.01);
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(why.contains("only at +4.0 s"), "{why}");
+}
+
+/// No connection to a source: leaving the topology alone passes, refreshing fails.
+#[test]
+fn a_client_the_move_does_not_concern_leaves_its_topology_alone() {
+    let obs = smigrated(&[OTHER]);
+    assert_eq!(
+        verdict_of(&judge(&obs), "smigrated-refresh").0,
+        Verdict::Pass
+    );
+    let mut obs = smigrated(&[OTHER]);
+    obs.connections[0].topology_queries.push(2.5);
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(why.contains("concerned none of its nodes"), "{why}");
+}
+
+/// Nothing to see (no command for the moved slots, or triplets not read): not judged.
+#[test]
+fn smigrated_refresh_without_evidence_is_not_judged() {
+    let obs = smigrated(&[SOURCE]);
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(why.contains("use keys across all slots"), "{why}");
+    let mut obs = smigrated(&[SOURCE]);
+    obs.notifications[0].moves.clear();
+    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(why.contains("triplets were not read"), "{why}");
 }

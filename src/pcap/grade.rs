@@ -156,6 +156,7 @@ impl Recorder {
                     window: n.time.unwrap_or(0) as f64,
                     target: (n.kind == Kind::Moving).then(|| target(n)),
                     retiring: Vec::new(),
+                    moves: moves(n),
                 });
                 k
             }
@@ -250,4 +251,19 @@ fn target(n: &Parsed) -> Target {
         Some(a) => Target::parse(&a.to_string()),
         None => Target::Null,
     }
+}
+
+/// An SMIGRATED's triplets, for the judge (a pair without a source names none).
+fn moves(n: &crate::notification::Notification) -> Vec<crate::judge::input::SlotMove> {
+    let Some(m) = &n.migrations else {
+        return Vec::new();
+    };
+    m.moves
+        .iter()
+        .map(|t| crate::judge::input::SlotMove {
+            source: t.source.clone().unwrap_or_default(),
+            target: t.target.clone(),
+            slots: t.slots.raw.clone(),
+        })
+        .collect()
 }

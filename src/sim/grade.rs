@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::judge::{
     self, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached,
-    Received, Side, Stall, Target, Traffic, Wait,
+    Received, Side, SlotMove, Stall, Target, Traffic, Wait,
 };
 pub use crate::judge::{ClientGrade, Grade, MovingGrade, NotificationGrade, Rule};
 
@@ -88,29 +88,10 @@ impl Collector {
                 accepted,
                 endpoint_type,
                 ..
-            } => {
-                if let Some(c) = self.conn(*conn) {
-                    c.opt_in = if *accepted {
-                        OptIn::Accepted {
-                            endpoint_type: endpoint_type.clone(),
-                        }
-                    } else {
-                        OptIn::Refused
-                    };
-                }
-            }
+            } => self.opted_in(*conn, *accepted, endpoint_type),
             What::ClientInfo {
                 conn, field, value, ..
-            } => {
-                if let Some(c) = self.conn(*conn) {
-                    let v = Some(value.clone());
-                    match *field {
-                        "lib-name" => c.lib_name = v,
-                        "lib-ver" => c.lib_ver = v,
-                        _ => c.name = v,
-                    }
-                }
-            }
+            } => self.client_info(*conn, field, value),
             What::Traffic {
                 conn,
                 commands,
@@ -162,6 +143,16 @@ impl Collector {
             What::Stalled {
                 proxies, seconds, ..
             } => self.stalled(t, proxies, *seconds),
+            What::Redirected { conn, .. } => {
+                if let Some(c) = self.conn(*conn) {
+                    c.redirects.push(t);
+                }
+            }
+            What::Command { conn, command, .. } if topology_query(command) => {
+                if let Some(c) = self.conn(*conn) {
+                    c.topology_queries.push(t);
+                }
+            }
             What::Waited {
                 conn,
                 waited,
@@ -169,6 +160,29 @@ impl Collector {
                 ..
             } => self.waited(t, *conn, *waited, *gave_up),
             _ => {}
+        }
+    }
+
+    fn opted_in(&mut self, conn: u64, accepted: bool, endpoint_type: &Option<String>) {
+        if let Some(c) = self.conn(conn) {
+            c.opt_in = if accepted {
+                OptIn::Accepted {
+                    endpoint_type: endpoint_type.clone(),
+                }
+            } else {
+                OptIn::Refused
+            };
+        }
+    }
+
+    fn client_info(&mut self, conn: u64, field: &str, value: &str) {
+        if let Some(c) = self.conn(conn) {
+            let v = Some(value.to_string());
+            match field {
+                "lib-name" => c.lib_name = v,
+                "lib-ver" => c.lib_ver = v,
+                _ => c.name = v,
+            }
         }
     }
 
@@ -233,6 +247,21 @@ impl Collector {
         proxies: &[SocketAddr],
     ) {
         let step = scenario.steps.iter().find(|s| s.line == line);
+        let port = proxies.first().map_or(0, |p| p.port()).to_string();
+        let moves = match step.map(|s| &s.action) {
+            Some(Action::Push {
+                push: Push::Structured { moves, .. },
+                ..
+            }) => moves
+                .iter()
+                .map(|m| SlotMove {
+                    source: m.source.replace("{port}", &port),
+                    target: m.target.replace("{port}", &port),
+                    slots: m.slots.clone(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         let (window, target) = match step.map(|s| &s.action) {
             Some(Action::Push {
                 push: Push::Structured { time, target, .. },
@@ -261,6 +290,7 @@ impl Collector {
             window,
             target,
             retiring: proxies.to_vec(),
+            moves,
         });
     }
 
@@ -280,4 +310,14 @@ impl Collector {
         }
         self.obs
     }
+}
+
+/// CLUSTER SLOTS, SHARDS or NODES: the client reading the topology.
+fn topology_query(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let (name, sub) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    name.eq_ignore_ascii_case("CLUSTER")
+        && ["SLOTS", "SHARDS", "NODES"]
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(sub))
 }

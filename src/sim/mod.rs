@@ -222,6 +222,13 @@ pub enum What {
     Assigned { slots: String, node: SocketAddr },
     /// A narration line from the scenario (something with no wire effect).
     Say { line: usize, text: String },
+    /// A command for a key of a slot this node does not serve was answered `-MOVED`.
+    Redirected {
+        conn: u64,
+        proxy: SocketAddr,
+        slot: u16,
+        to: SocketAddr,
+    },
     /// A stall step: the proxies hold every reply for `seconds` of real time.
     Stalled {
         line: usize,
@@ -342,6 +349,12 @@ impl fmt::Display for What {
             }
             What::Assigned { slots, node } => write!(f, "slots {slots} now served by {node}"),
             What::Say { text, .. } => write!(f, "{text}"),
+            What::Redirected {
+                conn,
+                proxy,
+                slot,
+                to,
+            } => write!(f, "conn {conn} @{proxy}: -MOVED {slot} {to} (that slot is served there)"),
             What::Stalled {
                 proxies, seconds, ..
             } => write!(
@@ -349,24 +362,7 @@ impl fmt::Display for What {
                 "stall: {} hold every reply for {seconds} s (real time)",
                 join(proxies.iter(), ", ")
             ),
-            What::Waited {
-                conn,
-                proxy,
-                waited,
-                gave_up: true,
-            } => write!(
-                f,
-                "conn {conn} @{proxy}: the client gave up on its held reply after {waited:.3} s (closed the connection)"
-            ),
-            What::Waited {
-                conn,
-                proxy,
-                waited,
-                gave_up: false,
-            } => write!(
-                f,
-                "conn {conn} @{proxy}: waited {waited:.3} s for its held reply"
-            ),
+            What::Waited { .. } => self.fmt_waited(f),
             What::Disconnected {
                 conn,
                 proxy,
@@ -399,6 +395,29 @@ impl fmt::Display for What {
 
 /// The per-variant helpers of `What`'s narration; each is called only for its own variant.
 impl What {
+    fn fmt_waited(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Waited {
+            conn,
+            proxy,
+            waited,
+            gave_up,
+        } = self
+        else {
+            return Ok(());
+        };
+        if *gave_up {
+            write!(
+                f,
+                "conn {conn} @{proxy}: the client gave up on its held reply after {waited:.3} s (closed the connection)"
+            )
+        } else {
+            write!(
+                f,
+                "conn {conn} @{proxy}: waited {waited:.3} s for its held reply"
+            )
+        }
+    }
+
     fn fmt_opt_in(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let What::OptIn {
             conn,

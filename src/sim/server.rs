@@ -499,6 +499,61 @@ fn owned_with_upstream(name: &[u8], sub: &[u8], cluster: bool) -> bool {
     }
 }
 
+/// Commands whose first argument is a key. In a cluster the key's slot decides which node serves
+/// them, so the simulator checks it (and answers `-MOVED` from a node that does not own the
+/// slot) even when the data lives in the one upstream redis-server: a single server is no
+/// cluster.
+const KEYED: &[&[u8]] = &[
+    b"GET",
+    b"SET",
+    b"SETEX",
+    b"PSETEX",
+    b"SETNX",
+    b"GETSET",
+    b"GETDEL",
+    b"GETEX",
+    b"INCR",
+    b"INCRBY",
+    b"INCRBYFLOAT",
+    b"DECR",
+    b"DECRBY",
+    b"APPEND",
+    b"STRLEN",
+    b"DEL",
+    b"UNLINK",
+    b"EXISTS",
+    b"EXPIRE",
+    b"PEXPIRE",
+    b"TTL",
+    b"PTTL",
+    b"TYPE",
+    b"MGET",
+    b"MSET",
+    b"HGET",
+    b"HSET",
+    b"HDEL",
+    b"HGETALL",
+    b"HINCRBY",
+    b"LPUSH",
+    b"RPUSH",
+    b"LPOP",
+    b"RPOP",
+    b"LRANGE",
+    b"LLEN",
+    b"SADD",
+    b"SREM",
+    b"SMEMBERS",
+    b"SCARD",
+    b"ZADD",
+    b"ZRANGE",
+    b"ZREM",
+    b"ZSCORE",
+];
+
+fn keyed(name: &[u8]) -> bool {
+    KEYED.iter().any(|k| k.eq_ignore_ascii_case(name))
+}
+
 fn is_error_reply(frame: &[u8]) -> bool {
     matches!(frame.first(), Some(b'-' | b'!'))
 }
@@ -1164,13 +1219,15 @@ impl Conn {
 
     /// Whether a command streams to the upstream as it arrives, unlooked at: any command the
     /// simulator neither answers nor watches (CLIENT SETNAME names the client, RESET changes
-    /// the protocol).
+    /// the protocol; in a cluster, a keyed command's slot is checked first).
     fn relays(&self, head: &Head) -> bool {
         let (name, sub) = (head.name.bytes(), head.sub.bytes());
-        self.up.is_some()
-            && !owned_with_upstream(name, sub, self.shared.scenario.is_cluster())
-            && !(name == b"CLIENT" && sub == b"SETNAME")
-            && name != b"RESET"
+        let cluster = self.shared.scenario.is_cluster();
+        let looked_at = owned_with_upstream(name, sub, cluster)
+            || (cluster && keyed(name))
+            || (name == b"CLIENT" && sub == b"SETNAME")
+            || name == b"RESET";
+        self.up.is_some() && !looked_at
     }
 
     /// Why a command to relay gets an error reply instead, if it does.
@@ -1199,7 +1256,12 @@ impl Conn {
                     if name == "CLIENT" && sub == "SETNAME" && args.len() == 3 {
                         self.client_info("name", &args[2]);
                     }
-                    self.forward(&name, raw, batch);
+                    let elsewhere = cluster
+                        && keyed(name.as_bytes())
+                        && self.moved(&args[1..2], &mut batch.out);
+                    if !elsewhere {
+                        self.forward(&name, raw, batch);
+                    }
                     if name == "RESET" {
                         // RESET puts the upstream connection back to RESP2, and the client
                         // with it; a connection that was opted in no longer is (no pushes in
@@ -1794,7 +1856,14 @@ impl Conn {
         match self.shared.lock().topology.owner(slot) {
             Some(owner) if owner == self.ip => false,
             Some(owner) => {
-                error(out, &format!("MOVED {slot} {}", self.shared.addr(owner)));
+                let to = self.shared.addr(owner);
+                error(out, &format!("MOVED {slot} {to}"));
+                self.shared.emit(What::Redirected {
+                    conn: self.id,
+                    proxy: self.proxy,
+                    slot,
+                    to,
+                });
                 true
             }
             None => {

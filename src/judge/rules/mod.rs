@@ -9,6 +9,7 @@ mod no_lost_commands;
 mod no_storm;
 mod opt_in;
 mod relaxed_timeout;
+mod smigrated_refresh;
 mod survives;
 mod timeout_restored;
 
@@ -21,6 +22,7 @@ use super::output::{MovingGrade, Rule};
 pub use no_loop::LOOP_REACTIONS;
 pub use no_storm::STORM_PER_CONNECTION;
 pub use relaxed_timeout::{BACKSTOP_S, RELAXED_TIMEOUT_S, TAIL_S};
+pub use smigrated_refresh::{LEARN_WITHIN_S, REDIRECTS_PER_CONNECTION};
 
 /// One rule of the judge.
 pub trait Check: Sync {
@@ -64,6 +66,7 @@ pub static RULES: &[&dyn Check] = &[
     &no_loop::NoLoop,
     &relaxed_timeout::RelaxedTimeout,
     &timeout_restored::TimeoutRestored,
+    &smigrated_refresh::SmigratedRefresh,
 ];
 
 /// One client's connections and one notification, with what follows from them.
