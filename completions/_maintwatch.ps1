@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
             [CompletionResult]::new('pcap', 'pcap', [CompletionResultType]::ParameterValue, 'Read a packet capture: what the application''s own connections saw of a maintenance')
+            [CompletionResult]::new('certify', 'certify', [CompletionResultType]::ParameterValue, 'Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -237,6 +238,17 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'maintwatch;certify' {
+            [CompletionResult]::new('--scenarios', '--scenarios', [CompletionResultType]::ParameterName, 'The scenarios to play, comma-separated, in this order (default: every scenario listed below)')
+            [CompletionResult]::new('--junit', '--junit', [CompletionResultType]::ParameterName, 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)')
+            [CompletionResult]::new('--grade-json', '--grade-json', [CompletionResultType]::ParameterName, 'Write every scenario''s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run each scenario''s clock this many times faster. Above 1 the timeout rules are NOT JUDGED, and a client acting on a MOVING''s declared window acts late')
+            [CompletionResult]::new('--upstream', '--upstream', [CompletionResultType]::ParameterName, 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path')
+            [CompletionResult]::new('--client-output', '--client-output', [CompletionResultType]::ParameterName, 'The directory for the client''s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'maintwatch;help' {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Connect with a forced opt-in and show every notification, its bytes, and what follows')
             [CompletionResult]::new('decode', 'decode', [CompletionResultType]::ParameterValue, 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes')
@@ -247,6 +259,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Run the simulator and watch it: see maintenance notifications with nothing else running')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test')
             [CompletionResult]::new('pcap', 'pcap', [CompletionResultType]::ParameterValue, 'Read a packet capture: what the application''s own connections saw of a maintenance')
+            [CompletionResult]::new('certify', 'certify', [CompletionResultType]::ParameterValue, 'Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -275,6 +288,9 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;help;pcap' {
+            break
+        }
+        'maintwatch;help;certify' {
             break
         }
         'maintwatch;help;help' {

@@ -16,6 +16,9 @@ _maintwatch() {
             ",$1")
                 cmd="maintwatch"
                 ;;
+            maintwatch,certify)
+                cmd="maintwatch__subcmd__certify"
+                ;;
             maintwatch,decide)
                 cmd="maintwatch__subcmd__decide"
                 ;;
@@ -45,6 +48,9 @@ _maintwatch() {
                 ;;
             maintwatch,watch)
                 cmd="maintwatch__subcmd__watch"
+                ;;
+            maintwatch__subcmd__help,certify)
+                cmd="maintwatch__subcmd__help__subcmd__certify"
                 ;;
             maintwatch__subcmd__help,decide)
                 cmd="maintwatch__subcmd__help__subcmd__decide"
@@ -83,12 +89,50 @@ _maintwatch() {
 
     case "${cmd}" in
         maintwatch)
-            opts="-h -V --help --version watch decode probe doctor decide simulate demo replay pcap help"
+            opts="-h -V --help --version watch decode probe doctor decide simulate demo replay pcap certify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        maintwatch__subcmd__certify)
+            opts="-h --scenarios --junit --grade-json --speed --upstream --client-output --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --scenarios)
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target" -- "${cur}"))
+                    return 0
+                    ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grade-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --upstream)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -285,8 +329,22 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__help)
-            opts="watch decode probe doctor decide simulate demo replay pcap help"
+            opts="watch decode probe doctor decide simulate demo replay pcap certify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        maintwatch__subcmd__help__subcmd__certify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -31,6 +31,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
             cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
             cand pcap 'Read a packet capture: what the application''s own connections saw of a maintenance'
+            cand certify 'Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'maintwatch;watch'= {
@@ -224,6 +225,16 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'maintwatch;certify'= {
+            cand --scenarios 'The scenarios to play, comma-separated, in this order (default: every scenario listed below)'
+            cand --junit 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)'
+            cand --grade-json 'Write every scenario''s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one'
+            cand --speed 'Run each scenario''s clock this many times faster. Above 1 the timeout rules are NOT JUDGED, and a client acting on a MOVING''s declared window acts late'
+            cand --upstream 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path'
+            cand --client-output 'The directory for the client''s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'maintwatch;help'= {
             cand watch 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
             cand decode 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
@@ -234,6 +245,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand demo 'Run the simulator and watch it: see maintenance notifications with nothing else running'
             cand replay 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
             cand pcap 'Read a packet capture: what the application''s own connections saw of a maintenance'
+            cand certify 'Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'maintwatch;help;watch'= {
@@ -253,6 +265,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
         &'maintwatch;help;replay'= {
         }
         &'maintwatch;help;pcap'= {
+        }
+        &'maintwatch;help;certify'= {
         }
         &'maintwatch;help;help'= {
         }

@@ -35,6 +35,7 @@ complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "simulate" -d 
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
+complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "certify" -d 'Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help)'
 complete -c maintwatch -n "__fish_maintwatch_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l from -d 'Also watch the endpoints in FILE, one URL per line as `probe --from` reads them (`-` for standard input): a fleet' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l heartbeat -d 'Every DURATION, a heartbeat line per endpoint: connections up, opt-ins, time since the latest notification' -r
@@ -248,13 +249,35 @@ never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l json -d 'One JSON object per line (the watch\'s schema plus pcap_* lines; docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l grade -d 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "doctor" -d 'Why no notifications? The server\'s answers, and what each known client would do here'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l scenarios -d 'The scenarios to play, comma-separated, in this order (default: every scenario listed below)' -r -f -a "single-proxy\t''
+multi-proxy\t''
+dns-race\t''
+shard-migration\t''
+failover\t''
+silent-shrink\t''
+silent-widening\t''
+oss-cluster\t''
+refusing\t''
+peer-variants\t''
+no-closing-notification\t''
+optin-lost\t''
+ipv6-target\t''
+cascading-smigrated\t''
+explicit-target\t''"
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l junit -d 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l grade-json -d 'Write every scenario\'s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l speed -d 'Run each scenario\'s clock this many times faster. Above 1 the timeout rules are NOT JUDGED, and a client acting on a MOVING\'s declared window acts late' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l upstream -d 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l client-output -d 'The directory for the client\'s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "probe" -d 'Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "doctor" -d 'Why no notifications? The server\'s answers, and what each known client would do here'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "decide" -d 'Run the handoff decision a client makes on a MOVING, in dry-run, against live DNS'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "simulate" -d 'Run a simulated deployment that sends maintenance notifications (for trying clients)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "demo" -d 'Run the simulator and watch it: see maintenance notifications with nothing else running'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "replay" -d 'Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "pcap" -d 'Read a packet capture: what the application\'s own connections saw of a maintenance'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "certify" -d 'Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -15,6 +15,7 @@ pub mod exit;
 mod frame_access;
 pub mod handoff;
 pub mod judge;
+pub mod matrix;
 pub mod notification;
 pub mod output;
 pub mod pcap;

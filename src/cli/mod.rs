@@ -1,6 +1,7 @@
 //! The command line: clap definitions only. Each subcommand's arguments are validated into plain
 //! settings by the code that uses them, so no clap type travels past the command layer.
 
+pub mod certify;
 pub mod connect;
 pub mod decide;
 pub mod doctor;
@@ -63,6 +64,9 @@ pub enum Command {
     /// Read a packet capture: what the application's own connections saw of a maintenance.
     #[command(long_about = pcap::LONG_ABOUT)]
     Pcap(pcap::PcapArgs),
+    /// Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help).
+    #[command(long_about = certify::LONG_ABOUT)]
+    Certify(certify::CertifyArgs),
 }
 
 /// How `decode` should read its input.

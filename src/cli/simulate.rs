@@ -142,6 +142,17 @@ pub struct SimulateArgs {
     /// (SIGTERM, SIGKILL 5 s later) and how it ended is part of the grade.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
+
+    /// Print nothing while the run goes on (no banner, no narration): `certify` plays each
+    /// scenario through `simulate`'s own code and prints its own lines instead. Not a flag.
+    #[arg(skip)]
+    pub silent: bool,
+
+    /// Stop the run when the scenario's clock has not started this long after CMD started (a
+    /// scenario that starts on opt-ins waits for them forever otherwise): `certify` must end
+    /// with a client that cannot start a scenario. Not a flag.
+    #[arg(skip)]
+    pub start_deadline: Option<std::time::Duration>,
 }
 
 /// The long description of `demo`. The `Command::Demo` variant repeats it
@@ -194,11 +205,11 @@ pub struct DemoArgs {
 /// The embedded scenario names as clap's possible values: a wrong name is a usage error that
 /// lists them, and the shell completions offer them (the help lists them with their
 /// descriptions, so clap's own list is hidden there).
-fn scenario_names() -> clap::builder::PossibleValuesParser {
+pub(crate) fn scenario_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(scenarios::names())
 }
 
-fn positive_speed(text: &str) -> Result<f64, String> {
+pub(crate) fn positive_speed(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
         _ => Err(format!(

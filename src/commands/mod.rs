@@ -1,6 +1,7 @@
 //! One module per subcommand: each wires the library's modules together for one job and owns
 //! nothing the modules own.
 
+pub mod certify;
 pub mod decide;
 pub mod decode;
 pub mod demo;
@@ -22,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Decide(args) => runtime()?.block_on(decide::run(&args)),
         Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
         Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
+        Command::Certify(args) => runtime()?.block_on(certify::run(&args)),
         Command::Decode(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

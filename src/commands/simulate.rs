@@ -15,7 +15,7 @@ use tokio::sync::broadcast::Receiver;
 
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
-use crate::judge::Observations;
+use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
 use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
@@ -32,25 +32,89 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
         out.flush()?;
         return Ok(exit::SUCCESS);
     }
+    // Registered first: a Ctrl-C right after the `try` lines appeared must end the run with the
+    // simulator shut down (and the grade so far), not kill the process.
+    let mut signals = Signals::new()?;
+    if !grading(args) {
+        return Ok(match play(args, &mut signals).await? {
+            Some(played) => played.stop.code(),
+            None => exit::USAGE,
+        });
+    }
+    let Some(g) = graded(args, &mut signals).await? else {
+        return Ok(exit::USAGE);
+    };
+    if let Some(path) = &args.report {
+        write_report(path, &g)?;
+    }
+    report(&g, args)
+}
+
+fn grading(args: &SimulateArgs) -> bool {
+    args.grade || args.grade_json.is_some() || args.report.is_some()
+}
+
+/// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
+pub struct Played {
+    pub scenario: Scenario,
+    pub seen: Vec<SimEvent>,
+    /// Events the narration lost (the output was too slow).
+    pub lost: u64,
+    pub stop: Stop,
+    pub process: Option<ClientProcess>,
+}
+
+/// A graded run: the grade, what it was made from, and how the run stopped.
+pub struct Graded {
+    pub scenario: Scenario,
+    /// Every event of the run (`--report` draws the frames sent from them).
+    pub seen: Vec<SimEvent>,
+    pub grade: Grade,
+    pub obs: Observations,
+    pub lost: u64,
+    pub stop: Stop,
+}
+
+/// Plays `args`' scenario with a grade: `simulate --grade -- CMD`, and each scenario of
+/// `certify`. `None` after a usage error was printed.
+pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Graded>> {
+    let Some(played) = play(args, signals).await? else {
+        return Ok(None);
+    };
+    let mut obs = grade::observations(&played.scenario, &played.seen, args.speed);
+    obs.client_process = played.process;
+    let grade = crate::judge::judge(&obs);
+    Ok(Some(Graded {
+        scenario: played.scenario,
+        seen: played.seen,
+        grade,
+        obs,
+        lost: played.lost,
+        stop: played.stop,
+    }))
+}
+
+/// Starts the upstream, the simulator and CMD, follows the scenario, and stops them all, on
+/// every path out. `None` after a usage error was printed.
+async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Played>> {
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
     let Some((upstream, spawned)) = start_upstream(args).await? else {
-        return Ok(exit::USAGE);
+        return Ok(None);
     };
-    let grading = args.grade || args.grade_json.is_some() || args.report.is_some();
+    let grading = grading(args);
     let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
         .await
         .context("starting the simulator")?;
     let mut events = sim.events();
-    // Registered before the banner: a Ctrl-C right after the `try` lines appeared must end the
-    // run with the simulator shut down (and the grade so far), not kill the process.
-    let mut signals = Signals::new()?;
-    print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
+    if !args.silent {
+        print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
+    }
     let (mut client, port53) = start_client(&sim, args).await?;
     let mut run = Narration::default();
     let stop = run
-        .follow(&mut events, &mut signals, client.as_mut(), args, grading)
+        .follow(&mut events, signals, client.as_mut(), args, grading)
         .await?;
     let process = match client {
         Some(c) => Some(c.finish(|| sim.clock()).await),
@@ -66,28 +130,18 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if let Some(s) = spawned {
         s.stop().await;
     }
-    if !grading {
-        return Ok(stop.code());
-    }
-    let mut obs = grade::observations(&scenario, &run.seen, args.speed);
-    obs.client_process = process;
-    let g = crate::judge::judge(&obs);
-    if let Some(path) = &args.report {
-        write_report(path, &scenario, &run, &obs, &g, stop)?;
-    }
-    report(&g, &obs, run.lost, stop, args)
+    Ok(Some(Played {
+        scenario,
+        seen: run.seen,
+        lost: run.lost,
+        stop,
+        process,
+    }))
 }
 
 /// `--report`: the page of the run, drawn from the judge's observations and grade, with the
 /// frames the simulator sent.
-fn write_report(
-    path: &std::path::Path,
-    scenario: &Scenario,
-    run: &Narration,
-    obs: &Observations,
-    g: &Grade,
-    stop: Stop,
-) -> anyhow::Result<()> {
+fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
     let mut lines = crate::report::Collected::default();
     for e in &run.seen {
         if let What::Sent { conn, bytes, .. } = &e.what {
@@ -101,21 +155,24 @@ fn write_report(
             run.lost
         ));
     }
-    match stop {
+    match run.stop {
         Stop::Signal(name, _) => notes.push(format!(
             "stopped by {name} before the scenario ended: this is what happened so far"
         )),
         Stop::ClientExited => notes.push(
             "the client exited before the scenario ended: this is what happened so far".into(),
         ),
+        Stop::NeverStarted => notes.push(
+            "the scenario never started (it waits for opt-ins): this is what happened".into(),
+        ),
         Stop::Ended => {}
     }
     crate::report::Report {
         command: "simulate --grade",
-        source: format!("scenario {}", scenario.name),
+        source: format!("scenario {}", run.scenario.name),
         lines: &lines,
-        observations: Some(obs),
-        grade: Some(g),
+        observations: Some(&run.obs),
+        grade: Some(&run.grade),
         notes,
     }
     .write(path)
@@ -218,6 +275,15 @@ async fn start_client(
     });
     let target = Target::of(sim, args.password.clone());
     let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
+    let port53 = port53.ok().filter(|_| nameserver.is_ok());
+    if args.silent {
+        // The fallback still matters to a silent run: the grade of a client that cannot
+        // resolve the name says little.
+        if let Some(n) = note {
+            eprintln!("{n}");
+        }
+        return Ok((Some(client), port53));
+    }
     let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
     let resolv = match (&note, &nameserver) {
         (None, Ok(ip)) => format!("resolving through its own /etc/resolv.conf: nameserver {ip}"),
@@ -233,23 +299,26 @@ async fn start_client(
         writeln!(out, "{n}")?;
     }
     out.flush()?;
-    let port53 = port53.ok().filter(|_| nameserver.is_ok());
     Ok((Some(client), port53))
 }
 
 /// Why the run stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Stop {
+pub enum Stop {
     /// The scenario ended (or the narration closed).
     Ended,
     /// The client (CMD) exited by itself.
     ClientExited,
+    /// The scenario's clock had not started by `start_deadline` (it waits for opt-ins the
+    /// client never made).
+    NeverStarted,
     /// A signal: its name and the exit code it means.
     Signal(&'static str, i32),
 }
 
 impl Stop {
-    fn code(self) -> i32 {
+    /// The exit code of a run that stopped so: a signal's, else success.
+    pub fn code(self) -> i32 {
         match self {
             Stop::Signal(_, code) => code,
             _ => exit::SUCCESS,
@@ -259,10 +328,10 @@ impl Stop {
 
 /// SIGINT, SIGTERM and SIGHUP, registered at once (a later registration would leave a window in
 /// which the default action kills the process with the simulator's children behind).
-struct Signals(Signal, Signal, Signal);
+pub struct Signals(Signal, Signal, Signal);
 
 impl Signals {
-    fn new() -> std::io::Result<Signals> {
+    pub fn new() -> std::io::Result<Signals> {
         Ok(Signals(
             signal(SignalKind::interrupt())?,
             signal(SignalKind::terminate())?,
@@ -270,7 +339,16 @@ impl Signals {
         ))
     }
 
-    async fn recv(&mut self) -> Stop {
+    /// A signal that already came, without waiting for one.
+    pub async fn pending(&mut self) -> Option<Stop> {
+        tokio::select! {
+            biased;
+            stop = self.recv() => Some(stop),
+            _ = std::future::ready(()) => None,
+        }
+    }
+
+    pub async fn recv(&mut self) -> Stop {
         tokio::select! {
             _ = self.0.recv() => Stop::Signal("SIGINT", exit::INTERRUPTED),
             _ = self.1.recv() => Stop::Signal("SIGTERM", exit::TERMINATED),
@@ -296,7 +374,16 @@ impl Narration {
         args: &SimulateArgs,
         grading: bool,
     ) -> anyhow::Result<Stop> {
+        // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
+        let deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+        let mut started = false;
         loop {
+            let never_started = async {
+                match deadline {
+                    Some(at) if !started => tokio::time::sleep_until(at).await,
+                    _ => std::future::pending().await,
+                }
+            };
             let exited = async {
                 match client.as_deref_mut() {
                     Some(c) => c.exited().await.map(|_| ()),
@@ -306,16 +393,22 @@ impl Narration {
             tokio::select! {
                 event = events.recv() => match event {
                     Ok(e) => {
+                        started |= matches!(e.what, What::Started { .. });
                         let done = !args.repeat && matches!(e.what, What::Finished { .. });
                         self.take(e, args, grading)?;
                         if done {
                             return Ok(Stop::Ended);
                         }
                     }
-                    Err(RecvError::Lagged(n)) => self.lagged(n)?,
+                    Err(RecvError::Lagged(n)) => {
+                        // The start may be among the events lost: never stop on a guess.
+                        started = true;
+                        self.lagged(n, args)?
+                    }
                     Err(RecvError::Closed) => return Ok(Stop::Ended),
                 },
                 _ = exited => return Ok(Stop::ClientExited),
+                _ = never_started => return Ok(Stop::NeverStarted),
                 stop = signals.recv() => return Ok(stop),
             }
         }
@@ -331,14 +424,14 @@ impl Narration {
         loop {
             match events.try_recv() {
                 Ok(e) => self.take(e, args, grading)?,
-                Err(TryRecvError::Lagged(n)) => self.lagged(n)?,
+                Err(TryRecvError::Lagged(n)) => self.lagged(n, args)?,
                 Err(_) => return Ok(()),
             }
         }
     }
 
     fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
-        if shown(&e, args.quiet) {
+        if !args.silent && shown(&e, args.quiet) {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{e}")?;
             out.flush()?;
@@ -349,8 +442,11 @@ impl Narration {
         Ok(())
     }
 
-    fn lagged(&mut self, n: u64) -> anyhow::Result<()> {
+    fn lagged(&mut self, n: u64, args: &SimulateArgs) -> anyhow::Result<()> {
         self.lost += n;
+        if args.silent {
+            return Ok(());
+        }
         writeln!(
             std::io::stdout().lock(),
             "({n} events not shown: the terminal was too slow)"
@@ -361,13 +457,15 @@ impl Narration {
 
 /// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's, or the
 /// signal's.
-fn report(
-    g: &Grade,
-    obs: &Observations,
-    lost: u64,
-    stop: Stop,
-    args: &SimulateArgs,
-) -> anyhow::Result<i32> {
+fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
+    let Graded {
+        grade: g,
+        obs,
+        lost,
+        stop,
+        ..
+    } = graded;
+    let (lost, stop) = (*lost, *stop);
     let mut out = std::io::stdout().lock();
     write!(out, "{}", g.table())?;
     if lost > 0 {
@@ -384,6 +482,10 @@ fn report(
         Stop::ClientExited => writeln!(
             out,
             "grade: the client exited before the scenario ended: this is what happened so far"
+        )?,
+        Stop::NeverStarted => writeln!(
+            out,
+            "grade: the scenario never started (it waits for opt-ins): this is what happened"
         )?,
         Stop::Ended => {}
     }

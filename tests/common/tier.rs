@@ -323,32 +323,11 @@ pub fn results_dir() -> PathBuf {
         .unwrap()
 }
 
-/// Each rule's code in a matrix cell, so that a cell fits a narrow column (the legend is in the
-/// README above the matrix).
-pub const CODES: [(&str, &str); 10] = [
-    ("survives", "srv"),
-    ("opt-in", "opt"),
-    ("moved-before-close", "mov"),
-    ("no-lost-commands", "lost"),
-    ("no-storm", "storm"),
-    ("no-loop", "loop"),
-    ("relaxed-timeout", "rlx"),
-    ("timeout-restored", "rst"),
-    ("smigrated-refresh", "smr"),
-    ("sharded-resubscribe", "ssub"),
-];
-
-fn code(rule: &str) -> &str {
-    CODES
-        .iter()
-        .find(|(r, _)| *r == rule)
-        .map_or(rule, |(_, c)| c)
-}
-
-/// Rules left out of the matrix: with a busy client, whether a command is in flight when the
-/// server closes the connection is a race, not a property of the client, so its verdict changes
-/// from run to run (each run's grade still has it).
-const RACY_RULES: [&str; 1] = ["no-lost-commands"];
+/// Each rule's code in a matrix cell: the library's table, which `certify` prints too.
+// Only some of the tests that include this module read it.
+#[allow(unused_imports)]
+pub use maintwatch::matrix::CODES;
+use maintwatch::matrix::RACY_RULES;
 
 /// The worse of two verdicts: fail, then not judged, then pass.
 fn worse<'a>(a: &'a str, b: &'a str) -> &'a str {
@@ -398,37 +377,13 @@ pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The matrix cell a grade earns: the codes of the rules that failed, were not judged, and
-/// passed (each rule's worst verdict over every notification), in the rule table's order.
+/// The matrix cell a grade earns, as `certify` prints it (`maintwatch::matrix::cell_of`).
 pub fn cell(grade: &Value) -> String {
-    let mut worst: Vec<(&str, &str)> = Vec::new();
-    for (rule, v) in results(grade, "") {
-        match worst.iter_mut().find(|(r, _)| *r == rule) {
-            Some(e) => e.1 = worse(e.1, v),
-            None => worst.push((rule, v)),
-        }
-    }
-    worst.sort_by_key(|(r, _)| CODES.iter().position(|(c, _)| c == r).unwrap_or(usize::MAX));
-    let group = |verdict: &str, label: &str| {
-        let codes: Vec<&str> = worst
-            .iter()
-            .filter(|(_, v)| *v == verdict)
-            .map(|(r, _)| code(r))
-            .collect();
-        (!codes.is_empty()).then(|| format!("{label} {}", codes.join(" ")))
+    let verdict = |v: &str| {
+        serde_json::from_value::<maintwatch::judge::Verdict>(Value::from(v))
+            .unwrap_or_else(|e| panic!("verdict {v:?}: {e}"))
     };
-    let parts: Vec<String> = [
-        group("fail", "FAIL"),
-        group("not_judged", "NJ"),
-        group("pass", "PASS"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    if parts.is_empty() {
-        return "nothing judged".into();
-    }
-    parts.join("; ")
+    maintwatch::matrix::cell_of(results(grade, "").into_iter().map(|(r, v)| (r, verdict(v))))
 }
 
 /// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario` for `tier_matrix`.

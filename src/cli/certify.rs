@@ -1,0 +1,132 @@
+//! The flags of `maintwatch certify`.
+//!
+//! The help lists the scenarios certify plays by default, each with how long it lasts, generated
+//! from the scenario files, so that a client author can budget a CI job from `--help` alone.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::simulate::{positive_speed, scenario_names};
+use crate::sim::scenarios;
+
+/// Scenarios that show a reader odd frames rather than give a client anything to act on: left
+/// out by default.
+pub const NOT_CERTIFIED: [&str; 1] = ["peer-variants"];
+
+/// The scenarios certify plays when `--scenarios` is not given, in `--list` order.
+pub fn default_scenarios() -> Vec<&'static str> {
+    scenarios::names()
+        .into_iter()
+        .filter(|n| !NOT_CERTIFIED.contains(n))
+        .collect()
+}
+
+/// The long description of `certify`. The `Command::Certify` variant repeats it
+/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
+pub const LONG_ABOUT: &str = "Certifies a client application: runs CMD under each scenario in \
+which a client can act, one after another, each with a fresh simulator, a fresh redis-server \
+behind it (--upstream spawn) and a fresh CMD process, exactly as `simulate --upstream spawn \
+--grade -- CMD` would. It prints one line per finished scenario, then the client's row of the \
+client matrix and every rule's verdict with its reason; --junit writes the same as JUnit XML for a \
+CI system to show test by test.";
+
+fn after_help() -> String {
+    let listed: String = scenarios::all()
+        .iter()
+        .filter(|s| !NOT_CERTIFIED.contains(&s.name.as_str()))
+        .map(|s| {
+            format!(
+                "  {:24} {:>4} s  {}\n",
+                s.name,
+                s.end,
+                first_words(&s.about)
+            )
+        })
+        .collect();
+    format!(
+        "Scenarios played by default (their length at --speed 1; a scenario that starts on a \
+         client's opt-in waits for it):\n{listed}\
+         Left out by default: {}.\n\n\
+         Exit codes:\n  \
+         0    every rule of every scenario passed\n  \
+         1    a rule failed in some scenario (or the client could not be started)\n  \
+         2    usage error\n  \
+         9    no rule failed, but some rule was NOT JUDGED (or nothing was judged)\n  \
+         130  interrupted (Ctrl-C); 143: SIGTERM; 129: SIGHUP: the servers and the client were \
+         stopped and the report so far written\n\n\
+         Examples:\n  \
+         maintwatch certify -- python3 app.py\n  \
+         maintwatch certify --junit certify.xml -- node app.js\n  \
+         maintwatch certify --scenarios failover,refusing --grade-json grades.jsonl -- ./app",
+        NOT_CERTIFIED.join(", ")
+    )
+}
+
+/// A scenario's description cut to its first clause, so each fits one help line.
+fn first_words(about: &str) -> String {
+    const ROOM: usize = 60;
+    if about.chars().count() <= ROOM {
+        return about.to_string();
+    }
+    let cut: String = about.chars().take(ROOM).collect();
+    let end = cut.rfind(' ').unwrap_or(cut.len());
+    format!("{} ...", cut[..end].trim_end_matches([',', ';', ':']))
+}
+
+/// `maintwatch certify`.
+#[derive(Args, Debug, Clone)]
+#[command(long_about = LONG_ABOUT, after_help = after_help())]
+pub struct CertifyArgs {
+    /// The scenarios to play, comma-separated, in this order (default: every scenario listed
+    /// below).
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = scenario_names(),
+          hide_possible_values = true)]
+    pub scenarios: Vec<String>,
+
+    /// Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and
+    /// notification (FAIL: <failure>, NOT JUDGED: <skipped>).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Write every scenario's grade to FILE as JSON lines (`grade_input` and `grade`, each
+    /// naming its scenario), as `simulate --grade-json` does for one.
+    #[arg(long, value_name = "FILE")]
+    pub grade_json: Option<PathBuf>,
+
+    /// Run each scenario's clock this many times faster. Above 1 the timeout rules are NOT
+    /// JUDGED, and a client acting on a MOVING's declared window acts late.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    pub speed: f64,
+
+    /// The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh
+    /// redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or
+    /// unix://[user:pass@]/path.
+    #[arg(long, value_name = "URL|spawn", default_value = "spawn")]
+    pub upstream: String,
+
+    /// The directory for the client's output, one `SCENARIO.log` per scenario (default: a new
+    /// directory in the temporary directory, named at the end).
+    #[arg(long, value_name = "DIR")]
+    pub client_output: Option<PathBuf>,
+
+    /// The client application, after `--`, started afresh for each scenario with
+    /// MAINTWATCH_SIM_URL, _HOST, _PORT and _DNS and (on Linux) a private /etc/resolv.conf
+    /// naming the simulator's DNS, as `simulate -- CMD`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scenario_but_peer_variants_is_certified_by_default() {
+        let d = default_scenarios();
+        assert!(!d.contains(&"peer-variants"));
+        assert_eq!(d.len() + 1, scenarios::names().len());
+        assert!(after_help().contains("failover"));
+    }
+}

@@ -1,0 +1,560 @@
+//! `maintwatch certify`: every scenario a client can act in, played to one client application,
+//! graded, and reported as a matrix row, a table and JUnit XML.
+//!
+//! A client library's CI wants one command, one exit code and a report its CI shows test by
+//! test. Each scenario is played by `simulate`'s own code ([`simulate::graded`]), so a certify
+//! run grades a client exactly as `simulate --upstream spawn --grade -- CMD` does. Scenarios run
+//! one after another: the timing rules must not change with the machine's load.
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::simulate::{self, Signals, Stop};
+use crate::cli::certify::{default_scenarios, CertifyArgs};
+use crate::cli::simulate::SimulateArgs;
+use crate::escape::sanitize;
+use crate::exit;
+use crate::judge::{ClientProcess, Grade, Rule, Verdict};
+use crate::output::{human, terminal};
+use crate::sim::scenario::Start;
+use crate::sim::upstream::Upstream;
+
+/// One scenario's result.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub scenario: String,
+    pub grade: Grade,
+    /// Wall-clock seconds the scenario took, for the JUnit `time`.
+    pub seconds: f64,
+}
+
+/// Runs `maintwatch certify`.
+pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
+    if args.upstream != "spawn" {
+        if let Err(e) = Upstream::parse(&args.upstream) {
+            // The URL's parse error is already redacted (no password in it).
+            eprintln!("maintwatch certify: error: --upstream: {e}");
+            return Ok(exit::USAGE);
+        }
+    }
+    let names: Vec<String> = if args.scenarios.is_empty() {
+        default_scenarios().into_iter().map(String::from).collect()
+    } else {
+        args.scenarios.clone()
+    };
+    let dir = output_dir(args)?;
+    // Registered before anything starts: a Ctrl-C stops the scenario being played (its servers
+    // and client too) and writes the report so far.
+    let mut signals = Signals::new()?;
+    let mut progress = Progress::new(names.len() as u64);
+    let mut outcomes = Vec::new();
+    let mut json = String::new();
+    let mut interrupted = None;
+    for name in &names {
+        if let Some(Stop::Signal(_, code)) = signals.pending().await {
+            interrupted = Some(code);
+            break;
+        }
+        progress.start(name);
+        let started = Instant::now();
+        let sim_args = scenario_args(args, name, &dir);
+        let g = match simulate::graded(&sim_args, &mut signals).await {
+            Ok(Some(g)) => g,
+            Ok(None) => return Ok(exit::USAGE),
+            Err(e) => {
+                // The client could not be started, say: what was played before still counts.
+                progress.clear();
+                write_reports(args, &outcomes, &json)?;
+                return Err(e.context(format!("scenario {name}")));
+            }
+        };
+        let mut grade = g.grade;
+        if g.stop == Stop::NeverStarted {
+            never_started(&mut grade, name);
+        }
+        json.push_str(&crate::judge::lines::write(&g.obs, &grade)?);
+        let outcome = Outcome {
+            scenario: name.clone(),
+            grade,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        progress.finished(&finished_line(&outcome, g.stop, g.lost));
+        outcomes.push(outcome);
+        if let Stop::Signal(_, code) = g.stop {
+            interrupted = Some(code);
+            break;
+        }
+    }
+    progress.clear();
+    write_reports(args, &outcomes, &json)?;
+    print_summary(&outcomes, &names, &dir, interrupted.is_some())?;
+    Ok(interrupted.unwrap_or_else(|| worst(&outcomes).exit_code()))
+}
+
+/// The worst verdict over the scenarios: fail, then not judged, then pass (nothing played is not
+/// a pass).
+pub fn worst(outcomes: &[Outcome]) -> Verdict {
+    outcomes
+        .iter()
+        .map(|o| o.grade.verdict)
+        .max()
+        .unwrap_or(Verdict::NotJudged)
+}
+
+/// How long a scenario may wait for the client's opt-ins: clients opt in within a second or two
+/// of starting; a client that cannot start the scenario (one connection where a cluster
+/// scenario waits for three) would otherwise keep certify waiting forever.
+pub const START_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The name of the result certify adds to the grade of a scenario that never started.
+pub const STARTED: &str = "scenario-started";
+
+/// A scenario that never started judged nothing of what it exists for, even when the rules it
+/// did judge (`survives`) passed: it is NOT JUDGED, with why.
+fn never_started(grade: &mut Grade, name: &str) {
+    let needs = match crate::sim::scenarios::by_name(name).map(|s| s.start) {
+        Some(Start::OptIn(n)) if n > 1 => {
+            format!("{n} connections opted in at once (a cluster client's, one per node)")
+        }
+        _ => "a connection that opts in".into(),
+    };
+    grade.rules.push(Rule::not_judged(
+        STARTED,
+        format!(
+            "the scenario never started: it waits for {needs}, and the client had not within {} s",
+            START_DEADLINE.as_secs()
+        ),
+    ));
+    grade.settle();
+}
+
+/// Where the client's output goes: `--client-output`, else a new directory of its own.
+fn output_dir(args: &CertifyArgs) -> anyhow::Result<PathBuf> {
+    let dir = match &args.client_output {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating the client output directory {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// `simulate --scenario NAME --upstream ... --grade --quiet -- CMD`, silent: the arguments
+/// `simulate` itself would have parsed for one scenario.
+fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
+    SimulateArgs {
+        scenario: name.to_string(),
+        scenario_file: None,
+        speed: args.speed,
+        repeat: false,
+        list: false,
+        port: 0,
+        password: None,
+        user: None,
+        no_catch_up: false,
+        quiet: true,
+        upstream: Some(args.upstream.clone()),
+        grade: true,
+        grade_json: None,
+        report: None,
+        client_output: Some(dir.join(format!("{name}.log"))),
+        command: args.command.clone(),
+        silent: true,
+        start_deadline: Some(START_DEADLINE),
+    }
+}
+
+/// `certify: failover: every rule held (5 passed, 0 failed, 0 not judged)`, with why the
+/// scenario ended early when it did.
+fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
+    let verdict = o.grade.verdict_line();
+    let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
+    let mut line = format!("certify: {}: {verdict}", o.scenario);
+    match stop {
+        Stop::ClientExited => line.push_str(" (the client exited before the scenario ended)"),
+        Stop::NeverStarted => line.push_str(" (the scenario never started)"),
+        Stop::Signal(name, _) => {
+            let _ = write!(line, " (stopped by {name}: what happened so far)");
+        }
+        Stop::Ended => {}
+    }
+    if lost > 0 {
+        let _ = write!(line, " ({lost} events lost: figures may be low)");
+    }
+    line
+}
+
+/// A bar across the scenarios on a terminal; nothing but the finished lines on a pipe.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new(len: u64) -> Progress {
+        let bar = std::io::stdout().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stdout());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:24} {pos}/{len} scenarios; playing {msg} (for {elapsed})",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(500));
+            bar
+        });
+        Progress { bar }
+    }
+
+    fn start(&mut self, scenario: &str) {
+        if let Some(bar) = &self.bar {
+            // Its length on the scenario clock, to compare with the time elapsed.
+            let length = crate::sim::scenarios::by_name(scenario)
+                .map_or(String::new(), |s| format!(", {} s long", s.end));
+            bar.set_message(format!("{scenario}{length}"));
+        }
+    }
+
+    fn finished(&mut self, line: &str) {
+        match &self.bar {
+            Some(bar) => {
+                bar.println(line);
+                bar.inc(1);
+            }
+            None => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// `--junit` and `--grade-json`, with what was played so far.
+fn write_reports(args: &CertifyArgs, outcomes: &[Outcome], json: &str) -> anyhow::Result<()> {
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit(outcomes))
+            .with_context(|| format!("writing the JUnit report to {}", path.display()))?;
+    }
+    if let Some(path) = &args.grade_json {
+        std::fs::write(path, json)
+            .with_context(|| format!("writing the grades to {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The matrix row, every scenario's rules, and where the client's output is.
+fn print_summary(
+    outcomes: &[Outcome],
+    names: &[String],
+    dir: &Path,
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    let width = terminal::stdout_columns();
+    let mut text = summary(outcomes, width);
+    if interrupted {
+        let left: Vec<&str> = names
+            .iter()
+            .skip(outcomes.len())
+            .map(String::as_str)
+            .collect();
+        if !left.is_empty() {
+            let _ = writeln!(
+                text,
+                "certify: interrupted; not played: {}",
+                left.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        text,
+        "certify: the client's output, one file per scenario, is in {}",
+        sanitize(&dir.to_string_lossy())
+    );
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The client's matrix row and one table per scenario, wrapped to `width` when on a terminal.
+pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
+    let mut lines = vec![format!(
+        "certify: the matrix row of {} (codes: {})",
+        client_name(outcomes),
+        crate::matrix::legend()
+    )];
+    let name_width = outcomes.iter().map(|o| o.scenario.len()).max().unwrap_or(0);
+    for o in outcomes {
+        lines.push(format!(
+            "  {:name_width$}  {}",
+            o.scenario,
+            crate::matrix::cell(&o.grade)
+        ));
+    }
+    for o in outcomes {
+        lines.push(String::new());
+        lines.extend(scenario_table(o));
+    }
+    let mut out = String::new();
+    for line in lines {
+        match width {
+            Some(w) => {
+                // Under the last column when that leaves room for a few words, else indented.
+                let hang = Some(hang_of(&line)).filter(|&h| h + 30 <= w).unwrap_or(4);
+                let hang = " ".repeat(hang);
+                for piece in human::wrap_with(&line, w, &hang) {
+                    let _ = writeln!(out, "{piece}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    out
+}
+
+/// Where a wrapped summary line continues: under its last column (the reason, or the cell).
+fn hang_of(line: &str) -> usize {
+    line.rfind("  ")
+        .filter(|&i| line.starts_with("  ") && i > 0)
+        .map_or(4, |i| i + 2)
+}
+
+/// `failover: every rule held (...)` then one row per rule: verdict, name, reason.
+fn scenario_table(o: &Outcome) -> Vec<String> {
+    let verdict = o.grade.verdict_line();
+    let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
+    let mut lines = vec![format!(
+        "{}: {verdict}, {:.1} s",
+        sanitize(&o.scenario),
+        o.seconds
+    )];
+    let cases = cases(&o.grade);
+    let name_width = cases
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for c in &cases {
+        lines.push(format!(
+            "  {:10}  {:name_width$}  {}",
+            c.verdict.words(),
+            sanitize(&c.name),
+            sanitize(&c.reason)
+        ));
+    }
+    lines
+}
+
+/// The client's name for the row: the names the grade gave its connections, else the program.
+fn client_name(outcomes: &[Outcome]) -> String {
+    let mut names: Vec<&str> = outcomes
+        .iter()
+        .flat_map(|o| o.grade.clients.iter().map(|c| c.client.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        let program = outcomes
+            .iter()
+            .find_map(|o| o.grade.client_process.as_ref())
+            .map_or("the client", |p| p.program.as_str());
+        return sanitize(program).into_owned();
+    }
+    sanitize(&names.join(", ")).into_owned()
+}
+
+/// One rule result as a test: `moved-before-close / MOVING seq 0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub name: String,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// A grade's rule results as tests: the run-level rules under their own names, then each
+/// notification's rules as `rule / notification` (with the client's name when the grade has
+/// several clients). A grade with no result at all is one NOT JUDGED case saying why.
+pub fn cases(g: &Grade) -> Vec<Case> {
+    let mut out: Vec<Case> = g
+        .rules
+        .iter()
+        .map(|r| Case {
+            name: r.rule.clone(),
+            verdict: r.verdict,
+            reason: r.detail.clone(),
+        })
+        .collect();
+    let several = g.clients.len() > 1;
+    for c in &g.clients {
+        for n in &c.notifications {
+            for r in &n.rules {
+                let mut name = format!("{} / {}", r.rule, n.notification);
+                if several {
+                    let _ = write!(name, " ({})", c.client);
+                }
+                out.push(Case {
+                    name,
+                    verdict: r.verdict,
+                    reason: r.detail.clone(),
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(Case {
+            name: "grade".into(),
+            verdict: Verdict::NotJudged,
+            reason: g
+                .nothing_judged
+                .clone()
+                .unwrap_or_else(|| "no rule had anything to judge".into()),
+        });
+    }
+    out
+}
+
+/// The JUnit XML report: one `<testsuite>` per scenario, one `<testcase>` per [`Case`], FAIL as
+/// `<failure>`, NOT JUDGED as `<skipped>`, and how the client process ended in `<system-err>`.
+/// Every text is escaped: rule reasons quote what the server and the client sent.
+pub fn junit(outcomes: &[Outcome]) -> String {
+    let suites: Vec<(Vec<Case>, &Outcome)> =
+        outcomes.iter().map(|o| (cases(&o.grade), o)).collect();
+    let count = |v: Verdict| -> usize {
+        suites
+            .iter()
+            .map(|(cs, _)| cs.iter().filter(|c| c.verdict == v).count())
+            .sum()
+    };
+    let tests: usize = suites.iter().map(|(cs, _)| cs.len()).sum();
+    let time: f64 = outcomes.iter().map(|o| o.seconds).sum();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"maintwatch certify\" tests=\"{tests}\" failures=\"{}\" errors=\"0\" \
+         skipped=\"{}\" time=\"{time:.3}\">",
+        count(Verdict::Fail),
+        count(Verdict::NotJudged)
+    );
+    for (cs, o) in &suites {
+        suite(&mut x, o, cs);
+    }
+    x.push_str("</testsuites>\n");
+    x
+}
+
+fn suite(x: &mut String, o: &Outcome, cases: &[Case]) {
+    let n = |v: Verdict| cases.iter().filter(|c| c.verdict == v).count();
+    let _ = writeln!(
+        x,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" \
+         time=\"{:.3}\">",
+        xml(&o.scenario),
+        cases.len(),
+        n(Verdict::Fail),
+        n(Verdict::NotJudged),
+        o.seconds
+    );
+    let class = xml(&format!("maintwatch.{}", o.scenario));
+    for c in cases {
+        let open = format!(
+            "    <testcase name=\"{}\" classname=\"{class}\"",
+            xml(&c.name)
+        );
+        let reason = xml(&c.reason);
+        match c.verdict {
+            Verdict::Pass => {
+                let _ = writeln!(x, "{open}/>");
+            }
+            Verdict::Fail => {
+                let _ = writeln!(
+                    x,
+                    "{open}>\n      <failure message=\"{reason}\" type=\"FAIL\">{reason}</failure>\n    </testcase>"
+                );
+            }
+            Verdict::NotJudged => {
+                let _ = writeln!(
+                    x,
+                    "{open}>\n      <skipped message=\"{reason}\"/>\n    </testcase>"
+                );
+            }
+        }
+    }
+    if let Some(p) = &o.grade.client_process {
+        let _ = writeln!(x, "    <system-err>{}</system-err>", xml(&process_text(p)));
+    }
+    x.push_str("  </testsuite>\n");
+}
+
+/// How the client process ended, in lines: how, when, its stderr's last lines, its output file.
+fn process_text(p: &ClientProcess) -> String {
+    let how = match (p.exit_code, p.signal, p.stopped) {
+        (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
+        (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
+        (Some(code), _, false) => format!("exited {code}"),
+        (None, Some(sig), false) => format!("killed by signal {sig}"),
+        (None, None, _) => "ended (status unknown)".into(),
+    };
+    let mut out = format!("client process {} {how} at +{} s\n", p.program, p.at);
+    for l in &p.stderr_tail {
+        let _ = writeln!(out, "stderr| {l}");
+    }
+    if let Some(f) = &p.output_file {
+        let _ = writeln!(out, "its stdout and stderr are in {f}");
+    }
+    out
+}
+
+/// Text as XML 1.0 character data or an attribute value: the five markup characters as
+/// entities, line breaks and tabs as character references (an attribute keeps them so), and a
+/// character XML 1.0 cannot carry at all (most C0 controls, U+FFFE, U+FFFF) as `\u{..}` text.
+pub fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' => out.push_str("&#9;"),
+            c if allowed_in_xml(c) => out.push(c),
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    out
+}
+
+/// XML 1.0's `Char` production, less the whitespace handled by [`xml`].
+fn allowed_in_xml(c: char) -> bool {
+    matches!(u32::from(c), 0x20..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_escapes_markup_and_drops_what_xml_cannot_carry() {
+        assert_eq!(
+            xml("a<b>&\"c'\u{1}\u{fffe}\n"),
+            "a&lt;b&gt;&amp;&quot;c&apos;\\u{1}\\u{fffe}&#10;"
+        );
+        assert_eq!(xml("é ✓"), "é ✓");
+    }
+}
