@@ -3,8 +3,9 @@
 //! only be understood together; this test names the first one it finds, with the file of each
 //! step, so the reader sees which path to cut.
 //!
-//! Test code (everything from a file's first `#[cfg(test)]` on, where this crate keeps its unit
-//! tests) is left out: a test may use any module.
+//! Test code (everything from a file's first `#[cfg(test)]` on, and a whole file named
+//! `tests.rs`, which is where a module directory keeps its unit tests, declared
+//! `#[cfg(test)] mod tests;`) is left out: a test may use any module.
 //!
 //! The same walk holds every function in `src/` to at most [`MAX_FN_LINES`] lines, from its
 //! `fn` line to its closing brace, so each reads at once. The scenario-file parser is the one
@@ -70,6 +71,11 @@ fn named_modules(code: &str) -> BTreeSet<String> {
     out
 }
 
+/// Whether a file is a module's unit tests kept apart (`src/resp/tests.rs`): test code throughout.
+fn is_test_file(file: &Path) -> bool {
+    file.file_name().is_some_and(|n| n == "tests.rs")
+}
+
 type Graph = BTreeMap<String, BTreeMap<String, PathBuf>>;
 
 fn graph(src: &Path) -> Graph {
@@ -78,6 +84,9 @@ fn graph(src: &Path) -> Graph {
         let Some(from) = module_of(src, &file) else {
             continue;
         };
+        if is_test_file(&file) {
+            continue;
+        }
         let text = std::fs::read_to_string(&file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap();
         let entry = edges.entry(from.clone()).or_default();
