@@ -6,13 +6,13 @@
 //! escaped text (see `escape`), which is lossless and still greppable. The parse stored next to
 //! the bytes is what `replay --check` compares against a fresh parse of the same bytes.
 //! The schema is documented in `docs/jsonl.md`.
-
 //!
-//! The schema's code sits together here, by concern: [`frame`](FrameRecord) for a frame and its
-//! raw text, the values lines are made of, the [`WatchLine`] enum and its [`line`] payloads, the
-//! wall clock of every line's `at`, and the two hand-written fast paths of a flood, the
-//! [`write`]r and the reader of a `push` line (`fast`), each held byte for byte to what serde
-//! writes and reads. Everything is re-exported here: `maintwatch::record::X` is the path to use.
+//! The schema's code sits together here, split by concern: `frame` (a [`FrameRecord`] and its
+//! raw text), `parts` (the values lines are made of), `watch` (the [`WatchLine`] enum and how a
+//! line is read back), [`line`] (each line type's payload), `wall` (every line's `at`), and the
+//! two hand-written paths a flood takes, the writer ([`write`]) and the reader of a `push` line
+//! (`fast`), each held byte for byte to what serde writes and reads. Everything is re-exported
+//! here: `maintwatch::record::X` is the path to use.
 
 mod fast;
 mod frame;

@@ -19,9 +19,9 @@
 //! [`Limits::max_decoded`] values, past which aggregates are [`Frame::Elided`] (their bytes are
 //! still checked and delivered whole).
 //!
-//! The module is split by concern: [`frame`] holds the owned tree, its encoding and the error
-//! type; [`flat`] the flat form a scan fills; [`scanner`] the one scanner both come from; and
-//! [`stream`] the reader that feeds a byte stream through it, resuming a frame still arriving.
+//! The module is split by concern: `frame` holds the owned tree, its encoding and the error
+//! type; `flat` the flat form a scan fills; `scanner` the one scanner both come from; and
+//! `stream` the reader that feeds a byte stream through it, resuming a frame still arriving.
 //! Everything public is re-exported here, so `maintwatch::resp::X` stays the path to use.
 
 mod flat;
