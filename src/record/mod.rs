@@ -9,10 +9,10 @@
 //!
 //! The schema's code sits together here, split by concern: `frame` (a [`FrameRecord`] and its
 //! raw text), `parts` (the values lines are made of), `watch` (the [`WatchLine`] enum and how a
-//! line is read back), [`line`] (each line type's payload), `wall` (every line's `at`), and the
-//! two hand-written paths a flood takes, the writer ([`write`]) and the reader of a `push` line
-//! (`fast`), each held byte for byte to what serde writes and reads. Everything is re-exported
-//! here: `maintwatch::record::X` is the path to use.
+//! line is read back), [`line`](mod@line) (each line type's payload), `wall` (every line's
+//! `at`), and the two hand-written paths a flood takes, the writer ([`write`](mod@write)) and the
+//! reader of a `push` line (`fast`), each held byte for byte to what serde writes and reads.
+//! Everything is re-exported here: `maintwatch::record::X` is the path to use.
 
 mod fast;
 mod frame;
