@@ -2,7 +2,7 @@
 //! replies and pushes (notifications, HELLO, CLUSTER SHARDS/SLOTS), lenient in the same ways:
 //! a number may come as a string, a map may come as a RESP2 flat array.
 //!
-//! An inherent `impl Frame` outside `resp.rs`: the scanner stays about bytes, and these accessors
+//! An inherent `impl Frame` outside `resp`: the scanner stays about bytes, and these accessors
 //! are about what the bytes mean to this tool.
 
 use crate::resp::Frame;

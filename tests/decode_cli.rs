@@ -100,7 +100,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A mirror of the documented `decode --json` schema (record.rs, docs/jsonl.md). Every struct
+// A mirror of the documented `decode --json` schema (src/record/, docs/jsonl.md). Every struct
 // refuses unknown fields, and required fields are not optional, so adding, renaming or removing
 // a field fails here until this mirror is updated with it.
 

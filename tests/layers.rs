@@ -3,12 +3,16 @@
 //! only be understood together; this test names the first one it finds, with the file of each
 //! step, so the reader sees which path to cut.
 //!
-//! Test code (everything from a file's first `#[cfg(test)]` on, where this crate keeps its unit
-//! tests) is left out: a test may use any module.
+//! Test code (everything from a file's first `#[cfg(test)]` on, and a whole file named
+//! `tests.rs`, which is where a module directory keeps its unit tests, declared
+//! `#[cfg(test)] mod tests;`) is left out: a test may use any module.
 //!
 //! The same walk holds every function in `src/` to at most [`MAX_FN_LINES`] lines, from its
 //! `fn` line to its closing brace, so each reads at once. The scenario-file parser is the one
 //! exception: it is one flat match over the file's keywords.
+//!
+//! And it holds every file in `src/` to at most [`MAX_FILE_LINES`] lines, so a file keeps to one
+//! concern: past that, split it into a module directory by concern, tests in their own file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -31,7 +35,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The top-level module a file belongs to (`src/output/human.rs` -> `output`), or `None` for the
+/// The top-level module a file belongs to (`src/output/human/wrap.rs` -> `output`), or `None` for the
 /// crate roots.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).unwrap();
@@ -70,6 +74,11 @@ fn named_modules(code: &str) -> BTreeSet<String> {
     out
 }
 
+/// Whether a file is a module's unit tests kept apart (`src/resp/tests.rs`): test code throughout.
+fn is_test_file(file: &Path) -> bool {
+    file.file_name().is_some_and(|n| n == "tests.rs")
+}
+
 type Graph = BTreeMap<String, BTreeMap<String, PathBuf>>;
 
 fn graph(src: &Path) -> Graph {
@@ -78,6 +87,9 @@ fn graph(src: &Path) -> Graph {
         let Some(from) = module_of(src, &file) else {
             continue;
         };
+        if is_test_file(&file) {
+            continue;
+        }
         let text = std::fs::read_to_string(&file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap();
         let entry = edges.entry(from.clone()).or_default();
@@ -311,4 +323,43 @@ fn the_length_counter_skips_strings_comments_and_declarations() {
     assert_eq!(fn_name("    pub const unsafe fn x_1(a: u8)"), Some("x_1"));
     assert_eq!(fn_name("    let fname = 1;"), None);
     assert_eq!(fn_name("// fn in a comment"), None);
+}
+
+/// The longest a file in `src/` may be, in lines.
+const MAX_FILE_LINES: usize = 1200;
+
+/// Folders under `src/` not yet held to [`MAX_FILE_LINES`]: the simulator (`sim/server.rs`,
+/// `sim/mod.rs`) and the connection layer (`conn/mod.rs`) are over it today and are being
+/// reworked by their owners, who will split them; take an entry out once its folder is under.
+const LONG_FILES_ALLOWED_UNDER: &[&str] = &["sim/", "conn/"];
+
+#[test]
+fn no_file_is_over_1200_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut seen = 0;
+    let mut long = Vec::new();
+    for file in rust_files(&src) {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        seen += 1;
+        if LONG_FILES_ALLOWED_UNDER
+            .iter()
+            .any(|dir| rel.starts_with(dir))
+        {
+            continue;
+        }
+        let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+        if lines > MAX_FILE_LINES {
+            long.push(format!("{lines} lines: src/{rel}"));
+        }
+    }
+    assert!(seen > 50, "the walk found the files ({seen})");
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_LINES} lines (split them by concern):\n  {}",
+        long.join("\n  ")
+    );
 }

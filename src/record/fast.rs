@@ -1,5 +1,5 @@
 //! A hand reader for the one line a capture is mostly made of: a `push` line as the watch writes
-//! it (`output::json`), fields in their order, a pub/sub push or a reply.
+//! it ([`super::write`]), fields in their order, a pub/sub push or a reply.
 //!
 //! `replay` reads a million of these per flood capture, and through serde most of its time went
 //! to strings: the recorded raw text is dense with escapes (`\\r\\n`), each copied into a scratch
@@ -294,7 +294,7 @@ mod tests {
     fn a_flood_line_is_read_by_hand_into_its_bytes() {
         let p = push(FLOOD.as_bytes()).expect("the line the watch writes");
         let mut again = Vec::new();
-        crate::output::json::write_object(&mut again, &super::super::WatchLine::Push(p.clone()))
+        super::super::write::write_object(&mut again, &super::super::WatchLine::Push(p.clone()))
             .unwrap();
         assert_eq!(
             String::from_utf8(again).unwrap(),

@@ -13,9 +13,12 @@
 //! The frame's `raw` text is the output of [`crate::escape::escape`]: printable ASCII only, so
 //! the only characters JSON must escape in it are `\` and `"`. It is written directly as a JSON
 //! string, one pass, without serde scanning it again for control characters.
+//!
+//! This is the schema's writer, so it lives with the schema and with its reader (`fast`): the two
+//! are held to the same bytes. `output::json` re-exports it under its old path.
 
+use super::{line, CopyOf, FrameRecord, Label, Raw, Rel, WatchLine};
 use crate::notification::{Classified, OtherPush};
-use crate::record::{line, CopyOf, FrameRecord, Label, Raw, Rel, WatchLine};
 use std::io;
 
 /// Appends `line` and a newline to `out`, as serde_json would write them.

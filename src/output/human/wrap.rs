@@ -1,0 +1,182 @@
+//! Keeping entries within the width: breaking at spaces, a frame's bytes only after `\r\n`,
+//! and measuring what a terminal shows rather than bytes.
+
+/// An escaped frame's line broken after `\r\n`s to fit `width`, continued under
+/// [`CONTINUATION`]; a piece longer than the width stays whole.
+pub(super) fn wrap_bytes(line: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    for piece in line.split_inclusive("\\r\\n") {
+        let w = visible_width(piece);
+        // A piece that starts with a space is not put under the indent: it would read as layout.
+        if used + w > width && !current.trim_start().is_empty() && !piece.starts_with(' ') {
+            out.push(std::mem::replace(&mut current, CONTINUATION.to_string()));
+            used = CONTINUATION.len();
+        }
+        current.push_str(piece);
+        used += w;
+    }
+    out.push(current);
+    out
+}
+
+/// The width human lines are kept within when stdout is not a terminal (and the default of
+/// [`Style`](super::Style)): an 80-column terminal.
+pub const WIDTH: usize = 80;
+
+/// Where a wrapped entry continues: deeper than the 6 spaces of the lines under an entry, so the
+/// two are told apart.
+pub const CONTINUATION: &str = "        ";
+
+/// What a refused opt-in means for the rest of the watch.
+pub const AFTER_REFUSAL: &str = "this server will send no notifications; still watching the \
+connection: closes and DNS changes will show; --require exits instead";
+
+/// Columns a string takes on a terminal: characters, without our colour sequences (the only
+/// escapes left after sanitising).
+pub(super) fn visible_width(s: &str) -> usize {
+    let mut width = 0;
+    let mut in_escape = false;
+    for c in s.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
+/// Greedy word wrap at spaces; a word longer than the width stays whole on its own line, and a
+/// number keeps its unit (`+6.3 s`).
+pub(super) fn wrap(line: &str, width: usize) -> Vec<String> {
+    wrap_with(line, width, CONTINUATION)
+}
+
+/// [`wrap`] with the indent of the continuation lines chosen by the caller (the demo's header and
+/// narration lines hang under their own text, not under a timestamp).
+pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
+    if visible_width(line) <= width {
+        return vec![line.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    // Nothing but the indent on the current line yet: never wrap again there.
+    let mut fresh = true;
+    for (i, word) in unbroken(line).into_iter().enumerate() {
+        let w = visible_width(word);
+        if i > 0 {
+            if !fresh && used + 1 + w > width {
+                out.push(std::mem::replace(&mut current, continuation.to_string()));
+                used = continuation.len();
+                fresh = true;
+            } else {
+                current.push(' ');
+                used += 1;
+            }
+        }
+        current.push_str(word);
+        used += w;
+        fresh &= word.is_empty();
+    }
+    out.push(current);
+    out
+}
+
+/// The pieces of `line` between the spaces a line may break at: at every space but the one
+/// between a number and its unit.
+fn unbroken(line: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, _) in line.match_indices(' ') {
+        let before = &line[start..i];
+        let after = line[i + 1..].split(' ').next().unwrap_or("");
+        let number = before.ends_with(|c: char| c.is_ascii_digit());
+        if !(number && is_unit(after)) {
+            out.push(before);
+            start = i + 1;
+        }
+    }
+    out.push(&line[start..]);
+    out
+}
+
+/// A unit written after a number, with the punctuation that may follow it (`s`, `ms;`, `s)`).
+fn is_unit(word: &str) -> bool {
+    let unit = word.trim_end_matches(|c: char| c.is_ascii_punctuation() || c == '\x1b');
+    // Colour may close right after the unit: `s\x1b[0m`.
+    let unit = unit.split('\x1b').next().unwrap_or(unit);
+    matches!(
+        unit,
+        "s" | "ms" | "us" | "µs" | "B" | "KiB" | "MiB" | "GiB" | "bytes" | "seconds"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_entries_wrap_at_spaces_within_80_columns() {
+        let line = format!("21:09:13.027 [-] +9.994 {}", "word ".repeat(30).trim_end());
+        let lines = wrap(&line, WIDTH);
+        assert!(lines.len() > 1);
+        assert!(
+            lines.iter().all(|l| visible_width(l) <= WIDTH),
+            "{lines:#?}"
+        );
+        assert!(lines[1..].iter().all(|l| l.starts_with(CONTINUATION)));
+        let rejoined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(
+            rejoined,
+            line.split_whitespace().collect::<Vec<_>>(),
+            "no word lost"
+        );
+        // Colour sequences take no columns; a word too long for a line stays whole.
+        let painted = format!("\x1b[2m{}\x1b[0m", "x".repeat(75));
+        assert_eq!(wrap(&painted, WIDTH), vec![painted.clone()]);
+        let long = format!("a {}", "y".repeat(100));
+        assert_eq!(wrap(&long, WIDTH).len(), 2);
+    }
+
+    /// A frame's bytes break only after a `\r\n`, and read back as the same bytes.
+    #[test]
+    fn escaped_bytes_break_after_a_line_end_only() {
+        let raw = ">3\\r\\n$9\\r\\nSMIGRATED\\r\\n:19\\r\\n*1\\r\\n*3\\r\\n$15\\r\\n127.0.0.3:34235\\r\\n$15\\r\\n127.0.0.5:34235\\r\\n$11\\r\\nhello world\\r\\n";
+        let line = format!("      {raw}");
+        for width in [20, 40, 60, 80, 200] {
+            let rows = wrap_bytes(&line, width);
+            for row in &rows[..rows.len() - 1] {
+                assert!(row.ends_with("\\r\\n"), "{width}: {rows:?}");
+            }
+            let pasted: String = rows.iter().map(|r| r.trim_start()).collect();
+            assert_eq!(pasted, raw, "{width}");
+            assert_eq!(rows.len() == 1, line.len() <= width, "{width}: {rows:?}");
+        }
+    }
+
+    /// A number and its unit are never split, wherever the width falls.
+    #[test]
+    fn a_number_keeps_its_unit() {
+        let line = "replacement listens +6.3 s; DNS follows +9.7 s, (TTL 1 s) window 15 ms.";
+        for width in 10..line.len() {
+            let lines = wrap_with(line, width, "  ");
+            for pair in lines.windows(2) {
+                let next = pair[1].trim_start();
+                assert!(
+                    !(pair[0].ends_with(|c: char| c.is_ascii_digit())
+                        && is_unit(next.split(' ').next().unwrap())),
+                    "{width}: {lines:?}"
+                );
+            }
+            let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+            assert_eq!(words, line.split_whitespace().collect::<Vec<_>>());
+        }
+        // Not a unit: a word that only starts like one.
+        assert_eq!(unbroken("took 3 seconds"), ["took", "3 seconds"]);
+        assert_eq!(unbroken("seq 3 shards 27"), ["seq", "3", "shards", "27"]);
+    }
+}
