@@ -2,15 +2,16 @@
 //! binary into a temporary folder, and `dpkg-deb` reads back what it holds (without dpkg-deb: a
 //! SKIP line). The package is never installed here (tests do not change the machine:
 //! `scripts/check-deb`, run by `.ci/run`, installs it), but the binary it holds is run.
-//! The unit is checked as text, and with `systemd-analyze security --offline=true` where that
-//! runs. The README's Install commands must be the ones `scripts/check-deb` runs.
+//! The template unit `maintwatch@.service` is checked as text, and with `systemd-analyze security
+//! --offline=true` where that runs. The README's Install commands must be the ones
+//! `scripts/check-deb` runs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
 
-const UNIT: &str = include_str!("../deploy/systemd/maintwatch.service");
+const UNIT: &str = include_str!("../deploy/systemd/maintwatch@.service");
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -88,12 +89,12 @@ fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() 
     let mut want = vec![
         ("/usr/bin/maintwatch".to_string(), "-rwxr-xr-x root/root"),
         (
-            "/etc/default/maintwatch".to_string(),
+            "/etc/maintwatch/example.env".to_string(),
             "-rw------- root/root",
         ),
     ];
     for file in [
-        "/lib/systemd/system/maintwatch.service",
+        "/lib/systemd/system/maintwatch@.service",
         "/usr/share/bash-completion/completions/maintwatch",
         "/usr/share/zsh/vendor-completions/_maintwatch",
         "/usr/share/fish/vendor_completions.d/maintwatch.fish",
@@ -119,6 +120,13 @@ fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() 
             "{path} in the package:\n{listing}"
         );
     }
+    // The template replaced the single unit and its /etc/default file.
+    for gone in [
+        "/lib/systemd/system/maintwatch.service",
+        "/etc/default/maintwatch",
+    ] {
+        assert!(!entries.contains_key(gone), "{gone} in the package");
+    }
 
     let info = run(Command::new("dpkg-deb").arg("-I").arg(&deb));
     for field in [
@@ -138,14 +146,15 @@ fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() 
         .arg("-I")
         .arg(&deb)
         .arg("conffiles"));
-    assert_eq!(conffiles.trim(), "/etc/default/maintwatch");
+    assert_eq!(conffiles.trim(), "/etc/maintwatch/example.env");
 
     // The packaged binary runs, and the packaged unit is the one in deploy/.
     let root = dir.path().join("root");
     run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root));
     let shown = run(Command::new(root.join("usr/bin/maintwatch")).arg("--version"));
     assert_eq!(shown.trim(), format!("maintwatch {version}"));
-    let unit = std::fs::read_to_string(root.join("lib/systemd/system/maintwatch.service")).unwrap();
+    let unit =
+        std::fs::read_to_string(root.join("lib/systemd/system/maintwatch@.service")).unwrap();
     assert_eq!(unit, UNIT);
 }
 
@@ -163,20 +172,22 @@ fn settings() -> std::collections::HashMap<&'static str, Vec<&'static str>> {
 }
 
 #[test]
-fn the_unit_is_hardened_reads_its_environment_file_and_holds_no_secret() {
+fn the_template_is_hardened_reads_its_instances_file_and_holds_no_secret() {
     let s = settings();
     let one = |key: &str| match s.get(key).map(Vec::as_slice) {
         Some([value]) => *value,
         other => panic!("{key}: {other:?}"),
     };
-    assert_eq!(one("EnvironmentFile"), "/etc/default/maintwatch");
+    // Each instance its own root-only file and its own state directory, found by its name.
+    assert_eq!(one("EnvironmentFile"), "/etc/maintwatch/%i.env");
+    assert_eq!(one("StateDirectory"), "maintwatch/%i");
+    assert_eq!(one("WorkingDirectory"), "%S/maintwatch/%i");
     assert_eq!(
         one("ExecStart"),
         "/usr/bin/maintwatch watch $MAINTWATCH_ARGS"
     );
     for (key, value) in [
         ("DynamicUser", "yes"),
-        ("StateDirectory", "maintwatch"),
         ("NoNewPrivileges", "yes"),
         ("ProtectSystem", "strict"),
         ("ProtectHome", "yes"),
@@ -208,14 +219,25 @@ fn the_unit_is_hardened_reads_its_environment_file_and_holds_no_secret() {
         let code: String = UNIT.lines().filter(|l| !l.starts_with('#')).collect();
         assert!(!code.contains(word), "{word} in the unit");
     }
-    // The shipped environment file sets only the arguments; the secrets are commented out.
-    let default = std::fs::read_to_string(repo().join("deploy/debian/default")).unwrap();
-    let set: Vec<&str> = default
+    // The shipped example sets only the arguments; the secrets are commented out.
+    let example = std::fs::read_to_string(repo().join("deploy/debian/example.env")).unwrap();
+    let set: Vec<&str> = example
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .collect();
     assert_eq!(set.len(), 1, "{set:?}");
-    assert!(set[0].starts_with("MAINTWATCH_ARGS=\""), "{set:?}");
+    let args = set[0]
+        .strip_prefix("MAINTWATCH_ARGS=\"")
+        .and_then(|a| a.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{set:?}"));
+    // A relative capture lands in the instance's state directory (the working directory), so the
+    // example copied to another NAME needs no path changed.
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let capture = words
+        .windows(2)
+        .find_map(|w| (w[0] == "--capture").then_some(w[1]))
+        .unwrap_or_else(|| panic!("no --capture in {args}"));
+    assert!(!capture.starts_with('/'), "{capture}");
 }
 
 #[test]
@@ -224,9 +246,11 @@ fn the_units_exposure_is_ok_or_better() {
     if !on_path("systemd-analyze") {
         return skip(TEST, "systemd-analyze is not on PATH (package systemd)");
     }
+    // A template is analysed as one of its instances: named beside it (no such file), systemd
+    // loads the template with %i=example, as scripts/check-deb does with the installed one.
     let out = Command::new("systemd-analyze")
         .args(["security", "--offline=true", "--no-pager"])
-        .arg(repo().join("deploy/systemd/maintwatch.service"))
+        .arg(repo().join("deploy/systemd/maintwatch@example.service"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -250,31 +274,66 @@ fn the_units_exposure_is_ok_or_better() {
     assert!(figure < 2.0, "{overall}");
 }
 
-/// The lines of the first ```sh block under `## Install` in the README.
-fn readme_install() -> Vec<String> {
+/// The ```sh blocks under `## Install` in the README, each as its lines.
+fn readme_install() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let section = readme
         .split("\n## Install\n")
         .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
         .expect("an Install section");
-    let block = section
+    section
         .split("```sh\n")
-        .nth(1)
-        .and_then(|b| b.split("```").next())
-        .expect("a sh block in Install");
-    block.lines().map(str::to_string).collect()
+        .skip(1)
+        .map(|b| {
+            b.split("```")
+                .next()
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .collect()
 }
 
 #[test]
 fn the_readme_install_commands_are_the_ones_ci_runs() {
-    let commands = readme_install();
-    assert!(commands.len() >= 3, "{commands:?}");
+    let blocks = readme_install();
     let script = std::fs::read_to_string(repo().join("scripts/check-deb")).unwrap();
     let lines: Vec<&str> = script.lines().collect();
+    // Building and installing the package: the script runs these lines in a row, as written.
+    let [install, instance] = blocks.as_slice() else {
+        panic!("two sh blocks in Install (the package, then an instance): {blocks:?}");
+    };
+    assert!(install.len() >= 3, "{install:?}");
     let found = lines
-        .windows(commands.len())
-        .any(|w| w.iter().zip(&commands).all(|(a, b)| a == b));
-    assert!(found, "scripts/check-deb must run, in a row: {commands:?}");
+        .windows(install.len())
+        .any(|w| w.iter().zip(install).all(|(a, b)| a == b));
+    assert!(found, "scripts/check-deb must run, in a row: {install:?}");
+    // Setting up an instance: the same commands in the same order, but the editor (a person's
+    // step), and `systemctl` only once the script knows systemd is process 1.
+    let systemd = lines
+        .iter()
+        .position(|l| l.contains("/proc/1/comm") && l.contains("= systemd ]"))
+        .expect("scripts/check-deb asks whether systemd is process 1");
+    let mut from = 0;
+    for command in instance.iter().filter(|c| !c.starts_with("editor ")) {
+        let at = lines[from..]
+            .iter()
+            .position(|l| l.trim() == command)
+            .map(|i| from + i)
+            .unwrap_or_else(|| panic!("scripts/check-deb must run {command:?} (in order)"));
+        if command.starts_with("systemctl ") {
+            assert!(at > systemd, "{command:?} before the systemd check");
+        }
+        from = at + 1;
+    }
+    assert!(
+        instance
+            .iter()
+            .any(|c| c == "systemctl enable --now maintwatch@prod"),
+        "{instance:?}"
+    );
     let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
     assert!(
         ci.lines().any(|l| l.trim() == "scripts/check-deb"),
