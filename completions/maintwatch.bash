@@ -103,7 +103,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__certify)
-            opts="-h --scenarios --junit --grade-json --speed --upstream --client-output --help"
+            opts="-h --scenarios --junit --grade-json --report --speed --upstream --client-output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,6 +118,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --grade-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

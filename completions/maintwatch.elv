@@ -229,6 +229,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --scenarios 'The scenarios to play, comma-separated, in this order (default: every scenario listed below)'
             cand --junit 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)'
             cand --grade-json 'Write every scenario''s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one'
+            cand --report 'Write one self-contained HTML page to FILE with a section per scenario: its verdict, its timeline drawn, and its grade (docs/report.md)'
             cand --speed 'Run each scenario''s clock this many times faster. Above 1 the timeout rules are NOT JUDGED, and a client acting on a MOVING''s declared window acts late'
             cand --upstream 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path'
             cand --client-output 'The directory for the client''s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)'

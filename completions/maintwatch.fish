@@ -266,6 +266,7 @@ cascading-smigrated\t''
 explicit-target\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l junit -d 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l grade-json -d 'Write every scenario\'s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l report -d 'Write one self-contained HTML page to FILE with a section per scenario: its verdict, its timeline drawn, and its grade (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l speed -d 'Run each scenario\'s clock this many times faster. Above 1 the timeout rules are NOT JUDGED, and a client acting on a MOVING\'s declared window acts late' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l upstream -d 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l client-output -d 'The directory for the client\'s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)' -r -F

@@ -175,11 +175,13 @@ fn junit_of_a_hand_made_grade_escapes_what_the_wire_sent() {
             scenario: "single-proxy".into(),
             grade: g.clone(),
             seconds: 3.25,
+            page: None,
         },
         Outcome {
             scenario: "refusing".into(),
             grade: nothing,
             seconds: 0.5,
+            page: None,
         },
     ];
     assert_eq!(worst(&outcomes), Verdict::Fail);
@@ -311,10 +313,18 @@ async fn certify_exits_with_the_worst_verdict_and_junit_counts_the_grades() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("certify.html");
     let mut cmd = certify(
         &redis,
         dir.path(),
-        &["--scenarios", "single-proxy,failover", "--speed", "5"],
+        &[
+            "--scenarios",
+            "single-proxy,failover",
+            "--speed",
+            "5",
+            "--report",
+            page.to_str().unwrap(),
+        ],
     );
     cmd.env("MW_SPEED", "5");
     let exit = common::Proc::spawn(cmd).finish(GUARD).await;
@@ -354,6 +364,7 @@ async fn certify_exits_with_the_worst_verdict_and_junit_counts_the_grades() {
     assert!(xml.contains("<skipped message=\""), "{xml}");
     assert!(xml.contains("<system-err>client process sh "), "{xml}");
     assert!(dir.path().join("client/failover.log").exists());
+    report_has_a_section_per_scenario(&page, &grades);
 
     validate(test, &xml_file);
     let Some(suites) = read_back(test, &xml_file) else {
@@ -380,6 +391,31 @@ async fn certify_exits_with_the_worst_verdict_and_junit_counts_the_grades() {
                 .as_str();
             assert_eq!(case["results"][0][1], detail);
         }
+    }
+}
+
+/// `--report`: one page, a section per scenario in order, each with its verdict, its drawing
+/// and a row per rule result.
+fn report_has_a_section_per_scenario(page: &Path, grades: &[Grade]) {
+    let html = std::fs::read_to_string(page).unwrap();
+    let sections: Vec<&str> = html.split("<section class=\"run\"").skip(1).collect();
+    assert_eq!(sections.len(), grades.len(), "{html}");
+    for (s, g) in sections.iter().zip(grades) {
+        assert!(
+            s.contains(&format!("data-source=\"{}\"", g.scenario)),
+            "{s}"
+        );
+        assert!(
+            s.contains(&format!("data-verdict=\"{}\"", g.verdict.words())),
+            "{s}"
+        );
+        assert!(s.contains("<svg"), "{s}");
+        let c = g.counts;
+        assert_eq!(
+            s.matches("<tr class=\"rule ").count(),
+            c.pass + c.fail + c.not_judged,
+            "{s}"
+        );
     }
 }
 
@@ -551,6 +587,7 @@ fn the_summary_wraps_at_the_terminals_width() {
         scenario: "single-proxy".into(),
         grade: hand_made(),
         seconds: 3.25,
+        page: None,
     }];
     let text = maintwatch::commands::certify::summary(&outcomes, Some(70));
     assert!(

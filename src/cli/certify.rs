@@ -95,6 +95,11 @@ pub struct CertifyArgs {
     #[arg(long, value_name = "FILE")]
     pub grade_json: Option<PathBuf>,
 
+    /// Write one self-contained HTML page to FILE with a section per scenario: its verdict, its
+    /// timeline drawn, and its grade (docs/report.md).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+
     /// Run each scenario's clock this many times faster. Above 1 the timeout rules are NOT
     /// JUDGED, and a client acting on a MOVING's declared window acts late.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]

@@ -31,6 +31,17 @@ pub struct Outcome {
     pub grade: Grade,
     /// Wall-clock seconds the scenario took, for the JUnit `time`.
     pub seconds: f64,
+    /// What `--report` draws the scenario's section from, when it was asked for.
+    pub page: Option<Page>,
+}
+
+/// A scenario's part of the `--report` page: the judge's observations, the frames sent, and
+/// how the run ended.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub obs: crate::judge::Observations,
+    pub lines: crate::report::Collected,
+    pub notes: Vec<String>,
 }
 
 /// Runs `maintwatch certify`.
@@ -73,15 +84,24 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
                 return Err(e.context(format!("scenario {name}")));
             }
         };
-        let mut grade = g.grade;
+        let mut grade = g.grade.clone();
         if g.stop == Stop::NeverStarted {
             never_started(&mut grade, name);
         }
         json.push_str(&crate::judge::lines::write(&g.obs, &grade)?);
+        let page = args.report.as_ref().map(|_| {
+            let (lines, notes) = simulate::report_parts(&g);
+            Page {
+                obs: g.obs.clone(),
+                lines,
+                notes,
+            }
+        });
         let outcome = Outcome {
             scenario: name.clone(),
             grade,
             seconds: started.elapsed().as_secs_f64(),
+            page,
         };
         progress.finished(&finished_line(&outcome, g.stop, g.lost));
         outcomes.push(outcome);
@@ -249,7 +269,29 @@ fn write_reports(args: &CertifyArgs, outcomes: &[Outcome], json: &str) -> anyhow
         std::fs::write(path, json)
             .with_context(|| format!("writing the grades to {}", path.display()))?;
     }
+    if let Some(path) = &args.report {
+        write_page(outcomes, path)?;
+    }
     Ok(())
+}
+
+/// `--report`: one page, a section per scenario played.
+fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()> {
+    let reports: Vec<crate::report::Report<'_>> = outcomes
+        .iter()
+        .filter_map(|o| {
+            let p = o.page.as_ref()?;
+            Some(crate::report::Report {
+                command: "certify",
+                source: format!("scenario {}", o.scenario),
+                lines: &p.lines,
+                observations: Some(&p.obs),
+                grade: Some(&o.grade),
+                notes: p.notes.clone(),
+            })
+        })
+        .collect();
+    crate::report::write_book("certify", &reports, path)
 }
 
 /// The matrix row, every scenario's rules, and where the client's output is.

@@ -142,6 +142,21 @@ async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Opti
 /// `--report`: the page of the run, drawn from the judge's observations and grade, with the
 /// frames the simulator sent.
 fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
+    let (lines, notes) = report_parts(run);
+    crate::report::Report {
+        command: "simulate --grade",
+        source: format!("scenario {}", run.scenario.name),
+        lines: &lines,
+        observations: Some(&run.obs),
+        grade: Some(&run.grade),
+        notes,
+    }
+    .write(path)
+}
+
+/// What a page of a graded run is drawn from beside the judge's observations: the frames the
+/// simulator sent, and sentences about how the run ended.
+pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
     let mut lines = crate::report::Collected::default();
     for e in &run.seen {
         if let What::Sent { conn, bytes, .. } = &e.what {
@@ -167,15 +182,7 @@ fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
         ),
         Stop::Ended => {}
     }
-    crate::report::Report {
-        command: "simulate --grade",
-        source: format!("scenario {}", run.scenario.name),
-        lines: &lines,
-        observations: Some(&run.obs),
-        grade: Some(&run.grade),
-        notes,
-    }
-    .write(path)
+    (lines, notes)
 }
 
 /// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error

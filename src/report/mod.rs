@@ -61,11 +61,19 @@ impl Report<'_> {
     /// Writes the page to `path` (through a temporary file beside it, so a reader never sees
     /// half a page).
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        let html = self.render();
-        let tmp = path.with_extension("html.tmp");
-        std::fs::write(&tmp, html)
-            .with_context(|| format!("writing the report to {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("writing the report to {}", path.display()))
+        write_atomically(&self.render(), path)
     }
+}
+
+/// Writes one page for several runs (`certify --report`), a section each.
+pub fn write_book(command: &str, reports: &[Report<'_>], path: &Path) -> anyhow::Result<()> {
+    write_atomically(&page::book(command, reports).into_string(), path)
+}
+
+/// Through a temporary file beside `path`, so a reader never sees half a page.
+fn write_atomically(html: &str, path: &Path) -> anyhow::Result<()> {
+    let tmp = path.with_extension("html.tmp");
+    std::fs::write(&tmp, html)
+        .with_context(|| format!("writing the report to {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing the report to {}", path.display()))
 }

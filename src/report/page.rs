@@ -142,6 +142,70 @@ pub fn page(r: &Report<'_>) -> Markup {
     }
 }
 
+/// One page for several runs (`certify --report`): a header over all of them, then a section
+/// per run with its verdict, its drawing and its grade.
+pub fn book(command: &str, reports: &[Report<'_>]) -> Markup {
+    let written = chrono::Utc::now()
+        .format("%Y-%m-%d %H:%M:%S UTC")
+        .to_string();
+    let grades = reports.iter().filter_map(|r| r.grade);
+    let (pass, fail, nj) = grades.fold((0, 0, 0), |(p, f, n), g| {
+        (
+            p + g.counts.pass,
+            f + g.counts.fail,
+            n + g.counts.not_judged,
+        )
+    });
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "maintwatch report: " (command) }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                h1 { "maintwatch report" }
+                dl class="head" {
+                    dt { "Command" } dd { "maintwatch " (command) }
+                    dt { "Runs" } dd { (reports.len()) }
+                    dt { "Written" } dd { (written) }
+                    dt { "Tool" } dd class="version" { "maintwatch " (env!("CARGO_PKG_VERSION")) }
+                    dt { "Verdict" }
+                    dd class="counts" {
+                        @for (w, n) in [("PASS", pass), ("FAIL", fail), ("NOT JUDGED", nj)] {
+                            span class=(class_of(w)) data-count=(w) { (w) ": " (n) }
+                        }
+                    }
+                }
+                (legend())
+                @for r in reports { (run_section(r)) }
+            }
+        }
+    }
+}
+
+/// One run of a book: what it was, its verdict, its drawing and its grade.
+fn run_section(r: &Report<'_>) -> Markup {
+    let drawing = r.drawing();
+    html! {
+        section class="run" data-source=(bounded(&r.source)) {
+            h2 { (bounded(&r.source)) }
+            @if let Some(g) = r.grade {
+                p class="verdict-line" {
+                    span class=(format!("overall {}", class_of(g.verdict.words()))) data-verdict=(g.verdict.words()) { (g.verdict.words()) }
+                    " " (bounded_to(&g.verdict_line(), DETAIL_CAP))
+                }
+            }
+            @for note in &r.notes { p class="note" { (bounded_to(note, DETAIL_CAP)) } }
+            (svg::draw(&drawing))
+            @for note in &drawing.left_out { p class="note left-out" { (note) } }
+            @if let Some(g) = r.grade { (grade_section(g, &grade_rows(g))) }
+        }
+    }
+}
+
 fn header(r: &Report<'_>) -> Markup {
     let written = chrono::Utc::now()
         .format("%Y-%m-%d %H:%M:%S UTC")
