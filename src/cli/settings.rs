@@ -10,25 +10,15 @@ use crate::timeline::ScenarioClock;
 use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
-use anyhow::Context;
 use std::time::Duration;
 
-/// Validates the command line of `watch`.
-pub fn watch_settings(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
+/// Validates the command line of `watch`, for the endpoint `connect` (the first of a fleet).
+pub fn watch_settings(args: &WatchArgs, connect: ConnectOptions) -> anyhow::Result<WatchSettings> {
     let clock = ScenarioClock::new(args.sim_speed.unwrap_or(1.0))
         .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
     if args.count == Some(0) {
         anyhow::bail!("--count must be at least 1");
     }
-    let connect = match args.urls.first() {
-        Some(url) => {
-            let config = args.connect.config();
-            let options = config.options_for(url)?;
-            config.check_tls_flags_apply(std::slice::from_ref(&options))?;
-            options
-        }
-        None => ConnectOptions::from_args(&args.connect)?,
-    };
     Ok(WatchSettings {
         connect,
         clock,
@@ -137,60 +127,23 @@ fn traffic_floor(interval: Duration) -> Duration {
     interval
 }
 
-/// The endpoints of a fleet (several URLs, or `--from FILE` as `probe --from` reads it), each
-/// with its label and the settings of `base` for its own endpoint; `None` for one endpoint.
-/// A bad line in the file is a usage error naming the line (a watch meant to run for days does
-/// not start with an endpoint silently left out).
+/// The endpoints of a fleet (several URLs, or `--from FILE`), each with its label and the
+/// settings of `base` for its own endpoint; `None` for one endpoint named without `--from`.
 pub fn fleet_settings(
     args: &WatchArgs,
     base: &WatchSettings,
-) -> anyhow::Result<Option<Vec<(String, WatchSettings)>>> {
-    let mut urls = args.urls.clone();
-    if let Some(from) = &args.from {
-        let read = crate::conn::probe::read_endpoint_text;
-        let (text, source) = if from == "-" {
-            let source = "standard input".to_string();
-            let text = read(&mut std::io::stdin(), &source).context("--from -")?;
-            (text, source)
-        } else {
-            let mut file =
-                std::fs::File::open(from).map_err(|e| anyhow::anyhow!("--from {from}: {e}"))?;
-            (read(&mut file, from).context("--from")?, from.clone())
-        };
-        let list = crate::conn::probe::parse_endpoint_list(&text, &source);
-        if let Some(e) = list.errors.into_iter().next() {
-            return Err(anyhow::Error::new(e).context("--from"));
-        }
-        if list.urls.is_empty() {
-            return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
-                format!("--from: no endpoint in {source}"),
-            )));
-        }
-        urls.extend(list.urls);
+    options: Vec<ConnectOptions>,
+) -> Option<Vec<(String, WatchSettings)>> {
+    if options.len() < 2 && args.from.is_none() {
+        return None;
     }
-    if urls.len() < 2 && args.from.is_none() {
-        return Ok(None);
-    }
-    let config = args.connect.config();
-    let mut options = Vec::with_capacity(urls.len());
-    for url in &urls {
-        options.push(config.options_for(url)?);
-    }
-    config.check_tls_flags_apply(&options)?;
     let labels = crate::watch::labels(&options);
-    Ok(Some(
-        options
-            .into_iter()
-            .zip(labels)
-            .map(|(connect, label)| {
-                (
-                    label,
-                    WatchSettings {
-                        connect,
-                        ..base.clone()
-                    },
-                )
-            })
-            .collect(),
-    ))
+    let fleet = options.into_iter().zip(labels).map(|(connect, label)| {
+        let settings = WatchSettings {
+            connect,
+            ..base.clone()
+        };
+        (label, settings)
+    });
+    Some(fleet.collect())
 }

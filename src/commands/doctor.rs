@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::cli::doctor::DoctorArgs;
 use crate::clients::{self, CLIENTS};
-use crate::commands::probe::{connect_options, resolver_for};
+use crate::conn::endpoints::{self, BadLines};
 use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
 use crate::dns::DnsResolver;
@@ -106,17 +106,6 @@ pub async fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<i32> {
-    let url = match args.url.clone().map_or_else(|| args.connect.endpoint(), Ok) {
-        Ok(u) => u,
-        Err(e) => {
-            writeln!(
-                err,
-                "maintwatch doctor: error: {}",
-                sanitize(&e.to_string())
-            )?;
-            return Ok(exit::USAGE);
-        }
-    };
     if args.url.is_some() && (args.connect.has_host_or_port() || args.connect.uri.is_some()) {
         writeln!(
             err,
@@ -124,18 +113,26 @@ pub async fn run_with(
         )?;
         return Ok(exit::USAGE);
     }
-    let opts = match connect_options(&args.connect, std::slice::from_ref(&url)) {
-        Ok(mut options) => options.remove(0),
+    let request = args
+        .connect
+        .endpoint_request(args.url.as_slice(), None, BadLines::Refuse);
+    let mut setup = match endpoints::setup(request, &args.connect.config(), &mut std::io::empty()) {
+        Ok(setup) => setup,
         Err(e) => {
-            writeln!(err, "maintwatch doctor: error: {e}")?;
+            let message = format!("{e:#}");
+            writeln!(err, "maintwatch doctor: error: {}", sanitize(&message))?;
             return Ok(exit::USAGE);
         }
     };
     args.connect.warn_command_line_password(args.url.as_slice());
-    for w in opts.warnings() {
+    for w in &setup.warnings {
         writeln!(err, "maintwatch: warning: {w}")?;
     }
-    let dns = resolver_for(std::slice::from_ref(&opts))?;
+    for note in &setup.notes {
+        writeln!(err, "maintwatch: note: {note}")?;
+    }
+    let dns = setup.resolver()?;
+    let opts = setup.options.remove(0);
     let diagnosis = diagnose(&opts, dns.as_deref()).await;
     crate::output::sink::one(out, args.json, &diagnosis, &diagnosis)?;
     out.flush()?;
@@ -429,7 +426,7 @@ mod tests {
     /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
     /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
     async fn hostile() -> SocketAddr {
-        crate::commands::probe::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
+        crate::conn::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
     }
 
     #[tokio::test]

@@ -8,15 +8,11 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Read, Write};
-use std::sync::Arc;
 
-use anyhow::Context;
-
-use crate::cli::connect::ConnectArgs;
 use crate::cli::probe::ProbeArgs;
+use crate::conn::endpoints;
 use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
-use crate::conn::{ConfigError, ConnectOptions, RedisUrl};
-use crate::dns::DnsResolver;
+use crate::conn::ConfigError;
 use crate::escape::sanitize;
 use crate::exit;
 use crate::output::human::Style;
@@ -63,26 +59,39 @@ pub async fn run_with(
     err: &mut (dyn Write + Send),
     layout: Layout,
 ) -> anyhow::Result<i32> {
-    let (urls, bad_lines) = match endpoints(args, stdin, err)? {
-        Ok(found) => found,
-        Err(message) => {
-            writeln!(err, "maintwatch probe: error: {}", sanitize(&message))?;
+    let request =
+        args.connect
+            .endpoint_request(&args.urls, args.from.as_deref(), endpoints::BadLines::Skip);
+    let setup = match endpoints::setup(request, &args.connect.config(), stdin) {
+        Ok(setup) => setup,
+        Err(e) if e.chain().any(|c| c.is::<ConfigError>()) => {
+            writeln!(
+                err,
+                "maintwatch probe: error: {}",
+                sanitize(&format!("{e:#}"))
+            )?;
             return Ok(exit::USAGE);
         }
+        Err(e) => return Err(e),
     };
-    let options = match connect_options(&args.connect, &urls) {
-        Ok(options) => options,
-        Err(e) => {
-            writeln!(err, "maintwatch probe: error: {e}")?;
-            return Ok(exit::USAGE);
-        }
-    };
-    warn_insecure(&options, err)?;
+    for e in &setup.skipped {
+        let line = e.to_string();
+        writeln!(
+            err,
+            "maintwatch probe: error: {} (skipped)",
+            sanitize(&line)
+        )?;
+    }
+    for w in &setup.warnings {
+        writeln!(err, "maintwatch: warning: {w}")?;
+    }
     args.connect.warn_command_line_password(&args.urls);
-    for note in options.iter().flat_map(ConnectOptions::notes) {
+    for note in &setup.notes {
         writeln!(err, "maintwatch: note: {note}")?;
     }
-    let dns = resolver_for(&options)?;
+    let dns = setup.resolver()?;
+    let bad_lines = !setup.skipped.is_empty();
+    let options = setup.options;
 
     let mut output = Output::new(out, args.json, args.quiet);
     let reports = probe::probe_all(options, dns, args.concurrency as usize, args.linger, |r| {
@@ -91,31 +100,6 @@ pub async fn run_with(
     .await;
     output.finish(&reports, layout)?;
     Ok(run_exit_code(&reports, bad_lines))
-}
-
-/// The connection options of each endpoint, as the flags say; TLS flags that apply to none of
-/// them are an error too. Shared with `doctor`.
-pub(crate) fn connect_options(
-    connect: &ConnectArgs,
-    urls: &[RedisUrl],
-) -> Result<Vec<ConnectOptions>, ConfigError> {
-    let config = connect.config();
-    let options = urls
-        .iter()
-        .map(|url| config.options_for(url))
-        .collect::<Result<Vec<_>, _>>()?;
-    config.check_tls_flags_apply(&options)?;
-    Ok(options)
-}
-
-/// A resolver only when some endpoint is a name: probing addresses must work even where the
-/// system resolver configuration is missing. Shared with `doctor`.
-pub(crate) fn resolver_for(options: &[ConnectOptions]) -> anyhow::Result<Option<Arc<DnsResolver>>> {
-    let Some(named) = options.iter().find(|o| !o.host_is_ip()) else {
-        return Ok(None);
-    };
-    let dns = DnsResolver::new(&named.dns_options()).context("cannot set up the DNS resolver")?;
-    Ok(Some(Arc::new(dns)))
 }
 
 /// The exit code of a run. Bad lines in `--from` make it a usage error (2), unless an endpoint
@@ -127,76 +111,6 @@ fn run_exit_code(reports: &[ProbeReport], bad_lines: bool) -> i32 {
         probed.max(exit::USAGE)
     } else {
         probed
-    }
-}
-
-/// The endpoints to probe and whether `--from` had bad lines (each reported on `err` with its
-/// line number), or a usage error message.
-fn endpoints(
-    args: &ProbeArgs,
-    stdin: &mut (dyn Read + Send),
-    err: &mut (dyn Write + Send),
-) -> anyhow::Result<Result<(Vec<RedisUrl>, bool), String>> {
-    let mut urls = args.urls.clone();
-    urls.extend(args.connect.uri.clone());
-    let mut bad_lines = false;
-    if let Some(from) = &args.from {
-        let (text, source) = if from == "-" {
-            let source = "standard input".to_string();
-            let text = probe::read_endpoint_text(stdin, &source).context("--from -")?;
-            (text, source)
-        } else {
-            let mut file = std::fs::File::open(from)
-                .with_context(|| format!("cannot read endpoints from {from}"))?;
-            let text = probe::read_endpoint_text(&mut file, from).context("--from")?;
-            (text, from.clone())
-        };
-        let list = probe::parse_endpoint_list(&text, &source);
-        for e in &list.errors {
-            writeln!(
-                err,
-                "maintwatch probe: error: {} (skipped)",
-                sanitize(&e.to_string())
-            )?;
-        }
-        bad_lines = !list.errors.is_empty();
-        if list.urls.is_empty() && urls.is_empty() {
-            return Ok(Err(format!("no endpoint in {source}")));
-        }
-        urls.extend(list.urls);
-    }
-    if urls.is_empty() {
-        return Ok(args
-            .connect
-            .endpoint()
-            .map(|u| (vec![u], false))
-            .map_err(|e| e.to_string()));
-    }
-    if args.connect.has_host_or_port() {
-        return Ok(Err(
-            "-h/-p cannot be combined with endpoint URLs: put the host and port in the URLs".into(),
-        ));
-    }
-    Ok(Ok((urls, bad_lines)))
-}
-
-/// One warning for `--insecure`, however many endpoints it affects.
-fn warn_insecure(options: &[ConnectOptions], err: &mut (dyn Write + Send)) -> io::Result<()> {
-    let insecure: Vec<&ConnectOptions> = options.iter().filter(|o| o.insecure()).collect();
-    match insecure.as_slice() {
-        [] => Ok(()),
-        [one] => {
-            for w in one.warnings() {
-                writeln!(err, "maintwatch: warning: {w}")?;
-            }
-            Ok(())
-        }
-        many => writeln!(
-            err,
-            "maintwatch: warning: --insecure: the certificates of {} TLS endpoints are NOT \
-             verified; anyone on the path can read and change these sessions",
-            many.len()
-        ),
     }
 }
 
@@ -522,43 +436,6 @@ fn summary(reports: &[ProbeReport]) -> String {
 
 /// A scripted server for the tests of `probe` and `doctor`: what they read of a handshake.
 #[cfg(test)]
-pub(crate) mod test_server {
-    use crate::resp::StreamReader;
-    use std::net::SocketAddr;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    /// On every connection, answers the commands in order with `replies`, then every further
-    /// command with `then`.
-    pub(crate) async fn serve(replies: Vec<&'static [u8]>, then: &'static [u8]) -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                let mut replies = replies.clone().into_iter();
-                tokio::spawn(async move {
-                    let mut reader = StreamReader::default();
-                    let mut buf = [0u8; 1024];
-                    while let Ok(n @ 1..) = s.read(&mut buf).await {
-                        reader.extend(&buf[..n]);
-                        let mut commands = 0;
-                        if reader.drain(|_, _, _| commands += 1).is_err() {
-                            return;
-                        }
-                        for _ in 0..commands {
-                            let reply = replies.next().unwrap_or(then);
-                            if s.write_all(reply).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        addr
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
@@ -588,7 +465,7 @@ mod tests {
 
     /// Answers HELLO with `hello` and the opt-in with `opt_in`, one reply per command.
     async fn responder_with(hello: &'static [u8], opt_in: &'static [u8]) -> SocketAddr {
-        test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
+        crate::conn::test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
     }
 
     fn closed_port() -> SocketAddr {
@@ -966,22 +843,6 @@ mod tests {
         let (code, _, err) = run_capture(&args(&["redis://a", "-h", "b"]), "").await;
         assert_eq!(code, exit::USAGE);
         assert!(err.contains("-h/-p"), "{err}");
-    }
-
-    #[test]
-    fn insecure_warns_once_for_many_endpoints() {
-        let a = args(&["rediss://a", "rediss://b", "redis://c", "--insecure"]);
-        let config = a.connect.config();
-        let options: Vec<ConnectOptions> = a
-            .urls
-            .iter()
-            .map(|u| config.options_for(u).unwrap())
-            .collect();
-        let mut err = Vec::new();
-        warn_insecure(&options, &mut err).unwrap();
-        let err = String::from_utf8(err).unwrap();
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("2 TLS endpoints are NOT verified"), "{err}");
     }
 
     #[test]

@@ -4,34 +4,31 @@
 
 use crate::cli::settings;
 use crate::cli::watch::WatchArgs;
+use crate::conn::endpoints::{self, BadLines};
 use crate::exit;
 use crate::output::sink::KeptSummaries;
 use crate::output::stdout::{Outcome, Stdout};
+use crate::output::terminal::say;
 use crate::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
-    let mut settings = settings::watch_settings(args)?;
-    let fleet = settings::fleet_settings(args, &settings)?;
+    let request = args
+        .connect
+        .endpoint_request(&args.urls, args.from.as_deref(), BadLines::Refuse);
+    let setup = endpoints::setup(request, &args.connect.config(), &mut std::io::stdin())?;
+    let mut settings = settings::watch_settings(args, setup.options[0].clone())?;
+    let fleet = settings::fleet_settings(args, &settings, setup.options);
     args.connect.warn_command_line_password(&args.urls);
-    if let Some(fleet) = &fleet {
+    if fleet.is_some() {
         // One countdown cannot show a thousand endpoints' windows.
         settings.output.countdown = false;
-        settings.connect = fleet[0].1.connect.clone();
     }
-    let mut seen_notes = std::collections::BTreeSet::new();
-    let all = fleet.iter().flatten().map(|(_, s)| &s.connect);
-    for connect in std::iter::once(&settings.connect).chain(all) {
-        for note in connect.notes() {
-            if seen_notes.insert(note.clone()) {
-                eprintln!("maintwatch: note: {note}");
-            }
-        }
+    for note in &setup.notes {
+        say(&format!("maintwatch: note: {note}"));
     }
-    if settings.connect.insecure() {
-        eprintln!(
-            "maintwatch: warning: --insecure: the server's certificate is NOT verified; anyone on the path can read and change this session"
-        );
+    for warning in &setup.warnings {
+        say(&format!("maintwatch: warning: {warning}"));
     }
     // A reader that stops reading must not make the watch deaf to signals and `--duration`.
     let deadline = settings
