@@ -3,6 +3,7 @@
 //! clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
 
 use super::service::ServiceArgs;
+use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
 use crate::conn::ConnectOptions;
 use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
@@ -14,10 +15,10 @@ use std::time::Duration;
 
 /// Validates the command line of `watch`, for the endpoint `connect` (the first of a fleet).
 pub fn watch_settings(args: &WatchArgs, connect: ConnectOptions) -> anyhow::Result<WatchSettings> {
-    let clock = ScenarioClock::new(args.sim_speed.unwrap_or(1.0))
-        .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
+    let clock =
+        ScenarioClock::new(args.sim_speed.unwrap_or(1.0)).map_err(|e| usage("--sim-speed", e))?;
     if args.count == Some(0) {
-        anyhow::bail!("--count must be at least 1");
+        return Err(usage("--count", "must be at least 1"));
     }
     Ok(WatchSettings {
         connect,
@@ -88,23 +89,24 @@ pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
         None
     } else {
         if args.exec_timeout.is_zero() {
-            anyhow::bail!("--exec-timeout must be above zero");
+            return Err(usage("--exec-timeout", "must be above zero"));
         }
         Some(HookSettings {
             commands: args.exec.clone(),
-            on: ExecOn::parse(&args.exec_on)?,
+            on: ExecOn::parse(&args.exec_on).map_err(|e| flagged("--exec-on", e))?,
             timeout: args.exec_timeout,
         })
     };
     let otlp = match &args.otlp {
         None => None,
         Some(url) => {
-            // A usage error (exit 2), as the other flags' are.
-            let usage = |e: anyhow::Error| {
-                anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
-            };
+            if args.otlp_interval.is_zero() {
+                return Err(usage("--otlp-interval", "must be above zero"));
+            }
+            // The URL or the OTEL_* variables it reads: a usage error (exit 2) too.
             let env = crate::service::otlp_config::process_env;
-            Some(otlp::OtlpSettings::new(url, args.otlp_interval, &env).map_err(usage)?)
+            let settings = otlp::OtlpSettings::new(url, args.otlp_interval, &env);
+            Some(settings.map_err(|e| flagged("--otlp", e))?)
         }
     };
     Ok(ServiceSettings {

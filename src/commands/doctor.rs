@@ -14,13 +14,13 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::cli::doctor::DoctorArgs;
+use crate::cli::usage::usage;
 use crate::clients::{self, CLIENTS};
 use crate::conn::endpoints::{self, BadLines};
 use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
 use crate::dns::DnsResolver;
 use crate::escape::sanitize;
-use crate::exit;
 
 const TYPES: [(EndpointType, EndpointTypeChoice); 5] = [
     (EndpointType::InternalIp, EndpointTypeChoice::InternalIp),
@@ -107,23 +107,20 @@ pub async fn run_with(
     err: &mut dyn Write,
 ) -> anyhow::Result<i32> {
     if args.url.is_some() && (args.connect.has_host_or_port() || args.connect.uri.is_some()) {
-        writeln!(
-            err,
-            "maintwatch doctor: error: give the endpoint once: a URL, or -u, or -h/-p"
-        )?;
-        return Ok(exit::USAGE);
+        let flag = if args.connect.uri.is_some() {
+            "-u"
+        } else {
+            "-h/-p"
+        };
+        return Err(usage(
+            flag,
+            "give the endpoint once: a URL, or -u, or -h/-p",
+        ));
     }
     let request = args
         .connect
         .endpoint_request(args.url.as_slice(), None, BadLines::Refuse);
-    let mut setup = match endpoints::setup(request, &args.connect.config(), &mut std::io::empty()) {
-        Ok(setup) => setup,
-        Err(e) => {
-            let message = format!("{e:#}");
-            writeln!(err, "maintwatch doctor: error: {}", sanitize(&message))?;
-            return Ok(exit::USAGE);
-        }
-    };
+    let mut setup = endpoints::setup(request, &args.connect.config(), &mut std::io::empty())?;
     args.connect.warn_command_line_password(args.url.as_slice());
     for w in &setup.warnings {
         writeln!(err, "maintwatch: warning: {w}")?;
@@ -408,6 +405,7 @@ fn line(a: &Answer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit;
     use clap::Parser;
     use std::net::SocketAddr;
 

@@ -12,7 +12,6 @@ use std::io::{self, IsTerminal, Read, Write};
 use crate::cli::probe::ProbeArgs;
 use crate::conn::endpoints;
 use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
-use crate::conn::ConfigError;
 use crate::escape::sanitize;
 use crate::exit;
 use crate::output::human::Style;
@@ -62,18 +61,7 @@ pub async fn run_with(
     let request =
         args.connect
             .endpoint_request(&args.urls, args.from.as_deref(), endpoints::BadLines::Skip);
-    let setup = match endpoints::setup(request, &args.connect.config(), stdin) {
-        Ok(setup) => setup,
-        Err(e) if e.chain().any(|c| c.is::<ConfigError>()) => {
-            writeln!(
-                err,
-                "maintwatch probe: error: {}",
-                sanitize(&format!("{e:#}"))
-            )?;
-            return Ok(exit::USAGE);
-        }
-        Err(e) => return Err(e),
-    };
+    let setup = endpoints::setup(request, &args.connect.config(), stdin)?;
     for e in &setup.skipped {
         let line = e.to_string();
         writeln!(
@@ -477,9 +465,17 @@ mod tests {
 
     async fn run_capture(a: &ProbeArgs, stdin: &str) -> (i32, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run_with(a, &mut stdin.as_bytes(), &mut out, &mut err, Layout::Piped)
-            .await
-            .unwrap();
+        // An error is shown and mapped as `main` does.
+        let code = match run_with(a, &mut stdin.as_bytes(), &mut out, &mut err, Layout::Piped).await
+        {
+            Ok(code) => code,
+            Err(e) => {
+                for line in crate::output::terminal::error_lines(&e, None) {
+                    writeln!(err, "{line}").unwrap();
+                }
+                crate::cli::usage::exit_code(&e)
+            }
+        };
         (
             code,
             String::from_utf8(out).unwrap(),

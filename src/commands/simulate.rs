@@ -35,9 +35,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
-    let Some((upstream, spawned)) = start_upstream(args).await? else {
-        return Ok(exit::USAGE);
-    };
+    let (upstream, spawned) = start_upstream(args).await?;
     let grading = args.grade || args.grade_json.is_some() || args.report.is_some();
     let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
         .await
@@ -121,12 +119,12 @@ fn write_report(
     .write(path)
 }
 
-/// The upstream of `--upstream`, and the redis-server started for it; `None` after a usage error
-/// was printed.
+/// The upstream of `--upstream`, and the redis-server started for it; a bad URL is a usage
+/// error.
 async fn start_upstream(
     args: &SimulateArgs,
-) -> anyhow::Result<Option<(Option<Upstream>, Option<SpawnedRedis>)>> {
-    Ok(Some(match args.upstream.as_deref() {
+) -> anyhow::Result<(Option<Upstream>, Option<SpawnedRedis>)> {
+    Ok(match args.upstream.as_deref() {
         None => (None, None),
         Some("spawn") => {
             let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
@@ -134,13 +132,10 @@ async fn start_upstream(
         }
         Some(url) => match Upstream::parse(url) {
             Ok(up) => (Some(up), None),
-            Err(e) => {
-                // The URL's parse error is already redacted (no password in it).
-                eprintln!("maintwatch simulate: error: --upstream: {e}");
-                return Ok(None);
-            }
+            // The URL's parse error is already redacted (no password in it).
+            Err(e) => return Err(crate::cli::usage::usage("--upstream", e)),
         },
-    }))
+    })
 }
 
 fn sim_options(
