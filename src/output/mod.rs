@@ -4,6 +4,7 @@
 pub mod countdown;
 pub mod human;
 pub mod json;
+pub mod probe_table;
 pub mod sink;
 pub mod stdout;
 pub mod summary;
