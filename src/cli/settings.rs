@@ -116,17 +116,20 @@ pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
     })
 }
 
-/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`], saying so on stderr.
+/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`] (the command says so: see
+/// [`traffic_warning`]).
 fn traffic_floor(interval: Duration) -> Duration {
-    if interval < TRAFFIC_FLOOR {
-        eprintln!(
-            "maintwatch: warning: --traffic {interval:?} is below the {} ms floor: sending a PING every {} ms",
-            TRAFFIC_FLOOR.as_millis(),
-            TRAFFIC_FLOOR.as_millis()
-        );
-        return TRAFFIC_FLOOR;
-    }
-    interval
+    interval.max(TRAFFIC_FLOOR)
+}
+
+/// What to tell the user when `--traffic` is below [`TRAFFIC_FLOOR`]: this module prints
+/// nothing, the command shows it with its other warnings.
+pub fn traffic_warning(args: &WatchArgs) -> Option<String> {
+    let interval = args.traffic.filter(|&t| t < TRAFFIC_FLOOR)?;
+    let floor = TRAFFIC_FLOOR.as_millis();
+    Some(format!(
+        "--traffic {interval:?} is below the {floor} ms floor: sending a PING every {floor} ms"
+    ))
 }
 
 /// The endpoints of a fleet (several URLs, or `--from FILE`), each with its label and the

@@ -27,7 +27,11 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     for note in &setup.notes {
         say(&format!("maintwatch: note: {note}"));
     }
-    for warning in &setup.warnings {
+    for warning in setup
+        .warnings
+        .iter()
+        .chain(&settings::traffic_warning(args))
+    {
         say(&format!("maintwatch: warning: {warning}"));
     }
     // A reader that stops reading must not make the watch deaf to signals and `--duration`.
