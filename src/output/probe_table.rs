@@ -17,6 +17,7 @@ use comfy_table::{ContentArrangement, Table};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
+use crate::conn::HelloInfo;
 use crate::escape::sanitize;
 
 /// How the human table is laid out.
@@ -59,7 +60,12 @@ pub struct Row {
 
 impl Row {
     pub fn of(r: &ProbeReport) -> Row {
-        let [endpoint, address, _, server, maintenance, _] = r.cells();
+        let address = r.address.map(|a| a.to_string()).unwrap_or_default();
+        let server = r
+            .hello
+            .as_ref()
+            .map(HelloInfo::describe)
+            .unwrap_or_default();
         // The outcome's name alone: the TLS failure or the stage is in the note, whole.
         let outcome = match &r.outcome {
             ProbeOutcome::TlsFailed { .. } => "TLS failed".to_string(),
@@ -70,7 +76,14 @@ impl Row {
         let note = r.outcome.note().into_iter();
         let note = note.chain(remedy.and_then(|m| m.more).map(str::to_string));
         Row {
-            cells: [endpoint, address, outcome, server, maintenance, hint],
+            cells: [
+                r.endpoint.clone(),
+                address,
+                outcome,
+                server,
+                r.maintenance_text(),
+                hint,
+            ],
             note: note.collect(),
         }
     }
