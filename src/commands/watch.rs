@@ -53,7 +53,14 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         .chain(fleet.iter().flatten().map(|(_, s)| &s.connect))
         .filter_map(|c| c.password_text())
         .collect();
-    let services = Services::start(&settings.service, &passwords)?;
+    let mut services = Services::start(&settings.service, &passwords)?;
+    let notices = services.notices.take().map(|mut rx| {
+        tokio::spawn(async move {
+            while let Some(text) = rx.recv().await {
+                say(&format!("maintwatch: {}", crate::escape::sanitize(&text)));
+            }
+        })
+    });
     if let Some(server) = &services.server {
         eprintln!(
             "maintwatch: metrics at http://{}/metrics",
@@ -86,6 +93,10 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     }
     let written = stdout.finish();
     services.finish().await;
+    // Every sender is gone with the services: the last notices are shown before the end.
+    if let Some(printer) = notices {
+        let _ = printer.await;
+    }
     for (label, one) in &end.ends {
         report(label.as_deref(), one, !settings.output.json);
     }
