@@ -21,6 +21,7 @@ use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
 use crate::dns::DnsResolver;
 use crate::escape::sanitize;
+use crate::output::terminal;
 
 const TYPES: [(EndpointType, EndpointTypeChoice); 5] = [
     (EndpointType::InternalIp, EndpointTypeChoice::InternalIp),
@@ -123,10 +124,10 @@ pub async fn run_with(
     let mut setup = endpoints::setup(request, &args.connect.config(), &mut std::io::empty())?;
     args.connect.warn_command_line_password(args.url.as_slice());
     for w in &setup.warnings {
-        writeln!(err, "maintwatch: warning: {w}")?;
+        writeln!(err, "{}", terminal::message("warning", w))?;
     }
     for note in &setup.notes {
-        writeln!(err, "maintwatch: note: {note}")?;
+        writeln!(err, "{}", terminal::message("note", note))?;
     }
     let dns = setup.resolver()?;
     let opts = setup.options.remove(0);

@@ -18,6 +18,7 @@ use crate::output::human::Style;
 use crate::output::json;
 use crate::output::probe_table::{self, Row};
 use crate::output::sink::{self, Sink};
+use crate::output::terminal;
 
 pub use crate::output::probe_table::Layout;
 
@@ -54,11 +55,11 @@ pub async fn run_with(
         )?;
     }
     for w in &setup.warnings {
-        writeln!(err, "maintwatch: warning: {w}")?;
+        writeln!(err, "{}", terminal::message("warning", w))?;
     }
     args.connect.warn_command_line_password(&args.urls);
     for note in &setup.notes {
-        writeln!(err, "maintwatch: note: {note}")?;
+        writeln!(err, "{}", terminal::message("note", note))?;
     }
     let dns = setup.resolver()?;
     let bad_lines = !setup.skipped.is_empty();

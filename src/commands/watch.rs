@@ -8,7 +8,7 @@ use crate::conn::endpoints::{self, BadLines};
 use crate::exit;
 use crate::output::sink::KeptSummaries;
 use crate::output::stdout::{Outcome, Stdout};
-use crate::output::terminal::say;
+use crate::output::terminal::tell;
 use crate::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
@@ -25,14 +25,14 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         settings.output.countdown = false;
     }
     for note in &setup.notes {
-        say(&format!("maintwatch: note: {note}"));
+        tell("note", note);
     }
     for warning in setup
         .warnings
         .iter()
         .chain(&settings::traffic_warning(args))
     {
-        say(&format!("maintwatch: warning: {warning}"));
+        tell("warning", warning);
     }
     // A reader that stops reading must not make the watch deaf to signals and `--duration`.
     let deadline = settings
@@ -57,7 +57,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let notices = services.notices.take().map(|mut rx| {
         tokio::spawn(async move {
             while let Some(text) = rx.recv().await {
-                say(&format!("maintwatch: {}", crate::escape::sanitize(&text)));
+                tell("", &text);
             }
         })
     });

@@ -803,7 +803,7 @@ impl Sink for StderrNotices {
     }
 
     fn notice(&mut self, text: &str) -> io::Result<()> {
-        super::terminal::say(&format!("maintwatch: {}", crate::escape::sanitize(text)));
+        super::terminal::tell("", text);
         Ok(())
     }
 }

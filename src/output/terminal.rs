@@ -45,6 +45,22 @@ pub fn say(text: &str) {
     }
 }
 
+/// A line for stderr in the one form every message has: `maintwatch: `, then the text,
+/// sanitised (it may quote a server, a file or a hook's output). `kind` is `warning`, `note`,
+/// or empty for neither.
+pub fn message(kind: &str, text: &str) -> String {
+    let text = crate::escape::sanitize(text);
+    match kind {
+        "" => format!("maintwatch: {text}"),
+        kind => format!("maintwatch: {kind}: {text}"),
+    }
+}
+
+/// [`message`] on stderr, wrapped to a terminal as [`say`] does.
+pub fn tell(kind: &str, text: &str) {
+    say(&message(kind, text));
+}
+
 /// The one way an error is shown: `maintwatch: ` and the error with its causes, on one line
 /// (sanitised: a cause may quote a server or a file), wrapped between words on a terminal.
 pub fn print_error(e: &anyhow::Error) {
@@ -56,7 +72,7 @@ pub fn print_error(e: &anyhow::Error) {
 /// The lines [`print_error`] writes, for a terminal `width` wide (`None`: not a terminal, one
 /// line).
 pub fn error_lines(e: &anyhow::Error, width: Option<usize>) -> Vec<String> {
-    let text = format!("maintwatch: {}", crate::escape::sanitize(&format!("{e:#}")));
+    let text = message("", &format!("{e:#}"));
     match width {
         Some(width) => super::human::wrap_with(&text, width, "  "),
         None => vec![text],
@@ -79,7 +95,16 @@ fn columns_from(env: Option<&str>, terminal: impl FnOnce() -> Option<usize>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{columns_from, error_lines};
+    use super::{columns_from, error_lines, message};
+
+    #[test]
+    fn every_message_has_the_prefix_and_is_sanitised() {
+        assert_eq!(message("warning", "w"), "maintwatch: warning: w");
+        assert_eq!(
+            message("", "hook said \x1b[2Jhi"),
+            "maintwatch: hook said \\x1b[2Jhi"
+        );
+    }
 
     #[test]
     fn an_error_is_one_sanitised_line_or_wrapped_to_the_terminal() {
