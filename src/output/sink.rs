@@ -430,9 +430,12 @@ impl CaptureFile {
 
     /// Reports a failure and closes the capture; the watch goes on.
     fn stop(&mut self, e: &io::Error, doing: &str) {
-        eprintln!(
-            "maintwatch: --capture {}: {doing}: {e}; the capture stops here, the watch goes on",
-            self.path.display()
+        super::terminal::tell(
+            "",
+            &format!(
+                "--capture {}: {doing}: {e}; the capture stops here, the watch goes on",
+                self.path.display()
+            ),
         );
         self.file = None;
     }
