@@ -8,7 +8,7 @@ use maintwatch::{commands, exit};
 fn main() {
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         if let Some(message) = maintwatch::cli::connect::host_without_value(&e) {
-            eprintln!("maintwatch: {message}");
+            maintwatch::output::terminal::tell("", &message);
             std::process::exit(exit::USAGE);
         }
         e.exit()
@@ -54,12 +54,13 @@ fn open_files_for(command: &Command) {
         _ => return,
     };
     if let Some(limit) = limit.filter(|&l| wanted + SPARE_FDS > l) {
-        eprintln!(
-            "maintwatch: warning: {flag} {wanted} needs about {} open files but the hard limit \
-             (RLIMIT_NOFILE, `ulimit -Hn`) is {limit}: connections past it will fail; raise the hard \
-             limit or lower {flag}",
+        let text = format!(
+            "{flag} {wanted} needs about {} open files but the hard limit (RLIMIT_NOFILE, \
+             `ulimit -Hn`) is {limit}: connections past it will fail; raise the hard limit or \
+             lower {flag}",
             wanted + SPARE_FDS
         );
+        maintwatch::output::terminal::tell("warning", &text);
     }
 }
 

@@ -127,7 +127,8 @@ fn summary_on_stderr(
     };
     let n = written.dropped;
     let lines = if n == 1 { "line" } else { "lines" };
-    eprintln!("maintwatch: stdout: {n} {lines} not written ({why}); the summary follows here");
+    let lost = format!("stdout: {n} {lines} not written ({why}); the summary follows here");
+    tell("", &lost);
     let style = crate::output::human::Style {
         color: false,
         time: settings.output.time,
@@ -200,6 +201,9 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
         None => {}
     }
     if !end.established && end.reason == StopReason::Duration {
-        eprintln!("maintwatch: {who}no session was established before --duration ended the watch");
+        tell(
+            "",
+            &format!("{who}no session was established before --duration ended the watch"),
+        );
     }
 }
