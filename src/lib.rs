@@ -24,5 +24,6 @@ pub mod report;
 pub mod resp;
 pub mod service;
 pub mod sim;
+pub mod simulation;
 pub mod timeline;
 pub mod watch;

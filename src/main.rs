@@ -3,12 +3,12 @@
 
 use clap::Parser;
 use maintwatch::cli::{Cli, Command};
-use maintwatch::{commands, conn::ConfigError, exit};
+use maintwatch::{commands, exit};
 
 fn main() {
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         if let Some(message) = maintwatch::cli::connect::host_without_value(&e) {
-            eprintln!("maintwatch: {message}");
+            maintwatch::output::terminal::tell("", &message);
             std::process::exit(exit::USAGE);
         }
         e.exit()
@@ -16,27 +16,16 @@ fn main() {
     open_files_for(&cli.command);
     let code = match commands::run(cli) {
         Ok(code) => code,
-        Err(e) if is_broken_pipe(&e) => exit::SUCCESS,
         Err(e) => {
-            maintwatch::output::terminal::say(&format!("maintwatch: {e:#}"));
-            // Connection settings that cannot be used are a usage error, as in `probe`.
-            if e.chain().any(|c| c.is::<ConfigError>()) {
-                exit::USAGE
-            } else {
-                exit::FAILURE
+            let code = maintwatch::cli::usage::exit_code(&e);
+            // `maintwatch ... | head` closing the pipe early is not an error to show.
+            if code != exit::SUCCESS {
+                maintwatch::output::terminal::print_error(&e);
             }
+            code
         }
     };
     std::process::exit(code);
-}
-
-/// `maintwatch ... | head` closing the pipe early is not an error.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 /// File descriptors the process needs besides its connections: stdio, the runtime's epoll and
@@ -65,12 +54,13 @@ fn open_files_for(command: &Command) {
         _ => return,
     };
     if let Some(limit) = limit.filter(|&l| wanted + SPARE_FDS > l) {
-        eprintln!(
-            "maintwatch: warning: {flag} {wanted} needs about {} open files but the hard limit \
-             (RLIMIT_NOFILE, `ulimit -Hn`) is {limit}: connections past it will fail; raise the hard \
-             limit or lower {flag}",
+        let text = format!(
+            "{flag} {wanted} needs about {} open files but the hard limit (RLIMIT_NOFILE, \
+             `ulimit -Hn`) is {limit}: connections past it will fail; raise the hard limit or \
+             lower {flag}",
             wanted + SPARE_FDS
         );
+        maintwatch::output::terminal::tell("warning", &text);
     }
 }
 

@@ -363,3 +363,75 @@ fn no_file_is_over_1200_lines() {
         long.join("\n  ")
     );
 }
+
+/// The commands a piece of a command's source reaches into, besides itself: `crate::commands::x`
+/// and `super::x` for every sibling `x` (the module list is read from `src/commands/`).
+fn commands_named(code: &str, me: &str, commands: &[String]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for prefix in ["crate::commands::", "super::"] {
+        for (i, _) in code.match_indices(prefix) {
+            let rest = &code[i + prefix.len()..];
+            let word: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let group = rest.starts_with('{');
+            let named: Vec<String> = if group {
+                let end = rest.find('}').unwrap_or(rest.len());
+                rest[1..end]
+                    .split(',')
+                    .map(|w| w.trim().to_string())
+                    .collect()
+            } else {
+                vec![word]
+            };
+            for w in named {
+                let w: String = w
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if w != me && commands.contains(&w) {
+                    out.insert(w);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A command wires library modules for one job; when two commands need the same thing, it
+/// belongs in the library, where both can reach it. So no file in `src/commands/` names another
+/// command (test modules aside, as above).
+#[test]
+fn no_command_imports_another() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let commands: Vec<String> = rust_files(&dir)
+        .iter()
+        .filter_map(|f| f.file_stem()?.to_str().map(str::to_string))
+        .filter(|name| name != "mod")
+        .collect();
+    assert!(commands.len() > 5, "{commands:?}");
+    let mut found = Vec::new();
+    for file in rust_files(&dir) {
+        let me = file.file_stem().unwrap().to_str().unwrap();
+        if me == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for other in commands_named(code, me, &commands) {
+            found.push(format!("{} uses commands::{other}", file.display()));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_command_checker_sees_both_path_forms() {
+    let commands = ["probe", "doctor", "watch"].map(String::from);
+    let code = "use crate::commands::probe::{x};\nuse super::{watch, other};\nsuper::doctor::y();";
+    assert_eq!(
+        commands_named(code, "doctor", &commands),
+        ["probe", "watch"].map(String::from).into()
+    );
+}

@@ -284,3 +284,72 @@ async fn five_real_endpoints_in_tmux_at_80x24_and_200x50() {
         check(&screen, &five, width);
     }
 }
+
+/// Reads the pane until `marker` shows, and returns the screen.
+async fn screen_with(pane: &Pane, marker: &str) -> String {
+    let mut screen = String::new();
+    for _ in 0..600 {
+        screen = pane.run(&["capture-pane", "-p"]);
+        if screen.contains(marker) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        screen.contains(marker),
+        "no {marker:?} in the pane:\n{screen}"
+    );
+    screen
+}
+
+/// The terminal column where `word` starts on `line`, counting wide characters as two.
+fn column_of(line: &str, word: &str) -> usize {
+    let at = line
+        .find(word)
+        .unwrap_or_else(|| panic!("{word:?} in {line:?}"));
+    unicode_width::UnicodeWidthStr::width(&line[..at])
+}
+
+/// An endpoint named in CJK (two columns a character) in an 80-column pane: every column
+/// starts where the header's does, and no line is wider than the pane; with `COLUMNS=70` the
+/// table fits 70. No server is needed: both endpoints are unreachable (a name that does not
+/// resolve, a closed port).
+#[tokio::test]
+async fn a_wide_character_endpoint_aligns_in_tmux_at_80_columns() {
+    let test = "wide-character endpoint in tmux";
+    let Some(tmux) = tmux(test) else {
+        return;
+    };
+    let wide = "redis://数据库-主.invalid:1".to_string();
+    let closed = format!("redis://{}", common::closed_port());
+    for columns in [None, Some(70)] {
+        let pane = Pane {
+            tmux: tmux.clone(),
+            socket: format!("maintwatch-wide-{}-{columns:?}", std::process::id()),
+        };
+        let env = columns.map_or(String::new(), |c| format!("COLUMNS={c} "));
+        let command = format!(
+            "{env}{} probe {} {} --connect-timeout 1s; sleep 600",
+            quote(common::BIN),
+            quote(&wide),
+            quote(&closed)
+        );
+        pane.run(&["new-session", "-d", "-x", "80", "-y", "24", &command]);
+        let screen = screen_with(&pane, "2 endpoints: ").await;
+        let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+        let width = columns.unwrap_or(80);
+        for line in &lines {
+            let w = unicode_width::UnicodeWidthStr::width(*line);
+            assert!(w <= width, "wider than {width}: {line:?}\n{screen}");
+        }
+        let header = lines
+            .iter()
+            .position(|l| l.starts_with("endpoint "))
+            .unwrap_or_else(|| panic!("no header:\n{screen}"));
+        let at = column_of(lines[header], "outcome");
+        for row in &lines[header + 1..header + 3] {
+            assert_eq!(column_of(row, "unreachable"), at, "{row:?}\n{screen}");
+        }
+        assert!(lines[header + 1].starts_with(&wide), "{screen}");
+    }
+}

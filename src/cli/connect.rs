@@ -346,6 +346,23 @@ impl ConnectArgs {
         }
     }
 
+    /// The endpoints these flags and `urls` (a command's URL arguments) name, for
+    /// [`crate::conn::endpoints::setup`]: the URLs then `-u`, else `-h`/`-p`.
+    pub fn endpoint_request<'a>(
+        &self,
+        urls: &[RedisUrl],
+        from: Option<&'a str>,
+        bad_lines: crate::conn::endpoints::BadLines,
+    ) -> crate::conn::endpoints::Request<'a> {
+        crate::conn::endpoints::Request {
+            urls: urls.iter().chain(&self.uri).cloned().collect(),
+            flags_endpoint: self.endpoint(),
+            host_or_port: self.has_host_or_port(),
+            from,
+            bad_lines,
+        }
+    }
+
     /// Whether `-h` or `-p` was given (they cannot be combined with endpoint URLs).
     pub fn has_host_or_port(&self) -> bool {
         self.host.is_some() || self.port.is_some()

@@ -10,6 +10,7 @@ pub mod probe;
 pub mod service;
 pub mod settings;
 pub mod simulate;
+pub mod usage;
 pub mod watch;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};

@@ -3,6 +3,7 @@
 //! clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
 
 use super::service::ServiceArgs;
+use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
 use crate::conn::ConnectOptions;
 use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
@@ -10,25 +11,15 @@ use crate::timeline::ScenarioClock;
 use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
-use anyhow::Context;
 use std::time::Duration;
 
-/// Validates the command line of `watch`.
-pub fn watch_settings(args: &WatchArgs) -> anyhow::Result<WatchSettings> {
-    let clock = ScenarioClock::new(args.sim_speed.unwrap_or(1.0))
-        .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
+/// Validates the command line of `watch`, for the endpoint `connect` (the first of a fleet).
+pub fn watch_settings(args: &WatchArgs, connect: ConnectOptions) -> anyhow::Result<WatchSettings> {
+    let clock =
+        ScenarioClock::new(args.sim_speed.unwrap_or(1.0)).map_err(|e| usage("--sim-speed", e))?;
     if args.count == Some(0) {
-        anyhow::bail!("--count must be at least 1");
+        return Err(usage("--count", "must be at least 1"));
     }
-    let connect = match args.urls.first() {
-        Some(url) => {
-            let config = args.connect.config();
-            let options = config.options_for(url)?;
-            config.check_tls_flags_apply(std::slice::from_ref(&options))?;
-            options
-        }
-        None => ConnectOptions::from_args(&args.connect)?,
-    };
     Ok(WatchSettings {
         connect,
         clock,
@@ -98,23 +89,24 @@ pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
         None
     } else {
         if args.exec_timeout.is_zero() {
-            anyhow::bail!("--exec-timeout must be above zero");
+            return Err(usage("--exec-timeout", "must be above zero"));
         }
         Some(HookSettings {
             commands: args.exec.clone(),
-            on: ExecOn::parse(&args.exec_on)?,
+            on: ExecOn::parse(&args.exec_on).map_err(|e| flagged("--exec-on", e))?,
             timeout: args.exec_timeout,
         })
     };
     let otlp = match &args.otlp {
         None => None,
         Some(url) => {
-            // A usage error (exit 2), as the other flags' are.
-            let usage = |e: anyhow::Error| {
-                anyhow::Error::new(crate::conn::ConfigError::Invalid(e.to_string()))
-            };
+            if args.otlp_interval.is_zero() {
+                return Err(usage("--otlp-interval", "must be above zero"));
+            }
+            // The URL or the OTEL_* variables it reads: a usage error (exit 2) too.
             let env = crate::service::otlp_config::process_env;
-            Some(otlp::OtlpSettings::new(url, args.otlp_interval, &env).map_err(usage)?)
+            let settings = otlp::OtlpSettings::new(url, args.otlp_interval, &env);
+            Some(settings.map_err(|e| flagged("--otlp", e))?)
         }
     };
     Ok(ServiceSettings {
@@ -124,73 +116,39 @@ pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
     })
 }
 
-/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`], saying so on stderr.
+/// Raises a `--traffic` interval to [`TRAFFIC_FLOOR`] (the command says so: see
+/// [`traffic_warning`]).
 fn traffic_floor(interval: Duration) -> Duration {
-    if interval < TRAFFIC_FLOOR {
-        eprintln!(
-            "maintwatch: warning: --traffic {interval:?} is below the {} ms floor: sending a PING every {} ms",
-            TRAFFIC_FLOOR.as_millis(),
-            TRAFFIC_FLOOR.as_millis()
-        );
-        return TRAFFIC_FLOOR;
-    }
-    interval
+    interval.max(TRAFFIC_FLOOR)
 }
 
-/// The endpoints of a fleet (several URLs, or `--from FILE` as `probe --from` reads it), each
-/// with its label and the settings of `base` for its own endpoint; `None` for one endpoint.
-/// A bad line in the file is a usage error naming the line (a watch meant to run for days does
-/// not start with an endpoint silently left out).
+/// What to tell the user when `--traffic` is below [`TRAFFIC_FLOOR`]: this module prints
+/// nothing, the command shows it with its other warnings.
+pub fn traffic_warning(args: &WatchArgs) -> Option<String> {
+    let interval = args.traffic.filter(|&t| t < TRAFFIC_FLOOR)?;
+    let floor = TRAFFIC_FLOOR.as_millis();
+    Some(format!(
+        "--traffic {interval:?} is below the {floor} ms floor: sending a PING every {floor} ms"
+    ))
+}
+
+/// The endpoints of a fleet (several URLs, or `--from FILE`), each with its label and the
+/// settings of `base` for its own endpoint; `None` for one endpoint named without `--from`.
 pub fn fleet_settings(
     args: &WatchArgs,
     base: &WatchSettings,
-) -> anyhow::Result<Option<Vec<(String, WatchSettings)>>> {
-    let mut urls = args.urls.clone();
-    if let Some(from) = &args.from {
-        let read = crate::conn::probe::read_endpoint_text;
-        let (text, source) = if from == "-" {
-            let source = "standard input".to_string();
-            let text = read(&mut std::io::stdin(), &source).context("--from -")?;
-            (text, source)
-        } else {
-            let mut file =
-                std::fs::File::open(from).map_err(|e| anyhow::anyhow!("--from {from}: {e}"))?;
-            (read(&mut file, from).context("--from")?, from.clone())
-        };
-        let list = crate::conn::probe::parse_endpoint_list(&text, &source);
-        if let Some(e) = list.errors.into_iter().next() {
-            return Err(anyhow::Error::new(e).context("--from"));
-        }
-        if list.urls.is_empty() {
-            return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
-                format!("--from: no endpoint in {source}"),
-            )));
-        }
-        urls.extend(list.urls);
+    options: Vec<ConnectOptions>,
+) -> Option<Vec<(String, WatchSettings)>> {
+    if options.len() < 2 && args.from.is_none() {
+        return None;
     }
-    if urls.len() < 2 && args.from.is_none() {
-        return Ok(None);
-    }
-    let config = args.connect.config();
-    let mut options = Vec::with_capacity(urls.len());
-    for url in &urls {
-        options.push(config.options_for(url)?);
-    }
-    config.check_tls_flags_apply(&options)?;
     let labels = crate::watch::labels(&options);
-    Ok(Some(
-        options
-            .into_iter()
-            .zip(labels)
-            .map(|(connect, label)| {
-                (
-                    label,
-                    WatchSettings {
-                        connect,
-                        ..base.clone()
-                    },
-                )
-            })
-            .collect(),
-    ))
+    let fleet = options.into_iter().zip(labels).map(|(connect, label)| {
+        let settings = WatchSettings {
+            connect,
+            ..base.clone()
+        };
+        (label, settings)
+    });
+    Some(fleet.collect())
 }

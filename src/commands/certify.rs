@@ -2,7 +2,7 @@
 //! graded, and reported as a matrix row, a table and JUnit XML.
 //!
 //! A client library's CI wants one command, one exit code and a report its CI shows test by
-//! test. Each scenario is played by `simulate`'s own code ([`simulate::graded`]), so a certify
+//! test. Each scenario is played by `simulate`'s own code ([`simulation::graded`]), so a certify
 //! run grades a client exactly as `simulate --upstream spawn --grade -- CMD` does. Scenarios run
 //! one after another: the timing rules must not change with the machine's load.
 
@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::simulate::{self, Signals, Stop};
 use crate::cli::certify::{default_scenarios, CertifyArgs};
 use crate::cli::simulate::SimulateArgs;
 use crate::escape::sanitize;
@@ -23,6 +22,7 @@ use crate::judge::{ClientProcess, Grade, Rule, Verdict};
 use crate::output::{human, terminal};
 use crate::sim::scenario::Start;
 use crate::sim::upstream::Upstream;
+use crate::simulation::{self, Signals, Stop};
 
 /// One scenario's result.
 #[derive(Debug, Clone)]
@@ -74,7 +74,7 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
         progress.start(name);
         let started = Instant::now();
         let sim_args = scenario_args(args, name, &dir);
-        let g = match simulate::graded(&sim_args, &mut signals).await {
+        let g = match simulation::graded(&sim_args, &mut signals).await {
             Ok(Some(g)) => g,
             Ok(None) => return Ok(exit::USAGE),
             Err(e) => {
@@ -90,7 +90,7 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
         }
         json.push_str(&crate::judge::lines::write(&g.obs, &grade)?);
         let page = args.report.as_ref().map(|_| {
-            let (lines, notes) = simulate::report_parts(&g);
+            let (lines, notes) = simulation::report_parts(&g);
             Page {
                 obs: g.obs.clone(),
                 lines,

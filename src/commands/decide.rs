@@ -11,19 +11,25 @@ use std::time::Duration;
 
 pub async fn run(args: &DecideArgs) -> anyhow::Result<i32> {
     // A malformed flag value is a usage error (exit 2), as clap's own are.
-    let usage = |text: String| anyhow::Error::new(crate::conn::ConfigError::Invalid(text));
+    use crate::cli::usage::usage;
     let endpoint = HostPort::parse(&args.endpoint)
-        .map_err(|e| usage(format!("--endpoint: {e}")))?
-        .ok_or_else(|| usage(format!("--endpoint: {:?} names no address", args.endpoint)))?;
+        .map_err(|e| usage("--endpoint", e))?
+        .ok_or_else(|| {
+            usage(
+                "--endpoint",
+                format!("{:?} names no address", args.endpoint),
+            )
+        })?;
     let successor = match &args.successor {
-        Some(s) => HostPort::parse(s).map_err(|e| usage(format!("--successor: {e}")))?,
+        Some(s) => HostPort::parse(s).map_err(|e| usage("--successor", e))?,
         None => None,
     };
     if args.window.subsec_nanos() != 0 {
-        anyhow::bail!(
-            "--window: MOVING declares whole seconds; {:?} is not one",
+        let whole = format!(
+            "MOVING declares whole seconds; {:?} is not one",
             args.window
         );
+        return Err(usage("--window", whole));
     }
     let input = HandoffInput {
         endpoint: EndpointHost::parse(&endpoint.host),

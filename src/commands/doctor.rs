@@ -14,13 +14,14 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::cli::doctor::DoctorArgs;
+use crate::cli::usage::usage;
 use crate::clients::{self, CLIENTS};
-use crate::commands::probe::{connect_options, resolver_for};
+use crate::conn::endpoints::{self, BadLines};
 use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
 use crate::dns::DnsResolver;
 use crate::escape::sanitize;
-use crate::exit;
+use crate::output::terminal;
 
 const TYPES: [(EndpointType, EndpointTypeChoice); 5] = [
     (EndpointType::InternalIp, EndpointTypeChoice::InternalIp),
@@ -106,36 +107,30 @@ pub async fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<i32> {
-    let url = match args.url.clone().map_or_else(|| args.connect.endpoint(), Ok) {
-        Ok(u) => u,
-        Err(e) => {
-            writeln!(
-                err,
-                "maintwatch doctor: error: {}",
-                sanitize(&e.to_string())
-            )?;
-            return Ok(exit::USAGE);
-        }
-    };
     if args.url.is_some() && (args.connect.has_host_or_port() || args.connect.uri.is_some()) {
-        writeln!(
-            err,
-            "maintwatch doctor: error: give the endpoint once: a URL, or -u, or -h/-p"
-        )?;
-        return Ok(exit::USAGE);
+        let flag = if args.connect.uri.is_some() {
+            "-u"
+        } else {
+            "-h/-p"
+        };
+        return Err(usage(
+            flag,
+            "give the endpoint once: a URL, or -u, or -h/-p",
+        ));
     }
-    let opts = match connect_options(&args.connect, std::slice::from_ref(&url)) {
-        Ok(mut options) => options.remove(0),
-        Err(e) => {
-            writeln!(err, "maintwatch doctor: error: {e}")?;
-            return Ok(exit::USAGE);
-        }
-    };
+    let request = args
+        .connect
+        .endpoint_request(args.url.as_slice(), None, BadLines::Refuse);
+    let mut setup = endpoints::setup(request, &args.connect.config(), &mut std::io::empty())?;
     args.connect.warn_command_line_password(args.url.as_slice());
-    for w in opts.warnings() {
-        writeln!(err, "maintwatch: warning: {w}")?;
+    for w in &setup.warnings {
+        writeln!(err, "{}", terminal::message("warning", w))?;
     }
-    let dns = resolver_for(std::slice::from_ref(&opts))?;
+    for note in &setup.notes {
+        writeln!(err, "{}", terminal::message("note", note))?;
+    }
+    let dns = setup.resolver()?;
+    let opts = setup.options.remove(0);
     let diagnosis = diagnose(&opts, dns.as_deref()).await;
     crate::output::sink::one(out, args.json, &diagnosis, &diagnosis)?;
     out.flush()?;
@@ -411,6 +406,7 @@ fn line(a: &Answer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit;
     use clap::Parser;
     use std::net::SocketAddr;
 
@@ -429,7 +425,7 @@ mod tests {
     /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
     /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
     async fn hostile() -> SocketAddr {
-        crate::commands::probe::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
+        crate::conn::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
     }
 
     #[tokio::test]

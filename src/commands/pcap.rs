@@ -64,7 +64,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
 /// The analyzer's settings from the flags; the speed is checked here, before any file is read.
 fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
     crate::timeline::ScenarioClock::check(args.sim_speed)
-        .map_err(|e| anyhow::anyhow!("--sim-speed: {e}"))?;
+        .map_err(|e| crate::cli::usage::usage("--sim-speed", e))?;
     Ok(Settings {
         ports: args.port.clone(),
         speed: args.sim_speed,

@@ -3,45 +3,24 @@
 //! same `output::sink` switch as every command with `--json`, and returns the most severe
 //! outcome's exit code.
 //!
-//! Everything that decides something lives in `conn::probe` (the remedies too, as texts); this
-//! file only wires the arguments, the output and the exit code, and lays out the table.
+//! Everything that decides something lives in `conn::probe` (the remedies too, as texts), the
+//! endpoints come from `conn::endpoints` and the table from `output::probe_table`; this file
+//! only wires the arguments, the output and the exit code.
 
-use std::collections::BTreeMap;
-use std::io::{self, IsTerminal, Read, Write};
-use std::sync::Arc;
+use std::io::{self, Read, Write};
 
-use anyhow::Context;
-
-use crate::cli::connect::ConnectArgs;
 use crate::cli::probe::ProbeArgs;
-use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
-use crate::conn::{ConfigError, ConnectOptions, RedisUrl};
-use crate::dns::DnsResolver;
+use crate::conn::endpoints;
+use crate::conn::probe::{self, ProbeReport};
 use crate::escape::sanitize;
 use crate::exit;
 use crate::output::human::Style;
 use crate::output::json;
+use crate::output::probe_table::{self, Row};
 use crate::output::sink::{self, Sink};
+use crate::output::terminal;
 
-/// How the human table is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// A terminal this many columns wide: the table fits it, long cells end in an ellipsis.
-    Terminal { width: usize },
-    /// Piped or redirected: the same aligned columns, nothing shortened.
-    Piped,
-}
-
-impl Layout {
-    /// The layout for the process's stdout: its terminal's width (80 when it cannot be read).
-    pub fn detect() -> Layout {
-        if !io::stdout().is_terminal() {
-            return Layout::Piped;
-        }
-        let width = comfy_table::Table::new().width().map_or(80, usize::from);
-        Layout::Terminal { width }
-    }
-}
+pub use crate::output::probe_table::Layout;
 
 /// Runs `probe` on the process's stdin, stdout and stderr.
 pub async fn run(args: &ProbeArgs) -> anyhow::Result<i32> {
@@ -63,26 +42,28 @@ pub async fn run_with(
     err: &mut (dyn Write + Send),
     layout: Layout,
 ) -> anyhow::Result<i32> {
-    let (urls, bad_lines) = match endpoints(args, stdin, err)? {
-        Ok(found) => found,
-        Err(message) => {
-            writeln!(err, "maintwatch probe: error: {}", sanitize(&message))?;
-            return Ok(exit::USAGE);
-        }
-    };
-    let options = match connect_options(&args.connect, &urls) {
-        Ok(options) => options,
-        Err(e) => {
-            writeln!(err, "maintwatch probe: error: {e}")?;
-            return Ok(exit::USAGE);
-        }
-    };
-    warn_insecure(&options, err)?;
-    args.connect.warn_command_line_password(&args.urls);
-    for note in options.iter().flat_map(ConnectOptions::notes) {
-        writeln!(err, "maintwatch: note: {note}")?;
+    let request =
+        args.connect
+            .endpoint_request(&args.urls, args.from.as_deref(), endpoints::BadLines::Skip);
+    let setup = endpoints::setup(request, &args.connect.config(), stdin)?;
+    for e in &setup.skipped {
+        let line = e.to_string();
+        writeln!(
+            err,
+            "maintwatch probe: error: {} (skipped)",
+            sanitize(&line)
+        )?;
     }
-    let dns = resolver_for(&options)?;
+    for w in &setup.warnings {
+        writeln!(err, "{}", terminal::message("warning", w))?;
+    }
+    args.connect.warn_command_line_password(&args.urls);
+    for note in &setup.notes {
+        writeln!(err, "{}", terminal::message("note", note))?;
+    }
+    let dns = setup.resolver()?;
+    let bad_lines = !setup.skipped.is_empty();
+    let options = setup.options;
 
     let mut output = Output::new(out, args.json, args.quiet);
     let reports = probe::probe_all(options, dns, args.concurrency as usize, args.linger, |r| {
@@ -91,31 +72,6 @@ pub async fn run_with(
     .await;
     output.finish(&reports, layout)?;
     Ok(run_exit_code(&reports, bad_lines))
-}
-
-/// The connection options of each endpoint, as the flags say; TLS flags that apply to none of
-/// them are an error too. Shared with `doctor`.
-pub(crate) fn connect_options(
-    connect: &ConnectArgs,
-    urls: &[RedisUrl],
-) -> Result<Vec<ConnectOptions>, ConfigError> {
-    let config = connect.config();
-    let options = urls
-        .iter()
-        .map(|url| config.options_for(url))
-        .collect::<Result<Vec<_>, _>>()?;
-    config.check_tls_flags_apply(&options)?;
-    Ok(options)
-}
-
-/// A resolver only when some endpoint is a name: probing addresses must work even where the
-/// system resolver configuration is missing. Shared with `doctor`.
-pub(crate) fn resolver_for(options: &[ConnectOptions]) -> anyhow::Result<Option<Arc<DnsResolver>>> {
-    let Some(named) = options.iter().find(|o| !o.host_is_ip()) else {
-        return Ok(None);
-    };
-    let dns = DnsResolver::new(&named.dns_options()).context("cannot set up the DNS resolver")?;
-    Ok(Some(Arc::new(dns)))
 }
 
 /// The exit code of a run. Bad lines in `--from` make it a usage error (2), unless an endpoint
@@ -127,76 +83,6 @@ fn run_exit_code(reports: &[ProbeReport], bad_lines: bool) -> i32 {
         probed.max(exit::USAGE)
     } else {
         probed
-    }
-}
-
-/// The endpoints to probe and whether `--from` had bad lines (each reported on `err` with its
-/// line number), or a usage error message.
-fn endpoints(
-    args: &ProbeArgs,
-    stdin: &mut (dyn Read + Send),
-    err: &mut (dyn Write + Send),
-) -> anyhow::Result<Result<(Vec<RedisUrl>, bool), String>> {
-    let mut urls = args.urls.clone();
-    urls.extend(args.connect.uri.clone());
-    let mut bad_lines = false;
-    if let Some(from) = &args.from {
-        let (text, source) = if from == "-" {
-            let source = "standard input".to_string();
-            let text = probe::read_endpoint_text(stdin, &source).context("--from -")?;
-            (text, source)
-        } else {
-            let mut file = std::fs::File::open(from)
-                .with_context(|| format!("cannot read endpoints from {from}"))?;
-            let text = probe::read_endpoint_text(&mut file, from).context("--from")?;
-            (text, from.clone())
-        };
-        let list = probe::parse_endpoint_list(&text, &source);
-        for e in &list.errors {
-            writeln!(
-                err,
-                "maintwatch probe: error: {} (skipped)",
-                sanitize(&e.to_string())
-            )?;
-        }
-        bad_lines = !list.errors.is_empty();
-        if list.urls.is_empty() && urls.is_empty() {
-            return Ok(Err(format!("no endpoint in {source}")));
-        }
-        urls.extend(list.urls);
-    }
-    if urls.is_empty() {
-        return Ok(args
-            .connect
-            .endpoint()
-            .map(|u| (vec![u], false))
-            .map_err(|e| e.to_string()));
-    }
-    if args.connect.has_host_or_port() {
-        return Ok(Err(
-            "-h/-p cannot be combined with endpoint URLs: put the host and port in the URLs".into(),
-        ));
-    }
-    Ok(Ok((urls, bad_lines)))
-}
-
-/// One warning for `--insecure`, however many endpoints it affects.
-fn warn_insecure(options: &[ConnectOptions], err: &mut (dyn Write + Send)) -> io::Result<()> {
-    let insecure: Vec<&ConnectOptions> = options.iter().filter(|o| o.insecure()).collect();
-    match insecure.as_slice() {
-        [] => Ok(()),
-        [one] => {
-            for w in one.warnings() {
-                writeln!(err, "maintwatch: warning: {w}")?;
-            }
-            Ok(())
-        }
-        many => writeln!(
-            err,
-            "maintwatch: warning: --insecure: the certificates of {} TLS endpoints are NOT \
-             verified; anyone on the path can read and change these sessions",
-            many.len()
-        ),
     }
 }
 
@@ -239,7 +125,8 @@ impl<'a> Output<'a> {
     fn finish(mut self, reports: &[ProbeReport], layout: Layout) -> io::Result<()> {
         if self.sink.is_some() {
             let rows: Vec<Row> = reports.iter().map(Row::of).collect();
-            let text = format!("{}{}", render_table(&rows, layout), summary(reports));
+            let table = probe_table::render(&rows, layout);
+            let text = format!("{table}{}", probe_table::summary(reports));
             self.write(|s| s.note(&text));
         }
         match self.error {
@@ -247,52 +134,6 @@ impl<'a> Output<'a> {
             None => Ok(()),
         }
     }
-}
-
-/// Column names of the table.
-const HEADER: [&str; 6] = [
-    "endpoint",
-    "address",
-    "outcome",
-    "server",
-    "maintenance",
-    "what to do",
-];
-
-/// One endpoint's line of the table, and what goes in its note under the table.
-struct Row {
-    /// In [`HEADER`] order.
-    cells: [String; 6],
-    /// The server's text or the error, whole, then what to do when the hint is not all of it.
-    note: Vec<String>,
-}
-
-impl Row {
-    fn of(r: &ProbeReport) -> Row {
-        let [endpoint, address, _, server, maintenance, _] = r.cells();
-        // The outcome's name alone: the TLS failure or the stage is in the note, whole.
-        let outcome = match &r.outcome {
-            ProbeOutcome::TlsFailed { .. } => "TLS failed".to_string(),
-            other => other.name().replace('_', " "),
-        };
-        let remedy = r.outcome.remedy();
-        let hint = remedy.map_or("", |m| m.hint).to_string();
-        let note = r.outcome.note().into_iter();
-        let note = note.chain(remedy.and_then(|m| m.more).map(str::to_string));
-        Row {
-            cells: [endpoint, address, outcome, server, maintenance, hint],
-            note: note.collect(),
-        }
-    }
-}
-
-/// How a column of the table gives way when the terminal is narrow.
-#[derive(Clone, Copy)]
-struct Column {
-    /// Shortened (with an ellipsis) down to this many characters; `usize::MAX`: never.
-    min: usize,
-    /// Left out entirely, in this order (1 first), when shortening is not enough.
-    drop: Option<u8>,
 }
 
 /// A report as a line of probe's own schema: one JSON object for `--json`; nothing for
@@ -306,255 +147,6 @@ impl sink::Record for Report<'_> {
 
     fn render(&self, _style: &Style) -> Vec<String> {
         Vec::new()
-    }
-}
-
-const fn column(min: usize, drop: Option<u8>) -> Column {
-    Column { min, drop }
-}
-
-/// In [`HEADER`] order. The endpoint is never shortened (it is what a reader looks up); the
-/// address is dropped rather than cut (a cut address is a wrong address); the outcome is one or
-/// two words and what to do at most [`probe::HINT_WIDTH`] characters: both always whole. The
-/// maintenance, when it is cut or left out, is whole in the endpoint's note.
-const COLUMNS: [Column; 6] = [
-    column(usize::MAX, None),    // endpoint
-    column(usize::MAX, Some(1)), // address
-    column(usize::MAX, None),    // outcome
-    column(10, Some(2)),         // server
-    column(18, Some(3)),         // maintenance
-    column(usize::MAX, None),    // what to do
-];
-
-/// The columns that shorten; among equally wide ones, the last here gives way first.
-const SHRINKABLE: [usize; 2] = [3, 4];
-
-const MAINTENANCE: usize = 4;
-
-const GAP: &str = "  ";
-
-/// The table as aligned columns (a header, then one line per endpoint, no borders), then a note
-/// per endpoint that has more to say: `endpoint: the server's text or the error, whole. What to
-/// do.` Every cell is sanitised (server texts are untrusted) and an empty cell shows `-`, so
-/// each line splits on whitespace into the same columns. On a terminal it fits `width` columns
-/// where it can: empty columns are left out, the maintenance and server texts end in `…` at a
-/// word's end, then the address and server columns go; the notes wrap between words.
-fn render_table(rows: &[Row], layout: Layout) -> String {
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|row| {
-            row.cells
-                .iter()
-                .map(|c| match sanitize(c) {
-                    t if t.is_empty() => "-".to_string(),
-                    t => t.into_owned(),
-                })
-                .collect()
-        })
-        .collect();
-    let natural: Vec<usize> = (0..6)
-        .map(|i| {
-            cells
-                .iter()
-                .map(|r| r[i].chars().count())
-                .chain([HEADER[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let whole_maintenance = natural[MAINTENANCE];
-    let (shown, widths) = match layout {
-        Layout::Piped => ((0..6).collect(), natural),
-        Layout::Terminal { width } => fit(&cells, natural, width),
-    };
-    let mut out = String::new();
-    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header).chain(&cells) {
-        let line: Vec<String> = shown
-            .iter()
-            .map(|&i| pad(&shorten(&row[i], widths[i]), widths[i]))
-            .collect();
-        out.push_str(line.join(GAP).trim_end());
-        out.push('\n');
-    }
-    let maintenance_cut = !shown.contains(&MAINTENANCE) || whole_maintenance > widths[MAINTENANCE];
-    out.push_str(&notes(rows, &cells, maintenance_cut, layout));
-    out
-}
-
-/// The most characters of one note on a terminal; piped, a note is whole.
-const NOTE_ON_TERMINAL: usize = 600;
-
-/// The notes under the table, after a blank line; nothing when no endpoint has one.
-fn notes(rows: &[Row], cells: &[Vec<String>], maintenance_cut: bool, layout: Layout) -> String {
-    let mut out = String::new();
-    for (row, cells) in rows.iter().zip(cells) {
-        let maintenance = &cells[MAINTENANCE];
-        let cut = maintenance_cut && maintenance != "-";
-        let parts: Vec<String> = cut
-            .then(|| maintenance.clone())
-            .into_iter()
-            .chain(row.note.iter().map(|t| sanitize(t).into_owned()))
-            .collect();
-        if parts.is_empty() {
-            continue;
-        }
-        let text = sentences(&parts);
-        match layout {
-            Layout::Piped => out.push_str(&format!("{}: {text}", cells[0])),
-            Layout::Terminal { width } => {
-                // A screenful at most: a hostile server's 4 KiB text would push the table away.
-                let text = match shorten(&text, NOTE_ON_TERMINAL) {
-                    cut if cut.len() < text.len() => format!("{cut} (whole in --json)"),
-                    _ => text,
-                };
-                let line = format!("{}: {text}", cells[0]);
-                out.push_str(&crate::output::human::wrap_with(&line, width, "    ").join("\n"))
-            }
-        }
-        out.push('\n');
-    }
-    if out.is_empty() {
-        return out;
-    }
-    format!("\n{out}")
-}
-
-/// `parts` as one text, a full stop after each part that does not end a sentence itself.
-fn sentences(parts: &[String]) -> String {
-    let mut out = String::new();
-    for part in parts {
-        if !out.is_empty() {
-            if !out.ends_with(['.', '?', '!']) {
-                out.push('.');
-            }
-            out.push(' ');
-        }
-        out.push_str(part);
-    }
-    out
-}
-
-/// The columns to show and every column's width, for a terminal `width` wide.
-fn fit(cells: &[Vec<String>], natural: Vec<usize>, width: usize) -> (Vec<usize>, Vec<usize>) {
-    // A column nobody has anything to say in costs room and tells nothing.
-    let mut shown: Vec<usize> = (0..6)
-        .filter(|&i| i == 0 || i == 2 || cells.iter().any(|r| r[i] != "-"))
-        .collect();
-    let mut drops: Vec<usize> = (0..6).filter(|&i| COLUMNS[i].drop.is_some()).collect();
-    drops.sort_by_key(|&i| COLUMNS[i].drop);
-    let mut drops = drops.into_iter();
-    loop {
-        let mut widths = natural.clone();
-        let total = |w: &[usize], shown: &[usize]| {
-            shown.iter().map(|&i| w[i]).sum::<usize>() + GAP.len() * shown.len().saturating_sub(1)
-        };
-        // The widest text gives up a character first, so that no one column is cut to its
-        // minimum while another keeps everything.
-        while total(&widths, &shown) > width {
-            let widest = SHRINKABLE
-                .iter()
-                .filter(|&&i| shown.contains(&i) && widths[i] > floor(i))
-                .max_by_key(|&&i| widths[i]);
-            match widest {
-                Some(&i) => widths[i] -= 1,
-                None => break,
-            }
-        }
-        if total(&widths, &shown) <= width {
-            return (shown, widths);
-        }
-        match drops.next() {
-            Some(d) => shown.retain(|&i| i != d),
-            // Nothing left to give: the line overflows rather than cut an endpoint.
-            None => return (shown, widths),
-        }
-    }
-}
-
-/// The narrowest a column may get: its minimum, and never below its header.
-fn floor(i: usize) -> usize {
-    COLUMNS[i].min.max(HEADER[i].len())
-}
-
-/// `text` cut to `width` characters, the last one an ellipsis when anything was cut: at the end
-/// of a word when one ends in the first half, so that no word is shown in part.
-fn shorten(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let keep = width.saturating_sub(1);
-    let mut cut: String = text.chars().take(keep).collect();
-    let whole_word = text.chars().nth(keep) == Some(' ');
-    if !whole_word {
-        if let Some(space) = cut.rfind(' ').filter(|&at| at >= keep / 2) {
-            cut.truncate(space);
-        }
-    }
-    let cut = cut.trim_end();
-    format!("{cut}…")
-}
-
-fn pad(text: &str, width: usize) -> String {
-    let n = text.chars().count();
-    format!("{text}{}", " ".repeat(width.saturating_sub(n)))
-}
-
-/// `3 endpoints: 1 accepted, 1 refused, 1 unreachable`.
-fn summary(reports: &[ProbeReport]) -> String {
-    let mut counts: BTreeMap<(probe::Severity, &str), usize> = BTreeMap::new();
-    for r in reports {
-        *counts
-            .entry((r.outcome.severity(), r.outcome.name()))
-            .or_default() += 1;
-    }
-    let parts: Vec<String> = counts
-        .iter()
-        .map(|((_, name), n)| format!("{n} {}", name.replace('_', " ")))
-        .collect();
-    let noun = if reports.len() == 1 {
-        "endpoint"
-    } else {
-        "endpoints"
-    };
-    format!("{} {noun}: {}", reports.len(), parts.join(", "))
-}
-
-/// A scripted server for the tests of `probe` and `doctor`: what they read of a handshake.
-#[cfg(test)]
-pub(crate) mod test_server {
-    use crate::resp::StreamReader;
-    use std::net::SocketAddr;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    /// On every connection, answers the commands in order with `replies`, then every further
-    /// command with `then`.
-    pub(crate) async fn serve(replies: Vec<&'static [u8]>, then: &'static [u8]) -> SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                let mut replies = replies.clone().into_iter();
-                tokio::spawn(async move {
-                    let mut reader = StreamReader::default();
-                    let mut buf = [0u8; 1024];
-                    while let Ok(n @ 1..) = s.read(&mut buf).await {
-                        reader.extend(&buf[..n]);
-                        let mut commands = 0;
-                        if reader.drain(|_, _, _| commands += 1).is_err() {
-                            return;
-                        }
-                        for _ in 0..commands {
-                            let reply = replies.next().unwrap_or(then);
-                            if s.write_all(reply).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        addr
     }
 }
 
@@ -588,7 +180,7 @@ mod tests {
 
     /// Answers HELLO with `hello` and the opt-in with `opt_in`, one reply per command.
     async fn responder_with(hello: &'static [u8], opt_in: &'static [u8]) -> SocketAddr {
-        test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
+        crate::conn::test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
     }
 
     fn closed_port() -> SocketAddr {
@@ -600,9 +192,17 @@ mod tests {
 
     async fn run_capture(a: &ProbeArgs, stdin: &str) -> (i32, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run_with(a, &mut stdin.as_bytes(), &mut out, &mut err, Layout::Piped)
-            .await
-            .unwrap();
+        // An error is shown and mapped as `main` does.
+        let code = match run_with(a, &mut stdin.as_bytes(), &mut out, &mut err, Layout::Piped).await
+        {
+            Ok(code) => code,
+            Err(e) => {
+                for line in crate::output::terminal::error_lines(&e, None) {
+                    writeln!(err, "{line}").unwrap();
+                }
+                crate::cli::usage::exit_code(&e)
+            }
+        };
         (
             code,
             String::from_utf8(out).unwrap(),
@@ -780,88 +380,6 @@ mod tests {
         }
     }
 
-    fn row(e: &str, a: &str, o: &str, d: &str) -> Row {
-        let outcome = match o {
-            "accepted" => ProbeOutcome::Accepted,
-            _ => ProbeOutcome::Refused { text: d.into() },
-        };
-        let mut report = ProbeReport::failed(e.into(), false, outcome);
-        report.address = a.parse().ok();
-        Row::of(&report)
-    }
-
-    #[test]
-    fn a_narrow_terminal_drops_the_address_before_cutting_an_endpoint() {
-        let refusal = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.";
-        let rows = [
-            row(
-                "redis://db-1.example.net:12000",
-                "10.0.0.5:12000",
-                "accepted",
-                "",
-            ),
-            row(
-                "redis://db-2.example.net:12000",
-                "10.0.0.6:12000",
-                "refused",
-                refusal,
-            ),
-        ];
-        let text = render_table(&rows, Layout::Terminal { width: 60 });
-        assert_eq!(
-            text,
-            "endpoint                        outcome   what to do\n\
-             redis://db-1.example.net:12000  accepted  -\n\
-             redis://db-2.example.net:12000  refused   unsupported here\n\
-             \n\
-             redis://db-2.example.net:12000: ERR unknown subcommand\n    \
-             'MAINT_NOTIFICATIONS'. Try CLIENT HELP. Redis Open\n    \
-             Source and Valkey send no notifications; Redis Software\n    \
-             (8.0.2+) does with client_maint_notifications on\n"
-        );
-        let wide = render_table(&rows, Layout::Terminal { width: 200 });
-        assert!(
-            wide.contains("10.0.0.6:12000  refused   unsupported here\n"),
-            "{wide}"
-        );
-        assert!(
-            wide.contains(&format!("redis://db-2.example.net:12000: {refusal} ")),
-            "{wide}"
-        );
-        assert!(
-            !wide.contains("server"),
-            "an empty column is left out: {wide}"
-        );
-    }
-
-    #[test]
-    fn on_a_terminal_a_long_note_is_cut_and_says_where_it_is_whole() {
-        let long = format!("ERR {}", "word ".repeat(1000));
-        let rows = [row("redis://h:1", "10.0.0.5:1", "refused", long.trim_end())];
-        let text = render_table(&rows, Layout::Terminal { width: 80 });
-        let note = text.split_once("\n\n").unwrap().1.replace("\n    ", " ");
-        assert!(note.len() < NOTE_ON_TERMINAL + 100, "{note}");
-        assert!(
-            note.trim_end().ends_with("word… (whole in --json)"),
-            "{note}"
-        );
-        let piped = render_table(&rows, Layout::Piped);
-        assert!(piped.contains(long.trim_end()), "{piped}");
-    }
-
-    #[test]
-    fn a_cut_text_ends_at_a_word() {
-        assert_eq!(shorten("under way: MOVING seq 7", 18), "under way: MOVING…");
-        assert_eq!(shorten("under way: MOVING seq 7", 21), "under way: MOVING…");
-        assert_eq!(
-            shorten("redis 7.0.15 standalone master", 14),
-            "redis 7.0.15…"
-        );
-        // No word ends in the first half: cut inside it rather than show almost nothing.
-        assert_eq!(shorten("abcdefghijkl mn", 8), "abcdefg…");
-        assert_eq!(shorten("short", 8), "short");
-    }
-
     /// Redis's NOAUTH for HELLO is 220 characters; `--json` cut it at 200, before the part that
     /// says what to do. A hostile server's text is still bounded.
     #[tokio::test]
@@ -966,22 +484,6 @@ mod tests {
         let (code, _, err) = run_capture(&args(&["redis://a", "-h", "b"]), "").await;
         assert_eq!(code, exit::USAGE);
         assert!(err.contains("-h/-p"), "{err}");
-    }
-
-    #[test]
-    fn insecure_warns_once_for_many_endpoints() {
-        let a = args(&["rediss://a", "rediss://b", "redis://c", "--insecure"]);
-        let config = a.connect.config();
-        let options: Vec<ConnectOptions> = a
-            .urls
-            .iter()
-            .map(|u| config.options_for(u).unwrap())
-            .collect();
-        let mut err = Vec::new();
-        warn_insecure(&options, &mut err).unwrap();
-        let err = String::from_utf8(err).unwrap();
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("2 TLS endpoints are NOT verified"), "{err}");
     }
 
     #[test]

@@ -4,34 +4,35 @@
 
 use crate::cli::settings;
 use crate::cli::watch::WatchArgs;
+use crate::conn::endpoints::{self, BadLines};
 use crate::exit;
 use crate::output::sink::KeptSummaries;
 use crate::output::stdout::{Outcome, Stdout};
+use crate::output::terminal::tell;
 use crate::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
-    let mut settings = settings::watch_settings(args)?;
-    let fleet = settings::fleet_settings(args, &settings)?;
+    let request = args
+        .connect
+        .endpoint_request(&args.urls, args.from.as_deref(), BadLines::Refuse);
+    let setup = endpoints::setup(request, &args.connect.config(), &mut std::io::stdin())?;
+    let mut settings = settings::watch_settings(args, setup.options[0].clone())?;
+    let fleet = settings::fleet_settings(args, &settings, setup.options);
     args.connect.warn_command_line_password(&args.urls);
-    if let Some(fleet) = &fleet {
+    if fleet.is_some() {
         // One countdown cannot show a thousand endpoints' windows.
         settings.output.countdown = false;
-        settings.connect = fleet[0].1.connect.clone();
     }
-    let mut seen_notes = std::collections::BTreeSet::new();
-    let all = fleet.iter().flatten().map(|(_, s)| &s.connect);
-    for connect in std::iter::once(&settings.connect).chain(all) {
-        for note in connect.notes() {
-            if seen_notes.insert(note.clone()) {
-                eprintln!("maintwatch: note: {note}");
-            }
-        }
+    for note in &setup.notes {
+        tell("note", note);
     }
-    if settings.connect.insecure() {
-        eprintln!(
-            "maintwatch: warning: --insecure: the server's certificate is NOT verified; anyone on the path can read and change this session"
-        );
+    for warning in setup
+        .warnings
+        .iter()
+        .chain(&settings::traffic_warning(args))
+    {
+        tell("warning", warning);
     }
     // A reader that stops reading must not make the watch deaf to signals and `--duration`.
     let deadline = settings
@@ -52,7 +53,14 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         .chain(fleet.iter().flatten().map(|(_, s)| &s.connect))
         .filter_map(|c| c.password_text())
         .collect();
-    let services = Services::start(&settings.service, &passwords)?;
+    let mut services = Services::start(&settings.service, &passwords)?;
+    let notices = services.notices.take().map(|mut rx| {
+        tokio::spawn(async move {
+            while let Some(text) = rx.recv().await {
+                tell("", &text);
+            }
+        })
+    });
     if let Some(server) = &services.server {
         eprintln!(
             "maintwatch: metrics at http://{}/metrics",
@@ -85,6 +93,10 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     }
     let written = stdout.finish();
     services.finish().await;
+    // Every sender is gone with the services: the last notices are shown before the end.
+    if let Some(printer) = notices {
+        let _ = printer.await;
+    }
     for (label, one) in &end.ends {
         report(label.as_deref(), one, !settings.output.json);
     }
@@ -115,7 +127,8 @@ fn summary_on_stderr(
     };
     let n = written.dropped;
     let lines = if n == 1 { "line" } else { "lines" };
-    eprintln!("maintwatch: stdout: {n} {lines} not written ({why}); the summary follows here");
+    let lost = format!("stdout: {n} {lines} not written ({why}); the summary follows here");
+    tell("", &lost);
     let style = crate::output::human::Style {
         color: false,
         time: settings.output.time,
@@ -188,6 +201,9 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
         None => {}
     }
     if !end.established && end.reason == StopReason::Duration {
-        eprintln!("maintwatch: {who}no session was established before --duration ended the watch");
+        tell(
+            "",
+            &format!("{who}no session was established before --duration ended the watch"),
+        );
     }
 }

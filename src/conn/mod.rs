@@ -27,11 +27,14 @@
 //!
 //! This module prints nothing; callers decide what to show.
 
+pub mod endpoints;
 mod error;
 mod options;
 pub mod probe;
 pub mod redact;
 pub mod session;
+#[cfg(test)]
+pub(crate) mod test_server;
 pub mod tls;
 pub mod url;
 

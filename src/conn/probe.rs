@@ -471,43 +471,18 @@ impl ProbeReport {
         }
     }
 
-    /// The table row: see [`TABLE_HEADER`].
-    pub fn cells(&self) -> [String; 6] {
-        let maintenance = match self.maintenance() {
+    /// The maintenance this probe saw, for people: `under way: MOVING seq 7 window 15 s`,
+    /// `completed: MIGRATED seq 1 (catch-up)`, or empty.
+    pub fn maintenance_text(&self) -> String {
+        match self.maintenance() {
             None => String::new(),
             Some((MaintenanceState::UnderWay, n)) => format!("under way: {}", n.describe()),
             Some((MaintenanceState::Completed, n)) => {
                 format!("completed: {} (catch-up)", n.describe())
             }
-        };
-        let outcome = match &self.outcome {
-            ProbeOutcome::TlsFailed { failure, .. } => format!("TLS failed: {failure}"),
-            ProbeOutcome::TimedOut { stage, .. } => format!("timed out {stage}"),
-            other => other.name().replace('_', " "),
-        };
-        [
-            self.endpoint.clone(),
-            self.address.map(|a| a.to_string()).unwrap_or_default(),
-            outcome,
-            self.hello
-                .as_ref()
-                .map(HelloInfo::describe)
-                .unwrap_or_default(),
-            maintenance,
-            self.outcome.detail().unwrap_or_default().to_string(),
-        ]
+        }
     }
 }
-
-/// Column names of [`ProbeReport::cells`].
-pub const TABLE_HEADER: [&str; 6] = [
-    "endpoint",
-    "address",
-    "outcome",
-    "server",
-    "maintenance",
-    "detail",
-];
 
 /// The exit code of a run: the most severe outcome's (0 for no reports).
 pub fn exit_code(reports: &[ProbeReport]) -> i32 {

@@ -45,6 +45,12 @@ pub trait Sink {
         Ok(())
     }
 
+    /// A warning or note about the run, for stderr (the engine prints nothing itself: it hands
+    /// these to its sinks, and [`StderrNotices`] is the one that shows them).
+    fn notice(&mut self, _text: &str) -> io::Result<()> {
+        Ok(())
+    }
+
     /// A line of a command's own schema. Only the JSON and human sinks write it; the watch's
     /// other sinks (capture, countdown, metrics, hooks) take timeline lines alone.
     fn record(&mut self, _line: &dyn Record) -> io::Result<()> {
@@ -424,9 +430,12 @@ impl CaptureFile {
 
     /// Reports a failure and closes the capture; the watch goes on.
     fn stop(&mut self, e: &io::Error, doing: &str) {
-        eprintln!(
-            "maintwatch: --capture {}: {doing}: {e}; the capture stops here, the watch goes on",
-            self.path.display()
+        super::terminal::tell(
+            "",
+            &format!(
+                "--capture {}: {doing}: {e}; the capture stops here, the watch goes on",
+                self.path.display()
+            ),
         );
         self.file = None;
     }
@@ -602,6 +611,21 @@ impl<'a> Sinks<'a> {
         }
     }
 
+    /// A warning or note for stderr, with the countdown (on stdout's terminal) out of its way.
+    pub fn notice(&mut self, text: &str) -> io::Result<()> {
+        let sinks = &mut self.sinks;
+        let mut write = || -> io::Result<()> {
+            for s in sinks.iter_mut() {
+                s.notice(text)?;
+            }
+            Ok(())
+        };
+        match &self.countdown {
+            Some(c) => c.suspend(write),
+            None => write(),
+        }
+    }
+
     /// A countdown is shown with a window on it: only then is there anything to redraw (an idle
     /// watch of thousands of connections should not wake ten times a second for nothing).
     pub fn animating(&self) -> bool {
@@ -768,6 +792,21 @@ impl Sink for KeptSummaries {
                 .borrow_mut()
                 .push((Some(ep.to_string()), line.clone()));
         }
+        Ok(())
+    }
+}
+
+/// The sink that shows the library's notices on stderr, each prefixed and wrapped to the
+/// terminal; it takes no timeline line.
+pub struct StderrNotices;
+
+impl Sink for StderrNotices {
+    fn line(&mut self, _line: &WatchLine) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn notice(&mut self, text: &str) -> io::Result<()> {
+        super::terminal::tell("", text);
         Ok(())
     }
 }

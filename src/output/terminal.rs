@@ -45,6 +45,40 @@ pub fn say(text: &str) {
     }
 }
 
+/// A line for stderr in the one form every message has: `maintwatch: `, then the text,
+/// sanitised (it may quote a server, a file or a hook's output). `kind` is `warning`, `note`,
+/// or empty for neither.
+pub fn message(kind: &str, text: &str) -> String {
+    let text = crate::escape::sanitize(text);
+    match kind {
+        "" => format!("maintwatch: {text}"),
+        kind => format!("maintwatch: {kind}: {text}"),
+    }
+}
+
+/// [`message`] on stderr, wrapped to a terminal as [`say`] does.
+pub fn tell(kind: &str, text: &str) {
+    say(&message(kind, text));
+}
+
+/// The one way an error is shown: `maintwatch: ` and the error with its causes, on one line
+/// (sanitised: a cause may quote a server or a file), wrapped between words on a terminal.
+pub fn print_error(e: &anyhow::Error) {
+    for line in error_lines(e, stderr_columns()) {
+        eprintln!("{line}");
+    }
+}
+
+/// The lines [`print_error`] writes, for a terminal `width` wide (`None`: not a terminal, one
+/// line).
+pub fn error_lines(e: &anyhow::Error, width: Option<usize>) -> Vec<String> {
+    let text = message("", &format!("{e:#}"));
+    match width {
+        Some(width) => super::human::wrap_with(&text, width, "  "),
+        None => vec![text],
+    }
+}
+
 /// The width lines for stdout are kept within: the terminal's, or 80 when piped.
 pub fn stdout_width() -> usize {
     stdout_columns().unwrap_or(super::human::WIDTH)
@@ -61,7 +95,34 @@ fn columns_from(env: Option<&str>, terminal: impl FnOnce() -> Option<usize>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::columns_from;
+    use super::{columns_from, error_lines, message};
+
+    #[test]
+    fn every_message_has_the_prefix_and_is_sanitised() {
+        assert_eq!(message("warning", "w"), "maintwatch: warning: w");
+        assert_eq!(
+            message("", "hook said \x1b[2Jhi"),
+            "maintwatch: hook said \\x1b[2Jhi"
+        );
+    }
+
+    #[test]
+    fn an_error_is_one_sanitised_line_or_wrapped_to_the_terminal() {
+        let e = anyhow::anyhow!("bad\x1b[2J value").context("--upstream");
+        let lines = error_lines(&e, None);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("maintwatch: --upstream: bad"),
+            "{lines:?}"
+        );
+        assert!(!lines[0].contains('\x1b'), "{lines:?}");
+        let long = anyhow::anyhow!("{}", "word ".repeat(40));
+        let lines = error_lines(&long, Some(40));
+        assert!(
+            lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= 40),
+            "{lines:?}"
+        );
+    }
 
     #[test]
     fn columns_overrides_the_terminal_unless_it_is_not_a_width() {

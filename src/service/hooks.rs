@@ -198,11 +198,18 @@ struct Shared {
     max_bytes: usize,
     /// Jobs queued, not yet taken by the dispatcher (reported if the watch ends first).
     queued: AtomicUsize,
+    /// Where what the runs did wrong goes: the command shows it (this module prints nothing).
+    notices: super::Notices,
 }
 
 impl Shared {
     fn count(&self, result: &'static str) {
         self.counters.get_or_create(&HookResult { result }).inc();
+    }
+
+    /// Hands a notice to the command; one sent after the command stopped listening is lost.
+    fn notice(&self, text: String) {
+        let _ = self.notices.send(text);
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashSet<i32>> {
@@ -226,8 +233,9 @@ impl Hooks {
         settings: &HookSettings,
         counters: Family<HookResult, Counter>,
         passwords: &[&str],
+        notices: super::Notices,
     ) -> Hooks {
-        Hooks::start_bounded(settings, counters, passwords, QUEUE_BYTES)
+        Hooks::start_bounded(settings, counters, passwords, QUEUE_BYTES, notices)
     }
 
     fn start_bounded(
@@ -235,6 +243,7 @@ impl Hooks {
         counters: Family<HookResult, Counter>,
         passwords: &[&str],
         max_bytes: usize,
+        notices: super::Notices,
     ) -> Hooks {
         let hidden = hidden_variables(std::env::vars_os(), passwords);
         let shared = Arc::new(Shared {
@@ -247,6 +256,7 @@ impl Hooks {
             bytes: AtomicUsize::new(0),
             max_bytes,
             queued: AtomicUsize::new(0),
+            notices,
         });
         let (tx, rx) = mpsc::channel(QUEUE);
         let dispatcher = tokio::spawn(dispatch(rx, Arc::clone(&shared)));
@@ -289,10 +299,10 @@ impl Hooks {
                 kill_group(*pgid);
             }
             if !groups.is_empty() {
-                eprintln!(
-                    "maintwatch: --exec: {} hook run(s) still going when the watch ended were killed",
+                shared.notice(format!(
+                    "--exec: {} hook run(s) still going when the watch ended were killed",
                     groups.len()
-                );
+                ));
             }
             let jobs = shared.queued.swap(0, Ordering::SeqCst);
             if jobs > 0 {
@@ -300,11 +310,11 @@ impl Hooks {
                 for _ in 0..runs {
                     shared.count("dropped");
                 }
-                eprintln!(
-                    "maintwatch: --exec: {runs} queued hook run(s) never started: the watch ended \
+                shared.notice(format!(
+                    "--exec: {runs} queued hook run(s) never started: the watch ended \
                      first (--exec-timeout {:?} after the last line); counted as dropped",
                     shared.timeout
-                );
+                ));
             }
         }
     }
@@ -379,7 +389,7 @@ async fn run(shared: &Shared, index: usize, job: &Job) -> &'static str {
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("maintwatch: {name}: cannot start sh: {e}");
+            shared.notice(format!("{name}: cannot start sh: {e}"));
             return "failed";
         }
     };
@@ -394,11 +404,11 @@ async fn run(shared: &Shared, index: usize, job: &Job) -> &'static str {
     match outcome {
         Ok(Ok((status, _))) if status.success() => "ok",
         Ok(Ok((status, stderr))) => {
-            eprintln!("maintwatch: {name} failed: {status}{}", last_line(&stderr));
+            shared.notice(format!("{name} failed: {status}{}", last_line(&stderr)));
             "failed"
         }
         Ok(Err(e)) => {
-            eprintln!("maintwatch: {name} failed: {e}");
+            shared.notice(format!("{name} failed: {e}"));
             "failed"
         }
         Err(_) => {
@@ -406,10 +416,10 @@ async fn run(shared: &Shared, index: usize, job: &Job) -> &'static str {
                 kill_group(g);
             }
             let _ = child.wait().await;
-            eprintln!(
-                "maintwatch: {name} still running after {:?} (--exec-timeout): killed",
+            shared.notice(format!(
+                "{name} still running after {:?} (--exec-timeout): killed",
                 shared.timeout
-            );
+            ));
             "timed_out"
         }
     }
@@ -513,9 +523,9 @@ impl HookSink {
             self.shared.count("dropped");
         }
         if !self.shared.warned_full.swap(true, Ordering::Relaxed) {
-            eprintln!(
-                "maintwatch: --exec: hooks are not keeping up ({why}): runs are dropped and counted"
-            );
+            self.shared.notice(format!(
+                "--exec: hooks are not keeping up ({why}): runs are dropped and counted"
+            ));
         }
     }
 }
@@ -636,7 +646,13 @@ mod tests {
             on: ExecOn::Types(LINE_TYPES.into_iter().collect()),
             timeout: Duration::from_secs(60),
         };
-        let hooks = Hooks::start_bounded(&settings, counters.clone(), &[], 64 << 10);
+        let hooks = Hooks::start_bounded(
+            &settings,
+            counters.clone(),
+            &[],
+            64 << 10,
+            tokio::sync::mpsc::unbounded_channel().0,
+        );
         let mut sink = hooks.endpoint_sink("e");
         let line = big_line(16 << 10);
         let mut peak = 0;

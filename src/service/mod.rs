@@ -28,12 +28,18 @@ pub struct ServiceSettings {
     pub hooks: Option<HookSettings>,
 }
 
+/// Where the services send what the user should hear about (a hook that failed, a collector
+/// that does not answer): the services print nothing, the command reading the other end does.
+pub type Notices = tokio::sync::mpsc::UnboundedSender<String>;
+
 /// The running services of one process.
 pub struct Services {
     pub metrics: Option<Arc<Metrics>>,
     pub server: Option<http::ServerHandle>,
     pub hooks: Option<Hooks>,
     pub otlp: Option<otlp::Exporter>,
+    /// The other end of the services' [`Notices`]: it ends once the services have finished.
+    pub notices: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
 }
 
 impl Services {
@@ -47,15 +53,16 @@ impl Services {
             (Some(addr), Some(m)) => Some(http::serve(addr, Arc::clone(m))?),
             _ => None,
         };
+        let (notices, notices_rx) = tokio::sync::mpsc::unbounded_channel();
         let hooks = settings.hooks.as_ref().map(|h| {
             let counters = metrics
                 .as_ref()
                 .map(|m| m.hook_counters())
                 .unwrap_or_default();
-            Hooks::start(h, counters, passwords)
+            Hooks::start(h, counters, passwords, notices.clone())
         });
         let otlp = match (&settings.otlp, &metrics) {
-            (Some(o), Some(m)) => Some(otlp::Exporter::start(o, Arc::clone(m))),
+            (Some(o), Some(m)) => Some(otlp::Exporter::start(o, Arc::clone(m), notices.clone())),
             _ => None,
         };
         Ok(Services {
@@ -63,6 +70,7 @@ impl Services {
             server,
             hooks,
             otlp,
+            notices: Some(notices_rx),
         })
     }
 

@@ -54,9 +54,15 @@ pub struct Exporter {
 }
 
 impl Exporter {
-    pub fn start(settings: &OtlpSettings, metrics: Arc<Metrics>) -> Exporter {
+    /// Starts the exporter; what goes wrong with the collector is sent to `notices` (this
+    /// module prints nothing).
+    pub fn start(
+        settings: &OtlpSettings,
+        metrics: Arc<Metrics>,
+        notices: super::Notices,
+    ) -> Exporter {
         let stop = Arc::new(Notify::new());
-        let task = tokio::spawn(run(settings.clone(), metrics, Arc::clone(&stop)));
+        let task = tokio::spawn(run(settings.clone(), metrics, Arc::clone(&stop), notices));
         Exporter { stop, task }
     }
 
@@ -87,7 +93,12 @@ impl Queue {
     }
 }
 
-async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
+async fn run(
+    settings: OtlpSettings,
+    metrics: Arc<Metrics>,
+    stop: Arc<Notify>,
+    notices: super::Notices,
+) {
     let resource = Snapshots::here(&settings.resource);
     let mut queue = Queue {
         items: VecDeque::new(),
@@ -114,10 +125,11 @@ async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
                     Err(e) => {
                         queue.count("failed");
                         if !failing {
-                            eprintln!(
-                                "maintwatch: --otlp {}: {e}; retrying with backoff (at most {QUEUE} exports wait)",
+                            let _ = notices.send(format!(
+                                "--otlp {}: {e}; retrying with backoff (at most {QUEUE} exports \
+                                 wait)",
                                 settings.url.shown()
-                            );
+                            ));
                         }
                         failing = true;
                         next_try = Instant::now() + backoff;
@@ -135,11 +147,11 @@ async fn run(settings: OtlpSettings, metrics: Arc<Metrics>, stop: Arc<Notify>) {
                 queue.items.pop_front();
             }
             _ => {
-                eprintln!(
-                    "maintwatch: --otlp {}: the last {} export(s) were not delivered",
+                let _ = notices.send(format!(
+                    "--otlp {}: the last {} export(s) were not delivered",
                     settings.url.shown(),
                     queue.items.len()
-                );
+                ));
                 break;
             }
         }

@@ -524,7 +524,11 @@ impl<'o> Engine<'o> {
             What::Handshake(event::Handshake {
                 sim_speed: Some(announced),
                 ..
-            }) => self.learn_speed(announced),
+            }) => {
+                if let Some(warning) = self.learn_speed(announced) {
+                    sinks.notice(&warning)?;
+                }
+            }
             _ => {}
         }
         let required = self.note_state(obs.conn, &obs.what);
@@ -544,6 +548,9 @@ impl<'o> Engine<'o> {
         if self.members.is_some() {
             for action in step.actions.drain(..) {
                 self.act(action);
+            }
+            for notice in self.effects.notices.drain(..) {
+                sinks.notice(&notice)?;
             }
         }
         let notifications = step.notifications;
@@ -607,7 +614,9 @@ impl<'o> Engine<'o> {
     }
 
     /// The simulator announced its speed: adopted unless `--sim-speed` was given.
-    fn learn_speed(&mut self, announced: &mut SimSpeed) {
+    /// Adopts the simulator's announced speed unless `--sim-speed` was given; the warning to
+    /// show (once) when the two differ.
+    fn learn_speed(&mut self, announced: &mut SimSpeed) -> Option<String> {
         let speed = announced.announced;
         let settings = &self.settings;
         // Adopted on the clock every part of this endpoint reads (an impossible speed is not).
@@ -617,12 +626,14 @@ impl<'o> Engine<'o> {
         let used = settings.clock.speed();
         announced.used = used;
         announced.given = settings.speed_given;
-        if speed != used && !self.warned_speed {
-            self.warned_speed = true;
-            eprintln!(
-                "maintwatch: warning: the simulator announces speed {speed} but --sim-speed {used} was given: offsets are read at {used}"
-            );
+        if speed == used || self.warned_speed {
+            return None;
         }
+        self.warned_speed = true;
+        Some(format!(
+            "warning: the simulator announces speed {speed} but --sim-speed {used} was given: \
+             offsets are read at {used}"
+        ))
     }
 
     fn act(&mut self, action: Action) {
@@ -840,6 +851,8 @@ struct Effects {
     dry_runs: Arc<tokio::sync::Semaphore>,
     skipped: u64,
     capped: u64,
+    /// Notes for stderr, handed to the sinks after each observation's actions.
+    notices: Vec<String>,
 }
 
 impl Effects {
@@ -849,6 +862,7 @@ impl Effects {
             dry_runs,
             skipped: 0,
             capped: 0,
+            notices: Vec::new(),
         }
     }
 }
@@ -873,18 +887,20 @@ fn act(
             }
             let Ok(permit) = effects.dry_runs.clone().try_acquire_owned() else {
                 if effects.skipped == 0 {
-                    eprintln!(
-                        "maintwatch: note: {MAX_DRY_RUNS} dry-runs are running; further MOVINGs get none until one ends (counted in the summary)"
-                    );
+                    effects.notices.push(format!(
+                        "note: {MAX_DRY_RUNS} dry-runs are running; further MOVINGs get none \
+                         until one ends (counted in the summary)"
+                    ));
                 }
                 effects.skipped += 1;
                 return;
             };
             if window_s > MAX_DRY_RUN_WINDOW_S {
                 if effects.capped == 0 {
-                    eprintln!(
-                        "maintwatch: note: a MOVING declares a window of {window_s} s; the dry-run waits {MAX_DRY_RUN_WINDOW_S} s at most (counted in the summary)"
-                    );
+                    effects.notices.push(format!(
+                        "note: a MOVING declares a window of {window_s} s; the dry-run waits \
+                         {MAX_DRY_RUN_WINDOW_S} s at most (counted in the summary)"
+                    ));
                 }
                 effects.capped += 1;
             }

@@ -179,6 +179,8 @@ impl WatchSettings {
         } else {
             sinks.add(lines);
         }
+        // The engine's notes and warnings reach stderr through here: it prints nothing itself.
+        sinks.add(Box::new(sink::StderrNotices));
         if output.countdown {
             sinks.set_countdown(Countdown::on_terminal(self.clock.clone()));
         }

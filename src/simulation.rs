@@ -1,0 +1,706 @@
+//! One scenario played to a client command: the spawned upstream, the simulator, the client
+//! process with its private resolver, the narration, and the signals that stop them, all stopped
+//! on every path out; then, when asked, the judge's observations and grade.
+//!
+//! Two commands play scenarios this way: `simulate` (one, narrated for a person) and `certify`
+//! (each scenario in turn, for a client's CI). It lives in the library so that both reach it and
+//! neither command imports the other.
+
+use std::io::Write;
+
+use anyhow::{anyhow, Context};
+use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::broadcast::Receiver;
+
+use crate::cli::simulate::SimulateArgs;
+use crate::exit;
+use crate::judge::{ClientProcess, Observations};
+use crate::output::{human, terminal};
+use crate::sim::client::{self, Client, Target};
+use crate::sim::dns::SimDns;
+use crate::sim::grade::{self, Grade};
+use crate::sim::scenario::{Mode, Scenario, Start};
+use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
+use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+
+pub fn grading(args: &SimulateArgs) -> bool {
+    args.grade || args.grade_json.is_some() || args.report.is_some()
+}
+
+/// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
+pub struct Played {
+    pub scenario: Scenario,
+    pub seen: Vec<SimEvent>,
+    /// Events the narration lost (the output was too slow).
+    pub lost: u64,
+    pub stop: Stop,
+    pub process: Option<ClientProcess>,
+}
+
+/// A graded run: the grade, what it was made from, and how the run stopped.
+pub struct Graded {
+    pub scenario: Scenario,
+    /// Every event of the run (`--report` draws the frames sent from them).
+    pub seen: Vec<SimEvent>,
+    pub grade: Grade,
+    pub obs: Observations,
+    pub lost: u64,
+    pub stop: Stop,
+}
+
+/// Plays `args`' scenario with a grade: `simulate --grade -- CMD`, and each scenario of
+/// `certify`. `None` after a usage error was printed.
+pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Graded>> {
+    let Some(played) = play(args, signals).await? else {
+        return Ok(None);
+    };
+    let mut obs = grade::observations(&played.scenario, &played.seen, args.speed);
+    obs.client_process = played.process;
+    let grade = crate::judge::judge(&obs);
+    Ok(Some(Graded {
+        scenario: played.scenario,
+        seen: played.seen,
+        grade,
+        obs,
+        lost: played.lost,
+        stop: played.stop,
+    }))
+}
+
+/// Starts the upstream, the simulator and CMD, follows the scenario, and stops them all, on
+/// every path out. `None` after a usage error was printed.
+pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Played>> {
+    let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
+    // Started before the simulator so that a redis-server that cannot start stops everything
+    // before anything is printed; dropped (killed) on every path out of here.
+    let (upstream, spawned) = start_upstream(args).await?;
+    let grading = grading(args);
+    let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
+        .await
+        .context("starting the simulator")?;
+    let mut events = sim.events();
+    if !args.silent {
+        print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
+    }
+    let (mut client, port53) = start_client(&sim, args).await?;
+    let mut run = Narration::default();
+    let stop = run
+        .follow(&mut events, signals, client.as_mut(), args, grading)
+        .await?;
+    let process = match client {
+        Some(c) => Some(c.finish(|| sim.clock()).await),
+        None => None,
+    };
+    // What happened up to the stop (the client's own disconnects included) is in the grade.
+    run.drain(&mut events, args, grading)?;
+    if let Some(d) = port53 {
+        d.shutdown().await;
+    }
+    let scenario = sim.scenario().clone();
+    sim.shutdown().await;
+    if let Some(s) = spawned {
+        s.stop().await;
+    }
+    Ok(Some(Played {
+        scenario,
+        seen: run.seen,
+        lost: run.lost,
+        stop,
+        process,
+    }))
+}
+
+/// What a page of a graded run is drawn from beside the judge's observations: the frames the
+/// simulator sent, and sentences about how the run ended.
+pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
+    let mut lines = crate::report::Collected::default();
+    for e in &run.seen {
+        if let What::Sent { conn, bytes, .. } = &e.what {
+            lines.sent(e.clock.unwrap_or(-1.0), *conn, bytes);
+        }
+    }
+    let mut notes = Vec::new();
+    if run.lost > 0 {
+        notes.push(format!(
+            "{} events were lost (the output was too slow); figures may be low",
+            run.lost
+        ));
+    }
+    match run.stop {
+        Stop::Signal(name, _) => notes.push(format!(
+            "stopped by {name} before the scenario ended: this is what happened so far"
+        )),
+        Stop::ClientExited => notes.push(
+            "the client exited before the scenario ended: this is what happened so far".into(),
+        ),
+        Stop::NeverStarted => notes.push(
+            "the scenario never started (it waits for opt-ins): this is what happened".into(),
+        ),
+        Stop::Ended => {}
+    }
+    (lines, notes)
+}
+
+/// The upstream of `--upstream`, and the redis-server started for it; a bad URL is a usage
+/// error.
+async fn start_upstream(
+    args: &SimulateArgs,
+) -> anyhow::Result<(Option<Upstream>, Option<SpawnedRedis>)> {
+    Ok(match args.upstream.as_deref() {
+        None => (None, None),
+        Some("spawn") => {
+            let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
+            (Some(s.upstream()), Some(s))
+        }
+        Some(url) => match Upstream::parse(url) {
+            Ok(up) => (Some(up), None),
+            // The URL's parse error is already redacted (no password in it).
+            Err(e) => return Err(crate::cli::usage::usage("--upstream", e)),
+        },
+    })
+}
+
+fn sim_options(
+    args: &SimulateArgs,
+    scenario: Scenario,
+    upstream: Option<Upstream>,
+    grading: bool,
+) -> SimOptions {
+    SimOptions {
+        upstream,
+        traffic: grading,
+        speed: args.speed,
+        port: args.port,
+        password: args.password.clone(),
+        user: args.user.clone(),
+        catch_up: !args.no_catch_up,
+        repeat: args.repeat,
+        ..SimOptions::new(scenario)
+    }
+}
+
+fn print_banner(
+    sim: &Simulator,
+    args: &SimulateArgs,
+    upstream: Option<&Upstream>,
+    spawned: Option<&SpawnedRedis>,
+) -> anyhow::Result<()> {
+    let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
+    banner(&mut out, sim, args)?;
+    match (upstream, spawned) {
+        (Some(up), Some(s)) => {
+            // The TCP address first: it is the one a client (or redis-cli) would use directly.
+            let via = match &up.addr {
+                Address::Unix(_) => format!(", reached through {}", up.addr),
+                Address::Tcp(_) => String::new(),
+            };
+            writeln!(
+                out,
+                "  upstream  {} (redis-server started for this run{via}): every other command \
+                 is relayed there",
+                s.addr
+            )?;
+        }
+        (Some(up), None) => writeln!(
+            out,
+            "  upstream  {}: every other command is relayed there",
+            up.addr
+        )?,
+        _ => {}
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Starts CMD (after `--`), with the simulator's DNS on port 53 for its private resolv.conf;
+/// nothing without a CMD.
+async fn start_client(
+    sim: &Simulator,
+    args: &SimulateArgs,
+) -> anyhow::Result<(Option<Client>, Option<SimDns>)> {
+    if args.command.is_empty() {
+        return Ok((None, None));
+    }
+    let port53 = if cfg!(target_os = "linux") {
+        client::dns_on_port_53(sim).await
+    } else {
+        Err("private mount namespaces are Linux-only".into())
+    };
+    let nameserver = match &port53 {
+        Ok(d) => Ok(d.addr().ip()),
+        Err(e) => Err(e.clone()),
+    };
+    let output = args.client_output.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("maintwatch-client-{}.log", std::process::id()))
+    });
+    let target = Target::of(sim, args.password.clone());
+    let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
+    let port53 = port53.ok().filter(|_| nameserver.is_ok());
+    if args.silent {
+        // The fallback still matters to a silent run: the grade of a client that cannot
+        // resolve the name says little.
+        if let Some(n) = note {
+            eprintln!("{n}");
+        }
+        return Ok((Some(client), port53));
+    }
+    let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
+    let resolv = match (&note, &nameserver) {
+        (None, Ok(ip)) => format!("resolving through its own /etc/resolv.conf: nameserver {ip}"),
+        _ => "MAINTWATCH_SIM_* in its environment only".into(),
+    };
+    writeln!(
+        out,
+        "  client    {} ({resolv}); its output goes to {}",
+        crate::escape::sanitize(&args.command[0].to_string_lossy()),
+        crate::escape::sanitize(&output.to_string_lossy())
+    )?;
+    if let Some(n) = note {
+        writeln!(out, "{n}")?;
+    }
+    out.flush()?;
+    Ok((Some(client), port53))
+}
+
+/// Why the run stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// The scenario ended (or the narration closed).
+    Ended,
+    /// The client (CMD) exited by itself.
+    ClientExited,
+    /// The scenario's clock had not started by `start_deadline` (it waits for opt-ins the
+    /// client never made).
+    NeverStarted,
+    /// A signal: its name and the exit code it means.
+    Signal(&'static str, i32),
+}
+
+impl Stop {
+    /// The exit code of a run that stopped so: a signal's, else success.
+    pub fn code(self) -> i32 {
+        match self {
+            Stop::Signal(_, code) => code,
+            _ => exit::SUCCESS,
+        }
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, registered at once (a later registration would leave a window in
+/// which the default action kills the process with the simulator's children behind).
+pub struct Signals(Signal, Signal, Signal);
+
+impl Signals {
+    pub fn new() -> std::io::Result<Signals> {
+        Ok(Signals(
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        ))
+    }
+
+    /// A signal that already came, without waiting for one.
+    pub async fn pending(&mut self) -> Option<Stop> {
+        tokio::select! {
+            biased;
+            stop = self.recv() => Some(stop),
+            _ = std::future::ready(()) => None,
+        }
+    }
+
+    pub async fn recv(&mut self) -> Stop {
+        tokio::select! {
+            _ = self.0.recv() => Stop::Signal("SIGINT", exit::INTERRUPTED),
+            _ = self.1.recv() => Stop::Signal("SIGTERM", exit::TERMINATED),
+            _ = self.2.recv() => Stop::Signal("SIGHUP", exit::HANGUP),
+        }
+    }
+}
+
+/// The events seen (kept for a grade) and how many the narration lost.
+#[derive(Default)]
+struct Narration {
+    seen: Vec<SimEvent>,
+    lost: u64,
+}
+
+impl Narration {
+    /// Prints and keeps events until the scenario ends, the client exits or a signal comes.
+    async fn follow(
+        &mut self,
+        events: &mut Receiver<SimEvent>,
+        signals: &mut Signals,
+        mut client: Option<&mut Client>,
+        args: &SimulateArgs,
+        grading: bool,
+    ) -> anyhow::Result<Stop> {
+        // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
+        let deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+        let mut started = false;
+        loop {
+            let never_started = async {
+                match deadline {
+                    Some(at) if !started => tokio::time::sleep_until(at).await,
+                    _ => std::future::pending().await,
+                }
+            };
+            let exited = async {
+                match client.as_deref_mut() {
+                    Some(c) => c.exited().await.map(|_| ()),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(e) => {
+                        started |= matches!(e.what, What::Started { .. });
+                        let done = !args.repeat && matches!(e.what, What::Finished { .. });
+                        self.take(e, args, grading)?;
+                        if done {
+                            return Ok(Stop::Ended);
+                        }
+                    }
+                    Err(RecvError::Lagged(n)) => {
+                        // The start may be among the events lost: never stop on a guess.
+                        started = true;
+                        self.lagged(n, args)?
+                    }
+                    Err(RecvError::Closed) => return Ok(Stop::Ended),
+                },
+                _ = exited => return Ok(Stop::ClientExited),
+                _ = never_started => return Ok(Stop::NeverStarted),
+                stop = signals.recv() => return Ok(stop),
+            }
+        }
+    }
+
+    /// Takes the events already sent when the run stopped.
+    fn drain(
+        &mut self,
+        events: &mut Receiver<SimEvent>,
+        args: &SimulateArgs,
+        grading: bool,
+    ) -> anyhow::Result<()> {
+        loop {
+            match events.try_recv() {
+                Ok(e) => self.take(e, args, grading)?,
+                Err(TryRecvError::Lagged(n)) => self.lagged(n, args)?,
+                Err(_) => return Ok(()),
+            }
+        }
+    }
+
+    fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
+        if !args.silent && shown(&e, args.quiet) {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{e}")?;
+            out.flush()?;
+        }
+        if grading {
+            self.seen.push(e);
+        }
+        Ok(())
+    }
+
+    fn lagged(&mut self, n: u64, args: &SimulateArgs) -> anyhow::Result<()> {
+        self.lost += n;
+        if args.silent {
+            return Ok(());
+        }
+        writeln!(
+            std::io::stdout().lock(),
+            "({n} events not shown: the terminal was too slow)"
+        )?;
+        Ok(())
+    }
+}
+
+/// Which events a `--quiet` run still prints: the scenario's own steps.
+fn shown(e: &SimEvent, quiet: bool) -> bool {
+    // Traffic is for the grade: one line per read would drown the narration.
+    if matches!(e.what, What::Traffic { .. }) {
+        return false;
+    }
+    !quiet
+        || !matches!(
+            e.what,
+            What::Connected { .. }
+                | What::Command { .. }
+                | What::OptIn { .. }
+                | What::Sent { .. }
+                | What::Disconnected { .. }
+                | What::ClientInfo { .. }
+                | What::Resolved { .. }
+        )
+}
+
+/// The header's columns: a row's value starts here (`  proxies   127.0.0.2:...`).
+const VALUE_COLUMN: usize = 12;
+
+/// Where the header goes: each line wrapped at spaces to a terminal's width, never inside a word
+/// or an address, continued under its value; piped (`width` `None`), as it is. `writeln!` works on
+/// it as on any writer.
+struct Header<W: Write> {
+    out: W,
+    width: Option<usize>,
+    /// Text written but not ended by a newline yet.
+    pending: String,
+}
+
+impl<W: Write> Header<W> {
+    fn new(out: W, width: Option<usize>) -> Header<W> {
+        Header {
+            out,
+            width,
+            pending: String::new(),
+        }
+    }
+
+    fn write_fmt(&mut self, args: std::fmt::Arguments) -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        let _ = self.pending.write_fmt(args);
+        while let Some(end) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=end).collect();
+            self.put(line.trim_end_matches('\n'))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    fn put(&mut self, line: &str) -> std::io::Result<()> {
+        let Some(width) = self.width else {
+            return writeln!(self.out, "{line}");
+        };
+        for piece in human::wrap_with(line, width, &" ".repeat(hang(line))) {
+            writeln!(self.out, "{piece}")?;
+        }
+        Ok(())
+    }
+
+    /// A command to paste as it is: `lead` (the row's label or indent), the command, and `note`
+    /// after it. Wrapped, each break ends in a shell's ` \` so that the lines still paste as one
+    /// command, and the note moves to a line of its own if it no longer fits.
+    fn command(&mut self, lead: &str, command: &str, note: &str) -> std::io::Result<()> {
+        let whole = format!("{lead}{command}{note}");
+        let width = match self.width {
+            Some(w) if whole.chars().count() > w => w,
+            _ => return writeln!(self.out, "{whole}"),
+        };
+        let hang = " ".repeat(VALUE_COLUMN + 2);
+        let mut pieces = human::wrap_with(&format!("{lead}{command}"), width - 2, &hang);
+        let last = pieces.pop().unwrap_or_default();
+        for piece in pieces {
+            writeln!(self.out, "{piece} \\")?;
+        }
+        if last.chars().count() + note.chars().count() <= width {
+            writeln!(self.out, "{last}{note}")
+        } else {
+            writeln!(self.out, "{last}")?;
+            self.put(&format!(
+                "{}{}",
+                " ".repeat(VALUE_COLUMN),
+                note.trim_start()
+            ))
+        }
+    }
+}
+
+/// Where a wrapped header line continues: under the value of a `  label     value` row, else two
+/// columns in from the line's own start (and never less than 4, as the demo's header).
+fn hang(line: &str) -> usize {
+    let label = line.get(..VALUE_COLUMN).unwrap_or("");
+    let is_row = label.starts_with("  ")
+        && label.ends_with(' ')
+        && label.trim().chars().all(|c| c.is_ascii_lowercase())
+        && !label.trim().is_empty();
+    if is_row {
+        return VALUE_COLUMN;
+    }
+    let indent = line.len() - line.trim_start().len();
+    (indent + 2).max(4)
+}
+
+fn banner(
+    out: &mut Header<impl Write>,
+    sim: &Simulator,
+    args: &SimulateArgs,
+) -> std::io::Result<()> {
+    let s = sim.scenario();
+    writeln!(
+        out,
+        "maintwatch simulator: scenario {} ({}), speed {}x{}",
+        s.name,
+        s.source,
+        args.speed,
+        if args.repeat { ", looping" } else { "" }
+    )?;
+    writeln!(out, "  {}", s.about)?;
+    let proxies: Vec<String> = sim
+        .proxies()
+        .iter()
+        .zip(&s.proxies)
+        .map(|(addr, ip)| {
+            if s.initially_down.contains(ip) {
+                format!("{addr} (not listening yet)")
+            } else {
+                addr.to_string()
+            }
+        })
+        .collect();
+    writeln!(out, "  proxies   {}", proxies.join("  "))?;
+    let records: Vec<String> = s.dns.iter().map(|a| a.to_string()).collect();
+    writeln!(
+        out,
+        "  DNS       {} (UDP and TCP): {} -> {} (TTL {} s)",
+        sim.dns_addr(),
+        sim.hostname(),
+        records.join(" "),
+        sim.ttl()
+    )?;
+    // Says whether a password is needed and for whom, never what it is.
+    let auth = match (&args.password, &args.user) {
+        (None, _) => "none".to_string(),
+        (Some(_), Some(u)) => format!("password required for user {u}"),
+        (Some(_), None) => "password required (user default)".to_string(),
+    };
+    writeln!(out, "  auth      {auth}")?;
+    let mode = match s.mode {
+        Mode::Enterprise => "enterprise: the opt-in is accepted",
+        Mode::Refusing => "refusing: the opt-in gets Redis OSS's error",
+    };
+    writeln!(
+        out,
+        "  server    {mode}{}",
+        if s.is_cluster() {
+            ", OSS cluster API"
+        } else {
+            ""
+        }
+    )?;
+    let start = match s.start {
+        Start::Now => "started".to_string(),
+        Start::Connect => "starts when a client connects".into(),
+        Start::OptIn(1) => "starts when a client opts in (CLIENT MAINT_NOTIFICATIONS ON)".into(),
+        Start::OptIn(n) => format!("starts when {n} connections are opted in at once"),
+    };
+    writeln!(out, "  clock     {start}; the scenario lasts {} s", s.end)?;
+    try_lines(out, sim, args)
+}
+
+/// The variable the password travels in: `simulate` reads it (as `--password`'s environment
+/// variable), and the `try` lines pass it on, so the password is never printed.
+const PASSWORD_VAR: &str = "MAINTWATCH_SIM_PASSWORD";
+
+/// Commands that work against this simulator as printed: with a password they take it from
+/// `$MAINTWATCH_SIM_PASSWORD` through `REDISCLI_AUTH`, which both maintwatch and redis-cli read.
+fn try_lines(
+    out: &mut Header<impl Write>,
+    sim: &Simulator,
+    args: &SimulateArgs,
+) -> std::io::Result<()> {
+    let first = sim.proxies()[0];
+    let dns = sim.dns_addr();
+    let host = sim.host();
+    let speed = if args.speed == 1.0 {
+        String::new()
+    } else {
+        format!(" --sim-speed {}", args.speed)
+    };
+    let (auth, user) = match (&args.password, &args.user) {
+        (None, _) => (String::new(), String::new()),
+        (Some(_), u) => (
+            format!("REDISCLI_AUTH=\"${PASSWORD_VAR}\" "),
+            u.as_ref()
+                .map(|u| format!(" --user {u}"))
+                .unwrap_or_default(),
+        ),
+    };
+    let indent = " ".repeat(VALUE_COLUMN);
+    out.command(
+        "  try       ",
+        &format!(
+            "{auth}maintwatch watch redis://{host}:{}{user} --dns-server {dns}{speed}",
+            first.port()
+        ),
+        "",
+    )?;
+    out.command(
+        &indent,
+        &format!(
+            "{auth}redis-cli -3 -h {} -p {}{user}",
+            first.ip(),
+            first.port()
+        ),
+        "    then: CLIENT MAINT_NOTIFICATIONS ON",
+    )?;
+    out.command(
+        &indent,
+        &format!("dig @{} -p {} {host}", dns.ip(), dns.port()),
+        "",
+    )?;
+    if args.password.is_some() {
+        writeln!(
+            out,
+            "            (the password is not shown: in that shell, export {PASSWORD_VAR}=<the \
+             password>; started with that variable instead of --password, it is already set)"
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        simulate: SimulateArgs,
+    }
+
+    async fn banner_of(list: &[&str]) -> String {
+        let args = T::try_parse_from(std::iter::once("simulate").chain(list.iter().copied()))
+            .unwrap()
+            .simulate;
+        let mut opts = SimOptions::new(scenarios::by_name(&args.scenario).unwrap());
+        opts.password = args.password.clone();
+        opts.user = args.user.clone();
+        let sim = Simulator::start(opts).await.unwrap();
+        let mut out = Header::new(Vec::new(), None);
+        banner(&mut out, &sim, &args).unwrap();
+        sim.shutdown().await;
+        String::from_utf8(out.out).unwrap()
+    }
+
+    /// With `--password` the `try` lines had no way to authenticate.
+    #[tokio::test]
+    async fn try_lines_authenticate_without_showing_the_password() {
+        let text = banner_of(&["--password", "s3cret-Pw", "--user", "app"]).await;
+        assert!(!text.contains("s3cret-Pw"), "{text}");
+        let tries: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("try "))
+            .take(2)
+            .collect();
+        assert_eq!(tries.len(), 2, "{text}");
+        for line in tries {
+            assert!(
+                line.contains("REDISCLI_AUTH=\"$MAINTWATCH_SIM_PASSWORD\" "),
+                "{line}"
+            );
+            assert!(line.contains("--user app"), "{line}");
+        }
+        assert!(text.contains("export MAINTWATCH_SIM_PASSWORD="), "{text}");
+
+        let open = banner_of(&[]).await;
+        assert!(
+            !open.contains("REDISCLI_AUTH") && !open.contains("--user"),
+            "{open}"
+        );
+    }
+}
