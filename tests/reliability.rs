@@ -203,11 +203,16 @@ const ONE_PROXY: &str = "name t\nabout a test\nproxies 127.0.0.2\ndns 127.0.0.2\
 // Hostile servers
 // ---------------------------------------------------------------------------------------------
 
+// Each hostile scenario lasts far longer than its test (60 scenario s, 6 s at 10x): the test ends
+// the watch itself once it has reconnected. A scenario that ended first would close the new
+// connection and push the simulator's end marker into what the test reads: on a loaded machine
+// the reconnect took longer than the 0.1 s the scenario used to last, and the test saw a push.
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declared_4_gib_blob_is_refused_at_its_header_and_the_watch_reconnects() {
     let sim = simulator(
         scenario(&format!(
-            "{ONE_PROXY}start opt-in\nat 0 hostile * huge-blob\nend 1\n"
+            "{ONE_PROXY}start opt-in\nat 0 hostile * huge-blob\nend 60\n"
         )),
         10.0,
         false,
@@ -252,7 +257,7 @@ async fn a_declared_4_gib_blob_is_refused_at_its_header_and_the_watch_reconnects
 async fn nesting_10000_deep_stops_at_the_depth_limit_and_the_watch_reconnects() {
     let sim = simulator(
         scenario(&format!(
-            "{ONE_PROXY}start opt-in\nat 0 hostile * deep\nend 1\n"
+            "{ONE_PROXY}start opt-in\nat 0 hostile * deep\nend 60\n"
         )),
         10.0,
         false,
@@ -343,7 +348,7 @@ async fn a_frame_trickled_byte_by_byte_arrives_whole_and_what_waited_follows_it(
 async fn a_close_in_the_middle_of_a_frame_is_reported_as_such_and_the_watch_reconnects() {
     let sim = simulator(
         scenario(&format!(
-            "{ONE_PROXY}start opt-in\nat 0 hostile * mid-frame\nend 1\n"
+            "{ONE_PROXY}start opt-in\nat 0 hostile * mid-frame\nend 60\n"
         )),
         10.0,
         false,
