@@ -5,7 +5,9 @@
 //!
 //! When a command gains a check of its own, its case belongs here.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+mod common;
 
 /// A port nothing listens on: a case that wrongly got as far as connecting fails fast.
 const CLOSED: &str = "redis://127.0.0.1:1";
@@ -73,7 +75,7 @@ const CASES: &[(&str, &[&str])] = &[
 fn every_refused_value_exits_2_with_one_line_naming_the_flag() {
     let mut wrong = Vec::new();
     for (flag, args) in CASES {
-        let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        let out = common::maintwatch::<_, &str>([])
             .args(*args)
             .env_remove("REDISCLI_AUTH")
             .stdin(Stdio::null())
@@ -97,7 +99,7 @@ fn every_refused_value_exits_2_with_one_line_naming_the_flag() {
 #[test]
 fn a_zero_exec_timeout_and_a_zero_otlp_interval_agree() {
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+        let out = common::maintwatch::<_, &str>([])
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -127,7 +129,7 @@ fn a_zero_exec_timeout_and_a_zero_otlp_interval_agree() {
 /// clap's own errors keep clap's format (and code).
 #[test]
 fn clap_errors_keep_their_format() {
-    let out = Command::new(env!("CARGO_BIN_EXE_maintwatch"))
+    let out = common::maintwatch::<_, &str>([])
         .args(["watch", "--count", "0", CLOSED])
         .output()
         .unwrap();
