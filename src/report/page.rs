@@ -119,25 +119,31 @@ fn row(client: &str, scope: &str, r: &Rule) -> GradeRow {
 pub fn page(r: &Report<'_>) -> Markup {
     let drawing = r.drawing();
     let rows = r.grade.map(grade_rows);
+    let body = html! {
+        (header(r))
+        h2 id="timeline" { "Timeline" }
+        (legend())
+        (svg::draw(&drawing))
+        @for note in &drawing.left_out { p class="note left-out" { (note) } }
+        @if let (Some(g), Some(rows)) = (r.grade, &rows) { (grade_section(g, rows)) }
+        (summary_section(r, &drawing))
+        (frames_section(r.lines))
+    };
+    document(&bounded(&r.source), body)
+}
+
+/// The page around a body: one file, its CSS inline.
+fn document(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "maintwatch report: " (bounded(&r.source)) }
+                title { "maintwatch report: " (title) }
                 style { (PreEscaped(CSS)) }
             }
-            body {
-                (header(r))
-                h2 id="timeline" { "Timeline" }
-                (legend())
-                (svg::draw(&drawing))
-                @for note in &drawing.left_out { p class="note left-out" { (note) } }
-                @if let (Some(g), Some(rows)) = (r.grade, &rows) { (grade_section(g, rows)) }
-                (summary_section(r, &drawing))
-                (frames_section(r.lines))
-            }
+            body { (body) }
         }
     }
 }
@@ -156,34 +162,24 @@ pub fn book(command: &str, reports: &[Report<'_>]) -> Markup {
             n + g.counts.not_judged,
         )
     });
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "maintwatch report: " (command) }
-                style { (PreEscaped(CSS)) }
-            }
-            body {
-                h1 { "maintwatch report" }
-                dl class="head" {
-                    dt { "Command" } dd { "maintwatch " (command) }
-                    dt { "Runs" } dd { (reports.len()) }
-                    dt { "Written" } dd { (written) }
-                    dt { "Tool" } dd class="version" { "maintwatch " (env!("CARGO_PKG_VERSION")) }
-                    dt { "Verdict" }
-                    dd class="counts" {
-                        @for (w, n) in [("PASS", pass), ("FAIL", fail), ("NOT JUDGED", nj)] {
-                            span class=(class_of(w)) data-count=(w) { (w) ": " (n) }
-                        }
-                    }
+    let body = html! {
+        h1 { "maintwatch report" }
+        dl class="head" {
+            dt { "Command" } dd { "maintwatch " (command) }
+            dt { "Runs" } dd { (reports.len()) }
+            dt { "Written" } dd { (written) }
+            dt { "Tool" } dd class="version" { "maintwatch " (env!("CARGO_PKG_VERSION")) }
+            dt { "Verdict" }
+            dd class="counts" {
+                @for (w, n) in [("PASS", pass), ("FAIL", fail), ("NOT JUDGED", nj)] {
+                    span class=(class_of(w)) data-count=(w) { (w) ": " (n) }
                 }
-                (legend())
-                @for r in reports { (run_section(r)) }
             }
         }
-    }
+        (legend())
+        @for r in reports { (run_section(r)) }
+    };
+    document(command, body)
 }
 
 /// One run of a book: what it was, its verdict, its drawing and its grade.
