@@ -542,3 +542,37 @@ fn a_single_watch_at_200_columns_is_not_wrapped_at_80() {
         "{all}"
     );
 }
+
+/// `replay --grade` at 80 columns: every line fits, so no word is cut by the terminal, and a
+/// rule's long reason continues under the reason column rather than under the verdicts.
+#[test]
+fn a_grade_at_80_columns_wraps_its_reasons_under_the_reason_column() {
+    let Some(tmux) = tmux("screen_tty: a grade at 80 columns") else {
+        return;
+    };
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/grades/maintenance-v4.jsonl"
+    );
+    let command = format!("{BIN} replay --grade {fixture}; echo REPLAY-ENDED; sleep 600");
+    let pane = Pane::start(&tmux, 80, 50, &command);
+    pane.wait_for("the grade's end", |text| text.contains("REPLAY-ENDED"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    assert_fits(&joined, 80);
+    assert_units_whole(&shown, &[]);
+    let reason_column = " ".repeat(35);
+    let rule = shown
+        .iter()
+        .position(|r| r.starts_with("    FAIL ") || r.starts_with("    PASS "))
+        .unwrap_or_else(|| panic!("no rule line in:\n{}", shown.join("\n")));
+    let continued = shown[rule + 1..]
+        .iter()
+        .take_while(|r| r.starts_with(&reason_column))
+        .count();
+    assert!(
+        continued > 0 && shown[rule + 1].chars().nth(35).is_some_and(|c| c != ' '),
+        "the reason of\n{}\ndoes not continue at column 35:\n{}",
+        shown[rule],
+        shown.join("\n")
+    );
+}

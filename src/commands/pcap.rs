@@ -201,7 +201,11 @@ fn grade(
     if json {
         out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
     } else {
-        write!(out, "{}", g.table())?;
+        write!(
+            out,
+            "{}",
+            crate::output::human::wrap_grade(&g.table(), crate::output::terminal::stdout_columns())
+        )?;
     }
     let code = g.verdict.exit_code();
     Ok((code, Some((obs, g))))

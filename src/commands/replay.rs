@@ -167,7 +167,14 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             if args.json {
                 out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
             } else {
-                write!(out, "{}", g.table())?;
+                write!(
+                    out,
+                    "{}",
+                    crate::output::human::wrap_grade(
+                        &g.table(),
+                        crate::output::terminal::stdout_columns()
+                    )
+                )?;
             }
             // The worst grade decides: a failure over a rule not judged over a pass.
             code = worse(code, g.verdict.exit_code());

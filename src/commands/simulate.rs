@@ -70,7 +70,11 @@ fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
     } = graded;
     let (lost, stop) = (*lost, *stop);
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", g.table())?;
+    write!(
+        out,
+        "{}",
+        crate::output::human::wrap_grade(&g.table(), crate::output::terminal::stdout_columns())
+    )?;
     if lost > 0 {
         writeln!(
             out,

@@ -86,6 +86,38 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     out
 }
 
+/// A grade table (`Grade::table()`) wrapped between words at `width`, or as it is when `None`
+/// (not a terminal). A rule's reason continues under the reason column, so the verdicts stay a
+/// column of their own; any other line continues two spaces deeper than its own indent.
+pub fn wrap_grade(table: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return table.to_string();
+    };
+    let mut out = String::with_capacity(table.len() + table.len() / 8);
+    for line in table.lines() {
+        let hang = " ".repeat(grade_hang(line).min(width / 2));
+        for piece in wrap_with(line, width, &hang) {
+            out.push_str(&piece);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Where a grade line continues: under the reason of a rule line (`    VERDICT    rule    why`),
+/// else two spaces deeper than its indent.
+fn grade_hang(line: &str) -> usize {
+    const REASON_COLUMN: usize = 4 + 10 + 1 + 19 + 1;
+    let verdict = line.get(4..14).map(str::trim_end);
+    let is_rule = line.starts_with("    ")
+        && matches!(verdict, Some("PASS" | "FAIL" | "NOT JUDGED"))
+        && line.len() > REASON_COLUMN;
+    if is_rule {
+        return REASON_COLUMN;
+    }
+    line.len() - line.trim_start().len() + 2
+}
+
 /// The pieces of `line` between the spaces a line may break at: at every space but the one
 /// between a number and its unit.
 fn unbroken(line: &str) -> Vec<&str> {
