@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long fuzz run of the RESP3 scanner: every `fuzz_*` test of tests/resp_props.rs (arbitrary bytes,
+# Long fuzz run of the RESP3 scanner: every `fuzz_*` test of tests/it/resp_props.rs (arbitrary bytes,
 # mutated and truncated valid frames, huge declared sizes), in release mode, with CASES cases each
 # (default 1,000,000). Prints each test's case count and the total wall time.
 #
@@ -15,15 +15,15 @@ if ! [[ "$cases" =~ ^[0-9]+$ ]] || (( cases < 1 )); then
 fi
 cd "$(dirname "$0")/.."
 
-echo "fuzz-long: building tests/resp_props.rs in release mode"
-cargo test --release --test resp_props --no-run
+echo "fuzz-long: building tests/it/resp_props.rs in release mode"
+cargo test --release --test it resp_props:: --no-run
 
 echo "fuzz-long: running every fuzz_* test with PROPTEST_CASES=$cases"
 start=$(date +%s)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-PROPTEST_CASES="$cases" cargo test --release --test resp_props fuzz -- --nocapture 2>&1 | tee "$log"
+PROPTEST_CASES="$cases" cargo test --release --test it resp_props::fuzz -- --nocapture 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability tests (tests/reliability.rs) at full count: 100 server restarts during one
+# The reliability tests (tests/it/reliability.rs) at full count: 100 server restarts during one
 # watch instead of CI's 10 (MAINTWATCH_RESTARTS), in release mode. The hostile-server and SIGKILL
 # tests run as in CI. About a minute.
 #
@@ -7,4 +7,4 @@
 #   MAINTWATCH_RESTARTS=500 scripts/reliability-full.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MAINTWATCH_RESTARTS="${MAINTWATCH_RESTARTS:-100}" cargo test --release --test reliability -- --nocapture
+MAINTWATCH_RESTARTS="${MAINTWATCH_RESTARTS:-100}" cargo test --release --test it reliability:: -- --nocapture

@@ -5,7 +5,7 @@
 //! `decode --clients` answer "what would my client do?" from the tables here, and nothing else
 //! in the tool knows a client by name. Each fact was read in the client's own source at the
 //! version named in [`Client::version`]; docs/clients.md says where, and
-//! `tests/client_parsers.rs` checks the parser predictions of redis-py and node-redis against
+//! `tests/it/client_parsers.rs` checks the parser predictions of redis-py and node-redis against
 //! the real libraries. A fact not read is `None` / [`Parser::NotRead`], never a guess.
 
 use std::net::IpAddr;

@@ -1,5 +1,5 @@
 // An unmodified node-redis application, for
-// `maintwatch simulate --grade -- node node_redis_app.js` (tests/node_redis.rs).
+// `maintwatch simulate --grade -- node node_redis_app.js` (tests/it/node_redis.rs).
 //
 // It knows nothing of the simulator but what its environment says (MAINTWATCH_SIM_HOST and
 // MAINTWATCH_SIM_PORT) and has no resolver code: the host name resolves through the machine's

@@ -1,4 +1,4 @@
-"""A redis-py workload for `maintwatch simulate --grade` (tests/redis_py.rs).
+"""A redis-py workload for `maintwatch simulate --grade` (tests/it/redis_py.rs).
 
 A connection pool shared by a few threads doing SET / GET / INCR in a loop for a given time, with
 redis-py's maintenance notifications enabled, connected by the simulator's hostname (or by an

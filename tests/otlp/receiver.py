@@ -1,4 +1,4 @@
-"""An OTLP/HTTP metrics receiver for tests/otlp.rs: decodes each POSTed ExportMetricsServiceRequest
+"""An OTLP/HTTP metrics receiver for tests/it/otlp.rs: decodes each POSTed ExportMetricsServiceRequest
 with the official protobuf definitions (PyPI package opentelemetry-proto) and prints it as one JSON
 line on stdout, with the request's path and headers (a gzip body is unpacked first). Listens on
 127.0.0.1 (port 0: the system's choice; the first line says which); with `--tls CERT KEY`, over

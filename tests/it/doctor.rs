@@ -1,0 +1,289 @@
+//! `maintwatch doctor` end to end, through the binary: against the simulator (every endpoint
+//! type accepted), against a real redis-server (refused with its exact text, and the errorstats
+//! cost measured), and against a real redis-server over TLS (a CA made here with rcgen).
+//!
+//! The real-server tests need `MAINTWATCH_REDIS_SERVER`; unset, they print a SKIP line.
+
+use crate::common;
+
+use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose,
+};
+use serde_json::Value;
+
+const REFUSAL: &str = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.";
+
+/// Runs the binary; returns the exit code, stdout and stderr.
+async fn doctor(args: &[&str]) -> (i32, String, String) {
+    let out = common::maintwatch_async(["doctor"])
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn client<'a>(json: &'a Value, name: &str) -> &'a Value {
+    json["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["client"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {json}"))
+}
+
+#[tokio::test]
+async fn against_the_simulator_every_endpoint_type_is_accepted() {
+    let sim = Simulator::start(SimOptions::new(
+        scenarios::by_name("single-proxy").expect("bundled"),
+    ))
+    .await
+    .expect("simulator starts");
+    let url = format!("redis://{}", sim.proxies()[0]);
+    let (code, out, err) = doctor(&["--json", &url]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["type"], "doctor");
+    assert_eq!(json["server"]["resp3"], true);
+    assert_eq!(json["server"]["opt_in"]["outcome"], "accepted");
+    let types: Vec<(&str, &str)> = json["server"]["endpoint_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["endpoint_type"].as_str().unwrap(),
+                a["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("internal-ip", "accepted"),
+            ("internal-fqdn", "accepted"),
+            ("external-ip", "accepted"),
+            ("external-fqdn", "accepted"),
+            ("none", "accepted"),
+        ]
+    );
+    // 127.0.0.2, plain TCP: redis-py and go-redis call it internal, node-redis external.
+    assert_eq!(client(&json, "redis-py")["auto_type"], "internal-ip");
+    assert_eq!(client(&json, "go-redis")["auto_type"], "internal-ip");
+    assert_eq!(client(&json, "node-redis")["auto_type"], "external-ip");
+    assert_eq!(client(&json, "node-redis")["server_answer"], "accepted");
+    let caveats = json["caveats"].to_string();
+    assert!(caveats.contains("maintEndpointType to 'none'"), "{caveats}");
+
+    // A password is never shown; the failure is the server's answer, exit 5.
+    let with_password = format!("redis://u:hunter2@{}", sim.proxies()[0]);
+    let (code, out, err) = doctor(&["--json", &with_password]).await;
+    assert_eq!(code, maintwatch::exit::AUTH_FAILED, "{out}\n{err}");
+    assert!(
+        !out.contains("hunter2") && !err.contains("hunter2"),
+        "{out}\n{err}"
+    );
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["endpoint"], format!("redis://u@{}", sim.proxies()[0]));
+    assert_eq!(json["server"]["endpoint_types"][4]["endpoint_type"], "none");
+    assert_eq!(
+        json["server"]["endpoint_types"][4]["outcome"],
+        "auth_failed"
+    );
+
+    let (code, _, err) = doctor(&[&url, "-h", "127.0.0.1"]).await;
+    assert_eq!(code, maintwatch::exit::USAGE, "{err}");
+    assert!(err.contains("give the endpoint once"), "{err}");
+
+    let (code, text, _) = doctor(&[&url]).await;
+    assert_eq!(code, 0);
+    assert!(text.contains("    none            accepted\n"), "{text}");
+    assert!(
+        text.contains("node-redis 6.3.1            yes / external-ip / accepted"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_real_redis_server_refuses_and_the_cost_is_counted() {
+    let test = "doctor against a real redis-server";
+    let Some(redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let (code, out, err) = doctor(&["--json", &redis.url()]).await;
+    assert_eq!(code, maintwatch::exit::REFUSED, "{out}\n{err}");
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["server"]["resp3"], true);
+    assert_eq!(json["server"]["opt_in"]["detail"], REFUSAL);
+    for a in json["server"]["endpoint_types"].as_array().unwrap() {
+        assert_eq!(a["outcome"], "refused", "{a}");
+        assert_eq!(a["detail"], REFUSAL, "{a}");
+    }
+    // One handshake: exactly one more ERR, whatever the server counted before.
+    assert_eq!(json["errorstats"]["delta"], serde_json::json!([["ERR", 1]]));
+    assert_eq!(
+        client(&json, "redis-py")["errorstats_cost"],
+        serde_json::json!([["ERR", 1]])
+    );
+    assert_eq!(
+        client(&json, "Jedis")["errorstats_cost"],
+        serde_json::json!([])
+    );
+    assert!(json["caveats"]
+        .to_string()
+        .contains("client_maint_notifications"));
+
+    let (code, text, _) = doctor(&[&redis.url()]).await;
+    assert_eq!(code, maintwatch::exit::REFUSED);
+    assert!(
+        text.contains(&format!("  opt-in            refused: {REFUSAL}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains("errorstats: one handshake raised errorstat_ERR +1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("costs errorstat_ERR +1 per connection"),
+        "{text}"
+    );
+}
+
+/// A CA and a server certificate for 127.0.0.1, written into `dir`: (ca, cert, key) paths.
+fn pki(dir: &std::path::Path) -> [String; 3] {
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "doctor test CA");
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params.distinguished_name.push(DnType::CommonName, "server");
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &ca).unwrap();
+    let paths = ["ca.pem", "server.crt", "server.key"].map(|f| dir.join(f).display().to_string());
+    std::fs::write(&paths[0], ca.pem()).unwrap();
+    std::fs::write(&paths[1], cert.pem()).unwrap();
+    std::fs::write(&paths[2], key.serialize_pem()).unwrap();
+    paths
+}
+
+#[tokio::test]
+async fn a_tls_redis_server_is_diagnosed_over_tls() {
+    let test = "doctor against a TLS redis-server";
+    let dir = tempfile::tempdir().unwrap();
+    let [ca, cert, key] = pki(dir.path());
+    let tls_port = common::closed_port().port().to_string();
+    let extra = [
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+    ];
+    let Some(_redis) = common::RealRedis::start(test, &extra).await else {
+        return;
+    };
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let (code, out, err) = doctor(&["--json", "--cacert", &ca, &url]).await;
+    assert_eq!(code, maintwatch::exit::REFUSED, "{out}\n{err}");
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["tls"], true);
+    assert_eq!(json["server"]["opt_in"]["detail"], REFUSAL);
+    assert_eq!(json["errorstats"]["delta"], serde_json::json!([["ERR", 1]]));
+    // TLS: the clients that choose by TLS ask for a name; redis-py follows the typed address.
+    assert_eq!(client(&json, "go-redis")["auto_type"], "internal-fqdn");
+    assert_eq!(client(&json, "node-redis")["auto_type"], "external-fqdn");
+    assert_eq!(client(&json, "redis-py")["auto_type"], "internal-ip");
+    assert!(json["caveats"].to_string().contains("TLS to an IP address"));
+
+    // Without the CA the certificate is not trusted: a connection failure, exit 6.
+    let (code, out, _) = doctor(&["--json", &url]).await;
+    assert_eq!(code, maintwatch::exit::CONNECTION_FAILED, "{out}");
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["server"]["opt_in"]["outcome"], "tls_failed");
+}
+
+/// `watch --clients`: one more line under each notification, none under other lines, and the
+/// JSON output unchanged.
+#[tokio::test]
+async fn watch_clients_adds_one_line_per_notification() {
+    let sim = Simulator::start(SimOptions::new(
+        scenarios::by_name("single-proxy").expect("bundled"),
+    ))
+    .await
+    .expect("simulator starts");
+    let url = format!("redis://{}", sim.proxies()[0]);
+    let run = |extra: &'static [&'static str]| {
+        let url = url.clone();
+        async move {
+            let out = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                common::maintwatch_async([
+                    "watch", &url, "--count", "1", "--color", "never", "--no-dns",
+                ])
+                .args(extra)
+                .output(),
+            )
+            .await
+            .expect("the watch ends after one notification")
+            .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
+    let text = run(&["--clients"]).await;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("MOVING seq 0"))
+        .expect(&text);
+    // The entry's rows: the MOVING may come with the opt-in's reply, and then it is marked so
+    // (two rows at the 80 columns of a pipe) and has a note under its bytes. The clients line
+    // belongs to the entry: it comes before the next time-stamped line.
+    let rows: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.starts_with(' '))
+        .copied()
+        .collect();
+    assert!(
+        rows.iter().any(|l| l.contains(r">4\r\n$6\r\nMOVING")),
+        "the bytes under the entry:\n{text}"
+    );
+    let clients = rows
+        .iter()
+        .find(|l| l.trim_start().starts_with("clients:"))
+        .unwrap_or_else(|| panic!("a clients line under the entry:\n{text}"));
+    assert_eq!(
+        clients.trim_start(),
+        "clients: redis-py acts; node-redis FAILS (AssertionError (no target, and it asked for \
+         its auto type, not none) in an async handler: an unhandled promise rejection); go-redis \
+         acts; Lettuce acts; Jedis unknown; StackExchange.Redis unknown",
+        "{text}"
+    );
+    assert_eq!(text.matches("clients:").count(), 1, "{text}");
+
+    let asked_none = run(&["--clients", "--endpoint-type", "none"]).await;
+    assert!(
+        asked_none.contains("clients: redis-py acts; node-redis acts;"),
+        "{asked_none}"
+    );
+
+    let json = run(&["--clients", "--json"]).await;
+    assert!(!json.contains("clients"), "{json}");
+}

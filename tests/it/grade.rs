@@ -1,0 +1,722 @@
+//! `simulate --grade`: each rule met and broken by a scripted client over raw TCP, and the grade
+//! of `maintwatch watch` itself.
+//!
+//! The scripted clients act on what the simulator narrates (the MOVING pushed, DNS changed), not
+//! on a timer, so the order of what they do is fixed; the scenarios run sped up with at least a
+//! second of real time between the step a client reacts to and the close.
+
+use crate::common;
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::broadcast;
+
+use maintwatch::judge::Verdict;
+use maintwatch::resp::{encode_command, StreamReader};
+use maintwatch::sim::grade::{grade, ClientGrade, Grade};
+use maintwatch::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+
+const HANG_GUARD: Duration = Duration::from_secs(40);
+
+async fn start(name: &str, speed: f64) -> (Simulator, broadcast::Receiver<SimEvent>) {
+    let mut opts = SimOptions::new(scenarios::by_name(name).unwrap());
+    opts.speed = speed;
+    opts.traffic = true;
+    let sim = Simulator::start(opts).await.unwrap();
+    let events = sim.events();
+    (sim, events)
+}
+
+/// Asks the simulator's DNS for its hostname (A), over UDP, as a client resolving it would.
+async fn resolve(sim: &Simulator) {
+    use hickory_proto::op::{Message, Query};
+    use hickory_proto::rr::{Name, RecordType};
+    let mut m = Message::query();
+    m.metadata.id = 0x4d57;
+    m.add_query(Query::query(
+        Name::from_ascii(sim.hostname()).unwrap(),
+        RecordType::A,
+    ));
+    let sock = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    sock.send_to(&m.to_vec().unwrap(), sim.dns_addr())
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1500];
+    let n = sock.recv(&mut buf).await.unwrap();
+    assert!(Message::from_vec(&buf[..n]).unwrap().answers.len() == 1);
+}
+
+fn proxy(sim: &Simulator, last: u8) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, last], sim.port()))
+}
+
+/// A raw connection that counts replies and the MOVINGs among its pushes.
+struct Conn {
+    s: TcpStream,
+    reader: StreamReader,
+    replies: usize,
+    movings: usize,
+}
+
+impl Conn {
+    /// Connects, `HELLO 3`, names itself, and opts in unless `opt_in` is false.
+    async fn open(addr: SocketAddr, lib: &str, opt_in: bool) -> Conn {
+        let mut c = Conn {
+            s: TcpStream::connect(addr).await.unwrap(),
+            reader: StreamReader::default(),
+            replies: 0,
+            movings: 0,
+        };
+        let mut hs = encode_command(&["HELLO", "3"]);
+        hs.extend(encode_command(&["CLIENT", "SETINFO", "LIB-NAME", lib]));
+        hs.extend(encode_command(&["CLIENT", "SETINFO", "LIB-VER", "1.0"]));
+        let mut n = 3;
+        if opt_in {
+            hs.extend(encode_command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]));
+            n += 1;
+        }
+        c.s.write_all(&hs).await.unwrap();
+        c.wait_replies(n).await;
+        c
+    }
+
+    async fn wait_replies(&mut self, n: usize) {
+        let want = self.replies + n;
+        while self.replies < want {
+            self.read_some().await;
+        }
+    }
+
+    /// Reads until a MOVING has arrived on this connection (a client acts on what it read).
+    async fn wait_moving(&mut self) {
+        while self.movings == 0 {
+            self.read_some().await;
+        }
+    }
+
+    async fn read_some(&mut self) {
+        let mut buf = [0u8; 4096];
+        let got = self.s.read(&mut buf).await.unwrap();
+        assert!(got > 0, "closed while waiting");
+        self.reader.extend(&buf[..got]);
+        let (mut r, mut m) = (0, 0);
+        self.reader
+            .drain(|_, raw, _| {
+                r += usize::from(raw[0] != b'>');
+                m += usize::from(raw.starts_with(b">4\r\n$6\r\nMOVING"));
+            })
+            .unwrap();
+        self.replies += r;
+        self.movings += m;
+    }
+
+    async fn set(&mut self) {
+        self.s
+            .write_all(&encode_command(&["SET", "k", "v"]))
+            .await
+            .unwrap();
+        self.wait_replies(1).await;
+    }
+}
+
+/// Waits for the first event that `pick` accepts.
+async fn until(
+    events: &mut broadcast::Receiver<SimEvent>,
+    seen: &mut Vec<SimEvent>,
+    pick: impl Fn(&What) -> bool,
+) {
+    loop {
+        let e = events.recv().await.expect("events");
+        let hit = pick(&e.what);
+        seen.push(e);
+        if hit {
+            return;
+        }
+    }
+}
+
+/// Runs to the end, then grades.
+async fn finish(
+    sim: Simulator,
+    mut events: broadcast::Receiver<SimEvent>,
+    mut seen: Vec<SimEvent>,
+) -> Grade {
+    until(&mut events, &mut seen, |w| {
+        matches!(w, What::Finished { .. })
+    })
+    .await;
+    let (scenario, speed) = (sim.scenario().clone(), sim.speed());
+    sim.shutdown().await;
+    grade(&scenario, &seen, speed)
+}
+
+fn client<'a>(g: &'a Grade, name: &str) -> &'a ClientGrade {
+    g.clients
+        .iter()
+        .find(|c| c.client == name)
+        .unwrap_or_else(|| panic!("no client {name} in {}", g.table()))
+}
+
+fn rule(g: &Grade, name: &str, rule: &str) -> bool {
+    let c = client(g, name);
+    let n = &c.notifications[0];
+    n.rules
+        .iter()
+        .find(|r| r.rule == rule)
+        .unwrap_or_else(|| panic!("no rule {rule}: {}", g.table()))
+        .held
+}
+
+async fn guarded<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(HANG_GUARD, f)
+        .await
+        .expect("hang guard")
+}
+
+fn is_moving(w: &What) -> bool {
+    matches!(w, What::Pushed { summary, .. } if summary.starts_with("MOVING"))
+}
+
+/// The obeying client follows DNS to the new proxy before the close; the stubborn one stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moving_before_the_close_passes_and_staying_fails() {
+    let g = guarded(async {
+        let (sim, mut events) = start("single-proxy", 2.0).await;
+        let mut seen = Vec::new();
+        // Both reach the proxy by its name: DNS naming another proxy is an offer to them.
+        resolve(&sim).await;
+        let mut good = Conn::open(proxy(&sim, 2), "obeys", true).await;
+        let mut bad = Conn::open(proxy(&sim, 2), "stays", true).await;
+        good.set().await;
+        bad.set().await;
+        until(&mut events, &mut seen, is_moving).await;
+        until(&mut events, &mut seen, |w| matches!(w, What::Dns { .. })).await;
+        // The grade counts from the MOVING; the DNS change as the simulator's clock had it.
+        let clock_of = |f: &dyn Fn(&What) -> bool| {
+            seen.iter()
+                .find(|e| f(&e.what))
+                .and_then(|e| e.clock)
+                .unwrap()
+        };
+        let dns_after_moving = clock_of(&|w| matches!(w, What::Dns { .. })) - clock_of(&is_moving);
+        let mut moved = Conn::open(proxy(&sim, 3), "obeys", true).await;
+        moved.set().await;
+        drop(good);
+        bad.set().await;
+        (finish(sim, events, seen).await, dns_after_moving)
+    })
+    .await;
+    let (g, dns_after_moving) = g;
+    let text = g.table();
+    assert!(rule(&g, "obeys/1.0", "moved-before-close"), "{text}");
+    assert!(!rule(&g, "stays/1.0", "moved-before-close"), "{text}");
+    assert!(!g.passed, "{text}");
+    let m = client(&g, "obeys/1.0").notifications[0]
+        .moving
+        .clone()
+        .unwrap();
+    let first = m.first_new_connection.expect("moved");
+    // It moved after DNS did and before the close: order, on the scenario clock. (The grade's
+    // offsets count from the MOVING, which went out a few milliseconds after the clock started.)
+    assert!(
+        first >= dns_after_moving && first < m.close.unwrap(),
+        "{first} vs DNS at {dns_after_moving}: {text}"
+    );
+    assert_eq!(
+        client(&g, "stays/1.0").notifications[0]
+            .moving
+            .as_ref()
+            .unwrap()
+            .cut,
+        1
+    );
+    assert_eq!(client(&g, "obeys/1.0").opted_in.get("default"), Some(&2));
+    assert!(text.contains("FAIL       moved-before-close"), "{text}");
+}
+
+/// With DNS losing the race, staying until the close is the documented outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staying_when_nothing_else_was_offered_passes() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let mut c = Conn::open(proxy(&sim, 2), "waits", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        c.set().await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    assert!(rule(&g, "waits/1.0", "moved-before-close"), "{text}");
+    assert_eq!(
+        client(&g, "waits/1.0").notifications[0]
+            .moving
+            .as_ref()
+            .unwrap()
+            .cut,
+        1,
+        "{text}"
+    );
+    assert!(text.contains("stayed: nothing else was offered"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_never_opts_in_fails_the_opt_in_rule() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let _a = Conn::open(proxy(&sim, 2), "half", true).await;
+        let mut b = Conn::open(proxy(&sim, 2), "half", false).await;
+        let _c = Conn::open(proxy(&sim, 2), "whole", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        b.set().await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    assert!(!rule(&g, "half/1.0", "opt-in"), "{}", g.table());
+    assert_eq!(client(&g, "half/1.0").never_opted_in, 1);
+    assert!(rule(&g, "whole/1.0", "opt-in"), "{}", g.table());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cut_by_the_close_fails_no_lost_commands() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let mut cut = Conn::open(proxy(&sim, 2), "cut", true).await;
+        let _whole = Conn::open(proxy(&sim, 2), "whole", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        // Half a command, the rest never written: the close takes it.
+        cut.s
+            .write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk")
+            .await
+            .unwrap();
+        finish(sim, events, seen).await
+    })
+    .await;
+    assert!(!rule(&g, "cut/1.0", "no-lost-commands"), "{}", g.table());
+    assert!(rule(&g, "whole/1.0", "no-lost-commands"), "{}", g.table());
+    assert_eq!(
+        client(&g, "cut/1.0").notifications[0].failed_outside,
+        1,
+        "{}",
+        g.table()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_new_connections_fail_no_storm() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let _calm = Conn::open(proxy(&sim, 2), "calm", true).await;
+        let _storm = Conn::open(proxy(&sim, 2), "storm", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        let _one = Conn::open(proxy(&sim, 2), "calm", true).await;
+        // One connection at a time, opened and closed again and again.
+        for _ in 0..10 {
+            drop(Conn::open(proxy(&sim, 2), "storm", true).await);
+            // Closed before the next one opens, so the peak stays at two.
+            until(&mut events, &mut seen, |w| {
+                matches!(
+                    w,
+                    What::Disconnected {
+                        by_server: false,
+                        ..
+                    }
+                )
+            })
+            .await;
+        }
+        finish(sim, events, seen).await
+    })
+    .await;
+    assert!(!rule(&g, "storm/1.0", "no-storm"), "{}", g.table());
+    assert!(rule(&g, "calm/1.0", "no-storm"), "{}", g.table());
+}
+
+/// Acting again on the re-sent MOVING (same seq) is the loop docs/protocol.md section 5 warns of.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recycling_on_a_resent_moving_fails_no_loop() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let first = Conn::open(proxy(&sim, 2), "loops", true).await;
+        let _calm = Conn::open(proxy(&sim, 2), "calm", true).await;
+        until(&mut events, &mut seen, is_moving).await;
+        // The looping client recycles on every MOVING it reads, the re-sent ones included.
+        drop(first);
+        let mut current = Conn::open(proxy(&sim, 2), "loops", true).await;
+        // Three recycles: the grade counts those after the client's first action (dropping
+        // `first`), and the simulator may notice that close only after the next connection got
+        // its re-send, so the first recycle may not count; the two after it always do.
+        for _ in 0..3 {
+            // It recycles once the re-sent MOVING has reached it, as a looping client does.
+            current.wait_moving().await;
+            let next = Conn::open(proxy(&sim, 2), "loops", true).await;
+            drop(std::mem::replace(&mut current, next));
+        }
+        // The calm client's reconnect gets the re-send too, and keeps its connection.
+        let _kept = Conn::open(proxy(&sim, 2), "calm", true).await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    assert!(!rule(&g, "loops/1.0", "no-loop"), "{text}");
+    assert!(rule(&g, "calm/1.0", "no-loop"), "{text}");
+    let m = client(&g, "calm/1.0").notifications[0]
+        .moving
+        .clone()
+        .unwrap();
+    // Its first connection may have opted in after the clock started and so got the re-send
+    // too: one or two re-sends, acted on by neither.
+    assert!(m.resent >= 1 && m.reacted_to_resent == 0, "{text}");
+}
+
+/// Clients are told apart by CLIENT SETINFO, else the name, else the source address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_are_grouped_by_library_then_name_then_address() {
+    let g = guarded(async {
+        let (sim, mut events) = start("dns-race", 5.0).await;
+        let mut seen = Vec::new();
+        let _lib = Conn::open(proxy(&sim, 2), "libx", true).await;
+        let mut named = TcpStream::connect(proxy(&sim, 2)).await.unwrap();
+        named
+            .write_all(&encode_command(&["HELLO", "3", "SETNAME", "app-7"]))
+            .await
+            .unwrap();
+        let mut anon = TcpStream::connect(proxy(&sim, 2)).await.unwrap();
+        anon.write_all(&encode_command(&["PING"])).await.unwrap();
+        let mut one = [0u8; 1];
+        anon.read_exact(&mut one).await.unwrap();
+        named.read_exact(&mut one).await.unwrap();
+        until(&mut events, &mut seen, is_moving).await;
+        finish(sim, events, seen).await
+    })
+    .await;
+    let names: Vec<&str> = g.clients.iter().map(|c| c.client.as_str()).collect();
+    assert_eq!(names, ["127.0.0.1", "app-7", "libx/1.0"], "{}", g.table());
+    // The anonymous connection never opted in; the JSON carries the same verdicts as the table.
+    let json = serde_json::to_value(&g).unwrap();
+    assert_eq!(json["clients"][0]["never_opted_in"], 1);
+    assert_eq!(json["passed"], false);
+}
+
+/// `maintwatch watch` follows the handoff as a dry run only: it opts in, is told, and is still on
+/// the retiring proxy when the server closes it. Graded through the CLI, with --grade-json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grade_of_maintwatch_watch_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("grade.json");
+    let mut sim = common::maintwatch_async([
+        "simulate",
+        "--scenario",
+        "single-proxy",
+        "--speed",
+        "5",
+        "--quiet",
+        "--grade",
+    ]);
+    sim.arg("--grade-json").arg(&json_path);
+    let mut sim = common::Proc::spawn(sim);
+    let (mut port, mut dns) = (String::new(), String::new());
+    let mut text = String::new();
+    guarded(async {
+        while let Some(l) = sim.stdout.next_line().await.unwrap() {
+            text.push_str(&l);
+            text.push('\n');
+            if let Some(rest) = l.trim().strip_prefix("proxies") {
+                port = rest
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .into();
+            }
+            if let Some(rest) = l.trim().strip_prefix("DNS") {
+                dns = rest.split_whitespace().next().unwrap().into();
+                break;
+            }
+        }
+        let mut watch = common::maintwatch_async([
+            "watch",
+            &format!("redis://db.sim.maintwatch.test:{port}"),
+            "--json",
+        ])
+        .args(["--dns-server", &dns, "--sim-speed", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        while let Some(l) = sim.stdout.next_line().await.unwrap() {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        let status = sim.child.wait().await.unwrap();
+        let _ = watch.kill().await;
+        assert_eq!(status.code(), Some(1), "{text}");
+    })
+    .await;
+    assert!(text.contains("client maintwatch:"), "{text}");
+    assert!(text.contains("PASS       opt-in"), "{text}");
+    assert!(text.contains("FAIL       moved-before-close"), "{text}");
+    let text = std::fs::read_to_string(&json_path).unwrap();
+    let g = serde_json::to_value(maintwatch::judge::lines::grade_of(&text).expect("a grade line"))
+        .unwrap();
+    let watch = &g["clients"][0];
+    assert_eq!(watch["client"], "maintwatch");
+    let n = &watch["notifications"][0];
+    assert_eq!(n["moving"]["cut"], 1, "{g:#}");
+    assert_eq!(n["received"], 1, "{g:#}");
+}
+
+/// A stall scenario short enough for a test at real speed: a baseline stall, a stall inside the
+/// FAILING_OVER's 2 s window, and one after the closing notification plus the judge's 20 s tail.
+const TIMEOUTS: &str = "name timeouts
+about stalls around a failover, compressed for a test
+proxies 127.0.0.2
+dns 127.0.0.2
+ttl 5
+start opt-in 4
+at 0.5 stall * 1.0
+at 2.0 push * FAILING_OVER time=2 shards=[\"21\"]
+at 2.2 stall * 1.0
+at 4.0 push * FAILED_OVER shards=[\"21\"]
+at 24.5 stall * 1.0
+end 26.0
+";
+
+/// How a scripted client times out: `own` seconds normally, `relaxed` after it read the opening
+/// notification, until it read the closing one (or forever), or never (`None`: no timeout).
+#[derive(Clone, Copy)]
+struct Timeouts {
+    own: Option<f64>,
+    relaxed: Option<f64>,
+    restores: bool,
+}
+
+/// A scripted client: PING after PING on one opted-in connection; a reply that takes longer than
+/// its current timeout is given up on by closing the connection and opening another, as clients
+/// do. Runs until `stop`.
+async fn timing_client(
+    addr: SocketAddr,
+    lib: &'static str,
+    t: Timeouts,
+    stop: broadcast::Receiver<()>,
+) {
+    let mut stop = stop;
+    let mut relaxed = false;
+    'connect: loop {
+        let mut c = Conn::open(addr, lib, true).await;
+        loop {
+            c.s.write_all(&encode_command(&["PING"])).await.unwrap();
+            let want = c.replies + 1;
+            while c.replies < want {
+                let limit = match (relaxed, t.relaxed, t.own) {
+                    (true, Some(r), _) => Some(r),
+                    (_, _, own) => own,
+                };
+                let read = read_pushes(&mut c, &mut relaxed, t.restores);
+                let timed = async {
+                    match limit {
+                        Some(l) => tokio::time::timeout(Duration::from_secs_f64(l), read)
+                            .await
+                            .is_ok(),
+                        None => {
+                            read.await;
+                            true
+                        }
+                    }
+                };
+                tokio::select! {
+                    ok = timed => if !ok { continue 'connect },
+                    _ = stop.recv() => return,
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Reads once; an opening notification relaxes the client, a closing one restores it when it
+/// restores at all.
+async fn read_pushes(c: &mut Conn, relaxed: &mut bool, restores: bool) {
+    let mut buf = [0u8; 4096];
+    let got = c.s.read(&mut buf).await.unwrap_or(0);
+    if got == 0 {
+        return std::future::pending().await;
+    }
+    c.reader.extend(&buf[..got]);
+    let (mut r, mut open, mut close) = (0, false, false);
+    c.reader
+        .drain(|_, raw, _| {
+            r += usize::from(raw[0] != b'>');
+            open |= raw.windows(12).any(|w| w == b"FAILING_OVER");
+            close |= raw.windows(11).any(|w| w == b"FAILED_OVER");
+        })
+        .unwrap();
+    c.replies += r;
+    *relaxed = (*relaxed || open) && !(close && restores);
+}
+
+fn verdict_of(g: &Grade, name: &str, rule: &str) -> (Verdict, String) {
+    let r = client(g, name).notifications[0]
+        .rules
+        .iter()
+        .find(|r| r.rule == rule)
+        .unwrap_or_else(|| panic!("no rule {rule}: {}", g.table()))
+        .clone();
+    (r.verdict, r.detail)
+}
+
+/// Four scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
+/// restores it at the closing notification; one never relaxes; one relaxes and never restores;
+/// one has no timeout at all, so its own timeout is never seen. Each earns the verdicts it was
+/// built for, and the last NOT JUDGED, with a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_relaxed_never_forever_and_unseen() {
+    let g = tokio::time::timeout(Duration::from_secs(90), async {
+        let scenario =
+            maintwatch::sim::scenario::Scenario::parse("timeouts.scn", TIMEOUTS).unwrap();
+        let mut opts = SimOptions::new(scenario);
+        opts.traffic = true;
+        let sim = Simulator::start(opts).await.unwrap();
+        let mut events = sim.events();
+        let (stop, _) = broadcast::channel(1);
+        let addr = proxy(&sim, 2);
+        let own = Some(0.3);
+        let clients = [
+            (
+                "relaxes",
+                Timeouts {
+                    own,
+                    relaxed: Some(5.0),
+                    restores: true,
+                },
+            ),
+            (
+                "never",
+                Timeouts {
+                    own,
+                    relaxed: None,
+                    restores: true,
+                },
+            ),
+            (
+                "forever",
+                Timeouts {
+                    own,
+                    relaxed: Some(5.0),
+                    restores: false,
+                },
+            ),
+            (
+                "untimed",
+                Timeouts {
+                    own: None,
+                    relaxed: None,
+                    restores: true,
+                },
+            ),
+        ];
+        let tasks: Vec<_> = clients
+            .into_iter()
+            .map(|(lib, t)| tokio::spawn(timing_client(addr, lib, t, stop.subscribe())))
+            .collect();
+        let mut seen = Vec::new();
+        until(&mut events, &mut seen, |w| {
+            matches!(w, What::Finished { .. })
+        })
+        .await;
+        let _ = stop.send(());
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let (scenario, speed) = (sim.scenario().clone(), sim.speed());
+        sim.shutdown().await;
+        grade(&scenario, &seen, speed)
+    })
+    .await
+    .expect("hang guard");
+    let text = g.table();
+    let v = |c: &str, r: &str| verdict_of(&g, &format!("{c}/1.0"), r);
+    assert_eq!(v("relaxes", "relaxed-timeout").0, Verdict::Pass, "{text}");
+    assert_eq!(v("relaxes", "timeout-restored").0, Verdict::Pass, "{text}");
+    let (never, why) = v("never", "relaxed-timeout");
+    assert_eq!(never, Verdict::Fail, "{text}");
+    assert!(
+        why.contains("its own timeout (0.3 s), not the relaxed 10 s"),
+        "{why}"
+    );
+    assert_eq!(v("never", "timeout-restored").0, Verdict::Pass, "{text}");
+    assert_eq!(v("forever", "relaxed-timeout").0, Verdict::Pass, "{text}");
+    let (forever, why) = v("forever", "timeout-restored");
+    assert_eq!(forever, Verdict::Fail, "{text}");
+    assert!(why.contains("still relaxed"), "{why}");
+    for rule in ["relaxed-timeout", "timeout-restored"] {
+        let (unseen, why) = v("untimed", rule);
+        assert_eq!(unseen, Verdict::NotJudged, "{text}");
+        assert!(why.contains("the client's timeout was never seen"), "{why}");
+    }
+    assert_eq!(g.verdict, Verdict::Fail, "{text}");
+}
+
+/// A key whose slot is among those oss-cluster moves (8892-8991).
+fn key_in_moved_slots() -> String {
+    (0..)
+        .map(|i| format!("k{i}"))
+        .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+        .unwrap()
+}
+
+/// A scripted cluster client that ignores the SMIGRATED and keeps sending a moved slot's key to
+/// the source: the simulator answers `-MOVED` as a real cluster would, and `smigrated-refresh`
+/// fails with the count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_smigrated_collects_moved_and_fails_smigrated_refresh() {
+    let g = guarded(async {
+        let (sim, mut events) = start("oss-cluster", 1.0).await;
+        let mut seen = Vec::new();
+        let mut nodes = Vec::new();
+        for last in [2, 3, 4] {
+            nodes.push(Conn::open(proxy(&sim, last), "ignores", true).await);
+        }
+        until(
+            &mut events,
+            &mut seen,
+            |w| matches!(w, What::Pushed { summary, .. } if summary.starts_with("SMIGRATED")),
+        )
+        .await;
+        let key = key_in_moved_slots();
+        let source = &mut nodes[1];
+        for _ in 0..3 {
+            source
+                .s
+                .write_all(&encode_command(&["GET", &key]))
+                .await
+                .unwrap();
+            source.wait_replies(1).await;
+        }
+        finish(sim, events, seen).await
+    })
+    .await;
+    let text = g.table();
+    let n = client(&g, "ignores/1.0")
+        .notifications
+        .iter()
+        .find(|n| n.notification.starts_with("SMIGRATED"))
+        .unwrap();
+    let r = n
+        .rules
+        .iter()
+        .find(|r| r.rule == "smigrated-refresh")
+        .unwrap();
+    assert_eq!(r.verdict, Verdict::Fail, "{text}");
+    assert!(r.detail.contains("got 3 -MOVED"), "{}", r.detail);
+}

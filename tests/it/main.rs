@@ -1,0 +1,59 @@
+//! The one integration-test binary: a module per area, all linked once against the library
+//! (each file under `tests/` used to be its own binary, and linking the library fifty times was
+//! much of CI's time). `common` is the shared harness; `pcapgen` writes the synthetic captures.
+//!
+//! Tests that need a real part (redis-server, tcpdump, tmux, Chromium, Prometheus, a client
+//! library) print a visible SKIP line where it is absent, as before.
+
+mod common;
+mod pcapgen;
+
+mod capture_rotation;
+mod certify;
+mod cli_small;
+mod client_parsers;
+mod conn;
+mod decode_cli;
+mod deploy;
+mod dns_handoff;
+mod docs;
+mod doctor;
+mod examples;
+mod fleet;
+mod grade;
+mod heartbeat;
+mod hooks;
+mod hostile_handshake;
+mod layers;
+mod metrics;
+mod node_redis;
+mod notification;
+mod offsets;
+mod one_judge;
+mod open_files;
+mod otlp;
+mod package;
+mod pcap;
+mod pcap_memory;
+mod pcap_robust;
+mod probe_table;
+mod redis_py;
+mod redis_py_app;
+mod relay;
+mod reliability;
+mod replay_cli;
+mod report;
+mod resp_props;
+mod scenario_end;
+mod scenarios_more;
+mod screen_tty;
+mod secrets;
+mod sim;
+mod sim_client;
+mod snapshots;
+mod tier_matrix;
+mod upstream;
+mod usage_errors;
+mod watch;
+mod watch_exits;
+mod watch_stop;

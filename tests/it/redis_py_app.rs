@@ -1,0 +1,148 @@
+//! redis-py as an unmodified application: `tests/clients/redis_py_app.py` (only
+//! `redis.Redis(host=..., port=...)` and `os.environ`, no resolver code) run by `maintwatch
+//! simulate --upstream spawn --grade -- python APP`, which gives it a resolv.conf naming the
+//! simulator's DNS. Its grades in single-proxy and multi-proxy are those of the hand-patched tier
+//! (`tests/it/redis_py.rs`, whose workload wraps `socket.getaddrinfo`); its grade in every scenario
+//! where a client can act is recorded for the README's client matrix.
+//!
+//! Needs `MAINTWATCH_PYTHON` (redis-py 8.1 or later) and `MAINTWATCH_REDIS_SERVER`. Unset or
+//! empty: a SKIP line. Set but unusable: the test fails.
+
+use crate::common;
+use common::tier;
+
+const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/redis_py_app.py");
+const WORKLOAD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/redis_py_workload.py"
+);
+const CLUSTER_APP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/redis_py_cluster_app.py"
+);
+
+/// The same verdicts and figures as `redis_py_single_proxy` and `redis_py_multi_proxy` in
+/// tests/it/redis_py.rs: in single-proxy redis-py recycles at half the window while DNS still names
+/// the retiring proxy and is cut by the close; in multi-proxy, where DNS has moved, it lands on a
+/// live proxy well before the close. The app ends when `simulate` stops it (SIGTERM), having
+/// done work and printed its figures to the output file. The hand-patched workload, run the same
+/// way at the same time, earns the same verdicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_py_unmodified_single_and_multi_proxy() {
+    let test = "redis_py_unmodified_single_and_multi_proxy";
+    let Some((py, version)) = tier::python(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let before = tier::resolver_files();
+    let cmd = [py.as_str(), APP];
+    // The hand-patched workload of tests/it/redis_py.rs, unchanged, run the same way.
+    let patched = format!(
+        "exec \"$0\" {WORKLOAD} --host \"$MAINTWATCH_SIM_HOST\" --port \"$MAINTWATCH_SIM_PORT\" \
+         --dns \"$MAINTWATCH_SIM_DNS\" --seconds 60"
+    );
+    let hooked = ["sh", "-c", patched.as_str(), py.as_str()];
+    let (single, multi, single_hooked, multi_hooked) = tokio::join!(
+        tier::simulate(&redis, "single-proxy", 1.0, &cmd, &[]),
+        tier::simulate(&redis, "multi-proxy", 1.0, &cmd, &[]),
+        tier::simulate(&redis, "single-proxy", 1.0, &hooked, &[]),
+        tier::simulate(&redis, "multi-proxy", 1.0, &hooked, &[]),
+    );
+    assert_eq!(
+        tier::resolver_files(),
+        before,
+        "the machine's resolver files changed"
+    );
+    if !tier::resolved_privately(test, &single) {
+        return;
+    }
+    for r in [&single, &multi] {
+        let c = r.client("redis-py/");
+        assert_eq!(c["never_opted_in"], 0, "{}", r.table);
+        assert!(
+            c["opted_in"]["internal-fqdn"].as_u64().unwrap() >= 1,
+            "{}",
+            r.table
+        );
+        assert!(r.held("redis-py/", "opt-in") && r.held("redis-py/", "no-loop"));
+        assert!(r.held("redis-py/", "no-storm"), "{}", r.table);
+        let p = &r.grade["client_process"];
+        assert_eq!(p["stopped"], true, "{}", r.table);
+        assert_eq!(p["exit_code"], 0, "{}", r.table);
+        let figures: serde_json::Value =
+            serde_json::from_str(r.output.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.output));
+        assert!(figures["ops"].as_u64().unwrap() > 0, "{}", r.output);
+    }
+    let m = &single.client("redis-py/")["notifications"][0]["moving"];
+    assert!(
+        !single.held("redis-py/", "moved-before-close"),
+        "{}",
+        single.table
+    );
+    assert!(m["cut"].as_u64().unwrap() >= 1, "{}", single.table);
+    assert_eq!(m["reacted_to_resent"], 0, "{}", single.table);
+    assert!(m["first_new_connection"].as_f64().unwrap() >= m["close"].as_f64().unwrap());
+    assert_eq!(single.code, Some(1), "{}", single.table);
+
+    let m = &multi.client("redis-py/")["notifications"][0]["moving"];
+    assert!(
+        multi.held("redis-py/", "moved-before-close"),
+        "{}",
+        multi.table
+    );
+    assert_eq!(m["cut"], 0, "{}", multi.table);
+    let first = m["first_new_connection"].as_f64().unwrap();
+    assert!(
+        first >= 7.5 && first < m["close"].as_f64().unwrap(),
+        "{}",
+        multi.table
+    );
+    assert_eq!(multi.code, Some(0), "{}", multi.table);
+
+    // The same verdicts as the hand-patched workload's, rule by rule (but the racy one).
+    for (r, hooked) in [(&single, &single_hooked), (&multi, &multi_hooked)] {
+        assert_eq!(
+            tier::verdicts(r, "redis-py/"),
+            tier::verdicts(hooked, "redis-py/"),
+            "{}\n{}",
+            r.table,
+            hooked.table
+        );
+    }
+    let label = format!("redis-py {version}");
+    tier::record(&label, "single-proxy", &single.grade);
+    tier::record(&label, "multi-proxy", &multi.grade);
+}
+
+/// The other scenarios where a client can act, all at once (oss-cluster with `RedisCluster`,
+/// `tests/clients/redis_py_cluster_app.py`): recorded for the README's matrix
+/// (tests/it/tier_matrix.rs compares); each run must have graded redis-py, opted in everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_py_every_scenario() {
+    let test = "redis_py_every_scenario";
+    let Some((py, version)) = tier::python(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let app = |scenario: &str| {
+        let app = if scenario == tier::CLUSTER {
+            CLUSTER_APP
+        } else {
+            APP
+        };
+        vec![py.clone(), app.to_string()]
+    };
+    let Some(runs) = tier::every_scenario(test, &redis, app, &[]).await else {
+        return;
+    };
+    for (scenario, r) in &runs {
+        let c = r.client("redis-py/");
+        assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
+        r.assert_maintenance_rules_judged("redis-py/", scenario);
+        tier::record(&format!("redis-py {version}"), scenario, &r.grade);
+    }
+}
