@@ -2,7 +2,8 @@
 //! `simulate --grade` (the single-proxy scenario with `maintwatch watch` as the real client) holds
 //! one bar per connection classed by its end, the MOVING marker and its window band, the DNS
 //! change, the node-wide close and the grade rows; hostile frames stay text; 10,000 connections
-//! give a page of bounded size.
+//! give a page of bounded size. A run of `simulate` and one of `certify` are each drawn again
+//! from a tcpdump capture of the same run, and the two drawings agree (`assert_same_picture`).
 //!
 //! When Chromium is there (`MAINTWATCH_CHROMIUM`, else `chromium` on PATH), the page is also
 //! loaded headless: the DOM it builds holds the same elements (and no element the page did not
@@ -18,6 +19,10 @@ use maintwatch::report::{Collected, Report};
 use crate::common;
 
 const HANG_GUARD: Duration = Duration::from_secs(90);
+
+/// How far apart the two clocks of one run (the simulator's and the capture's) may put an event
+/// in the drawing.
+const WITHIN: f64 = 0.25;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -498,12 +503,18 @@ async fn simulate_and_the_capture_of_its_run_draw_the_same_picture() {
     assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     let from_sim = picture(&std::fs::read_to_string(&sim_page).unwrap());
     let from_pcap = picture(&std::fs::read_to_string(&pcap_page).unwrap());
+    assert_same_picture(&from_sim, &from_pcap);
+}
+
+/// The simulator's drawing of a run (`simulate` or `certify`) and the capture's drawing of the
+/// same run: the same markers, rules, bars with their end classes, closes and DNS change, with
+/// times within [`WITHIN`] of each other.
+fn assert_same_picture(from_sim: &Picture, from_pcap: &Picture) {
     let both = format!("simulate: {from_sim:#?}\npcap: {from_pcap:#?}");
     assert_eq!(from_sim.markers, ["MOVING seq 0"], "{both}");
     assert_eq!(from_pcap.markers, from_sim.markers, "{both}");
     assert_eq!(from_pcap.rules, from_sim.rules, "{both}");
     assert_eq!(from_pcap.bars.len(), from_sim.bars.len(), "{both}");
-    const WITHIN: f64 = 0.25;
     let near = |a: f64, b: f64| (a - b).abs() <= WITHIN;
     for (p, s) in from_pcap.bars.iter().zip(&from_sim.bars) {
         // The simulator's side stops observing when its scenario ends, before it closes the
@@ -788,4 +799,127 @@ fn inked_pixels(path: &Path) -> usize {
         }
     }
     inked
+}
+
+/// certify's client for the test below: captures its scenario's traffic (the simulator's port
+/// and its DNS), and once tcpdump listens, watches the scenario as any client would. tcpdump
+/// runs in a session of its own: certify stops the client's process group at the scenario's
+/// end, and the test stops tcpdump only once the capture holds everything (see [`seal`]).
+const CAPTURING_CLIENT: &str = r#"#!/bin/sh
+dns_port=${MAINTWATCH_SIM_DNS##*:}
+echo "$MAINTWATCH_SIM_PORT $MAINTWATCH_SIM_DNS" > "$DIR/ports"
+setsid tcpdump -i lo -n -U --immediate-mode -w "$DIR/run.pcap" \
+  "tcp port $MAINTWATCH_SIM_PORT or udp port $dns_port" 2> "$DIR/tcpdump.err" &
+echo $! > "$DIR/tcpdump.pid"
+until grep -q listening "$DIR/tcpdump.err"; do
+  kill -0 $! 2>/dev/null || exit 97
+  sleep 0.05
+done
+exec "$BIN" watch "$MAINTWATCH_SIM_URL" --dns-server "$MAINTWATCH_SIM_DNS" --sim-speed 5 --json \
+  > /dev/null
+"#;
+
+/// Stops the tcpdump the capturing client started (by its pid file), once: with SIGINT it
+/// writes what it holds and ends; dropped early (a failed assertion), it is killed.
+struct Capture(PathBuf);
+
+impl Capture {
+    fn pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.0.join("tcpdump.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// SIGINT, then waits until the process is gone (it is not our child: no wait()).
+    async fn stop(&self) {
+        let pid = self.pid().expect("the client wrote tcpdump's pid");
+        common::signal(pid as u32, libc::SIGINT);
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        tokio::time::timeout(HANG_GUARD, async {
+            while proc.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("hang guard: tcpdump did not end on SIGINT");
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid() {
+            // SAFETY: kill has no memory preconditions; the pid is the capture's own tcpdump.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certify_and_the_capture_of_its_run_draw_the_same_picture() {
+    const TEST: &str = "certify_and_the_capture_of_its_run_draw_the_same_picture";
+    let Some(redis) = common::redis_server_binary(TEST) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root
+        || std::process::Command::new("tcpdump")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("SKIP: {TEST}: needs tcpdump and root to capture loopback\n"),
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let client = dir.path().join("client.sh");
+    std::fs::write(&client, CAPTURING_CLIENT).unwrap();
+    let (page, pcap_page) = (
+        dir.path().join("certify.html"),
+        dir.path().join("pcap.html"),
+    );
+    let redis_dir = Path::new(&redis).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(redis_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let out = common::maintwatch_async(["certify", "--scenarios", "single-proxy", "--speed", "5"])
+        .arg("--report")
+        .arg(&page)
+        .args(["--", "sh"])
+        .arg(&client)
+        .env("DIR", dir.path())
+        .env("BIN", common::BIN)
+        .env("PATH", path)
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1 | 9)), "{out:?}");
+    let ports = std::fs::read_to_string(dir.path().join("ports"))
+        .unwrap_or_else(|e| panic!("the client never ran ({e}): {said}"));
+    let (port, dns) = ports.trim().split_once(' ').unwrap();
+    let dns_port = dns.rsplit(':').next().unwrap();
+    let capture = Capture(dir.path().to_path_buf());
+    seal(&dir.path().join("run.pcap"), dns).await;
+    capture.stop().await;
+    let read = common::maintwatch(["pcap", "--grade", "--sim-speed", "5", "--port", port])
+        .args(["--dns-port", dns_port, "--report"])
+        .arg(&pcap_page)
+        .arg(dir.path().join("run.pcap"))
+        .output()
+        .unwrap();
+    assert!(matches!(read.status.code(), Some(0 | 1)), "{read:?}");
+    let mut from_certify = picture(&std::fs::read_to_string(&page).unwrap());
+    // Only certify saw the client process: its `survives` row has no counterpart in a capture.
+    let before = from_certify.rules.len();
+    from_certify.rules.retain(|(rule, _)| rule != "survives");
+    assert_eq!(before, from_certify.rules.len() + 1, "{from_certify:#?}");
+    let from_pcap = picture(&std::fs::read_to_string(&pcap_page).unwrap());
+    assert_same_picture(&from_certify, &from_pcap);
 }
