@@ -21,6 +21,7 @@
 pub mod collect;
 pub mod model;
 mod page;
+mod scale;
 pub mod sink;
 pub mod svg;
 

@@ -101,6 +101,19 @@ pub struct Drawing {
 impl Drawing {
     /// The span of time drawn: from the first thing to the last (a window's end included).
     pub fn span(&self) -> (f64, f64) {
+        let ts = self.times();
+        let t0 = ts.iter().copied().fold(f64::INFINITY, f64::min);
+        let t1 = ts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !t0.is_finite() {
+            return (0.0, 1.0);
+        }
+        // Times count from the start of the run: the axis starts at 0 unless something came before.
+        let t0 = t0.min(0.0);
+        (t0, t1.max(t0 + 1.0))
+    }
+
+    /// Every time at which something drawn begins or ends (a window's end included).
+    pub fn times(&self) -> Vec<f64> {
         let mut ts: Vec<f64> = Vec::new();
         for b in &self.bars {
             ts.push(b.start);
@@ -112,15 +125,7 @@ impl Drawing {
         }
         ts.extend(self.dns.iter().map(|d| d.t));
         ts.extend(self.closes.iter().map(|c| c.t));
-        let ts: Vec<f64> = ts.into_iter().filter(|t| t.is_finite()).collect();
-        let t0 = ts.iter().copied().fold(f64::INFINITY, f64::min);
-        let t1 = ts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if !t0.is_finite() {
-            return (0.0, 1.0);
-        }
-        // Times count from the start of the run: the axis starts at 0 unless something came before.
-        let t0 = t0.min(0.0);
-        (t0, t1.max(t0 + 1.0))
+        ts.into_iter().filter(|t| t.is_finite()).collect()
     }
 }
 

@@ -43,6 +43,8 @@ svg rect.stayed { fill: #e08a1e; }
 svg rect.closed { fill: #8a8a8a; }
 svg rect.open { fill: #3a6fd1; }
 svg .window { fill: #f4c542; fill-opacity: .18; }
+svg .quiet-break { fill: #d9d9d9; fill-opacity: .55; stroke: #888; stroke-dasharray: 3 3; }
+svg .quiet-label { font-size: 10px; fill: #555; }
 svg .marker { stroke: #b07800; stroke-width: 1.5; }
 svg .marker-label { fill: #7a5300; font-weight: 600; }
 svg .dns-line { stroke: #7b3fb5; stroke-dasharray: 4 3; }

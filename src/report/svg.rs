@@ -9,6 +9,7 @@
 use maud::{html, Markup};
 
 use super::model::{Bar, Drawing, Marker, NodeClose};
+use super::scale::{short_duration, Scale};
 use crate::report::collect::DnsChange;
 
 const WIDTH: f64 = 1200.0;
@@ -19,19 +20,6 @@ const LABEL_ROW: f64 = 13.0;
 const TOP: f64 = 20.0 + 5.0 * LABEL_ROW;
 const ROW: f64 = 16.0;
 const BAR: f64 = 10.0;
-
-/// Maps times to x.
-struct Scale {
-    t0: f64,
-    t1: f64,
-}
-
-impl Scale {
-    fn x(&self, t: f64) -> f64 {
-        let f = ((t - self.t0) / (self.t1 - self.t0)).clamp(0.0, 1.0);
-        LEFT + f * (WIDTH - LEFT - RIGHT)
-    }
-}
 
 /// A coordinate, to a tenth of a pixel (the file stays small).
 fn n(v: f64) -> String {
@@ -84,7 +72,7 @@ fn row_y(row: usize) -> f64 {
 /// The whole drawing.
 pub fn draw(d: &Drawing) -> Markup {
     let (t0, t1) = d.span();
-    let s = Scale { t0, t1 };
+    let s = Scale::new(t0, t1, LEFT, WIDTH - RIGHT, d.times());
     let rows = rows(&d.bars);
     let bottom = row_y(rows.count) + 6.0;
     let height = bottom + 40.0;
@@ -98,6 +86,7 @@ pub fn draw(d: &Drawing) -> Markup {
                 }
             }
             @for (i, m) in d.markers.iter().enumerate() { (window_band(&s, m, i, bottom)) }
+            (quiet_breaks(&s, bottom))
             @for (row, g) in &rows.groups {
                 text class="group" x="4" y=(n(row_y(*row) + BAR)) { (g) }
             }
@@ -225,22 +214,50 @@ fn close(s: &Scale, c: &NodeClose, bottom: f64) -> Markup {
     }
 }
 
-/// The time axis: ticks at a round step, labelled in seconds.
+/// The quiet stretches drawn as breaks: a hatched column with its length under the axis.
+fn quiet_breaks(s: &Scale, bottom: f64) -> Markup {
+    html! {
+        @for (from, to, x0, x1) in s.breaks() {
+            g class="quiet" data-from=(t3(from)) data-to=(t3(to)) {
+                title { (format!("quiet for {}: nothing began or ended from {} to {}", short_duration(to - from), secs(from), secs(to))) }
+                rect class="quiet-break" x=(n(x0)) y=(n(TOP - 6.0)) width=(n(x1 - x0)) height=(n(bottom - TOP + 6.0)) {}
+                text class="quiet-label" x=(n((x0 + x1) / 2.0)) y=(n(bottom + 29.0)) text-anchor="middle" { (short_duration(to - from)) }
+            }
+        }
+    }
+}
+
+/// The time axis: ticks at a round step, labelled in seconds; with breaks, each active stretch
+/// has its own ticks.
 fn axis(s: &Scale, bottom: f64, unit: &str) -> Markup {
-    let step = tick_step(s.t1 - s.t0);
-    let first = (s.t0 / step).ceil() as i64;
-    let last = (s.t1 / step).floor() as i64;
-    let ticks: Vec<f64> = (first..=last).map(|k| k as f64 * step).take(40).collect();
+    let mut ticks: Vec<(f64, f64)> = Vec::new();
+    for (t0, t1, x0, x1) in s.stretches() {
+        // About one tick per 120 units of width, at least one (the stretch's start).
+        let wanted = ((x1 - x0) / 120.0).clamp(1.0, 8.0);
+        let step = tick_step_for(t1 - t0, wanted);
+        let first = (t0 / step).ceil() as i64;
+        let last = (t1 / step).floor() as i64;
+        let before = ticks.len();
+        ticks.extend((first..=last).map(|k| (k as f64 * step, step)).take(40));
+        if ticks.len() == before {
+            ticks.push((t0, step));
+        }
+    }
     html! {
         g class="axis" {
             line x1=(n(LEFT)) y1=(n(bottom)) x2=(n(WIDTH - RIGHT)) y2=(n(bottom)) {}
-            @for t in ticks {
+            @for (t, step) in ticks {
                 line x1=(n(s.x(t))) y1=(n(bottom)) x2=(n(s.x(t))) y2=(n(bottom + 5.0)) {}
                 text class="tick" x=(n(s.x(t))) y=(n(bottom + 17.0)) text-anchor="middle" { (tick_label(t, step)) }
             }
             text class="axis-label" x=(n(WIDTH - RIGHT)) y=(n(bottom + 33.0)) text-anchor="end" { "time (" (unit) ")" }
         }
     }
+}
+
+/// A round step giving about `wanted` ticks over `span`.
+fn tick_step_for(span: f64, wanted: f64) -> f64 {
+    tick_step(span * 8.0 / wanted)
 }
 
 /// A round step giving about eight ticks: 1, 2 or 5 times a power of ten.
@@ -266,6 +283,43 @@ fn tick_label(t: f64, step: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn marker(t: f64, name: &str) -> Marker {
+        Marker {
+            t,
+            name: name.into(),
+            window: Some(15.0),
+            frame: None,
+        }
+    }
+
+    #[test]
+    fn a_quiet_day_between_two_maintenances_is_one_break_with_its_length() {
+        let day = 86_400.0;
+        let d = Drawing {
+            bars: Vec::new(),
+            markers: vec![marker(0.0, "MOVING seq 1"), marker(day, "MOVING seq 2")],
+            dns: Vec::new(),
+            closes: vec![NodeClose {
+                t: day + 16.6,
+                server: "127.0.0.2:12000".into(),
+            }],
+            left_out: Vec::new(),
+            unit: "seconds",
+        };
+        let svg = draw(&d).into_string();
+        assert_eq!(svg.matches("<g class=\"quiet\"").count(), 1, "{svg}");
+        assert!(
+            svg.contains("data-from=\"15.000\" data-to=\"86400.000\""),
+            "{svg}"
+        );
+        assert!(svg.contains(">24 h<"), "{svg}");
+        // Both maintenances keep ticks of their own.
+        assert!(
+            svg.contains(">86400 s<") || svg.contains(">86405 s<"),
+            "{svg}"
+        );
+    }
 
     #[test]
     fn ticks_are_round() {
