@@ -34,7 +34,6 @@ mod open_files;
 mod otlp;
 mod package;
 mod pcap;
-mod pcap_memory;
 mod pcap_robust;
 mod probe_table;
 mod redis_py;
