@@ -34,6 +34,33 @@ pub struct Observations {
     /// for real time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
+    /// Messages the server published on sharded channels, and who they were sent to (the
+    /// simulator's `spublish` directive); a capture and a watch see none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub publications: Vec<Publication>,
+}
+
+/// One message published on a sharded channel by the node that owned its slot then, and the
+/// connections it was sent to (those subscribed to the channel on that node).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Publication {
+    pub at: f64,
+    pub channel: String,
+    pub slot: u16,
+    pub recipients: Vec<u64>,
+}
+
+/// A sharded subscription the server confirmed (`SSUBSCRIBE`), or ended (`SUNSUBSCRIBE`, the
+/// client's or the server's own when the slot moved away).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Subscription {
+    pub at: f64,
+    pub channel: String,
+    pub slot: u16,
+    pub on: bool,
+    pub by_server: bool,
 }
 
 /// The server held every reply of these addresses from `at` to `until` (the observer's clock),
@@ -125,6 +152,9 @@ pub struct Connection {
     /// When it asked for the cluster's topology (CLUSTER SLOTS, SHARDS or NODES).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology_queries: Vec<f64>,
+    /// Its sharded subscriptions, as they began and ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sharded: Vec<Subscription>,
 }
 
 impl Connection {
@@ -153,6 +183,7 @@ impl Connection {
             waits: Vec::new(),
             redirects: Vec::new(),
             topology_queries: Vec::new(),
+            sharded: Vec::new(),
         }
     }
 }

@@ -25,8 +25,8 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use input::{
-    Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached, Received,
-    Side, SlotMove, Stall, Target, Traffic, Wait,
+    Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Publication,
+    Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
 };
 pub use output::{
     ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,

@@ -35,6 +35,7 @@ fn conn(id: u64, server: &str, opened: f64, reached: Reached) -> Connection {
         waits: Vec::new(),
         redirects: Vec::new(),
         topology_queries: Vec::new(),
+        sharded: Vec::new(),
     }
 }
 
@@ -83,6 +84,7 @@ fn world(target: Target, connections: Vec<Connection>) -> Observations {
         client_process: None,
         stalls: Vec::new(),
         speed: None,
+        publications: Vec::new(),
     }
 }
 
@@ -771,4 +773,80 @@ fn smigrated_refresh_without_evidence_is_not_judged() {
     let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
     assert_eq!(v, Verdict::NotJudged, "{why}");
     assert!(why.contains("triplets were not read"), "{why}");
+}
+
+/// The client on SOURCE subscribed to `channel` (slot `slot`) at 1.0; the server ends it with
+/// the move at 2.0; the simulator publishes at 3.0, 4.5 and 5.0, sent to `recipients` each.
+fn sharded(channel: &str, slot: u16, recipients: &[&[u64]]) -> Observations {
+    let mut obs = smigrated(&[SOURCE]);
+    let sub = |at, on, by_server| Subscription {
+        at,
+        channel: channel.into(),
+        slot,
+        on,
+        by_server,
+    };
+    obs.connections[0].sharded = vec![sub(1.0, true, false), sub(2.0, false, true)];
+    obs.publications = [3.0, 4.5, 5.0]
+        .iter()
+        .zip(recipients)
+        .map(|(at, to)| Publication {
+            at: *at,
+            channel: channel.into(),
+            slot,
+            recipients: to.to_vec(),
+        })
+        .collect();
+    obs
+}
+
+/// Subscribing again at the new owner keeps the messages coming: pass. Dropping the
+/// subscription with the move loses every later message: fail, with the count.
+#[test]
+fn a_sharded_subscription_made_again_passes_and_one_dropped_fails() {
+    let mut obs = sharded("orders", 8900, &[&[1], &[9], &[9]]);
+    obs.connections.push(conn(9, TARGET, 2.3, Reached::Address));
+    obs.connections[1].sharded.push(Subscription {
+        at: 2.31,
+        channel: "orders".into(),
+        slot: 8900,
+        on: true,
+        by_server: false,
+    });
+    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(why.contains("received all 2 message(s)"), "{why}");
+    assert!(why.contains("subscribed again +0.310 s"), "{why}");
+    let obs = sharded("orders", 8900, &[&[], &[], &[]]);
+    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(why.starts_with("2 of 2 message(s)"), "{why}");
+    assert!(why.contains("the first at +2.5 s"), "{why}");
+}
+
+/// A channel outside the moved slots, or nothing published after the grace: not judged. No
+/// publication at all: not exercised.
+#[test]
+fn sharded_resubscribe_without_evidence_is_not_judged_or_not_exercised() {
+    let obs = sharded("calm", 100, &[&[1], &[1], &[1]]);
+    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.contains("in none of the moved slots (8892-8991)"),
+        "{why}"
+    );
+    let mut obs = sharded("orders", 8900, &[&[1]]);
+    obs.publications.truncate(1);
+    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(why.contains("the scenario ended too soon"), "{why}");
+    obs.publications.clear();
+    let g = judge(&obs);
+    assert!(
+        g.not_exercised
+            .iter()
+            .any(|n| n.rule == "sharded-resubscribe"),
+        "{}",
+        g.table()
+    );
 }

@@ -96,6 +96,25 @@ pub enum What {
         slot: u16,
         to: SocketAddr,
     },
+    /// A sharded subscription began (`SSUBSCRIBE`) or ended: by the client's `SUNSUBSCRIBE`, or
+    /// by the server when the channel's slot moved away (`by_server`). The channel is escaped.
+    Sharded {
+        conn: u64,
+        proxy: SocketAddr,
+        channel: String,
+        slot: u16,
+        on: bool,
+        by_server: bool,
+    },
+    /// A `spublish` tick: one message on a sharded channel, published by the slot's owner and
+    /// sent to the connections subscribed to it there (none, when the subscription was lost).
+    Published {
+        channel: String,
+        slot: u16,
+        node: SocketAddr,
+        message: u64,
+        recipients: Vec<u64>,
+    },
     /// A stall step: the proxies hold every reply for `seconds` of real time.
     Stalled {
         line: usize,
@@ -222,6 +241,18 @@ impl fmt::Display for What {
                 slot,
                 to,
             } => write!(f, "conn {conn} @{proxy}: -MOVED {slot} {to} (that slot is served there)"),
+            What::Sharded { .. } => self.fmt_sharded(f),
+            What::Published {
+                channel,
+                slot,
+                node,
+                message,
+                recipients,
+            } => write!(
+                f,
+                "spublish {message} on {channel} (slot {slot}) by {node}: sent to {} subscriber(s)",
+                recipients.len()
+            ),
             What::Stalled {
                 proxies, seconds, ..
             } => write!(
@@ -262,6 +293,26 @@ impl fmt::Display for What {
 
 /// The per-variant helpers of `What`'s narration; each is called only for its own variant.
 impl What {
+    fn fmt_sharded(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Sharded {
+            conn,
+            proxy,
+            channel,
+            slot,
+            on,
+            by_server,
+        } = self
+        else {
+            return Ok(());
+        };
+        let what = match (on, by_server) {
+            (true, _) => "SSUBSCRIBE",
+            (false, false) => "SUNSUBSCRIBE",
+            (false, true) => "SUNSUBSCRIBE sent by the server (the slot moved away)",
+        };
+        write!(f, "conn {conn} @{proxy}: {what} {channel} (slot {slot})")
+    }
+
     fn fmt_waited(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let What::Waited {
             conn,

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 use crate::judge::{
-    self, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached,
-    Received, Side, SlotMove, Stall, Target, Traffic, Wait,
+    self, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Publication,
+    Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
 };
 pub use crate::judge::{ClientGrade, Grade, MovingGrade, NotificationGrade, Rule};
 
@@ -159,6 +159,35 @@ impl Collector {
                 gave_up,
                 ..
             } => self.waited(t, *conn, *waited, *gave_up),
+            What::Sharded {
+                conn,
+                channel,
+                slot,
+                on,
+                by_server,
+                ..
+            } => {
+                if let Some(c) = self.conn(*conn) {
+                    c.sharded.push(Subscription {
+                        at: t,
+                        channel: channel.clone(),
+                        slot: *slot,
+                        on: *on,
+                        by_server: *by_server,
+                    });
+                }
+            }
+            What::Published {
+                channel,
+                slot,
+                recipients,
+                ..
+            } => self.obs.publications.push(Publication {
+                at: t,
+                channel: channel.clone(),
+                slot: *slot,
+                recipients: recipients.clone(),
+            }),
             _ => {}
         }
     }

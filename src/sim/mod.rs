@@ -27,6 +27,7 @@ pub mod dns;
 pub mod escape;
 mod event;
 pub mod grade;
+mod pubsub;
 pub mod scenario;
 pub mod scenarios;
 mod server;
@@ -35,7 +36,7 @@ mod wire;
 
 pub use event::{SimEvent, What, Why};
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -159,6 +160,9 @@ enum ConnMsg {
     Push(Arc<[u8]>, Why),
     /// A hostile step, from the scenario line given.
     Hostile(Hostile, usize),
+    /// A pub/sub frame (a sharded message, or the server's own SUNSUBSCRIBE): written between
+    /// replies like a notification, but not one, so not narrated as one.
+    Message(Arc<[u8]>),
     Close,
 }
 
@@ -195,6 +199,10 @@ struct ConnEntry {
     endpoint_type: Option<String>,
     /// It named itself maintwatch: the end of a scenario is marked to it.
     watch: bool,
+    /// Its sharded channels (on this node), at most [`pubsub::CHANNELS_MAX`].
+    sharded: BTreeSet<Vec<u8>>,
+    /// Its protocol when it last subscribed: how its pub/sub frames are written.
+    resp3: bool,
     tx: mpsc::UnboundedSender<ConnMsg>,
 }
 
@@ -212,6 +220,9 @@ struct State {
     open_moving: HashMap<Ipv4Addr, OpenMoving>,
     topology: Topology,
     keys: HashMap<(u8, Vec<u8>), Vec<u8>>,
+    /// Every sharded channel ever subscribed to, at most [`pubsub::CHANNELS_MAX`]: what a
+    /// `spublish` tick publishes on.
+    channels: BTreeSet<Vec<u8>>,
 }
 
 struct Shared {
@@ -345,6 +356,7 @@ impl Simulator {
                 open_moving: HashMap::new(),
                 topology,
                 keys: HashMap::new(),
+                channels: BTreeSet::new(),
             }),
             clock: Mutex::new(None),
             triggers: watch::channel(Triggers::default()).0,
@@ -730,6 +742,7 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
                 slots: text,
                 node: shared.addr(*node),
             });
+            pubsub::end_moved(shared);
         }
         Action::OptIn(accept) => {
             shared.refusing.store(!accept, Ordering::Relaxed);
@@ -750,6 +763,7 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             text: text.clone(),
         }),
         Action::Stall { to, millis } => start_stall(shared, step.line, to, *millis),
+        Action::ShardPublish { tick } => pubsub::publish(shared, *tick),
         Action::Hostile { to, kind } => {
             let targets = match to {
                 To::All => shared.scenario.proxies.clone(),

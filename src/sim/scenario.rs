@@ -411,6 +411,9 @@ pub enum Action {
     /// Hold every reply of the proxies named for this many milliseconds of real time (not
     /// scaled by the speed: the client's timeouts run in real seconds).
     Stall { to: To, millis: u64 },
+    /// Publish one numbered message on every sharded channel a client ever subscribed to, from
+    /// the node that owns the channel's slot now (a tick of the `spublish every` directive).
+    ShardPublish { tick: u64 },
 }
 
 /// One timed step.
@@ -535,6 +538,7 @@ impl Parser<'_> {
         let mut cluster = Vec::new();
         let mut steps = Vec::new();
         let mut end = None;
+        let mut spublish = None;
 
         for (i, raw_line) in text.lines().enumerate() {
             self.line = i + 1;
@@ -641,6 +645,10 @@ impl Parser<'_> {
                     cluster.push(ClusterNode { addr, slots });
                 }
                 "at" => steps.push(self.step(rest)?),
+                "spublish" => {
+                    let every = (self.line, self.every(rest)?);
+                    set_once(&self, &mut spublish, every)?;
+                }
                 "end" => {
                     let t = self.seconds(self.one_word(rest, "seconds")?)?;
                     set_once(&self, &mut end, t)?;
@@ -649,7 +657,7 @@ impl Parser<'_> {
                     self.field = None;
                     return Err(self.err(format!(
                         "unknown keyword {other:?} (expected name, about, proxies, down, dns, ttl, \
-                         start, mode, catch-up, seq, node, at or end)"
+                         start, mode, catch-up, seq, node, spublish, at or end)"
                     )));
                 }
             }
@@ -703,6 +711,14 @@ impl Parser<'_> {
                     return Err(self.err(format!("{p} is not one of the proxies")));
                 }
             }
+        }
+        if let Some((line, every)) = spublish {
+            self.line = line;
+            self.field("spublish");
+            if cluster.is_empty() {
+                return Err(self.err("'spublish' needs a cluster topology ('node' lines)"));
+            }
+            steps.extend(publish_ticks(line, every, end).map_err(|why| self.err(why))?);
         }
         steps.sort_by(|a, b| a.at.total_cmp(&b.at));
 
@@ -771,6 +787,19 @@ impl Parser<'_> {
 
     fn slot_list(&self, text: &str) -> Result<Vec<(u16, u16)>, ScenarioError> {
         parse_slots(text).map_err(|why| self.err(why))
+    }
+
+    /// `spublish every SECONDS`: the interval of the sharded publications, at least 0.1 s.
+    fn every(&mut self, rest: &str) -> Result<f64, ScenarioError> {
+        let (word, rest) = split_word(rest);
+        if word != "every" {
+            return Err(self.err(format!("expected 'every SECONDS', found {word:?}")));
+        }
+        let every = self.seconds(self.one_word(rest, "seconds")?)?;
+        if every < 0.1 {
+            return Err(self.err(format!("publish at most every 0.1 s, found {every}")));
+        }
+        Ok(every)
     }
 
     /// `stall (*|IP) SECONDS`: more than 0 and at most 60 seconds, kept in milliseconds.
@@ -1044,6 +1073,26 @@ fn split_word(text: &str) -> (&str, &str) {
     }
 }
 
+/// Most ticks a `spublish` directive may produce: a bound on the steps a file can make.
+const TICKS_MAX: u64 = 1000;
+
+/// The `spublish` ticks from 0 to the end, one every `every` seconds.
+fn publish_ticks(line: usize, every: f64, end: f64) -> Result<Vec<Step>, String> {
+    let n = (end / every).floor() as u64 + 1;
+    if n > TICKS_MAX {
+        return Err(format!(
+            "every {every} s until {end} s is {n} publications, more than {TICKS_MAX}"
+        ));
+    }
+    Ok((0..n)
+        .map(|tick| Step {
+            at: tick as f64 * every,
+            line,
+            action: Action::ShardPublish { tick },
+        })
+        .collect())
+}
+
 /// A slot list: comma-separated `N` or `N-M` items within 0..=16383 (empty items skipped).
 pub fn parse_slots(text: &str) -> Result<Vec<(u16, u16)>, String> {
     let slot = |s: &str| -> Result<u16, String> {
@@ -1079,6 +1128,26 @@ mod tests {
         Scenario::parse("scenarios/x.scn", &format!("{MINIMAL}{extra}\n"))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn spublish_needs_a_cluster_and_a_sane_interval() {
+        assert!(
+            err("spublish every 0.5").contains("'spublish' needs a cluster topology"),
+            "{}",
+            err("spublish every 0.5")
+        );
+        let cluster = "node 127.0.0.2 0-16383\n";
+        assert!(err(&format!("{cluster}spublish 0.5")).contains("expected 'every SECONDS'"));
+        assert!(err(&format!("{cluster}spublish every 0.01")).contains("at most every 0.1 s"));
+        let s = Scenario::parse("x", &format!("{MINIMAL}{cluster}spublish every 0.5\n")).unwrap();
+        let ticks: Vec<f64> = s
+            .steps
+            .iter()
+            .filter(|st| matches!(st.action, Action::ShardPublish { .. }))
+            .map(|st| st.at)
+            .collect();
+        assert_eq!(ticks, [0.0, 0.5, 1.0]);
     }
 
     #[test]

@@ -720,3 +720,115 @@ async fn ignoring_smigrated_collects_moved_and_fails_smigrated_refresh() {
     assert_eq!(r.verdict, Verdict::Fail, "{text}");
     assert!(r.detail.contains("got 3 -MOVED"), "{}", r.detail);
 }
+
+/// The SMIGRATED's verdict of a rule for one client.
+fn smigrated_rule<'a>(g: &'a Grade, client_name: &str, rule: &str) -> &'a maintwatch::judge::Rule {
+    client(g, client_name)
+        .notifications
+        .iter()
+        .find(|n| n.notification.starts_with("SMIGRATED"))
+        .and_then(|n| n.rules.iter().find(|r| r.rule == rule))
+        .unwrap_or_else(|| panic!("no {rule} on the SMIGRATED of {client_name}: {}", g.table()))
+}
+
+/// Two scripted sharded subscribers on the source of oss-cluster's move: one subscribes again
+/// at the target after the server's SUNSUBSCRIBE, the other lets the subscription go. The
+/// simulator's sharded messages reach the first and nobody else, and `sharded-resubscribe` says
+/// so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_subscriber_that_subscribes_again_passes_and_one_that_drops_it_fails() {
+    let g = guarded(async {
+        let (sim, mut events) = start("oss-cluster", 1.0).await;
+        let mut seen = Vec::new();
+        let channel = key_in_moved_slots();
+        let ssubscribe = encode_command(&["SSUBSCRIBE", &channel]);
+        // Both subscribe before the third opt-in starts the clock: before the move, whatever
+        // the machine's load.
+        let mut again = Conn::open(proxy(&sim, 3), "resubscribes", true).await;
+        let mut dropping = Conn::open(proxy(&sim, 3), "drops", true).await;
+        again.s.write_all(&ssubscribe).await.unwrap();
+        dropping.s.write_all(&ssubscribe).await.unwrap();
+        let mut drops = vec![dropping];
+        for on in [true, true] {
+            until(
+                &mut events,
+                &mut seen,
+                |w| matches!(w, What::Sharded { on: o, .. } if *o == on),
+            )
+            .await;
+        }
+        for last in [2, 4] {
+            drops.push(Conn::open(proxy(&sim, last), "drops", true).await);
+        }
+        for _ in 0..2 {
+            until(&mut events, &mut seen, |w| {
+                matches!(
+                    w,
+                    What::Sharded {
+                        on: false,
+                        by_server: true,
+                        ..
+                    }
+                )
+            })
+            .await;
+        }
+        let mut target = Conn::open(proxy(&sim, 5), "resubscribes", true).await;
+        target.s.write_all(&ssubscribe).await.unwrap();
+        let g = finish(sim, events, seen).await;
+        drop((drops, again, target));
+        g
+    })
+    .await;
+    let kept = smigrated_rule(&g, "resubscribes/1.0", "sharded-resubscribe");
+    assert_eq!(kept.verdict, Verdict::Pass, "{}", g.table());
+    assert!(kept.detail.contains("subscribed again"), "{}", kept.detail);
+    let lost = smigrated_rule(&g, "drops/1.0", "sharded-resubscribe");
+    assert_eq!(lost.verdict, Verdict::Fail, "{}", g.table());
+    assert!(lost.detail.contains("never reached it"), "{}", lost.detail);
+}
+
+/// A subscriber whose channel stays where it was is not judged on the move: its messages prove
+/// nothing about a migration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_subscriber_outside_the_moved_slots_is_not_judged() {
+    let g = guarded(async {
+        let (sim, mut events) = start("oss-cluster", 1.0).await;
+        let mut seen = Vec::new();
+        let channel = (0..)
+            .map(|i| format!("calm{i}"))
+            .find(|k| !(8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+            .unwrap();
+        let slot = maintwatch::sim::cluster::key_slot(channel.as_bytes());
+        let owner = [(2, 0..=5460), (3, 5461..=10922), (4, 10923..=16383)]
+            .into_iter()
+            .find(|(_, r)| r.contains(&slot))
+            .unwrap()
+            .0;
+        // Subscribed at the owner before the other nodes' opt-ins start the clock.
+        let mut conns = vec![Conn::open(proxy(&sim, owner), "calm", true).await];
+        conns[0]
+            .s
+            .write_all(&encode_command(&["SSUBSCRIBE", &channel]))
+            .await
+            .unwrap();
+        until(&mut events, &mut seen, |w| {
+            matches!(w, What::Sharded { on: true, .. })
+        })
+        .await;
+        for last in [2, 3, 4].into_iter().filter(|l| *l != owner) {
+            conns.push(Conn::open(proxy(&sim, last), "calm", true).await);
+        }
+        let g = finish(sim, events, seen).await;
+        drop(conns);
+        g
+    })
+    .await;
+    let r = smigrated_rule(&g, "calm/1.0", "sharded-resubscribe");
+    assert_eq!(r.verdict, Verdict::NotJudged, "{}", g.table());
+    assert!(
+        r.detail.contains("in none of the moved slots"),
+        "{}",
+        r.detail
+    );
+}

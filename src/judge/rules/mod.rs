@@ -9,6 +9,7 @@ mod no_lost_commands;
 mod no_storm;
 mod opt_in;
 mod relaxed_timeout;
+mod sharded_resubscribe;
 mod smigrated_refresh;
 mod survives;
 mod timeout_restored;
@@ -67,6 +68,7 @@ pub static RULES: &[&dyn Check] = &[
     &relaxed_timeout::RelaxedTimeout,
     &timeout_restored::TimeoutRestored,
     &smigrated_refresh::SmigratedRefresh,
+    &sharded_resubscribe::ShardedResubscribe,
 ];
 
 /// One client's connections and one notification, with what follows from them.

@@ -210,7 +210,15 @@ impl Conn {
         }
         let narrated = !matches!(
             name.as_str(),
-            "GET" | "SET" | "DEL" | "EXISTS" | "PING" | "ECHO"
+            "GET"
+                | "SET"
+                | "DEL"
+                | "EXISTS"
+                | "PING"
+                | "ECHO"
+                | "SSUBSCRIBE"
+                | "SUNSUBSCRIBE"
+                | "SPUBLISH"
         );
         // The opt-in has its own narration (What::OptIn), unless it failed before being parsed.
         if narrated && batch.narration.len() == narrated_before {
@@ -304,6 +312,7 @@ impl Conn {
             Family::Keyspace => self.keyspace(name, args, out),
             Family::Server => self.server_command(name, args, out),
             Family::Cluster => self.cluster(&subcommand(args), args, out),
+            Family::PubSub => self.pubsub(name, args, out),
         }
     }
 }
@@ -321,6 +330,7 @@ pub(super) enum Family {
     Keyspace,
     Server,
     Cluster,
+    PubSub,
 }
 
 /// The command table: a command's family and its arity in Redis's convention (positive means
@@ -338,6 +348,9 @@ pub(super) fn command_table(name: &str) -> Option<(Family, i32)> {
         "HELLO" => (Family::Hello, -1),
         "COMMAND" | "INFO" => (Family::Server, -1),
         "READONLY" | "READWRITE" => (Family::Server, 1),
+        "SSUBSCRIBE" => (Family::PubSub, -2),
+        "SUNSUBSCRIBE" => (Family::PubSub, -1),
+        "SPUBLISH" => (Family::PubSub, 3),
         _ => return None,
     })
 }

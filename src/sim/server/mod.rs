@@ -29,7 +29,7 @@ use super::escape::escape;
 use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
 use super::upstream::{self, Upstream};
 use super::wire::{self, Cutter, Head};
-use super::{ConnEntry, ConnMsg, Shared, What, Why};
+use super::{ConnEntry, ConnMsg, Shared, State, What, Why};
 use crate::resp::{encode_command, Frame, Limits, Scan, Scanner};
 
 /// The version HELLO reports. Enterprise 8.0.2 is the first with maintenance notifications; the
@@ -151,6 +151,8 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
                 opted_in: false,
                 endpoint_type: None,
                 watch: false,
+                sharded: Default::default(),
+                resp3: false,
                 tx,
             },
         );
@@ -495,6 +497,7 @@ fn owned_with_upstream(name: &[u8], sub: &[u8], cluster: bool) -> bool {
         b"HELLO" | b"AUTH" | b"QUIT" => true,
         b"CLIENT" => matches!(sub, b"MAINT_NOTIFICATIONS" | b"SETINFO"),
         b"CLUSTER" | b"READONLY" | b"READWRITE" => cluster,
+        b"SSUBSCRIBE" | b"SUNSUBSCRIBE" | b"SPUBLISH" => cluster,
         _ => false,
     }
 }
@@ -913,6 +916,7 @@ impl Conn {
                 self.sent(writing, SystemTime::now(), bytes.to_vec(), why);
                 None
             }
+            ConnMsg::Message(bytes) => wr.write_all(&bytes).await.is_err().then_some(false),
             ConnMsg::Hostile(kind, line) => {
                 let bytes = kind.bytes();
                 let hostile = |written| What::Hostile {
@@ -1134,6 +1138,7 @@ async fn sent_after_close(mut rd: OwnedReadHalf) -> u32 {
 mod commands;
 mod data;
 mod handshake;
+mod pubsub;
 #[cfg(test)]
 mod tests;
 

@@ -100,7 +100,8 @@ impl TierRun {
     }
 
     /// `oss-cluster`: `smigrated-refresh` is PASS or FAIL on the SMIGRATED, saying how the client
-    /// learnt the move and how many `-MOVED` it got.
+    /// learnt the move and how many `-MOVED` it got, and so is `sharded-resubscribe`, counting the
+    /// messages on the app's sharded channel.
     fn assert_refresh_judged(&self, prefix: &str) {
         let n = self.client(prefix)["notifications"]
             .as_array()
@@ -122,6 +123,22 @@ impl TierRun {
         assert_ne!(r["verdict"], "not_judged", "{}", self.table);
         assert!(
             r["detail"].as_str().unwrap().contains("-MOVED"),
+            "{}",
+            self.table
+        );
+        // The cluster apps subscribe to a sharded channel of the moved slots.
+        let s = n["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == "sharded-resubscribe")
+            .unwrap_or_else(|| panic!("no sharded-resubscribe: {}", self.table));
+        assert_ne!(s["verdict"], "not_judged", "{}", self.table);
+        assert!(
+            s["detail"]
+                .as_str()
+                .unwrap()
+                .contains("message(s) published on app:sharded:"),
             "{}",
             self.table
         );
