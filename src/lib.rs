@@ -3,6 +3,7 @@
 //! The library holds everything; the binary in `main.rs` only parses arguments and maps errors to
 //! exit codes, so that tests and benchmarks drive the same code the operator runs.
 
+pub mod azure;
 pub mod cli;
 pub mod clients;
 pub mod cluster;
