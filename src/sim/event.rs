@@ -115,6 +115,23 @@ pub enum What {
         message: u64,
         recipients: Vec<u64>,
     },
+    /// A connection subscribed to a channel (SUBSCRIBE), or left it (UNSUBSCRIBE), in an Azure
+    /// scenario, where the simulator answers these itself. The channel is escaped.
+    Subscribed {
+        conn: u64,
+        proxy: SocketAddr,
+        channel: String,
+        on: bool,
+    },
+    /// An `azure` step: the message published on `AzureRedisEvents` by one proxy (escaped), to
+    /// how many of its subscribers.
+    AzurePublished {
+        line: usize,
+        summary: String,
+        proxy: SocketAddr,
+        payload: String,
+        recipients: usize,
+    },
     /// A stall step: the proxies hold every reply for `seconds` of real time.
     Stalled {
         line: usize,
@@ -242,6 +259,24 @@ impl fmt::Display for What {
                 to,
             } => write!(f, "conn {conn} @{proxy}: -MOVED {slot} {to} (that slot is served there)"),
             What::Sharded { .. } => self.fmt_sharded(f),
+            What::Subscribed {
+                conn,
+                proxy,
+                channel,
+                on,
+            } => {
+                let verb = if *on { "SUBSCRIBE" } else { "UNSUBSCRIBE" };
+                write!(f, "conn {conn} @{proxy}: {verb} {channel}")
+            }
+            What::AzurePublished {
+                summary,
+                proxy,
+                recipients,
+                ..
+            } => write!(
+                f,
+                "azure: {summary} published on AzureRedisEvents by {proxy} to {recipients} subscriber(s)"
+            ),
             What::Published {
                 channel,
                 slot,

@@ -21,6 +21,7 @@
 //! The simulator shares no code with the watcher beyond `resp` (encoding and scanning): a
 //! misunderstanding of the protocol in one must not be silently mirrored by the other.
 
+pub mod azure;
 pub mod client;
 pub mod cluster;
 pub mod dns;
@@ -201,6 +202,9 @@ struct ConnEntry {
     watch: bool,
     /// Its sharded channels (on this node), at most [`pubsub::CHANNELS_MAX`].
     sharded: BTreeSet<Vec<u8>>,
+    /// Its channels (SUBSCRIBE), at most [`pubsub::CHANNELS_MAX`]: in an Azure scenario,
+    /// whether it hears `AzureRedisEvents`.
+    subscribed: BTreeSet<Vec<u8>>,
     /// Its protocol when it last subscribed: how its pub/sub frames are written.
     resp3: bool,
     tx: mpsc::UnboundedSender<ConnMsg>,
@@ -227,6 +231,8 @@ struct State {
 
 struct Shared {
     scenario: Scenario,
+    /// [`Scenario::is_azure`], asked once: the relay asks for every command.
+    azure: bool,
     speed: f64,
     /// [`SimOptions::mark_end`].
     mark_end: bool,
@@ -364,6 +370,7 @@ impl Simulator {
             shutdown: shutdown_rx,
             refusing: AtomicBool::new(false),
             stalls: Mutex::new(HashMap::new()),
+            azure: scenario.is_azure(),
             scenario,
         });
 
@@ -764,6 +771,13 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
         }),
         Action::Stall { to, millis } => start_stall(shared, step.line, to, *millis),
         Action::ShardPublish { tick } => pubsub::publish(shared, *tick),
+        Action::Azure { to, message } => {
+            let targets = match to {
+                To::All => shared.scenario.proxies.clone(),
+                To::One(p) => vec![*p],
+            };
+            pubsub::publish_azure(shared, step.line, &targets, message);
+        }
         Action::Hostile { to, kind } => {
             let targets = match to {
                 To::All => shared.scenario.proxies.clone(),

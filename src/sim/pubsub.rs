@@ -10,10 +10,13 @@
 //! evidence.
 
 use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use super::cluster::key_slot;
 use super::escape::escape;
+use super::azure;
 use super::{ConnMsg, Shared, State, What};
 
 /// Channels a connection may subscribe to; the table of channels to publish on has the same
@@ -107,6 +110,32 @@ pub(super) fn end_moved(shared: &Shared) {
                 by_server: true,
             });
             let bytes = frame(c.resp3, "sunsubscribe", &channel, Last::Count(left));
+            let _ = c.tx.send(ConnMsg::Message(Arc::from(bytes)));
+        }
+    }
+}
+
+/// An `azure` step: the message, rendered now, to every connection of the targets subscribed to
+/// `AzureRedisEvents`, narrated before it goes out.
+pub(super) fn publish_azure(shared: &Shared, line: usize, targets: &[Ipv4Addr], m: &azure::Message) {
+    let st = shared.lock();
+    let now = SystemTime::now();
+    for proxy in targets {
+        let payload = m.render(now, shared.speed, *proxy, shared.port);
+        let to: Vec<_> = st
+            .conns
+            .values()
+            .filter(|c| c.proxy == *proxy && c.subscribed.contains(azure::CHANNEL))
+            .collect();
+        shared.emit(What::AzurePublished {
+            line,
+            summary: m.summary(),
+            proxy: shared.addr(*proxy),
+            payload: escape(&payload),
+            recipients: to.len(),
+        });
+        for c in to {
+            let bytes = azure::frame(c.resp3, &payload);
             let _ = c.tx.send(ConnMsg::Message(Arc::from(bytes)));
         }
     }

@@ -414,6 +414,12 @@ pub enum Action {
     /// Publish one numbered message on every sharded channel a client ever subscribed to, from
     /// the node that owns the channel's slot now (a tick of the `spublish every` directive).
     ShardPublish { tick: u64 },
+    /// Publish an Azure Cache maintenance event on `AzureRedisEvents` to the subscribers of the
+    /// proxies named.
+    Azure {
+        to: To,
+        message: super::azure::Message,
+    },
 }
 
 /// One timed step.
@@ -474,6 +480,14 @@ impl Scenario {
             field: None,
         }
         .parse(text)
+    }
+
+    /// Whether the scenario is an Azure Cache one: it publishes on `AzureRedisEvents`, so the
+    /// simulator answers SUBSCRIBE itself, even with an upstream.
+    pub fn is_azure(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Azure { .. }))
     }
 
     /// Whether the database is an OSS cluster (answers CLUSTER SLOTS / SHARDS / NODES).
@@ -695,6 +709,7 @@ impl Parser<'_> {
             let proxy = match &step.action {
                 Action::Push { to: To::One(p), .. }
                 | Action::Hostile { to: To::One(p), .. }
+                | Action::Azure { to: To::One(p), .. }
                 | Action::Close { proxy: p, .. }
                 | Action::Down(p)
                 | Action::Up(p) => Some(*p),
@@ -894,6 +909,16 @@ impl Parser<'_> {
                 Action::Hostile { to, kind }
             }
             "stall" => self.stall(rest)?,
+            "azure" => {
+                let (to, rest) = split_word(rest);
+                let to = match to {
+                    "*" => To::All,
+                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+                    p => To::One(self.proxy(p)?),
+                };
+                let message = super::azure::Message::parse(rest).map_err(|why| self.err(why))?;
+                Action::Azure { to, message }
+            }
             "optin" => match self.one_word(rest, "accept or refuse")? {
                 "accept" => Action::OptIn(true),
                 "refuse" => Action::OptIn(false),
@@ -906,7 +931,7 @@ impl Parser<'_> {
                 self.field = None;
                 return Err(self.err(format!(
                     "unknown action {other:?} (expected push, dns, close, down, up, assign, say, \
-                     hostile, optin or stall)"
+                     hostile, optin, stall or azure)"
                 )));
             }
         };

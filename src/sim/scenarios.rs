@@ -68,6 +68,18 @@ const FILES: &[(&str, &str)] = &[
         "scenarios/explicit-target.scn",
         include_str!("../../scenarios/explicit-target.scn"),
     ),
+    (
+        "scenarios/azure-failover.scn",
+        include_str!("../../scenarios/azure-failover.scn"),
+    ),
+    (
+        "scenarios/azure-replica.scn",
+        include_str!("../../scenarios/azure-replica.scn"),
+    ),
+    (
+        "scenarios/azure-scale.scn",
+        include_str!("../../scenarios/azure-scale.scn"),
+    ),
 ];
 
 /// The scenario the CLI plays when none is named.

@@ -135,7 +135,7 @@ impl Conn {
     pub(super) fn relays(&self, head: &Head) -> bool {
         let (name, sub) = (head.name.bytes(), head.sub.bytes());
         let cluster = self.shared.scenario.is_cluster();
-        let looked_at = owned_with_upstream(name, sub, cluster)
+        let looked_at = owned_with_upstream(name, sub, (cluster, self.shared.azure))
             || (cluster && keyed(name))
             || (name == b"CLIENT" && sub == b"SETNAME")
             || name == b"RESET";
@@ -161,7 +161,7 @@ impl Conn {
                 .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
                 .unwrap_or_default();
             let cluster = self.shared.scenario.is_cluster();
-            if !owned_with_upstream(name.as_bytes(), sub.as_bytes(), cluster) {
+            if !owned_with_upstream(name.as_bytes(), sub.as_bytes(), (cluster, self.shared.azure)) {
                 if !self.authed {
                     error(&mut batch.out, "NOAUTH Authentication required.");
                 } else {
@@ -219,6 +219,8 @@ impl Conn {
                 | "SSUBSCRIBE"
                 | "SUNSUBSCRIBE"
                 | "SPUBLISH"
+                | "SUBSCRIBE"
+                | "UNSUBSCRIBE"
         );
         // The opt-in has its own narration (What::OptIn), unless it failed before being parsed.
         if narrated && batch.narration.len() == narrated_before {
@@ -351,6 +353,8 @@ pub(super) fn command_table(name: &str) -> Option<(Family, i32)> {
         "SSUBSCRIBE" => (Family::PubSub, -2),
         "SUNSUBSCRIBE" => (Family::PubSub, -1),
         "SPUBLISH" => (Family::PubSub, 3),
+        "SUBSCRIBE" => (Family::PubSub, -2),
+        "UNSUBSCRIBE" => (Family::PubSub, -1),
         _ => return None,
     })
 }

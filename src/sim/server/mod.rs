@@ -152,6 +152,7 @@ fn accept(shared: &Arc<Shared>, ip: Ipv4Addr, stream: TcpStream, peer: SocketAdd
                 endpoint_type: None,
                 watch: false,
                 sharded: Default::default(),
+                subscribed: Default::default(),
                 resp3: false,
                 tx,
             },
@@ -492,12 +493,13 @@ fn is_subscription(name: &[u8]) -> bool {
 /// With an upstream, what the simulator still answers itself: the handshake, the opt-in, the
 /// client's identity, and the cluster topology of a cluster scenario. Upper-case bytes: the
 /// relay asks this for every command, without a UTF-8 check.
-fn owned_with_upstream(name: &[u8], sub: &[u8], cluster: bool) -> bool {
+fn owned_with_upstream(name: &[u8], sub: &[u8], (cluster, azure): (bool, bool)) -> bool {
     match name {
         b"HELLO" | b"AUTH" | b"QUIT" => true,
         b"CLIENT" => matches!(sub, b"MAINT_NOTIFICATIONS" | b"SETINFO"),
         b"CLUSTER" | b"READONLY" | b"READWRITE" => cluster,
         b"SSUBSCRIBE" | b"SUNSUBSCRIBE" | b"SPUBLISH" => cluster,
+        b"SUBSCRIBE" | b"UNSUBSCRIBE" => azure,
         _ => false,
     }
 }

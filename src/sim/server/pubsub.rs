@@ -12,6 +12,8 @@ impl Conn {
         match name {
             "SSUBSCRIBE" => self.ssubscribe(&args[1..], out),
             "SUNSUBSCRIBE" => self.sunsubscribe(&args[1..], out),
+            "SUBSCRIBE" => self.subscribe(&args[1..], out),
+            "UNSUBSCRIBE" => self.unsubscribe(&args[1..], out),
             _ => self.spublish(&args[1], &args[2], out),
         }
     }
@@ -114,5 +116,58 @@ impl Conn {
             let _ = c.tx.send(ConnMsg::Message(Arc::from(bytes)));
         }
         int(out, to.len() as i64);
+    }
+
+    /// SUBSCRIBE, as the simulator answers it in an Azure scenario: the channels are remembered
+    /// (`AzureRedisEvents` is the one an `azure` step publishes on), each confirmed.
+    fn subscribe(&mut self, channels: &[Vec<u8>], out: &mut Vec<u8>) {
+        let mut st = self.shared.lock();
+        let Some(entry) = st.conns.get_mut(&self.id) else {
+            return;
+        };
+        entry.resp3 = self.resp3;
+        for channel in channels {
+            let full = entry.subscribed.len() >= CHANNELS_MAX;
+            if channel.len() > CHANNEL_LEN_MAX || (full && !entry.subscribed.contains(channel)) {
+                error(
+                    out,
+                    &format!("ERR maintwatch simulate: it keeps {CHANNELS_MAX} channels of at most {CHANNEL_LEN_MAX} bytes per connection"),
+                );
+                continue;
+            }
+            entry.subscribed.insert(channel.clone());
+            self.shared.emit(What::Subscribed {
+                conn: self.id,
+                proxy: self.proxy,
+                channel: escape(channel),
+                on: true,
+            });
+            let n = entry.subscribed.len();
+            out.extend_from_slice(&frame(self.resp3, "subscribe", channel, Last::Count(n)));
+        }
+    }
+
+    fn unsubscribe(&mut self, channels: &[Vec<u8>], out: &mut Vec<u8>) {
+        let mut st = self.shared.lock();
+        let Some(entry) = st.conns.get_mut(&self.id) else {
+            return;
+        };
+        let named: Vec<Vec<u8>> = if channels.is_empty() {
+            entry.subscribed.iter().cloned().collect()
+        } else {
+            channels.to_vec()
+        };
+        for channel in named {
+            if entry.subscribed.remove(&channel) {
+                self.shared.emit(What::Subscribed {
+                    conn: self.id,
+                    proxy: self.proxy,
+                    channel: escape(&channel),
+                    on: false,
+                });
+            }
+            let n = entry.subscribed.len();
+            out.extend_from_slice(&frame(self.resp3, "unsubscribe", &channel, Last::Count(n)));
+        }
     }
 }
