@@ -804,13 +804,11 @@ impl Reader {
     fn reference_reasons(&mut self) {
         self.event.reference_kind = self.exact_type.as_deref().and_then(AzureKind::from_wire);
         match (&self.exact_type, self.event.reference_kind) {
-            (None, _) => self.reasons.push(
-                "no NotificationType it reads: it raises its event with type Unknown and does \
-                 nothing else"
-                    .into(),
-            ),
+            (None, _) => self
+                .reasons
+                .push("it reads no NotificationType: its type is Unknown".into()),
             (Some(text), None) => self.reasons.push(format!(
-                "type {} is not one it knows (it compares exactly): Unknown, nothing done",
+                "type {} is not one it knows (compared exactly): its type is Unknown",
                 quote(text)
             )),
             (Some(_), Some(_)) => {}

@@ -223,7 +223,12 @@ pub fn verdicts(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<ClientVer
 /// The lines `decode --clients` and `watch --clients` print under a frame: one per client,
 /// sanitised (a verdict quotes the frame's text).
 pub fn lines(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<String> {
-    verdicts(frame, asked)
+    verdict_lines(&verdicts(frame, asked))
+}
+
+/// One line per verdict, `client version: verdict`, sanitised.
+pub fn verdict_lines(verdicts: &[ClientVerdict]) -> Vec<String> {
+    verdicts
         .iter()
         .map(|v| {
             let text = format!("{} {}: {}", v.client, v.version, v.verdict.describe());
@@ -243,6 +248,49 @@ pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
         })
         .collect();
     crate::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
+}
+
+/// The one known client that listens to `AzureRedisEvents`, the release that started it
+/// (PR #1876), and the release whose code was read (docs/protocol.md section 9). Its other
+/// facts in [`CLIENTS`] were read at another version, for push frames.
+const AZURE_LISTENER: &str = "StackExchange.Redis";
+const AZURE_SINCE: &str = "2.2.79";
+const AZURE_READ_AT: &str = "3.1.31";
+
+/// What each known client does with an `AzureRedisEvents` message. Only StackExchange.Redis
+/// subscribes to the channel; the others never receive it.
+pub fn azure_verdicts(event: &crate::azure::AzureEvent) -> Vec<ClientVerdict> {
+    CLIENTS
+        .iter()
+        .map(|c| {
+            let (version, verdict) = if c.name == AZURE_LISTENER {
+                (AZURE_READ_AT, azure_reference_verdict(event))
+            } else {
+                (c.version, ignores("does not subscribe to AzureRedisEvents"))
+            };
+            ClientVerdict {
+                client: c.name.to_string(),
+                version: version.to_string(),
+                verdict,
+            }
+        })
+        .collect()
+}
+
+/// StackExchange.Redis acts on every type it knows (at least by raising its event); a type it
+/// reads as Unknown gets the event and nothing else, which counts as ignoring it.
+fn azure_reference_verdict(event: &crate::azure::AzureEvent) -> Verdict {
+    let mut text = event.reference_reaction();
+    if let Some(why) = &event.reference_ignores {
+        text.push_str(&format!("; it misreads: {why}"));
+    }
+    text.push_str(&format!(
+        " (subscribed since {AZURE_SINCE}, only for hosts in Azure Cache domains)"
+    ));
+    match event.reference_kind {
+        Some(_) => acts(text),
+        None => ignores(text),
+    }
 }
 
 fn acts(reads: impl Into<String>) -> Verdict {

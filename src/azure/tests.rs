@@ -103,7 +103,7 @@ fn a_message_without_a_bar_is_kept_raw() {
         Some("NotificationTypeNodeMaintenanceStartingIsReplicaFalse")
     );
     assert!(has_note(&e, "no key|value pair"));
-    assert!(e.reference_ignores.unwrap().contains("type Unknown"));
+    assert!(e.reference_ignores.unwrap().contains("type is Unknown"));
     let empty = parse(b"");
     assert!(has_note(&empty, "no key|value pair"));
     assert_eq!(empty.unparsed, None);
@@ -134,7 +134,7 @@ fn odd_case_keys_are_read_but_the_reference_skips_them() {
     assert_eq!(e.reference_kind, None);
     let why = e.reference_ignores.clone().unwrap();
     assert!(why.contains("case-sensitively"), "{why}");
-    assert!(why.contains("type Unknown"), "{why}");
+    assert!(why.contains("type is Unknown"), "{why}");
     assert!(!e.reference_reaction().contains("ReconfigureAsync"));
     // An odd-case value: read, but to the reference it is Unknown.
     let e = parse(b"NotificationType| nodemaintenanceended|IsReplica|False");

@@ -4,7 +4,12 @@
 //! input may be raw bytes, escaped text as people paste it (including the indented raw-bytes lines
 //! `watch` and `decode` print), hex, or a hex dump from `xxd` or `hexdump -C`; everything before a
 //! framing error is printed before the error, and the error names the byte offset.
+//!
+//! Azure Cache for Redis announces maintenance as pub/sub messages on `AzureRedisEvents`, so a
+//! message on that channel is shown as the event it carries (`azure`), and so is a bare payload
+//! line (`NotificationType|...`) as it appears in a client's log.
 
+use crate::azure;
 use crate::cli::{DecodeArgs, InputFormatArg};
 use crate::clients;
 use crate::escape::{self, InputFormat};
@@ -12,7 +17,7 @@ use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink::{self, Record, Sink};
 use crate::output::{json, text};
-use crate::record::{DecodeLine, FrameRecord, SCHEMA_VERSION};
+use crate::record::{DecodeLine, FrameRecord, Raw, SCHEMA_VERSION};
 use crate::resp::{Frame, Scanner};
 use anyhow::Context;
 use std::io::{Read, Write};
@@ -56,6 +61,9 @@ fn decode_one(
     out: &mut dyn Sink,
     err: &mut dyn Write,
 ) -> anyhow::Result<bool> {
+    if args.format == InputFormatArg::Auto && is_azure_text(input) {
+        return decode_azure_text(args, source, input, out);
+    }
     let format = match args.format {
         InputFormatArg::Auto => detect(input),
         InputFormatArg::Raw => InputFormat::Raw,
@@ -97,12 +105,13 @@ fn decode_one(
     let (frames, end, error) = Scanner::default().scan_all(&bytes);
     for (frame, span) in frames {
         let asked = args.endpoint_type.asked();
-        let line = DecodeLine::Frame {
-            v: SCHEMA_VERSION,
-            source: source.to_string(),
-            frame: FrameRecord::new(&frame, &bytes[span.clone()], span.start as u64),
-            clients: args.clients.then(|| clients::verdicts(&frame, asked)),
-        };
+        let line = frame_line(
+            args,
+            source,
+            &frame,
+            &bytes[span.clone()],
+            span.start as u64,
+        );
         out.record(&Decoded {
             line,
             frame: Some(&frame),
@@ -119,6 +128,80 @@ fn decode_one(
             bytes.len() - end
         );
         return report(source, end as u64, &message, out, err);
+    }
+    Ok(true)
+}
+
+/// The line for one frame: an `AzureRedisEvents` message's event, or the frame's parse.
+fn frame_line(
+    args: &DecodeArgs,
+    source: &str,
+    frame: &Frame<'_>,
+    raw: &[u8],
+    offset: u64,
+) -> DecodeLine {
+    let record = FrameRecord::new(frame, raw, offset);
+    if let Some(payload) = azure::message_payload(frame) {
+        return azure_line(args, source, offset, payload, Some(record));
+    }
+    DecodeLine::Frame {
+        v: SCHEMA_VERSION,
+        source: source.to_string(),
+        frame: record,
+        clients: args
+            .clients
+            .then(|| clients::verdicts(frame, args.endpoint_type.asked())),
+    }
+}
+
+/// The line for one `AzureRedisEvents` payload, from a frame or a text line.
+fn azure_line(
+    args: &DecodeArgs,
+    source: &str,
+    offset: u64,
+    payload: &[u8],
+    frame: Option<FrameRecord>,
+) -> DecodeLine {
+    let event = azure::parse(payload);
+    DecodeLine::AzureEvent {
+        v: SCHEMA_VERSION,
+        source: source.to_string(),
+        offset,
+        payload: Raw::Bytes(payload.to_vec()),
+        frame,
+        clients: args.clients.then(|| clients::azure_verdicts(&event)),
+        event,
+    }
+}
+
+/// Whether the input is bare `AzureRedisEvents` payloads rather than frames: it starts (past
+/// blank space) with the key every payload starts with. No frame starts with a letter.
+fn is_azure_text(input: &[u8]) -> bool {
+    input.trim_ascii_start().starts_with(b"NotificationType|")
+}
+
+/// Bare payloads, one a line, as a client logs them: every line that is not blank is one
+/// payload (whatever it starts with: a damaged one still gets its line), its bytes up to the
+/// line break (a CR before the LF belongs to the break).
+fn decode_azure_text(
+    args: &DecodeArgs,
+    source: &str,
+    input: &[u8],
+    out: &mut dyn Sink,
+) -> anyhow::Result<bool> {
+    let mut start = 0;
+    for line in input.split(|&b| b == b'\n') {
+        let offset = start as u64;
+        start += line.len() + 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        out.record(&Decoded {
+            line: azure_line(args, source, offset, line, None),
+            frame: None,
+            asked: None,
+        })?;
     }
     Ok(true)
 }
@@ -186,18 +269,43 @@ impl Record for Decoded<'_> {
         json::write_value(out, &self.line)
     }
 
-    /// A frame: where it starts, what it is, its bytes, its notes and with `--clients` what each
-    /// client does with it. An error is told on stderr only.
+    /// A frame or an Azure event: where it starts, what it is, its bytes, its notes and with
+    /// `--clients` what each client does with it. An error is told on stderr only.
     fn render(&self, _style: &Style) -> Vec<String> {
-        let DecodeLine::Frame {
-            source,
-            frame: record,
-            clients,
-            ..
-        } = &self.line
-        else {
-            return Vec::new();
-        };
+        match &self.line {
+            DecodeLine::Frame {
+                source,
+                frame: record,
+                clients,
+                ..
+            } => self.render_frame(source, record, clients.is_some()),
+            DecodeLine::AzureEvent {
+                source,
+                offset,
+                payload,
+                frame,
+                event,
+                clients,
+                ..
+            } => {
+                // The bytes shown are the frame's when there was one: what the server sent.
+                let raw = frame
+                    .as_ref()
+                    .map_or_else(|| payload.escaped(), |f| f.raw.escaped());
+                let mut out = text::azure_lines(source, *offset, &raw, event);
+                if let Some(verdicts) = clients {
+                    let lines = clients::verdict_lines(verdicts);
+                    out.extend(lines.into_iter().map(|line| format!("    {line}")));
+                }
+                out
+            }
+            DecodeLine::Error { .. } => Vec::new(),
+        }
+    }
+}
+
+impl Decoded<'_> {
+    fn render_frame(&self, source: &str, record: &FrameRecord, clients: bool) -> Vec<String> {
         let mut out = vec![
             format!(
                 "{source} @{}: {}",
@@ -209,7 +317,7 @@ impl Record for Decoded<'_> {
         if let crate::notification::Classified::Maintenance(n) = &record.parsed {
             out.extend(n.notes.iter().map(|note| format!("    note: {note}")));
         }
-        if let (Some(_), Some(frame)) = (clients, self.frame) {
+        if let (true, Some(frame)) = (clients, self.frame) {
             let lines = clients::lines(frame, self.asked);
             out.extend(lines.into_iter().map(|line| format!("    {line}")));
         }

@@ -502,6 +502,19 @@ fn not_a_watch_line(
             report.frames += 1;
             check(n, &frame, report, each)?;
         }
+        Ok(DecodeLine::AzureEvent {
+            frame,
+            payload,
+            event,
+            ..
+        }) => {
+            report.valid += 1;
+            if let Some(frame) = frame {
+                report.frames += 1;
+                check(n, &frame, report, each)?;
+            }
+            check_azure(n, &payload, &event, report, each)?;
+        }
         Ok(DecodeLine::Error { .. }) => report.valid += 1,
         Err(_) => {
             report.bad_lines += 1;
@@ -543,6 +556,35 @@ fn check(
         each(Event::Differs(n, what))?;
     }
     Ok(fresh)
+}
+
+/// Compares a recorded `AzureRedisEvents` parse with a fresh parse of its payload, as
+/// [`check`] does for a frame.
+fn check_azure(
+    n: usize,
+    payload: &crate::record::Raw,
+    recorded: &crate::azure::AzureEvent,
+    report: &mut ReplayReport,
+    each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let difference = match payload.bytes() {
+        Ok(bytes) => {
+            let fresh = crate::azure::parse(&bytes);
+            (fresh != *recorded).then(|| {
+                format!(
+                    "recorded {:?}, now {:?}",
+                    recorded.describe(),
+                    fresh.describe()
+                )
+            })
+        }
+        Err(why) => Some(format!("the payload's bytes do not read back: {why}")),
+    };
+    if let Some(what) = difference {
+        report.differences += 1;
+        each(Event::Differs(n, what))?;
+    }
+    Ok(())
 }
 
 /// `64 MiB`, `512 KiB`, `100 bytes`.

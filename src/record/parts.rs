@@ -1,7 +1,7 @@
 //! The values the lines are made of: the `decode` line, labels, event rows, tallies and the closed
 //! sets of wire names shared by several line types.
 
-use super::{ClientVerdict, FrameRecord};
+use super::{ClientVerdict, FrameRecord, Raw};
 use serde::{Deserialize, Serialize};
 
 /// Lines written by `decode --json`.
@@ -16,6 +16,22 @@ pub enum DecodeLine {
         source: String,
         frame: FrameRecord,
         /// `decode --clients`: what each known client's parser does with this frame.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clients: Option<Vec<ClientVerdict>>,
+    },
+    /// A message on Azure Cache for Redis's `AzureRedisEvents` channel (a pub/sub frame, or a
+    /// bare payload line given as text), parsed.
+    AzureEvent {
+        v: u32,
+        source: String,
+        /// Offset of the frame, or of the text line, in the decoded input.
+        offset: u64,
+        /// The payload's exact bytes, escaped as a frame's `raw` is.
+        payload: Raw,
+        /// The whole frame the payload came in; `None` for a bare text line.
+        frame: Option<FrameRecord>,
+        event: crate::azure::AzureEvent,
+        /// `decode --clients`: which clients listen to the channel, and what they do.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         clients: Option<Vec<ClientVerdict>>,
     },

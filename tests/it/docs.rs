@@ -9,6 +9,7 @@
 
 use crate::common;
 
+use maintwatch::azure::{AzureEvent, AzureKind};
 use maintwatch::notification::{
     Classified, HostPort, Migrations, Notification, OtherPush, ShardIds, SlotMove, Slots,
     SmigratedForm, Target,
@@ -132,11 +133,13 @@ fn jsonl_doc_names_every_nested_field_and_value() {
         ("slots", fields_of::<Slots>(unknown)),
         ("migrations", fields_of::<Migrations>(unknown)),
         ("migrations.moves", fields_of::<SlotMove>(unknown)),
+        ("event (azure_event)", fields_of::<AzureEvent>(unknown)),
     ];
     let value = r#""no_such_value""#;
     names.push(("labels", variants_of::<Label>(value)));
     names.push(("opt_in", variants_of::<OptInOutcome>(value)));
     names.push(("migrations.form", variants_of::<SmigratedForm>(value)));
+    names.push(("event.kind", variants_of::<AzureKind>(value)));
     names.push((
         "parsed.class",
         variants_of::<Classified>(r#"{"class":"no_such_class"}"#),
