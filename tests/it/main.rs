@@ -8,6 +8,7 @@
 mod common;
 mod pcapgen;
 
+mod azure_decode;
 mod capture_rotation;
 mod certify;
 mod cli_small;
