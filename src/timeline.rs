@@ -22,6 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
+mod azure;
 mod clock;
 mod close;
 pub mod event;
@@ -84,7 +85,7 @@ struct Ctx {
 }
 
 struct Event {
-    kind: Kind,
+    kind: Announced,
     seq: Option<i64>,
     at: Instant,
     row: EventRow,
@@ -99,7 +100,27 @@ struct Event {
 
 impl Event {
     fn name(&self) -> String {
-        crate::notification::event_name(self.kind, self.seq)
+        match self.kind {
+            Announced::Push(k) => crate::notification::event_name(k, self.seq),
+            Announced::Azure(k) => k.wire_name().to_string(),
+        }
+    }
+}
+
+/// What announced an event: a maintenance push, or a message on Azure Cache's channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Announced {
+    Push(Kind),
+    Azure(crate::azure::AzureKind),
+}
+
+impl Announced {
+    /// Whether it opens a window, which later lines are relative to.
+    fn opens(self) -> bool {
+        match self {
+            Announced::Push(k) => k.opens(),
+            Announced::Azure(k) => k.opens_window(),
+        }
     }
 }
 
@@ -129,6 +150,8 @@ pub struct Timeline {
     anchor: Option<usize>,
     /// Recent `(type, seq)` keys and the event each opened, to recognise a re-send.
     keys: kept::RecentKeys<(Kind, i64)>,
+    /// Recent Azure messages (a hash of their bytes) and the event each opened.
+    azure_keys: azure::AzureKeys,
     conns: HashMap<u32, Conn>,
     /// Connections per opt-in outcome and text, in the order they reported it.
     opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
@@ -154,6 +177,7 @@ impl Timeline {
             events: kept::Events::default(),
             anchor: None,
             keys: kept::RecentKeys::default(),
+            azure_keys: azure::AzureKeys::default(),
             conns: HashMap::new(),
             opt_in: HashMap::new(),
             clock: ScenarioClock::default(),
@@ -242,6 +266,7 @@ impl Timeline {
             What::Topology(e) => self.on_topology(step, cx, e),
             What::Refresh(e) => self.on_refresh(step, cx, e),
             What::Frame(e) => self.frame(step, cx, e),
+            What::AzureRefused(e) => step.lines.push(azure::refused(cx, e)),
             What::Malformed(e) => step.lines.push(malformed(cx, e)),
             What::Closed(e) => self.closed(step, cx, e),
             What::Dns(e) => self.dns(step, cx, e),
@@ -448,7 +473,8 @@ impl Timeline {
             if let Some(i) = self.anchor.filter(|&i| self.events.get(i).is_some()) {
                 let since = self.span(self.events[i].at, now);
                 let e = &mut self.events[i];
-                if (e.kind == Kind::Moving || left) && e.row.dns_moved_s.is_none() {
+                if (e.kind == Announced::Push(Kind::Moving) || left) && e.row.dns_moved_s.is_none()
+                {
                     e.row.dns_moved_s = Some(since);
                 }
             }

@@ -20,11 +20,15 @@ pub fn watch_settings(args: &WatchArgs, connect: ConnectOptions) -> anyhow::Resu
     if args.count == Some(0) {
         return Err(usage("--count", "must be at least 1"));
     }
+    let mut engine = engine_settings(args);
+    // As StackExchange.Redis decides (by the host name), unless told otherwise.
+    engine.azure_events =
+        args.azure_events || (!args.no_azure_events && crate::azure::is_azure_host(connect.host()));
     Ok(WatchSettings {
         connect,
         clock,
         speed_given: args.sim_speed.is_some(),
-        engine: engine_settings(args),
+        engine,
         output: output_settings(args),
         service: service_settings(&args.service)?,
     })
@@ -43,6 +47,7 @@ fn engine_settings(args: &WatchArgs) -> EngineSettings {
         handoff_poll: args.handoff_poll,
         connections: args.connections,
         subscribe: args.subscribe.clone(),
+        azure_events: false,
         tracking: args.tracking,
         cluster: if args.cluster {
             ClusterMode::On

@@ -91,6 +91,15 @@ pub struct WatchArgs {
     /// maintenance notifications, as what they are.
     #[arg(long, value_name = "CHANNEL")]
     pub subscribe: Vec<String>,
+    /// Listen to Azure Cache for Redis's maintenance channel, AzureRedisEvents, on the watched
+    /// connection: each message is an event of the timeline, parsed beside its bytes. The
+    /// default when the host is an Azure Cache name (*.redis.cache.windows.net and the sovereign
+    /// clouds'), as StackExchange.Redis decides.
+    #[arg(long, conflicts_with = "no_azure_events")]
+    pub azure_events: bool,
+    /// Do not listen to AzureRedisEvents, even on an Azure Cache host.
+    #[arg(long)]
+    pub no_azure_events: bool,
     /// CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are.
     #[arg(long)]
     pub tracking: bool,

@@ -196,6 +196,8 @@ fn settings(
     let mut settings = WatchSettings::new(config.options_for(&url)?);
     settings.clock = ScenarioClock::new(args.speed)?;
     settings.speed_given = true;
+    // The simulator's host is no Azure Cache name: its Azure scenarios need the channel asked for.
+    settings.engine.azure_events = sim.scenario().is_azure();
     settings.output.capture = args.capture.clone();
     settings.output.color = style.color;
     settings.output.time = style.time;

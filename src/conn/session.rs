@@ -25,6 +25,9 @@ pub enum Event {
     Topology(Vec<ClusterNode>),
     /// A topology reply that names no node: the start of the reply, escaped.
     TopologyUnreadable(String),
+    /// SUBSCRIBE to Azure Cache's `AzureRedisEvents` was answered with an error (an ACL
+    /// without the channel or without `+subscribe`).
+    AzureRefused(String),
 }
 
 /// What a reply still to come answers.
@@ -34,6 +37,8 @@ enum Asked {
     Shards,
     Slots,
     Tracking,
+    /// SUBSCRIBE AzureRedisEvents: answered by its confirmation (a push in RESP3) or an error.
+    Azure,
 }
 
 /// The read and write sides of an established connection, with the queue of what was asked.
@@ -67,6 +72,16 @@ impl Session {
         let mut cmd: Vec<&[u8]> = vec![b"SUBSCRIBE"];
         cmd.extend(channels.iter().map(|c| c.as_bytes()));
         self.send(None, &cmd).await
+    }
+
+    /// SUBSCRIBE to Azure Cache's maintenance channel. Its confirmation is shown as the frame it
+    /// is; a refusal comes back as [`Event::AzureRefused`].
+    pub async fn subscribe_azure(&mut self) -> Result<(), WriteError> {
+        self.send(
+            Some(Asked::Azure),
+            &[b"SUBSCRIBE", crate::azure::CHANNEL.as_bytes()],
+        )
+        .await
     }
 
     /// CLIENT TRACKING ON BCAST: its `+OK` is expected and swallowed, a refusal is shown.
@@ -159,6 +174,12 @@ impl Replies {
     /// Matches a frame with what asked for it; `None` for an answer that is only expected.
     fn answer(&mut self, received: Received) -> Option<Event> {
         let Item::Reply(summary, is_error) = &received.item else {
+            // In RESP3 a SUBSCRIBE is confirmed by a push, in the order of the replies.
+            if matches!(self.asked.front(), Some(Asked::Azure))
+                && received.raw.starts_with(b">3\r\n$9\r\nsubscribe\r\n")
+            {
+                self.asked.pop_front();
+            }
             return Some(Event::Frame(received));
         };
         let is_error = *is_error;
@@ -179,7 +200,8 @@ impl Replies {
                 Some(topology(&received.raw, matches!(asked, Asked::Shards)))
             }
             Some(Asked::Tracking) if !is_error => None,
-            Some(Asked::Tracking) | None => Some(Event::Frame(received)),
+            Some(Asked::Azure) if is_error => Some(Event::AzureRefused(summary.clone())),
+            Some(Asked::Tracking | Asked::Azure) | None => Some(Event::Frame(received)),
         }
     }
 }

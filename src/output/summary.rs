@@ -80,6 +80,15 @@ fn legend(events: &[crate::record::EventRow]) -> Vec<String> {
             .to_string(),
         "(in brackets: how far past the declared window)".to_string(),
     ];
+    if events.iter().any(|e| e.kind.starts_with("NodeMaintenance")) {
+        out.push(
+            "azure: Azure Cache's AzureRedisEvents; window = to its announced start; done =".into(),
+        );
+        out.push(
+            "its Ended, FailoverComplete or ScaleComplete (then: how it ended, or nothing".into(),
+        );
+        out.push("before the watch stopped)".into());
+    }
     if events.iter().any(|e| e.joined_open) {
         out.push(
             "*: came with the opt-in, possibly open before we joined: offsets count from".into(),
@@ -230,7 +239,9 @@ fn events_table(events: &[crate::record::EventRow], width: u16) -> Table {
     for e in events {
         table.add_row(event_row(e));
     }
-    keep(&mut table, &[(0, 17)]);
+    // Azure's names are long single words (FailoverComplete): room for one whole.
+    let azure = events.iter().any(|e| e.kind.starts_with("NodeMaintenance"));
+    keep(&mut table, &[(0, if azure { 20 } else { 17 })]);
     table
 }
 
@@ -246,9 +257,10 @@ fn event_row(e: &crate::record::EventRow) -> Vec<String> {
         (Some(h), None) => short(h).to_string(),
         _ => "-".into(),
     };
-    let name = match e.seq {
-        Some(seq) => format!("{} {seq}", e.kind),
-        None => format!("{} ?", e.kind),
+    let name = match (e.seq, azure_name(e)) {
+        (_, Some(name)) => name,
+        (Some(seq), None) => format!("{} {seq}", e.kind),
+        (None, None) => format!("{} ?", e.kind),
     };
     let name = if e.copies > 0 {
         format!("{name} (x{})", e.copies + 1)
@@ -270,6 +282,19 @@ fn event_row(e: &crate::record::EventRow) -> Vec<String> {
             (None, None) => "-".into(),
         },
     ]
+}
+
+/// An Azure Cache event's row: `azure Starting, then FailoverComplete`; an announcement that
+/// nothing ended before the watch stopped says so. `None` for a notification's row.
+fn azure_name(e: &crate::record::EventRow) -> Option<String> {
+    let kind = e.kind.strip_prefix("NodeMaintenance")?;
+    let ends = ["Ended", "FailoverComplete", "ScaleComplete"].contains(&kind);
+    let outcome = match &e.outcome {
+        Some(o) => format!(", then {}", o.strip_prefix("NodeMaintenance").unwrap_or(o)),
+        None if ends => String::new(),
+        None => ", then nothing".into(),
+    };
+    Some(format!("azure {kind}{outcome}"))
 }
 
 /// Totals per connection.
@@ -377,6 +402,7 @@ mod tests {
             joined_open: true,
             silent_close: false,
             superseded_by: None,
+            outcome: None,
         }
     }
 

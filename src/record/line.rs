@@ -92,6 +92,42 @@ pub struct Push {
     pub sources_ours: Vec<String>,
 }
 
+/// A message on Azure Cache for Redis's `AzureRedisEvents` channel: an event of the timeline
+/// like a notification, its exact bytes in `frame` beside the parse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AzureEvent {
+    pub v: u32,
+    pub t: f64,
+    pub at: String,
+    pub conn: u32,
+    pub rel: Option<Rel>,
+    pub frame: FrameRecord,
+    pub event: crate::azure::AzureEvent,
+    /// Seconds from this line's wall clock to the event's `StartTimeInUTC` (negative: past).
+    #[serde(default)]
+    pub starts_in_s: Option<f64>,
+    /// The same message, first seen on another connection.
+    #[serde(default)]
+    pub copy_of: Option<CopyOf>,
+    /// What the reference client (StackExchange.Redis) does with it, in words.
+    pub reaction: String,
+}
+
+/// SUBSCRIBE to `AzureRedisEvents` was refused: the watch goes on without the channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AzureRefused {
+    pub v: u32,
+    pub t: f64,
+    pub at: String,
+    pub conn: u32,
+    /// The server's error reply, sanitised.
+    pub error: String,
+    /// What to change.
+    pub fix: String,
+}
+
 /// The byte stream could not be framed; the connection is dropped and re-established.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -123,6 +123,10 @@ pub struct EventRow {
     /// so the margin, belong to that one (named here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// An Azure Cache event's outcome: the ending event that followed it (NodeMaintenanceEnded,
+    /// FailoverComplete or ScaleComplete); none while the watch ran, when it stays empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 impl EventRow {
@@ -143,6 +147,7 @@ impl EventRow {
             copies: 0,
             joined_open: false,
             silent_close: false,
+            outcome: None,
             superseded_by: None,
         }
     }

@@ -22,6 +22,10 @@ pub enum WatchLine {
     Handshake(line::Handshake),
     /// A push frame (or an unexpected reply) received.
     Push(line::Push),
+    /// A message on Azure Cache's `AzureRedisEvents` channel, parsed beside its bytes.
+    AzureEvent(line::AzureEvent),
+    /// SUBSCRIBE to `AzureRedisEvents` was refused.
+    AzureRefused(line::AzureRefused),
     /// The byte stream could not be framed; the connection is dropped and re-established.
     Malformed(line::Malformed),
     /// The connection ended.
@@ -112,6 +116,8 @@ impl WatchLine {
             | WatchLine::ConnectFailed(line::ConnectFailed { t, .. })
             | WatchLine::Handshake(line::Handshake { t, .. })
             | WatchLine::Push(line::Push { t, .. })
+            | WatchLine::AzureEvent(line::AzureEvent { t, .. })
+            | WatchLine::AzureRefused(line::AzureRefused { t, .. })
             | WatchLine::Malformed(line::Malformed { t, .. })
             | WatchLine::Closed(line::Closed { t, .. })
             | WatchLine::Dns(line::Dns { t, .. })
@@ -133,6 +139,8 @@ impl WatchLine {
             | WatchLine::ConnectFailed(line::ConnectFailed { v, .. })
             | WatchLine::Handshake(line::Handshake { v, .. })
             | WatchLine::Push(line::Push { v, .. })
+            | WatchLine::AzureEvent(line::AzureEvent { v, .. })
+            | WatchLine::AzureRefused(line::AzureRefused { v, .. })
             | WatchLine::Malformed(line::Malformed { v, .. })
             | WatchLine::Closed(line::Closed { v, .. })
             | WatchLine::Dns(line::Dns { v, .. })
@@ -184,6 +192,8 @@ fn payload(name: &[u8], text: &[u8]) -> Option<serde_json::Result<WatchLine>> {
     use serde_json::from_slice as read;
     Some(match name {
         b"push" => read(text).map(WatchLine::Push),
+        b"azure_event" => read(text).map(WatchLine::AzureEvent),
+        b"azure_refused" => read(text).map(WatchLine::AzureRefused),
         b"ping" => read(text).map(WatchLine::Ping),
         b"start" => read(text).map(WatchLine::Start),
         b"connected" => read(text).map(WatchLine::Connected),
@@ -211,6 +221,8 @@ impl WatchLine {
             | WatchLine::ConnectFailed(line::ConnectFailed { at, .. })
             | WatchLine::Handshake(line::Handshake { at, .. })
             | WatchLine::Push(line::Push { at, .. })
+            | WatchLine::AzureEvent(line::AzureEvent { at, .. })
+            | WatchLine::AzureRefused(line::AzureRefused { at, .. })
             | WatchLine::Malformed(line::Malformed { at, .. })
             | WatchLine::Closed(line::Closed { at, .. })
             | WatchLine::Dns(line::Dns { at, .. })
@@ -231,6 +243,8 @@ impl WatchLine {
             | WatchLine::ConnectFailed(line::ConnectFailed { conn, .. })
             | WatchLine::Handshake(line::Handshake { conn, .. })
             | WatchLine::Push(line::Push { conn, .. })
+            | WatchLine::AzureEvent(line::AzureEvent { conn, .. })
+            | WatchLine::AzureRefused(line::AzureRefused { conn, .. })
             | WatchLine::Malformed(line::Malformed { conn, .. })
             | WatchLine::Closed(line::Closed { conn, .. })
             | WatchLine::Handoff(line::Handoff { conn, .. })

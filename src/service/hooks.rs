@@ -124,6 +124,8 @@ pub fn type_name(line: &WatchLine) -> &'static str {
         WatchLine::ConnectFailed(_) => "connect_failed",
         WatchLine::Handshake(_) => "handshake",
         WatchLine::Push(_) => "push",
+        WatchLine::AzureEvent(_) => "azure_event",
+        WatchLine::AzureRefused(_) => "azure_refused",
         WatchLine::Malformed(_) => "malformed",
         WatchLine::Closed(_) => "closed",
         WatchLine::Dns(_) => "dns",

@@ -629,6 +629,8 @@ impl Sink for MetricsSink {
                 self.connections_changed();
             }
             WatchLine::Push(p) => self.push(p),
+            // Azure Cache's channel: counted and windowed in a later change.
+            WatchLine::AzureEvent(_) | WatchLine::AzureRefused(_) => {}
             WatchLine::Malformed(_) => self.count(&m.malformed),
             WatchLine::Closed(c) => self.closed(c),
             WatchLine::Dns(d) => self.dns(d),

@@ -93,7 +93,10 @@ impl Message {
         if let Some(ms) = start {
             let at = now + Duration::from_secs_f64(*ms as f64 / 1000.0 / speed);
             let utc: chrono::DateTime<chrono::Utc> = at.into();
-            text.push_str(&format!("|StartTimeInUTC|{}", utc.format("%Y-%m-%dT%H:%M:%S")));
+            text.push_str(&format!(
+                "|StartTimeInUTC|{}",
+                utc.format("%Y-%m-%dT%H:%M:%S")
+            ));
         }
         // .NET writes booleans as True and False.
         let replica = if *replica { "True" } else { "False" };
@@ -153,14 +156,18 @@ mod tests {
             "NotificationType|NodeMaintenanceStarting|StartTimeInUTC|2026-12-03T11:33:30|IsReplica|False|IPAddress|127.0.0.2|SSLPort|6380|NonSSLPort|7000"
         );
         let start = Message::parse("NodeMaintenanceStart").unwrap();
-        assert!(!String::from_utf8(start.render(at, 1.0, Ipv4Addr::LOCALHOST, 1))
-            .unwrap()
-            .contains("StartTimeInUTC"));
+        assert!(
+            !String::from_utf8(start.render(at, 1.0, Ipv4Addr::LOCALHOST, 1))
+                .unwrap()
+                .contains("StartTimeInUTC")
+        );
     }
 
     #[test]
     fn unknown_types_and_fields_are_refused_and_raw_is_kept() {
-        assert!(Message::parse("NodeMaintenanceLater").unwrap_err().contains("or 'raw'"));
+        assert!(Message::parse("NodeMaintenanceLater")
+            .unwrap_err()
+            .contains("or 'raw'"));
         assert!(Message::parse("NodeMaintenanceEnded when=3")
             .unwrap_err()
             .contains("found \"when=3\""));

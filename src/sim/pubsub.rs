@@ -14,9 +14,9 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::azure;
 use super::cluster::key_slot;
 use super::escape::escape;
-use super::azure;
 use super::{ConnMsg, Shared, State, What};
 
 /// Channels a connection may subscribe to; the table of channels to publish on has the same
@@ -117,7 +117,12 @@ pub(super) fn end_moved(shared: &Shared) {
 
 /// An `azure` step: the message, rendered now, to every connection of the targets subscribed to
 /// `AzureRedisEvents`, narrated before it goes out.
-pub(super) fn publish_azure(shared: &Shared, line: usize, targets: &[Ipv4Addr], m: &azure::Message) {
+pub(super) fn publish_azure(
+    shared: &Shared,
+    line: usize,
+    targets: &[Ipv4Addr],
+    m: &azure::Message,
+) {
     let st = shared.lock();
     let now = SystemTime::now();
     for proxy in targets {

@@ -2,7 +2,7 @@
 //! announced, by how much it overshot its window, and what a client following the dry-run
 //! would have done.
 
-use super::{event, secs, secs_f, CloseCause, Ctx, DryRun, Step, Timeline};
+use super::{event, secs, secs_f, Announced, CloseCause, Ctx, DryRun, Step, Timeline};
 use crate::notification::Kind;
 use crate::record::{line, ClosedBy, DryRunOutcome, WatchLine, SCHEMA_VERSION};
 use std::time::Instant;
@@ -29,6 +29,8 @@ impl Timeline {
     /// A connection's end: announced when it follows the MOVING this connection was told about.
     pub(super) fn closed(&mut self, step: &mut Step, cx: Ctx, e: event::Closed) {
         let (now, conn_id, cause) = (cx.now, cx.conn, e.cause);
+        // No MOVING told this connection of the close, but an Azure Cache warning may have.
+        let azure = self.azure_open();
         let c = self.conns.entry(conn_id).or_default();
         if std::mem::take(&mut c.scenario_end) && cause != CloseCause::Watch {
             // The end of a simulated scenario: no window, no incident, not counted as a close.
@@ -36,7 +38,11 @@ impl Timeline {
             step.lines.push(scenario_end(cx, e));
             return;
         }
-        let moving = c.moving.take().filter(|&i| self.events.get(i).is_some());
+        let moving = c
+            .moving
+            .take()
+            .or(azure)
+            .filter(|&i| self.events.get(i).is_some());
         if cause != CloseCause::Watch {
             c.totals_closes += 1;
         }
@@ -77,9 +83,20 @@ impl Timeline {
             joined_open,
             retry_in_s: e.retry_in.map(secs),
         }));
-        if let Some(i) = moving {
+        // The dry-run is a MOVING's: an Azure warning has no handoff to set against the close.
+        if let Some(i) = moving.filter(|&i| matches!(self.events[i].kind, Announced::Push(_))) {
             self.verdict(step, cx.t, cx.at, i);
         }
+    }
+
+    /// The open Azure Cache window (a Starting or Start that nothing ended): it announces any
+    /// close that comes while it is open.
+    fn azure_open(&self) -> Option<usize> {
+        let i = self.anchor?;
+        let e = self.events.get(i)?;
+        (matches!(e.kind, Announced::Azure(k) if k.opens_window())
+            && e.row.closed_by_notification_s.is_none())
+        .then_some(i)
     }
 
     /// An unannounced close while a MIGRATING (or another opening event that is not a MOVING)
@@ -88,7 +105,7 @@ impl Timeline {
         let Some(i) = self.anchor else { return };
         let since = self.span(self.events[i].at, now);
         let e = &mut self.events[i];
-        if e.kind != Kind::Moving && e.row.socket_closed_s.is_none() {
+        if e.kind != Announced::Push(Kind::Moving) && e.row.socket_closed_s.is_none() {
             e.row.socket_closed_s = Some(since);
             e.row.silent_close = true;
         }

@@ -35,6 +35,8 @@ pub enum What {
     ConnectFailed(ConnectFailed),
     Handshake(Handshake),
     Frame(Frame),
+    /// SUBSCRIBE to `AzureRedisEvents` was answered with an error.
+    AzureRefused(AzureRefused),
     Malformed(Malformed),
     Closed(Closed),
     Dns(Dns),
@@ -80,6 +82,12 @@ pub struct Frame {
     pub record: FrameRecord,
     /// Read together with the opt-in's reply.
     pub early: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct AzureRefused {
+    /// The server's error reply.
+    pub error: String,
 }
 
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! window it opens or closes (and so what its offset is relative to), and what it asks the
 //! watch to do next (a dry-run, a DNS check, a topology refresh).
 
-use super::{event, Action, Ctx, Event, Step, Timeline};
+use super::{event, Action, Announced, Ctx, Event, Step, Timeline};
 use crate::notification::{Classified, Kind, Migrations, Notification};
 use crate::record::{line, CopyOf, EventRow, Label, Rel, WatchLine, SCHEMA_VERSION};
 
@@ -31,6 +31,9 @@ impl Seen {
 
 impl Timeline {
     pub(super) fn frame(&mut self, step: &mut Step, cx: Ctx, e: event::Frame) {
+        if let Some(payload) = super::azure::payload(&e.record) {
+            return self.azure(step, cx, e.record, &payload);
+        }
         let mut rel = self.rel_for(cx.conn, cx.now);
         let mut labels = Vec::new();
         let mut copy_of = None;
@@ -111,9 +114,9 @@ impl Timeline {
             rel = self.rel_to(event, cx.now);
         }
         if let Some(opened) = kind.closes() {
-            let open = self
-                .events
-                .rposition(|e| e.kind == opened && e.row.closed_by_notification_s.is_none());
+            let open = self.events.rposition(|e| {
+                e.kind == Announced::Push(opened) && e.row.closed_by_notification_s.is_none()
+            });
             if let Some(o) = open {
                 let s = self.span(self.events[o].at, cx.now);
                 self.events[o].row.closed_by_notification_s = Some(s);
@@ -189,7 +192,7 @@ impl Timeline {
         let (now, t, conn_id) = (cx.now, cx.t, cx.conn);
         let i = self.events.len();
         self.events.push(Event {
-            kind: n.kind,
+            kind: Announced::Push(n.kind),
             seq: n.seq,
             at: now,
             row: EventRow {

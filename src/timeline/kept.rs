@@ -57,6 +57,11 @@ impl<E> Events<E> {
         self.kept.iter()
     }
 
+    /// The kept events, oldest first, to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut E> {
+        self.kept.iter_mut()
+    }
+
     /// The index of the last kept event matching `f`.
     pub fn rposition(&self, f: impl FnMut(&E) -> bool) -> Option<usize> {
         self.kept.iter().rposition(f).map(|j| j + self.first)

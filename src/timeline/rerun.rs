@@ -138,6 +138,13 @@ impl Rerun {
                     .iter()
                     .any(|l| matches!(l, Label::CatchUp | Label::WithOptIn)),
             }),
+            WatchLine::AzureEvent(l) => What::Frame(event::Frame {
+                record: l.frame.clone(),
+                early: false,
+            }),
+            WatchLine::AzureRefused(l) => What::AzureRefused(event::AzureRefused {
+                error: l.error.clone(),
+            }),
             WatchLine::Malformed(l) => What::Malformed(event::Malformed {
                 offset: l.offset,
                 error: l.error.clone(),

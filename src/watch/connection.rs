@@ -550,6 +550,11 @@ impl Task {
                 failures.push(("SUBSCRIBE", e));
             }
         }
+        if settings.engine.azure_events {
+            if let Err(e) = session.subscribe_azure().await {
+                failures.push(("SUBSCRIBE", e));
+            }
+        }
         if settings.engine.tracking {
             if let Err(e) = session.track().await {
                 failures.push(("CLIENT", e));
@@ -646,6 +651,9 @@ impl Task {
                     wall: SystemTime::now(),
                     nodes,
                 });
+            }
+            Event::AzureRefused(error) => {
+                self.observe(What::AzureRefused(event::AzureRefused { error }))
             }
             Event::TopologyUnreadable(start) => {
                 self.observe(What::ConnectFailed(event::ConnectFailed {

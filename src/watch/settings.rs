@@ -46,6 +46,9 @@ pub struct EngineSettings {
     pub connections: u32,
     /// Channels to SUBSCRIBE to on each connection, to see pub/sub beside maintenance pushes.
     pub subscribe: Vec<String>,
+    /// SUBSCRIBE to Azure Cache's `AzureRedisEvents` on each connection (`--azure-events`, or
+    /// an Azure Cache host name).
+    pub azure_events: bool,
     /// CLIENT TRACKING ON BCAST on each connection, to see invalidations.
     pub tracking: bool,
     /// Watch every node of an OSS cluster.
@@ -71,6 +74,7 @@ impl Default for EngineSettings {
             handoff_poll: defaults::HANDOFF_POLL,
             connections: defaults::CONNECTIONS,
             subscribe: Vec::new(),
+            azure_events: false,
             tracking: false,
             cluster: ClusterMode::Auto,
             masters_only: false,

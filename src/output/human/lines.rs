@@ -39,6 +39,18 @@ pub(super) fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
         WatchLine::ConnectFailed(line::ConnectFailed { .. }) => line_connect_failed(line, style),
         WatchLine::Handshake(line::Handshake { .. }) => line_handshake(line, style),
         WatchLine::Push(line::Push { .. }) => line_push(line, style),
+        WatchLine::AzureEvent(l) => line_azure(l, style),
+        WatchLine::AzureRefused(l) => vec![
+            format!(
+                "{} {}",
+                head(style, &l.at, Some(l.conn)),
+                style.paint(
+                    Role::Error,
+                    &format!("SUBSCRIBE {} refused: {}", crate::azure::CHANNEL, l.error)
+                )
+            ),
+            format!("      {}", l.fix),
+        ],
         WatchLine::Malformed(line::Malformed { .. }) => line_malformed(line, style),
         WatchLine::Closed(line::Closed { .. }) => line_closed(line, style),
         WatchLine::Dns(line::Dns { .. }) => line_dns(line, style),
@@ -327,6 +339,53 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// An Azure Cache event: what it says and when it starts, its bytes, and what the reference
+/// client does with it.
+fn line_azure(l: &line::AzureEvent, style: &Style) -> Vec<String> {
+    let mut first = head(style, &l.at, Some(l.conn));
+    first.push(' ');
+    if let Some(copy) = &l.copy_of {
+        first.push_str(&style.paint(
+            Role::Dim,
+            &format!(
+                "  also from [{}], {:.1} ms after [{}]",
+                l.conn, copy.after_ms, copy.conn
+            ),
+        ));
+        return vec![first];
+    }
+    if let Some(to) = l.rel.as_ref().map(|r| r.to.as_str()) {
+        let own = l.event.kind.map(|k| k.wire_name()) == Some(to);
+        first.push_str(&rel(&l.rel, own.then_some(to)));
+    }
+    let role = match l.event.kind {
+        Some(k) if k.opens_window() => Role::Opening,
+        Some(k) if k.closes_window() => Role::Closing,
+        _ => Role::Plain,
+    };
+    first.push_str(&style.paint(role, &format!("azure {}", l.event.describe())));
+    if let Some(s) = l.starts_in_s {
+        first.push_str(&if s >= 0.0 {
+            format!(" (starts in {s:.1} s)")
+        } else {
+            format!(" (started {:.1} s ago)", -s)
+        });
+    }
+    let mut bytes = String::from("      ");
+    style.paint_with(&mut bytes, Role::Dim, |out| l.frame.raw.escape_into(out));
+    let mut out = vec![first, bytes];
+    out.push(format!("      StackExchange.Redis: {}", l.reaction));
+    if let Some(why) = &l.event.reference_ignores {
+        out.push(format!(
+            "      note: StackExchange.Redis would not read it so: {why}"
+        ));
+    }
+    for note in &l.event.notes {
+        out.push(format!("      note: {note}"));
+    }
+    out
 }
 
 fn line_malformed(line: &WatchLine, style: &Style) -> Vec<String> {

@@ -161,7 +161,11 @@ impl Conn {
                 .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
                 .unwrap_or_default();
             let cluster = self.shared.scenario.is_cluster();
-            if !owned_with_upstream(name.as_bytes(), sub.as_bytes(), (cluster, self.shared.azure)) {
+            if !owned_with_upstream(
+                name.as_bytes(),
+                sub.as_bytes(),
+                (cluster, self.shared.azure),
+            ) {
                 if !self.authed {
                     error(&mut batch.out, "NOAUTH Authentication required.");
                 } else {

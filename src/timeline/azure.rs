@@ -1,0 +1,188 @@
+//! Azure Cache for Redis's `AzureRedisEvents` messages as events of the timeline.
+//!
+//! Azure Cache announces a maintenance with pub/sub messages rather than push notifications
+//! (docs/protocol.md section 9), so a message on that channel is read here as an event like a
+//! notification: it gets a summary row, NodeMaintenanceStarting (or Start, when no Starting is
+//! open) becomes what later lines are relative to, so the socket's close reads "+21.3 s after
+//! NodeMaintenanceStarting", and Ended, FailoverComplete or ScaleComplete is the outcome of the
+//! rows before it. The same message reaching several connections (every connection subscribes)
+//! is one event, its copies counted on its row, as for a notification's.
+
+use super::{event, kept, secs_f, Announced, Ctx, Event, Step, Timeline};
+use crate::azure::{self, AzureKind};
+use crate::notification::Classified;
+use crate::record::{line, CopyOf, EventRow, FrameRecord, WatchLine, SCHEMA_VERSION};
+use std::hash::{Hash, Hasher};
+use std::time::UNIX_EPOCH;
+
+/// The payload of a pub/sub message on `AzureRedisEvents`, if the record is one. Only a push or
+/// reply whose first element is `message` is looked at again: every other frame of a flood is
+/// passed over on its classification.
+pub(super) fn payload(record: &FrameRecord) -> Option<Vec<u8>> {
+    let is_message = match &record.parsed {
+        Classified::OtherPush(o) => o.name.as_deref() == Some("message"),
+        Classified::NotPush => true,
+        Classified::Maintenance(_) => false,
+    };
+    if !is_message || record.len > 64 * 1024 {
+        return None;
+    }
+    let raw = record.raw.bytes().ok()?;
+    match crate::resp::Scanner::default().scan(&raw) {
+        Ok(crate::resp::Scan::Frame(frame, _)) => {
+            azure::message_payload(&frame).map(<[u8]>::to_vec)
+        }
+        _ => None,
+    }
+}
+
+/// The line for a refused SUBSCRIBE, with what to change.
+pub(super) fn refused(cx: Ctx, e: event::AzureRefused) -> WatchLine {
+    WatchLine::AzureRefused(line::AzureRefused {
+        v: SCHEMA_VERSION,
+        t: cx.t,
+        at: cx.at,
+        conn: cx.conn,
+        error: crate::escape::sanitize(&e.error).into_owned(),
+        fix: format!(
+            "allow the channel for this user (ACL SETUSER <user> +subscribe &{}), or pass \
+             --no-azure-events; the watch of push notifications goes on",
+            azure::CHANNEL
+        ),
+    })
+}
+
+/// A stable key for a message's bytes, to know a copy on another connection.
+fn key_of(payload: &[u8]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    payload.hash(&mut h);
+    h.finish()
+}
+
+impl Timeline {
+    /// A message on `AzureRedisEvents`: its line, and (the first time it is seen) its event.
+    pub(super) fn azure(&mut self, step: &mut Step, cx: Ctx, record: FrameRecord, payload: &[u8]) {
+        let parsed = azure::parse(payload);
+        let key = key_of(payload);
+        let mut copy_of = None;
+        let mut rel = self.rel_for(cx.conn, cx.now);
+        if self.azure_keys.insert(key) {
+            if let Some(kind) = parsed.kind {
+                step.notifications += 1;
+                let i = self.azure_event(&cx, kind, &parsed);
+                self.azure_keys.set_event(key, i);
+                if let Some(r) = self.azure_window(&cx, kind, i) {
+                    rel = Some(r);
+                }
+            }
+        } else if let Some(first) = self
+            .azure_keys
+            .event(&key)
+            .and_then(|i| self.events.get_mut(i))
+        {
+            first.row.copies += 1;
+            if first.conn != cx.conn {
+                copy_of = Some(CopyOf {
+                    conn: first.conn,
+                    after_ms: (cx.now.saturating_duration_since(first.at).as_secs_f64() * 1e6)
+                        .round()
+                        / 1e3,
+                });
+            }
+        }
+        if let Some(c) = self.conns.get_mut(&cx.conn) {
+            c.totals_notifications += 1;
+        }
+        let starts_in_s = parsed.start_unix_ms.map(|ms| self.starts_in(ms));
+        step.lines.push(WatchLine::AzureEvent(line::AzureEvent {
+            v: SCHEMA_VERSION,
+            t: cx.t,
+            at: cx.at,
+            conn: cx.conn,
+            rel,
+            frame: record,
+            reaction: parsed.reference_reaction(),
+            event: parsed,
+            starts_in_s,
+            copy_of,
+        }));
+    }
+
+    /// Seconds from the time shown (to the microsecond, as the line's `at` is written, so a
+    /// replay computes the same) to a start time in Unix milliseconds.
+    fn starts_in(&self, start_ms: i64) -> f64 {
+        let now_us = self
+            .shown
+            .1
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64);
+        secs_f((start_ms * 1000 - now_us) as f64 / 1e6)
+    }
+
+    /// A new Azure event's summary row. Its window is the time to its announced start.
+    fn azure_event(&mut self, cx: &Ctx, kind: AzureKind, e: &azure::AzureEvent) -> usize {
+        let i = self.events.len();
+        // In scenario seconds, as every offset after an event is.
+        let window_s = e.start_unix_ms.map(|ms| {
+            let real = std::time::Duration::from_secs_f64(self.starts_in(ms).max(0.0));
+            self.clock.scenario_secs(real).round() as i64
+        });
+        self.events.push(Event {
+            kind: Announced::Azure(kind),
+            seq: None,
+            at: cx.now,
+            row: EventRow {
+                window_s,
+                ..EventRow::new(kind.wire_name(), None, cx.t)
+            },
+            moved_s: None,
+            stale: false,
+            unresolved: false,
+            verdict_done: false,
+            conn: cx.conn,
+        });
+        i
+    }
+
+    /// Starting opens the window; Start does too unless a Starting is open (the close then
+    /// stays timed from the first warning); an ending event is the outcome of every Azure row
+    /// still without one, and closes the open window.
+    fn azure_window(&mut self, cx: &Ctx, kind: AzureKind, i: usize) -> Option<crate::record::Rel> {
+        let open = self.events.rposition(|e| {
+            matches!(e.kind, Announced::Azure(k) if k.opens_window())
+                && e.row.closed_by_notification_s.is_none()
+        });
+        if kind.opens_window() && (kind == AzureKind::Starting || open.is_none()) {
+            self.anchor = Some(i);
+            return self.rel_to(Some(i), cx.now);
+        }
+        if !kind.closes_window() {
+            return None;
+        }
+        for e in self.events.iter_mut() {
+            if matches!(e.kind, Announced::Azure(k) if !k.closes_window())
+                && e.row.outcome.is_none()
+            {
+                e.row.outcome = Some(kind.wire_name().to_string());
+            }
+        }
+        open?;
+        // Every warning still open ends here; the lines stay relative to the first of them.
+        let now = cx.now;
+        let span = |at| secs_f(self.clock.scenario_secs(now.saturating_duration_since(at)));
+        let mut first = None;
+        for (j, e) in self.events.iter_mut().enumerate() {
+            if matches!(e.kind, Announced::Azure(k) if k.opens_window())
+                && e.row.closed_by_notification_s.is_none()
+            {
+                e.row.closed_by_notification_s = Some(span(e.at));
+                first = first.or(Some(j));
+            }
+        }
+        let first = first.map(|j| self.events.len() - self.events.iter().count() + j);
+        self.rel_to(first.or(self.anchor), cx.now)
+    }
+}
+
+/// The bound on messages remembered to recognise a copy.
+pub(super) type AzureKeys = kept::RecentKeys<u64>;
