@@ -158,7 +158,14 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     // In scenario seconds, like every offset on the screen, when a simulator set the speed.
     let t = scenario_s.unwrap_or(*t);
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
-    out.extend(opt_in.iter().map(opt_in_line));
+    // The server's refusal text can be long: wrapped between words, continued 2 spaces in.
+    for tally in opt_in {
+        out.extend(crate::output::human::wrap_with(
+            &opt_in_line(tally),
+            width,
+            "  ",
+        ));
+    }
     let width = u16::try_from(width).unwrap_or(u16::MAX);
     let mut events_at = (!events.is_empty()).then(|| events_table(events, width));
     let mut totals_at = (!conns.is_empty()).then(|| totals_table(conns, width));

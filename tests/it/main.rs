@@ -9,6 +9,7 @@ mod common;
 mod pcapgen;
 
 mod azure_decode;
+mod azure_watch;
 mod capture_rotation;
 mod certify;
 mod cli_small;

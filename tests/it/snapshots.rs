@@ -296,6 +296,87 @@ fn demo_timeline_shard_migration() {
     insta::assert_snapshot!("demo_shard_migration", stable_demo(&out));
 }
 
+/// `maintwatch demo` on Azure Cache's failover at 80 columns: each AzureRedisEvents message beside
+/// its bytes and the reference client's reaction, the close timed after NodeMaintenanceStarting,
+/// and the summary's rows with their outcome. Normalised as [`stable_demo`] says (the start
+/// times are to the second, so at `--speed 10` the windows vary too: their digits are masked).
+#[test]
+fn demo_timeline_azure_failover_at_80_columns() {
+    let out = common::maintwatch(&[
+        "demo",
+        "--scenario",
+        "azure-failover",
+        "--speed",
+        "10",
+        "--color",
+        "never",
+    ])
+    .env("COLUMNS", "80")
+    .env_remove("LINES")
+    .env_remove("CLICOLOR_FORCE")
+    .output()
+    .expect("running maintwatch");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 80 || line.starts_with("      >"),
+            "wider than 80: {line:?}"
+        );
+    }
+    let stable = mask_azure(&stable_demo(&text), &text);
+    assert!(
+        stable.contains("after NodeMaintenanceStarting: closed by the server"),
+        "{stable}"
+    );
+    insta::assert_snapshot!("demo_azure_failover", stable);
+}
+
+/// What else varies in an Azure scenario's demo: the simulator's port inside the messages
+/// (`NonSSLPort`), their start times, and the windows computed from those (to the second, so
+/// at a high speed they vary by several scenario seconds).
+fn mask_azure(stable: &str, raw: &str) -> String {
+    let port = raw
+        .lines()
+        .find_map(|l| l.strip_prefix("  simulator: "))
+        .and_then(|l| l.rsplit(':').next())
+        .expect("the simulator's port")
+        .to_string();
+    // A run of digits becomes one N: how many digits a varying figure has varies too.
+    let digits = |l: &str| {
+        let mut out = String::new();
+        for c in l.chars() {
+            if !c.is_ascii_digit() {
+                out.push(c);
+            } else if !out.ends_with('N') {
+                out.push('N');
+            }
+        }
+        out
+    };
+    stable
+        .lines()
+        .map(|l| {
+            let l = l
+                .replace(&format!("/{port}"), "/PORT")
+                .replace(&format!("|{port}"), "|PORT");
+            let timed = l.contains("StartTimeInUTC|")
+                || l.contains(" starts 20")
+                || l.contains("closed by the server, window");
+            if timed || l.starts_with("│ azure") {
+                digits(&l)
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The demo's output with what differs between runs of the same scenario taken out:
 ///
 /// - wall-clock times, the simulator's port and its DNS server's port (picked by the OS), and the
