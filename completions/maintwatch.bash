@@ -110,7 +110,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenarios)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
                     return 0
                     ;;
                 --junit)
@@ -212,7 +212,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
                     return 0
                     ;;
                 --scenario-file)
@@ -666,7 +666,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
                     return 0
                     ;;
                 --scenario-file)
@@ -717,7 +717,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --report --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --otlp --otlp-interval --exec --exec-on --exec-timeout"
+            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --report --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --azure-events --no-azure-events --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --otlp --otlp-interval --exec --exec-on --exec-timeout"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

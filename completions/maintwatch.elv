@@ -85,6 +85,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --json 'One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md)'
             cand --append 'With --capture: add to an existing file instead of refusing it'
             cand --force 'With --capture: empty an existing file instead of refusing it'
+            cand --azure-events 'Listen to Azure Cache for Redis''s maintenance channel, AzureRedisEvents, on the watched connection: each message is an event of the timeline, parsed beside its bytes. The default when the host is an Azure Cache name (*.redis.cache.windows.net and the sovereign clouds''), as StackExchange.Redis decides'
+            cand --no-azure-events 'Do not listen to AzureRedisEvents, even on an Azure Cache host'
             cand --tracking 'CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are'
             cand --cluster 'Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the default when HELLO reports mode `cluster`'
             cand --no-cluster 'Watch only the endpoint given, even when HELLO reports mode `cluster`'

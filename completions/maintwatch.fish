@@ -92,6 +92,8 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l require 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l json -d 'One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l append -d 'With --capture: add to an existing file instead of refusing it'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l force -d 'With --capture: empty an existing file instead of refusing it'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l azure-events -d 'Listen to Azure Cache for Redis\'s maintenance channel, AzureRedisEvents, on the watched connection: each message is an event of the timeline, parsed beside its bytes. The default when the host is an Azure Cache name (*.redis.cache.windows.net and the sovereign clouds\'), as StackExchange.Redis decides'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-azure-events -d 'Do not listen to AzureRedisEvents, even on an Azure Cache host'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l tracking -d 'CLIENT TRACKING ON BCAST on each connection: invalidations are shown as what they are'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l cluster -d 'Watch every node of an OSS cluster (found with CLUSTER SHARDS, else CLUSTER SLOTS); the default when HELLO reports mode `cluster`'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l no-cluster -d 'Watch only the endpoint given, even when HELLO reports mode `cluster`'
@@ -190,7 +192,10 @@ no-closing-notification\t''
 optin-lost\t''
 ipv6-target\t''
 cascading-smigrated\t''
-explicit-target\t''"
+explicit-target\t''
+azure-failover\t''
+azure-replica\t''
+azure-scale\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client\'s timeouts do' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l port -d 'Port shared by every proxy (0 picks a free one)' -r
@@ -220,7 +225,10 @@ no-closing-notification\t''
 optin-lost\t''
 ipv6-target\t''
 cascading-smigrated\t''
-explicit-target\t''"
+explicit-target\t''
+azure-failover\t''
+azure-replica\t''
+azure-scale\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
@@ -263,7 +271,10 @@ no-closing-notification\t''
 optin-lost\t''
 ipv6-target\t''
 cascading-smigrated\t''
-explicit-target\t''"
+explicit-target\t''
+azure-failover\t''
+azure-replica\t''
+azure-scale\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l junit -d 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l grade-json -d 'Write every scenario\'s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l report -d 'Write one self-contained HTML page to FILE with a section per scenario: its verdict, its timeline drawn, and its grade (docs/report.md)' -r -F

@@ -302,7 +302,7 @@ fn demo_timeline_shard_migration() {
 /// times are to the second, so at `--speed 10` the windows vary too: their digits are masked).
 #[test]
 fn demo_timeline_azure_failover_at_80_columns() {
-    let out = common::maintwatch(&[
+    let out = common::maintwatch([
         "demo",
         "--scenario",
         "azure-failover",
