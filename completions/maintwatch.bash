@@ -243,7 +243,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__doctor)
-            opts="-h -p -u -a -n --json --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
+            opts="-h -p -u -a -n --json --azure-events --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -157,6 +157,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --connect-timeout 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)'
             cand --dns-server 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system''s; the DNS watch uses it too'
             cand --json 'One JSON object (fields: type, v, endpoint, address, tls, exit_code, server, clients, errorstats, caveats)'
+            cand --azure-events 'Also check Azure Cache for Redis''s maintenance channel: may this user SUBSCRIBE to AzureRedisEvents, and which clients listen to it. The default on an Azure Cache host name'
             cand --askpass 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
             cand --tls 'Connect with TLS (implied by rediss://)'
             cand --insecure 'Do not verify the server''s certificate or name (prints a warning)'

@@ -166,6 +166,7 @@ server-default\t'Send a bare `ON`: the server picks'"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l connect-timeout -d 'One deadline for the TCP connect, TLS and the whole handshake (HELLO, AUTH, SELECT, the opt-in) together, per address; resolving the host gets the same again (seconds, or 500ms / 2s)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l dns-server -d 'Resolve the host through this nameserver (IP[:PORT], port 53 by default) instead of the system\'s; the DNS watch uses it too' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l json -d 'One JSON object (fields: type, v, endpoint, address, tls, exit_code, server, clients, errorstats, caveats)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l azure-events -d 'Also check Azure Cache for Redis\'s maintenance channel: may this user SUBSCRIBE to AzureRedisEvents, and which clients listen to it. The default on an Azure Cache host name'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l askpass -d 'Read the password from the terminal without echo (as redis-cli); when standard input is not a terminal, its first line. Wins over -a and REDISCLI_AUTH'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'

@@ -47,6 +47,10 @@ pub struct DoctorArgs {
     /// errorstats, caveats).
     #[arg(long)]
     pub json: bool,
+    /// Also check Azure Cache for Redis's maintenance channel: may this user SUBSCRIBE to
+    /// AzureRedisEvents, and which clients listen to it. The default on an Azure Cache host name.
+    #[arg(long)]
+    pub azure_events: bool,
 
     #[command(flatten)]
     pub connect: ConnectArgs,

@@ -44,8 +44,26 @@ pub struct Diagnosis {
     server: Server,
     clients: Vec<ClientRow>,
     errorstats: Errorstats,
+    /// Azure Cache's maintenance channel, on an Azure Cache host or with `--azure-events`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    azure: Option<AzureCheck>,
     caveats: Vec<String>,
 }
+
+/// What `doctor` says of Azure Cache for Redis's `AzureRedisEvents` channel.
+#[derive(Serialize)]
+struct AzureCheck {
+    /// SUBSCRIBE to the channel: `allowed`, `refused` or `not_checked`.
+    subscribe: &'static str,
+    detail: Option<String>,
+    /// The clients that listen to it by default.
+    listening: Vec<String>,
+    note: &'static str,
+}
+
+/// Said on every Azure check: the two Azure services announce maintenance differently.
+const AZURE_NOTE: &str = "Azure Cache for Redis announces maintenance on AzureRedisEvents; Azure \
+    Managed Redis uses the push notifications instead (the opt-in above)";
 
 #[derive(Serialize)]
 struct Server {
@@ -131,14 +149,16 @@ pub async fn run_with(
     }
     let dns = setup.resolver()?;
     let opts = setup.options.remove(0);
-    let diagnosis = diagnose(&opts, dns.as_deref()).await;
-    crate::output::sink::one(out, args.json, &diagnosis, &diagnosis)?;
+    let azure = args.azure_events || crate::azure::is_azure_host(opts.host());
+    let diagnosis = diagnose(&opts, dns.as_deref(), azure).await;
+    let text = Wrapped(&diagnosis, terminal::stdout_width());
+    crate::output::sink::one(out, args.json, &diagnosis, &text)?;
     out.flush()?;
     Ok(diagnosis.exit_code)
 }
 
 /// Asks the server everything `doctor` shows, and puts the clients' facts beside it.
-pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Diagnosis {
+pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>, azure: bool) -> Diagnosis {
     let mut stats = open_stats(opts, dns).await;
     let before = match &mut stats {
         Ok(s) => s.read().await,
@@ -148,6 +168,12 @@ pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Diagn
     let after = match &mut stats {
         Ok(s) => s.read().await,
         Err(e) => Err(e.clone()),
+    };
+    // Last on that connection: a granted SUBSCRIBE leaves it subscribed.
+    let azure = match (azure, &mut stats) {
+        (false, _) => None,
+        (true, Ok(s)) => Some(azure_check(s.may_subscribe(crate::azure::CHANNEL).await)),
+        (true, Err(e)) => Some(azure_check(Err(format!("not checked: {e}")))),
     };
     let errorstats = match (before, after) {
         (Ok(before), Ok(after)) => Errorstats {
@@ -193,7 +219,28 @@ pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Diagn
         server,
         clients,
         errorstats,
+        azure,
         caveats,
+    }
+}
+
+fn azure_check(subscribed: Result<(), String>) -> AzureCheck {
+    let (subscribe, detail) = match subscribed {
+        Ok(()) => ("allowed", None),
+        Err(e) if e.starts_with("not checked") => ("not_checked", Some(e)),
+        Err(e) => (
+            "refused",
+            Some(format!(
+                "{e}; allow it with ACL SETUSER <user> +subscribe &{}",
+                crate::azure::CHANNEL
+            )),
+        ),
+    };
+    AzureCheck {
+        subscribe,
+        detail,
+        listening: vec!["StackExchange.Redis, from 2.2.79, on Azure Cache host names".into()],
+        note: AZURE_NOTE,
     }
 }
 
@@ -388,10 +435,48 @@ impl fmt::Display for Diagnosis {
                 counters(&self.errorstats.delta)
             )?,
         }
+        if let Some(a) = &self.azure {
+            let detail = a
+                .detail
+                .as_deref()
+                .map(|d| format!(" ({})", s(d)))
+                .unwrap_or_default();
+            writeln!(
+                f,
+                "azure: SUBSCRIBE {} {}{detail}",
+                crate::azure::CHANNEL,
+                a.subscribe.replace('_', " ")
+            )?;
+            writeln!(f, "  listens by default: {}", a.listening.join("; "))?;
+            writeln!(f, "  note: {}", a.note)?;
+        }
         for c in &self.caveats {
             writeln!(f, "caveat: {c}")?;
         }
         write!(f, "exit code {}", self.exit_code)
+    }
+}
+
+/// The diagnosis at the terminal's width: each line wrapped between words, continued 2 spaces
+/// deeper than its own indent (a caveat quotes long facts).
+struct Wrapped<'a>(&'a Diagnosis, usize);
+
+impl fmt::Display for Wrapped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0.to_string();
+        let mut first = true;
+        for line in text.lines() {
+            let indent = line.len() - line.trim_start().len();
+            let more = " ".repeat(indent + 2);
+            for part in crate::output::human::wrap_with(line, self.1, &more) {
+                if !first {
+                    writeln!(f)?;
+                }
+                first = false;
+                write!(f, "{part}")?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -623,6 +623,32 @@ impl ErrorStats {
         let raw = &reply.raw[..reply.raw.len().min(ERRORSTATS_LIMIT)];
         Ok(parse_errorstats(&String::from_utf8_lossy(raw)))
     }
+
+    /// Whether this user may SUBSCRIBE to `channel`: its confirmation, or the server's error
+    /// text (an ACL without `+subscribe` or without the channel). Leaves the connection
+    /// subscribed: ask it last.
+    pub async fn may_subscribe(&mut self, channel: &str) -> Result<(), String> {
+        self.conn
+            .send(&["SUBSCRIBE", channel])
+            .await
+            .map_err(|e| e.to_string())?;
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), self.conn.next()).await {
+                // In RESP3 the confirmation is a push; other pushes are not the answer.
+                Ok(Ok(Some(r))) if r.is_push() => {
+                    if r.raw.starts_with(b">3\r\n$9\r\nsubscribe\r\n") {
+                        return Ok(());
+                    }
+                }
+                Ok(Ok(Some(r))) => {
+                    return r.error_text().map_or(Ok(()), |t| Err(t.to_string()));
+                }
+                Ok(Ok(None)) => return Err("the server closed the connection".into()),
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => return Err("no answer to SUBSCRIBE within 5 s".into()),
+            }
+        }
+    }
 }
 
 /// `errorstat_ERR:count=3` lines of an INFO reply (the RESP framing around them is skipped).

@@ -178,3 +178,51 @@ async fn a_subscribe_refused_by_an_acl_is_one_line_with_the_fix_and_the_watch_go
         "{seen:#?}"
     );
 }
+
+/// `doctor --azure-events`: whether this user may SUBSCRIBE to the channel (allowed on the
+/// simulator; refused, with the ACL to change, on a real redis-server whose user may not), who
+/// listens to it, and that Azure Managed Redis uses the push notifications instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_says_whether_the_azure_channel_may_be_subscribed_to() {
+    let sim = Simulator::start(SimOptions::new(
+        scenarios::by_name("azure-failover").unwrap(),
+    ))
+    .await
+    .unwrap();
+    let doctor = |url: String| async move {
+        let out = common::maintwatch_async(["doctor", &url, "--azure-events", "--json"])
+            .output()
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        v["azure"].clone()
+    };
+    let allowed = doctor(format!("redis://{}", sim.proxies()[0])).await;
+    assert_eq!(allowed["subscribe"], "allowed", "{allowed}");
+    assert!(allowed["note"]
+        .as_str()
+        .unwrap()
+        .contains("Azure Managed Redis"));
+    assert!(allowed["listening"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("StackExchange.Redis, from 2.2.79"));
+    sim.shutdown().await;
+    let Some(redis) = common::RealRedis::start(
+        "doctor_says_whether_the_azure_channel_may_be_subscribed_to",
+        &[],
+    )
+    .await
+    else {
+        return;
+    };
+    common::command(redis.addr, &["ACL", "SETUSER", "default", "-subscribe"]).await;
+    let refused = doctor(redis.url()).await;
+    assert_eq!(refused["subscribe"], "refused", "{refused}");
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("NOPERM") && detail.contains("+subscribe &AzureRedisEvents"),
+        "{detail}"
+    );
+}
