@@ -584,6 +584,7 @@ fn banner(
     let start = match s.start {
         Start::Now => "started".to_string(),
         Start::Connect => "starts when a client connects".into(),
+        Start::Subscribe => "starts when a client subscribes to AzureRedisEvents".into(),
         Start::OptIn(1) => "starts when a client opts in (CLIENT MAINT_NOTIFICATIONS ON)".into(),
         Start::OptIn(n) => format!("starts when {n} connections are opted in at once"),
     };

@@ -133,6 +133,7 @@ fn demo_shows(e: &SimEvent) -> bool {
             | What::Closed { .. }
             | What::Listening { .. }
             | What::Assigned { .. }
+            | What::AzurePublished { .. }
             | What::Say { .. }
             | What::Finished { .. }
             | What::Error { .. }

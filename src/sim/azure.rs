@@ -153,7 +153,7 @@ mod tests {
         let text = String::from_utf8(m.render(at, 2.0, Ipv4Addr::new(127, 0, 0, 2), 7000)).unwrap();
         assert_eq!(
             text,
-            "NotificationType|NodeMaintenanceStarting|StartTimeInUTC|2026-12-03T11:33:30|IsReplica|False|IPAddress|127.0.0.2|SSLPort|6380|NonSSLPort|7000"
+            "NotificationType|NodeMaintenanceStarting|StartTimeInUTC|2026-12-03T12:13:30|IsReplica|False|IPAddress|127.0.0.2|SSLPort|6380|NonSSLPort|7000"
         );
         let start = Message::parse("NodeMaintenanceStart").unwrap();
         assert!(

@@ -153,6 +153,8 @@ struct Triggers {
     opted_in: usize,
     /// Connection tasks still running (their sockets not yet closed).
     live: usize,
+    /// SUBSCRIBEs to `AzureRedisEvents` ever answered.
+    subscribed: u64,
 }
 
 /// A message to a connection's task. Writes go through the task so that a notification can never
@@ -633,6 +635,9 @@ async fn play(shared: Arc<Shared>, dns: Arc<SimDns>, repeat: bool, finished: wat
             Start::Now => {}
             Start::Connect => {
                 let _ = triggers.wait_for(|t| t.connects > base.connects).await;
+            }
+            Start::Subscribe => {
+                let _ = triggers.wait_for(|t| t.subscribed > base.subscribed).await;
             }
             Start::OptIn(n) => {
                 // A refusing server never accepts an opt-in: there the attempt starts the clock.

@@ -56,6 +56,9 @@ pub enum Start {
     /// When at least this many connections are opted in at once (usually 1; one per proxy
     /// when every proxy's connection must hear the first step).
     OptIn(usize),
+    /// When a connection subscribes to `AzureRedisEvents`: an Azure scenario's first message
+    /// must find its listener, whatever the machine's load.
+    Subscribe,
 }
 
 /// How the server answers the opt-in.
@@ -612,6 +615,7 @@ impl Parser<'_> {
                     start = match (words.next(), words.next(), words.next()) {
                         (Some("now"), None, _) => Start::Now,
                         (Some("connect"), None, _) => Start::Connect,
+                        (Some("subscribe"), None, _) => Start::Subscribe,
                         (Some("opt-in"), None, _) => Start::OptIn(1),
                         (Some("opt-in"), Some(n), None) => {
                             let n: usize = self.number(n, "a number of connections")?;
@@ -620,11 +624,9 @@ impl Parser<'_> {
                             }
                             Start::OptIn(n)
                         }
-                        _ => {
-                            return Err(self.err(format!(
-                                "expected now, connect, opt-in or opt-in N, found {rest:?}"
-                            )))
-                        }
+                        _ => return Err(self.err(format!(
+                            "expected now, connect, opt-in, opt-in N or subscribe, found {rest:?}"
+                        ))),
                     }
                 }
                 "mode" => {

@@ -25,7 +25,7 @@ fn azure_kind(l: &WatchLine) -> Option<&'static str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_failover_is_watched_as_a_maintenance_and_its_capture_replays_clean() {
     let mut opts = SimOptions::new(scenarios::by_name("azure-failover").unwrap());
-    opts.speed = 10.0;
+    opts.speed = 5.0;
     let sim = Simulator::start(opts).await.expect("simulator starts");
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("azure.jsonl");
@@ -34,7 +34,7 @@ async fn azure_failover_is_watched_as_a_maintenance_and_its_capture_replays_clea
             "--dns-server",
             &sim.dns_addr().to_string(),
             "--sim-speed",
-            "10",
+            "5",
         ])
         // The five messages are the five events: the watch ends after the last.
         .args(["--count", "5", "--capture"])

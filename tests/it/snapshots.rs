@@ -299,7 +299,7 @@ fn demo_timeline_shard_migration() {
 /// `maintwatch demo` on Azure Cache's failover at 80 columns: each AzureRedisEvents message beside
 /// its bytes and the reference client's reaction, the close timed after NodeMaintenanceStarting,
 /// and the summary's rows with their outcome. Normalised as [`stable_demo`] says (the start
-/// times are to the second, so at `--speed 10` the windows vary too: their digits are masked).
+/// times are to the second, so at `--speed 5` the windows vary too: their digits are masked).
 #[test]
 fn demo_timeline_azure_failover_at_80_columns() {
     let out = common::maintwatch([
@@ -307,7 +307,7 @@ fn demo_timeline_azure_failover_at_80_columns() {
         "--scenario",
         "azure-failover",
         "--speed",
-        "10",
+        "5",
         "--color",
         "never",
     ])

@@ -136,6 +136,9 @@ impl Conn {
                 continue;
             }
             entry.subscribed.insert(channel.clone());
+            if channel.as_slice() == crate::sim::azure::CHANNEL {
+                self.shared.triggers.send_modify(|t| t.subscribed += 1);
+            }
             self.shared.emit(What::Subscribed {
                 conn: self.id,
                 proxy: self.proxy,
