@@ -258,36 +258,10 @@ impl fmt::Display for What {
                 slot,
                 to,
             } => write!(f, "conn {conn} @{proxy}: -MOVED {slot} {to} (that slot is served there)"),
-            What::Sharded { .. } => self.fmt_sharded(f),
-            What::Subscribed {
-                conn,
-                proxy,
-                channel,
-                on,
-            } => {
-                let verb = if *on { "SUBSCRIBE" } else { "UNSUBSCRIBE" };
-                write!(f, "conn {conn} @{proxy}: {verb} {channel}")
-            }
-            What::AzurePublished {
-                summary,
-                proxy,
-                recipients,
-                ..
-            } => write!(
-                f,
-                "azure: {summary} published on AzureRedisEvents by {proxy} to {recipients} subscriber(s)"
-            ),
-            What::Published {
-                channel,
-                slot,
-                node,
-                message,
-                recipients,
-            } => write!(
-                f,
-                "spublish {message} on {channel} (slot {slot}) by {node}: sent to {} subscriber(s)",
-                recipients.len()
-            ),
+            What::Sharded { .. }
+            | What::Published { .. }
+            | What::Subscribed { .. }
+            | What::AzurePublished { .. } => self.fmt_pubsub(f),
             What::Stalled {
                 proxies, seconds, ..
             } => write!(
@@ -328,6 +302,42 @@ impl fmt::Display for What {
 
 /// The per-variant helpers of `What`'s narration; each is called only for its own variant.
 impl What {
+    fn fmt_pubsub(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+                What::Sharded { .. } => self.fmt_sharded(f),
+                What::Subscribed {
+                    conn,
+                    proxy,
+                    channel,
+                    on,
+                } => {
+                    let verb = if *on { "SUBSCRIBE" } else { "UNSUBSCRIBE" };
+                    write!(f, "conn {conn} @{proxy}: {verb} {channel}")
+                }
+                What::AzurePublished {
+                    summary,
+                    proxy,
+                    recipients,
+                    ..
+                } => write!(
+                    f,
+                    "azure: {summary} published on AzureRedisEvents by {proxy} to {recipients} subscriber(s)"
+                ),
+                What::Published {
+                    channel,
+                    slot,
+                    node,
+                    message,
+                    recipients,
+                } => write!(
+                    f,
+                    "spublish {message} on {channel} (slot {slot}) by {node}: sent to {} subscriber(s)",
+                    recipients.len()
+                ),
+            _ => Ok(()),
+        }
+    }
+
     fn fmt_sharded(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let What::Sharded {
             conn,

@@ -159,6 +159,14 @@ impl Collector {
                 gave_up,
                 ..
             } => self.waited(t, *conn, *waited, *gave_up),
+            What::Sharded { .. } | What::Published { .. } => self.pubsub(t, &e.what),
+            _ => {}
+        }
+    }
+
+    /// Sharded subscriptions and the simulator's publications on them.
+    fn pubsub(&mut self, t: f64, what: &What) {
+        match what {
             What::Sharded {
                 conn,
                 channel,

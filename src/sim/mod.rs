@@ -737,25 +737,7 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
                 tx.send_replace(up);
             }
         }
-        Action::Assign { slots, node } => {
-            shared.lock().topology.assign(slots, *node);
-            let text = slots
-                .iter()
-                .map(|(a, b)| {
-                    if a == b {
-                        a.to_string()
-                    } else {
-                        format!("{a}-{b}")
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(",");
-            shared.emit(What::Assigned {
-                slots: text,
-                node: shared.addr(*node),
-            });
-            pubsub::end_moved(shared);
-        }
+        Action::Assign { slots, node } => assign(shared, slots, *node),
         Action::OptIn(accept) => {
             shared.refusing.store(!accept, Ordering::Relaxed);
             shared.emit(What::Say {
@@ -806,6 +788,27 @@ async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             }
         }
     }
+}
+
+/// Slots change owner; the sharded subscriptions they take away end with it.
+fn assign(shared: &Shared, slots: &[(u16, u16)], node: Ipv4Addr) {
+    shared.lock().topology.assign(slots, node);
+    let text = slots
+        .iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    shared.emit(What::Assigned {
+        slots: text,
+        node: shared.addr(node),
+    });
+    pubsub::end_moved(shared);
 }
 
 /// Numbers the push from the database counter, remembers what must be replayed or re-sent, and

@@ -624,9 +624,11 @@ impl Parser<'_> {
                             }
                             Start::OptIn(n)
                         }
-                        _ => return Err(self.err(format!(
+                        _ => {
+                            return Err(self.err(format!(
                             "expected now, connect, opt-in, opt-in N or subscribe, found {rest:?}"
-                        ))),
+                        )))
+                        }
                     }
                 }
                 "mode" => {

@@ -16,9 +16,12 @@ use serde_json::Value;
 const REFUSAL: &str = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.";
 
 /// Runs the binary; returns the exit code, stdout and stderr.
+/// Run wide enough that no line wraps: what each line says is checked here, the wrapping
+/// itself where every screen's is.
 async fn doctor(args: &[&str]) -> (i32, String, String) {
     let out = common::maintwatch_async(["doctor"])
         .args(args)
+        .env("COLUMNS", "1000")
         .output()
         .await
         .unwrap();
