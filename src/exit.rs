@@ -64,6 +64,10 @@ pub const SESSION_ERRORS: i32 = 8;
 /// never connected). A grade is never a pass on what could not be seen.
 pub const NOT_JUDGED: i32 = 9;
 
+/// `certify`, `simulate -- CMD`: the client's command could not be started (no such program,
+/// not executable): nothing about the client was judged, and nothing about it failed either.
+pub const CLIENT_NOT_STARTED: i32 = 10;
+
 /// `watch`: ended by SIGHUP (the terminal went away); the summary was written first.
 pub const HANGUP: i32 = 129;
 

@@ -51,9 +51,10 @@ fn after_help() -> String {
          Left out by default: {}.\n\n\
          Exit codes:\n  \
          0    every rule of every scenario passed\n  \
-         1    a rule failed in some scenario (or the client could not be started)\n  \
+         1    a rule failed in some scenario\n  \
          2    usage error\n  \
          9    no rule failed, but some rule was NOT JUDGED (or nothing was judged)\n  \
+         10   the client's command could not be started (the report so far is written)\n  \
          130  interrupted (Ctrl-C); 143: SIGTERM; 129: SIGHUP: the servers and the client were \
          stopped and the report so far written\n\n\
          Examples:\n  \

@@ -81,6 +81,13 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
                 // The client could not be started, say: what was played before still counts.
                 progress.clear();
                 write_reports(args, &outcomes, &json)?;
+                if crate::sim::client::not_started(&e) {
+                    eprintln!(
+                        "{}",
+                        crate::output::terminal::message("error", &format!("scenario {name}: {e}"))
+                    );
+                    return Ok(exit::CLIENT_NOT_STARTED);
+                }
                 return Err(e.context(format!("scenario {name}")));
             }
         };

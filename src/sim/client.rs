@@ -145,8 +145,30 @@ pub fn start(
 }
 
 fn plain(argv: &[OsString], target: &Target) -> anyhow::Result<Child> {
-    spawn(argv, target, |_| Ok(()))
-        .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", argv[0].to_string_lossy()))
+    spawn(argv, target, |_| Ok(())).map_err(|e| {
+        anyhow::Error::new(NotStarted(format!(
+            "cannot start {}: {e}",
+            sanitized(&argv[0].to_string_lossy())
+        )))
+    })
+}
+
+/// The client's command could not be started: an error of its own, so that a caller can give it
+/// its exit code ([`crate::exit::CLIENT_NOT_STARTED`]).
+#[derive(Debug)]
+pub struct NotStarted(pub String);
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotStarted {}
+
+/// Whether an error (or what caused it) is [`NotStarted`].
+pub fn not_started(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<NotStarted>())
 }
 
 /// CMD as configured for every way it is started: its own process group (a terminal's Ctrl-C is

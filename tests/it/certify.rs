@@ -539,6 +539,38 @@ async fn a_scenario_the_client_cannot_start_is_not_judged_and_does_not_hang() {
     );
 }
 
+/// A client command that does not exist: certify's own exit code, the reason on stderr, and the
+/// report (with nothing in it) still written.
+#[tokio::test]
+async fn a_client_that_cannot_be_started_exits_10_with_the_report_written() {
+    let test = "a_client_that_cannot_be_started_exits_10";
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = certify_running(
+        &redis,
+        dir.path(),
+        &["--scenarios", "refusing"],
+        &["/nonexistent/maintwatch-test-client"],
+    );
+    let exit = common::Proc::spawn(cmd).finish(GUARD).await;
+    assert_eq!(
+        exit.code,
+        Some(maintwatch::exit::CLIENT_NOT_STARTED),
+        "{}\n{}",
+        exit.stdout,
+        exit.stderr
+    );
+    assert!(
+        exit.stderr
+            .contains("scenario refusing: cannot start /nonexistent/maintwatch-test-client"),
+        "{}",
+        exit.stderr
+    );
+    assert!(dir.path().join("junit.xml").exists());
+}
+
 /// The `maintwatch certify` command lines of docs/certify.md, each as the CLI parses it: the
 /// CI jobs' commands cannot be run here as they are (they install things), but their flags and
 /// scenario names must be ones certify takes.
