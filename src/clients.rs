@@ -110,6 +110,9 @@ pub struct Client {
     /// A note on when the default opt-in does not hold.
     pub opt_in_note: Option<&'static str>,
     pub auto: Option<Auto>,
+    /// The releases that changed what it does with maintenance notifications, oldest first:
+    /// `(version, what came)`. "Is my version safe?" starts here (docs/clients.md).
+    pub since: &'static [(&'static str, &'static str)],
     #[serde(skip)]
     pub parser: Parser,
 }
@@ -122,6 +125,7 @@ pub const CLIENTS: [Client; 6] = [
         opts_in_by_default: Some(true),
         opt_in_note: None,
         auto: Some(Auto::ByTypedHost(Private::Python)),
+        since: &[("7.0.0", "maintenance notifications, sync standalone client"), ("7.2.0", "OSS cluster: SMIGRATING/SMIGRATED"), ("8.0.0", "RESP3 by default, so on without configuration"), ("8.1.0", "asyncio, standalone and cluster")],
         parser: Parser::RedisPy,
     },
     Client {
@@ -130,6 +134,7 @@ pub const CLIENTS: [Client; 6] = [
         opts_in_by_default: Some(true),
         opt_in_note: None,
         auto: Some(Auto::ByTls(Private::NodeList)),
+        since: &[("5.9.0", "maintenance notifications, off by default"), ("5.11.0", "OSS cluster"), ("6.0.0", "RESP3 and maintNotifications 'auto' by default")],
         parser: Parser::NodeRedis,
     },
     Client {
@@ -138,6 +143,7 @@ pub const CLIENTS: [Client; 6] = [
         opts_in_by_default: Some(true),
         opt_in_note: None,
         auto: Some(Auto::ByTls(Private::GoWithCgnat)),
+        since: &[("9.16.0", "maintnotifications, generally available"), ("9.18.0", "cluster: SMIGRATING/SMIGRATED")],
         parser: Parser::GoRedis,
     },
     Client {
@@ -146,6 +152,7 @@ pub const CLIENTS: [Client; 6] = [
         opts_in_by_default: Some(true),
         opt_in_note: None,
         auto: Some(Auto::ByTls(Private::Java)),
+        since: &[("7.0.0", "maintenance notifications, on by default")],
         parser: Parser::Lettuce,
     },
     Client {
@@ -154,6 +161,7 @@ pub const CLIENTS: [Client; 6] = [
         opts_in_by_default: None,
         opt_in_note: None,
         auto: None,
+        since: &[("8.1.0-beta1", "standalone"), ("8.1.0-beta2", "cluster")],
         parser: Parser::NotRead,
     },
     Client {
@@ -164,6 +172,7 @@ pub const CLIENTS: [Client; 6] = [
             "3.3.0 withholds the automatic opt-in for hosted providers, and a custom domain falls back to off",
         ),
         auto: None,
+        since: &[("2.2.79", "Azure Cache's AzureRedisEvents channel"), ("3.3.0", "push notifications, experimental, off by default")],
         parser: Parser::NotRead,
     },
 ];

@@ -93,6 +93,8 @@ struct ClientRow {
     /// The errorstats counters one of its connections raises here (empty when it does not
     /// opt in or the server accepts).
     errorstats_cost: Vec<(String, u64)>,
+    /// The releases that changed its handling of maintenance notifications.
+    since: &'static [(&'static str, &'static str)],
 }
 
 #[derive(Serialize, Default)]
@@ -297,6 +299,7 @@ fn client_rows(
                 auto_type,
                 server_answer,
                 errorstats_cost,
+                since: c.since,
             }
         })
         .collect()
@@ -426,6 +429,18 @@ impl fmt::Display for Diagnosis {
                 yes_no(c.opts_in_by_default),
                 c.server_answer.unwrap_or("-"),
             )?;
+        }
+        writeln!(
+            f,
+            "client versions (the releases that changed what it does)"
+        )?;
+        for c in &self.clients {
+            let since: Vec<String> = c
+                .since
+                .iter()
+                .map(|(v, what)| format!("{v} {what}"))
+                .collect();
+            writeln!(f, "  {:<19} {}", c.client, since.join("; "))?;
         }
         match &self.errorstats.error {
             Some(e) => writeln!(f, "errorstats: not measured: {}", s(e))?,
