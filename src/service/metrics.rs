@@ -10,8 +10,13 @@
 //! The names of the Redis client observability conventions are kept, translated to Prometheus
 //! (`redis.client.maintenance.notifications` becomes
 //! `redis_client_maintenance_notifications_total`); maintwatch's own are under `maintwatch_`.
-//! `docs/metrics.md` documents each one.
+//! Azure Cache's `AzureRedisEvents` messages are not in those conventions (they are pub/sub
+//! messages, not notifications), so their counter is maintwatch's own
+//! (`maintwatch_azure_events_total`), labelled with the wire type: a closed set. They open the
+//! same windows as the opening notifications, so a dashboard of windows needs no second panel for
+//! Azure. `docs/metrics.md` documents each one.
 
+use crate::azure::AzureKind;
 use crate::notification::{Classified, Kind};
 use crate::output::sink::Sink;
 use crate::record::{line, Label, OptInOutcome, WatchLine};
@@ -39,6 +44,14 @@ pub struct EndpointLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NotificationLabels {
     notification: &'static str,
+    server_address: String,
+    server_port: u16,
+}
+
+/// An Azure event's type: an [`AzureKind`] wire name, or `unknown` (never the server's text).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AzureTypeLabels {
+    r#type: &'static str,
     server_address: String,
     server_port: u16,
 }
@@ -114,12 +127,15 @@ pub struct Metrics {
     opt_in: Family<StateLabels, Gauge>,
     connections: Family<EndpointLabels, Gauge>,
     windows_open: Family<EndpointLabels, Gauge>,
+    azure_windows_open: Family<EndpointLabels, Gauge>,
     window_left: Family<EndpointLabels, SecondsLeft>,
     overshoot: Histograms,
     dns_changes: Family<EndpointLabels, Counter>,
     dns_offset: Histograms,
     dns_late: Family<EndpointLabels, Counter>,
     heartbeat: FloatGauges,
+    azure_events: Family<AzureTypeLabels, Counter>,
+    azure_refused: Family<EndpointLabels, Counter>,
     dry_runs: Family<OutcomeLabels, Counter>,
     margin: Histograms,
     unannounced: Family<EndpointLabels, Counter>,
@@ -147,12 +163,15 @@ impl Metrics {
             opt_in: Family::default(),
             connections: Family::default(),
             windows_open: Family::default(),
+            azure_windows_open: Family::default(),
             window_left: Family::default(),
             overshoot: Family::new_with_constructor(overshoot_histogram),
             dns_changes: Family::default(),
             dns_offset: Family::new_with_constructor(offset_histogram),
             dns_late: Family::default(),
             heartbeat: Family::default(),
+            azure_events: Family::default(),
+            azure_refused: Family::default(),
             dry_runs: Family::default(),
             margin: Family::new_with_constructor(margin_histogram),
             unannounced: Family::default(),
@@ -170,6 +189,7 @@ impl Metrics {
     fn register(&mut self) {
         self.register_connections();
         self.register_windows();
+        self.register_azure();
         self.register_health();
     }
 
@@ -255,6 +275,26 @@ impl Metrics {
             "Socket close minus the dry-run's move (positive: a client following it was early)",
             Unit::Seconds,
             self.margin.clone(),
+        );
+    }
+
+    /// Azure Cache's `AzureRedisEvents` channel (`watch --azure-events`).
+    fn register_azure(&mut self) {
+        let r = &mut self.registry;
+        r.register(
+            "maintwatch_azure_events",
+            "AzureRedisEvents messages received, by type (every copy on every connection; unknown: no documented type)",
+            self.azure_events.clone(),
+        );
+        r.register(
+            "maintwatch_azure_windows_open",
+            "Of maintwatch_windows_open, the windows an Azure NodeMaintenanceStarting or Start opened",
+            self.azure_windows_open.clone(),
+        );
+        r.register(
+            "maintwatch_azure_subscribe_refused",
+            "SUBSCRIBEs to AzureRedisEvents the server refused (the watch went on without the channel)",
+            self.azure_refused.clone(),
         );
     }
 
@@ -360,12 +400,21 @@ pub(crate) fn label_text(text: &str) -> String {
         .collect()
 }
 
-/// An open window: opened by an opening notification, closed by its closing one or (MOVING) by
-/// the announced socket close.
+/// What opened a window, which decides what closes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opener {
+    /// An opening notification: closed by its closing one or (MOVING) by the announced close.
+    Push(Kind),
+    /// An Azure NodeMaintenanceStarting or Start: closed only by Ended, FailoverComplete or
+    /// ScaleComplete. The socket close it announces is the maintenance itself, not its end.
+    Azure,
+}
+
+/// An open window: opened by an opening notification or an Azure event (see [`Opener`]).
 #[derive(Debug, Clone)]
 struct Open {
     name: String,
-    kind: Kind,
+    opener: Opener,
     since: Instant,
     window_s: f64,
     /// Windows are declared in scenario seconds.
@@ -478,11 +527,19 @@ impl MetricsSink {
     }
 
     fn windows_changed(&self) {
-        let n = self.window.open().len();
-        self.metrics
-            .windows_open
-            .get_or_create(&self.endpoint)
-            .set(n as i64);
+        let (n, azure) = {
+            let open = self.window.open();
+            let azure = open.iter().filter(|o| o.opener == Opener::Azure).count();
+            (open.len(), azure)
+        };
+        let m = &self.metrics;
+        m.windows_open.get_or_create(&self.endpoint).set(n as i64);
+        // Created at the first Azure event only: an endpoint without the channel has no series.
+        if azure > 0 || m.azure_windows_open.get(&self.endpoint).is_some() {
+            m.azure_windows_open
+                .get_or_create(&self.endpoint)
+                .set(azure as i64);
+        }
     }
 
     fn push(&mut self, push: &line::Push) {
@@ -502,7 +559,7 @@ impl MetricsSink {
         if n.opens() && fresh && push.copy_of.is_none() {
             self.window.open().push(Open {
                 name: n.event_name(),
-                kind: n.kind,
+                opener: Opener::Push(n.kind),
                 since: Instant::now(),
                 window_s: n.time.unwrap_or(0).max(0) as f64,
                 clock: self.clock.clone(),
@@ -510,13 +567,55 @@ impl MetricsSink {
             });
         } else if let (Some(opened), true) = (n.closes(), push.labels.is_empty()) {
             let mut open = self.window.open();
-            if let Some(i) = open.iter().rposition(|o| o.kind == opened) {
+            if let Some(i) = open.iter().rposition(|o| o.opener == Opener::Push(opened)) {
                 let shut = open.remove(i);
                 drop(open);
                 self.window_shut(&shut);
             }
         }
         self.windows_changed();
+    }
+
+    /// An `AzureRedisEvents` message: counted by type, every copy (as notifications are); the
+    /// first copy of Starting (or of Start with no Azure window open, as the timeline reads it)
+    /// opens a window, and of Ended, FailoverComplete or ScaleComplete closes every Azure one.
+    fn azure_event(&mut self, a: &line::AzureEvent) {
+        let labels = self.with(|server_address, server_port| AzureTypeLabels {
+            r#type: a.event.kind.map_or("unknown", AzureKind::wire_name),
+            server_address,
+            server_port,
+        });
+        self.metrics.azure_events.get_or_create(&labels).inc();
+        let Some(kind) = a.event.kind.filter(|_| a.copy_of.is_none()) else {
+            return;
+        };
+        let mut open = self.window.open();
+        let azure_open = open.iter().any(|o| o.opener == Opener::Azure);
+        if kind.opens_window() && (kind == AzureKind::Starting || !azure_open) {
+            open.push(Open {
+                name: kind.wire_name().to_string(),
+                opener: Opener::Azure,
+                since: Instant::now(),
+                window_s: self.azure_window_s(a.starts_in_s),
+                clock: self.clock.clone(),
+                dns_done: false,
+            });
+        } else if kind.closes_window() {
+            open.retain(|o| o.opener != Opener::Azure);
+        }
+        drop(open);
+        self.windows_changed();
+    }
+
+    /// An Azure window's length: the time to the announced start, read in scenario seconds like
+    /// every window (`starts_in_s` is wall time, which a simulator compresses); 0 without one.
+    fn azure_window_s(&self, starts_in_s: Option<f64>) -> f64 {
+        let real = starts_in_s
+            .filter(|s| s.is_finite())
+            .unwrap_or(0.0)
+            .max(0.0);
+        self.clock
+            .scenario_secs(std::time::Duration::from_secs_f64(real))
     }
 
     fn closed(&mut self, c: &line::Closed) {
@@ -536,7 +635,9 @@ impl MetricsSink {
             if let Some(rel) = &c.rel {
                 let shut: Vec<Open> = {
                     let mut open = self.window.open();
-                    let (shut, kept) = open.drain(..).partition(|o| o.name == rel.to);
+                    let (shut, kept) = open
+                        .drain(..)
+                        .partition(|o| o.name == rel.to && o.opener != Opener::Azure);
                     *open = kept;
                     shut
                 };
@@ -572,7 +673,10 @@ impl MetricsSink {
             // not again when the window closes).
             let late = {
                 let mut open = self.window.open();
-                let followed = open.iter_mut().find(|o| o.name == rel.to && !o.dns_done);
+                // An Azure window declares no DNS change: only a notification's can be late.
+                let followed = open
+                    .iter_mut()
+                    .find(|o| o.name == rel.to && !o.dns_done && o.opener != Opener::Azure);
                 followed.map(|o| {
                     o.dns_done = true;
                     rel.s > o.window_s
@@ -586,7 +690,7 @@ impl MetricsSink {
 
     /// A window closed: a MOVING's that no DNS change followed, on a polled hostname, is late.
     fn window_shut(&self, o: &Open) {
-        if o.kind == Kind::Moving && self.dns_polled && !o.dns_done {
+        if o.opener == Opener::Push(Kind::Moving) && self.dns_polled && !o.dns_done {
             self.count(&self.metrics.dns_late);
         }
     }
@@ -629,8 +733,8 @@ impl Sink for MetricsSink {
                 self.connections_changed();
             }
             WatchLine::Push(p) => self.push(p),
-            // Azure Cache's channel: counted and windowed in a later change.
-            WatchLine::AzureEvent(_) | WatchLine::AzureRefused(_) => {}
+            WatchLine::AzureEvent(a) => self.azure_event(a),
+            WatchLine::AzureRefused(_) => self.count(&m.azure_refused),
             WatchLine::Malformed(_) => self.count(&m.malformed),
             WatchLine::Closed(c) => self.closed(c),
             WatchLine::Dns(d) => self.dns(d),
@@ -729,6 +833,152 @@ mod tests {
             .parse()
             .unwrap();
         assert!(value >= before.floor(), "{value} {before}");
+    }
+
+    /// An `azure_event` line on `conn` for the payload `NotificationType|TYPE` (a copy when
+    /// `copy`), with `starts_in_s`.
+    fn azure(conn: u32, type_text: &str, copy: bool, starts_in_s: Option<f64>) -> WatchLine {
+        let payload = format!("NotificationType|{type_text}");
+        WatchLine::AzureEvent(line::AzureEvent {
+            v: 1,
+            t: 1.0,
+            at: "2026-12-01T15:07:58.124806Z".into(),
+            conn,
+            rel: None,
+            frame: crate::record::FrameRecord {
+                offset: 0,
+                len: payload.len(),
+                raw: crate::record::Raw::Bytes(payload.clone().into_bytes()),
+                parsed: Classified::NotPush,
+            },
+            event: crate::azure::parse(payload.as_bytes()),
+            starts_in_s,
+            copy_of: copy.then_some(crate::record::CopyOf {
+                conn: 1,
+                after_ms: 0.3,
+            }),
+            reaction: String::new(),
+        })
+    }
+
+    /// The value of the sample `name{server_address="db",server_port="1"}`, with `extra` labels
+    /// before the endpoint's; `None` when absent.
+    fn value(text: &str, name: &str, extra: &str) -> Option<f64> {
+        let series = format!("{name}{{{extra}server_address=\"db\",server_port=\"1\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(series.as_str()))
+            .map(|v| v.parse().unwrap())
+    }
+
+    fn azure_count(text: &str, kind: &str) -> Option<f64> {
+        value(
+            text,
+            "maintwatch_azure_events_total",
+            &format!("type=\"{kind}\","),
+        )
+    }
+
+    /// (windows open, Azure windows open) as exposed.
+    fn windows(text: &str) -> (Option<f64>, Option<f64>) {
+        (
+            value(text, "maintwatch_windows_open", ""),
+            value(text, "maintwatch_azure_windows_open", ""),
+        )
+    }
+
+    #[test]
+    fn azure_starting_opens_a_window_that_failover_complete_closes_and_copies_only_count() {
+        let m = Arc::new(Metrics::new());
+        let mut sink = m.endpoint_sink("db", 1);
+        assert_eq!(windows(&m.encode(false)), (Some(0.0), None));
+        sink.line(&azure(1, "NodeMaintenanceStarting", false, Some(20.0)))
+            .unwrap();
+        sink.line(&azure(2, "NodeMaintenanceStarting", true, Some(20.0)))
+            .unwrap();
+        let text = m.encode(false);
+        assert_eq!(azure_count(&text, "NodeMaintenanceStarting"), Some(2.0));
+        assert_eq!(windows(&text), (Some(1.0), Some(1.0)), "{text}");
+        // Start with a Starting open keeps the one window, as the timeline reads it.
+        sink.line(&azure(1, "NodeMaintenanceStart", false, None))
+            .unwrap();
+        assert_eq!(windows(&m.encode(false)), (Some(1.0), Some(1.0)));
+        sink.line(&azure(1, "NodeMaintenanceFailoverComplete", false, None))
+            .unwrap();
+        sink.line(&azure(2, "NodeMaintenanceFailoverComplete", true, None))
+            .unwrap();
+        let text = m.encode(false);
+        assert_eq!(
+            azure_count(&text, "NodeMaintenanceFailoverComplete"),
+            Some(2.0)
+        );
+        assert_eq!(azure_count(&text, "NodeMaintenanceStart"), Some(1.0));
+        assert_eq!(windows(&text), (Some(0.0), Some(0.0)), "{text}");
+        assert_eq!(
+            value(&text, "maintwatch_window_left_seconds", ""),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn an_azure_copy_opens_nothing_and_start_alone_opens_a_window_of_zero() {
+        let m = Arc::new(Metrics::new());
+        let mut sink = m.endpoint_sink("db", 1);
+        sink.line(&azure(2, "NodeMaintenanceStarting", true, Some(20.0)))
+            .unwrap();
+        assert_eq!(windows(&m.encode(false)), (Some(0.0), None));
+        sink.line(&azure(1, "NodeMaintenanceStart", false, None))
+            .unwrap();
+        assert_eq!(windows(&m.encode(false)), (Some(1.0), Some(1.0)));
+        assert_eq!(sink.window.open()[0].window_s, 0.0);
+    }
+
+    #[test]
+    fn an_azure_window_is_the_start_time_in_scenario_seconds() {
+        let m = Arc::new(Metrics::new());
+        let clock = ScenarioClock::new(8.0).unwrap();
+        let mut sink = m.endpoint_sink("db", 1).on(clock);
+        // 2.5 real seconds ahead at speed 8: a 20 s window, as the scenario declares it.
+        sink.line(&azure(1, "NodeMaintenanceStarting", false, Some(2.5)))
+            .unwrap();
+        assert_eq!(sink.window.open()[0].window_s, 20.0);
+        assert_eq!(sink.azure_window_s(Some(-3.0)), 0.0);
+    }
+
+    #[test]
+    fn an_announced_close_leaves_the_azure_window_open_until_ended() {
+        let m = Arc::new(Metrics::new());
+        let mut sink = m.endpoint_sink("db", 1);
+        sink.line(&azure(1, "NodeMaintenanceStarting", false, Some(20.0)))
+            .unwrap();
+        let closed = format!(
+            r#"{{"type":"closed",{AT},"t":3.3,"conn":1,"by":"server","error":null,"announced":true,"window_s":20,"past_s":0.1,"rel":{{"to":"NodeMaintenanceStarting","s":20.1}},"joined_open":false,"retry_in_s":0.05}}"#
+        );
+        sink.line(&serde_json::from_str(&closed).unwrap()).unwrap();
+        assert_eq!(windows(&m.encode(false)), (Some(1.0), Some(1.0)));
+        sink.line(&azure(1, "NodeMaintenanceEnded", false, Some(0.0)))
+            .unwrap();
+        assert_eq!(windows(&m.encode(false)), (Some(0.0), Some(0.0)));
+    }
+
+    #[test]
+    fn an_unknown_azure_type_is_counted_as_unknown_and_a_refused_subscribe_is_counted() {
+        let m = Arc::new(Metrics::new());
+        let mut sink = m.endpoint_sink("db", 1);
+        sink.line(&azure(1, "Node\"Maintenance\nWeird", false, None))
+            .unwrap();
+        let refused = format!(
+            r#"{{"type":"azure_refused",{AT},"t":0.1,"conn":1,"error":"NOPERM user has no permissions","fix":"allow"}}"#
+        );
+        sink.line(&serde_json::from_str(&refused).unwrap()).unwrap();
+        let text = m.encode(false);
+        assert_eq!(azure_count(&text, "unknown"), Some(1.0), "{text}");
+        assert!(!text.contains("Weird"), "{text}");
+        assert!(!text.contains("NOPERM"), "{text}");
+        assert_eq!(
+            value(&text, "maintwatch_azure_subscribe_refused_total", ""),
+            Some(1.0)
+        );
+        assert_eq!(windows(&text), (Some(0.0), None));
     }
 
     #[test]

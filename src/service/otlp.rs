@@ -704,6 +704,28 @@ mod tests {
     }
 
     #[test]
+    fn azure_events_are_a_maintwatch_sum_keeping_their_type() {
+        // Not a Redis client convention's name: under `maintwatch.`, the label as it is.
+        let exposition = "# HELP maintwatch_azure_events_total Azure.\n\
+            # TYPE maintwatch_azure_events_total counter\n\
+            maintwatch_azure_events_total{type=\"NodeMaintenanceStarting\",server_address=\"db\",server_port=\"7\"} 2\n";
+        let bytes = encode_request(exposition, &[], 10, 20);
+        let request = ExportMetricsServiceRequest::decode(bytes.as_slice()).unwrap();
+        let metric = &request.resource_metrics[0].scope_metrics[0].metrics[0];
+        assert_eq!(metric.name, "maintwatch.azure_events");
+        let Some(metric::Data::Sum(sum)) = &metric.data else {
+            panic!("{metric:?}")
+        };
+        assert!(sum.is_monotonic);
+        let point = &sum.data_points[0];
+        assert_eq!(point.value, Some(number_data_point::Value::AsInt(2)));
+        assert!(point
+            .attributes
+            .contains(&text("type", "NodeMaintenanceStarting")));
+        assert!(point.attributes.contains(&text("server.address", "db")));
+    }
+
+    #[test]
     fn a_full_queue_drops_its_oldest_and_counts_it() {
         let m = Metrics::new();
         let mut q = Queue {
