@@ -1,6 +1,7 @@
 //! What ships under `deploy/`: the Prometheus rules (`promtool check rules` and the unit tests in
 //! `deploy/prometheus/tests/`), the Grafana dashboard (every query valid PromQL over documented
-//! series), and both on a real Prometheus server scraping a watch of the simulator.
+//! series), and both on a real Prometheus server scraping a watch of the simulator (single-proxy
+//! for the notification alerts, azure-failover for the Azure Cache one).
 //!
 //! promtool comes from `MAINTWATCH_PROMTOOL` (else PATH), the server from
 //! `MAINTWATCH_PROMETHEUS` (else `prometheus` on PATH); absent, a SKIP line; configured but
@@ -235,7 +236,7 @@ async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
 }
 
 /// A Prometheus server on a loopback port with a temporary storage folder, scraping one target
-/// every second with the shipped rules loaded.
+/// and evaluating the shipped rules `every` (a Prometheus duration: `1s`, `250ms`).
 struct Server {
     child: tokio::process::Child,
     port: u16,
@@ -243,10 +244,10 @@ struct Server {
 }
 
 impl Server {
-    async fn start(bin: &str, target: u16) -> Server {
+    async fn start(bin: &str, target: u16, every: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let config = format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+            "global:\n  scrape_interval: {every}\n  scrape_timeout: {every}\n  evaluation_interval: {every}\n\
              rule_files:\n  - {rules:?}\n\
              scrape_configs:\n  - job_name: maintwatch\n    static_configs:\n      - targets: [\"127.0.0.1:{target}\"]\n",
             rules = rules_path().display().to_string(),
@@ -329,6 +330,29 @@ impl Server {
         data["result"].as_array().is_some_and(|r| !r.is_empty())
     }
 
+    /// The samples of a range-vector query (`name{...}[5m]`) now: (labels, [(time, value)]) per
+    /// series.
+    async fn range(&self, query: &str) -> Vec<(serde_json::Value, Vec<(f64, f64)>)> {
+        let data = self
+            .api(&format!("/api/v1/query?query={}", percent_encode(query)))
+            .await;
+        let series = data["result"].as_array().cloned().unwrap_or_default();
+        series
+            .into_iter()
+            .map(|s| {
+                let values = s["values"].as_array().cloned().unwrap_or_default();
+                let points = values
+                    .iter()
+                    .map(|v| {
+                        let value = v[1].as_str().and_then(|t| t.parse().ok());
+                        (v[0].as_f64().unwrap(), value.unwrap())
+                    })
+                    .collect();
+                (s["metric"].clone(), points)
+            })
+            .collect()
+    }
+
     /// The alerts now pending or firing: (name, state).
     async fn alerts(&self) -> Vec<(String, String)> {
         let data = self.api("/api/v1/alerts").await;
@@ -344,6 +368,11 @@ impl Server {
             })
             .collect()
     }
+}
+
+/// Whether a query reads the Azure series (they exist only with `--azure-events`).
+fn reads_azure(query: &str) -> bool {
+    query.contains("maintwatch_azure_")
 }
 
 use scrape::GUARD;
@@ -366,7 +395,7 @@ async fn a_real_prometheus_scraping_a_watch_fires_and_resolves_the_alerts_and_fe
         return;
     };
     let target = common::closed_port().port();
-    let server = Server::start(&bin, target).await;
+    let server = Server::start(&bin, target, "1s").await;
     // Speed 0.5: the 15 s window lasts 30 s, many scrapes and evaluations at 1 s.
     let metrics = format!("127.0.0.1:{target}");
     let mut w = scrape::start(
@@ -377,8 +406,10 @@ async fn a_real_prometheus_scraping_a_watch_fires_and_resolves_the_alerts_and_fe
         &[],
     )
     .await;
+    // The Azure panel has data only with --azure-events: the Azure test below reads it.
     let queries: Vec<(String, String)> = dashboard_queries(&dashboard())
         .into_iter()
+        .filter(|(_, q)| !reads_azure(q))
         .map(|(t, q)| (t, concrete(&q)))
         .collect();
     // During the scenario, poll until every query has had data and each maintenance alert has
@@ -457,4 +488,107 @@ async fn a_real_prometheus_scraping_a_watch_fires_and_resolves_the_alerts_and_fe
     })
     .await
     .expect("hang guard: MaintwatchDown never raised after the watch stopped");
+}
+
+const AZURE_ALERT: &str = "MaintwatchAzureMaintenanceWindowOpen";
+
+/// Polls (a hang guard, not a timing) until `done` holds for the server.
+async fn poll_until<F, Fut>(what: &str, done: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    tokio::time::timeout(GUARD, async {
+        while !done().await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("hang guard: {what}"));
+}
+
+/// The first time in `series` (the samples of one series) with a value of at least `min`.
+fn first_at(series: &[(serde_json::Value, Vec<(f64, f64)>)], min: f64) -> Option<f64> {
+    series
+        .iter()
+        .flat_map(|(_, points)| points.iter())
+        .filter(|(_, v)| *v >= min)
+        .map(|(t, _)| *t)
+        .reduce(f64::min)
+}
+
+/// The Azure alert on a real server: the watch of azure-failover (speed 8: under 5 s of
+/// scenario) scraped and evaluated every 250 ms. Read back from the server's own history
+/// (`ALERTS`, the series), so the assertions are on what it recorded and in which order, not on
+/// catching it live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_prometheus_fires_the_azure_alert_while_the_azure_window_is_open_and_resolves_it() {
+    const TEST: &str = "a_real_prometheus_fires_the_azure_alert";
+    let Some(bin) = scrape::prometheus(TEST) else {
+        return;
+    };
+    let target = common::closed_port().port();
+    let server = Server::start(&bin, target, "250ms").await;
+    // The server's first scrape comes seconds after it is ready (its target discovery is
+    // throttled), longer than the whole scenario: wait for it (`up` exists, 0 with nothing on
+    // the port) before starting the watch.
+    poll_until("the target never scraped", || server.has_data("up")).await;
+    let metrics = format!("127.0.0.1:{target}");
+    let mut w = scrape::start(
+        "azure-failover",
+        8.0,
+        None,
+        &["--metrics", &metrics, "--azure-events"],
+        &[],
+    )
+    .await;
+    w.until("NodeMaintenanceEnded", |l| {
+        l.iter().any(|l| {
+            matches!(l, maintwatch::record::WatchLine::AzureEvent(a)
+                if a.event.kind == Some(maintwatch::azure::AzureKind::Ended))
+        })
+    })
+    .await;
+    // Ended scraped: the Azure window (closed by FailoverComplete before it) is 0 on the server.
+    let ended = r#"maintwatch_azure_events_total{type="NodeMaintenanceEnded"}"#;
+    poll_until("Ended never scraped", || server.has_data(ended)).await;
+    poll_until("the Azure alert never resolved", || async {
+        !server.alerts().await.iter().any(|(n, _)| n == AZURE_ALERT)
+    })
+    .await;
+    // Resolved by the lines, not by the watcher going away: it is still scraped.
+    assert!(server.has_data("up == 1").await, "{}", w.stderr_text());
+    let firing = server
+        .range(&format!(
+            r#"ALERTS{{alertname="{AZURE_ALERT}",alertstate="firing"}}[5m]"#
+        ))
+        .await;
+    assert_eq!(firing.len(), 1, "one endpoint's alert: {firing:?}");
+    let port = w.sim.port().to_string();
+    assert_eq!(firing[0].0["server_port"].as_str(), Some(port.as_str()));
+    assert_eq!(firing[0].0["severity"].as_str(), Some("info"));
+    let starting = server
+        .range(r#"maintwatch_azure_events_total{type="NodeMaintenanceStarting"}[5m]"#)
+        .await;
+    let open = server.range("maintwatch_azure_windows_open[5m]").await;
+    let (fired, opened) = (first_at(&firing, 1.0), first_at(&open, 1.0));
+    let started = first_at(&starting, 1.0);
+    // Starting scraped, then the window seen open, then the alert: each read the one before.
+    assert!(
+        started.is_some() && started <= opened && opened <= fired,
+        "Starting {started:?}, window {opened:?}, alert {fired:?}"
+    );
+    // The window was seen closed after it was seen open.
+    let closed = open[0]
+        .1
+        .iter()
+        .any(|(t, v)| *v == 0.0 && Some(*t) > opened);
+    assert!(closed, "{open:?}");
+    // The dashboard's Azure panel has its data now.
+    for (title, q) in dashboard_queries(&dashboard()) {
+        if reads_azure(&q) {
+            assert!(server.has_data(&concrete(&q)).await, "{title}: {q}");
+        }
+    }
+    assert_eq!(w.interrupt().await, 130, "{}", w.stderr_text());
 }

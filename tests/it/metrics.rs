@@ -401,3 +401,60 @@ fn endpoints_whose_labels_collide_after_sanitising_are_refused() {
         "{stderr}"
     );
 }
+
+/// `--azure-events` with `--metrics` on the azure-failover scenario (speed 8): after Ended, each
+/// type's counter is the number of its `azure_event` lines (every copy), the window Starting
+/// opened is closed, the families are documented and promtool accepts the exposition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_events_are_counted_by_type_and_their_window_closes() {
+    use maintwatch::azure::AzureKind;
+    let mut w = scrape::start(
+        "azure-failover",
+        8.0,
+        None,
+        &["--metrics", "127.0.0.1:0", "--azure-events"],
+        &[],
+    )
+    .await;
+    let ended = |l: &WatchLine| matches!(l, WatchLine::AzureEvent(a) if a.event.kind == Some(AzureKind::Ended));
+    w.until("NodeMaintenanceEnded", |l| l.iter().any(ended))
+        .await;
+    let lines: Vec<WatchLine> = w.seen.clone();
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    for l in &lines {
+        if let WatchLine::AzureEvent(a) = l {
+            let kind = a.event.kind.map_or("unknown", AzureKind::wire_name);
+            let key = format!(
+                "maintwatch_azure_events_total{}",
+                w.labels(&format!("type=\"{kind}\""))
+            );
+            *want.entry(key).or_default() += 1.0;
+        }
+    }
+    assert_eq!(want.len(), 5, "the five types: {want:?}");
+    let open = format!("maintwatch_azure_windows_open{}", w.labels(""));
+    let text = w
+        .scrape_until("Ended counted", |s| {
+            want.iter().all(|(k, v)| s.get(k) == Some(v))
+        })
+        .await;
+    let s = samples(&text);
+    assert_eq!(s.get(&open), Some(&0.0), "{text}");
+    assert_eq!(s[&format!("maintwatch_windows_open{}", w.labels(""))], 0.0);
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/metrics.md")).unwrap();
+    for name in [
+        "maintwatch_azure_events_total",
+        "maintwatch_azure_windows_open",
+    ] {
+        assert!(text.contains(&format!("# HELP {name} ")), "{text}");
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/metrics.md lacks {name}"
+        );
+    }
+    if let Some(bin) = scrape::promtool("azure_events_are_counted_by_type") {
+        scrape::promtool_check(&bin, &text);
+    }
+    assert_eq!(w.interrupt().await, 130);
+}
