@@ -631,16 +631,24 @@ mod tests {
 
     #[test]
     fn samples_and_histograms_are_read_back_from_the_exposition() {
-        let text = "# HELP maintwatch_close_overshoot_seconds Close.\n\
-            # TYPE maintwatch_close_overshoot_seconds histogram\n\
-            maintwatch_close_overshoot_seconds_sum{server_address=\"db\",server_port=\"1\"} 1.5\n\
-            maintwatch_close_overshoot_seconds_count{server_address=\"db\",server_port=\"1\"} 2\n\
-            maintwatch_close_overshoot_seconds_bucket{le=\"0.0\",server_address=\"db\",server_port=\"1\"} 1\n\
-            maintwatch_close_overshoot_seconds_bucket{le=\"5.0\",server_address=\"db\",server_port=\"1\"} 2\n\
-            maintwatch_close_overshoot_seconds_bucket{le=\"+Inf\",server_address=\"db\",server_port=\"1\"} 2\n\
-            # HELP redis_client_connection_closed_total Closed.\n\
-            # TYPE redis_client_connection_closed_total counter\n\
-            redis_client_connection_closed_total{reason=\"server\",server_address=\"a\\\"b\",server_port=\"1\"} 3\n";
+        let text = concat!(
+            "# HELP maintwatch_close_overshoot_seconds Close.\n",
+            "# TYPE maintwatch_close_overshoot_seconds histogram\n",
+            r#"maintwatch_close_overshoot_seconds_sum{server_address="db",server_port="1"} 1.5"#,
+            "\n",
+            r#"maintwatch_close_overshoot_seconds_count{server_address="db",server_port="1"} 2"#,
+            "\n",
+            r#"maintwatch_close_overshoot_seconds_bucket{le="0.0",server_address="db",server_port="1"} 1"#,
+            "\n",
+            r#"maintwatch_close_overshoot_seconds_bucket{le="5.0",server_address="db",server_port="1"} 2"#,
+            "\n",
+            r#"maintwatch_close_overshoot_seconds_bucket{le="+Inf",server_address="db",server_port="1"} 2"#,
+            "\n",
+            "# HELP redis_client_connection_closed_total Closed.\n",
+            "# TYPE redis_client_connection_closed_total counter\n",
+            r#"redis_client_connection_closed_total{reason="server",server_address="a\"b",server_port="1"} 3"#,
+            "\n",
+        );
         let f = families(text);
         assert_eq!(f.len(), 2);
         let labels = vec![
@@ -706,9 +714,12 @@ mod tests {
     #[test]
     fn azure_events_are_a_maintwatch_sum_keeping_their_type() {
         // Not a Redis client convention's name: under `maintwatch.`, the label as it is.
-        let exposition = "# HELP maintwatch_azure_events_total Azure.\n\
-            # TYPE maintwatch_azure_events_total counter\n\
-            maintwatch_azure_events_total{type=\"NodeMaintenanceStarting\",server_address=\"db\",server_port=\"7\"} 2\n";
+        let exposition = concat!(
+            "# HELP maintwatch_azure_events_total Azure.\n",
+            "# TYPE maintwatch_azure_events_total counter\n",
+            r#"maintwatch_azure_events_total{type="NodeMaintenanceStarting",server_address="db",server_port="7"} 2"#,
+            "\n",
+        );
         let bytes = encode_request(exposition, &[], 10, 20);
         let request = ExportMetricsServiceRequest::decode(bytes.as_slice()).unwrap();
         let metric = &request.resource_metrics[0].scope_metrics[0].metrics[0];

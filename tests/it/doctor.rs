@@ -16,18 +16,40 @@ use serde_json::Value;
 const REFUSAL: &str = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.";
 
 /// Runs the binary; returns the exit code, stdout and stderr.
-/// Run wide enough that no line wraps: what each line says is checked here, the wrapping
-/// itself where every screen's is.
+/// The text with its wrapped lines joined again: what each line says is checked here, the
+/// wrapping (80 columns on a pipe, continued 2 spaces deeper) where every screen's is. A line is
+/// a continuation when it is indented deeper and its first word would not have fit on the
+/// line before it.
+fn unwrapped(text: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut physical = 0;
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    for line in text.lines() {
+        let word = line.split_whitespace().next().unwrap_or("");
+        let cont = out.last().is_some_and(|prev| {
+            indent(line) >= indent(prev) + 2 && physical + 1 + word.chars().count() > 80
+        });
+        physical = line.chars().count();
+        match out.last_mut() {
+            Some(prev) if cont => {
+                prev.push(' ');
+                prev.push_str(line.trim_start());
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    out.join("\n") + "\n"
+}
+
 async fn doctor(args: &[&str]) -> (i32, String, String) {
     let out = common::maintwatch_async(["doctor"])
         .args(args)
-        .env("COLUMNS", "1000")
         .output()
         .await
         .unwrap();
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
+        unwrapped(&String::from_utf8(out.stdout).unwrap()),
         String::from_utf8(out.stderr).unwrap(),
     )
 }

@@ -20,6 +20,10 @@ const CLUSTER_APP: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/node_redis_cluster_app.js"
 );
+const SHARDED_APP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/node_redis_sharded_app.js"
+);
 const HOOKED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/node_redis_hooked.js"
@@ -164,4 +168,24 @@ async fn node_redis_every_scenario() {
         r.assert_maintenance_rules_judged("node-redis/", scenario);
         tier::record(&format!("node-redis {version}"), scenario, &r.grade);
     }
+}
+
+/// A createCluster application with a sharded subscriber, under oss-cluster:
+/// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted (node-redis 6.3.1
+/// subscribes again within 0.02 s of the SMIGRATED).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_redis_sharded_subscriber_is_judged() {
+    let test = "node_redis_sharded_subscriber_is_judged";
+    let Some((node_path, _)) = node_redis(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let env = [("NODE_PATH", node_path.as_str())];
+    let r = tier::simulate(&redis, tier::CLUSTER, 1.0, &["node", SHARDED_APP], &env).await;
+    if !tier::resolved_privately(test, &r) {
+        return;
+    }
+    r.assert_sharded_judged("node-redis/");
 }

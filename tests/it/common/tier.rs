@@ -100,8 +100,7 @@ impl TierRun {
     }
 
     /// `oss-cluster`: `smigrated-refresh` is PASS or FAIL on the SMIGRATED, saying how the client
-    /// learnt the move and how many `-MOVED` it got, and so is `sharded-resubscribe`, counting the
-    /// messages on the app's sharded channel.
+    /// learnt the move and how many `-MOVED` it got.
     fn assert_refresh_judged(&self, prefix: &str) {
         let n = self.client(prefix)["notifications"]
             .as_array()
@@ -126,19 +125,32 @@ impl TierRun {
             "{}",
             self.table
         );
-        // The cluster apps subscribe to a sharded channel of the moved slots.
-        let s = n["rules"]
+    }
+
+    /// `oss-cluster` with a sharded subscriber: `sharded-resubscribe` is PASS or FAIL on the
+    /// SMIGRATED, counting the messages published on the app's channel.
+    pub fn assert_sharded_judged(&self, prefix: &str) {
+        let n = self.client(prefix)["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| {
+                n["notification"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("SMIGRATED")
+            })
+            .unwrap_or_else(|| panic!("no SMIGRATED: {}", self.table));
+        let r = n["rules"]
             .as_array()
             .unwrap()
             .iter()
             .find(|r| r["rule"] == "sharded-resubscribe")
             .unwrap_or_else(|| panic!("no sharded-resubscribe: {}", self.table));
-        assert_ne!(s["verdict"], "not_judged", "{}", self.table);
+        assert_ne!(r["verdict"], "not_judged", "{}", self.table);
+        let detail = r["detail"].as_str().unwrap();
         assert!(
-            s["detail"]
-                .as_str()
-                .unwrap()
-                .contains("message(s) published on app:sharded:"),
+            detail.contains("message(s) published on app:sharded:"),
             "{}",
             self.table
         );

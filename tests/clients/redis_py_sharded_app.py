@@ -1,0 +1,88 @@
+"""An unmodified redis-py cluster application with a sharded subscriber, for
+`maintwatch simulate --scenario oss-cluster --grade -- python redis_py_sharded_app.py`: what
+`sharded-resubscribe` judges. The client matrix's runs use redis_py_cluster_app.py, without the
+subscriber, whose connections would make its cells depend on the machine's load.
+
+Only `redis.RedisCluster(host=..., port=...)` and `os.environ`: the seed host name resolves through
+the machine's resolver, which `simulate` points at its own DNS. Three threads doing SET / GET on
+keys spread over the slots, and a fourth subscribed with SSUBSCRIBE to a sharded channel whose
+slot the oss-cluster scenario moves, until SIGTERM; then one JSON line with what each received.
+"""
+
+import json
+import os
+import signal
+import threading
+import time
+
+import redis
+from redis.crc import key_slot
+
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+client = redis.RedisCluster(
+    host=os.environ["MAINTWATCH_SIM_HOST"],
+    port=int(os.environ["MAINTWATCH_SIM_PORT"]),
+    protocol=3,
+    # A short timeout, so that a stall shows whether the client relaxes it in a maintenance
+    # window (the stalls of the failover and shard-migration scenarios last 1.5-2 s).
+    socket_timeout=1,
+)
+ops = [0]
+errors = {}
+lock = threading.Lock()
+
+
+def work(n):
+    i = 0
+    while not stop.is_set():
+        key = f"app:{n}:{i % 64}"
+        i += 1
+        try:
+            client.set(key, "v")
+            client.get(key)
+            with lock:
+                ops[0] += 2
+        except Exception as e:  # every failure is counted, by type
+            with lock:
+                errors[type(e).__name__] = errors.get(type(e).__name__, 0) + 1
+            time.sleep(0.05)
+        time.sleep(0.01)
+
+
+# A channel in the slots oss-cluster moves (8892-8991), so that its subscription has to follow.
+CHANNEL = next(
+    c for c in (f"app:sharded:{i}" for i in range(100000)) if 8892 <= key_slot(c.encode()) <= 8991
+)
+messages = [0]
+
+
+def listen():
+    pubsub = client.pubsub()
+    try:
+        pubsub.ssubscribe(CHANNEL)
+        while not stop.is_set():
+            m = pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=0.2)
+            if m is not None and m.get("type") in ("smessage", b"smessage"):
+                with lock:
+                    messages[0] += 1
+    except Exception as e:
+        with lock:
+            errors["pubsub " + type(e).__name__] = errors.get("pubsub " + type(e).__name__, 0) + 1
+
+
+threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+threads.append(threading.Thread(target=listen))
+for t in threads:
+    t.start()
+while not stop.wait(0.2):
+    pass
+for t in threads:
+    t.join()
+print(
+    json.dumps(
+        {"redis": redis.__version__, "ops": ops[0], "sharded_messages": messages[0], "errors": errors}
+    ),
+    flush=True,
+)
