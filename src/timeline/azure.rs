@@ -179,7 +179,7 @@ impl Timeline {
                 first = first.or(Some(j));
             }
         }
-        let first = first.map(|j| self.events.len() - self.events.iter().count() + j);
+        let first = first.map(|j| self.events.retired() as usize + j);
         self.rel_to(first.or(self.anchor), cx.now)
     }
 }

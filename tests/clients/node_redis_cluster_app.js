@@ -1,8 +1,10 @@
 // An unmodified node-redis cluster application, for
-// `maintwatch simulate --scenario oss-cluster --grade -- node node_redis_cluster_app.js`.
+// `maintwatch simulate --scenario oss-cluster --grade -- node node_redis_cluster_app.js [--sharded]`.
 // Only createCluster with the seed from MAINTWATCH_SIM_HOST / _PORT: the host name resolves
 // through the machine's resolver, which `simulate` points at its own DNS. Three loops of SET / GET
-// on keys spread over the slots until SIGTERM; then one JSON line.
+// on keys spread over the slots until SIGTERM; then one JSON line. With --sharded, also a sharded
+// subscription (sSubscribe) to a channel whose slot the oss-cluster scenario moves (what
+// sharded-resubscribe judges); the client matrix runs without it.
 
 const { createCluster } = require("redis");
 const version = require("redis/package.json").version;
@@ -30,6 +32,23 @@ const cluster = createCluster({
 });
 cluster.on("error", () => {});
 
+// Redis Cluster's key hash (CRC16/XMODEM mod 16384), to pick a channel in the slots oss-cluster
+// moves (8892-8991) so that its subscription has to follow them.
+function slot(text) {
+  let crc = 0;
+  for (const b of Buffer.from(text)) {
+    crc ^= b << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+let channel = null;
+for (let i = 0; channel === null; i++) {
+  const c = `app:sharded:${i}`;
+  if (slot(c) >= 8892 && slot(c) <= 8991) channel = c;
+}
+let messages = 0;
+
 let ops = 0;
 let stopping = false;
 const errors = {};
@@ -52,12 +71,21 @@ async function work(n) {
 
 async function main() {
   await cluster.connect();
+  if (process.argv.includes("--sharded")) {
+    try {
+      await cluster.sSubscribe(channel, () => {
+        messages += 1;
+      });
+    } catch (e) {
+      errors[`pubsub ${e.name}`] = (errors[`pubsub ${e.name}`] || 0) + 1;
+    }
+  }
   const loops = [0, 1, 2].map(work);
   process.on("SIGTERM", () => {
     stopping = true;
   });
   await Promise.all(loops);
-  console.log(JSON.stringify({ redis: version, ops, errors }));
+  console.log(JSON.stringify({ redis: version, ops, sharded_messages: messages, errors }));
   cluster.destroy();
 }
 

@@ -1,18 +1,23 @@
 """An unmodified redis-py cluster application, for
-`maintwatch simulate --scenario oss-cluster --grade -- python redis_py_cluster_app.py`.
+`maintwatch simulate --scenario oss-cluster --grade -- python redis_py_cluster_app.py [--sharded]`.
 
 Only `redis.RedisCluster(host=..., port=...)` and `os.environ`: the seed host name resolves through
 the machine's resolver, which `simulate` points at its own DNS. Three threads doing SET / GET on
-keys spread over the slots until SIGTERM; then one JSON line.
+keys spread over the slots until SIGTERM; then one JSON line. With --sharded, a fourth holds an
+SSUBSCRIBE to a sharded channel whose slot the oss-cluster scenario moves (what
+sharded-resubscribe judges); the client matrix runs without it, since its extra connections make
+the cells depend on the machine's load.
 """
 
 import json
 import os
 import signal
+import sys
 import threading
 import time
 
 import redis
+from redis.crc import key_slot
 
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -47,11 +52,39 @@ def work(n):
         time.sleep(0.01)
 
 
+# A channel in the slots oss-cluster moves (8892-8991), so that its subscription has to follow.
+CHANNEL = next(
+    c for c in (f"app:sharded:{i}" for i in range(100000)) if 8892 <= key_slot(c.encode()) <= 8991
+)
+messages = [0]
+
+
+def listen():
+    pubsub = client.pubsub()
+    try:
+        pubsub.ssubscribe(CHANNEL)
+        while not stop.is_set():
+            m = pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=0.2)
+            if m is not None and m.get("type") in ("smessage", b"smessage"):
+                with lock:
+                    messages[0] += 1
+    except Exception as e:
+        with lock:
+            errors["pubsub " + type(e).__name__] = errors.get("pubsub " + type(e).__name__, 0) + 1
+
+
 threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+if "--sharded" in sys.argv[1:]:
+    threads.append(threading.Thread(target=listen))
 for t in threads:
     t.start()
 while not stop.wait(0.2):
     pass
 for t in threads:
     t.join()
-print(json.dumps({"redis": redis.__version__, "ops": ops[0], "errors": errors}), flush=True)
+print(
+    json.dumps(
+        {"redis": redis.__version__, "ops": ops[0], "sharded_messages": messages[0], "errors": errors}
+    ),
+    flush=True,
+)

@@ -20,10 +20,6 @@ const CLUSTER_APP: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/node_redis_cluster_app.js"
 );
-const SHARDED_APP: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/clients/node_redis_sharded_app.js"
-);
 const HOOKED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/node_redis_hooked.js"
@@ -183,7 +179,14 @@ async fn node_redis_sharded_subscriber_is_judged() {
         return;
     };
     let env = [("NODE_PATH", node_path.as_str())];
-    let r = tier::simulate(&redis, tier::CLUSTER, 1.0, &["node", SHARDED_APP], &env).await;
+    let r = tier::simulate(
+        &redis,
+        tier::CLUSTER,
+        1.0,
+        &["node", CLUSTER_APP, "--sharded"],
+        &env,
+    )
+    .await;
     if !tier::resolved_privately(test, &r) {
         return;
     }

@@ -16,10 +16,6 @@ const WORKLOAD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/redis_py_workload.py"
 );
-const SHARDED_APP: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/clients/redis_py_sharded_app.py"
-);
 const CLUSTER_APP: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/clients/redis_py_cluster_app.py"
@@ -165,7 +161,7 @@ async fn redis_py_sharded_subscriber_is_judged() {
     let Some(redis) = common::redis_server_binary(test) else {
         return;
     };
-    let cmd = [py.as_str(), SHARDED_APP];
+    let cmd = [py.as_str(), CLUSTER_APP, "--sharded"];
     let r = tier::simulate(&redis, tier::CLUSTER, 1.0, &cmd, &[]).await;
     if !tier::resolved_privately(test, &r) {
         return;

@@ -102,34 +102,21 @@ impl TierRun {
     /// `oss-cluster`: `smigrated-refresh` is PASS or FAIL on the SMIGRATED, saying how the client
     /// learnt the move and how many `-MOVED` it got.
     fn assert_refresh_judged(&self, prefix: &str) {
-        let n = self.client(prefix)["notifications"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| {
-                n["notification"]
-                    .as_str()
-                    .unwrap_or("")
-                    .starts_with("SMIGRATED")
-            })
-            .unwrap_or_else(|| panic!("no SMIGRATED: {}", self.table));
-        let r = n["rules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["rule"] == "smigrated-refresh")
-            .unwrap_or_else(|| panic!("no smigrated-refresh: {}", self.table));
-        assert_ne!(r["verdict"], "not_judged", "{}", self.table);
-        assert!(
-            r["detail"].as_str().unwrap().contains("-MOVED"),
-            "{}",
-            self.table
-        );
+        self.assert_smigrated_judged(prefix, "smigrated-refresh", "-MOVED");
     }
 
     /// `oss-cluster` with a sharded subscriber: `sharded-resubscribe` is PASS or FAIL on the
     /// SMIGRATED, counting the messages published on the app's channel.
     pub fn assert_sharded_judged(&self, prefix: &str) {
+        self.assert_smigrated_judged(
+            prefix,
+            "sharded-resubscribe",
+            "message(s) published on app:sharded:",
+        );
+    }
+
+    /// A rule is PASS or FAIL (not NOT JUDGED) on the client's SMIGRATED, its reason saying `says`.
+    fn assert_smigrated_judged(&self, prefix: &str, rule: &str, says: &str) {
         let n = self.client(prefix)["notifications"]
             .as_array()
             .unwrap()
@@ -145,12 +132,11 @@ impl TierRun {
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["rule"] == "sharded-resubscribe")
-            .unwrap_or_else(|| panic!("no sharded-resubscribe: {}", self.table));
+            .find(|r| r["rule"] == rule)
+            .unwrap_or_else(|| panic!("no {rule}: {}", self.table));
         assert_ne!(r["verdict"], "not_judged", "{}", self.table);
-        let detail = r["detail"].as_str().unwrap();
         assert!(
-            detail.contains("message(s) published on app:sharded:"),
+            r["detail"].as_str().unwrap().contains(says),
             "{}",
             self.table
         );
