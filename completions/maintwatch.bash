@@ -103,7 +103,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__certify)
-            opts="-h --scenarios --junit --grade-json --report --speed --upstream --client-output --help"
+            opts="-h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -134,6 +134,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --client-output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pcap)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -659,7 +663,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__simulate)
-            opts="-p -q -h --scenario --scenario-file --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --report --client-output --help"
+            opts="-p -q -h --scenario --scenario-file --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --report --client-output --pcap --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -706,6 +710,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --client-output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pcap)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

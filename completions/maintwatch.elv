@@ -186,6 +186,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --grade-json 'Also write the grade to FILE as JSON lines: `grade_input` (what was observed, for `replay --grade`) and `grade` (implies --grade)'
             cand --report 'Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed by the grade''s verdicts, the grade, the summary and the frames sent (docs/report.md; implies --grade)'
             cand --client-output 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)'
+            cand --pcap 'Capture the run''s own packets (its proxies and its DNS, on the loopback) into FILE, in the pcap format `maintwatch pcap` and tcpdump read: the way to keep a capture of a run that sits in a network namespace of its own, where a tcpdump outside sees nothing. Needs CAP_NET_RAW (root, or the namespace''s)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
             cand --list 'List the scenarios, one line each, and exit'
             cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'
@@ -236,6 +237,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --speed 'Run each scenario''s clock this many times faster. Above 1 the timeout rules are NOT JUDGED, and a client acting on a MOVING''s declared window acts late'
             cand --upstream 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path'
             cand --client-output 'The directory for the client''s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)'
+            cand --pcap 'Capture each scenario''s packets into DIR/SCENARIO.pcap (as `simulate --pcap`): how a run in a network namespace of its own is kept as a capture. Needs CAP_NET_RAW (root, or the namespace''s)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -17,6 +17,7 @@ use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
+use crate::sim::capture::Capture;
 use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
 use crate::sim::grade::{self, Grade};
@@ -83,7 +84,7 @@ pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<
     if !args.silent {
         print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
     }
-    let (mut client, port53) = start_client(&sim, args).await?;
+    let (mut client, port53, capture) = start_client(&sim, args).await?;
     let mut run = Narration::default();
     let stop = run
         .follow(&mut events, signals, client.as_mut(), args, grading)
@@ -94,6 +95,9 @@ pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<
     };
     // What happened up to the stop (the client's own disconnects included) is in the grade.
     run.drain(&mut events, args, grading)?;
+    if let Some(c) = capture {
+        c.stop().context("--pcap: capturing")?;
+    }
     if let Some(d) = port53 {
         d.shutdown().await;
     }
@@ -213,37 +217,64 @@ fn print_banner(
     Ok(())
 }
 
-/// Starts CMD (after `--`), with the simulator's DNS on port 53 for its private resolv.conf;
-/// nothing without a CMD.
-async fn start_client(
+/// `--pcap`: the run's packets from here on, to and from its proxies and DNS servers.
+fn start_capture(
     sim: &Simulator,
+    port53: Option<&SimDns>,
     args: &SimulateArgs,
-) -> anyhow::Result<(Option<Client>, Option<SimDns>)> {
+) -> anyhow::Result<Option<Capture>> {
+    let Some(path) = &args.pcap else {
+        return Ok(None);
+    };
+    let ends = sim
+        .proxies()
+        .into_iter()
+        .chain([sim.dns_addr()])
+        .chain(port53.map(SimDns::addr))
+        .filter_map(|a| match a {
+            std::net::SocketAddr::V4(a) => Some(a),
+            std::net::SocketAddr::V6(_) => None,
+        })
+        .collect();
+    Capture::start(path, ends)
+        .map(Some)
+        .map_err(|e| crate::cli::usage::usage("--pcap", format!("{}: {e}", path.display())))
+}
+
+/// What [`start_client`] started: CMD, the DNS on port 53 for its resolv.conf, the capture.
+type Started = (Option<Client>, Option<SimDns>, Option<Capture>);
+
+/// Starts CMD (after `--`), with the simulator's DNS on port 53 for its private resolv.conf,
+/// and the `--pcap` capture before it; no CMD without one.
+async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<Started> {
     if args.command.is_empty() {
-        return Ok((None, None));
+        return Ok((None, None, start_capture(sim, None, args)?));
     }
     let port53 = if cfg!(target_os = "linux") {
         client::dns_on_port_53(sim).await
     } else {
         Err("private mount namespaces are Linux-only".into())
     };
+    // Port 53 refused and no namespace to be had: the reason says what to do.
+    let refused = crate::sim::isolation::refused();
     let nameserver = match &port53 {
         Ok(d) => Ok(d.addr().ip()),
-        Err(e) => Err(e.clone()),
+        Err(e) => Err(refused.clone().unwrap_or_else(|| e.clone())),
     };
     let output = args.client_output.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("maintwatch-client-{}.log", std::process::id()))
     });
+    let capture = start_capture(sim, port53.as_ref().ok(), args)?;
     let target = Target::of(sim, args.password.clone());
     let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
     let port53 = port53.ok().filter(|_| nameserver.is_ok());
     if args.silent {
         // The fallback still matters to a silent run: the grade of a client that cannot
-        // resolve the name says little.
-        if let Some(n) = note {
+        // resolve the name says little (certify said a refusal once, before its first run).
+        if let Some(n) = note.filter(|_| refused.is_none()) {
             eprintln!("{n}");
         }
-        return Ok((Some(client), port53));
+        return Ok((Some(client), port53, capture));
     }
     let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
     let resolv = match (&note, &nameserver) {
@@ -259,8 +290,15 @@ async fn start_client(
     if let Some(n) = note {
         writeln!(out, "{n}")?;
     }
+    if crate::sim::isolation::chosen() == crate::sim::isolation::Isolation::Namespace {
+        writeln!(out, "  note      {}", crate::sim::isolation::NAMESPACE_NOTE)?;
+    }
+    if let Some(c) = &capture {
+        let path = crate::escape::sanitize(&c.path().to_string_lossy()).to_string();
+        writeln!(out, "  pcap      the run's packets go to {path}")?;
+    }
     out.flush()?;
-    Ok((Some(client), port53))
+    Ok((Some(client), port53, capture))
 }
 
 /// Why the run stopped.

@@ -117,6 +117,12 @@ pub struct CertifyArgs {
     #[arg(long, value_name = "DIR")]
     pub client_output: Option<PathBuf>,
 
+    /// Capture each scenario's packets into DIR/SCENARIO.pcap (as `simulate --pcap`): how a run
+    /// in a network namespace of its own is kept as a capture. Needs CAP_NET_RAW (root, or the
+    /// namespace's).
+    #[arg(long, value_name = "DIR")]
+    pub pcap: Option<PathBuf>,
+
     /// The client application, after `--`, started afresh for each scenario with
     /// MAINTWATCH_SIM_URL, _HOST, _PORT and _DNS and (on Linux) a private /etc/resolv.conf
     /// naming the simulator's DNS, as `simulate -- CMD`.

@@ -136,6 +136,13 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE", requires = "command")]
     pub client_output: Option<PathBuf>,
 
+    /// Capture the run's own packets (its proxies and its DNS, on the loopback) into FILE, in
+    /// the pcap format `maintwatch pcap` and tcpdump read: the way to keep a capture of a run
+    /// that sits in a network namespace of its own, where a tcpdump outside sees nothing.
+    /// Needs CAP_NET_RAW (root, or the namespace's).
+    #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
+    pub pcap: Option<PathBuf>,
+
     /// The client to run under the simulator, after `--`: it gets MAINTWATCH_SIM_URL, _HOST,
     /// _PORT and _DNS, and on Linux an /etc/resolv.conf of its own naming the simulator's DNS.
     /// The run ends when the scenario ends, when CMD exits or on Ctrl-C; CMD is then stopped

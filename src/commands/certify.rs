@@ -44,15 +44,32 @@ pub struct Page {
     pub notes: Vec<String>,
 }
 
+/// Once, before the first scenario: a run in a namespace of its own, or without port 53 at all,
+/// is said on stderr (each scenario's own run is silent).
+fn say_isolation() {
+    use crate::sim::isolation::{self, Isolation};
+    match isolation::chosen() {
+        Isolation::Namespace => terminal::tell("note", isolation::NAMESPACE_NOTE),
+        Isolation::Refused(why) => terminal::tell(
+            "warning",
+            &format!(
+                "the client gets no private /etc/resolv.conf: {why}; the rules that need its \
+                 DNS are not judged"
+            ),
+        ),
+        Isolation::Host => {}
+    }
+}
+
 /// Runs `maintwatch certify`.
 pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
     if args.upstream != "spawn" {
         if let Err(e) = Upstream::parse(&args.upstream) {
             // The URL's parse error is already redacted (no password in it).
-            eprintln!("maintwatch certify: error: --upstream: {e}");
-            return Ok(exit::USAGE);
+            return Err(crate::cli::usage::flagged("--upstream", e));
         }
     }
+    say_isolation();
     let names: Vec<String> = if args.scenarios.is_empty() {
         default_scenarios().into_iter().map(String::from).collect()
     } else {
@@ -190,6 +207,7 @@ fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
         grade_json: None,
         report: None,
         client_output: Some(dir.join(format!("{name}.log"))),
+        pcap: args.pcap.as_ref().map(|d| d.join(format!("{name}.pcap"))),
         command: args.command.clone(),
         silent: true,
         start_deadline: Some(START_DEADLINE),

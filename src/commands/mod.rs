@@ -21,9 +21,17 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
         Command::Doctor(args) => runtime()?.block_on(doctor::run(&args)),
         Command::Decide(args) => runtime()?.block_on(decide::run(&args)),
-        Command::Simulate(args) => runtime()?.block_on(simulate::run(&args)),
+        Command::Simulate(args) => {
+            if !args.command.is_empty() {
+                isolate(args.upstream.as_deref());
+            }
+            runtime()?.block_on(simulate::run(&args))
+        }
         Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
-        Command::Certify(args) => runtime()?.block_on(certify::run(&args)),
+        Command::Certify(args) => {
+            isolate(Some(&args.upstream));
+            runtime()?.block_on(certify::run(&args))
+        }
         Command::Decode(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
@@ -40,6 +48,16 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             pcap::run(&args, &mut out, &mut std::io::stderr())
         }
     }
+}
+
+/// A run that starts a client chooses how it gets port 53 while the process still has one thread
+/// (`sim::isolation`); an `--upstream` address is on the machine's network, which a namespace
+/// of its own would cut off.
+fn isolate(upstream: Option<&str>) {
+    let outside = upstream
+        .filter(|u| *u != "spawn")
+        .map(|_| "the --upstream server");
+    crate::sim::isolation::prepare(outside);
 }
 
 /// The watch runs on one thread. Its work per frame is a read, a decode and a line: one thread

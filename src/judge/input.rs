@@ -319,6 +319,10 @@ pub struct DnsAnswer {
     pub records: Vec<IpAddr>,
     #[serde(default)]
     pub to: Option<IpAddr>,
+    /// The answer's TTL, when a capture saw it: how long the answer said what DNS named. An
+    /// answer without `to` is the server's own change of its records, known until the next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u32>,
 }
 
 /// Two DNS names are the same name (case and the final dot aside).

@@ -11,9 +11,19 @@ use super::rules::{offset, round, Scope};
 
 /// DNS lines shown per client and notification.
 const DNS_LINES: usize = 8;
+/// What the client could know before the close.
+pub struct Known {
+    /// Anything but a retiring address was offered.
+    pub offered: bool,
+    /// Nothing was, as far as was seen, but what DNS named was not seen from this time on.
+    pub dns_unseen_from: Option<f64>,
+    /// The facts, in words.
+    pub words: Vec<String>,
+}
+
 /// What could the client know: whether anything but a retiring address was offered before the
 /// close, and the facts, in words.
-pub fn offered(s: &Scope<'_>) -> (bool, Vec<String>) {
+pub fn offered(s: &Scope<'_>) -> Known {
     let close = s.close().unwrap_or(f64::INFINITY);
     let on_old: Vec<&Connection> = s
         .members
@@ -63,12 +73,48 @@ pub fn offered(s: &Scope<'_>) -> (bool, Vec<String>) {
             _ => None,
         })
         .collect();
+    let mut dns_unseen_from = None;
     if !names.is_empty() {
         let (dns_offered, lines) = dns_words(s, &names, &on_old, close);
         offered |= dns_offered;
         known.extend(lines);
+        if !offered {
+            dns_unseen_from = unseen_from(s, &names, close);
+        }
+        if let (Some(t), Some(last)) = (dns_unseen_from, known.last_mut()) {
+            *last = format!(
+                "DNS named only the retiring address as long as it was seen, until {} the {}",
+                offset(t - s.n.at),
+                s.n.name()
+            );
+        }
     }
-    (offered, known)
+    Known {
+        offered,
+        dns_unseen_from,
+        words: known,
+    }
+}
+
+/// When what DNS named stopped being seen, if before the close: never where the server's own
+/// changes of its records are known (the simulator's), else from when the last answer a
+/// capture saw went stale (its time plus its TTL), no later answer having come.
+fn unseen_from(s: &Scope<'_>, names: &[&str], close: f64) -> Option<f64> {
+    let answers: Vec<&super::input::DnsAnswer> = s
+        .obs
+        .dns
+        .iter()
+        .filter(|a| names.iter().any(|n| same_name(n, &a.name)) && a.at < close)
+        .collect();
+    if !close.is_finite() || answers.iter().any(|a| a.to.is_none()) {
+        return None;
+    }
+    let until = answers
+        .iter()
+        .filter(|a| !a.records.is_empty())
+        .map(|a| a.at + f64::from(a.ttl.unwrap_or(0)))
+        .fold(f64::NEG_INFINITY, f64::max);
+    (until < close).then_some(until)
 }
 
 fn reached_words(conns: &[&Connection]) -> String {
@@ -278,7 +324,8 @@ pub fn moving_grade(s: &Scope<'_>) -> MovingGrade {
         .sum();
     let close = s.close();
     let (resent, reacted) = resent(s, close.unwrap_or(f64::INFINITY));
-    let (alternative, known) = offered(s);
+    let known = offered(s);
+    let alternative = known.offered;
     MovingGrade {
         first_new_connection: first_new.map(round),
         close: close.map(|c| round(c - n.at)),
@@ -288,7 +335,8 @@ pub fn moving_grade(s: &Scope<'_>) -> MovingGrade {
         resent,
         reacted_to_resent: reacted,
         alternative_offered: alternative,
-        known,
+        dns_unseen_from: known.dns_unseen_from.map(|t| round(t - n.at)),
+        known: known.words,
         verdicts: verdicts(s, alternative),
     }
 }

@@ -141,6 +141,11 @@ pub struct MovingGrade {
     pub reacted_to_resent: usize,
     /// Whether anything but a retiring address was offered to the client before the close.
     pub alternative_offered: bool,
+    /// When nothing was: the time (seconds after the notification) from which what DNS named
+    /// was not seen, a capture's last answer having gone stale before the close with no query
+    /// after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_unseen_from: Option<f64>,
     /// What the client could know, in words: how it connected, the target, what DNS answered.
     pub known: Vec<String>,
     /// One verdict per connection that received it.

@@ -22,6 +22,11 @@ pub struct ClientProcess {
     /// Where its stdout and stderr were kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_file: Option<String>,
+    /// Why no resolver of its own named the simulator's DNS, when none did: it had the
+    /// simulator's address in its environment only, so whether it follows DNS cannot be seen
+    /// unless it resolved through that address itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_resolver: Option<String>,
 }
 
 /// The line of a client's stderr that best says why it failed: the last one naming an error,

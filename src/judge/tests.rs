@@ -80,6 +80,7 @@ fn world(target: Target, connections: Vec<Connection>) -> Observations {
             name: NAME.into(),
             records: vec![ip("127.0.0.2")],
             to: None,
+            ttl: None,
         }],
         client_process: None,
         stalls: Vec::new(),
@@ -156,6 +157,7 @@ fn by_name_with_dns_naming_another_proxy_before_the_close_fails() {
         name: format!("{NAME}."),
         records: vec![ip(r)],
         to: to.map(ip),
+        ttl: None,
     };
     obs.dns.push(answer(7.5, "127.0.0.2", Some("127.0.0.1")));
     obs.dns.push(answer(9.7, "127.0.0.3", None));
@@ -198,6 +200,50 @@ fn by_name_with_dns_stale_until_the_close_stays() {
         .contains("DNS named only the retiring address until the close"));
 }
 
+/// A capture sees DNS only when somebody asks: an answer given at +7.5 s with a TTL of 5 s says
+/// nothing of what DNS named from +12.5 s to the close at +16.6 s.
+fn captured_run(answers: &[(f64, u32)]) -> Observations {
+    let mut obs = recycle_run(by_name());
+    obs.dns = answers
+        .iter()
+        .map(|&(at, ttl)| DnsAnswer {
+            at,
+            name: NAME.into(),
+            records: vec![ip("127.0.0.2")],
+            to: Some(ip("127.0.0.1")),
+            ttl: Some(ttl),
+        })
+        .collect();
+    obs
+}
+
+#[test]
+fn a_capture_whose_last_answer_went_stale_before_the_close_is_not_judged() {
+    let g = judge(&captured_run(&[(-5.0, 5), (7.5, 5)]));
+    let r = rule(&g, "moved-before-close");
+    assert_eq!(r.verdict, Verdict::NotJudged, "{r:?}");
+    assert!(
+        r.detail
+            .contains("what DNS named from +12.5 s after the MOVING seq 0 on was not seen"),
+        "{r:?}"
+    );
+    let m = g.clients[0].notifications[0].moving.as_ref().unwrap();
+    assert_eq!(m.dns_unseen_from, Some(12.5));
+    assert!(
+        !m.known.iter().any(|k| k.contains("until the close")),
+        "{m:?}"
+    );
+}
+
+#[test]
+fn a_capture_whose_answers_cover_the_window_still_judges_a_stay() {
+    // Somebody asked again at +12.0 s: that answer holds to +17.0 s, past the close.
+    let g = judge(&captured_run(&[(-5.0, 5), (7.5, 5), (12.0, 5)]));
+    let r = rule(&g, "moved-before-close");
+    assert_eq!(r.verdict, Verdict::Pass, "{r:?}");
+    assert!(r.detail.contains("until the close"), "{r:?}");
+}
+
 #[test]
 fn a_sibling_already_advertised_before_the_moving_is_an_offer() {
     let mut obs = recycle_run(by_name());
@@ -214,6 +260,7 @@ fn by_address_ignores_dns_but_a_named_successor_is_an_offer() {
         name: NAME.into(),
         records: vec![ip("127.0.0.3")],
         to: None,
+        ttl: None,
     });
     assert!(rule(&judge(&obs), "moved-before-close").held);
     obs.notifications[0].target = Some(Target::parse(NEW));
@@ -357,6 +404,37 @@ fn clients_are_grouped_by_library_else_name_else_host() {
 }
 
 #[test]
+fn a_client_without_a_resolver_naming_the_simulator_is_not_passed_for_staying() {
+    let mut obs = recycle_run(Reached::Address);
+    let process = ClientProcess {
+        program: "python".into(),
+        exit_code: None,
+        signal: None,
+        at: 18.0,
+        stopped: true,
+        stderr_tail: vec![],
+        output_file: None,
+        no_resolver: None,
+    };
+    obs.client_process = Some(process.clone());
+    // With its own resolver, a client that reached the proxy by address stayed by choice.
+    assert_eq!(
+        rule(&judge(&obs), "moved-before-close").verdict,
+        Verdict::Pass
+    );
+    obs.client_process = Some(ClientProcess {
+        no_resolver: Some("cannot serve DNS on 127.0.53.1:53".into()),
+        ..process
+    });
+    let r = rule(&judge(&obs), "moved-before-close").clone();
+    assert_eq!(r.verdict, Verdict::NotJudged, "{r:?}");
+    assert!(
+        r.detail.contains("no resolver naming the simulator's DNS"),
+        "{r:?}"
+    );
+}
+
+#[test]
 fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
     let mut obs = recycle_run(by_name());
     obs.client_process = Some(ClientProcess {
@@ -367,6 +445,7 @@ fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
         stopped: false,
         stderr_tail: vec!["Traceback".into()],
         output_file: None,
+        no_resolver: None,
     });
     let g = judge(&obs);
     assert_eq!(g.client_process, obs.client_process);
@@ -565,6 +644,7 @@ fn a_client_that_died_fails_survives_and_its_later_rules_are_not_judged() {
         stopped: false,
         stderr_tail: vec!["AssertionError [ERR_ASSERTION]: false == true".into()],
         output_file: None,
+        no_resolver: None,
     });
     let g = judge(&obs);
     assert_eq!(g.rules[0].rule, "survives");

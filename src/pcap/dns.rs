@@ -20,6 +20,8 @@ pub struct Answer {
     pub to: IpAddr,
     pub name: String,
     pub records: Vec<IpAddr>,
+    /// The smallest TTL of those records.
+    pub ttl: Option<u32>,
 }
 
 /// At most this many records are kept from one answer.
@@ -54,6 +56,12 @@ pub fn answer(linktype: i32, data: &[u8], ports: &[u16]) -> Option<Answer> {
         return None;
     }
     let name = message.queries.first()?.name().to_string();
+    let ttl = message
+        .answers
+        .iter()
+        .filter(|r| matches!(r.data, RData::A(_) | RData::AAAA(_)))
+        .map(|r| r.ttl)
+        .min();
     let records = message
         .answers
         .iter()
@@ -68,5 +76,6 @@ pub fn answer(linktype: i32, data: &[u8], ports: &[u16]) -> Option<Answer> {
         to,
         name: name.trim_end_matches('.').to_string(),
         records,
+        ttl,
     })
 }

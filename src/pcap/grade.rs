@@ -197,6 +197,7 @@ impl Recorder {
             name: a.name,
             records: a.records,
             to: Some(a.to),
+            ttl: a.ttl,
         });
     }
 

@@ -87,6 +87,8 @@ pub struct Client {
     copying: Vec<JoinHandle<()>>,
     /// The private resolv.conf, removed when the client is done.
     resolv: Option<PathBuf>,
+    /// Why there is none, when there is none.
+    no_resolver: Option<String>,
 }
 
 /// Starts CMD with the target in its environment and its output going to `output`; with
@@ -134,6 +136,7 @@ pub fn start(
         tail,
         copying,
         resolv,
+        no_resolver: note.clone(),
     };
     let note = note.map(|why| {
         format!(
@@ -262,29 +265,25 @@ mod namespace {
     pub fn prepare(cmd: &mut tokio::process::Command, conf: &Path) -> io::Result<()> {
         let src = CString::new(conf.as_os_str().as_bytes())?;
         // SAFETY: plain reads of the process's ids.
-        let (root, uid, gid) = unsafe { (libc::geteuid() == 0, libc::getuid(), libc::getgid()) };
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let uid_map = format!("{uid} {uid} 1");
         let gid_map = format!("{gid} {gid} 1");
         // SAFETY: the closure only makes system calls (unshare, open, write, close, mount) on
         // data allocated before the fork.
         unsafe {
-            cmd.pre_exec(move || enter(&src, root, uid_map.as_bytes(), gid_map.as_bytes()));
+            cmd.pre_exec(move || enter(&src, uid_map.as_bytes(), gid_map.as_bytes()));
         }
         Ok(())
     }
 
-    fn enter(src: &CString, root: bool, uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
-        // As root a mount namespace is enough; otherwise an unprivileged user namespace, where
-        // the kernel allows one, gives the right to mount inside it (the ids map to themselves).
-        let flags = if root {
-            libc::CLONE_NEWNS
-        } else {
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
-        };
+    fn enter(src: &CString, uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
+        // With CAP_SYS_ADMIN a mount namespace is enough. Without it (an ordinary user, or root
+        // in a container that dropped it) a user namespace, where the kernel allows one, gives
+        // the right to mount inside it; the ids map to themselves.
         // SAFETY: system calls on valid, NUL-terminated strings.
         unsafe {
-            check(libc::unshare(flags))?;
-            if !root {
+            if libc::unshare(libc::CLONE_NEWNS) < 0 {
+                check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
                 write(c"/proc/self/setgroups", b"deny")?;
                 write(c"/proc/self/uid_map", uid_map)?;
                 write(c"/proc/self/gid_map", gid_map)?;
@@ -367,6 +366,7 @@ impl Client {
             stopped,
             stderr_tail,
             output_file: Some(sanitized(&self.output.to_string_lossy())),
+            no_resolver: self.no_resolver.take(),
         }
     }
 

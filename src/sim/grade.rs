@@ -75,6 +75,7 @@ impl Collector {
             name: HOSTNAME.trim_end_matches('.').into(),
             records: self.records.clone(),
             to,
+            ttl: None,
         });
     }
 

@@ -22,12 +22,14 @@
 //! misunderstanding of the protocol in one must not be silently mirrored by the other.
 
 pub mod azure;
+pub mod capture;
 pub mod client;
 pub mod cluster;
 pub mod dns;
 pub mod escape;
 mod event;
 pub mod grade;
+pub mod isolation;
 mod pubsub;
 pub mod scenario;
 pub mod scenarios;

@@ -150,6 +150,7 @@ fn hand_made() -> Grade {
             stopped: false,
             stderr_tail: vec![format!("Error: {HOSTILE}")],
             output_file: None,
+            no_resolver: None,
         }),
     };
     g.settle();

@@ -53,6 +53,7 @@ mod sim;
 mod sim_client;
 mod snapshots;
 mod tier_matrix;
+mod unprivileged;
 mod upstream;
 mod usage_errors;
 mod watch;

@@ -598,12 +598,14 @@ fn hostile_frames_and_names_stay_text() {
         name: name.into(),
         records: vec!["127.0.0.2".parse().unwrap()],
         to: None,
+        ttl: None,
     });
     obs.dns.push(maintwatch::judge::DnsAnswer {
         at: 3.0,
         name: name.into(),
         records: vec!["127.0.0.3".parse().unwrap()],
         to: None,
+        ttl: None,
     });
     let g = maintwatch::judge::judge(&obs);
     let report = Report {

@@ -36,6 +36,22 @@ impl Check for MovedBeforeClose {
                 true,
                 format!("no connection on the retiring address at {close}"),
             )
+        } else if !m.alternative_offered && unseen > 0 && no_resolver(s) {
+            Rule::not_judged(
+                self.name(),
+                format!(
+                    "{unseen} connection(s) cut by {close} reached the proxy by address, and the client had no resolver naming the simulator's DNS (see its line above the grade), so whether it would have followed DNS cannot be seen: give the run port 53 (root, CAP_NET_BIND_SERVICE or user namespaces), or resolve through MAINTWATCH_SIM_DNS"
+                ),
+            )
+        } else if let Some(from) = m.dns_unseen_from.filter(|_| !m.alternative_offered) {
+            Rule::not_judged(
+                self.name(),
+                format!(
+                    "{} connection(s) cut by {close}, and what DNS named from {} the {name} on was not seen: the capture's last answer went stale then (its TTL ran out) and no query came after it, so whether DNS offered another address before the close cannot be seen",
+                    m.cut,
+                    super::offset(from)
+                ),
+            )
         } else if !m.alternative_offered && unseen > 0 {
             Rule::not_judged(
                 self.name(),
@@ -69,8 +85,18 @@ impl Check for MovedBeforeClose {
     }
 }
 
-/// Cut connections whose way of reaching the server was not observed, when the MOVING itself
-/// offered nothing: for them, "nothing else was offered" is a guess.
+/// The client maintwatch started had no resolver naming the simulator's DNS: a connection by
+/// address then says nothing of what it would do with DNS.
+fn no_resolver(s: &Scope<'_>) -> bool {
+    s.obs
+        .client_process
+        .as_ref()
+        .is_some_and(|p| p.no_resolver.is_some())
+}
+
+/// Cut connections whose way of reaching the server was not observed (or, without a resolver
+/// naming the simulator, reached by address), when the MOVING itself offered nothing: for them,
+/// "nothing else was offered" is a guess.
 fn unseen_cut(s: &Scope<'_>) -> usize {
     let offers = matches!(&s.n.target, Some(Target::Name(_)))
         || matches!(&s.n.target, Some(t @ Target::Address(_)) if t.ip().is_some_and(|ip| s.n.retiring.iter().all(|r| r.ip() != ip)));
@@ -79,6 +105,10 @@ fn unseen_cut(s: &Scope<'_>) -> usize {
     }
     s.members
         .iter()
-        .filter(|c| s.cut(c) && c.reached == Reached::Unknown)
+        .filter(|c| {
+            s.cut(c)
+                && (c.reached == Reached::Unknown
+                    || (c.reached == Reached::Address && no_resolver(s)))
+        })
         .count()
 }

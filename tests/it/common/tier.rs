@@ -310,7 +310,7 @@ pub async fn every_scenario(
 }
 
 /// `--upstream spawn` takes redis-server from PATH: the configured one first.
-fn path_with(redis: &str) -> std::ffi::OsString {
+pub fn path_with(redis: &str) -> std::ffi::OsString {
     let bin_dir = Path::new(redis)
         .parent()
         .map(PathBuf::from)
