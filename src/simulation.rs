@@ -356,11 +356,16 @@ impl Signals {
     }
 }
 
+/// Where a narration line's continuation starts: under the text after the clock.
+const NARRATION_INDENT: &str = "            ";
+
 /// The events seen (kept for a grade) and how many the narration lost.
 #[derive(Default)]
 struct Narration {
     seen: Vec<SimEvent>,
     lost: u64,
+    /// The terminal's width, read once (`None` inside: not read yet).
+    width: Option<Option<usize>>,
 }
 
 impl Narration {
@@ -431,8 +436,18 @@ impl Narration {
 
     fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
         if !args.silent && shown(&e, args.quiet) {
+            let width = *self.width.get_or_insert_with(terminal::stdout_columns);
+            let line = e.to_string();
             let mut out = std::io::stdout().lock();
-            writeln!(out, "{e}")?;
+            match width {
+                // Continuations hang under the text, past `+  9.700 s  `.
+                Some(w) => {
+                    for part in human::wrap_with(&line, w, NARRATION_INDENT) {
+                        writeln!(out, "{part}")?;
+                    }
+                }
+                None => writeln!(out, "{line}")?,
+            }
             out.flush()?;
         }
         if grading {

@@ -586,3 +586,33 @@ fn a_grade_at_80_columns_wraps_its_reasons_under_the_reason_column() {
         shown.join("\n")
     );
 }
+
+/// `simulate -- CMD`'s narration at 80 columns: a step line longer than the pane (the MOVING
+/// sent to every opted-in connection) goes on under its text, never past the edge. The client is
+/// maintwatch's own watch, pointed at the simulator by the variables `simulate` gives it.
+#[test]
+fn the_simulate_narration_at_80_columns_wraps_under_its_text() {
+    let Some(tmux) = tmux("screen_tty: simulate narration at 80 columns") else {
+        return;
+    };
+    let command = format!(
+        "{BIN} simulate --scenario single-proxy --speed 20 --quiet -- sh -c 'exec {BIN} watch \
+         \"$MAINTWATCH_SIM_URL\" --dns-server \"$MAINTWATCH_SIM_DNS\" --sim-speed 20 \
+         >/dev/null'; sleep 600"
+    );
+    let pane = Pane::start(&tmux, 80, 60, &command);
+    pane.wait_for("the scenario's end", |text| text.contains("scenario ended"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    assert_fits(&joined, 80);
+    let all = shown.join("\n");
+    let step = shown
+        .iter()
+        .position(|r| r.contains("step line 10: MOVING"))
+        .unwrap_or_else(|| panic!("{all}"));
+    assert!(
+        shown[step + 1].starts_with("            ")
+            && !shown[step + 1].starts_with("             "),
+        "{all}"
+    );
+    assert!(flat(&shown).contains("opted-in connection(s)"), "{all}");
+}
