@@ -16,6 +16,7 @@ use crate::escape::{self, InputFormat};
 use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink::{self, Record, Sink};
+use crate::output::terminal;
 use crate::output::{json, text};
 use crate::record::{DecodeLine, FrameRecord, Raw, SCHEMA_VERSION};
 use crate::resp::{Frame, Scanner};
@@ -253,7 +254,11 @@ fn report(
         asked: None,
     })?;
     out.flush()?;
-    writeln!(err, "maintwatch decode: {source}: {message}")?;
+    writeln!(
+        err,
+        "{}",
+        terminal::about("decode", &format!("{source}: {message}"))
+    )?;
     Ok(false)
 }
 

@@ -6,6 +6,7 @@ use crate::exit;
 use crate::output::human::Style;
 use crate::output::json;
 use crate::output::sink::{self, Record, Sink};
+use crate::output::terminal;
 use crate::pcap::line::{self, FileLine, Line, PcapLine};
 use crate::pcap::{packet, read, Analyzer, Settings, Stats};
 use crate::record::SCHEMA_VERSION;
@@ -40,10 +41,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     drop(writer);
     let dropped = analyzer.dns_dropped();
     if dropped > 0 {
-        writeln!(
-            err,
-            "maintwatch pcap: warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade"
-        )?;
+        writeln!(err, "{}", terminal::about("pcap", &format!("warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade")))?;
     }
     let (code, graded) = grade(&mut analyzer, args.json, out)?;
     out.flush()?;
@@ -138,14 +136,22 @@ fn read_one(
         Ok(r) => r,
         Err(e) => {
             writer.lines.flush()?;
-            writeln!(err, "maintwatch pcap: {name}: {e:#}")?;
+            writeln!(
+                err,
+                "{}",
+                terminal::about("pcap", &format!("{name}: {e:#}"))
+            )?;
             return Ok(None);
         }
     };
     // Warnings always go to stderr; in JSON they are also lines, so a reader of the JSON
     // alone sees them.
     for text in warnings(&report) {
-        writeln!(err, "maintwatch pcap: warning: {name}: {text}")?;
+        writeln!(
+            err,
+            "{}",
+            terminal::about("pcap", &format!("warning: {name}: {text}"))
+        )?;
         if writer.json {
             let warning = PcapLine::PcapWarning {
                 v: SCHEMA_VERSION,

@@ -50,8 +50,8 @@ pub async fn run_with(
         let line = e.to_string();
         writeln!(
             err,
-            "maintwatch probe: error: {} (skipped)",
-            sanitize(&line)
+            "{}",
+            terminal::about("probe", &format!("error: {} (skipped)", sanitize(&line)))
         )?;
     }
     for w in &setup.warnings {

@@ -16,6 +16,7 @@ use crate::judge::{Grade, Observations};
 use crate::output::human::Style;
 use crate::output::sink;
 use crate::output::sink::Sink as _;
+use crate::output::terminal;
 use crate::record::line;
 use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use crate::report::sink::PageSink;
@@ -155,8 +156,11 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             Err(e) => {
                 writeln!(
                     err,
-                    "maintwatch replay: {name}: {}",
-                    crate::escape::sanitize(&e)
+                    "{}",
+                    terminal::about(
+                        "replay",
+                        &format!("{name}: {}", crate::escape::sanitize(&e))
+                    )
                 )?;
                 code = exit::FAILURE;
                 continue;
@@ -251,14 +255,19 @@ fn replay_file(
             Event::Differs(n, what) if args.check => {
                 lines.flush()?;
                 let what = sanitize(&what);
-                writeln!(err, "maintwatch replay: {name}:{n}: parse differs: {what}")?;
+                writeln!(
+                    err,
+                    "{}",
+                    terminal::about("replay", &format!("{name}:{n}: parse differs: {what}"))
+                )?;
             }
             Event::Recomputed(n, what) if args.check => {
                 lines.flush()?;
                 let what = sanitize(&what);
                 writeln!(
                     err,
-                    "maintwatch replay: {name}:{n}: timeline differs: {what}"
+                    "{}",
+                    terminal::about("replay", &format!("{name}:{n}: timeline differs: {what}"))
                 )?;
             }
             Event::Differs(..) | Event::Recomputed(..) => {}
@@ -266,7 +275,11 @@ fn replay_file(
             Event::Bad(n, why) if bad_shown < BAD_SHOWN => {
                 bad_shown += 1;
                 lines.flush()?;
-                writeln!(err, "maintwatch replay: {name}:{n}: {}", sanitize(&why))?;
+                writeln!(
+                    err,
+                    "{}",
+                    terminal::about("replay", &format!("{name}:{n}: {}", sanitize(&why)))
+                )?;
             }
             Event::Bad(..) => {}
         }
@@ -290,7 +303,11 @@ fn verdict(
     if let Some(n) = report.torn_tail {
         writeln!(
             err,
-            "maintwatch replay: {name}:{n}: torn last line (the capture was cut mid-write), ignored"
+            "{}",
+            terminal::about(
+                "replay",
+                &format!("{name}:{n}: torn last line (the capture was cut mid-write), ignored")
+            )
         )?;
     }
     let name = sanitize(name);
@@ -298,20 +315,36 @@ fn verdict(
     if report.bad_lines > BAD_SHOWN {
         writeln!(
             err,
-            "maintwatch replay: {name}: {} more bad lines not shown ({} in all)",
-            report.bad_lines - BAD_SHOWN,
-            report.bad_lines
+            "{}",
+            terminal::about(
+                "replay",
+                &format!(
+                    "{name}: {} more bad lines not shown ({} in all)",
+                    report.bad_lines - BAD_SHOWN,
+                    report.bad_lines
+                )
+            )
         )?;
     }
     if let Some((n, why)) = &report.stopped {
         let why = sanitize(why);
-        writeln!(err, "maintwatch replay: {name}:{n}: {why}; stopped reading")?;
+        writeln!(
+            err,
+            "{}",
+            terminal::about("replay", &format!("{name}:{n}: {why}; stopped reading"))
+        )?;
         ok = false;
     } else if report.valid == 0 {
         writeln!(
             err,
-            "maintwatch replay: {name}: no maintwatch JSON line in it ({} non-blank line(s) read)",
-            report.lines
+            "{}",
+            terminal::about(
+                "replay",
+                &format!(
+                    "{name}: no maintwatch JSON line in it ({} non-blank line(s) read)",
+                    report.lines
+                )
+            )
         )?;
         ok = false;
     }
@@ -319,11 +352,17 @@ fn verdict(
         ok &= report.differences == 0;
         writeln!(
             err,
-            "maintwatch replay: {name}: {}: {}, {} checked, {} differ",
-            if ok { "ok" } else { "FAILED" },
-            counted(report.lines, "line"),
-            counted(report.frames, "frame"),
-            report.differences
+            "{}",
+            terminal::about(
+                "replay",
+                &format!(
+                    "{name}: {}: {}, {} checked, {} differ",
+                    if ok { "ok" } else { "FAILED" },
+                    counted(report.lines, "line"),
+                    counted(report.frames, "frame"),
+                    report.differences
+                )
+            )
         )?;
     }
     Ok(ok)

@@ -192,12 +192,15 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
     match &end.fatal {
         // The human timeline's line has the server's text and what to change: say it once.
         Some(_) if human && end.reason == StopReason::Failed(crate::exit::AUTH_FAILED) => {
-            crate::output::terminal::say(&format!(
-                "maintwatch: {who}stopped: the server refused the credentials (the timeline has \
-                 its reply and what to change)"
-            ));
+            tell(
+                "",
+                &format!(
+                    "{who}stopped: the server refused the credentials (the timeline has its reply \
+                     and what to change)"
+                ),
+            );
         }
-        Some(message) => crate::output::terminal::say(&format!("maintwatch: {who}{message}")),
+        Some(message) => tell("", &format!("{who}{message}")),
         None => {}
     }
     if !end.established && end.reason == StopReason::Duration {

@@ -56,6 +56,13 @@ pub fn message(kind: &str, text: &str) -> String {
     }
 }
 
+/// A command's own line about one of its inputs (a capture's line, a file, an endpoint):
+/// `maintwatch replay: FILE:LINE: ...`, sanitised like [`message`]. Commands that report per
+/// input write it to the stream they were given, so tests read it as users do.
+pub fn about(command: &str, text: &str) -> String {
+    format!("maintwatch {command}: {}", crate::escape::sanitize(text))
+}
+
 /// [`message`] on stderr, wrapped to a terminal as [`say`] does.
 pub fn tell(kind: &str, text: &str) {
     say(&message(kind, text));

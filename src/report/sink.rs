@@ -83,7 +83,7 @@ impl Sink for PageSink {
     /// SIGHUP: the page is written again and the watch goes on.
     fn reopen(&mut self) -> io::Result<bool> {
         if let Err(e) = self.write() {
-            eprintln!("maintwatch: --report: {e:#}");
+            crate::output::terminal::tell("", &format!("--report: {e:#}"));
         }
         Ok(true)
     }
