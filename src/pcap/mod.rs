@@ -86,6 +86,35 @@ impl std::hash::Hasher for FastHasher {
     }
 }
 
+/// A stream's two endpoints, the lower first: what the stream table is keyed by, ordered as
+/// the pair of addresses is. Hashed as whole words (two for IPv4) rather than field by field:
+/// the derived hash of two `SocketAddr`s took a dozen hasher rounds, once per packet. IPv6
+/// addresses are hashed whole, not folded, so that colliding keys still need the run's seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key(SocketAddr, SocketAddr);
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let ports = u64::from(self.0.port()) << 16 | u64::from(self.1.port());
+        match (self.0, self.1) {
+            (SocketAddr::V4(a), SocketAddr::V4(b)) => {
+                h.write_u64(u64::from(a.ip().to_bits()) << 32 | u64::from(b.ip().to_bits()));
+            }
+            (a, b) => {
+                for ip in [a.ip(), b.ip()] {
+                    let bits = match ip {
+                        IpAddr::V4(v4) => u128::from(v4.to_bits()),
+                        IpAddr::V6(v6) => v6.to_bits(),
+                    };
+                    h.write_u64(bits as u64);
+                    h.write_u64((bits >> 64) as u64);
+                }
+            }
+        }
+        h.write_u64(ports);
+    }
+}
+
 /// What a TLS stream is reported as.
 pub const TLS_TEXT: &str =
     "encrypted: run maintwatch watch beside the application, or capture before TLS termination";
@@ -175,14 +204,14 @@ pub struct Analyzer {
     first: Option<SystemTime>,
     last: Option<SystemTime>,
     timeline: Timeline,
-    streams: HashMap<(SocketAddr, SocketAddr), Stream, FastHash>,
+    streams: HashMap<Key, Stream, FastHash>,
     apps: HashMap<u32, App, FastHash>,
     /// Connections that got a MOVING and have no successor yet, by client host, oldest MOVING
     /// first: a new connection finds its predecessor without looking at every open one.
     awaiting: HashMap<IpAddr, BTreeSet<(SystemTime, u32)>, FastHash>,
     /// Undecided streams in the order they were opened (some entries stale), and how many of
     /// them are still undecided.
-    undecided: VecDeque<((SocketAddr, SocketAddr), u64)>,
+    undecided: VecDeque<(Key, u64)>,
     undecided_open: usize,
     next_serial: u64,
     /// Packet count at the last sweep for finished streams.
@@ -248,11 +277,11 @@ fn looks_like_tls(data: &[u8]) -> bool {
 
 /// A stream seen for the first time: undecided (or ignored by port), queued as such.
 fn new_stream(
-    key: (SocketAddr, SocketAddr),
+    key: Key,
     ts: SystemTime,
     ports: &[u16],
     stats: &mut Stats,
-    queue: &mut VecDeque<((SocketAddr, SocketAddr), u64)>,
+    queue: &mut VecDeque<(Key, u64)>,
     open: &mut usize,
     next_serial: &mut u64,
 ) -> Stream {
@@ -400,9 +429,9 @@ impl Analyzer {
 
     fn segment(&mut self, seg: &packet::Segment<'_>, ts: SystemTime) {
         let key = if seg.src <= seg.dst {
-            (seg.src, seg.dst)
+            Key(seg.src, seg.dst)
         } else {
-            (seg.dst, seg.src)
+            Key(seg.dst, seg.src)
         };
         let fresh_syn = seg.syn && seg.ack.is_none();
         let reuse = fresh_syn
@@ -516,7 +545,7 @@ impl Analyzer {
     }
 
     /// A FIN counts once every byte before it was read (or the direction gave up).
-    fn check_fin(&mut self, key: (SocketAddr, SocketAddr), from: usize) {
+    fn check_fin(&mut self, key: Key, from: usize) {
         let Some(stream) = self.streams.get_mut(&key) else {
             return;
         };
@@ -537,7 +566,7 @@ impl Analyzer {
     }
 
     /// Decides what an undecided stream is from its first bytes.
-    fn decide(&mut self, key: (SocketAddr, SocketAddr), from: usize, data: &[u8], ts: SystemTime) {
+    fn decide(&mut self, key: Key, from: usize, data: &[u8], ts: SystemTime) {
         let by_port = !self.settings.ports.is_empty();
         let stream = self.streams.get_mut(&key).expect("stream");
         if stream.client.is_none() {
@@ -651,13 +680,7 @@ impl Analyzer {
         }
     }
 
-    fn data_looked_up(
-        &mut self,
-        key: (SocketAddr, SocketAddr),
-        from: usize,
-        bytes: &[u8],
-        ts: SystemTime,
-    ) {
+    fn data_looked_up(&mut self, key: Key, from: usize, bytes: &[u8], ts: SystemTime) {
         let Some(stream) = self.streams.get(&key) else {
             return;
         };
@@ -669,7 +692,7 @@ impl Analyzer {
     /// already read them: a decided stream costs no further stream lookup per packet.
     fn data(
         &mut self,
-        key: (SocketAddr, SocketAddr),
+        key: Key,
         from: usize,
         bytes: &[u8],
         ts: SystemTime,
@@ -699,8 +722,11 @@ impl Analyzer {
             g.totals(id, t, app.commands, app.errors);
             g.named(id, &app.lib_name, &app.lib_ver, &app.name);
         }
-        let side = if client { "client" } else { "server" };
-        self.events(id, side, events, ts);
+        // Nearly every packet says nothing beyond its frames: no list to walk and drop.
+        if !events.is_empty() {
+            let side = if client { "client" } else { "server" };
+            self.events(id, side, events, ts);
+        }
     }
 
     fn events(&mut self, id: u32, side: &str, events: Vec<Event>, ts: SystemTime) {
@@ -826,15 +852,7 @@ impl Analyzer {
         });
     }
 
-    fn gap(
-        &mut self,
-        key: (SocketAddr, SocketAddr),
-        from: usize,
-        offset: u64,
-        len: u64,
-        why: GapWhy,
-        ts: SystemTime,
-    ) {
+    fn gap(&mut self, key: Key, from: usize, offset: u64, len: u64, why: GapWhy, ts: SystemTime) {
         self.stats.gaps += 1;
         let stream = &self.streams[&key];
         let Kindof::Resp(id) = stream.kind else {
@@ -875,7 +893,7 @@ impl Analyzer {
     }
 
     /// The first FIN or RST of a connection.
-    fn closed(&mut self, key: (SocketAddr, SocketAddr), from: usize, rst: bool, ts: SystemTime) {
+    fn closed(&mut self, key: Key, from: usize, rst: bool, ts: SystemTime) {
         let stream = &self.streams[&key];
         let Kindof::Resp(id) = stream.kind else {
             return;
@@ -932,7 +950,7 @@ impl Analyzer {
     /// The end of a stream (both FINs read, a RST, the end of the capture, or its 4-tuple
     /// reused): open holes become gaps, a FIN never reached still closed the connection, and
     /// the stream's buffers are let go.
-    fn finish_stream(&mut self, key: (SocketAddr, SocketAddr), ts: SystemTime) {
+    fn finish_stream(&mut self, key: Key, ts: SystemTime) {
         let Some(stream) = self.streams.get_mut(&key) else {
             return;
         };

@@ -42,6 +42,18 @@ impl Scanner {
         buf: &'a [u8],
         nodes: &'n mut Vec<Node>,
     ) -> Result<FlatScan<'a, 'n>, RespError> {
+        self.scan_flat_with(buf, nodes, true)
+    }
+
+    /// [`Scanner::scan_flat`], with or without the one-pass read of arrays of short blobs (the
+    /// tests check both give the same).
+    #[inline]
+    pub(super) fn scan_flat_with<'a, 'n>(
+        &self,
+        buf: &'a [u8],
+        nodes: &'n mut Vec<Node>,
+        short: bool,
+    ) -> Result<FlatScan<'a, 'n>, RespError> {
         nodes.clear();
         let mut cur = Cursor::new(buf, &self.limits, nodes);
         let max_frame = cur.max_frame;
@@ -52,7 +64,13 @@ impl Scanner {
                 limit: max_frame,
             },
         };
-        let result = cur.value(0);
+        // A command (or a reply of a few short words) is nearly always an array of short
+        // blobs: read in one pass; anything else, or anything off, goes the exact way.
+        let result = if short && cur.short_array() {
+            Ok(())
+        } else {
+            cur.value(0)
+        };
         let pos = cur.pos;
         match result {
             // The limit holds however the frame arrived: whole in one read as when streamed in.
@@ -321,8 +339,16 @@ impl<'a, 'l> Cursor<'a, 'l> {
     /// which the exact way reads (or reports); whatever this takes, that takes the same.
     #[inline(always)]
     fn short_blob(&mut self) -> Option<&'a [u8]> {
+        let (start, end) = self.short_blob_at(self.pos)?;
+        self.pos = end + 2;
+        Some(&self.buf[start..end])
+    }
+
+    /// [`Cursor::short_blob`] of the blob whose length starts at `at`: its text's span, the
+    /// cursor unmoved.
+    #[inline(always)]
+    fn short_blob_at(&self, at: usize) -> Option<(usize, usize)> {
         let buf = self.buf;
-        let at = self.pos;
         let (len, head) = match *buf.get(at..at + 4)? {
             [d, b'\r', b'\n', _] if d.is_ascii_digit() => (usize::from(d - b'0'), 3),
             [d1, d2, b'\r', b'\n'] if d1.is_ascii_digit() && d2.is_ascii_digit() => {
@@ -338,8 +364,59 @@ impl<'a, 'l> Cursor<'a, 'l> {
         if buf.get(end..end + 2)? != b"\r\n" {
             return None;
         }
-        self.pos = end + 2;
-        Some(&buf[start..end])
+        Some((start, end))
+    }
+
+    /// The whole frame, at the cursor's start, when it is an array of one to 99 elements that
+    /// are all short blobs ([`Cursor::short_blob`]) within the decode budget: its nodes, the
+    /// cursor past it, and `true`. What the exact way would make of such a frame is exactly
+    /// that (same nodes, same end; every limit it checks holds, see below), so `false` (the
+    /// nodes and cursor untouched) only means "read it the exact way", which also finds any
+    /// error or the length an incomplete frame needs.
+    #[inline]
+    fn short_array(&mut self) -> bool {
+        let buf = self.buf;
+        let (n, mut pos) = match buf.get(..5) {
+            Some(&[b'*', d, b'\r', b'\n', _]) if d.is_ascii_digit() => (usize::from(d - b'0'), 4),
+            Some(&[b'*', d1, d2, b'\r', b'\n']) if d1.is_ascii_digit() && d2.is_ascii_digit() => {
+                (usize::from(d1 - b'0') * 10 + usize::from(d2 - b'0'), 5)
+            }
+            _ => return false,
+        };
+        // The exact way's checks on the header: depth (the root is at 0), the element count,
+        // and the budget (with all elements decoded nothing is elided). Its check that 3 bytes
+        // per element fit in the frame holds when every blob's end does (`short_blob_at`).
+        let n64 = n as u64;
+        if n == 0
+            || self.limits.max_depth == 0
+            || n64 > self.limits.max_elements
+            || n64 > self.budget
+        {
+            return false;
+        }
+        let mark = self.nodes.len();
+        self.push(Node::NULL);
+        for _ in 0..n {
+            let blob = match buf.get(pos) {
+                Some(b'$') => self.short_blob_at(pos + 1),
+                _ => None,
+            };
+            let Some((start, end)) = blob else {
+                self.nodes.truncate(mark);
+                return false;
+            };
+            self.push(Node::text(Kind::Blob, start, end - start));
+            pos = end + 2;
+        }
+        self.nodes[mark] = Node {
+            kind: Kind::Array,
+            elided: false,
+            a: n as u32,
+            b: n64 | (self.nodes.len() as u64) << 32,
+        };
+        self.budget -= n64;
+        self.pos = pos;
+        true
     }
 
     pub(super) fn count(&mut self, tag: u8, per_item: u64) -> R<Option<usize>> {

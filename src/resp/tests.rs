@@ -518,3 +518,73 @@ fn stream_reader_waits_for_the_declared_length() {
     assert_eq!(r.offset(), 15);
     assert!(r.buffered().is_empty());
 }
+
+/// What a scan said, with or without the one-pass read of short-blob arrays.
+fn scanned_with(s: &Scanner, bytes: &[u8], short: bool) -> String {
+    let mut nodes = Vec::new();
+    match s.scan_flat_with(bytes, &mut nodes, short) {
+        Ok(FlatScan::Frame(f)) => format!("frame {} {:?}", f.raw().len(), f.nodes),
+        Ok(FlatScan::Incomplete { need }) => format!("need {need}"),
+        Err(e) => format!("error {e:?}"),
+    }
+}
+
+#[test]
+fn short_blob_arrays_read_in_one_pass_as_the_exact_way_reads_them() {
+    let frames: [&[u8]; 6] = [
+        b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000001\r\n$5\r\nvalue\r\n",
+        b"*1\r\n$4\r\nPING\r\n",
+        b"*2\r\n$0\r\n\r\n$12\r\nhello\r\nworld\r\n",
+        b"*10\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$1\r\ng\r\n$1\r\nh\r\n$1\r\ni\r\n$1\r\nj\r\n",
+        b"*2\r\n*1\r\n$1\r\na\r\n$1\r\nb\r\n",
+        b"*2\r\n$1\r\na\r\n:1\r\n",
+    ];
+    let limits = [
+        Limits::default(),
+        Limits {
+            max_blob: 3,
+            ..Limits::default()
+        },
+        Limits {
+            max_frame: 20,
+            ..Limits::default()
+        },
+        Limits {
+            max_elements: 2,
+            ..Limits::default()
+        },
+        Limits {
+            max_decoded: 1,
+            ..Limits::default()
+        },
+        Limits {
+            max_depth: 0,
+            ..Limits::default()
+        },
+    ];
+    let mut checked = 0;
+    for l in limits {
+        let s = Scanner::new(l);
+        for frame in frames {
+            let mut inputs: Vec<Vec<u8>> = (0..=frame.len()).map(|n| frame[..n].to_vec()).collect();
+            for i in 0..frame.len() {
+                for b in *b"\r\n$*09x-+" {
+                    let mut changed = frame.to_vec();
+                    changed[i] = b;
+                    inputs.push(changed);
+                }
+            }
+            for input in inputs {
+                let fast = scanned_with(&s, &input, true);
+                assert_eq!(
+                    fast,
+                    scanned_with(&s, &input, false),
+                    "{:?}",
+                    input.escape_ascii().to_string()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000);
+}
