@@ -14,9 +14,10 @@ use std::net::SocketAddr;
 use std::time::SystemTime;
 
 /// One frame the server sent, in order: a push, or a reply (its error text and HELLO map).
+/// The map is boxed: nearly every reply carries none, and is moved twice per packet.
 enum Said {
     Push(Box<crate::record::FrameRecord>),
-    Reply(Option<String>, Option<HelloInfo>),
+    Reply(Option<String>, Option<Box<HelloInfo>>),
 }
 
 /// What a command sent by the application was, as far as the reader cares.
@@ -262,7 +263,7 @@ fn server_frame(flat: &FlatFrame<'_, '_>, offset: u64) -> Said {
                 )));
             }
             let info = matches!(frame.unattributed(), Frame::Map(_))
-                .then(|| HelloInfo::from_frame(&frame));
+                .then(|| Box::new(HelloInfo::from_frame(&frame)));
             Said::Reply(text_of(frame.unattributed()), info)
         }
         _ => Said::Reply(None, None),
@@ -388,8 +389,14 @@ impl App {
                 cmds.push(command(&frame));
             }
         });
-        for cmd in cmds.drain(..) {
+        // Mostly one command per packet: taken without a drain to set up and drop.
+        if let [_] = cmds[..] {
+            let cmd = cmds.pop().expect("one command");
             self.sent(cmd, at, &mut events);
+        } else {
+            for cmd in cmds.drain(..) {
+                self.sent(cmd, at, &mut events);
+            }
         }
         self.cmds = cmds;
         if let Err(e) = result {
@@ -444,10 +451,13 @@ impl App {
         let result = self
             .down
             .feed_flat(data, |flat, offset| said.push(server_frame(&flat, offset)));
-        for item in said.drain(..) {
-            match item {
-                Said::Push(record) => events.push(Event::Push(record)),
-                Said::Reply(error, info) => self.reply(error, info, at, &mut events),
+        // Mostly one frame per packet: taken without a drain to set up and drop.
+        if let [_] = said[..] {
+            let item = said.pop().expect("one frame");
+            self.said(item, at, &mut events);
+        } else {
+            for item in said.drain(..) {
+                self.said(item, at, &mut events);
             }
         }
         self.said = said;
@@ -458,10 +468,17 @@ impl App {
         events
     }
 
+    fn said(&mut self, item: Said, at: SystemTime, events: &mut Vec<Event>) {
+        match item {
+            Said::Push(record) => events.push(Event::Push(record)),
+            Said::Reply(error, info) => self.reply(error, info, at, events),
+        }
+    }
+
     fn reply(
         &mut self,
         error: Option<String>,
-        info: Option<HelloInfo>,
+        info: Option<Box<HelloInfo>>,
         at: SystemTime,
         events: &mut Vec<Event>,
     ) {
@@ -486,7 +503,7 @@ impl App {
                     self.hs.done = true;
                     events.push(Event::HelloRefused(text));
                 }
-                None => self.hs.info = info,
+                None => self.hs.info = info.map(|i| *i),
             },
             Cmd::OptIn { .. } if !self.hs.done => {
                 self.hs.done = true;

@@ -453,10 +453,15 @@ impl Analyzer {
             &mut self.undecided_open,
             &mut self.next_serial,
         );
-        let stream = self
-            .streams
-            .entry(key)
-            .or_insert_with(|| new_stream(key, ts, ports, stats, queue, open, serial));
+        // Looked up before it is entered: `entry` copies the key in and reserves room for an
+        // insertion on every call, a packet's worth of work for the one packet that makes it.
+        let stream = match self.streams.get_mut(&key) {
+            Some(stream) => stream,
+            None => self
+                .streams
+                .entry(key)
+                .or_insert_with(|| new_stream(key, ts, ports, stats, queue, open, serial)),
+        };
         if stream.kind == Kindof::Ignored || stream.kind == Kindof::Tls || stream.done.is_some() {
             return;
         }

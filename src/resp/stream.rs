@@ -276,7 +276,9 @@ impl StreamReader {
             }
         };
         self.consumed += pos as u64;
-        self.buf.extend_from_slice(&data[pos..]);
+        if pos < data.len() {
+            self.buf.extend_from_slice(&data[pos..]);
+        }
         if incomplete {
             // As `drain_flat` does: the frame is checked incrementally from now on, and this
             // first check gives the `need` the next bytes must reach.
