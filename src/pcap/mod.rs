@@ -90,13 +90,27 @@ impl std::hash::Hasher for FastHasher {
 /// the pair of addresses is. Hashed as whole words (two for IPv4) rather than field by field:
 /// the derived hash of two `SocketAddr`s took a dozen hasher rounds, once per packet. IPv6
 /// addresses are hashed whole, not folded, so that colliding keys still need the run's seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Eq, PartialOrd, Ord)]
 struct Key(SocketAddr, SocketAddr);
+
+/// The derived comparison, with the IPv4 pair (every packet of most captures) compared as the
+/// words it is hashed as.
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        match (&self.0, &self.1, &other.0, &other.1) {
+            (SocketAddr::V4(a), SocketAddr::V4(b), SocketAddr::V4(c), SocketAddr::V4(d)) => {
+                (a.ip().to_bits(), b.ip().to_bits(), a.port(), b.port())
+                    == (c.ip().to_bits(), d.ip().to_bits(), c.port(), d.port())
+            }
+            _ => self.0 == other.0 && self.1 == other.1,
+        }
+    }
+}
 
 impl std::hash::Hash for Key {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let ports = u64::from(self.0.port()) << 16 | u64::from(self.1.port());
-        match (self.0, self.1) {
+        match (&self.0, &self.1) {
             (SocketAddr::V4(a), SocketAddr::V4(b)) => {
                 h.write_u64(u64::from(a.ip().to_bits()) << 32 | u64::from(b.ip().to_bits()));
             }

@@ -66,7 +66,7 @@ impl Scanner {
         };
         // A command (or a reply of a few short words) is nearly always an array of short
         // blobs: read in one pass; anything else, or anything off, goes the exact way.
-        let result = if short && cur.short_array() {
+        let result = if short && (cur.short_array() || cur.short_simple()) {
             Ok(())
         } else {
             cur.value(0)
@@ -365,6 +365,32 @@ impl<'a, 'l> Cursor<'a, 'l> {
             return None;
         }
         Some((start, end))
+    }
+
+    /// The whole frame, at the cursor's start, when it is a simple string (`+OK`, the usual
+    /// reply) whose CRLF is within its first 64 bytes: its node, the cursor past it, and `true`.
+    /// As [`Cursor::short_array`], `false` only means "read it the exact way".
+    #[inline]
+    fn short_simple(&mut self) -> bool {
+        let buf = self.buf;
+        if buf.first() != Some(&b'+') {
+            return false;
+        }
+        let head = &buf[1..buf.len().min(64)];
+        // The first CR or LF must be the CRLF, as `Cursor::line` requires.
+        let Some(i) = head.iter().position(|&b| b == b'\r' || b == b'\n') else {
+            return false;
+        };
+        let end = 1 + i;
+        if buf[end] != b'\r'
+            || buf.get(end + 1) != Some(&b'\n')
+            || (end + 2) as u64 > self.max_frame
+        {
+            return false;
+        }
+        self.push(Node::text(Kind::Simple, 1, i));
+        self.pos = end + 2;
+        true
     }
 
     /// The whole frame, at the cursor's start, when it is an array of one to 99 elements that

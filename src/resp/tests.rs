@@ -530,8 +530,10 @@ fn scanned_with(s: &Scanner, bytes: &[u8], short: bool) -> String {
 }
 
 #[test]
-fn short_blob_arrays_read_in_one_pass_as_the_exact_way_reads_them() {
-    let frames: [&[u8]; 6] = [
+fn short_arrays_and_simple_strings_read_in_one_pass_as_the_exact_way_reads_them() {
+    let frames: [&[u8]; 8] = [
+        b"+OK\r\n",
+        b"+a status line\r\n",
         b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000001\r\n$5\r\nvalue\r\n",
         b"*1\r\n$4\r\nPING\r\n",
         b"*2\r\n$0\r\n\r\n$12\r\nhello\r\nworld\r\n",
@@ -559,6 +561,10 @@ fn short_blob_arrays_read_in_one_pass_as_the_exact_way_reads_them() {
         },
         Limits {
             max_depth: 0,
+            ..Limits::default()
+        },
+        Limits {
+            max_frame: 4,
             ..Limits::default()
         },
     ];
