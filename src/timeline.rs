@@ -152,7 +152,7 @@ pub struct Timeline {
     keys: kept::RecentKeys<(Kind, i64)>,
     /// Recent Azure messages (a hash of their bytes) and the event each opened.
     azure_keys: azure::AzureKeys,
-    conns: HashMap<u32, Conn>,
+    conns: ConnMap,
     /// Connections per opt-in outcome and text, in the order they reported it.
     opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
     /// Scenario seconds per real second: offsets after an event are reported in scenario time so
@@ -164,6 +164,31 @@ pub struct Timeline {
     /// threads, so one may arrive a moment after a later one; its line then shows the later
     /// time, and the screen's timestamps never go backwards.
     shown: (Instant, SystemTime),
+}
+
+/// The connections by id. Ids are the process's own counters, not input from the network, so
+/// they need no keyed hash: SipHash, looked up twice for every frame of a flood, was 3 % of its
+/// CPU.
+type ConnMap = HashMap<u32, Conn, std::hash::BuildHasherDefault<ConnIdHasher>>;
+
+/// A multiplicative hash of a connection id (other keys never reach it, but are mixed too).
+#[derive(Default)]
+struct ConnIdHasher(u64);
+
+impl std::hash::Hasher for ConnIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 fn secs(d: Duration) -> f64 {
@@ -178,7 +203,7 @@ impl Timeline {
             anchor: None,
             keys: kept::RecentKeys::default(),
             azure_keys: azure::AzureKeys::default(),
-            conns: HashMap::new(),
+            conns: ConnMap::default(),
             opt_in: HashMap::new(),
             clock: ScenarioClock::default(),
             pings: PingTally::default(),

@@ -23,8 +23,11 @@ use std::time::{Duration, Instant};
 /// The most bytes between the engine and fd 1: a few seconds of a flood, nothing of a day.
 const QUEUE_BYTES: usize = 4 << 20;
 
-/// A chunk handed over once the local buffer holds this much (and at every flush).
-const CHUNK: usize = 1 << 16;
+/// A chunk handed over once the local buffer holds this much (and at every flush). Each hand-over
+/// may wake the thread, the dearest part of a line's way out under a flood: a chunk holds at least
+/// a whole read's lines (a 16 KiB read of pub/sub messages makes about 110 KiB of JSON), so a flood
+/// wakes it once per read, at the flush, rather than two or three times.
+const CHUNK: usize = 1 << 18;
 
 /// Emptied chunks kept for reuse.
 const SPARE_CHUNKS: usize = 4;
@@ -60,6 +63,11 @@ struct State {
     stalled: bool,
     /// Lines dropped: not written because the reader stopped reading or went away.
     dropped: u64,
+    /// The thread waits for work: only then does a chunk need to wake it (a condvar's notify is
+    /// a system call whether anyone waits or not).
+    idle: bool,
+    /// How many wait for room (a hand-over, the finish): only then does the thread wake them.
+    waiting_room: u32,
 }
 
 struct Shared {
@@ -164,7 +172,7 @@ impl Stdout {
                 state.stalled = true;
                 break;
             }
-            state = wait(&self.shared.room, state);
+            state = wait_room(&self.shared.room, state);
         }
         if state.gone || state.stalled {
             state.dropped += lines_in(&chunk);
@@ -172,7 +180,13 @@ impl Stdout {
         }
         state.bytes += chunk.len();
         state.queue.push_back(Arc::new(chunk));
-        self.shared.work.notify_one();
+        // A busy thread takes the chunk when it is done with the one it writes; an idle one is
+        // woken, after the lock is let go (woken under it, it would wait for the lock at once).
+        let wake = std::mem::take(&mut state.idle);
+        drop(state);
+        if wake {
+            self.shared.work.notify_one();
+        }
     }
 }
 
@@ -183,14 +197,18 @@ impl State {
     }
 }
 
-fn wait<'a>(
+/// Waits for the thread to make room (or finish a chunk), or for a [`SLICE`].
+fn wait_room<'a>(
     room: &Condvar,
-    state: std::sync::MutexGuard<'a, State>,
+    mut state: std::sync::MutexGuard<'a, State>,
 ) -> std::sync::MutexGuard<'a, State> {
-    match room.wait_timeout(state, SLICE) {
+    state.waiting_room += 1;
+    let mut state = match room.wait_timeout(state, SLICE) {
         Ok((s, _)) => s,
         Err(poisoned) => poisoned.into_inner().0,
-    }
+    };
+    state.waiting_room -= 1;
+    state
 }
 
 impl Write for Stdout {
@@ -232,6 +250,7 @@ impl Handle {
     pub fn finish(&self) -> Outcome {
         let mut state = lock(&self.shared.state);
         state.closed = true;
+        state.idle = false;
         self.shared.work.notify_one();
         let mut progress = (state.written, Instant::now());
         // A reader already found stalled after the stop is not waited for a second time.
@@ -241,7 +260,7 @@ impl Handle {
             } else if progress.1.elapsed() >= STALL {
                 break;
             }
-            state = wait(&self.shared.room, state);
+            state = wait_room(&self.shared.room, state);
         }
         let mut queued: u64 = state.queue.iter().map(|c| lines_in(c)).sum();
         if state.writing && !state.gone {
@@ -263,10 +282,13 @@ fn write_out(shared: &Shared, out: &mut impl Write) {
             if state.closed {
                 return;
             }
+            state.idle = true;
             state = match shared.work.wait(state) {
                 Ok(s) => s,
                 Err(poisoned) => poisoned.into_inner(),
             };
+            // Whoever woke it cleared the flag; a spurious wake-up leaves it to be cleared here.
+            state.idle = false;
             continue;
         };
         state.writing = true;
@@ -283,7 +305,11 @@ fn write_out(shared: &Shared, out: &mut impl Write) {
             let rest: u64 = state.queue.drain(..).map(|c| lines_in(&c)).sum();
             state.dropped += rest;
             state.bytes = 0;
-            shared.room.notify_all();
+            let waiting = state.waiting_room > 0;
+            drop(state);
+            if waiting {
+                shared.room.notify_all();
+            }
             shared.gone.notify_one();
             return;
         }
@@ -298,7 +324,9 @@ fn write_out(shared: &Shared, out: &mut impl Write) {
             STOPPING.store(false, Ordering::SeqCst);
             state.stalled = false;
         }
-        shared.room.notify_all();
+        if state.waiting_room > 0 {
+            shared.room.notify_all();
+        }
     }
 }
 
