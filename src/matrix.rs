@@ -44,6 +44,29 @@ pub fn legend() -> String {
         .join(", ")
 }
 
+/// The README matrix's columns, in order: the scenarios where a client can act that the matrix
+/// carries, each with the short heading that keeps a row within 80 columns. The rest of
+/// certify's scenarios are left out of the README (its text says why); certify prints a cell
+/// for every scenario it plays.
+pub const COLUMNS: [(&str, &str); 7] = [
+    ("single-proxy", "single"),
+    ("multi-proxy", "multi"),
+    ("dns-race", "dns"),
+    ("shard-migration", "shard"),
+    ("failover", "failover"),
+    ("silent-shrink", "shrink"),
+    ("oss-cluster", "cluster"),
+];
+
+/// The short cell of a shape a client version does not have (no cluster support before its
+/// release): nothing to judge, and not a NOT JUDGED either.
+pub const NOT_APPLICABLE: &str = "n/a";
+
+/// The short cell's words, for a legend.
+pub const SHORT_LEGEND: &str = "F: a rule failed, the codes of those that failed follow; NJ: none \
+     failed but some were not judged, their codes follow (alone: nothing was judged); ok: every \
+     rule held; n/a: the version has no client of that shape";
+
 /// The cell a grade earns: the codes of the rules that failed, were not judged, and passed (each
 /// rule's worst verdict over every notification and client), in [`CODES`]' order; `nothing
 /// judged` when no rule had a result.
@@ -51,8 +74,16 @@ pub fn cell(grade: &Grade) -> String {
     cell_of(grade.all_rules().map(|r| (r.rule.as_str(), r.verdict)))
 }
 
-/// The cell of these rule results, `(rule, verdict)`, as [`cell`]; the racy rules are left out.
-pub fn cell_of<'a>(results: impl IntoIterator<Item = (&'a str, Verdict)>) -> String {
+/// The short cell a grade earns: its worst verdict and the codes at that verdict (`F mov`,
+/// `NJ rlx`), `ok` when every rule held, `NJ` alone when nothing was judged.
+pub fn short(grade: &Grade) -> String {
+    short_of(grade.all_rules().map(|r| (r.rule.as_str(), r.verdict)))
+}
+
+/// Each rule's worst verdict, the racy rules left out, in [`CODES`]' order.
+fn worst_by_rule<'a>(
+    results: impl IntoIterator<Item = (&'a str, Verdict)>,
+) -> Vec<(&'a str, Verdict)> {
     let mut worst: Vec<(&str, Verdict)> = Vec::new();
     for (rule, verdict) in results.into_iter().filter(|(r, _)| !RACY_RULES.contains(r)) {
         match worst.iter_mut().find(|(r, _)| *r == rule) {
@@ -62,6 +93,31 @@ pub fn cell_of<'a>(results: impl IntoIterator<Item = (&'a str, Verdict)>) -> Str
         }
     }
     worst.sort_by_key(|(r, _)| CODES.iter().position(|(c, _)| c == r).unwrap_or(usize::MAX));
+    worst
+}
+
+/// The short cell of these rule results, `(rule, verdict)`, as [`short`].
+pub fn short_of<'a>(results: impl IntoIterator<Item = (&'a str, Verdict)>) -> String {
+    let worst = worst_by_rule(results);
+    let Some(verdict) = worst.iter().map(|(_, v)| *v).max() else {
+        return "NJ".into();
+    };
+    let label = match verdict {
+        Verdict::Pass => return "ok".into(),
+        Verdict::NotJudged => "NJ",
+        Verdict::Fail => "F",
+    };
+    let codes: Vec<&str> = worst
+        .iter()
+        .filter(|(_, v)| *v == verdict)
+        .map(|(r, _)| code(r))
+        .collect();
+    format!("{label} {}", codes.join(" "))
+}
+
+/// The cell of these rule results, `(rule, verdict)`, as [`cell`]; the racy rules are left out.
+pub fn cell_of<'a>(results: impl IntoIterator<Item = (&'a str, Verdict)>) -> String {
+    let worst = worst_by_rule(results);
     let group = |verdict: Verdict, label: &str| {
         let codes: Vec<&str> = worst
             .iter()
@@ -82,6 +138,26 @@ pub fn cell_of<'a>(results: impl IntoIterator<Item = (&'a str, Verdict)>) -> Str
         return "nothing judged".into();
     }
     parts.join("; ")
+}
+
+/// The matrix's heading: `| client | single | multi | ... |` and its rule.
+pub fn header() -> String {
+    let names: Vec<&str> = COLUMNS.iter().map(|(_, h)| *h).collect();
+    format!(
+        "| client | {} |\n|---|{}",
+        names.join(" | "),
+        "---|".repeat(names.len())
+    )
+}
+
+/// A README row, `| redis-py 8.1.0 | F mov | ok | ... |`: `short(scenario)` for each column
+/// (`None`: not run).
+pub fn row(client: &str, short: impl Fn(&str) -> Option<String>) -> String {
+    let cells: Vec<String> = COLUMNS
+        .iter()
+        .map(|(s, _)| short(s).unwrap_or_else(|| "not run".into()))
+        .collect();
+    format!("| {client} | {} |", cells.join(" | "))
 }
 
 #[cfg(test)]
@@ -116,7 +192,17 @@ mod tests {
             Rule::decided("moved-before-close", false, String::new()),
         ]);
         assert_eq!(cell(&g), "FAIL mov; NJ storm; PASS srv opt");
+        assert_eq!(short(&g), "F mov");
         assert_eq!(cell(&grade(vec![])), "nothing judged");
+        assert_eq!(short(&grade(vec![])), "NJ");
+        let nj = grade(vec![
+            Rule::decided("survives", true, String::new()),
+            Rule::not_judged("relaxed-timeout", String::new()),
+            Rule::not_judged("opt-in", String::new()),
+        ]);
+        assert_eq!(short(&nj), "NJ opt rlx");
+        let ok = grade(vec![Rule::decided("survives", true, String::new())]);
+        assert_eq!(short(&ok), "ok");
         assert!(!legend().contains("lost"), "{}", legend());
     }
 }

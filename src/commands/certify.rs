@@ -356,14 +356,20 @@ fn print_summary(
 /// The client's matrix row and one table per scenario, wrapped to `width` when on a terminal.
 pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
     let mut lines = vec![format!(
-        "certify: the matrix row of {} (codes: {})",
+        "certify: the matrix row of {} ({}; codes: {}), each cell short then in full",
         client_name(outcomes),
+        crate::matrix::SHORT_LEGEND,
         crate::matrix::legend()
     )];
     let name_width = outcomes.iter().map(|o| o.scenario.len()).max().unwrap_or(0);
-    for o in outcomes {
+    let shorts: Vec<String> = outcomes
+        .iter()
+        .map(|o| crate::matrix::short(&o.grade))
+        .collect();
+    let short_width = shorts.iter().map(String::len).max().unwrap_or(0);
+    for (o, short) in outcomes.iter().zip(&shorts) {
         lines.push(format!(
-            "  {:name_width$}  {}",
+            "  {:name_width$}  {short:short_width$}  {}",
             o.scenario,
             crate::matrix::cell(&o.grade)
         ));
