@@ -113,8 +113,61 @@ pub struct Client {
     /// The releases that changed what it does with maintenance notifications, oldest first:
     /// `(version, what came)`. "Is my version safe?" starts here (docs/clients.md).
     pub since: &'static [(&'static str, &'static str)],
+    /// The first release whose OSS-cluster client handles the notifications; before it, the
+    /// client matrix's cluster cell is `n/a`. `None`: none known.
+    pub cluster_since: Option<&'static str>,
+    /// What the client tier measured, by version range (docs/clients.md names each run).
+    pub measured: &'static [Measured],
     #[serde(skip)]
     pub parser: Parser,
+}
+
+/// The client matrix run that established the [`Measured`] facts (the README names it).
+pub const MATRIX_RUN: &str = "the client matrix of 2026-12-03";
+
+/// A behaviour the client tier measured in a range of releases: every release it graded from
+/// `first` to `last` (inclusive) showed it, in the run of `run` (the README matrix's date).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Measured {
+    pub first: &'static str,
+    pub last: &'static str,
+    /// The notification type whose predicted failure it confirms (`MOVING`): `decode --clients`
+    /// adds the range to that prediction. `None`: not about a frame.
+    pub notification: Option<&'static str>,
+    pub what: &'static str,
+    pub run: &'static str,
+}
+
+impl Measured {
+    /// `5.9.0 through 6.3.1`, or the one version.
+    pub fn range(&self) -> String {
+        if self.first == self.last {
+            self.first.to_string()
+        } else {
+            format!("{} through {}", self.first, self.last)
+        }
+    }
+}
+
+/// Whether `version` is `min` or later, comparing the dotted numbers (`5.11.0` after `5.9.0`); a
+/// pre-release suffix is ignored.
+pub fn at_least(version: &str, min: &str) -> bool {
+    let numbers = |v: &str| -> Vec<u64> {
+        let mut n: Vec<u64> = v.split(['.', '-']).map_while(|n| n.parse().ok()).collect();
+        // `8.1` is `8.1.0`.
+        while n.last() == Some(&0) {
+            n.pop();
+        }
+        n
+    };
+    numbers(version) >= numbers(min)
+}
+
+/// Whether `version` of the client `name` has a cluster client that handles the notifications;
+/// `None` for a client not known or a release not established.
+pub fn has_cluster(name: &str, version: &str) -> Option<bool> {
+    let c = CLIENTS.iter().find(|c| c.name == name)?;
+    Some(at_least(version, c.cluster_since?))
 }
 
 /// The known clients, in the order they are shown.
@@ -126,6 +179,8 @@ pub const CLIENTS: [Client; 6] = [
         opt_in_note: None,
         auto: Some(Auto::ByTypedHost(Private::Python)),
         since: &[("7.0.0", "maintenance notifications, sync standalone client"), ("7.2.0", "OSS cluster: SMIGRATING/SMIGRATED"), ("8.0.0", "RESP3 by default, so on without configuration"), ("8.1.0", "asyncio, standalone and cluster")],
+        cluster_since: Some("7.2.0"),
+        measured: &[],
         parser: Parser::RedisPy,
     },
     Client {
@@ -135,6 +190,32 @@ pub const CLIENTS: [Client; 6] = [
         opt_in_note: None,
         auto: Some(Auto::ByTls(Private::NodeList)),
         since: &[("5.9.0", "maintenance notifications, off by default"), ("5.11.0", "OSS cluster"), ("6.0.0", "RESP3 and maintNotifications 'auto' by default")],
+        cluster_since: Some("5.11.0"),
+        measured: &[
+            Measured {
+                first: "5.9.0",
+                last: "6.3.1",
+                notification: Some("MOVING"),
+                what: "a MOVING with a null target, after an opt-in that did not ask for `none`, \
+                       ends the process: an AssertionError in an async push handler, unhandled",
+                run: MATRIX_RUN,
+            },
+            Measured {
+                first: "5.11.0",
+                last: "6.3.1",
+                notification: None,
+                what: "its cluster client leaves one connection, its seed, without the opt-in",
+                run: MATRIX_RUN,
+            },
+            Measured {
+                first: "5.9.0",
+                last: "5.9.0",
+                notification: None,
+                what: "names itself 5.9.0-beta.3 in CLIENT SETINFO lib-ver (its @redis/client's \
+                       package.json), so a grade calls it node-redis/5.9.0-beta.3",
+                run: MATRIX_RUN,
+            },
+        ],
         parser: Parser::NodeRedis,
     },
     Client {
@@ -144,6 +225,8 @@ pub const CLIENTS: [Client; 6] = [
         opt_in_note: None,
         auto: Some(Auto::ByTls(Private::GoWithCgnat)),
         since: &[("9.16.0", "maintnotifications, generally available"), ("9.18.0", "cluster: SMIGRATING/SMIGRATED")],
+        cluster_since: Some("9.18.0"),
+        measured: &[],
         parser: Parser::GoRedis,
     },
     Client {
@@ -153,6 +236,8 @@ pub const CLIENTS: [Client; 6] = [
         opt_in_note: None,
         auto: Some(Auto::ByTls(Private::Java)),
         since: &[("7.0.0", "maintenance notifications, on by default")],
+        cluster_since: None,
+        measured: &[],
         parser: Parser::Lettuce,
     },
     Client {
@@ -162,6 +247,8 @@ pub const CLIENTS: [Client; 6] = [
         opt_in_note: None,
         auto: None,
         since: &[("8.1.0-beta1", "standalone"), ("8.1.0-beta2", "cluster")],
+        cluster_since: Some("8.1.0-beta2"),
+        measured: &[],
         parser: Parser::NotRead,
     },
     Client {
@@ -173,6 +260,8 @@ pub const CLIENTS: [Client; 6] = [
         ),
         auto: None,
         since: &[("2.2.79", "Azure Cache's AzureRedisEvents channel"), ("3.3.0", "push notifications, experimental, off by default")],
+        cluster_since: None,
+        measured: &[],
         parser: Parser::NotRead,
     },
 ];
@@ -224,9 +313,30 @@ pub fn verdicts(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<ClientVer
         .map(|c| ClientVerdict {
             client: c.name.to_string(),
             version: c.version.to_string(),
-            verdict: predict(c, frame, asked),
+            verdict: with_measured(c, frame, predict(c, frame, asked)),
         })
         .collect()
+}
+
+/// A predicted failure that the client tier measured too names the releases it was measured in.
+fn with_measured(c: &Client, frame: &Frame<'_>, verdict: Verdict) -> Verdict {
+    let Verdict::Fails { how } = verdict else {
+        return verdict;
+    };
+    let kind = View::of(frame).and_then(|v| v.kind);
+    let fact = c
+        .measured
+        .iter()
+        .find(|m| m.notification.is_some_and(|n| Some(n.as_bytes()) == kind));
+    match fact {
+        Some(m) => fails(format!(
+            "{how}; measured in {} {} ({})",
+            c.name,
+            m.range(),
+            m.run
+        )),
+        None => fails(how),
+    }
 }
 
 /// The lines `decode --clients` and `watch --clients` print under a frame: one per client,
@@ -249,11 +359,13 @@ pub fn verdict_lines(verdicts: &[ClientVerdict]) -> Vec<String> {
 /// The one line `watch --clients` adds under a notification: every client's outcome, the how
 /// of a failure spelled out (sanitised).
 pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
-    let parts: Vec<String> = verdicts(frame, asked)
+    // The prediction alone: the releases a failure was measured in are `decode --clients`' and
+    // `doctor`'s to say, not a line under every notification of a watch.
+    let parts: Vec<String> = CLIENTS
         .iter()
-        .map(|v| match &v.verdict {
-            Verdict::Fails { how } => format!("{} FAILS ({how})", v.client),
-            other => format!("{} {}", v.client, other.outcome()),
+        .map(|c| match predict(c, frame, asked) {
+            Verdict::Fails { how } => format!("{} FAILS ({how})", c.name),
+            other => format!("{} {}", c.name, other.outcome()),
         })
         .collect();
     crate::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
@@ -704,6 +816,40 @@ mod tests {
             crate::resp::Scan::Frame(f, _) => f,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn releases_compare_by_number_and_the_cluster_cell_follows_cluster_since() {
+        assert!(at_least("5.11.0", "5.9.0") && !at_least("5.9.0", "5.11.0"));
+        assert!(at_least("8.1", "8.1.0") && at_least("8.1.0-beta2", "8.1.0"));
+        assert_eq!(has_cluster("redis-py", "7.0.1"), Some(false));
+        assert_eq!(has_cluster("redis-py", "7.2.2"), Some(true));
+        assert_eq!(has_cluster("node-redis", "5.9.0"), Some(false));
+        assert_eq!(has_cluster("node-redis", "5.11.0"), Some(true));
+        assert_eq!(has_cluster("Lettuce", "7.0.0"), None);
+    }
+
+    #[test]
+    fn a_measured_failure_names_its_releases_and_only_under_its_notification() {
+        let moving = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        let node = verdicts(&moving, None)
+            .into_iter()
+            .find(|v| v.client == "node-redis")
+            .unwrap();
+        let text = node.verdict.describe();
+        assert!(
+            text.ends_with(
+                "; measured in node-redis 5.9.0 through 6.3.1 (the client matrix of 2026-12-03)"
+            ),
+            "{text}"
+        );
+        assert!(!summary_line(&moving, None).contains("measured"));
+        let migrating = frame(b">3\r\n$9\r\nMIGRATING\r\n:1\r\n:2\r\n");
+        let all: Vec<String> = verdicts(&migrating, None)
+            .iter()
+            .map(|v| v.verdict.describe())
+            .collect();
+        assert!(all.iter().all(|t| !t.contains("measured")), "{all:?}");
     }
 
     #[test]

@@ -95,6 +95,8 @@ struct ClientRow {
     errorstats_cost: Vec<(String, u64)>,
     /// The releases that changed its handling of maintenance notifications.
     since: &'static [(&'static str, &'static str)],
+    /// What the client tier measured, by release range.
+    measured: &'static [clients::Measured],
 }
 
 #[derive(Serialize, Default)]
@@ -300,6 +302,7 @@ fn client_rows(
                 server_answer,
                 errorstats_cost,
                 since: c.since,
+                measured: c.measured,
             }
         })
         .collect()
@@ -381,6 +384,34 @@ fn counters(list: &[(String, u64)]) -> String {
         .join(", ")
 }
 
+/// `client versions`: each client's releases that changed what it does, then what the client
+/// tier measured in which releases.
+fn versions(f: &mut fmt::Formatter<'_>, clients: &[ClientRow]) -> fmt::Result {
+    writeln!(
+        f,
+        "client versions (the releases that changed what it does, and what the client tier measured)"
+    )?;
+    for c in clients {
+        let since: Vec<String> = c
+            .since
+            .iter()
+            .map(|(v, what)| format!("{v} {what}"))
+            .collect();
+        writeln!(f, "  {:<19} {}", c.client, since.join("; "))?;
+        for m in c.measured {
+            writeln!(
+                f,
+                "  {:<19} measured in {}: {} ({})",
+                "",
+                m.range(),
+                m.what,
+                m.run
+            )?;
+        }
+    }
+    Ok(())
+}
+
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = |t: &str| sanitize(t).into_owned();
@@ -430,18 +461,7 @@ impl fmt::Display for Diagnosis {
                 c.server_answer.unwrap_or("-"),
             )?;
         }
-        writeln!(
-            f,
-            "client versions (the releases that changed what it does)"
-        )?;
-        for c in &self.clients {
-            let since: Vec<String> = c
-                .since
-                .iter()
-                .map(|(v, what)| format!("{v} {what}"))
-                .collect();
-            writeln!(f, "  {:<19} {}", c.client, since.join("; "))?;
-        }
+        versions(f, &self.clients)?;
         match &self.errorstats.error {
             Some(e) => writeln!(f, "errorstats: not measured: {}", s(e))?,
             None => writeln!(

@@ -133,6 +133,43 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
         text.contains("node-redis 6.3.1            yes / external-ip / accepted"),
         "{text}"
     );
+    // The releases the client tier found a behaviour in (src/clients.rs `measured`).
+    assert!(
+        text.contains(
+            "measured in 5.9.0 through 6.3.1: a MOVING with a null target, after an opt-in that \
+             did not ask for `none`, ends the process"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("measured in 5.11.0 through 6.3.1: its cluster client"),
+        "{text}"
+    );
+}
+
+/// `doctor --json` carries the measured facts with their range and run, per client.
+#[tokio::test]
+async fn doctor_json_names_the_releases_a_measured_fact_holds_in() {
+    let sim = Simulator::start(SimOptions::new(
+        scenarios::by_name("single-proxy").expect("bundled"),
+    ))
+    .await
+    .expect("simulator starts");
+    let url = format!("redis://{}", sim.proxies()[0]);
+    let (code, out, err) = doctor(&["--json", &url]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let json: Value = serde_json::from_str(out.trim()).unwrap();
+    let m = &client(&json, "node-redis")["measured"][0];
+    assert_eq!(
+        (m["first"].as_str(), m["last"].as_str()),
+        (Some("5.9.0"), Some("6.3.1")),
+        "{m}"
+    );
+    assert_eq!(m["notification"], "MOVING");
+    assert!(
+        m["run"].as_str().unwrap().contains("client matrix of 20"),
+        "{m}"
+    );
 }
 
 #[tokio::test]
