@@ -4,7 +4,8 @@
 // It knows nothing of the simulator but what its environment says (MAINTWATCH_SIM_HOST and
 // MAINTWATCH_SIM_PORT) and has no resolver code: the host name resolves through the machine's
 // resolver, which `simulate` points at its own DNS. RESP3, so node-redis's maintenance
-// notifications are on ('auto'). Three loops of SET / GET / INCR until SIGTERM; then one JSON
+// notifications are on ('auto'): the explicit opt-in 5.x needs (RESP2 by default there, and the
+// feature with it off), the default from 6.0 on. Three loops of SET / GET / INCR until SIGTERM; then one JSON
 // line (operations, errors by name, the version). A rejection it does not handle ends the
 // process, as it would end a default Node application.
 

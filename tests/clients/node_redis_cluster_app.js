@@ -28,6 +28,7 @@ const cluster = createCluster({
       reconnectStrategy: (retries) => Math.min(2 ** retries * 50, 2000),
     },
   },
+  // The explicit opt-in node-redis 5.x needs (RESP2 by default); each node's client gets 'auto'.
   RESP: 3,
 });
 cluster.on("error", () => {});

@@ -20,6 +20,8 @@ signal.signal(signal.SIGTERM, lambda *_: stop.set())
 client = redis.Redis(
     host=os.environ["MAINTWATCH_SIM_HOST"],
     port=int(os.environ["MAINTWATCH_SIM_PORT"]),
+    # RESP3: the explicit opt-in redis-py 7.x needs (RESP2 by default before 8.0); with it the
+    # notifications are 'auto' in every release from 7.0 (7.0's RedisCluster turns them off).
     protocol=3,
     # A short timeout, so that a stall shows whether the client relaxes it in a maintenance
     # window (the stalls of the failover and shard-migration scenarios last 1.5-2 s).

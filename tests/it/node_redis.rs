@@ -1,4 +1,4 @@
-//! The node-redis tier: node-redis (the npm package `redis`, 6.x) as an unmodified application,
+//! The node-redis tier: node-redis (the npm package `redis`, 5.9 on) as an unmodified application,
 //! `tests/clients/node_redis_app.js`, run by `maintwatch simulate --upstream spawn --grade -- node
 //! APP` in every scenario where a client can act, and graded. The same application with the
 //! README's Node recipe (a `socket.lookup` hook on MAINTWATCH_SIM_DNS and an explicit endpoint
@@ -118,51 +118,95 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
             hooked.table
         );
     }
-    let label = format!("node-redis {version}");
-    tier::record(&label, "single-proxy", &single.grade);
-    tier::record(&label, "multi-proxy", &multi.grade);
+    assert!(version.starts_with(char::is_numeric), "{version}");
 }
 
-/// The other scenarios where a client can act (oss-cluster with `createCluster`,
-/// `tests/clients/node_redis_cluster_app.js`): what node-redis earns is recorded for the README's
-/// matrix (tests/it/tier_matrix.rs compares), and each run must have graded node-redis.
+/// node-redis in the folder `dir` (`version`) as a version of the tier: the cluster
+/// application where that version's createCluster handles the notifications (5.11.0 on,
+/// `maintwatch::clients`).
+fn tier_version(dir: &str, version: &str) -> tier::Version {
+    let node_path = std::path::Path::new(dir).join("node_modules");
+    let cluster = maintwatch::clients::has_cluster("node-redis", version) == Some(true);
+    tier::Version {
+        label: format!("node-redis {version}"),
+        standalone: vec!["node".into(), APP.into()],
+        cluster: cluster.then(|| vec!["node".into(), CLUSTER_APP.into()]),
+        env: vec![("NODE_PATH".into(), node_path.to_string_lossy().into_owned())],
+    }
+}
+
+/// What every certified row must show of node-redis: it was graded and opted in (the cluster
+/// client on three connections: its seed, used for the topology, never does), and the
+/// scenarios that judge the timeouts (and, with the cluster client, the refresh) judged them.
+fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
+    let columns = tier::standalone_columns();
+    for (scenario, r) in &standalone.runs {
+        if !columns.contains(&scenario.as_str()) {
+            continue;
+        }
+        let c = r.client("node-redis/");
+        assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
+        r.assert_maintenance_rules_judged("node-redis/", scenario);
+    }
+    for (scenario, r) in cluster.iter().flat_map(|c| &c.runs) {
+        let opted: u64 = r.client("node-redis/")["opted_in"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert!(opted >= 3, "{scenario}: {}", r.table);
+        r.assert_maintenance_rules_judged("node-redis/", scenario);
+    }
+}
+
+/// The newest node-redis's row of the README's matrix, from `maintwatch certify` with no
+/// `--scenarios`: the application is played every scenario where a client can act, the row it
+/// prints has a cell for each, and the README's row is those cells (the cluster column from
+/// certify run with `createCluster`, `tests/clients/node_redis_cluster_app.js`, on `oss-cluster`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn node_redis_every_scenario() {
-    let test = "node_redis_every_scenario";
+async fn node_redis_certified_row() {
+    let test = "node_redis_certified_row";
     let Some((node_path, version)) = node_redis(test) else {
         return;
     };
     let Some(redis) = common::redis_server_binary(test) else {
         return;
     };
-    let app = |scenario: &str| {
-        let app = if scenario == tier::CLUSTER {
-            CLUSTER_APP
-        } else {
-            APP
-        };
-        vec!["node".to_string(), app.to_string()]
-    };
-    let env = [("NODE_PATH", node_path.as_str())];
-    let Some(runs) = tier::every_scenario(test, &redis, app, &env).await else {
+    let dir = std::path::Path::new(&node_path)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let v = tier_version(&dir, &version);
+    let (standalone, cluster) = tier::certify_version(&redis, &v, true).await;
+    let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
+    let mut all = maintwatch::cli::certify::default_scenarios();
+    all.sort_unstable();
+    assert_eq!(played, all, "{}", standalone.stdout);
+    assert_graded(&standalone, cluster.as_ref());
+    crate::tier_matrix::check_rows(&[&v.label]);
+}
+
+/// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
+/// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/matrix.sh` make them),
+/// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
+/// line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_redis_older_certified_rows() {
+    let test = "node_redis_older_certified_rows";
+    let Some(dirs) = tier::older(test, "MAINTWATCH_NODE_REDIS_OLDER") else {
         return;
     };
-    for (scenario, r) in &runs {
-        let c = r.client("node-redis/");
-        if *scenario == tier::CLUSTER {
-            // The cluster client's seed connection, used for the topology, never opts in.
-            let opted: u64 = c["opted_in"]
-                .as_object()
-                .unwrap()
-                .values()
-                .map(|n| n.as_u64().unwrap())
-                .sum();
-            assert!(opted >= 3, "{scenario}: {}", r.table);
-        } else {
-            assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
-        }
-        r.assert_maintenance_rules_judged("node-redis/", scenario);
-        tier::record(&format!("node-redis {version}"), scenario, &r.grade);
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    for dir in dirs {
+        let version = tier::node_redis_version(&dir);
+        let v = tier_version(&dir, &version);
+        let (standalone, cluster) = tier::certify_version(&redis, &v, false).await;
+        assert_graded(&standalone, cluster.as_ref());
+        crate::tier_matrix::check_rows(&[&v.label]);
     }
 }
 

@@ -3,9 +3,11 @@
 //! simulate --upstream spawn --grade -- python APP`, which gives it a resolv.conf naming the
 //! simulator's DNS. Its grades in single-proxy and multi-proxy are those of the hand-patched tier
 //! (`tests/it/redis_py.rs`, whose workload wraps `socket.getaddrinfo`); its grade in every scenario
-//! where a client can act is recorded for the README's client matrix.
+//! where a client can act, by `maintwatch certify`, is the README's client matrix row of that
+//! version: the newest (`MAINTWATCH_PYTHON`) with every scenario certify plays, the older ones
+//! (`MAINTWATCH_PYTHON_OLDER`) with the matrix's columns.
 //!
-//! Needs `MAINTWATCH_PYTHON` (redis-py 8.1 or later) and `MAINTWATCH_REDIS_SERVER`. Unset or
+//! Needs `MAINTWATCH_PYTHON` (redis-py 7.0 or later) and `MAINTWATCH_REDIS_SERVER`. Unset or
 //! empty: a SKIP line. Set but unusable: the test fails.
 
 use crate::common;
@@ -111,39 +113,81 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
             hooked.table
         );
     }
-    let label = format!("redis-py {version}");
-    tier::record(&label, "single-proxy", &single.grade);
-    tier::record(&label, "multi-proxy", &multi.grade);
+    assert!(version.starts_with(char::is_numeric), "{version}");
 }
 
-/// The other scenarios where a client can act, all at once (oss-cluster with `RedisCluster`,
-/// `tests/clients/redis_py_cluster_app.py`): recorded for the README's matrix
-/// (tests/it/tier_matrix.rs compares); each run must have graded redis-py, opted in everywhere.
+/// redis-py at `py` (`version`) as a version of the tier: the cluster application where that
+/// version's RedisCluster handles the notifications (7.2.0 on, `maintwatch::clients`).
+fn tier_version(py: &str, version: &str) -> tier::Version {
+    let cluster = maintwatch::clients::has_cluster("redis-py", version) == Some(true);
+    tier::Version {
+        label: format!("redis-py {version}"),
+        standalone: vec![py.to_string(), APP.to_string()],
+        cluster: cluster.then(|| vec![py.to_string(), CLUSTER_APP.to_string()]),
+        env: Vec::new(),
+    }
+}
+
+/// What every certified row must show of redis-py: it was graded, opted in on every connection,
+/// and the scenarios that judge the timeouts (and, with the cluster client, the refresh) judged
+/// them.
+fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
+    let columns = tier::standalone_columns();
+    for (scenario, r) in &standalone.runs {
+        if !columns.contains(&scenario.as_str()) {
+            continue;
+        }
+        let c = r.client("redis-py/");
+        assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
+        r.assert_maintenance_rules_judged("redis-py/", scenario);
+    }
+    for (scenario, r) in cluster.iter().flat_map(|c| &c.runs) {
+        assert_eq!(r.client("redis-py/")["never_opted_in"], 0, "{}", r.table);
+        r.assert_maintenance_rules_judged("redis-py/", scenario);
+    }
+}
+
+/// The newest redis-py's row of the README's matrix, from `maintwatch certify` with no
+/// `--scenarios`: the application is played every scenario where a client can act, the row it
+/// prints has a cell for each, and the README's row is those cells (the cluster column from
+/// certify run with `RedisCluster`, `tests/clients/redis_py_cluster_app.py`, on `oss-cluster`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_py_every_scenario() {
-    let test = "redis_py_every_scenario";
+async fn redis_py_certified_row() {
+    let test = "redis_py_certified_row";
     let Some((py, version)) = tier::python(test) else {
         return;
     };
     let Some(redis) = common::redis_server_binary(test) else {
         return;
     };
-    let app = |scenario: &str| {
-        let app = if scenario == tier::CLUSTER {
-            CLUSTER_APP
-        } else {
-            APP
-        };
-        vec![py.clone(), app.to_string()]
-    };
-    let Some(runs) = tier::every_scenario(test, &redis, app, &[]).await else {
+    let v = tier_version(&py, &version);
+    let (standalone, cluster) = tier::certify_version(&redis, &v, true).await;
+    let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
+    let mut all = maintwatch::cli::certify::default_scenarios();
+    all.sort_unstable();
+    assert_eq!(played, all, "{}", standalone.stdout);
+    assert_graded(&standalone, cluster.as_ref());
+    crate::tier_matrix::check_rows(&[&v.label]);
+}
+
+/// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
+/// in PATH, one venv per release; `.ci/run` and `scripts/matrix.sh` make them), one after
+/// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_py_older_certified_rows() {
+    let test = "redis_py_older_certified_rows";
+    let Some(pythons) = tier::older(test, "MAINTWATCH_PYTHON_OLDER") else {
         return;
     };
-    for (scenario, r) in &runs {
-        let c = r.client("redis-py/");
-        assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
-        r.assert_maintenance_rules_judged("redis-py/", scenario);
-        tier::record(&format!("redis-py {version}"), scenario, &r.grade);
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    for py in pythons {
+        let version = tier::python_version(&py);
+        let v = tier_version(&py, &version);
+        let (standalone, cluster) = tier::certify_version(&redis, &v, false).await;
+        assert_graded(&standalone, cluster.as_ref());
+        crate::tier_matrix::check_rows(&[&v.label]);
     }
 }
 

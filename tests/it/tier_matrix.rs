@@ -1,25 +1,40 @@
-//! The README's client matrix is what the client tier measured: one row per client and version,
-//! one column per scenario, each cell the rules that held or failed with a one-line reason
-//! (`tests/it/common/tier.rs::cell`). The tier (`tests/it/redis_py_app.rs`, `tests/it/node_redis.rs`)
-//! writes its cells to `target/client-matrix/`; cargo runs test binaries in name order, so this
-//! one reads the results of the same `cargo test`. No results (the tier was skipped): a SKIP
-//! line. To rewrite the README's matrix from the latest results:
+//! The README's client matrix is what the client tier measured: one row per client version, one
+//! column per scenario, each cell certify's short cell (`maintwatch::matrix::short`), and under
+//! the table the run's date and every cell that is not `ok` in full. The tier
+//! (`tests/it/redis_py_app.rs`, `tests/it/node_redis.rs`) runs `maintwatch certify` for each client
+//! version, writes the cells certify printed to `target/client-matrix/`, and then calls
+//! [`check_rows`] for the rows it ran: the check sits in the test that measured, since the tests
+//! of the one test binary run at once. To rewrite those rows of the README instead:
 //!
-//!     MAINTWATCH_REGENERATE=1 cargo test --test it tier_matrix::
+//!     MAINTWATCH_REGENERATE=1 cargo test --test it redis_py_certified node_redis_certified
+//!
+//! (`scripts/matrix.sh` does that for every version.)
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use crate::common;
 use common::tier;
+use maintwatch::matrix;
 
 const START: &str =
     "<!-- client-matrix start: written by tests/it/tier_matrix.rs from the client tier's results -->";
 const END: &str = "<!-- client-matrix end -->";
 const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+const DATES: &str = "Rows measured (UTC date: versions):";
+const FULL: &str = "Cells in full, where not `ok` or `n/a`:";
+
+/// One recorded cell.
+#[derive(Debug, Clone, PartialEq)]
+struct Cell {
+    short: String,
+    full: String,
+    date: String,
+}
 
 /// client -> scenario -> cell, from the tier's result files.
-fn results() -> BTreeMap<String, BTreeMap<String, String>> {
-    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+fn results() -> BTreeMap<String, BTreeMap<String, Cell>> {
+    let mut out: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
     let Ok(dir) = std::fs::read_dir(tier::results_dir()) else {
         return out;
     };
@@ -30,34 +45,75 @@ fn results() -> BTreeMap<String, BTreeMap<String, String>> {
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let field = |k: &str| {
             v[k].as_str()
-                .unwrap_or_else(|| panic!("{}: no {k}", path.display()))
+                .unwrap_or_else(|| panic!("{}: no {k} (an older tier's file?)", path.display()))
+                .to_string()
         };
-        out.entry(field("client").to_string())
+        let cell = Cell {
+            short: field("short"),
+            full: field("cell"),
+            date: field("date"),
+        };
+        out.entry(field("client"))
             .or_default()
-            .insert(field("scenario").to_string(), field("cell").to_string());
+            .insert(field("scenario"), cell);
     }
     out
 }
 
-fn header() -> String {
-    let names: Vec<&str> = tier::SCENARIOS.iter().map(|(s, _)| *s).collect();
-    format!(
-        "| client | {} |\n|---|{}\n",
-        names.join(" | "),
-        "---|".repeat(names.len())
-    )
-}
-
-fn row(client: &str, cells: &BTreeMap<String, String>) -> String {
-    let cells: Vec<&str> = tier::SCENARIOS
-        .iter()
-        .map(|(s, _)| cells.get(*s).map_or("not run", String::as_str))
+/// The order of the rows: by library, then by version, numerically.
+fn sort_key(client: &str) -> (String, Vec<u64>) {
+    let (name, version) = client.rsplit_once(' ').unwrap_or((client, ""));
+    let numbers = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
         .collect();
-    format!("| {client} | {} |", cells.join(" | "))
+    (name.to_string(), numbers)
 }
 
-/// The README's matrix: its header and its rows by client.
-fn readme_matrix(text: &str) -> (String, BTreeMap<String, String>) {
+/// The matrix part of the README, parsed.
+#[derive(Debug, Default, PartialEq)]
+struct Matrix {
+    header: String,
+    /// client -> its table row.
+    rows: BTreeMap<String, String>,
+    /// client -> the date of its run.
+    dates: BTreeMap<String, String>,
+    /// client -> its lines under "Cells in full".
+    full: BTreeMap<String, Vec<String>>,
+}
+
+/// The lines, under "Cells in full", of `client`'s cells that are neither `ok` nor `n/a`:
+/// scenarios with the same full cell share a bullet.
+fn full_lines(client: &str, cells: &BTreeMap<String, Cell>) -> Vec<String> {
+    let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (scenario, _) in matrix::COLUMNS {
+        let Some(c) = cells.get(scenario) else {
+            continue;
+        };
+        if c.short == "ok" || c.short == matrix::NOT_APPLICABLE {
+            continue;
+        }
+        match groups.iter_mut().find(|(_, full)| *full == c.full) {
+            Some(g) => g.0.push(scenario),
+            None => groups.push((vec![scenario], &c.full)),
+        }
+    }
+    groups
+        .iter()
+        .flat_map(|(scenarios, full)| {
+            [
+                format!("- {client}, {}:", scenarios.join(", ")),
+                format!("  `{full}`"),
+            ]
+        })
+        .collect()
+}
+
+fn row_of(client: &str, cells: &BTreeMap<String, Cell>) -> String {
+    matrix::row(client, |s| cells.get(s).map(|c| c.short.clone()))
+}
+
+fn parse(text: &str) -> Matrix {
     let start = text
         .find(START)
         .expect("README.md has no client matrix start marker");
@@ -65,64 +121,218 @@ fn readme_matrix(text: &str) -> (String, BTreeMap<String, String>) {
         .find(END)
         .expect("README.md has no client matrix end marker");
     let body = &text[start + START.len()..end];
-    let lines: Vec<&str> = body.lines().filter(|l| l.starts_with('|')).collect();
-    let head = lines.iter().take(2).map(|l| format!("{l}\n")).collect();
-    let rows = lines
-        .iter()
-        .skip(2)
-        .map(|l| {
-            let client = l.trim_start_matches('|').split('|').next().unwrap().trim();
-            (client.to_string(), l.to_string())
-        })
-        .collect();
-    (head, rows)
+    let table: Vec<&str> = body.lines().filter(|l| l.starts_with('|')).collect();
+    let client_of = |l: &str| {
+        l.trim_start_matches('|')
+            .split('|')
+            .next()
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let mut m = Matrix {
+        header: table.iter().take(2).copied().collect::<Vec<_>>().join("\n"),
+        rows: table
+            .iter()
+            .skip(2)
+            .map(|l| (client_of(l), l.to_string()))
+            .collect(),
+        ..Matrix::default()
+    };
+    let section = |title: &str| -> Vec<&str> {
+        body.lines()
+            .skip_while(|l| *l != title)
+            .skip(1)
+            .skip_while(|l| l.is_empty())
+            .take_while(|l| !l.is_empty())
+            .collect()
+    };
+    for line in section(DATES) {
+        let (date, versions) = line
+            .trim_start_matches("- ")
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("README.md: a date line {line:?}"));
+        // `redis-py 7.0.1, 7.2.2; node-redis 6.3.1`: versions grouped by library.
+        for group in versions.split("; ") {
+            let (library, list) = group
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("README.md: a date line {line:?}"));
+            for version in list.split(", ") {
+                m.dates
+                    .insert(format!("{library} {version}"), date.to_string());
+            }
+        }
+    }
+    let mut current = String::new();
+    for line in section(FULL) {
+        if let Some(rest) = line.strip_prefix("- ") {
+            current = rest.split(", ").next().unwrap().to_string();
+        }
+        m.full
+            .entry(current.clone())
+            .or_default()
+            .push(line.to_string());
+    }
+    m
 }
 
-#[test]
-fn readme_client_matrix_is_the_tiers_latest_results() {
-    let results = results();
-    if results.is_empty() {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!(
-            "SKIP: readme_client_matrix_is_the_tiers_latest_results: no results in {} (the client tier was skipped)",
-            tier::results_dir().display()
-        )));
-        return;
+fn render(m: &Matrix) -> String {
+    let mut clients: Vec<&String> = m.rows.keys().collect();
+    clients.sort_by_key(|c| sort_key(c));
+    let mut out = format!("{}\n", m.header);
+    for c in &clients {
+        out.push_str(&m.rows[*c]);
+        out.push('\n');
     }
+    let mut by_date: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for c in &clients {
+        if let Some(d) = m.dates.get(*c) {
+            by_date.entry(d).or_default().push(c);
+        }
+    }
+    out.push_str(&format!("\n{DATES}\n\n"));
+    for (date, cs) in by_date {
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+        for c in cs {
+            let (library, version) = c.rsplit_once(' ').unwrap_or((c, ""));
+            match groups.iter_mut().find(|(l, _)| *l == library) {
+                Some(g) => g.1.push(version),
+                None => groups.push((library, vec![version])),
+            }
+        }
+        let groups: Vec<String> = groups
+            .iter()
+            .map(|(l, vs)| format!("{l} {}", vs.join(", ")))
+            .collect();
+        out.push_str(&format!("- {date}: {}\n", groups.join("; ")));
+    }
+    out.push_str(&format!("\n{FULL}\n\n"));
+    for c in &clients {
+        for line in m.full.get(*c).into_iter().flatten() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Regenerations of the one README, one at a time (the tier's tests run at once).
+static README_LOCK: Mutex<()> = Mutex::new(());
+
+/// The README's rows of `clients` are the tier's latest results: their row, their date line and
+/// their full cells (`MAINTWATCH_REGENERATE=1`: rewritten from them instead). A client with no
+/// results fails: the caller has just recorded them.
+pub fn check_rows(clients: &[&str]) {
+    let results = results();
+    let _lock = README_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let text = std::fs::read_to_string(README).unwrap();
-    let (head, mut rows) = readme_matrix(&text);
-    let measured: BTreeMap<String, String> = results
-        .iter()
-        .map(|(c, cells)| (c.clone(), row(c, cells)))
-        .collect();
-    if std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0") {
-        // Rows of clients this run did not measure are kept as they were.
-        rows.extend(measured);
-        let table: String = rows.values().map(|r| format!("{r}\n")).collect();
+    let mut m = parse(&text);
+    let regenerate =
+        std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0");
+    for client in clients {
+        let cells = results
+            .get(*client)
+            .unwrap_or_else(|| panic!("no results for {client}"));
+        let row = row_of(client, cells);
+        let full = full_lines(client, cells);
+        // The oldest date of its cells: the run started then.
+        let date = cells.values().map(|c| c.date.clone()).min().unwrap();
+        if regenerate {
+            m.rows.insert(client.to_string(), row);
+            m.full.insert(client.to_string(), full);
+            m.dates.insert(client.to_string(), date);
+            continue;
+        }
+        let hint = "(MAINTWATCH_REGENERATE=1, see tests/it/tier_matrix.rs, rewrites it)";
+        assert_eq!(
+            m.rows.get(*client),
+            Some(&row),
+            "README.md's client matrix row for {client} differs from the tier's latest results {hint}"
+        );
+        assert_eq!(
+            m.full.get(*client).cloned().unwrap_or_default(),
+            full,
+            "README.md's full cells of {client} differ from the tier's latest results {hint}"
+        );
+        assert!(
+            m.dates.contains_key(*client),
+            "README.md names no run of {client} {hint}"
+        );
+    }
+    if regenerate {
+        m.header = matrix::header();
         let start = text.find(START).unwrap() + START.len();
         let end = text.find(END).unwrap();
-        let new = format!("{}\n{}{table}{}", &text[..start], header(), &text[end..]);
+        let new = format!("{}\n{}{}", &text[..start], render(&m), &text[end..]);
         std::fs::write(README, new).unwrap();
-        eprintln!("README.md: client matrix rewritten");
-        return;
-    }
-    assert_eq!(
-        head,
-        header(),
-        "README.md's client matrix header (regenerate: see this file's doc)"
-    );
-    for (client, line) in &measured {
-        assert_eq!(
-            rows.get(client),
-            Some(line),
-            "README.md's client matrix row for {client} differs from the tier's latest results \
-             (MAINTWATCH_REGENERATE=1 cargo test --test it tier_matrix:: rewrites it)"
+        eprintln!(
+            "README.md: client matrix rows of {} rewritten",
+            clients.join(", ")
         );
     }
 }
 
-/// The matrix's cell for a made-up grade: each rule's worst verdict over every notification,
+/// The README's matrix as it stands: the header certify's columns give, rows for the six
+/// client versions of the issue, each dated, every line within 80 columns, and every cell that is
+/// neither `ok` nor `n/a` given in full; rendering it again changes nothing.
+#[test]
+fn readme_client_matrix_has_every_version_dated_within_80_columns() {
+    let text = std::fs::read_to_string(README).unwrap();
+    let m = parse(&text);
+    assert_eq!(
+        m.header,
+        matrix::header(),
+        "README.md's client matrix header"
+    );
+    let libraries = [
+        "redis-py 7.0.",
+        "redis-py 7.2.",
+        "redis-py 8.1.0",
+        "node-redis 5.9.",
+        "node-redis 5.11.",
+        "node-redis 6.3.1",
+    ];
+    for lib in libraries {
+        assert!(
+            m.rows.keys().any(|c| c.starts_with(lib)),
+            "no row for {lib}*: {:?}",
+            m.rows.keys()
+        );
+    }
+    for (client, row) in &m.rows {
+        assert!(m.dates.contains_key(client), "{client}: no date");
+        let cells: Vec<&str> = row
+            .split('|')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .skip(1)
+            .collect();
+        assert_eq!(cells.len(), matrix::COLUMNS.len(), "{row}");
+        let needs_full = cells
+            .iter()
+            .any(|c| *c != "ok" && *c != matrix::NOT_APPLICABLE);
+        assert_eq!(
+            m.full.contains_key(client),
+            needs_full,
+            "{client}: full cells"
+        );
+    }
+    let start = text.find(START).unwrap();
+    let end = text.find(END).unwrap();
+    for line in text[start + START.len()..end].lines() {
+        assert!(line.chars().count() <= 80, "over 80 columns: {line:?}");
+    }
+    assert_eq!(
+        render(&parse(&text)),
+        text[start + START.len() + 1..end],
+        "README.md's matrix is not as rendered"
+    );
+}
+
+/// The matrix's cells for a made-up grade: each rule's worst verdict over every notification,
 /// failures first, then what was not judged, then what passed, by code in the rule table's
-/// order; the racy rule never appears (the matrix must be stable).
+/// order; the racy rule never appears (the matrix must be stable). The short cell keeps the
+/// worst verdict and its codes.
 #[test]
 fn a_cell_gives_each_rules_worst_verdict_by_code() {
     let rule = |r: &str, v: &str| serde_json::json!({"rule": r, "verdict": v, "held": v == "pass"});
@@ -140,6 +350,45 @@ fn a_cell_gives_each_rules_worst_verdict_by_code() {
     assert_eq!(tier::cell(&empty), "nothing judged");
 }
 
+/// A row renders within 80 columns and parses back: the sort puts 5.9 before 5.11.
+#[test]
+fn rows_sort_by_version_and_parse_back() {
+    let cell = |short: &str, full: &str| Cell {
+        short: short.into(),
+        full: full.into(),
+        date: "2026-12-03".into(),
+    };
+    let mut m = Matrix {
+        header: matrix::header(),
+        ..Matrix::default()
+    };
+    for client in ["node-redis 5.11.0", "node-redis 5.9.0"] {
+        let cells: BTreeMap<String, Cell> = matrix::COLUMNS
+            .iter()
+            .map(|(s, _)| (s.to_string(), cell("ok", "PASS srv")))
+            .chain([(
+                "single-proxy".to_string(),
+                cell("F srv", "FAIL srv; PASS opt"),
+            )])
+            .collect();
+        m.rows.insert(client.into(), row_of(client, &cells));
+        m.full.insert(client.into(), full_lines(client, &cells));
+        m.dates.insert(client.into(), "2026-12-03".into());
+    }
+    let text = format!("{START}\n{}{END}\n", render(&m));
+    assert_eq!(parse(&text), m);
+    let first = text.find("| node-redis 5.9.0").unwrap();
+    assert!(first < text.find("| node-redis 5.11.0").unwrap(), "{text}");
+    assert!(
+        text.contains("- 2026-12-03: node-redis 5.9.0, 5.11.0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- node-redis 5.9.0, single-proxy:\n  `FAIL srv; PASS opt`\n"),
+        "{text}"
+    );
+}
+
 /// Every rule the judge knows has a code, and no two codes are the same.
 #[test]
 fn every_rule_has_a_matrix_code() {
@@ -147,7 +396,7 @@ fn every_rule_has_a_matrix_code() {
     for name in &names {
         assert!(
             tier::CODES.iter().any(|(r, _)| r == name),
-            "rule {name} has no code in tests/it/common/tier.rs"
+            "rule {name} has no code in src/matrix.rs"
         );
     }
     let mut codes: Vec<&str> = tier::CODES.iter().map(|(_, c)| *c).collect();

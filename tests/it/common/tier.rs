@@ -22,20 +22,6 @@ fn grade_value(text: &str) -> Value {
     serde_json::to_value(grade).unwrap()
 }
 
-/// The scenarios where a client can act, in the matrix's column order, with the speed each is
-/// graded at: clients act on the MOVING's declared window (15 s, not scaled), so the MOVING
-/// scenarios where a client is meant to act run at real speed. `oss-cluster` is played to each
-/// library's cluster client.
-pub const SCENARIOS: [(&str, f64); 7] = [
-    ("single-proxy", 1.0),
-    ("multi-proxy", 1.0),
-    ("dns-race", 4.0),
-    ("shard-migration", 1.0),
-    ("failover", 1.0),
-    ("silent-shrink", 2.0),
-    ("oss-cluster", 1.0),
-];
-
 /// The scenario that needs the cluster client.
 pub const CLUSTER: &str = "oss-cluster";
 
@@ -256,6 +242,60 @@ pub fn python(test: &str) -> Option<(String, String)> {
     )
 }
 
+/// The redis-py version a Python has; panics (the variable that named it is wrong) when it has
+/// none with maintenance notifications.
+pub fn python_version(py: &str) -> String {
+    let out = std::process::Command::new(py)
+        .args([
+            "-c",
+            "import redis, redis.maint_notifications; print(redis.__version__)",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{py} does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "{py}: no usable redis-py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The node-redis version of a folder whose `node_modules` has `redis`; panics when it has none.
+pub fn node_redis_version(dir: &str) -> String {
+    let out = std::process::Command::new("node")
+        .args(["-e", "console.log(require('redis/package.json').version)"])
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("node does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "{dir}: no node-redis: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The older releases of a client the tier grades besides the newest: the paths in `var`, a list
+/// as in PATH. Unset or empty: `None` after a SKIP line.
+pub fn older(test: &str, var: &str) -> Option<Vec<String>> {
+    let paths: Vec<String> = std::env::var_os(var)
+        .map(|v| {
+            std::env::split_paths(&v)
+                .map(|p| p.to_string_lossy().into_owned())
+                .filter(|p| !p.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if paths.is_empty() {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("SKIP: {test}: {var} is unset or empty (scripts/matrix.sh sets it)\n"),
+        );
+        return None;
+    }
+    Some(paths)
+}
+
 /// Whether `r` ran with a private resolv.conf; if not, a SKIP line says the tier cannot grade
 /// the client on this machine.
 pub fn resolved_privately(test: &str, r: &TierRun) -> bool {
@@ -272,41 +312,188 @@ pub fn resolved_privately(test: &str, r: &TierRun) -> bool {
     private
 }
 
-/// The scenarios past single- and multi-proxy, all at once, each played to `cmd(scenario)` with
-/// `env`; the machine's resolver files are checked to be as they were. `None` after a SKIP line
-/// when the client got no private resolv.conf.
-pub async fn every_scenario(
-    test: &str,
+/// A client version of the tier: its row's label (`redis-py 7.0.1`), its applications and the
+/// environment they need.
+pub struct Version {
+    pub label: String,
+    /// The standalone application's command.
+    pub standalone: Vec<String>,
+    /// The cluster application's command; `None` when the version has no cluster client that
+    /// handles the notifications (its cluster cell is `n/a`).
+    pub cluster: Option<Vec<String>>,
+    pub env: Vec<(String, String)>,
+}
+
+/// One `maintwatch certify` run (its exit code checked): what it printed, each scenario's grade
+/// (from `--grade-json`) with the client's output, and the matrix row it printed, by scenario:
+/// `(short cell, full cell)`.
+pub struct Certified {
+    pub stdout: String,
+    pub runs: Vec<(String, TierRun)>,
+    pub row: BTreeMap<String, (String, String)>,
+}
+
+/// `certify [--scenarios ...] -- CMD` with `env`; `scenarios` `None`: certify's default list,
+/// every scenario where a client can act.
+pub async fn certify(
     redis: &str,
-    cmd: impl Fn(&str) -> Vec<String>,
-    env: &[(&str, &str)],
-) -> Option<Vec<(&'static str, TierRun)>> {
-    let before = resolver_files();
-    let runs = SCENARIOS[2..].iter().map(|&(scenario, speed)| {
-        let redis = redis.to_string();
-        let cmd = cmd(scenario);
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        async move {
-            let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (&**k, &**v)).collect();
-            (
+    scenarios: Option<&[&str]>,
+    cmd: &[String],
+    env: &[(String, String)],
+) -> Certified {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("grades.jsonl");
+    let out = dir.path().join("client");
+    let mut c = maintwatch_async(["certify"]);
+    if let Some(list) = scenarios {
+        c.arg("--scenarios").arg(list.join(","));
+    }
+    c.arg("--grade-json")
+        .arg(&json)
+        .arg("--client-output")
+        .arg(&out)
+        .arg("--")
+        .args(cmd)
+        .env("PATH", path_with(redis))
+        .stdout(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // Only a guard against a hang: certify's default list lasts about 7 minutes.
+    let (text, code) = tokio::time::timeout(Duration::from_secs(40 * 60), async {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).await.unwrap();
+        (text, child.wait().await.unwrap().code())
+    })
+    .await
+    .unwrap_or_else(|_| panic!("hang guard: certify {cmd:?} did not end"));
+    eprintln!("--- certify {cmd:?}:\n{text}");
+    let grades =
+        std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no grades ({e}): {text}"));
+    let runs: Vec<(String, TierRun)> = grades
+        .lines()
+        .filter(|l| l.contains("\"grade\""))
+        .filter_map(|l| {
+            let grade = grade_value(l);
+            let scenario = grade["scenario"]
+                .as_str()?
+                .trim_start_matches("scenario ")
+                .to_string();
+            let output =
+                std::fs::read_to_string(out.join(format!("{scenario}.log"))).unwrap_or_default();
+            Some((
                 scenario,
-                simulate(&redis, scenario, speed, &cmd, &env).await,
+                TierRun {
+                    grade,
+                    table: text.clone(),
+                    code,
+                    output,
+                },
+            ))
+        })
+        .collect();
+    // Its exit code is the worst grade's: 1 for a failure, 9 for NOT JUDGED, 0 when all held.
+    let worst = runs_worst(&runs);
+    assert_eq!(code, Some(worst), "certify's exit code: {text}");
+    Certified {
+        row: printed_row(&text),
+        stdout: text,
+        runs,
+    }
+}
+
+fn runs_worst(runs: &[(String, TierRun)]) -> i32 {
+    let verdicts: Vec<&str> = runs
+        .iter()
+        .map(|(_, r)| r.grade["verdict"].as_str().unwrap_or("?"))
+        .collect();
+    if verdicts.contains(&"fail") {
+        1
+    } else if verdicts.iter().all(|v| *v == "pass") {
+        0
+    } else {
+        9
+    }
+}
+
+/// The matrix row certify printed (on a pipe, unwrapped): the lines under `certify: the matrix
+/// row of ...`, `  SCENARIO  SHORT  FULL`, up to the first blank line.
+pub fn printed_row(text: &str) -> BTreeMap<String, (String, String)> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("certify: the matrix row of "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| {
+            let parts: Vec<&str> = l
+                .split("  ")
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect();
+            assert_eq!(parts.len(), 3, "a matrix row line of three columns: {l:?}");
+            (
+                parts[0].to_string(),
+                (parts[1].to_string(), parts[2].to_string()),
             )
+        })
+        .collect()
+}
+
+/// The scenarios of the matrix's columns but the cluster one, for certify's `--scenarios`.
+pub fn standalone_columns() -> Vec<&'static str> {
+    maintwatch::matrix::COLUMNS
+        .iter()
+        .map(|(s, _)| *s)
+        .filter(|s| *s != CLUSTER)
+        .collect()
+}
+
+/// The row of `v`: certify with its standalone application (every scenario certify plays by
+/// default when `all`, else the matrix's columns) and, where it has one, with its cluster
+/// application on `oss-cluster`, both at once. Each cell certify printed for a column is recorded
+/// for the README's matrix (a cluster cell without a cluster client: `n/a`), then the README's
+/// row is checked against them (`tier_matrix::check_rows`). Returns the two runs.
+pub async fn certify_version(
+    redis: &str,
+    v: &Version,
+    all: bool,
+) -> (Certified, Option<Certified>) {
+    let columns = standalone_columns();
+    let scenarios = (!all).then_some(columns.as_slice());
+    let cluster = async {
+        match &v.cluster {
+            Some(cmd) => Some(certify(redis, Some(&[CLUSTER]), cmd, &v.env).await),
+            None => None,
         }
-    });
-    let runs = all(runs).await;
-    assert_eq!(
-        resolver_files(),
-        before,
-        "the machine's resolver files changed"
-    );
-    runs.iter()
-        .all(|(_, r)| resolved_privately(test, r))
-        .then_some(runs)
+    };
+    let (standalone, cluster) =
+        tokio::join!(certify(redis, scenarios, &v.standalone, &v.env), cluster);
+    for scenario in &columns {
+        let (short, full) = standalone.row.get(*scenario).unwrap_or_else(|| {
+            panic!(
+                "{}: no {scenario} in the row: {}",
+                v.label, standalone.stdout
+            )
+        });
+        record(&v.label, scenario, short, full);
+    }
+    match &cluster {
+        Some(c) => {
+            let (short, full) = c
+                .row
+                .get(CLUSTER)
+                .unwrap_or_else(|| panic!("{}: no {CLUSTER} in the row: {}", v.label, c.stdout));
+            record(&v.label, CLUSTER, short, full);
+        }
+        None => record(
+            &v.label,
+            CLUSTER,
+            maintwatch::matrix::NOT_APPLICABLE,
+            "no cluster client with maintenance notifications in this version",
+        ),
+    }
+    (standalone, cluster)
 }
 
 /// `--upstream spawn` takes redis-server from PATH: the configured one first.
@@ -392,7 +579,7 @@ pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The matrix cell a grade earns, as `certify` prints it (`maintwatch::matrix::cell_of`).
+/// The matrix cell a grade earns, as `certify` prints it in full (`maintwatch::matrix::cell_of`).
 pub fn cell(grade: &Value) -> String {
     let verdict = |v: &str| {
         serde_json::from_value::<maintwatch::judge::Verdict>(Value::from(v))
@@ -401,8 +588,9 @@ pub fn cell(grade: &Value) -> String {
     maintwatch::matrix::cell_of(results(grade, "").into_iter().map(|(r, v)| (r, verdict(v))))
 }
 
-/// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario` for `tier_matrix`.
-pub fn record(client: &str, scenario: &str, grade: &Value) {
+/// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario`, short and in full, with
+/// today's date (UTC), for the README's matrix (`tier_matrix`).
+pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
     let dir = results_dir();
     std::fs::create_dir_all(&dir).unwrap();
     let slug: String = client
@@ -415,24 +603,13 @@ pub fn record(client: &str, scenario: &str, grade: &Value) {
             }
         })
         .collect();
-    let line = serde_json::json!({"client": client, "scenario": scenario, "cell": cell(grade)});
+    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let line = serde_json::json!({
+        "client": client, "scenario": scenario, "short": short, "cell": full, "date": date
+    });
     std::fs::write(
         dir.join(format!("{slug}__{scenario}.json")),
         line.to_string(),
     )
     .unwrap();
-}
-
-/// Runs the futures at once, each on its own task; the results in order.
-pub async fn all<F>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handles: Vec<_> = fs.map(tokio::spawn).collect();
-    let mut out = Vec::new();
-    for h in handles {
-        out.push(h.await.unwrap());
-    }
-    out
 }
