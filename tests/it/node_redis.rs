@@ -1,12 +1,15 @@
 //! The node-redis tier: node-redis (the npm package `redis`, 5.9 on) as an unmodified application,
 //! `tests/clients/node_redis_app.js`, run by `maintwatch simulate --upstream spawn --grade -- node
-//! APP` in every scenario where a client can act, and graded. The same application with the
-//! README's Node recipe (a `socket.lookup` hook on MAINTWATCH_SIM_DNS and an explicit endpoint
-//! type, `tests/clients/node_redis_hooked.js`) must earn the same grade.
+//! APP` and graded; the same application with the README's Node recipe (a `socket.lookup` hook on
+//! MAINTWATCH_SIM_DNS and an explicit endpoint type, `tests/clients/node_redis_hooked.js`) must
+//! earn the same grade. Each release's row of the README's client matrix is `maintwatch certify
+//! -- node APP`: the newest (`MAINTWATCH_NODE_REDIS`) with every scenario certify plays, the older
+//! ones (`MAINTWATCH_NODE_REDIS_OLDER`) with the matrix's columns.
 //!
 //! Needs `MAINTWATCH_NODE_REDIS` (a folder whose `node_modules` has `redis`; `.ci/run` makes one)
 //! and `MAINTWATCH_REDIS_SERVER`. Unset or empty: a SKIP line. Set but unusable: the test fails.
-//! Each test's scenarios run at once, each with its own simulator.
+//! A simulate test's scenarios run at once, each with its own simulator; certify plays its
+//! scenarios one after another.
 
 use crate::common;
 use common::tier;

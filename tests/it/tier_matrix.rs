@@ -6,7 +6,7 @@
 //! [`check_rows`] for the rows it ran: the check sits in the test that measured, since the tests
 //! of the one test binary run at once. To rewrite those rows of the README instead:
 //!
-//!     MAINTWATCH_REGENERATE=1 cargo test --test it redis_py_certified node_redis_certified
+//!     MAINTWATCH_REGENERATE=1 cargo test --test it -- certified_row older_certified_rows
 //!
 //! (`scripts/matrix.sh` does that for every version.)
 

@@ -1,11 +1,14 @@
 //! The client tier, shared by `tests/it/redis_py.rs`, `tests/it/redis_py_app.rs`, `tests/it/node_redis.rs`
 //! and `tests/it/tier_matrix.rs`: an unmodified client application run by
-//! `maintwatch simulate --upstream spawn --grade -- CMD`, its grade, and the cell of the README's
-//! client matrix it earns, written to `target/client-matrix/` for `tier_matrix` to compare.
+//! `maintwatch simulate --upstream spawn --grade -- CMD` (one scenario) or by `maintwatch certify
+//! -- CMD` (a client release's row of the README's client matrix), its grades, and the cells it
+//! earns, as certify printed them, written to `target/client-matrix/` for `tier_matrix` to
+//! compare.
 //!
 //! The real parts: a redis-server (`MAINTWATCH_REDIS_SERVER`, the upstream) and the client's own
-//! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`). Unset: a
-//! SKIP line. Set but unusable: the test fails.
+//! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`; the older
+//! releases `MAINTWATCH_PYTHON_OLDER`, `MAINTWATCH_NODE_REDIS_OLDER`). Unset: a SKIP line. Set but
+//! unusable: the test fails.
 
 use super::{maintwatch_async, redis_server_from};
 use std::collections::BTreeMap;
