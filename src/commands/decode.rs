@@ -299,8 +299,7 @@ impl Record for Decoded<'_> {
                     .map_or_else(|| payload.escaped(), |f| f.raw.escaped());
                 let mut out = text::azure_lines(source, *offset, &raw, event);
                 if let Some(verdicts) = clients {
-                    let lines = clients::verdict_lines(verdicts);
-                    out.extend(lines.into_iter().map(|line| format!("    {line}")));
+                    out.extend(client_lines(clients::verdict_lines(verdicts)));
                 }
                 out
             }
@@ -323,11 +322,26 @@ impl Decoded<'_> {
             out.extend(n.notes.iter().map(|note| format!("    note: {note}")));
         }
         if let (true, Some(frame)) = (clients, self.frame) {
-            let lines = clients::lines(frame, self.asked);
-            out.extend(lines.into_iter().map(|line| format!("    {line}")));
+            out.extend(client_lines(clients::lines(frame, self.asked)));
         }
         out
     }
+}
+
+/// What each client does, indented under the frame and, on a terminal, wrapped between words at
+/// its width with the continuation under the text (a reaction with its releases runs long).
+fn client_lines(lines: Vec<String>) -> Vec<String> {
+    let width = terminal::stdout_columns();
+    lines
+        .into_iter()
+        .flat_map(|line| {
+            let line = format!("    {line}");
+            match width {
+                Some(w) => crate::output::human::wrap_with(&line, w, "      "),
+                None => vec![line],
+            }
+        })
+        .collect()
 }
 
 /// Hex dumps as people paste them: `hexdump -C` and `xxd`. Both put an offset first and an ASCII

@@ -616,3 +616,33 @@ fn the_simulate_narration_at_80_columns_wraps_under_its_text() {
     );
     assert!(flat(&shown).contains("opted-in connection(s)"), "{all}");
 }
+
+/// `decode --clients` at 80 columns: a client's reaction, with the releases it was measured in,
+/// goes on under its text rather than past the edge.
+#[test]
+fn decode_clients_at_80_columns_wraps_under_its_text() {
+    let Some(tmux) = tmux("screen_tty: decode --clients at 80 columns") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("moving.resp");
+    std::fs::write(&file, b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n_\r\n").unwrap();
+    let command = format!(
+        "{BIN} decode --clients {}; echo decoded-end; sleep 600",
+        file.display()
+    );
+    let pane = Pane::start(&tmux, 80, 40, &command);
+    pane.wait_for("the decode's end", |text| text.contains("decoded-end"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    assert_fits(&joined, 80);
+    let all = shown.join("\n");
+    let node = shown
+        .iter()
+        .position(|r| r.starts_with("    node-redis"))
+        .unwrap_or_else(|| panic!("{all}"));
+    assert!(shown[node + 1].starts_with("      "), "{all}");
+    assert!(
+        flat(&shown).contains("an unhandled promise rejection"),
+        "{all}"
+    );
+}
