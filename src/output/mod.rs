@@ -9,6 +9,5 @@ pub use crate::record::write as json;
 pub mod probe_table;
 pub mod sink;
 pub mod stdout;
-pub mod summary;
 pub mod terminal;
 pub mod text;
