@@ -39,4 +39,63 @@ install_older_clients() {
     done
     export MAINTWATCH_NODE_REDIS_OLDER="$list"
   fi
+  install_older_go_redis
+}
+
+# go-redis (the Go module proxy, `go list -m -versions github.com/redis/go-redis/v9`, 2026-12-04:
+# v9.16.0 is the only 9.16 served, and no 9.15): 9.16.0 is the first release with maintenance
+# notifications (package maintnotifications); 9.18.0 the first whose ClusterClient handles
+# SMIGRATING / SMIGRATED; 9.23.0 the newest v9 served. The newest is what
+# tests/clients/go-redis/go.mod and go.sum pin; the others are built from a copy of that module
+# with the requirement swapped. The checksums were checked against sum.golang.org, which was
+# reached.
+GO_REDIS_NEWEST=9.23.0
+GO_REDIS_OLDER="9.16.0 9.18.0"
+
+# Go with everything it writes under target/go/ (module cache, checksum database cache, build
+# cache), so that nothing lands in the home folder and `rm -rf target` removes it all
+# (-modcacherw: the module cache is otherwise read-only). The toolchain is the one installed: no
+# download of another. Sets GO_REDIS_GO to the go binary (PATH's, else the official tarball's
+# /usr/local/go/bin/go) and exports Go's variables; returns 1 where there is none. Not to be run
+# in a subshell: the exports are the point.
+go_redis_go() {
+  GO_REDIS_GO="$(command -v go 2>/dev/null || true)"
+  if [ -z "$GO_REDIS_GO" ] && [ -x /usr/local/go/bin/go ]; then
+    GO_REDIS_GO=/usr/local/go/bin/go
+  fi
+  [ -n "$GO_REDIS_GO" ] || return 1
+  export GOPATH="$PWD/target/go" GOMODCACHE="$PWD/target/go/mod" GOCACHE="$PWD/target/go/cache"
+  export GOFLAGS=-modcacherw GOTOOLCHAIN=local
+}
+
+# Builds the two go-redis applications (go_redis_app, go_redis_cluster_app) of release $1 into
+# the folder $2: the newest from tests/clients/go-redis as it is, an older one from a copy under
+# target/ whose go.mod requires that release instead (`go mod tidy` then fetches its go.sum).
+go_redis_build() {
+  local v="$1" out="$2" src
+  go_redis_go || return 1
+  src="$PWD/tests/clients/go-redis"
+  if [ "$v" != "$GO_REDIS_NEWEST" ]; then
+    src="$PWD/target/clients/go-redis-src-$v"
+    rm -rf "$src"
+    mkdir -p "$src"
+    cp -R tests/clients/go-redis/. "$src/"
+    (cd "$src" && "$GO_REDIS_GO" mod edit -require="github.com/redis/go-redis/v9@v$v" && "$GO_REDIS_GO" mod tidy)
+  fi
+  mkdir -p "$out"
+  (cd "$src" && "$GO_REDIS_GO" build -o "$out/" ./go_redis_app ./go_redis_cluster_app)
+  [ "$("$out/go_redis_app" --version)" = "$v" ]
+}
+
+# The older go-redis releases, each in target/clients/go-redis-V/, exported as
+# MAINTWATCH_GO_REDIS_OLDER (a list as in PATH) for tests/it/go_redis.rs; without Go, nothing (the
+# test prints a SKIP line).
+install_older_go_redis() {
+  local v list=""
+  go_redis_go || return 0
+  for v in $GO_REDIS_OLDER; do
+    go_redis_build "$v" "$PWD/target/clients/go-redis-$v"
+    list="${list:+$list:}$PWD/target/clients/go-redis-$v"
+  done
+  export MAINTWATCH_GO_REDIS_OLDER="$list"
 }

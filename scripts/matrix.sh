@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the README's client matrix from a fresh measurement: installs the six pinned client
+# Regenerates the README's client matrix from a fresh measurement: installs the pinned client
 # releases (scripts/client-versions.sh; the newest where .ci/run puts them), runs the client tier
-# (`maintwatch certify` per release, tests/it/redis_py_app.rs and tests/it/node_redis.rs) with
-# MAINTWATCH_REGENERATE=1 to rewrite the rows and their date, then runs it again without it: the
-# second run must measure the same cells, or the test names the row that changed (a cell that
+# (`maintwatch certify` per release, tests/it/redis_py_app.rs, tests/it/node_redis.rs and
+# tests/it/go_redis.rs) with MAINTWATCH_REGENERATE=1 to rewrite the rows and their date, then
+# runs it again without it: the second run must measure the same cells, or the test names the row that changed (a cell that
 # changes from run to run says nothing about the client). About 13 minutes on 2 cores.
-# Needs root (the tier gives each client a private resolv.conf), python3, node and npm, and
+# Needs root (the tier gives each client a private resolv.conf), python3, node and npm, Go, and
 # redis-server. Usage: scripts/matrix.sh [--once]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,12 @@ MW_NODE=target/mw-node
 if [ "$(cd "$MW_NODE" 2>/dev/null && node -p 'require("redis/package.json").version' 2>/dev/null)" != "$NODE_REDIS_NEWEST" ]; then
   mkdir -p "$MW_NODE"
   npm install --prefix "$MW_NODE" --no-audit --no-fund --silent "redis@$NODE_REDIS_NEWEST" >/dev/null
+fi
+# go-redis: the newest built from tests/clients/go-redis as .ci/run builds it (the older ones by
+# install_older_clients); without Go, its tests print a SKIP line.
+if go_redis_go; then
+  go_redis_build "$GO_REDIS_NEWEST" "$PWD/target/mw-go-redis"
+  export MAINTWATCH_GO_REDIS="$PWD/target/mw-go-redis"
 fi
 install_older_clients
 export MAINTWATCH_PYTHON="$PWD/$MW_VENV/bin/python" MAINTWATCH_NODE_REDIS="$PWD/$MW_NODE"

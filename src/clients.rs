@@ -125,6 +125,75 @@ pub struct Client {
 /// The client matrix run that established the [`Measured`] facts (the README names it).
 pub const MATRIX_RUN: &str = "the client matrix of 2026-12-03";
 
+/// The client matrix run that established go-redis's [`Measured`] facts (9.16.0, 9.18.0 and
+/// 9.23.0, `tests/it/go_redis.rs`; docs/clients.md, "go-redis, measured").
+pub const GO_REDIS_RUN: &str = "the client matrix of 2026-12-04";
+
+/// What the go-redis tier measured: its applications at their defaults (RESP3, ModeAuto), a 1 s
+/// read and write timeout, by the simulator's host name through Go's own resolver.
+const GO_REDIS_MEASURED: &[Measured] = &[
+    Measured {
+        first: "9.16.0",
+        last: "9.18.0",
+        notification: None,
+        what: "`auto` asks for external-fqdn for a host name with dots that none of its internal \
+               patterns matches, over plain TCP: it judges the name's text, not its address",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.23.0",
+        last: "9.23.0",
+        notification: None,
+        what: "`auto` resolves the host name and asks for internal-ip for its loopback address \
+               over plain TCP",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.16.0",
+        last: "9.23.0",
+        notification: Some("MOVING"),
+        what: "it acts on every copy of a MOVING, re-sent ones included: a connection it hands \
+               off to an address DNS still gives the retiring proxy gets the MOVING again and is \
+               handed off again (dns-race: no-loop FAIL)",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.16.0",
+        last: "9.23.0",
+        notification: None,
+        what: "it relaxes a 1 s timeout inside a MIGRATING or FAILING_OVER window (it waited \
+               through a 1.5 s stall) and keeps it relaxed for the 20 s after the closing \
+               notification: back to 1 s at +23 s",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.18.0",
+        last: "9.23.0",
+        notification: Some("SMIGRATED"),
+        what: "its ClusterClient at the default configuration (no MaintNotificationsConfig) \
+               never reads the topology again on it: the reload is wired only when the \
+               configuration is set",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.23.0",
+        last: "9.23.0",
+        notification: None,
+        what: "after one refused opt-in, `auto` turns the feature off for the whole client: its \
+               later connections send no opt-in",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.23.0",
+        last: "9.23.0",
+        notification: None,
+        what: "its ClusterClient replaces the loopback node addresses of CLUSTER SLOTS with the \
+               seed's host name, so a sharded subscription first goes to the name's address; \
+               refused there with -MOVED, it is not tried again",
+        run: GO_REDIS_RUN,
+    },
+];
+
 /// A behaviour the client tier measured in a range of releases: every release it graded from
 /// `first` to `last` (inclusive) showed it, in the run of `run` (the README matrix's date).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -226,7 +295,7 @@ pub const CLIENTS: [Client; 6] = [
         auto: Some(Auto::ByTls(Private::GoWithCgnat)),
         since: &[("9.16.0", "maintnotifications, generally available"), ("9.18.0", "cluster: SMIGRATING/SMIGRATED")],
         cluster_since: Some("9.18.0"),
-        measured: &[],
+        measured: GO_REDIS_MEASURED,
         parser: Parser::GoRedis,
     },
     Client {
@@ -318,24 +387,35 @@ pub fn verdicts(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<ClientVer
         .collect()
 }
 
-/// A predicted failure that the client tier measured too names the releases it was measured in.
+/// A predicted failure that the client tier measured too names the releases it was measured in;
+/// a predicted action gets what the tier measured the client do with that notification.
 fn with_measured(c: &Client, frame: &Frame<'_>, verdict: Verdict) -> Verdict {
-    let Verdict::Fails { how } = verdict else {
-        return verdict;
-    };
     let kind = View::of(frame).and_then(|v| v.kind);
     let fact = c
         .measured
         .iter()
         .find(|m| m.notification.is_some_and(|n| Some(n.as_bytes()) == kind));
-    match fact {
-        Some(m) => fails(format!(
+    let Some(m) = fact else {
+        return verdict;
+    };
+    match verdict {
+        Verdict::Fails { how } => fails(format!(
             "{how}; measured in {} {} ({})",
             c.name,
             m.range(),
             m.run
         )),
-        None => fails(how),
+        Verdict::Acts { reads, target } => Verdict::Acts {
+            reads: format!(
+                "{reads}; measured in {} {}: {} ({})",
+                c.name,
+                m.range(),
+                m.what,
+                m.run
+            ),
+            target,
+        },
+        other => other,
     }
 }
 

@@ -341,9 +341,19 @@ pub fn moving_grade(s: &Scope<'_>) -> MovingGrade {
     }
 }
 
+/// How long before its first close a client may open the connections that replace those it
+/// closes, and have them count as opened after it acted. go-redis hands a connection off make
+/// before break: it opens the replacement, then closes the old connection a few milliseconds
+/// later, so its replacements, which get the re-sent copy, opened *before* its first close; by
+/// that close alone, whether they counted depended on milliseconds, and the verdict with them.
+/// A second covers that gap under load; a connection the pool opened for another reason within
+/// it is counted too, and is only a loop if the client then closes it on the re-sent copy.
+pub const MAKE_BEFORE_BREAK: f64 = 1.0;
+
 /// Connections given a re-sent copy, and those of them the client acted on again.
 fn resent(s: &Scope<'_>, close: f64) -> (usize, usize) {
-    // When the client first acted on the notification: its first close of a connection after it.
+    // When the client first acted on the notification: its first close of a connection after it
+    // (less MAKE_BEFORE_BREAK, for the replacements it opened just before).
     let acted = s
         .members
         .iter()
@@ -361,7 +371,7 @@ fn resent(s: &Scope<'_>, close: f64) -> (usize, usize) {
     let reacted = resent
         .iter()
         .filter(|c| {
-            c.opened >= acted
+            c.opened >= acted - MAKE_BEFORE_BREAK
                 && c.closed
                     .is_some_and(|x| x.by == Side::Client && x.at < close)
         })

@@ -387,6 +387,39 @@ fn acting_on_a_re_sent_moving_again_is_a_loop() {
     assert!(r.detail.starts_with("2 of 2"));
 }
 
+/// go-redis's handoff, make before break: at +7.0 s it opens two replacements on the retiring
+/// proxy (DNS still names it), which get the re-sent copy, and closes the old connection 5 ms
+/// later; at +14 s it hands the replacements off again. They count as opened after it acted,
+/// though they opened before its first close: a loop. A connection the pool opened long before
+/// that first close and closed at it is not.
+#[test]
+fn a_make_before_break_replacement_acting_again_is_a_loop() {
+    let pool = closed(
+        got(conn(9, OLD, 0.002, Reached::Address), 0.002),
+        7.005,
+        Side::Client,
+    );
+    let mut conns = vec![
+        closed(
+            got(conn(1, OLD, -3.0, Reached::Address), 0.0),
+            7.005,
+            Side::Client,
+        ),
+        pool,
+    ];
+    for i in 0..2u64 {
+        conns.push(closed(
+            got(conn(2 + i, OLD, 7.0, Reached::Address), 7.001),
+            14.0,
+            Side::Client,
+        ));
+    }
+    let g = judge(&world(Target::Null, conns));
+    let r = rule(&g, "no-loop");
+    assert!(!r.held, "{r:?}");
+    assert!(r.detail.starts_with("2 of 3"), "{r:?}");
+}
+
 #[test]
 fn clients_are_grouped_by_library_else_name_else_host() {
     let mut a = conn(1, OLD, 0.0, Reached::Address);

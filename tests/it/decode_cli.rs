@@ -975,6 +975,16 @@ fn clients_says_what_each_client_does_with_the_frame() {
         "{}",
         run.stdout
     );
+    // An action the go-redis tier measured more of: the releases, what, and the run.
+    assert!(
+        lines[4].starts_with("    go-redis 9.22.0: acts: no endpoint: ")
+            && lines[4].contains(
+                "; measured in go-redis 9.16.0 through 9.23.0: it acts on every copy of a MOVING"
+            )
+            && lines[4].ends_with("(the client matrix of 2026-12-04)"),
+        "{}",
+        run.stdout
+    );
 
     let none = decode_stdin(
         &["--format", "raw", "--clients", "--endpoint-type", "none"],

@@ -145,6 +145,15 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
         text.contains("measured in 5.11.0 through 6.3.1: its cluster client"),
         "{text}"
     );
+    // go-redis's, by release: the endpoint type `auto` asked for changed after 9.18.
+    assert!(
+        text.contains("measured in 9.16.0 through 9.18.0: `auto` asks for external-fqdn"),
+        "{text}"
+    );
+    assert!(
+        text.contains("measured in 9.23.0: `auto` resolves the host name"),
+        "{text}"
+    );
 }
 
 /// `doctor --json` carries the measured facts with their range and run, per client.
@@ -169,6 +178,18 @@ async fn doctor_json_names_the_releases_a_measured_fact_holds_in() {
     assert!(
         m["run"].as_str().unwrap().contains("client matrix of 20"),
         "{m}"
+    );
+    let go: Vec<(&str, &str)> = client(&json, "go-redis")["measured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["first"].as_str().unwrap(), m["last"].as_str().unwrap()))
+        .collect();
+    assert_eq!(go[0], ("9.16.0", "9.18.0"), "{go:?}");
+    assert!(go.contains(&("9.18.0", "9.23.0")), "{go:?}");
+    assert_eq!(
+        client(&json, "go-redis")["measured"][0]["run"],
+        "the client matrix of 2026-12-04"
     );
 }
 

@@ -22,6 +22,7 @@ mod docs;
 mod doctor;
 mod examples;
 mod fleet;
+mod go_redis;
 mod grade;
 mod heartbeat;
 mod hooks;

@@ -134,6 +134,7 @@ fn tier_version(dir: &str, version: &str) -> tier::Version {
         label: format!("node-redis {version}"),
         standalone: vec!["node".into(), APP.into()],
         cluster: cluster.then(|| vec!["node".into(), CLUSTER_APP.into()]),
+        cluster_also: Vec::new(),
         env: vec![("NODE_PATH".into(), node_path.to_string_lossy().into_owned())],
     }
 }

@@ -124,6 +124,7 @@ fn tier_version(py: &str, version: &str) -> tier::Version {
         label: format!("redis-py {version}"),
         standalone: vec![py.to_string(), APP.to_string()],
         cluster: cluster.then(|| vec![py.to_string(), CLUSTER_APP.to_string()]),
+        cluster_also: Vec::new(),
         env: Vec::new(),
     }
 }

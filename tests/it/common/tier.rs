@@ -1,14 +1,16 @@
-//! The client tier, shared by `tests/it/redis_py.rs`, `tests/it/redis_py_app.rs`, `tests/it/node_redis.rs`
-//! and `tests/it/tier_matrix.rs`: an unmodified client application run by
-//! `maintwatch simulate --upstream spawn --grade -- CMD` (one scenario) or by `maintwatch certify
-//! -- CMD` (a client release's row of the README's client matrix), its grades, and the cells it
-//! earns, as certify printed them, written to `target/client-matrix/` for `tier_matrix` to
-//! compare.
+//! The client tier, shared by `tests/it/redis_py.rs`, `tests/it/redis_py_app.rs`,
+//! `tests/it/node_redis.rs`, `tests/it/go_redis.rs` and `tests/it/tier_matrix.rs`: an unmodified
+//! client application run by `maintwatch simulate --upstream spawn --grade -- CMD` (one scenario)
+//! or by `maintwatch certify -- CMD` (a client release's row of the README's client matrix), its
+//! grades, and the cells it earns, as certify printed them, written to `target/client-matrix/`
+//! for `tier_matrix` to compare.
 //!
 //! The real parts: a redis-server (`MAINTWATCH_REDIS_SERVER`, the upstream) and the client's own
-//! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`; the older
-//! releases `MAINTWATCH_PYTHON_OLDER`, `MAINTWATCH_NODE_REDIS_OLDER`). Unset: a SKIP line. Set but
-//! unusable: the test fails.
+//! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`,
+//! `MAINTWATCH_GO_REDIS`; the older releases `MAINTWATCH_PYTHON_OLDER`,
+//! `MAINTWATCH_NODE_REDIS_OLDER`, `MAINTWATCH_GO_REDIS_OLDER`). Unset: a SKIP line. Set but
+//! unusable: the test fails. A library joins the tier as a [`Version`] per release (its
+//! applications' commands) and calls [`certify_version`].
 
 use super::{maintwatch_async, redis_server_from};
 use std::collections::BTreeMap;
@@ -328,6 +330,10 @@ pub struct Version {
     /// The cluster application's command; `None` when the version has no cluster client that
     /// handles the notifications (its cluster cell is `n/a`).
     pub cluster: Option<Vec<String>>,
+    /// The scenarios besides `oss-cluster` the cluster application plays when the row is
+    /// certified in full (go-redis: `cascading-smigrated`); their cells are printed, not put in
+    /// the README's row, which has one cluster column.
+    pub cluster_also: Vec<&'static str>,
     pub env: Vec<(String, String)>,
 }
 
@@ -458,9 +464,10 @@ pub fn standalone_columns() -> Vec<&'static str> {
 
 /// The row of `v`: certify with its standalone application (every scenario certify plays by
 /// default when `all`, else the matrix's columns) and, where it has one, with its cluster
-/// application on `oss-cluster`, both at once. Each cell certify printed for a column is recorded
-/// for the README's matrix (a cluster cell without a cluster client: `n/a`), then the README's
-/// row is checked against them (`tier_matrix::check_rows`). Returns the two runs.
+/// application on `oss-cluster` (and, when `all`, on `cluster_also`), both at once. Each cell
+/// certify printed for a column is recorded for the README's matrix (a cluster cell without a
+/// cluster client: `n/a`); the caller then checks the README's row against them
+/// (`tier_matrix::check_rows`). Returns the two runs.
 pub async fn certify_version(
     redis: &str,
     v: &Version,
@@ -468,9 +475,13 @@ pub async fn certify_version(
 ) -> (Certified, Option<Certified>) {
     let columns = standalone_columns();
     let scenarios = (!all).then_some(columns.as_slice());
+    let mut cluster_scenarios = vec![CLUSTER];
+    if all {
+        cluster_scenarios.extend(&v.cluster_also);
+    }
     let cluster = async {
         match &v.cluster {
-            Some(cmd) => Some(certify(redis, Some(&[CLUSTER]), cmd, &v.env).await),
+            Some(cmd) => Some(certify(redis, Some(&cluster_scenarios), cmd, &v.env).await),
             None => None,
         }
     };
