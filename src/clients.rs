@@ -193,6 +193,13 @@ const GO_REDIS_MEASURED: &[Measured] = &[
         run: GO_REDIS_RUN,
     },
 ];
+/// The run that measured the matrix's `noend` column: certify on no-closing-notification alone.
+pub const BACKSTOP_RUN: &str = "certify --scenarios no-closing-notification of 2026-12-04";
+
+/// What every release of the matrix did after a MIGRATING without a MIGRATED.
+const NO_BACKSTOP: &str = "after a MIGRATING and no MIGRATED, still relaxed 31 s later, past the \
+                           30 s backstop: nothing bounds a window whose closing notification \
+                           never comes";
 
 /// A behaviour the client tier measured in a range of releases: every release it graded from
 /// `first` to `last` (inclusive) showed it, in the run of `run` (the README matrix's date).
@@ -249,7 +256,13 @@ pub const CLIENTS: [Client; 6] = [
         auto: Some(Auto::ByTypedHost(Private::Python)),
         since: &[("7.0.0", "maintenance notifications, sync standalone client"), ("7.2.0", "OSS cluster: SMIGRATING/SMIGRATED"), ("8.0.0", "RESP3 by default, so on without configuration"), ("8.1.0", "asyncio, standalone and cluster")],
         cluster_since: Some("7.2.0"),
-        measured: &[],
+        measured: &[Measured {
+            first: "7.0.1",
+            last: "8.1.0",
+            notification: None,
+            what: NO_BACKSTOP,
+            run: BACKSTOP_RUN,
+        }],
         parser: Parser::RedisPy,
     },
     Client {
@@ -283,6 +296,13 @@ pub const CLIENTS: [Client; 6] = [
                 what: "names itself 5.9.0-beta.3 in CLIENT SETINFO lib-ver (its @redis/client's \
                        package.json), so a grade calls it node-redis/5.9.0-beta.3",
                 run: MATRIX_RUN,
+            },
+            Measured {
+                first: "5.9.0",
+                last: "6.3.1",
+                notification: None,
+                what: NO_BACKSTOP,
+                run: BACKSTOP_RUN,
             },
         ],
         parser: Parser::NodeRedis,
