@@ -886,6 +886,36 @@ fn lettuce(name: &str, v: &View<'_, '_>) -> Verdict {
     }
 }
 
+/// A library's own documented bound on a relaxation whose closing notification never comes,
+/// where it differs from the reference's backstop (`timeout-restored` names it beside the judge's
+/// own when it is the longer; the verdict follows the judge's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowBound {
+    /// The library as CLIENTS names it.
+    pub library: &'static str,
+    /// Its setting and default, seconds.
+    pub setting: &'static str,
+    pub seconds: f64,
+}
+
+/// The documented bounds: Jedis' `relaxedWindowMaxDuration`, 60 s by default
+/// (docs/protocol.md section 8). The others document none besides the reference's.
+const WINDOW_BOUNDS: [WindowBound; 1] = [WindowBound {
+    library: "Jedis",
+    setting: "relaxedWindowMaxDuration",
+    seconds: 60.0,
+}];
+
+/// The documented bound of the library that calls itself `lib_name` in `CLIENT SETINFO` (Jedis
+/// adds a configured suffix in parentheses: `jedis(spring)`).
+pub fn window_bound(lib_name: &str) -> Option<WindowBound> {
+    let library = lib_name.split('(').next().unwrap_or_default().trim();
+    WINDOW_BOUNDS
+        .iter()
+        .find(|b| b.library.eq_ignore_ascii_case(library))
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -896,6 +926,19 @@ mod tests {
             crate::resp::Scan::Frame(f, _) => f,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Jedis' own bound is found by its `CLIENT SETINFO` name, with or without a suffix; a
+    /// library that documents none has none.
+    #[test]
+    fn a_documented_window_bound_is_found_by_the_library_name() {
+        let b = window_bound("jedis").unwrap();
+        assert_eq!(
+            (b.library, b.setting, b.seconds),
+            ("Jedis", "relaxedWindowMaxDuration", 60.0)
+        );
+        assert_eq!(window_bound("jedis(spring)"), Some(b));
+        assert_eq!(window_bound("redis-py"), None);
     }
 
     #[test]

@@ -48,12 +48,14 @@ pub fn legend() -> String {
 /// carries, each with the short heading that keeps a row within 80 columns. The rest of
 /// certify's scenarios are left out of the README (its text says why); certify prints a cell
 /// for every scenario it plays.
-pub const COLUMNS: [(&str, &str); 7] = [
+pub const COLUMNS: [(&str, &str); 8] = [
     ("single-proxy", "single"),
     ("multi-proxy", "multi"),
     ("dns-race", "dns"),
     ("shard-migration", "shard"),
     ("failover", "failover"),
+    // A maintenance whose closing notification never comes: the backstop.
+    ("no-closing-notification", "noend"),
     ("silent-shrink", "shrink"),
     ("oss-cluster", "cluster"),
 ];

@@ -4,11 +4,11 @@
 use crate::cli::pcap::PcapArgs;
 use crate::exit;
 use crate::output::human::Style;
-use crate::output::json;
 use crate::output::sink::{self, Record, Sink};
 use crate::output::terminal;
 use crate::pcap::line::{self, FileLine, Line, PcapLine};
 use crate::pcap::{packet, read, Analyzer, Settings, Stats};
+use crate::record::write as json;
 use crate::record::SCHEMA_VERSION;
 use crate::report::{Collected, Report};
 use std::io::Write;

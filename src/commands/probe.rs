@@ -15,10 +15,10 @@ use crate::conn::probe::{self, ProbeReport};
 use crate::escape::sanitize;
 use crate::exit;
 use crate::output::human::Style;
-use crate::output::json;
 use crate::output::probe_table::{self, Row};
 use crate::output::sink::{self, Sink};
 use crate::output::terminal;
+use crate::record::write as json;
 
 pub use crate::output::probe_table::Layout;
 

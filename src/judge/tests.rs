@@ -664,6 +664,139 @@ fn an_idle_client_inside_the_window_is_not_judged() {
     );
 }
 
+/// The no-closing-notification scenario: MIGRATING at 5 s (window 2 s) and never a MIGRATED;
+/// stalls of 1.5 s at 1 s (baseline) and 5.2 s (inside the window), and of 3 s at 36 s, after
+/// the 30 s backstop; one connection of `lib`, which received the MIGRATING at `receipt`.
+fn no_closing(lib: &str, receipt: f64, waits: Vec<Wait>) -> Observations {
+    let mut c = got(conn(1, OLD, 0.0, by_name()), receipt);
+    c.lib_name = Some(lib.into());
+    c.waits = waits;
+    let stall = |at: f64, seconds: f64| Stall {
+        at,
+        until: at + seconds,
+        seconds,
+        servers: vec![addr(OLD)],
+    };
+    Observations {
+        source: "test".into(),
+        connections: vec![c],
+        notifications: vec![Notification {
+            at: 5.0,
+            kind: "MIGRATING".into(),
+            seq: Some(0),
+            window: 2.0,
+            target: None,
+            retiring: vec![addr(OLD)],
+            moves: Vec::new(),
+        }],
+        stalls: vec![stall(1.0, 1.5), stall(5.2, 1.5), stall(36.0, 3.0)],
+        ..Observations::default()
+    }
+}
+
+/// The baseline and the window as every relaxing client shows them, then `last` at the backstop.
+fn relaxing_then(last: Option<Wait>) -> Vec<Wait> {
+    let mut w = vec![wait(1.0, 1.0, true), wait(5.2, 1.5, false)];
+    w.extend(last);
+    w
+}
+
+/// Without a closing notification, the stall after the 30 s backstop decides: given up after the
+/// client's own timeout, PASS; waited through, FAIL with how long after the MIGRATING it still
+/// was relaxed; no command waiting, NOT JUDGED naming what is missing.
+#[test]
+fn the_backstop_stall_judges_a_window_that_never_closes() {
+    let restores = no_closing("lib", 5.0, relaxing_then(Some(wait(36.0, 1.0, true))));
+    let (v, why) = verdict_of(&judge(&restores), "timeout-restored");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert_eq!(why, "gave up after 1.0 s on a reply held 3.0 s at +31.0 s after the MIGRATING seq 0 (no closing notification: the 30 s backstop): back to its own timeout (1.0 s)");
+
+    let forever = no_closing("lib", 5.0, relaxing_then(Some(wait(36.0, 3.0, false))));
+    let g = judge(&forever);
+    let (v, why) = verdict_of(&g, "timeout-restored");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(
+        why.starts_with("waited 3.0 s through a 3.0 s stall at +31.0 s after the MIGRATING seq 0"),
+        "{why}"
+    );
+    assert!(
+        why.ends_with(": still relaxed 31 s after the opening notification with no closing one (backstop 30 s)"),
+        "{why}"
+    );
+    assert_eq!(verdict_of(&g, "relaxed-timeout").0, Verdict::Pass);
+
+    let idle = no_closing("lib", 5.0, relaxing_then(None));
+    let (v, why) = verdict_of(&judge(&idle), "timeout-restored");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.starts_with("no command of the client was waiting during the 3.0 s stall at +31.0 s after the MIGRATING seq 0"),
+        "{why}"
+    );
+}
+
+/// A wait no longer than the client's own timeout plus a timer's lateness shows nothing either
+/// way: a command sent near the end of the stall, or a timer a loaded machine fired late. Only a
+/// wait clearly past the timeout is relaxed.
+#[test]
+fn a_wait_within_a_late_timer_of_the_own_timeout_is_not_judged() {
+    let late = no_closing("lib", 5.0, relaxing_then(Some(wait(37.9, 1.1, false))));
+    let (v, why) = verdict_of(&judge(&late), "timeout-restored");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.starts_with("no command waited longer than its own timeout (1.0 s) during the 3.0 s stall at +31.0 s after the MIGRATING seq 0 (the longest waited 1.1 s)"),
+        "{why}"
+    );
+    let past = no_closing("lib", 5.0, relaxing_then(Some(wait(37.5, 1.5, false))));
+    assert_eq!(
+        verdict_of(&judge(&past), "timeout-restored").0,
+        Verdict::Fail
+    );
+}
+
+/// The backstop counts from when the client received the opening notification: a stall that
+/// begins less than 30 s after the receipt tells nothing about it.
+#[test]
+fn the_backstop_counts_from_the_clients_receipt() {
+    let obs = no_closing("lib", 6.5, relaxing_then(Some(wait(36.0, 3.0, false))));
+    let (v, why) = verdict_of(&judge(&obs), "timeout-restored");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.starts_with(
+            "no stall was seen after +31.5 s (no closing notification: the 30 s backstop)"
+        ),
+        "{why}"
+    );
+}
+
+/// Jedis documents a 60 s `relaxedWindowMaxDuration`: at a stall 31 s after the MIGRATING the
+/// reason names both bounds, and the verdict still follows the 30 s backstop. A library without
+/// a bound of its own, or a window that closed, gets no such words.
+#[test]
+fn a_library_bound_longer_than_the_stall_is_named_beside_the_backstop() {
+    let jedis = no_closing("jedis", 5.0, relaxing_then(Some(wait(36.0, 3.0, false))));
+    let (v, why) = verdict_of(&judge(&jedis), "timeout-restored");
+    assert_eq!(v, Verdict::Fail, "{why}");
+    assert!(
+        why.ends_with("(backstop 30 s); Jedis documents its own bound, relaxedWindowMaxDuration 60 s, longer than these 31 s: the rule holds to the reference's 30 s backstop"),
+        "{why}"
+    );
+    let restores = no_closing("jedis", 5.0, relaxing_then(Some(wait(36.0, 1.0, true))));
+    let (v, why) = verdict_of(&judge(&restores), "timeout-restored");
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(why.contains("Jedis documents its own bound"), "{why}");
+    let other = no_closing("lib", 5.0, relaxing_then(Some(wait(36.0, 3.0, false))));
+    let (_, why) = verdict_of(&judge(&other), "timeout-restored");
+    assert!(!why.contains("documents"), "{why}");
+    let mut closed = failover(vec![
+        wait(1.0, 1.0, true),
+        wait(4.5, 1.5, false),
+        wait(27.0, 1.5, false),
+    ]);
+    closed.connections[0].lib_name = Some("jedis".into());
+    let (_, why) = verdict_of(&judge(&closed), "timeout-restored");
+    assert!(!why.contains("documents"), "{why}");
+}
+
 /// node-redis 6.3.1 in single-proxy: it dies 0.09 s after the MOVING. `survives` fails and the
 /// MOVING's rules, whose evidence ends at the close, are not judged.
 #[test]

@@ -7,7 +7,7 @@
 
 use super::countdown::Countdown;
 use super::human::{self, Style};
-use super::json;
+use crate::record::write as json;
 use crate::record::WatchLine;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -97,7 +97,7 @@ impl<W: Write> Sink for JsonLines<W> {
 
     fn line_of(&mut self, ep: &str, line: &WatchLine) -> io::Result<()> {
         let mut text = Vec::with_capacity(256);
-        crate::output::json::write_json(&mut text, Some(ep), line)?;
+        crate::record::write::write_json(&mut text, Some(ep), line)?;
         text.push(b'\n');
         self.out.write_all(&text)
     }
@@ -383,7 +383,7 @@ impl CaptureFile {
             return Ok(());
         }
         self.text.clear();
-        crate::output::json::write_json(&mut self.text, ep, line)?;
+        crate::record::write::write_json(&mut self.text, ep, line)?;
         self.text.push(b'\n');
         let len = self.text.len() as u64;
         if let Some(r) = self.rotation {
@@ -685,7 +685,7 @@ mod one_tests {
 
     impl super::Record for Other {
         fn write_json(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
-            super::json::write_value(out, &serde_json::json!({"type": "other", "v": 1}))
+            crate::record::write::write_value(out, &serde_json::json!({"type": "other", "v": 1}))
         }
 
         fn render(&self, _style: &super::Style) -> Vec<String> {

@@ -15,7 +15,7 @@
 //! string, one pass, without serde scanning it again for control characters.
 //!
 //! This is the schema's writer, so it lives with the schema and with its reader (`fast`): the two
-//! are held to the same bytes. `output::json` re-exports it under its old path.
+//! are held to the same bytes.
 
 use super::{line, CopyOf, FrameRecord, Label, Raw, Rel, WatchLine};
 use crate::notification::{Classified, OtherPush};

@@ -132,16 +132,6 @@ fn seconds(v: &str) -> Result<f64, String> {
     }
 }
 
-/// A pub/sub `message` on the channel: a push in RESP3, an array in RESP2.
-pub fn frame(resp3: bool, payload: &[u8]) -> Vec<u8> {
-    super::pubsub::frame(
-        resp3,
-        "message",
-        CHANNEL,
-        super::pubsub::Last::Message(payload),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,6 +149,8 @@ fn ours(frame: &[u8], ends: &BTreeSet<SocketAddrV4>) -> bool {
 mod imp {
     use std::io;
 
+    use crate::sim::os::check;
+
     /// The last packet's kernel timestamp as a `timespec` (linux/sockios.h; libc does not name
     /// it).
     const SIOCGSTAMPNS: libc::c_ulong = 0x8907;
@@ -241,14 +243,6 @@ mod imp {
             unsafe {
                 libc::close(self.0);
             }
-        }
-    }
-
-    fn check(r: libc::c_int) -> io::Result<libc::c_int> {
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r)
         }
     }
 }

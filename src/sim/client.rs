@@ -262,6 +262,8 @@ mod namespace {
     use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
 
+    use crate::sim::os::check;
+
     pub fn prepare(cmd: &mut tokio::process::Command, conf: &Path) -> io::Result<()> {
         let src = CString::new(conf.as_os_str().as_bytes())?;
         // SAFETY: plain reads of the process's ids.
@@ -315,14 +317,6 @@ mod namespace {
             return Err(io::Error::last_os_error());
         }
         Ok(())
-    }
-
-    fn check(r: libc::c_int) -> io::Result<libc::c_int> {
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r)
-        }
     }
 }
 

@@ -85,6 +85,8 @@ mod imp {
     use std::io;
     use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 
+    use crate::sim::os::check;
+
     /// Why port 53 cannot be served on the machine's loopback, or `None` when it can. A port
     /// already taken on one address says nothing: the simulator tries others.
     pub fn port_53_refused() -> Option<String> {
@@ -147,14 +149,6 @@ mod imp {
             })();
             libc::close(fd);
             r.map(|_| ())
-        }
-    }
-
-    fn check(r: libc::c_int) -> io::Result<libc::c_int> {
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r)
         }
     }
 }

@@ -30,6 +30,8 @@ pub mod escape;
 mod event;
 pub mod grade;
 pub mod isolation;
+#[cfg(target_os = "linux")]
+mod os;
 mod pubsub;
 pub mod scenario;
 pub mod scenarios;

@@ -140,7 +140,7 @@ pub(super) fn publish_azure(
             recipients: to.len(),
         });
         for c in to {
-            let bytes = azure::frame(c.resp3, &payload);
+            let bytes = frame(c.resp3, "message", azure::CHANNEL, Last::Message(&payload));
             let _ = c.tx.send(ConnMsg::Message(Arc::from(bytes)));
         }
     }

@@ -269,7 +269,7 @@ fn jsonl_doc_names_the_fleet_label() {
     let plain = r#"{"type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;
     let line: WatchLine = serde_json::from_str(plain).unwrap();
     let mut tagged = Vec::new();
-    maintwatch::output::json::write_json(&mut tagged, Some("db:6379"), &line).unwrap();
+    maintwatch::record::write::write_json(&mut tagged, Some("db:6379"), &line).unwrap();
     let keys = |bytes: &[u8]| -> Vec<String> {
         let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
         v.as_object().unwrap().keys().cloned().collect()

@@ -499,6 +499,40 @@ struct Timeouts {
     own: Option<f64>,
     relaxed: Option<f64>,
     restores: bool,
+    /// Puts its own timeout back on its own this long after it read the opening notification,
+    /// closing one or not: a backstop of its own.
+    backstop: Option<f64>,
+    /// Sends nothing more once it has read the opening notification.
+    idles: bool,
+}
+
+impl Timeouts {
+    /// Relaxes to `relaxed` on an opening notification, restores on the closing one if `restores`.
+    const fn new(own: Option<f64>, relaxed: Option<f64>, restores: bool) -> Timeouts {
+        Timeouts {
+            own,
+            relaxed,
+            restores,
+            backstop: None,
+            idles: false,
+        }
+    }
+}
+
+/// Whether a scripted client is relaxed: since when, until the closing notification (when it
+/// restores on it) or its own backstop.
+#[derive(Default)]
+struct Relaxation {
+    since: Option<tokio::time::Instant>,
+}
+
+impl Relaxation {
+    fn relaxed(&self, t: &Timeouts) -> bool {
+        self.since.is_some_and(|since| {
+            t.backstop
+                .is_none_or(|b| since.elapsed() < Duration::from_secs_f64(b))
+        })
+    }
 }
 
 /// A scripted client: PING after PING on one opted-in connection; a reply that takes longer than
@@ -511,18 +545,22 @@ async fn timing_client(
     stop: broadcast::Receiver<()>,
 ) {
     let mut stop = stop;
-    let mut relaxed = false;
+    let mut relaxation = Relaxation::default();
     'connect: loop {
         let mut c = Conn::open(addr, lib, true).await;
         loop {
+            if t.idles && relaxation.since.is_some() {
+                let _ = stop.recv().await;
+                return;
+            }
             c.s.write_all(&encode_command(&["PING"])).await.unwrap();
             let want = c.replies + 1;
             while c.replies < want {
-                let limit = match (relaxed, t.relaxed, t.own) {
+                let limit = match (relaxation.relaxed(&t), t.relaxed, t.own) {
                     (true, Some(r), _) => Some(r),
                     (_, _, own) => own,
                 };
-                let read = read_pushes(&mut c, &mut relaxed, t.restores);
+                let read = read_pushes(&mut c, &mut relaxation, t.restores);
                 let timed = async {
                     match limit {
                         Some(l) => tokio::time::timeout(Duration::from_secs_f64(l), read)
@@ -544,9 +582,9 @@ async fn timing_client(
     }
 }
 
-/// Reads once; an opening notification relaxes the client, a closing one restores it when it
-/// restores at all.
-async fn read_pushes(c: &mut Conn, relaxed: &mut bool, restores: bool) {
+/// Reads once; an opening notification (FAILING_OVER, MIGRATING) relaxes the client, a closing
+/// one (FAILED_OVER, MIGRATED) restores it when it restores at all.
+async fn read_pushes(c: &mut Conn, relaxation: &mut Relaxation, restores: bool) {
     let mut buf = [0u8; 4096];
     let got = c.s.read(&mut buf).await.unwrap_or(0);
     if got == 0 {
@@ -557,12 +595,18 @@ async fn read_pushes(c: &mut Conn, relaxed: &mut bool, restores: bool) {
     c.reader
         .drain(|_, raw, _| {
             r += usize::from(raw[0] != b'>');
-            open |= raw.windows(12).any(|w| w == b"FAILING_OVER");
-            close |= raw.windows(11).any(|w| w == b"FAILED_OVER");
+            let has = |word: &[u8]| raw.windows(word.len()).any(|w| w == word);
+            open |= has(b"FAILING_OVER") || has(b"MIGRATING");
+            close |= has(b"FAILED_OVER") || has(b"MIGRATED");
         })
         .unwrap();
     c.replies += r;
-    *relaxed = (*relaxed || open) && !(close && restores);
+    if open && relaxation.since.is_none() {
+        relaxation.since = Some(tokio::time::Instant::now());
+    }
+    if close && restores {
+        relaxation.since = None;
+    }
 }
 
 fn verdict_of(g: &Grade, name: &str, rule: &str) -> (Verdict, String) {
@@ -575,56 +619,19 @@ fn verdict_of(g: &Grade, name: &str, rule: &str) -> (Verdict, String) {
     (r.verdict, r.detail)
 }
 
-/// Four scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
-/// restores it at the closing notification; one never relaxes; one relaxes and never restores;
-/// one has no timeout at all, so its own timeout is never seen. Each earns the verdicts it was
-/// built for, and the last NOT JUDGED, with a reason.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn timeouts_relaxed_never_forever_and_unseen() {
-    let g = tokio::time::timeout(Duration::from_secs(90), async {
-        let scenario =
-            maintwatch::sim::scenario::Scenario::parse("timeouts.scn", TIMEOUTS).unwrap();
+/// Plays `scenario` at real speed to the scripted `clients` (named by their library), all at
+/// once, and grades the run.
+async fn timing_run(
+    scenario: maintwatch::sim::scenario::Scenario,
+    clients: Vec<(&'static str, Timeouts)>,
+) -> Grade {
+    tokio::time::timeout(Duration::from_secs(90), async {
         let mut opts = SimOptions::new(scenario);
         opts.traffic = true;
         let sim = Simulator::start(opts).await.unwrap();
         let mut events = sim.events();
         let (stop, _) = broadcast::channel(1);
         let addr = proxy(&sim, 2);
-        let own = Some(0.3);
-        let clients = [
-            (
-                "relaxes",
-                Timeouts {
-                    own,
-                    relaxed: Some(5.0),
-                    restores: true,
-                },
-            ),
-            (
-                "never",
-                Timeouts {
-                    own,
-                    relaxed: None,
-                    restores: true,
-                },
-            ),
-            (
-                "forever",
-                Timeouts {
-                    own,
-                    relaxed: Some(5.0),
-                    restores: false,
-                },
-            ),
-            (
-                "untimed",
-                Timeouts {
-                    own: None,
-                    relaxed: None,
-                    restores: true,
-                },
-            ),
-        ];
         let tasks: Vec<_> = clients
             .into_iter()
             .map(|(lib, t)| tokio::spawn(timing_client(addr, lib, t, stop.subscribe())))
@@ -643,7 +650,27 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
         grade(&scenario, &seen, speed)
     })
     .await
-    .expect("hang guard");
+    .expect("hang guard")
+}
+
+/// Four scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
+/// restores it at the closing notification; one never relaxes; one relaxes and never restores;
+/// one has no timeout at all, so its own timeout is never seen. Each earns the verdicts it was
+/// built for, and the last NOT JUDGED, with a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_relaxed_never_forever_and_unseen() {
+    let scenario = maintwatch::sim::scenario::Scenario::parse("timeouts.scn", TIMEOUTS).unwrap();
+    let own = Some(0.3);
+    let g = timing_run(
+        scenario,
+        vec![
+            ("relaxes", Timeouts::new(own, Some(5.0), true)),
+            ("never", Timeouts::new(own, None, true)),
+            ("forever", Timeouts::new(own, Some(5.0), false)),
+            ("untimed", Timeouts::new(None, None, true)),
+        ],
+    )
+    .await;
     let text = g.table();
     let v = |c: &str, r: &str| verdict_of(&g, &format!("{c}/1.0"), r);
     assert_eq!(v("relaxes", "relaxed-timeout").0, Verdict::Pass, "{text}");
@@ -665,6 +692,65 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
         assert!(why.contains("the client's timeout was never seen"), "{why}");
     }
     assert_eq!(g.verdict, Verdict::Fail, "{text}");
+}
+
+/// The shipped no-closing-notification scenario at real speed: MIGRATING and never a MIGRATED,
+/// and a stall 31 s after it, past the 30 s backstop. Three scripted clients with a 0.3 s
+/// timeout relax it on the MIGRATING: one puts it back on its own once the announced 2 s window
+/// is over (PASS), one keeps it relaxed for good (FAIL, saying how long after the MIGRATING),
+/// one sends nothing after the MIGRATING, so no command waits in that stall (NOT JUDGED).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_backstop_stall_passes_a_restoring_client_and_fails_one_relaxed_for_good() {
+    let own = Some(0.3);
+    let g = timing_run(
+        scenarios::by_name("no-closing-notification").unwrap(),
+        vec![
+            (
+                "restores",
+                Timeouts {
+                    backstop: Some(2.0),
+                    ..Timeouts::new(own, Some(5.0), true)
+                },
+            ),
+            ("forever", Timeouts::new(own, Some(5.0), true)),
+            (
+                "idles",
+                Timeouts {
+                    idles: true,
+                    ..Timeouts::new(own, Some(5.0), true)
+                },
+            ),
+        ],
+    )
+    .await;
+    let text = g.table();
+    let v = |c: &str| verdict_of(&g, &format!("{c}/1.0"), "timeout-restored");
+    let (restores, why) = v("restores");
+    assert_eq!(restores, Verdict::Pass, "{text}");
+    assert!(
+        why.contains(
+            "(no closing notification: the 30 s backstop): back to its own timeout (0.3 s)"
+        ),
+        "{why}"
+    );
+    let (forever, why) = v("forever");
+    assert_eq!(forever, Verdict::Fail, "{text}");
+    assert!(
+        why.ends_with(
+            "still relaxed 31 s after the opening notification with no closing one (backstop 30 s)"
+        ),
+        "{why}"
+    );
+    let (idles, why) = v("idles");
+    assert_eq!(idles, Verdict::NotJudged, "{text}");
+    assert!(
+        why.starts_with("no command of the client was waiting during the 3.0 s stall at +31.0 s"),
+        "{why}"
+    );
+    for c in ["restores", "forever"] {
+        let (relaxed, why) = verdict_of(&g, &format!("{c}/1.0"), "relaxed-timeout");
+        assert_eq!(relaxed, Verdict::Pass, "{c}: {why}");
+    }
 }
 
 /// A key whose slot is among those oss-cluster moves (8892-8991).

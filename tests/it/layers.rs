@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every `.rs` file under `dir`, in a stable order.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -75,11 +75,11 @@ fn named_modules(code: &str) -> BTreeSet<String> {
 }
 
 /// Whether a file is a module's unit tests kept apart (`src/resp/tests.rs`): test code throughout.
-fn is_test_file(file: &Path) -> bool {
+pub(crate) fn is_test_file(file: &Path) -> bool {
     file.file_name().is_some_and(|n| n == "tests.rs")
 }
 
-type Graph = BTreeMap<String, BTreeMap<String, PathBuf>>;
+pub(crate) type Graph = BTreeMap<String, BTreeMap<String, PathBuf>>;
 
 fn graph(src: &Path) -> Graph {
     let mut edges = Graph::new();
@@ -103,7 +103,7 @@ fn graph(src: &Path) -> Graph {
 }
 
 /// A cycle through `start`, as the list of modules walked, if there is one.
-fn cycle_from(edges: &Graph, start: &str) -> Option<Vec<String>> {
+pub(crate) fn cycle_from(edges: &Graph, start: &str) -> Option<Vec<String>> {
     fn walk(
         edges: &Graph,
         at: &str,
@@ -204,7 +204,7 @@ fn fn_name(line: &str) -> Option<&str> {
 /// A line with its string literals emptied (`"a{"` -> `""`), its char literals emptied (`'{'` ->
 /// `''`) and its `//` comment cut, so only the braces of code are left. A string that goes on
 /// past the line is left as it is.
-fn code_of(line: &str) -> String {
+pub(crate) fn code_of(line: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
     let mut i = 0;

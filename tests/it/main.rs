@@ -28,6 +28,7 @@ mod heartbeat;
 mod hooks;
 mod hostile_handshake;
 mod layers;
+mod layers_folders;
 mod metrics;
 mod node_redis;
 mod notification;

@@ -59,9 +59,7 @@ pub(super) fn render_safe(line: &WatchLine, style: &Style) -> Vec<String> {
         WatchLine::Advertised(line::Advertised { .. }) => line_advertised(line, style),
         WatchLine::Ping(line::Ping { .. }) => line_ping(line, style),
         WatchLine::Topology(line::Topology { .. }) => line_topology(line, style),
-        WatchLine::Summary(line::Summary { .. }) => {
-            crate::output::summary::render(line, style.width)
-        }
+        WatchLine::Summary(line::Summary { .. }) => super::summary::render(line, style.width),
         WatchLine::Heartbeat(beat) => vec![line_heartbeat(beat, style)],
     }
 }

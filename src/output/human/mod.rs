@@ -2,8 +2,9 @@
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 //!
 //! Split by concern: `style` (colours, time, width), `lines` (one renderer per line type),
-//! `wrap` (keeping within the width) and `safe` (escaping what the server chose). The public
-//! items are re-exported here, so `output::human::X` paths are unchanged.
+//! `wrap` (keeping within the width), `safe` (escaping what the server chose) and `summary`
+//! (the tables a watch ends with). The public items are re-exported here, so `output::human::X`
+//! paths are unchanged.
 
 use crate::notification::Kind;
 use crate::record::line;
@@ -12,6 +13,7 @@ use crate::record::{Rel, WatchLine};
 mod lines;
 mod safe;
 mod style;
+pub mod summary;
 #[cfg(test)]
 mod tests;
 mod wrap;

@@ -65,22 +65,23 @@ impl TierRun {
 
     /// The failover and shard-migration windows judge the timeout: `relaxed-timeout` is PASS or
     /// FAIL on the opening notification, and its reason gives the stall, the client's own
-    /// timeout and what it did. In oss-cluster, the SMIGRATED judges the refresh.
+    /// timeout and what it did; no-closing-notification judges `timeout-restored` at the
+    /// backstop the same way. In oss-cluster, the SMIGRATED judges the refresh.
     pub fn assert_maintenance_rules_judged(&self, prefix: &str, scenario: &str) {
-        if scenario == CLUSTER {
-            return self.assert_refresh_judged(prefix);
-        }
-        if !["failover", "shard-migration"].contains(&scenario) {
-            return;
-        }
-        let v = self.verdict(prefix, "relaxed-timeout");
+        let rule = match scenario {
+            CLUSTER => return self.assert_refresh_judged(prefix),
+            "failover" | "shard-migration" => "relaxed-timeout",
+            "no-closing-notification" => "timeout-restored",
+            _ => return,
+        };
+        let v = self.verdict(prefix, rule);
         assert_ne!(v, "not_judged", "{scenario}: {}", self.table);
         let rules = &self.client(prefix)["notifications"][0]["rules"];
         let detail = rules
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["rule"] == "relaxed-timeout")
+            .find(|r| r["rule"] == rule)
             .unwrap()["detail"]
             .as_str()
             .unwrap();
@@ -88,6 +89,9 @@ impl TierRun {
             detail.contains(" s stall") && detail.contains("its own timeout ("),
             "{scenario}: {detail}"
         );
+        if rule == "timeout-restored" {
+            assert!(detail.contains("30 s backstop"), "{scenario}: {detail}");
+        }
     }
 
     /// `oss-cluster`: `smigrated-refresh` is PASS or FAIL on the SMIGRATED, saying how the client

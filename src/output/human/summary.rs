@@ -160,11 +160,7 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
     // The server's refusal text can be long: wrapped between words, continued 2 spaces in.
     for tally in opt_in {
-        out.extend(crate::output::human::wrap_with(
-            &opt_in_line(tally),
-            width,
-            "  ",
-        ));
+        out.extend(super::wrap::wrap_with(&opt_in_line(tally), width, "  "));
     }
     let width = u16::try_from(width).unwrap_or(u16::MAX);
     let mut events_at = (!events.is_empty()).then(|| events_table(events, width));
