@@ -154,7 +154,7 @@ const GO_REDIS_MEASURED: &[Measured] = &[
         notification: Some("MOVING"),
         what: "it acts on every copy of a MOVING, re-sent ones included: a connection it hands \
                off to an address DNS still gives the retiring proxy gets the MOVING again and is \
-               handed off again (dns-race: no-loop FAIL)",
+               handed off again (single-proxy, dns-race: no-loop FAIL)",
         run: GO_REDIS_RUN,
     },
     Measured {

@@ -75,7 +75,7 @@ fn tier_version(dir: &str, version: &str) -> tier::Version {
 /// client, every connection opted in and every SMIGRATED has a `smigrated-refresh` verdict: at
 /// its default configuration go-redis's ClusterClient never reloads on it (its reload is wired
 /// only when `MaintNotificationsConfig` is set), and as the application's keys miss the moved
-/// slots that verdict is NOT JUDGED (docs/clients.md, "go-redis").
+/// slots that verdict is NOT JUDGED (docs/clients.md, "go-redis, measured").
 fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
     let columns = tier::standalone_columns();
     for (scenario, r) in &standalone.runs {
