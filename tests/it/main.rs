@@ -20,6 +20,7 @@ mod deploy;
 mod dns_handoff;
 mod docs;
 mod doctor;
+mod error_text;
 mod examples;
 mod fleet;
 mod grade;
