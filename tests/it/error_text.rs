@@ -116,6 +116,12 @@ async fn errors_without_a_server_are_lines_of_words() {
         assert_plain(args, &run(args).await, *code);
     }
     dns.shutdown().await;
+    // unix:// is decided against (docs/service.md), and the error says why and what to give.
+    let args = strings(&["watch", "unix:///tmp/maintwatch-none.sock"]);
+    let got = run(&args).await;
+    assert_plain(&args, &got, exit::USAGE);
+    assert!(got.2.contains("unix:// is not watched"), "{}", got.2);
+    assert!(got.2.contains("redis://HOST:PORT"), "{}", got.2);
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@ mod azure_decode;
 mod azure_watch;
 mod capture_rotation;
 mod certify;
+mod ci_job;
 mod cli_small;
 mod client_parsers;
 mod conn;
