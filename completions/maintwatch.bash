@@ -110,7 +110,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenarios)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale default cluster azure" -- "${cur}"))
                     return 0
                     ;;
                 --junit)

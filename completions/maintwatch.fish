@@ -259,7 +259,7 @@ never\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l json -d 'One JSON object per line (the watch\'s schema plus pcap_* lines; docs/jsonl.md)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l grade -d 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l scenarios -d 'The scenarios to play, comma-separated, in this order (default: every scenario listed below)' -r -f -a "single-proxy\t''
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l scenarios -d 'The scenarios to play, comma-separated, in this order (default: every scenario listed below as played by default); `default`, `cluster` and `azure` name the groups below' -r -f -a "single-proxy\t''
 multi-proxy\t''
 dns-race\t''
 shard-migration\t''
@@ -276,7 +276,10 @@ cascading-smigrated\t''
 explicit-target\t''
 azure-failover\t''
 azure-replica\t''
-azure-scale\t''"
+azure-scale\t''
+default\t''
+cluster\t''
+azure\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l junit -d 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l grade-json -d 'Write every scenario\'s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l report -d 'Write one self-contained HTML page to FILE with a section per scenario: its verdict, its timeline drawn, and its grade (docs/report.md)' -r -F

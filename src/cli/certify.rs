@@ -8,19 +8,104 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::simulate::{positive_speed, scenario_names};
+use super::simulate::positive_speed;
+use crate::sim::scenario::Start;
 use crate::sim::scenarios;
 
 /// Scenarios that show a reader odd frames rather than give a client anything to act on: left
 /// out by default.
 pub const NOT_CERTIFIED: [&str; 1] = ["peer-variants"];
 
-/// The scenarios certify plays when `--scenarios` is not given, in `--list` order.
-pub fn default_scenarios() -> Vec<&'static str> {
+/// A feature a scenario needs of the client beyond taking the push notifications on one
+/// connection. A scenario that needs one is played only when asked for, by its group's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing more: every client that opts in can act in it (group `default`).
+    Nothing,
+    /// A cluster client: the clock waits for several connections opted in at once, one per
+    /// node (group `cluster`).
+    Cluster,
+    /// A subscriber to Azure Cache's `AzureRedisEvents` channel (group `azure`).
+    Azure,
+}
+
+impl Needs {
+    /// The group's name in `--scenarios`.
+    pub fn group(self) -> &'static str {
+        match self {
+            Needs::Nothing => "default",
+            Needs::Cluster => "cluster",
+            Needs::Azure => "azure",
+        }
+    }
+
+    /// What the scenario's clock waits for: the feature a client must have.
+    pub fn of(s: &crate::sim::scenario::Scenario) -> Needs {
+        match s.start {
+            Start::Subscribe => Needs::Azure,
+            Start::OptIn(n) if n > 1 => Needs::Cluster,
+            _ => Needs::Nothing,
+        }
+    }
+}
+
+const GROUPS: [Needs; 3] = [Needs::Nothing, Needs::Cluster, Needs::Azure];
+
+/// The certified scenarios (all but [`NOT_CERTIFIED`]) of one group, in `--list` order.
+///
+/// Why a group is played only when asked for: a client without the feature (a single-endpoint
+/// client under a cluster scenario, any client but StackExchange.Redis under an Azure one)
+/// never starts the scenario's clock, waits the start deadline in it and is judged on nothing,
+/// which would turn every such client's exit 0 into 9 and cost 30 s a scenario.
+pub fn group(needs: Needs) -> Vec<&'static str> {
+    let all = scenarios::all();
     scenarios::names()
         .into_iter()
         .filter(|n| !NOT_CERTIFIED.contains(n))
+        .filter(|n| all.iter().any(|s| s.name == *n && Needs::of(s) == needs))
         .collect()
+}
+
+/// The scenarios certify plays when `--scenarios` is not given, in `--list` order.
+pub fn default_scenarios() -> Vec<&'static str> {
+    group(Needs::Nothing)
+}
+
+/// The scenarios to play for `--scenarios` as given: the default group when empty, each group
+/// name expanded in place, each scenario once.
+pub fn to_play(asked: &[String]) -> Vec<String> {
+    if asked.is_empty() {
+        return default_scenarios().into_iter().map(String::from).collect();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for name in asked {
+        let names = match GROUPS.iter().find(|g| g.group() == name) {
+            Some(&g) => group(g).into_iter().map(String::from).collect(),
+            None => vec![name.clone()],
+        };
+        for n in names {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// `--scenarios`' values: every scenario's name, and the groups' names.
+fn certify_scenario_names() -> clap::builder::PossibleValuesParser {
+    let mut names = scenarios::names();
+    names.extend(GROUPS.iter().map(|g| g.group()));
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+/// The scenario clock of a list of scenarios, in seconds: what a CI job budgets.
+pub fn clock_seconds(names: &[&str]) -> f64 {
+    scenarios::all()
+        .iter()
+        .filter(|s| names.contains(&s.name.as_str()))
+        .map(|s| s.end)
+        .sum()
 }
 
 /// The long description of `certify`. The `Command::Certify` variant repeats it
@@ -33,22 +118,31 @@ client matrix and every rule's verdict with its reason; --junit writes the same 
 CI system to show test by test.";
 
 fn after_help() -> String {
-    let listed: String = scenarios::all()
-        .iter()
-        .filter(|s| !NOT_CERTIFIED.contains(&s.name.as_str()))
-        .map(|s| {
-            format!(
-                "  {:24} {:>4} s  {}\n",
-                s.name,
-                s.end,
-                first_words(&s.about)
-            )
-        })
-        .collect();
+    let all = scenarios::all();
+    let listed = |needs: Needs| -> String {
+        group(needs)
+            .iter()
+            .filter_map(|n| all.iter().find(|s| s.name == *n))
+            .map(|s| {
+                format!(
+                    "  {:24} {:>4} s  {}\n",
+                    s.name,
+                    s.end,
+                    first_words(&s.about)
+                )
+            })
+            .collect()
+    };
     format!(
-        "Scenarios played by default (their length at --speed 1; a scenario that starts on a \
-         client's opt-in waits for it):\n{listed}\
-         Left out by default: {}.\n\n\
+        "Scenarios played by default, `default` in --scenarios (their length at --speed 1, {} s \
+         together; a scenario that starts on a client's opt-in waits for it):\n{}\
+         Played only when asked for, since a client without the feature would wait {} s in each \
+         and be judged on nothing (exit 9):\n\
+         `cluster`, for a cluster client (the clock waits for one opted-in connection per \
+         node):\n{}\
+         `azure`, for a client that subscribes to Azure Cache's AzureRedisEvents \
+         (StackExchange.Redis):\n{}\
+         Left out: {}.\n\n\
          Exit codes:\n  \
          0    every rule of every scenario passed\n  \
          1    a rule failed in some scenario\n  \
@@ -60,7 +154,13 @@ fn after_help() -> String {
          Examples:\n  \
          maintwatch certify -- python3 app.py\n  \
          maintwatch certify --junit certify.xml -- node app.js\n  \
-         maintwatch certify --scenarios failover,refusing --grade-json grades.jsonl -- ./app",
+         maintwatch certify --scenarios failover,refusing --grade-json grades.jsonl -- ./app\n  \
+         maintwatch certify --scenarios default,cluster -- python3 cluster_app.py",
+        clock_seconds(&default_scenarios()),
+        listed(Needs::Nothing),
+        crate::commands::certify::START_DEADLINE.as_secs(),
+        listed(Needs::Cluster),
+        listed(Needs::Azure),
         NOT_CERTIFIED.join(", ")
     )
 }
@@ -81,8 +181,8 @@ fn first_words(about: &str) -> String {
 #[command(long_about = LONG_ABOUT, after_help = after_help())]
 pub struct CertifyArgs {
     /// The scenarios to play, comma-separated, in this order (default: every scenario listed
-    /// below).
-    #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = scenario_names(),
+    /// below as played by default); `default`, `cluster` and `azure` name the groups below.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = certify_scenario_names(),
           hide_possible_values = true)]
     pub scenarios: Vec<String>,
 
@@ -135,10 +235,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_scenario_but_peer_variants_is_certified_by_default() {
+    fn the_default_set_leaves_out_peer_variants_and_what_needs_a_feature() {
         let d = default_scenarios();
         assert!(!d.contains(&"peer-variants"));
-        assert_eq!(d.len() + 1, scenarios::names().len());
-        assert!(after_help().contains("failover"));
+        assert_eq!(
+            group(Needs::Cluster),
+            ["oss-cluster", "cascading-smigrated"]
+        );
+        assert_eq!(
+            group(Needs::Azure),
+            ["azure-failover", "azure-replica", "azure-scale"]
+        );
+        assert_eq!(d.len() + 1 + 2 + 3, scenarios::names().len());
+        let help = after_help();
+        assert!(help.contains("`cluster`, for a cluster client"), "{help}");
+        assert!(
+            help.contains(&format!("{} s together", clock_seconds(&d))),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn groups_expand_in_place_and_each_scenario_is_played_once() {
+        let asked = |v: &[&str]| to_play(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            asked(&["refusing", "azure", "azure-scale"]),
+            ["refusing", "azure-failover", "azure-replica", "azure-scale"]
+        );
+        assert_eq!(asked(&[]).len(), default_scenarios().len());
+        let both = asked(&["default", "cluster", "oss-cluster"]);
+        assert_eq!(both.len(), default_scenarios().len() + 2, "{both:?}");
     }
 }

@@ -20,11 +20,29 @@ use crate::conn::{
     ConfigError, ConnectConfig, ConnectOptions, EndpointTypeChoice, RedisUrl, Secret, TlsFiles,
 };
 
-/// What redis-cli prints when a password is given on its command line; kept word for word so
-/// that people (and scripts filtering it) recognise it.
-pub const COMMAND_LINE_PASSWORD_WARNING: &str =
-    "Warning: Using a password with '-a' or '-u' option on the command line interface may not be \
-     safe.";
+/// Our warning when a password is on the command line, where other local users can read it in
+/// the process list: it names where the password was typed ([`PasswordPlace`]) and the way that
+/// keeps it off the command line. (redis-cli's own warning names its flags and no alternative.)
+pub fn command_line_password_warning(place: PasswordPlace) -> String {
+    let typed = match place {
+        PasswordPlace::Flag => "the password given with -a",
+        PasswordPlace::Url => "the password in the URL",
+    };
+    format!(
+        "{typed} is on the command line, where other users of this machine can read it (ps); \
+         set REDISCLI_AUTH instead (REDISCLI_AUTH=... maintwatch ..., with no password in the \
+         URL), or type it with --askpass"
+    )
+}
+
+/// Where a password on the command line was typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasswordPlace {
+    /// `-a`/`--pass`.
+    Flag,
+    /// The user-info of `-u` or of an endpoint URL argument.
+    Url,
+}
 
 /// `--askpass`: the password read from the terminal without echo.
 mod askpass {
@@ -327,7 +345,7 @@ impl ConnectArgs {
         }
     }
 
-    /// Prints redis-cli's warning (to stderr, once) when a password is on the command line, where
+    /// Prints our warning (to stderr, once) when a password is on the command line, where
     /// other local users can read it in the process list: `-a`/`--pass`, or a password in `-u`
     /// or in an endpoint URL given as an argument (`urls`). REDISCLI_AUTH, `--askpass` and
     /// `--from` lists are not on the command line.
@@ -340,9 +358,16 @@ impl ConnectArgs {
                 std::env::var("REDISCLI_AUTH").ok().as_deref() != Some(p.expose())
             });
         let in_url = self.uri.iter().chain(urls).any(|u| u.password.is_some());
+        let place = if in_url {
+            PasswordPlace::Url
+        } else {
+            PasswordPlace::Flag
+        };
         if from_flag || in_url {
             static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| eprintln!("{COMMAND_LINE_PASSWORD_WARNING}"));
+            ONCE.call_once(|| {
+                crate::output::terminal::tell("warning", &command_line_password_warning(place));
+            });
         }
     }
 

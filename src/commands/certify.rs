@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::certify::{default_scenarios, CertifyArgs};
+use crate::cli::certify::CertifyArgs;
 use crate::cli::simulate::SimulateArgs;
 use crate::escape::sanitize;
 use crate::exit;
@@ -70,11 +70,7 @@ pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
         }
     }
     say_isolation();
-    let names: Vec<String> = if args.scenarios.is_empty() {
-        default_scenarios().into_iter().map(String::from).collect()
-    } else {
-        args.scenarios.clone()
-    };
+    let names = crate::cli::certify::to_play(&args.scenarios);
     let dir = output_dir(args)?;
     // Registered before anything starts: a Ctrl-C stops the scenario being played (its servers
     // and client too) and writes the report so far.

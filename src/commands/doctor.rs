@@ -48,6 +48,10 @@ pub struct Diagnosis {
     #[serde(skip_serializing_if = "Option::is_none")]
     azure: Option<AzureCheck>,
     caveats: Vec<String>,
+    /// Set when doctor stopped at the first failure that every other check would repeat (a
+    /// TLS handshake, a refused password, nothing answering): probe's one line for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<String>,
 }
 
 /// What `doctor` says of Azure Cache for Redis's `AzureRedisEvents` channel.
@@ -154,7 +158,13 @@ pub async fn run_with(
     let dns = setup.resolver()?;
     let opts = setup.options.remove(0);
     let azure = args.azure_events || crate::azure::is_azure_host(opts.host());
-    let diagnosis = diagnose(&opts, dns.as_deref(), azure).await;
+    let progress = if args.json {
+        Progress::none()
+    } else {
+        Progress::on_stderr(&opts.display_endpoint())
+    };
+    let diagnosis = diagnose(&opts, dns.as_deref(), azure, &progress).await;
+    progress.clear();
     let text = Wrapped(&diagnosis, terminal::stdout_width());
     crate::output::sink::one(out, args.json, &diagnosis, &text)?;
     out.flush()?;
@@ -162,13 +172,27 @@ pub async fn run_with(
 }
 
 /// Asks the server everything `doctor` shows, and puts the clients' facts beside it.
-pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>, azure: bool) -> Diagnosis {
-    let mut stats = open_stats(opts, dns).await;
+pub async fn diagnose(
+    opts: &ConnectOptions,
+    dns: Option<&DnsResolver>,
+    azure: bool,
+    progress: &Progress,
+) -> Diagnosis {
+    progress.step("connecting");
+    let mut stats = match open_stats(opts, dns).await {
+        Err(Stats::Stop(outcome)) => return stopped(opts, outcome),
+        Err(Stats::Unread(e)) => Err(e),
+        Ok(s) => Ok(s),
+    };
     let before = match &mut stats {
         Ok(s) => s.read().await,
         Err(e) => Err(e.clone()),
     };
+    progress.step("the opt-in");
     let main = probe::probe(opts, dns, Duration::from_millis(50)).await;
+    if stops(&main.outcome) {
+        return stopped(opts, main.outcome);
+    }
     let after = match &mut stats {
         Ok(s) => s.read().await,
         Err(e) => Err(e.clone()),
@@ -193,6 +217,7 @@ pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>, azure: b
     };
     let mut endpoint_types = Vec::new();
     for (tried, choice) in TYPES {
+        progress.step(&format!("the opt-in asking for {tried}"));
         let r = probe::probe(&opts.with_endpoint_type(choice), dns, Duration::ZERO).await;
         // Labelled with the type tried, also when the handshake ended before sending it.
         endpoint_types.push(Answer {
@@ -225,6 +250,89 @@ pub async fn diagnose(opts: &ConnectOptions, dns: Option<&DnsResolver>, azure: b
         errorstats,
         azure,
         caveats,
+        stopped: None,
+    }
+}
+
+/// Whether an outcome ends the diagnosis: a failure every later connection would meet the same
+/// way (a TLS handshake that fails or times out, a refused password, nothing answering, an
+/// answer that is not Redis), so doctor says it once, as probe does, rather than once per check.
+fn stops(outcome: &ProbeOutcome) -> bool {
+    !matches!(
+        outcome,
+        ProbeOutcome::Accepted
+            | ProbeOutcome::Refused { .. }
+            | ProbeOutcome::Resp3Unavailable { .. }
+    )
+}
+
+/// The diagnosis of an endpoint doctor could not get past: the failure in probe's one line, what
+/// to do, and nothing else (every other check needs a connection that gets past it).
+fn stopped(opts: &ConnectOptions, outcome: ProbeOutcome) -> Diagnosis {
+    let report = ProbeReport::failed(opts.display_endpoint(), opts.tls(), outcome);
+    let line = crate::output::probe_table::note_line(&report.endpoint, &report.outcome);
+    Diagnosis {
+        kind: "doctor",
+        v: crate::record::SCHEMA_VERSION,
+        endpoint: report.endpoint.clone(),
+        address: None,
+        tls: report.tls,
+        exit_code: report.outcome.exit_code(),
+        server: Server {
+            resp3: None,
+            hello: None,
+            opt_in: answer(&report),
+            endpoint_types: Vec::new(),
+        },
+        clients: Vec::new(),
+        errorstats: Errorstats {
+            error: Some("not measured: doctor stopped at the first failure".into()),
+            ..Errorstats::default()
+        },
+        azure: None,
+        caveats: Vec::new(),
+        stopped: Some(line),
+    }
+}
+
+/// A spinner on stderr while doctor waits on the server (a TLS handshake that is never answered
+/// takes the whole --connect-timeout), naming the check under way; nothing off a terminal.
+pub struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    /// On stderr when it is a terminal, else silent.
+    pub fn on_stderr(endpoint: &str) -> Progress {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} doctor: asking {prefix}: {msg} ({elapsed})",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_prefix(sanitize(endpoint).into_owned());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress(Some(bar))
+    }
+
+    /// Silent: for tests and JSON pipes.
+    pub fn none() -> Progress {
+        Progress(None)
+    }
+
+    fn step(&self, what: &str) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(what.to_string());
+        }
+    }
+
+    fn clear(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
     }
 }
 
@@ -248,23 +356,37 @@ fn azure_check(subscribed: Result<(), String>) -> AzureCheck {
     }
 }
 
-/// The connection that reads `INFO errorstats`, on the first address of the endpoint.
-async fn open_stats(
-    opts: &ConnectOptions,
-    dns: Option<&DnsResolver>,
-) -> Result<ErrorStats, String> {
+/// Why the `INFO errorstats` connection is missing.
+enum Stats {
+    /// A failure that ends the diagnosis ([`stops`]), as an outcome.
+    Stop(ProbeOutcome),
+    /// Errorstats cannot be read, but the other checks can go on (`INFO` refused, say).
+    Unread(String),
+}
+
+/// The connection that reads `INFO errorstats`, on the first address of the endpoint. It is
+/// doctor's first connection, so it is where a TLS mismatch or a wrong password shows first.
+async fn open_stats(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Result<ErrorStats, Stats> {
+    let failed = |e: crate::conn::ConnectError| {
+        let outcome = ProbeOutcome::from_error(&e);
+        if stops(&outcome) {
+            Stats::Stop(outcome)
+        } else {
+            Stats::Unread(e.reason())
+        }
+    };
     let addr: IpAddr = match (opts.host().parse(), dns) {
         (Ok(ip), _) => ip,
         (Err(_), Some(dns)) => *crate::conn::resolve(opts, dns)
             .await
-            .map_err(|e| e.reason())?
+            .map_err(failed)?
             .first()
-            .ok_or("no address")?,
-        (Err(_), None) => return Err("no resolver".into()),
+            .ok_or(Stats::Unread("no address".into()))?,
+        (Err(_), None) => return Err(Stats::Unread("no resolver".into())),
     };
     // A bare ON: the reading connection asks for nothing in particular.
     let quiet = opts.with_endpoint_type(EndpointTypeChoice::ServerDefault);
-    ErrorStats::open(&quiet, addr).await.map_err(|e| e.reason())
+    ErrorStats::open(&quiet, addr).await.map_err(failed)
 }
 
 fn client_rows(
@@ -415,6 +537,14 @@ fn versions(f: &mut fmt::Formatter<'_>, clients: &[ClientRow]) -> fmt::Result {
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = |t: &str| sanitize(t).into_owned();
+        if let Some(line) = &self.stopped {
+            writeln!(f, "{line}")?;
+            writeln!(
+                f,
+                "doctor stopped there: every other check needs a connection that gets past it"
+            )?;
+            return write!(f, "exit code {}", self.exit_code);
+        }
         let address = self.address.as_deref().unwrap_or("-");
         writeln!(
             f,
@@ -458,7 +588,7 @@ impl fmt::Display for Diagnosis {
                 "  {:<27} {} / {auto} / {}{cost}",
                 format!("{} {}", c.client, c.version),
                 yes_no(c.opts_in_by_default),
-                c.server_answer.unwrap_or("-"),
+                c.server_answer.map_or("-".into(), |a| a.replace('_', " ")),
             )?;
         }
         versions(f, &self.clients)?;

@@ -173,7 +173,10 @@ impl ProbeOutcome {
             }
             ProbeOutcome::AuthFailed { .. } => remedy(
                 "check the password",
-                Some("Check the password and the user (--user, or user:password@ in the URL)"),
+                Some(
+                    "Check the password and the user (--user); give the password in \
+                     REDISCLI_AUTH, with --askpass, or as user:password@ in the URL",
+                ),
             ),
             ProbeOutcome::TlsFailed { failure, .. } => remedy(tls_hint(*failure), None),
             ProbeOutcome::Unreachable { .. } => remedy("check host and port", None),

@@ -46,21 +46,31 @@ impl RedisUrl {
             reason,
         };
         let text = input.trim();
-        let (tls, rest) = match text.split_once("://") {
-            Some((scheme, rest)) => match scheme.to_ascii_lowercase().as_str() {
-                "redis" => (false, rest),
-                "rediss" => (true, rest),
-                other => {
-                    return Err(fail(format!(
-                        "unsupported scheme {other:?} (expected redis:// or rediss://)"
-                    )))
+        let (tls, rest) =
+            match text.split_once("://") {
+                Some((scheme, rest)) => match scheme.to_ascii_lowercase().as_str() {
+                    "redis" => (false, rest),
+                    "rediss" => (true, rest),
+                    // Decided, not missing: a maintenance is announced by the proxy a client reaches
+                    // over TCP, and a MOVING names a host and port; a local socket has no proxy in
+                    // front of it to announce anything (docs/service.md).
+                    "unix" => return Err(fail(
+                        "unix:// is not watched: maintenance notifications come from a managed \
+                         Redis endpoint reached over TCP; give it as redis://HOST:PORT or \
+                         rediss://HOST:PORT"
+                            .into(),
+                    )),
+                    other => {
+                        return Err(fail(format!(
+                            "unsupported scheme {other:?} (expected redis:// or rediss://)"
+                        )))
+                    }
+                },
+                None => {
+                    missing_colon(text).map_err(fail)?;
+                    (false, text)
                 }
-            },
-            None => {
-                missing_colon(text).map_err(fail)?;
-                (false, text)
-            }
-        };
+            };
         // The last '@' ends the user-info, wherever it is: a password may hold '@', '/', '?' or
         // '#' unencoded (redis-cli takes `redis://u:a/b@h` as password "a/b" too), and no part
         // of it may end up quoted in an error as a "port" or a "database".

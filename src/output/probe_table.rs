@@ -200,6 +200,27 @@ fn notes(rows: &[Row], cells: &[Vec<String>], maintenance_cut: bool, layout: Lay
     format!("\n{out}")
 }
 
+/// One endpoint's failure on one line, as probe's note says it: `ENDPOINT: the error. What to
+/// do.` (sanitised), for a command that stops at it (`doctor`). A refused password says so
+/// first, since the server's own words (`WRONGPASS ...`) are a code.
+pub fn note_line(endpoint: &str, outcome: &crate::conn::probe::ProbeOutcome) -> String {
+    use crate::conn::probe::ProbeOutcome;
+    let mut parts: Vec<String> = Vec::new();
+    if let ProbeOutcome::AuthFailed { text } = outcome {
+        if !text.starts_with("NOAUTH") {
+            parts.push(format!(
+                "the server refused the password: {}",
+                sanitize(text)
+            ));
+        }
+    }
+    if parts.is_empty() {
+        parts.extend(outcome.note().map(|t| sanitize(&t).into_owned()));
+    }
+    parts.extend(outcome.remedy().and_then(|r| r.more).map(str::to_string));
+    format!("{}: {}", sanitize(endpoint), sentences(&parts))
+}
+
 /// A note wrapped between words to `width` terminal columns (a CJK character takes two), the
 /// continuation lines indented; a word longer than a line stays whole on its own.
 fn wrap(text: &str, width: usize) -> Vec<String> {

@@ -256,17 +256,17 @@ fn what_to_change(e: &conn::ConnectError) -> String {
             "; check the user (--user) and password (-a, --askpass or REDISCLI_AUTH)".into()
         }
         ConnectError::Command { .. } => {
-            "\n  the URL's /N picks the database: use one the server has (/0 is the default)".into()
+            "; the URL's /N picks the database: use one the server has (/0 is the default)".into()
         }
         ConnectError::Resolve {
             source: crate::dns::DnsError::NoAddresses { host },
             ..
         } => format!(
-            "\n  the name {} does not resolve: check the host (and --dns-server)",
+            "; the name {} does not resolve: check the host (and --dns-server)",
             crate::escape::sanitize(host)
         ),
         ConnectError::Tls { .. } => {
-            "\n  check --cacert, --sni and the server's certificate (--insecure skips the check)"
+            "; check --cacert, --sni and the server's certificate (--insecure skips the check)"
                 .into()
         }
         _ => String::new(),

@@ -113,12 +113,16 @@ fn push_pages(cmd: &clap::Command, source: &str, out: &mut Vec<Generated>) -> io
     let man = clap_mangen::Man::new(bare).source(source);
     let mut bytes = Vec::new();
     man.render(&mut bytes)?;
+    name_synopsis_values(&mut bytes, cmd);
     if let Some(after) = after {
-        // EXTRA, as clap_mangen names this section.
-        let section = roff_section("EXTRA", &after);
+        // Its own sections (EXAMPLES, EXIT STATUS ...), not clap_mangen's one EXTRA.
+        let sections: String = help_sections(&after)
+            .iter()
+            .map(|(title, text)| roff_section(title, text))
+            .collect();
         // Before the VERSION section, where clap_mangen puts it (only the top page has one).
         let at = find(&bytes, b"\n.SH VERSION\n").map_or(bytes.len(), |i| i + 1);
-        bytes.splice(at..at, section.into_bytes());
+        bytes.splice(at..at, sections.into_bytes());
     }
     out.push(Generated {
         path: Path::new(MAN_DIR).join(man.get_filename()),
@@ -132,6 +136,132 @@ fn push_pages(cmd: &clap::Command, source: &str, out: &mut Vec<Generated>) -> io
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// clap_mangen's SYNOPSIS names a flag without its value (`[--from]`); a reader needs to see
+/// that `--from` takes a FILE, as the OPTIONS do: each option that takes a value gets its value
+/// names after it (`[--from FILE]`).
+fn name_synopsis_values(bytes: &mut Vec<u8>, cmd: &clap::Command) {
+    let Some(start) = find(bytes, b".SH SYNOPSIS\n") else {
+        return;
+    };
+    let end = find(&bytes[start + 1..], b"\n.SH ").map_or(bytes.len(), |i| start + 1 + i);
+    let mut synopsis = String::from_utf8_lossy(&bytes[start..end]).into_owned();
+    for arg in cmd.get_arguments().filter(|a| !a.is_positional()) {
+        let (Some(long), Some(values)) = (arg.get_long(), arg.get_value_names()) else {
+            continue;
+        };
+        if !arg.get_action().takes_values() {
+            continue;
+        }
+        let flag = format!("\\fB\\-\\-{}\\fR", long.replace('-', "\\-"));
+        let names: Vec<String> = values
+            .iter()
+            .map(|v| format!("\\fI{}\\fR", roff_escape(v)))
+            .collect();
+        synopsis = synopsis.replace(&format!("{flag}]"), &format!("{flag} {}]", names.join(" ")));
+    }
+    bytes.splice(start..end, synopsis.into_bytes());
+}
+
+/// The after-help text cut into man page sections by its own headings: `Examples:` is
+/// EXAMPLES, `Exit codes:` EXIT STATUS, a text opening with `Scenarios` SCENARIOS; text before
+/// any of them is NOTES. A heading that is only the section's name is left out of its text.
+fn help_sections(text: &str) -> Vec<(String, String)> {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut after_blank = true;
+    for line in text.lines() {
+        let title = (after_blank && !line.starts_with(char::is_whitespace))
+            .then(|| match line.split([' ', ':']).next() {
+                Some("Examples") => Some("EXAMPLES"),
+                Some("Exit") => Some("\"EXIT STATUS\""),
+                Some("Scenarios") => Some("SCENARIOS"),
+                _ => None,
+            })
+            .flatten();
+        after_blank = line.trim().is_empty();
+        if let Some(title) = title {
+            sections.push((title.to_string(), String::new()));
+            if matches!(line, "Examples:" | "Exit codes:" | "Scenarios:") {
+                continue;
+            }
+        } else if sections.is_empty() {
+            sections.push(("NOTES".to_string(), String::new()));
+        }
+        let body = &mut sections.last_mut().unwrap().1;
+        body.push_str(line);
+        body.push('\n');
+    }
+    sections
+}
+
+/// The most characters of a verbatim line: a page is read at 80 columns and man indents a
+/// section's text by 7.
+const VERBATIM: usize = 80 - 7;
+
+/// A verbatim line (an example, a table row) cut to [`VERBATIM`] at spaces outside quotes: a
+/// command goes on after a ` \` as the shell reads it, a table row under its last column. A
+/// comment's alignment is given up first. A word longer than a line stays whole.
+fn fit_verbatim(line: &str, command: bool) -> Vec<String> {
+    let mut line = line.to_string();
+    let lead = line.len() - line.trim_start().len();
+    let mut out = Vec::new();
+    if line.chars().count() > VERBATIM {
+        if let Some(at) = line.find("  #") {
+            let short = format!("{}  {}", line[..at].trim_end(), line[at..].trim_start());
+            if short.chars().count() <= VERBATIM || !command {
+                line = short;
+            } else {
+                // A command's comment goes on the line above it: a ` \` inside a comment
+                // would not continue the command.
+                out.push(format!("{}{}", &line[..lead], line[at..].trim_start()));
+                line = line[..at].trim_end().to_string();
+            }
+        }
+    }
+    let hang = if command {
+        lead + 4
+    } else {
+        // Under the last column, unless that leaves too little room for its words.
+        line.rfind("  ")
+            .filter(|&i| i > lead && i + 2 + 20 <= VERBATIM)
+            .map_or(lead + 4, |i| i + 2)
+    };
+    let mut rest = line;
+    while rest.chars().count() > VERBATIM {
+        let room = VERBATIM - if command { 2 } else { 0 };
+        let Some(cut) = break_at(&rest, room) else {
+            break;
+        };
+        let (head, tail) = rest.split_at(cut);
+        out.push(if command {
+            format!("{} \\", head.trim_end())
+        } else {
+            head.trim_end().to_string()
+        });
+        rest = format!("{}{}", " ".repeat(hang), tail.trim_start());
+    }
+    out.push(rest);
+    out
+}
+
+/// The last space at or before `room` characters that is outside quotes and past the indent.
+fn break_at(line: &str, room: usize) -> Option<usize> {
+    let lead = line.len() - line.trim_start().len();
+    let mut quote = None;
+    let mut best = None;
+    let mut previous = ' ';
+    for (i, c) in line.char_indices().take(room + 1) {
+        match (c, quote) {
+            // A quote opens a word (`'>4...'`), not inside one (`primary's`).
+            ('\'' | '"', None) if previous == ' ' || previous == '=' => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            (' ', None) if i > lead => best = Some(i),
+            _ => {}
+        }
+        previous = c;
+    }
+    best
 }
 
 /// A man page section holding help text as `--help` shows it: indented lines (examples, tables,
@@ -148,12 +278,14 @@ fn roff_section(title: &str, text: &str) -> String {
         }
         if line.trim().is_empty() {
             out.push_str(".PP\n");
+        } else if indented {
+            for part in fit_verbatim(line, title == "EXAMPLES") {
+                out.push_str(&roff_escape(&part));
+                out.push('\n');
+            }
         } else {
             out.push_str(&roff_escape(line));
-            out.push('\n');
-            if !indented {
-                out.push_str(".br\n");
-            }
+            out.push_str("\n.br\n");
         }
     }
     if verbatim {
@@ -189,11 +321,58 @@ mod tests {
     #[test]
     fn help_text_becomes_roff_as_written() {
         let text = "Examples:\n  maintwatch decode <<< '>4\\r\\n'\n  maintwatch -x\n\nExit codes: 0 ok.\n.dot";
+        let sections = help_sections(text);
         assert_eq!(
-            roff_section("EXTRA", text),
-            ".SH EXTRA\nExamples:\n.br\n.nf\n  maintwatch decode <<< \\*(Aq>4\\er\\en\\*(Aq\n  \
-             maintwatch \\-x\n.fi\n.PP\nExit codes: 0 ok.\n.br\n\\&.dot\n.br\n"
+            sections,
+            [
+                (
+                    "EXAMPLES".to_string(),
+                    "  maintwatch decode <<< '>4\\r\\n'\n  maintwatch -x\n\n".to_string()
+                ),
+                (
+                    "\"EXIT STATUS\"".to_string(),
+                    "Exit codes: 0 ok.\n.dot\n".to_string()
+                )
+            ]
         );
+        assert_eq!(
+            roff_section(&sections[0].0, &sections[0].1),
+            ".SH EXAMPLES\n.nf\n  maintwatch decode <<< \\*(Aq>4\\er\\en\\*(Aq\n  \
+             maintwatch \\-x\n.fi\n"
+        );
+        assert_eq!(
+            roff_section(&sections[1].0, &sections[1].1),
+            ".SH \"EXIT STATUS\"\nExit codes: 0 ok.\n.br\n\\&.dot\n.br\n"
+        );
+    }
+
+    #[test]
+    fn a_long_verbatim_line_is_cut_at_spaces_outside_quotes() {
+        let command = format!(
+            "  maintwatch decode '{}' --format escaped --json",
+            "a b".repeat(12)
+        );
+        let parts = fit_verbatim(&command, true);
+        assert_eq!(parts.len(), 2, "{parts:?}");
+        assert!(parts[0].ends_with(" \\"), "{parts:?}");
+        assert!(parts.iter().all(|p| p.len() <= VERBATIM), "{parts:?}");
+        let joined: Vec<&str> = parts
+            .iter()
+            .flat_map(|p| p.trim_end_matches('\\').split_whitespace())
+            .collect();
+        assert_eq!(joined.join(" "), command.trim());
+        // Never inside a quoted argument; an apostrophe in a word is not a quote.
+        assert!(parts[0].contains("'a b"), "{parts:?}");
+        let prose = format!("  {} primary's connections closed", "word ".repeat(14));
+        assert_eq!(fit_verbatim(&prose, false).len(), 2);
+        let commented = format!("  maintwatch simulate {}  # a comment", "--flag ".repeat(8));
+        let parts = fit_verbatim(&commented, true);
+        assert_eq!(parts[0], "  # a comment", "{parts:?}");
+        assert!(!parts[1].contains('#'), "{parts:?}");
+        let row = format!("  name     18 s  {}", "word ".repeat(20));
+        let parts = fit_verbatim(row.trim_end(), false);
+        assert!(parts.iter().all(|p| p.len() <= VERBATIM), "{parts:?}");
+        assert!(parts[1].starts_with(&" ".repeat(17)), "{parts:?}");
     }
 
     #[test]

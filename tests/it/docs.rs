@@ -287,3 +287,118 @@ fn jsonl_doc_names_the_fleet_label() {
         );
     }
 }
+
+/// docs/certify.md's scenario tables name the scenarios `certify --help` lists, group by group
+/// in its order (default, cluster, azure), each with the length its scenario file gives, and
+/// the default set's total: the doc said 36 s where the file said 38.
+#[test]
+fn certify_doc_scenario_tables_agree_with_the_scenario_files() {
+    use maintwatch::cli::certify::{clock_seconds, default_scenarios, group, Needs};
+    let text = doc("certify.md");
+    let section = text
+        .split_once("## The scenarios")
+        .and_then(|(_, rest)| rest.split_once("\n## "))
+        .map(|(s, _)| s)
+        .expect("a section 'The scenarios'");
+    let rows: Vec<(String, String)> = section
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((name.to_string(), cells.get(2)?.to_string()))
+        })
+        .collect();
+    let expected: Vec<&str> = [Needs::Nothing, Needs::Cluster, Needs::Azure]
+        .into_iter()
+        .flat_map(group)
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, expected);
+    for (name, length) in &rows {
+        let s = maintwatch::sim::scenarios::by_name(name).unwrap();
+        assert_eq!(length, &format!("{} s", s.end), "{name}");
+    }
+    let total = clock_seconds(&default_scenarios());
+    assert!(
+        section.contains(&format!("{total} s of scenario clock together")),
+        "the default set's total, {total} s, is not in the doc"
+    );
+}
+
+/// The README's demo transcript is what `maintwatch demo --color never` prints now: it was
+/// stale once (`+10.004 DNS ...` where the tool had come to print `+9.706 after MOVING seq 0:
+/// DNS ...`). Compared record by record (a line and the lines it wrapped onto), whitespace and
+/// table rules collapsed and every number made `N`, since times, ports, offsets and poll counts
+/// change from run to run; each stream of records ([`demo_streams`]) is compared in its own
+/// order, as the streams interleave as the scheduler runs them.
+#[test]
+fn the_readme_demo_transcript_is_a_real_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let shown = readme
+        .split_once("A real transcript of `maintwatch demo --color never`")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .map(|(block, _)| block)
+        .expect("the README's demo transcript");
+    let out = std::process::Command::new(common::BIN)
+        .args(["demo", "--color", "never"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let run = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        demo_streams(shown),
+        demo_streams(&run),
+        "the README's transcript differs from a run:\n{run}"
+    );
+}
+
+/// The transcript's records by stream, each normalised ([`the_readme_demo_transcript_is_a_real_run`]).
+fn demo_streams(text: &str) -> [Vec<String>; 4] {
+    let mut records: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let starts = !line.starts_with(char::is_whitespace) || line.starts_with("    sim |");
+        match records.last_mut() {
+            Some(last) if !starts => {
+                last.push(' ');
+                last.push_str(line);
+            }
+            _ => records.push(line.to_string()),
+        }
+    }
+    let normal = |record: &str| -> String {
+        let mut out = String::new();
+        let mut previous = ' ';
+        for c in record.chars() {
+            let c = match c {
+                '0'..='9' => 'N',
+                '.' if previous == 'N' => continue,
+                c if c.is_whitespace() => ' ',
+                c => c,
+            };
+            let repeats = matches!(c, 'N' | ' ' | '─' | '═');
+            if !(repeats && c == previous) {
+                out.push(c);
+            }
+            previous = c;
+        }
+        out.trim().to_string()
+    };
+    // The simulator's lines, the watch's own (`[-]`: DNS, the start), a connection's (`[1]`)
+    // and the rest (the header, the summary): each stream is written in its order, and the
+    // streams interleave as the scheduler runs their tasks.
+    let mut streams: [Vec<String>; 4] = Default::default();
+    for r in records.iter().map(|r| normal(r)) {
+        let stream = if r.starts_with("sim |") {
+            0
+        } else if r.starts_with("N:N:N [-]") {
+            1
+        } else if r.starts_with("N:N:N [N]") {
+            2
+        } else {
+            3
+        };
+        streams[stream].push(r);
+    }
+    streams
+}

@@ -116,10 +116,12 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
     );
     let json: Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(json["endpoint"], format!("redis://u@{}", sim.proxies()[0]));
-    assert_eq!(json["server"]["endpoint_types"][4]["endpoint_type"], "none");
-    assert_eq!(
-        json["server"]["endpoint_types"][4]["outcome"],
-        "auth_failed"
+    // Stopped at the refused password: no endpoint type was tried after it.
+    assert_eq!(json["server"]["opt_in"]["outcome"], "auth_failed");
+    assert_eq!(json["server"]["endpoint_types"], serde_json::json!([]));
+    assert!(
+        json["stopped"].as_str().unwrap().contains("password"),
+        "{out}"
     );
 
     let (code, _, err) = doctor(&[&url, "-h", "127.0.0.1"]).await;
@@ -260,6 +262,71 @@ fn pki(dir: &std::path::Path) -> [String; 3] {
     std::fs::write(&paths[1], cert.pem()).unwrap();
     std::fs::write(&paths[2], key.serialize_pem()).unwrap();
     paths
+}
+
+/// A wrong password is said once, as refused, with what to do: not once per endpoint type, not
+/// as RESP3 "unknown (no answer)" and not in an internal spelling (`auth_failed`).
+#[tokio::test]
+async fn a_wrong_password_is_said_once_with_what_to_do() {
+    let test = "a_wrong_password_is_said_once_with_what_to_do";
+    let Some(redis) = common::RealRedis::start(test, &["--requirepass", "right"]).await else {
+        return;
+    };
+    let (code, out, err) = doctor(&[&format!("redis://{}", redis.addr), "-a", "wrong"]).await;
+    assert_eq!(code, maintwatch::exit::AUTH_FAILED, "{out}{err}");
+    assert_eq!(out.matches("WRONGPASS").count(), 1, "{out}");
+    assert_eq!(
+        out.matches("the server refused the password").count(),
+        1,
+        "{out}"
+    );
+    assert!(out.contains("REDISCLI_AUTH"), "{out}");
+    for internal in ["auth_failed", "unknown (no answer)", "internal-ip"] {
+        assert!(!out.contains(internal), "{internal}: {out}");
+    }
+    assert!(out.contains("doctor stopped there"), "{out}");
+    assert!(!out.contains("right") && !out.contains("wrong"), "{out}");
+}
+
+/// A TLS URL to a port that never answers TLS: one handshake, then probe's one line, not six
+/// handshakes and six copies of the timeout.
+#[tokio::test]
+async fn a_tls_mismatch_stops_at_the_first_handshake() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = listener.accept() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(s);
+        }
+    });
+    let url = format!("rediss://{addr}");
+    let (code, out, err) = doctor(&[&url, "--connect-timeout", "1s"]).await;
+    assert_eq!(code, maintwatch::exit::CONNECTION_FAILED, "{out}{err}");
+    assert_eq!(out.matches("during the TLS handshake").count(), 1, "{out}");
+    assert!(
+        out.starts_with(&format!("{url}: timed out after 1s")),
+        "{out}"
+    );
+    assert!(out.contains("is TLS enabled on this port?"), "{out}");
+    assert!(out.contains("doctor stopped there"), "{out}");
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "{out}"
+    );
+    // Off a terminal there is no progress line.
+    assert!(!err.contains("doctor: asking"), "{err}");
+    let (_, json, _) = doctor(&[&url, "--connect-timeout", "1s", "--json"]).await;
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["server"]["opt_in"]["outcome"], "timed_out", "{json}");
+    assert!(
+        v["stopped"].as_str().unwrap().contains("TLS handshake"),
+        "{json}"
+    );
 }
 
 #[tokio::test]

@@ -92,6 +92,11 @@ fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() 
             "/etc/maintwatch/example.env".to_string(),
             "-rw------- root/root",
         ),
+        // The endpoints file example.env's --from names, readable by the dynamic user.
+        (
+            "/etc/maintwatch/example.txt".to_string(),
+            "-rw-r--r-- root/root",
+        ),
     ];
     for file in [
         "/lib/systemd/system/maintwatch@.service",
@@ -142,11 +147,40 @@ fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() 
         .find_map(|l| l.trim().strip_prefix("Depends: "))
         .unwrap_or_else(|| panic!("no Depends:\n{info}"));
     assert!(depends.contains("libc6"), "{depends}");
+    // So that the completion installed above works after install.
+    assert!(info.contains(" Recommends: bash-completion\n"), "{info}");
     let conffiles = run(Command::new("dpkg-deb")
         .arg("-I")
         .arg(&deb)
         .arg("conffiles"));
-    assert_eq!(conffiles.trim(), "/etc/maintwatch/example.env");
+    assert_eq!(
+        conffiles.trim(),
+        "/etc/maintwatch/example.env\n/etc/maintwatch/example.txt"
+    );
+    // Every file the example's MAINTWATCH_ARGS names is in the package, and parses as a --from
+    // list (a line the watch cannot read is refused with exit 2; one unreachable endpoint
+    // exits 6).
+    let example = std::fs::read_to_string(repo().join("deploy/debian/example.env")).unwrap();
+    let from = example
+        .lines()
+        .find_map(|l| l.strip_prefix("MAINTWATCH_ARGS="))
+        .and_then(|args| args.trim_matches('"').split_once("--from "))
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .expect("the example names a --from file");
+    assert!(entries.contains_key(from), "{from} is not in the package");
+    let shipped = repo()
+        .join("deploy/debian")
+        .join(Path::new(from).file_name().unwrap());
+    let probe = Command::new(crate::common::BIN)
+        .args(["probe", "--connect-timeout", "1s", "--from"])
+        .arg(&shipped)
+        .output()
+        .unwrap();
+    assert_ne!(probe.status.code(), Some(2), "{probe:?}");
+    assert!(
+        String::from_utf8_lossy(&probe.stdout).contains("redis://127.0.0.1:6379"),
+        "{probe:?}"
+    );
 
     // The packaged binary runs, and the packaged unit is the one in deploy/.
     let root = dir.path().join("root");

@@ -617,6 +617,54 @@ fn the_simulate_narration_at_80_columns_wraps_under_its_text() {
     assert!(flat(&shown).contains("opted-in connection(s)"), "{all}");
 }
 
+/// `doctor` against a port that does not speak TLS, at 80 columns: a progress line naming what
+/// it waits for while the handshake is unanswered, then probe's one line for the failure,
+/// wrapped between words, once, and the progress line gone. The port holds the connection until
+/// the pane has shown the progress line, then closes it (as a plain Redis does on a TLS hello):
+/// the order is forced, nothing waits on a clock.
+#[test]
+fn doctor_against_a_tls_mismatch_at_80_columns_shows_progress_then_one_line() {
+    let Some(tmux) = tmux("screen_tty: doctor against a TLS mismatch at 80 columns") else {
+        return;
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, held) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        while let Ok((s, _)) = listener.accept() {
+            let _ = tx.send(s);
+        }
+    });
+    let command =
+        format!("{BIN} doctor rediss://{addr} --connect-timeout 120s; echo doctor-end; sleep 600");
+    let pane = Pane::start(&tmux, 80, 40, &command);
+    let first = held.recv_timeout(DEADLINE).expect("doctor connects");
+    pane.wait_for("the progress line", |text| {
+        text.contains(&format!("doctor: asking rediss://{addr}: connecting"))
+    });
+    drop(first);
+    pane.wait_for("doctor's end", |text| text.contains("doctor-end"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    assert_fits(&joined, 80);
+    let text = flat(&shown);
+    let all = shown.join("\n");
+    assert!(text.contains(&format!("rediss://{addr}: ")), "{all}");
+    assert_eq!(
+        text.matches("is TLS enabled on this port").count(),
+        1,
+        "{all}"
+    );
+    assert!(text.contains("doctor stopped there"), "{all}");
+    assert!(
+        !text.contains("doctor: asking"),
+        "the progress line stays:\n{all}"
+    );
+    assert!(
+        held.try_recv().is_err(),
+        "doctor tried a second connection after the first failed:\n{all}"
+    );
+}
+
 /// `decode --clients` at 80 columns: a client's reaction, with the releases it was measured in,
 /// goes on under its text rather than past the edge.
 #[test]
