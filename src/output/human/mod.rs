@@ -19,8 +19,8 @@ mod wrap;
 use lines::render_safe;
 pub use safe::terminal_safe;
 pub use style::{clock, Role, Style, TimeFormat};
+pub use wrap::{glue_units, hanging, wrap_grade, wrap_with, AFTER_REFUSAL, CONTINUATION, WIDTH};
 use wrap::{visible_width, wrap, wrap_bytes};
-pub use wrap::{wrap_grade, wrap_with, AFTER_REFUSAL, CONTINUATION, WIDTH};
 
 /// An offset, and what it is measured from unless that is the line's own opening event
 /// (`own`): `+0.010 after SMIGRATED seq 19: `.

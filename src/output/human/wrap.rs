@@ -86,6 +86,24 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     out
 }
 
+/// A row of a two-column table (a help text's scenario list): `lead` (its width is the first
+/// column's), then `text` wrapped between words under the second column, values kept with their
+/// units. Where the second column would be narrower than [`HANG_ROOM`], `text` goes on the rows
+/// below the lead instead, four spaces in, so no word ends up alone on a row.
+pub fn hanging(lead: &str, text: &str, width: usize) -> Vec<String> {
+    let column = visible_width(lead);
+    if width.saturating_sub(column) < HANG_ROOM {
+        let indent = "    ";
+        let mut rows = vec![lead.trim_end().to_string()];
+        rows.extend(wrap_with(&format!("{indent}{text}"), width, indent));
+        return rows;
+    }
+    wrap_with(&format!("{lead}{text}"), width, &" ".repeat(column))
+}
+
+/// The narrowest second column [`hanging`] wraps text into beside its lead.
+const HANG_ROOM: usize = 30;
+
 /// A grade table (`Grade::table()`) wrapped between words at `width`, or as it is when `None`
 /// (not a terminal). A rule's reason continues under the reason column, so the verdicts stay a
 /// column of their own; any other line continues two spaces deeper than its own indent.
@@ -116,6 +134,22 @@ fn grade_hang(line: &str) -> usize {
         return REASON_COLUMN;
     }
     line.len() - line.trim_start().len() + 2
+}
+
+/// `text` with the space between a number and its unit made a no-break space (U+00A0), for
+/// text someone else wraps (clap's help): a terminal shows it as a space, and no wrapper that
+/// breaks at ASCII spaces parts `+9.7` from `s`.
+pub fn glue_units(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            unbroken(line)
+                .iter()
+                .map(|piece| piece.replace(' ', "\u{a0}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The pieces of `line` between the spaces a line may break at: at every space but the one
