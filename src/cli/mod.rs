@@ -175,6 +175,7 @@ impl ColorChoice {
             color,
             time: Default::default(),
             width: crate::output::terminal::stdout_width(),
+            azure: false,
         }
     }
 }

@@ -695,3 +695,51 @@ fn every_help_at_80_columns_fits_with_its_tables_whole() {
         "{pasted}\n{all}"
     );
 }
+
+/// The azure-failover demo at 80 columns (issue 50): each AzureRedisEvents message's bytes break
+/// at its `|` separators rather than being cut by the terminal, the refused opt-in is said to be
+/// expected (the channel is how the news comes), and the row that ended in FailoverComplete says
+/// when.
+#[test]
+fn the_azure_demo_at_80_columns_breaks_bytes_at_separators_and_says_what_happened() {
+    let Some(tmux) = tmux("screen_tty: azure demo at 80 columns") else {
+        return;
+    };
+    let command = format!(
+        "{BIN} demo --scenario azure-failover --speed 5 --color never; echo SCREEN-DONE-$?; \
+         sleep 600"
+    );
+    let pane = Pane::start(&tmux, 80, 50, &command);
+    pane.wait_for("the end of the demo", |text| text.contains("SCREEN-DONE-"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    let all = shown.join("\n");
+    assert!(flat(&joined).contains("SCREEN-DONE-0"), "{all}");
+    assert_fits(&joined, 80);
+    assert_units_whole(&shown, &[]);
+    // Rows of a message's bytes end at a separator or a line end, and go on under the bytes.
+    let fields = shown
+        .iter()
+        .filter(|r| r.trim_start().starts_with("NotificationType|"))
+        .count();
+    assert!(fields >= 5, "{all}");
+    for pair in shown.windows(2) {
+        if pair[1].trim_start().starts_with("NotificationType|") {
+            assert!(pair[0].ends_with("\\r\\n"), "{all}");
+        }
+    }
+    let text = flat(&shown);
+    assert!(
+        text.contains("expected on Azure Cache: it announces maintenance on the AzureRedisEvents"),
+        "{all}"
+    );
+    assert!(
+        !text.contains("this server will send no notifications"),
+        "{all}"
+    );
+    let scheduled = shown
+        .iter()
+        .find(|r| r.starts_with("│ azure Scheduled"))
+        .unwrap_or_else(|| panic!("{all}"));
+    let done = scheduled.split('┆').nth(2).unwrap().trim();
+    assert!(done.starts_with('+') && done.ends_with(" s"), "{scheduled}");
+}
