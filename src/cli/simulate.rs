@@ -101,6 +101,11 @@ pub struct SimulateArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 
+    /// Print every DNS query the simulator answers. By default only the first from each source
+    /// address is printed (a client may ask hundreds of times) and the rest are counted at the end.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+
     /// Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT
     /// SETINFO/MAINT_NOTIFICATIONS and a cluster's topology) to this Redis, one upstream
     /// connection per client connection: redis://[user:pass@]host:port,
