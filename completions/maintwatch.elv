@@ -192,6 +192,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'
             cand -q 'Print where it listens and the scenario''s steps only, not every connection and command'
             cand --quiet 'Print where it listens and the scenario''s steps only, not every connection and command'
+            cand -v 'Print every DNS query the simulator answers. By default only the first from each source address is printed (a client may ask hundreds of times) and the rest are counted at the end'
+            cand --verbose 'Print every DNS query the simulator answers. By default only the first from each source address is printed (a client may ask hundreds of times) and the rest are counted at the end'
             cand --grade 'At the end, grade each client''s behaviour against docs/protocol.md (a table on stdout; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged or nothing was). Stalls (`stall` steps) last real seconds whatever --speed, since the client''s timers do; `timeout-restored` is judged only at --speed 1'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

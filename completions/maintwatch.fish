@@ -211,6 +211,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-catch-up -d 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in\'s +OK'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s q -l quiet -d 'Print where it listens and the scenario\'s steps only, not every connection and command'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s v -l verbose -d 'Print every DNS query the simulator answers. By default only the first from each source address is printed (a client may ask hundreds of times) and the rest are counted at the end'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade -d 'At the end, grade each client\'s behaviour against docs/protocol.md (a table on stdout; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged or nothing was). Stalls (`stall` steps) last real seconds whatever --speed, since the client\'s timers do; `timeout-restored` is judged only at --speed 1'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play' -r -f -a "single-proxy\t''

@@ -1,12 +1,19 @@
 //! The `maintwatch` binary: parse arguments, run, map the outcome to an exit code. All logic lives
 //! in the library.
 
-use clap::Parser;
+use clap::FromArgMatches;
 use maintwatch::cli::{Cli, Command};
 use maintwatch::{commands, exit};
 
 fn main() {
-    let cli = Cli::try_parse().unwrap_or_else(|e| {
+    maintwatch::cli::set_help_width(maintwatch::output::terminal::stdout_width());
+    let parsed = maintwatch::cli::command()
+        .try_get_matches()
+        .and_then(|mut matches| {
+            Cli::from_arg_matches_mut(&mut matches)
+                .map_err(|e| e.format(&mut maintwatch::cli::command()))
+        });
+    let cli = parsed.unwrap_or_else(|e| {
         if let Some(message) = maintwatch::cli::connect::host_without_value(&e) {
             maintwatch::output::terminal::tell("", &message);
             std::process::exit(exit::USAGE);

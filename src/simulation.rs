@@ -95,6 +95,7 @@ pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<
     };
     // What happened up to the stop (the client's own disconnects included) is in the grade.
     run.drain(&mut events, args, grading)?;
+    run.dns_count(args)?;
     if let Some(c) = capture {
         c.stop().context("--pcap: capturing")?;
     }
@@ -366,6 +367,11 @@ struct Narration {
     lost: u64,
     /// The terminal's width, read once (`None` inside: not read yet).
     width: Option<Option<usize>>,
+    /// Source addresses whose first DNS query was printed: later ones are only counted, unless
+    /// `--verbose` (a client may resolve the name hundreds of times, burying the story).
+    asked: std::collections::HashSet<std::net::IpAddr>,
+    /// DNS queries not printed for that reason.
+    dns_hidden: u64,
 }
 
 impl Narration {
@@ -435,7 +441,14 @@ impl Narration {
     }
 
     fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
-        if !args.silent && shown(&e, args.quiet) {
+        let repeated = match &e.what {
+            What::Resolved { from, .. } => !args.verbose && !self.asked.insert(from.ip()),
+            _ => false,
+        };
+        if repeated && shown(&e, args.quiet) {
+            self.dns_hidden += 1;
+        }
+        if !args.silent && !repeated && shown(&e, args.quiet) {
             let width = *self.width.get_or_insert_with(terminal::stdout_columns);
             let line = e.to_string();
             let mut out = std::io::stdout().lock();
@@ -452,6 +465,29 @@ impl Narration {
         }
         if grading {
             self.seen.push(e);
+        }
+        Ok(())
+    }
+
+    /// The count of DNS queries left out of the narration, at its end.
+    fn dns_count(&mut self, args: &SimulateArgs) -> anyhow::Result<()> {
+        if args.silent || self.dns_hidden == 0 {
+            return Ok(());
+        }
+        let n = self.dns_hidden;
+        let queries = if n == 1 { "query" } else { "queries" };
+        let line = format!(
+            "({n} more DNS {queries} answered, from addresses whose first is shown above; \
+             --verbose shows every one)"
+        );
+        let mut out = std::io::stdout().lock();
+        match self.width.flatten() {
+            Some(w) => {
+                for part in human::wrap_with(&line, w, " ") {
+                    writeln!(out, "{part}")?;
+                }
+            }
+            None => writeln!(out, "{line}")?,
         }
         Ok(())
     }

@@ -123,14 +123,13 @@ fn after_help() -> String {
         group(needs)
             .iter()
             .filter_map(|n| all.iter().find(|s| s.name == *n))
-            .map(|s| {
-                format!(
-                    "  {:24} {:>4} s  {}\n",
-                    s.name,
-                    s.end,
-                    first_words(&s.about)
-                )
+            .flat_map(|s| {
+                let lead = format!("  {:24} {:>4} s  ", s.name, s.end);
+                let width = super::help_width();
+                let room = width.saturating_sub(lead.len()).max(ROOM);
+                crate::output::human::hanging(&lead, &first_words(&s.about, room), width)
             })
+            .map(|row| row + "\n")
             .collect()
     };
     format!(
@@ -165,15 +164,22 @@ fn after_help() -> String {
     )
 }
 
-/// A scenario's description cut to its first clause, so each fits one help line.
-fn first_words(about: &str) -> String {
-    const ROOM: usize = 60;
-    if about.chars().count() <= ROOM {
+/// The fewest columns a scenario's description is cut to in the help's table.
+const ROOM: usize = 40;
+
+/// A scenario's description cut to its first words, so that each fits one row of `room`
+/// columns (on a terminal too narrow for that, the row wraps under its column).
+fn first_words(about: &str, room: usize) -> String {
+    if about.chars().count() <= room {
         return about.to_string();
     }
-    let cut: String = about.chars().take(ROOM).collect();
+    // Room for the ` ...` that says the description goes on; cut where a line may break, so a
+    // value keeps its unit (the glue is a no-break space until then).
+    let glued = crate::output::human::glue_units(about);
+    let cut: String = glued.chars().take(room - 4).collect();
     let end = cut.rfind(' ').unwrap_or(cut.len());
-    format!("{} ...", cut[..end].trim_end_matches([',', ';', ':']))
+    let words = cut[..end].trim_end_matches([',', ';', ':']);
+    format!("{} ...", words.replace('\u{a0}', " "))
 }
 
 /// `maintwatch certify`.

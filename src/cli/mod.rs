@@ -5,6 +5,7 @@ pub mod certify;
 pub mod connect;
 pub mod decide;
 pub mod doctor;
+pub mod layout;
 pub mod pcap;
 pub mod probe;
 pub mod service;
@@ -13,8 +14,35 @@ pub mod simulate;
 pub mod usage;
 pub mod watch;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The width help is laid out for, set once by the binary before parsing: the terminal's
+/// (`COLUMNS` first), or 80 off a terminal as every other screen. Tests, completions and man
+/// pages build the command without setting it and get 80.
+static HELP_WIDTH: OnceLock<usize> = OnceLock::new();
+
+/// Sets the width [`command`] lays help out for; the first call wins.
+pub fn set_help_width(width: usize) {
+    let _ = HELP_WIDTH.set(width);
+}
+
+/// The width help texts are laid out for (see [`set_help_width`]).
+pub fn help_width() -> usize {
+    HELP_WIDTH
+        .get()
+        .copied()
+        .unwrap_or(crate::output::human::WIDTH)
+}
+
+/// The command the binary parses with: help wrapped by clap at [`help_width`], the same width
+/// our own tables in help texts (the scenario lists) are laid out for, so that clap never has to
+/// break one of their lines. Left to itself clap wraps at the terminal's width or 100 off one.
+pub fn command() -> clap::Command {
+    let width = help_width();
+    layout::fit(Cli::command(), width).term_width(width)
+}
 
 /// Watch and diagnose Redis maintenance notifications.
 #[derive(Parser, Debug)]
@@ -147,6 +175,7 @@ impl ColorChoice {
             color,
             time: Default::default(),
             width: crate::output::terminal::stdout_width(),
+            azure: false,
         }
     }
 }

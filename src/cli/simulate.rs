@@ -9,10 +9,6 @@ use clap::Args;
 
 use crate::sim::scenarios;
 
-/// Help is wrapped by clap at the terminal's width (100 columns when unknown); the scenario list
-/// is pre-wrapped narrower so its hanging indent survives.
-const HELP_WIDTH: usize = 96;
-
 fn simulate_after_help() -> String {
     format!(
         "Scenarios:\n{}\nExamples:\n  \
@@ -27,14 +23,14 @@ fn simulate_after_help() -> String {
          maintwatch watch redis://db.sim.maintwatch.test:PORT --dns-server 127.0.0.1:DNSPORT\n  \
          redis-cli -3 -h 127.0.0.2 -p PORT           # then: CLIENT MAINT_NOTIFICATIONS ON\n  \
          dig @127.0.0.1 -p DNSPORT db.sim.maintwatch.test",
-        scenarios::listing_wrapped(HELP_WIDTH)
+        scenarios::listing_wrapped(super::help_width())
     )
 }
 
 fn demo_after_help() -> String {
     format!(
         "Scenarios:\n{}\nExamples:\n  maintwatch demo\n  maintwatch demo --scenario dns-race --speed 2\n  maintwatch demo --scenario oss-cluster\n  maintwatch demo --scenario-file my.scn      # format: scenarios/README.md",
-        scenarios::listing_wrapped(HELP_WIDTH)
+        scenarios::listing_wrapped(super::help_width())
     )
 }
 
@@ -104,6 +100,11 @@ pub struct SimulateArgs {
     /// Print where it listens and the scenario's steps only, not every connection and command.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Print every DNS query the simulator answers. By default only the first from each source
+    /// address is printed (a client may ask hundreds of times) and the rest are counted at the end.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 
     /// Relay every command the simulator does not own (all but HELLO, AUTH, QUIT, CLIENT
     /// SETINFO/MAINT_NOTIFICATIONS and a cluster's topology) to this Redis, one upstream

@@ -198,6 +198,7 @@ fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
         user: None,
         no_catch_up: false,
         quiet: true,
+        verbose: false,
         upstream: Some(args.upstream.clone()),
         grade: true,
         grade_json: None,

@@ -133,6 +133,7 @@ fn summary_on_stderr(
         color: false,
         time: settings.output.time,
         width: settings.output.width,
+        azure: settings.engine.azure_events,
     };
     let mut err = crate::output::sink::lines(std::io::stderr(), settings.output.json, style, false);
     for (label, line) in &summaries {

@@ -91,7 +91,10 @@ impl Message {
         };
         let mut text = format!("NotificationType|{kind}");
         if let Some(ms) = start {
-            let at = now + Duration::from_secs_f64(*ms as f64 / 1000.0 / speed);
+            // Azure writes whole seconds: the nearest one, so the window a client measures is
+            // the scenario's to within half a second of real time (`start / speed` real seconds,
+            // plus half a second, truncated).
+            let at = now + Duration::from_secs_f64(*ms as f64 / 1000.0 / speed + 0.5);
             let utc: chrono::DateTime<chrono::Utc> = at.into();
             text.push_str(&format!(
                 "|StartTimeInUTC|{}",
@@ -151,6 +154,22 @@ mod tests {
                 .unwrap()
                 .contains("StartTimeInUTC")
         );
+    }
+
+    /// The start time is the nearest whole second (issue 50: truncated, a Starting sent 20 s
+    /// ahead read as a 19 s window, closed "1.0 s past" it).
+    #[test]
+    fn the_start_time_is_the_nearest_whole_second() {
+        let m = Message::parse("NodeMaintenanceStarting start=20").unwrap();
+        let start_of = |ms: u64| {
+            let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_796_300_000_000 + ms);
+            let text = String::from_utf8(m.render(at, 1.0, Ipv4Addr::LOCALHOST, 1)).unwrap();
+            text.split('|').nth(3).unwrap().to_string()
+        };
+        assert_eq!(start_of(0), "2026-12-03T12:13:40");
+        assert_eq!(start_of(400), "2026-12-03T12:13:40");
+        assert_eq!(start_of(600), "2026-12-03T12:13:41");
+        assert_eq!(start_of(999), "2026-12-03T12:13:41");
     }
 
     #[test]

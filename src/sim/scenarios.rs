@@ -160,35 +160,21 @@ pub fn listing() -> String {
         .collect()
 }
 
-/// The same listing for help texts: descriptions wrapped to `width` columns with a hanging
-/// indent, so the names stay in a column however long a description is.
+/// The same listing for help texts, laid out for `width` columns: descriptions wrapped between
+/// words under their own column (a value kept with its unit), so the names stay a column however
+/// long a description is and no line needs wrapping again.
 pub fn listing_wrapped(width: usize) -> String {
     let all = all();
     let name_width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
-    let indent = name_width + 4;
-    let room = width.saturating_sub(indent).max(20);
     let mut out = String::new();
     for s in &all {
-        let mut line = String::new();
-        let mut first = true;
-        for word in s.about.split_whitespace() {
-            if !line.is_empty() && line.len() + 1 + word.len() > room {
-                push_line(&mut out, first.then_some(&s.name[..]), name_width, &line);
-                first = false;
-                line.clear();
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
+        let lead = format!("  {:name_width$}  ", s.name);
+        for row in crate::output::human::hanging(&lead, &s.about, width) {
+            out.push_str(&row);
+            out.push('\n');
         }
-        push_line(&mut out, first.then_some(&s.name[..]), name_width, &line);
     }
     out
-}
-
-fn push_line(out: &mut String, name: Option<&str>, name_width: usize, text: &str) {
-    out.push_str(&format!("  {:name_width$}  {text}\n", name.unwrap_or("")));
 }
 
 #[cfg(test)]

@@ -194,17 +194,26 @@ impl Timeline {
         if !kind.closes_window() {
             return None;
         }
+        // The ending is the outcome of every warning before it (Scheduled too, which opens no
+        // window) and its time is each one's `done`: a row that says "then FailoverComplete"
+        // also says when.
+        let now = cx.now;
+        let clock = &self.clock;
+        let span = |at| secs_f(clock.scenario_secs(now.saturating_duration_since(at)));
         for e in self.events.iter_mut() {
-            if matches!(e.kind, Announced::Azure(k) if !k.closes_window())
+            if matches!(e.kind, Announced::Azure(k) if !k.closes_window() && !k.opens_window())
                 && e.row.outcome.is_none()
+            {
+                e.row.outcome = Some(kind.wire_name().to_string());
+                e.row.closed_by_notification_s = Some(span(e.at));
+            }
+            if matches!(e.kind, Announced::Azure(k) if k.opens_window()) && e.row.outcome.is_none()
             {
                 e.row.outcome = Some(kind.wire_name().to_string());
             }
         }
         open?;
         // Every warning still open ends here; the lines stay relative to the first of them.
-        let now = cx.now;
-        let span = |at| secs_f(self.clock.scenario_secs(now.saturating_duration_since(at)));
         let mut first = None;
         for (j, e) in self.events.iter_mut().enumerate() {
             if matches!(e.kind, Announced::Azure(k) if k.opens_window())

@@ -159,6 +159,7 @@ impl WatchSettings {
             color: output.color,
             time: output.time,
             width: output.width,
+            azure: self.engine.azure_events,
         };
         let lines = sink::lines(out, output.json, style, output.verbose);
         if output.clients && !output.json {

@@ -694,3 +694,100 @@ fn decode_clients_at_80_columns_wraps_under_its_text() {
         "{all}"
     );
 }
+
+/// `--help` at 80 columns is a screen like any other (issue 50): no row wider than the pane, no
+/// value parted from its unit, the scenario lists still a column of names with their text
+/// under its own column, and a long example command goes on with ` \` as a shell reads it.
+#[test]
+fn every_help_at_80_columns_fits_with_its_tables_whole() {
+    let Some(tmux) = tmux("screen_tty: every --help at 80 columns") else {
+        return;
+    };
+    let names = [
+        "simulate", "demo", "certify", "probe", "watch", "pcap", "decide",
+    ];
+    let command = names
+        .iter()
+        .map(|n| format!("echo HELP-START-{n}; {BIN} {n} --help; echo HELP-END-{n}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let pane = Pane::start(&tmux, 80, 50, &format!("{command}; sleep 600"));
+    pane.wait_for("every help", |text| text.contains("HELP-END-decide"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    let all = shown.join("\n");
+    assert_fits(&joined, 80);
+    assert_units_whole(&shown, &[]);
+    // The scenario lists: a name's row, then rows under its text's column only.
+    for (list, column) in [("simulate", 27), ("demo", 27), ("certify", 35)] {
+        let help: Vec<&String> = shown
+            .iter()
+            .skip_while(|r| !r.starts_with(&format!("HELP-START-{list}")))
+            .take_while(|r| !r.starts_with(&format!("HELP-END-{list}")))
+            .skip_while(|r| !r.starts_with("  single-proxy "))
+            .take_while(|r| r.starts_with("  "))
+            .collect();
+        assert!(help.len() > 10, "{list}: {all}");
+        assert!(help[0].starts_with("  single-proxy  "), "{list}: {all}");
+        for row in &help {
+            let indent = row.len() - row.trim_start().len();
+            assert!(
+                indent == 2 || indent == column,
+                "{list}: a row off its column: {row:?}\n{all}"
+            );
+        }
+    }
+    // A command too long for a row ends it with ` \` and goes on deeper; pasted, it is one.
+    let pasted = pasted(&shown, "maintwatch pcap --port 12000 --json");
+    assert!(
+        pasted.ends_with("jq -c 'select(.type == \"pcap_verdict\")'"),
+        "{pasted}\n{all}"
+    );
+}
+
+/// The azure-failover demo at 80 columns (issue 50): each AzureRedisEvents message's bytes break
+/// at its `|` separators rather than being cut by the terminal, the refused opt-in is said to be
+/// expected (the channel is how the news comes), and the row that ended in FailoverComplete says
+/// when.
+#[test]
+fn the_azure_demo_at_80_columns_breaks_bytes_at_separators_and_says_what_happened() {
+    let Some(tmux) = tmux("screen_tty: azure demo at 80 columns") else {
+        return;
+    };
+    let command = format!(
+        "{BIN} demo --scenario azure-failover --speed 5 --color never; echo SCREEN-DONE-$?; \
+         sleep 600"
+    );
+    let pane = Pane::start(&tmux, 80, 50, &command);
+    pane.wait_for("the end of the demo", |text| text.contains("SCREEN-DONE-"));
+    let (shown, joined) = (pane.capture(false), pane.capture(true));
+    let all = shown.join("\n");
+    assert!(flat(&joined).contains("SCREEN-DONE-0"), "{all}");
+    assert_fits(&joined, 80);
+    assert_units_whole(&shown, &[]);
+    // Rows of a message's bytes end at a separator or a line end, and go on under the bytes.
+    let fields = shown
+        .iter()
+        .filter(|r| r.trim_start().starts_with("NotificationType|"))
+        .count();
+    assert!(fields >= 5, "{all}");
+    for pair in shown.windows(2) {
+        if pair[1].trim_start().starts_with("NotificationType|") {
+            assert!(pair[0].ends_with("\\r\\n"), "{all}");
+        }
+    }
+    let text = flat(&shown);
+    assert!(
+        text.contains("expected on Azure Cache: it announces maintenance on the AzureRedisEvents"),
+        "{all}"
+    );
+    assert!(
+        !text.contains("this server will send no notifications"),
+        "{all}"
+    );
+    let scheduled = shown
+        .iter()
+        .find(|r| r.starts_with("│ azure Scheduled"))
+        .unwrap_or_else(|| panic!("{all}"));
+    let done = scheduled.split('┆').nth(2).unwrap().trim();
+    assert!(done.starts_with('+') && done.ends_with(" s"), "{scheduled}");
+}

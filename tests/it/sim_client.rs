@@ -203,3 +203,43 @@ async fn ctrl_c_prints_the_grade_so_far() {
     assert_eq!(g["client_process"]["stopped"], true);
     assert_eq!(g["client_process"]["signal"], 15);
 }
+
+/// `simulate`'s narration shows the first DNS query from each address and counts the rest at
+/// the end (issue 50: hundreds of lines buried the story); `--verbose` shows every one. The
+/// client is maintwatch's own watch, which asks the simulator's DNS again and again.
+#[tokio::test]
+async fn repeated_dns_queries_are_counted_unless_verbose() {
+    let run = |verbose: bool| async move {
+        let mut cmd =
+            common::maintwatch_async(["simulate", "--scenario", "single-proxy", "--speed", "20"]);
+        if verbose {
+            cmd.arg("--verbose");
+        }
+        let watch = format!(
+            "exec {} watch \"$MAINTWATCH_SIM_URL\" --dns-server \"$MAINTWATCH_SIM_DNS\" \
+             --sim-speed 20 >/dev/null",
+            common::BIN
+        );
+        let o = cmd
+            .args(["--", "sh", "-c", &watch])
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .output();
+        let o = tokio::time::timeout(HANG_GUARD, o).await.unwrap().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let quiet = run(false).await;
+    let queries = |text: &str| text.matches("DNS query for").count();
+    assert_eq!(queries(&quiet), 1, "{quiet}");
+    let counted = quiet
+        .lines()
+        .find_map(|l| l.strip_prefix("("))
+        .and_then(|l| l.split_once(" more DNS quer"))
+        .map(|(n, _)| n.parse::<u64>().unwrap())
+        .unwrap_or_else(|| panic!("no count of the rest:\n{quiet}"));
+    assert!(counted >= 1, "{quiet}");
+    assert!(quiet.contains("--verbose shows every one"), "{quiet}");
+    let verbose = run(true).await;
+    assert!(queries(&verbose) > 1, "{verbose}");
+    assert!(!verbose.contains(" more DNS quer"), "{verbose}");
+}

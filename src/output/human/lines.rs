@@ -3,7 +3,7 @@
 
 use super::rel;
 use super::style::{clock, clock_into, Role, Style};
-use super::wrap::{wrap_with, AFTER_REFUSAL, CONTINUATION};
+use super::wrap::{wrap_with, AFTER_REFUSAL, AZURE_REFUSAL, CONTINUATION};
 use crate::handoff::Advertised;
 use crate::notification::Classified;
 use crate::output::text;
@@ -228,7 +228,11 @@ fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
                 opt_in,
                 OptInOutcome::Refused | OptInOutcome::Resp3Unavailable
             ) {
-                let note = format!("{CONTINUATION}{AFTER_REFUSAL}");
+                let after = match (opt_in, style.azure) {
+                    (OptInOutcome::Refused, true) => AZURE_REFUSAL,
+                    _ => AFTER_REFUSAL,
+                };
+                let note = format!("{CONTINUATION}{after}");
                 for piece in wrap_with(&note, style.width, CONTINUATION) {
                     let words = piece.trim_start();
                     out.push(format!("{CONTINUATION}{}", style.paint(Role::Dim, words)));
@@ -448,7 +452,10 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
                          joined): {bound}"
                     ));
                 } else if let (Some(w), Some(p)) = (window_s, past_s) {
-                    if *p >= 0.0 {
+                    // Within a tenth of a second either way is at the end, not "0.0 s past".
+                    if p.abs() < 0.05 {
+                        what.push_str(&format!(", window {w} s, at its end"));
+                    } else if *p >= 0.0 {
                         what.push_str(&format!(", window {w} s, {p:.1} s past"));
                     } else {
                         what.push_str(&format!(", window {w} s, {:.1} s before it ended", -p));

@@ -21,8 +21,10 @@ mod wrap;
 use lines::render_safe;
 pub use safe::terminal_safe;
 pub use style::{clock, Role, Style, TimeFormat};
+pub use wrap::{
+    glue_units, hanging, wrap_grade, wrap_with, AFTER_REFUSAL, AZURE_REFUSAL, CONTINUATION, WIDTH,
+};
 use wrap::{visible_width, wrap, wrap_bytes};
-pub use wrap::{wrap_grade, wrap_with, AFTER_REFUSAL, CONTINUATION, WIDTH};
 
 /// An offset, and what it is measured from unless that is the line's own opening event
 /// (`own`): `+0.010 after SMIGRATED seq 19: `.
@@ -54,7 +56,8 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
     // layout, so the rows pasted together are the same bytes.
     let whole = match line {
         WatchLine::Summary(_) => return out,
-        WatchLine::Push(line::Push { copy_of: None, .. }) => Some(1),
+        WatchLine::Push(line::Push { copy_of: None, .. })
+        | WatchLine::AzureEvent(line::AzureEvent { copy_of: None, .. }) => Some(1),
         _ => None,
     };
     // Bytes bound the width from above: most lines are told apart without decoding them.

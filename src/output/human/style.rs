@@ -25,6 +25,9 @@ pub struct Style {
     pub time: TimeFormat,
     /// Columns an entry is wrapped to: the terminal's, [`WIDTH`] when piped.
     pub width: usize,
+    /// The watch subscribes to Azure Cache's `AzureRedisEvents`: a refused opt-in is then
+    /// expected (Azure Cache refuses it), and the channel is how maintenance is announced.
+    pub azure: bool,
 }
 
 impl Default for Style {
@@ -33,6 +36,7 @@ impl Default for Style {
             color: false,
             time: TimeFormat::default(),
             width: WIDTH,
+            azure: false,
         }
     }
 }

@@ -159,8 +159,13 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     let t = scenario_s.unwrap_or(*t);
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
     // The server's refusal text can be long: wrapped between words, continued 2 spaces in.
+    let azure = events.iter().any(|e| e.kind.starts_with("NodeMaintenance"));
     for tally in opt_in {
-        out.extend(super::wrap::wrap_with(&opt_in_line(tally), width, "  "));
+        out.extend(super::wrap::wrap_with(
+            &opt_in_line(tally, azure),
+            width,
+            "  ",
+        ));
     }
     let width = u16::try_from(width).unwrap_or(u16::MAX);
     let mut events_at = (!events.is_empty()).then(|| events_table(events, width));
@@ -213,8 +218,9 @@ fn lines(table: &Table) -> Vec<String> {
     table.lines().map(|l| l.replace(GLUE, " ")).collect()
 }
 
-/// How many connections got one opt-in outcome.
-fn opt_in_line(tally: &crate::record::OptInTally) -> String {
+/// How many connections got one opt-in outcome. `azure`: Azure Cache's events were seen, so a
+/// refusal is the expected answer (the channel carried the news), and is said to be.
+fn opt_in_line(tally: &crate::record::OptInTally, azure: bool) -> String {
     let what = match tally.opt_in {
         crate::record::OptInOutcome::Accepted => "opt-in accepted",
         crate::record::OptInOutcome::Refused => "opt-in refused",
@@ -226,7 +232,13 @@ fn opt_in_line(tally: &crate::record::OptInTally) -> String {
         (crate::record::OptInOutcome::AuthFailed, _) | (_, None) => String::new(),
         (_, Some(t)) => format!(": {t}"),
     };
-    format!("{what} on {} connection(s){text}", tally.conns)
+    let expected = match (tally.opt_in, azure) {
+        (crate::record::OptInOutcome::Refused, true) => {
+            " (expected on Azure Cache: its maintenance came on AzureRedisEvents)"
+        }
+        _ => "",
+    };
+    format!("{what} on {} connection(s){text}{expected}", tally.conns)
 }
 
 /// One row per event: what closed it and when, the dry-run and its margin.
@@ -251,7 +263,8 @@ fn events_table(events: &[crate::record::EventRow], width: u16) -> Table {
 fn event_row(e: &crate::record::EventRow) -> Vec<String> {
     let socket = match (e.socket_closed_s, e.overshoot_s) {
         (Some(c), _) if e.silent_close => format!("{} (silent)", s(Some(c))),
-        (Some(c), Some(o)) => format!("{} ({o:+.1})", s(Some(c))),
+        // Rounded first, so that a close within 0.05 s of the window's end is `+0.0`, not `-0.0`.
+        (Some(c), Some(o)) => format!("{} ({:+.1})", s(Some(c)), (o * 10.0).round() / 10.0 + 0.0),
         (Some(c), None) => s(Some(c)),
         _ => "-".into(),
     };

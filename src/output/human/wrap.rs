@@ -2,12 +2,21 @@
 //! and measuring what a terminal shows rather than bytes.
 
 /// An escaped frame's line broken after `\r\n`s to fit `width`, continued under
-/// [`CONTINUATION`]; a piece longer than the width stays whole.
+/// [`CONTINUATION`]. A piece still too long for a row (an `AzureRedisEvents` message is one bulk
+/// string of `|`-separated fields) breaks after its `|`s too; anything longer stays whole.
 pub(super) fn wrap_bytes(line: &str, width: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut used = 0;
-    for piece in line.split_inclusive("\\r\\n") {
+    let room = width.saturating_sub(CONTINUATION.len());
+    let pieces = line.split_inclusive("\\r\\n").flat_map(|piece| {
+        let parts: Vec<&str> = match visible_width(piece) > room {
+            true => piece.split_inclusive('|').collect(),
+            false => vec![piece],
+        };
+        parts
+    });
+    for piece in pieces {
         let w = visible_width(piece);
         // A piece that starts with a space is not put under the indent: it would read as layout.
         if used + w > width && !current.trim_start().is_empty() && !piece.starts_with(' ') {
@@ -32,6 +41,12 @@ pub const CONTINUATION: &str = "        ";
 /// What a refused opt-in means for the rest of the watch.
 pub const AFTER_REFUSAL: &str = "this server will send no notifications; still watching the \
 connection: closes and DNS changes will show; --require exits instead";
+
+/// What a refused opt-in means when the watch subscribes to `AzureRedisEvents`: Azure Cache
+/// refuses the opt-in as Redis OSS does, and announces its maintenance on the channel instead.
+pub const AZURE_REFUSAL: &str = "expected on Azure Cache: it announces maintenance on the \
+AzureRedisEvents channel, which this watch subscribes to; its messages, closes and DNS changes \
+will show";
 
 /// Columns a string takes on a terminal: characters, without our colour sequences (the only
 /// escapes left after sanitising).
@@ -86,6 +101,24 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     out
 }
 
+/// A row of a two-column table (a help text's scenario list): `lead` (its width is the first
+/// column's), then `text` wrapped between words under the second column, values kept with their
+/// units. Where the second column would be narrower than [`HANG_ROOM`], `text` goes on the rows
+/// below the lead instead, four spaces in, so no word ends up alone on a row.
+pub fn hanging(lead: &str, text: &str, width: usize) -> Vec<String> {
+    let column = visible_width(lead);
+    if width.saturating_sub(column) < HANG_ROOM {
+        let indent = "    ";
+        let mut rows = vec![lead.trim_end().to_string()];
+        rows.extend(wrap_with(&format!("{indent}{text}"), width, indent));
+        return rows;
+    }
+    wrap_with(&format!("{lead}{text}"), width, &" ".repeat(column))
+}
+
+/// The narrowest second column [`hanging`] wraps text into beside its lead.
+const HANG_ROOM: usize = 30;
+
 /// A grade table (`Grade::table()`) wrapped between words at `width`, or as it is when `None`
 /// (not a terminal). A rule's reason continues under the reason column, so the verdicts stay a
 /// column of their own; any other line continues two spaces deeper than its own indent.
@@ -116,6 +149,22 @@ fn grade_hang(line: &str) -> usize {
         return REASON_COLUMN;
     }
     line.len() - line.trim_start().len() + 2
+}
+
+/// `text` with the space between a number and its unit made a no-break space (U+00A0), for
+/// text someone else wraps (clap's help): a terminal shows it as a space, and no wrapper that
+/// breaks at ASCII spaces parts `+9.7` from `s`.
+pub fn glue_units(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            unbroken(line)
+                .iter()
+                .map(|piece| piece.replace(' ', "\u{a0}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The pieces of `line` between the spaces a line may break at: at every space but the one
@@ -188,6 +237,29 @@ mod tests {
             assert_eq!(pasted, raw, "{width}");
             assert_eq!(rows.len() == 1, line.len() <= width, "{width}: {rows:?}");
         }
+    }
+
+    /// An AzureRedisEvents message, one bulk string longer than a row, breaks after its `|`
+    /// separators (and after `\r\n` as any frame): the rows pasted together are its bytes.
+    #[test]
+    fn a_long_bulk_string_breaks_after_its_separators() {
+        let raw = ">3\\r\\n$7\\r\\nmessage\\r\\n$16\\r\\nAzureRedisEvents\\r\\n$142\\r\\nNotificationType|NodeMaintenanceScheduled|StartTimeInUTC|2026-12-04T17:43:53|IsReplica|False|IPAddress|127.0.0.2|SSLPort|6380|NonSSLPort|44987\\r\\n";
+        let line = format!("      {raw}");
+        let rows = wrap_bytes(&line, WIDTH);
+        assert!(rows.len() > 1, "{rows:?}");
+        for row in &rows {
+            assert!(visible_width(row) <= WIDTH, "{rows:?}");
+        }
+        for row in &rows[..rows.len() - 1] {
+            assert!(row.ends_with('|') || row.ends_with("\\r\\n"), "{rows:?}");
+        }
+        let pasted: String = rows.iter().map(|r| r.trim_start()).collect();
+        assert_eq!(pasted, raw);
+        // A frame that fits its rows at `\r\n` is broken there only, as before.
+        let short = "      >2\\r\\n$3\\r\\na|b\\r\\n";
+        let rows = wrap_bytes(short, 20);
+        assert!(rows.len() > 1, "{rows:?}");
+        assert!(rows.iter().all(|r| !r.ends_with('|')), "{rows:?}");
     }
 
     /// A number and its unit are never split, wherever the width falls.
