@@ -26,6 +26,17 @@ for the replay benchmark.
 --human also measures `maintwatch watch ... --subscribe ch` without --json (human lines, no
 colour since stdout is not a terminal); --before also measures another maintwatch binary (an
 older build) with --json, in the same run, for a before/after on the same machine load.
+
+    scripts/bench_flood.py --bin target/release/maintwatch --instructions [--messages 100000]
+                           [--repeat 3] [--before OLD_BINARY] [--keep-profiles DIR]
+
+--instructions counts instructions instead of CPU time: every consumer runs under
+`valgrind --tool=callgrind` (user space, all threads), preloaded, once with the messages and once
+with none (subscribed, stopped, resumed, ended: start-up, subscription and exit), in rotating
+rounds. Instructions per message = (median with N - median with none) / N, for each consumer on
+the same server, publisher and messages; the ratio redis-cli/maintwatch of those is the figure
+that does not move with the machine or its load. --keep-profiles keeps the callgrind files of
+the last round (for callgrind_annotate).
 """
 
 import argparse
@@ -180,20 +191,25 @@ def consumer_cmd(name, binary, port):
     return ["redis-cli", "-3", "--show-pushes", "yes", "-p", str(port), "SUBSCRIBE", "ch"]
 
 
-def run_once(name, binary, port, r, messages, mode, out=subprocess.DEVNULL):
-    proc = subprocess.Popen(consumer_cmd(name, binary, port), stdout=out,
-                            stderr=subprocess.DEVNULL)
+def run_once(name, binary, port, r, messages, mode, out=subprocess.DEVNULL, callgrind=None):
+    """One consumer's drain: (seconds, CPU seconds, peak RSS MiB). With `callgrind` (a file
+    name) the consumer runs under callgrind, which writes its counts there when it exits."""
+    cmd = consumer_cmd(name, binary, port)
+    if callgrind:
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind}", "--"] + cmd
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(1000):
-            if r.call("PUBSUB", "NUMSUB", "ch")[1] == 1:
-                break
+        # Under valgrind a start-up takes seconds, not milliseconds.
+        deadline = time.monotonic() + (120 if callgrind else 10)
+        while r.call("PUBSUB", "NUMSUB", "ch")[1] != 1:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"{name} never subscribed")
             time.sleep(0.01)
-        else:
-            raise RuntimeError(f"{name} never subscribed")
         local_port = int(subscriber(r)[0].rsplit(":", 1)[1])
         if mode == "preloaded":
             os.kill(proc.pid, signal.SIGSTOP)
-            publish(port, messages)
+            if messages:
+                publish(port, messages)
             c0, t0 = cpu_ns(proc.pid), time.monotonic()
             os.kill(proc.pid, signal.SIGCONT)
         else:
@@ -210,10 +226,55 @@ def run_once(name, binary, port, r, messages, mode, out=subprocess.DEVNULL):
             maintwatch = name.startswith("maintwatch")
             os.kill(proc.pid, signal.SIGINT if maintwatch else signal.SIGTERM)
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=300 if callgrind else 10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def callgrind_total(path):
+    """The instructions (Ir) a callgrind output file counts, all threads."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise RuntimeError(f"no total in {path}")
+
+
+def instructions(a, consumers, port, r):
+    """Instructions per message of every consumer, with none and with a.messages messages, in
+    rotating rounds; prints each run and the medians, and redis-cli's per message over each
+    maintwatch build's."""
+    keep = a.keep_profiles or tempfile.mkdtemp(prefix="bench-flood-")
+    os.makedirs(keep, exist_ok=True)
+    names = list(consumers)
+    runs = {(name, n): [] for name in names for n in (0, a.messages)}
+    print("load average before instructions: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
+    for k in range(a.repeat):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            for n in (0, a.messages):
+                path = os.path.join(keep, f"callgrind.{name}.{n}")
+                run_once(name, consumers[name], port, r, n, "preloaded", callgrind=path)
+                runs[(name, n)].append(callgrind_total(path))
+                if not a.keep_profiles:
+                    os.remove(path)
+    print("load average after instructions: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
+    if not a.keep_profiles:
+        os.rmdir(keep)
+    per = {}
+    for name in names:
+        none = statistics.median(runs[(name, 0)])
+        full = statistics.median(runs[(name, a.messages)])
+        per[name] = (full - none) / a.messages
+        print(f"flood instructions {name}: {a.messages} messages {full / 1e6:.1f} M, none "
+              f"{none / 1e6:.1f} M: {per[name]:.0f} per message (median of {a.repeat}; runs "
+              + ", ".join(f"{x / 1e6:.1f}" for x in runs[(name, a.messages)]) + " M with, "
+              + ", ".join(f"{x / 1e6:.1f}" for x in runs[(name, 0)]) + " M without)",
+              flush=True)
+    for name in names:
+        if name != "redis-cli":
+            print(f"flood instructions ratio redis-cli/{name}: "
+                  f"{per['redis-cli'] / per[name]:.2f}x per message", flush=True)
 
 
 def main():
@@ -229,6 +290,10 @@ def main():
     ap.add_argument("--before", help="also measure this older maintwatch binary (--json)")
     ap.add_argument("--modes", default="preloaded,live",
                     help="which measurements: preloaded, live or both (comma-separated)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per message under callgrind instead of CPU time")
+    ap.add_argument("--keep-profiles", metavar="DIR",
+                    help="with --instructions: keep the last round's callgrind files in DIR")
     a = ap.parse_args()
     consumers = {"maintwatch": a.bin, "redis-cli": None}
     if a.human:
@@ -239,7 +304,9 @@ def main():
     port = free_port()
     server, r = start_redis(port)
     try:
-        for mode in () if a.capture_only else a.modes.split(","):
+        if a.instructions:
+            instructions(a, consumers, port, r)
+        for mode in () if a.capture_only or a.instructions else a.modes.split(","):
             results = {}
             print("load average before %s: %.2f %.2f %.2f" % ((mode,) + os.getloadavg()),
                   flush=True)

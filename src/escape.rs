@@ -45,6 +45,49 @@ pub fn escape_into<P: Printable>(out: &mut P, bytes: &[u8]) {
     out.append(&bytes[start..]);
 }
 
+/// [`escape_into`] with [`InJson`], byte for byte, written in place: room for the longest output
+/// of a piece (five bytes per byte, `\\xNN`) is made once and the bytes are stored by index.
+/// Under a push flood every line's `raw` is made here, and through the appends each `\r` and
+/// `\n` of a frame cost a capacity check and a copy call: most of the JSON line's instructions.
+/// Long input goes in pieces, so the room made never exceeds the output by more than a piece's.
+/// A test holds it to [`escape_into`] for every byte and for random input.
+pub fn escape_in_json(out: &mut Vec<u8>, bytes: &[u8]) {
+    const PIECE: usize = 1024;
+    for piece in bytes.chunks(PIECE) {
+        let start = out.len();
+        out.resize(start + piece.len() * 5, 0);
+        let room = &mut out[start..];
+        let mut at = 0;
+        for &b in piece {
+            if (0x20..=0x7e).contains(&b) && b != b'\\' && b != b'"' {
+                room[at] = b;
+                at += 1;
+                continue;
+            }
+            match b {
+                b'"' => put(room, &mut at, b"\\\""),
+                b'\\' => put(room, &mut at, b"\\\\\\\\"),
+                b'\r' => put(room, &mut at, b"\\\\r"),
+                b'\n' => put(room, &mut at, b"\\\\n"),
+                b'\t' => put(room, &mut at, b"\\\\t"),
+                _ => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    let (hi, lo) = (HEX[(b >> 4) as usize], HEX[(b & 15) as usize]);
+                    put(room, &mut at, &[b'\\', b'\\', b'x', hi, lo]);
+                }
+            }
+        }
+        out.truncate(start + at);
+    }
+}
+
+/// Stores a constant-length piece at `at` (a copy the compiler unrolls, not a call).
+#[inline(always)]
+fn put<const N: usize>(room: &mut [u8], at: &mut usize, piece: &[u8; N]) {
+    room[*at..*at + N].copy_from_slice(piece);
+    *at += N;
+}
+
 /// Where [`escape_into`] appends: it hands over printable ASCII only. The names it writes are
 /// constants of the sink (so each is a copy of known length on the hot path).
 pub trait Printable {
@@ -308,6 +351,48 @@ mod tests {
         assert_eq!(unescape(&escape(&all)).unwrap(), all);
         assert_eq!(escape(b">1\r\n+a\\b\r\n"), ">1\\r\\n+a\\\\b\\r\\n");
         assert_eq!(escape(&[0xc3, 0x28]), "\\xc3(");
+    }
+
+    fn in_json_by_appends(bytes: &[u8]) -> Vec<u8> {
+        let mut out = b"{".to_vec();
+        escape_into(&mut InJson(&mut out), bytes);
+        out
+    }
+
+    fn in_json_in_place(bytes: &[u8]) -> Vec<u8> {
+        let mut out = b"{".to_vec();
+        escape_in_json(&mut out, bytes);
+        out
+    }
+
+    #[test]
+    fn escaping_in_place_for_json_is_the_general_path_byte_for_byte() {
+        // Every byte alone, between printable ones, and all of them at once.
+        for b in 0..=255u8 {
+            for input in [vec![b], vec![b'a', b, b'z'], vec![b, b]] {
+                assert_eq!(
+                    in_json_in_place(&input),
+                    in_json_by_appends(&input),
+                    "{input:?}"
+                );
+            }
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(in_json_in_place(&all), in_json_by_appends(&all));
+        // A pub/sub message frame, and input longer than one piece, escapes across its edge.
+        let frame = b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$16\r\nmsg:000000123456\r\n";
+        assert_eq!(in_json_in_place(frame), in_json_by_appends(frame));
+        let long: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 256) as u8).collect();
+        assert_eq!(in_json_in_place(&long), in_json_by_appends(&long));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escaping_in_place_for_json_matches_on_any_bytes(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+        ) {
+            proptest::prop_assert_eq!(in_json_in_place(&bytes), in_json_by_appends(&bytes));
+        }
     }
 
     #[test]

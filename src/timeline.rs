@@ -15,7 +15,7 @@ use crate::dns::DnsEventKind;
 use crate::notification::{HostPort, Kind};
 use crate::record::line;
 use crate::record::{
-    wall, ConnTotals, EventRow, OptInOutcome, OptInTally, Rel, WatchLine, SCHEMA_VERSION,
+    wall, wall_into, ConnTotals, EventRow, OptInOutcome, OptInTally, Rel, WatchLine, SCHEMA_VERSION,
 };
 use crate::record::{DnsEvent, DryRunOutcome, OursChange};
 use std::collections::{BTreeSet, HashMap};
@@ -272,15 +272,22 @@ impl Timeline {
     /// [`Timeline::observe`] into a step the caller keeps between observations (emptied
     /// first): the watch loop's way, with no allocation per frame for the step.
     pub fn observe_into(&mut self, obs: Observation, step: &mut Step) {
+        // The last step's push line gives its `at` text's room to this one: under a flood that
+        // was one allocation (and free) per line.
+        let mut at = match step.lines.first_mut() {
+            Some(WatchLine::Push(p)) => std::mem::take(&mut p.at),
+            _ => String::new(),
+        };
         step.lines.clear();
         step.actions.clear();
         step.notifications = 0;
         self.shown = (self.shown.0.max(obs.at), self.shown.1.max(obs.wall));
+        wall_into(&mut at, self.shown.1);
         // Offsets too are read at the time shown, so a replay of the lines computes them again.
         let cx = Ctx {
             now: self.shown.0,
             t: self.t(self.shown.0),
-            at: wall(self.shown.1),
+            at,
             conn: obs.conn,
         };
         match obs.what {

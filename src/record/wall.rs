@@ -4,6 +4,14 @@
 /// This runs once per line of a push flood: the calendar date and time of day are computed once
 /// per second and kept (per thread), and only the microseconds are written for each line.
 pub fn wall(at: std::time::SystemTime) -> String {
+    let mut text = String::with_capacity(27);
+    wall_into(&mut text, at);
+    text
+}
+
+/// [`wall`] written into `text` (emptied first): a caller that keeps the room of an earlier line's
+/// text makes no allocation per line.
+pub fn wall_into(text: &mut String, at: std::time::SystemTime) {
     use std::cell::RefCell;
     thread_local! {
         /// The whole second last formatted, and its text up to and with the `.`.
@@ -35,16 +43,17 @@ pub fn wall(at: std::time::SystemTime) -> String {
             }
         }
     });
-    let mut text = [0u8; 27];
-    text[..20].copy_from_slice(&prefix);
+    let mut digits = [0u8; 27];
+    digits[..20].copy_from_slice(&prefix);
     let mut m = micros;
     for i in (20..26).rev() {
-        text[i] = b'0' + (m % 10) as u8;
+        digits[i] = b'0' + (m % 10) as u8;
         m /= 10;
     }
-    text[26] = b'Z';
+    digits[26] = b'Z';
     // ASCII digits and punctuation only: the check cannot fail.
-    String::from_utf8(text.to_vec()).unwrap_or_default()
+    text.clear();
+    text.push_str(std::str::from_utf8(&digits).unwrap_or_default());
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.` of a second since the epoch, UTC.

@@ -6,9 +6,10 @@
 //! scanned for escapes) was the largest cost of `watch --json`. [`write_line`] appends each line
 //! once to a reused buffer: the `push` and `ping` lines field by field here, everything else
 //! (rare lines, and pushes that parsed as maintenance notifications, whose parse has many
-//! optional parts) through serde as before. Numbers always go through serde_json, so their text
-//! cannot drift from what serde writes; the property test in this module compares the two for
-//! every line type.
+//! optional parts) through serde as before. Floats go through serde_json (but for the times,
+//! written from their microseconds), unsigned integers are written as their decimal digits,
+//! which is all serde writes for them; the property tests in this module compare the two for
+//! every line type, so the text cannot drift from serde's.
 //!
 //! The frame's `raw` text is the output of [`crate::escape::escape`]: printable ASCII only, so
 //! the only characters JSON must escape in it are `\` and `"`. It is written directly as a JSON
@@ -65,13 +66,14 @@ pub fn write_json(out: &mut Vec<u8>, ep: Option<&str>, line: &WatchLine) -> serd
 /// `{"type":…,"v":…,"t":…,"at":…,"conn":…`: how every line about a connection starts.
 fn head(out: &mut Vec<u8>, start: &[u8], v: u32, t: f64, at: &str, conn: u32) -> io::Result<()> {
     out.extend_from_slice(start);
-    number(out, v)?;
+    unsigned(out, u64::from(v));
     out.extend_from_slice(b",\"t\":");
     seconds(out, t)?;
     out.extend_from_slice(b",\"at\":");
     string(out, at)?;
     out.extend_from_slice(b",\"conn\":");
-    number(out, conn)
+    unsigned(out, u64::from(conn));
+    Ok(())
 }
 
 fn push(out: &mut Vec<u8>, p: &line::Push) -> io::Result<()> {
@@ -122,9 +124,9 @@ fn ping(out: &mut Vec<u8>, p: &line::Ping) -> io::Result<()> {
 /// A frame whose parse is not a maintenance notification (the caller checked).
 fn frame(out: &mut Vec<u8>, f: &FrameRecord) -> io::Result<()> {
     out.extend_from_slice(b"{\"offset\":");
-    number(out, f.offset)?;
+    unsigned(out, f.offset);
     out.extend_from_slice(b",\"len\":");
-    number(out, f.len)?;
+    unsigned(out, f.len as u64);
     out.extend_from_slice(b",\"raw\":");
     match &f.raw {
         Raw::Bytes(bytes) => raw_bytes(out, bytes),
@@ -144,7 +146,7 @@ fn other_push(out: &mut Vec<u8>, p: &OtherPush) -> io::Result<()> {
     out.extend_from_slice(b"{\"class\":\"other_push\",\"name\":");
     optional_string(out, p.name.as_deref())?;
     out.extend_from_slice(b",\"elements\":");
-    number(out, p.elements)?;
+    unsigned(out, p.elements as u64);
     out.extend_from_slice(if p.known {
         b",\"known\":true}".as_slice()
     } else {
@@ -172,11 +174,18 @@ fn copy_of(out: &mut Vec<u8>, c: Option<&CopyOf>) -> io::Result<()> {
         return Ok(());
     };
     out.extend_from_slice(b"{\"conn\":");
-    number(out, c.conn)?;
+    unsigned(out, u64::from(c.conn));
     out.extend_from_slice(b",\"after_ms\":");
     number(out, c.after_ms)?;
     out.push(b'}');
     Ok(())
+}
+
+/// An unsigned integer as serde_json writes it: its decimal digits (serde's own way there,
+/// through its serializer and `io::Write`, cost more than the digits; the property tests
+/// compare every line with serde's).
+fn unsigned(out: &mut Vec<u8>, n: u64) {
+    decimal(out, n);
 }
 
 /// A number, as serde_json writes it (integers, and floats in its shortest form; a non-finite
@@ -232,7 +241,12 @@ fn decimal(out: &mut Vec<u8>, mut n: u64) {
 /// names, addresses: nearly all of it) is copied as it is; anything else, which a server may
 /// have chosen, takes serde's own escaping.
 fn string(out: &mut Vec<u8>, s: &str) -> io::Result<()> {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    // Every byte looked at, no early exit: the compiler checks many bytes per instruction
+    // (`all` stopped at each byte, a third of the `at` field's cost).
+    let to_escape = s.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if !to_escape {
         out.push(b'"');
         out.extend_from_slice(s.as_bytes());
         out.push(b'"');
@@ -278,7 +292,7 @@ fn escaped_raw(out: &mut Vec<u8>, raw: &str) -> io::Result<()> {
 /// with JSON's own escapes (`\\` for each backslash, `\"`) applied on the way.
 fn raw_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
-    crate::escape::escape_into(&mut crate::escape::InJson(out), bytes);
+    crate::escape::escape_in_json(out, bytes);
     out.push(b'"');
 }
 
