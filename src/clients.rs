@@ -162,8 +162,17 @@ const GO_REDIS_MEASURED: &[Measured] = &[
         last: "9.23.0",
         notification: None,
         what: "it relaxes a 1 s timeout inside a MIGRATING or FAILING_OVER window (it waited \
-               through a 1.5 s stall) and keeps it relaxed for the 20 s after the closing \
-               notification: back to 1 s at +23 s",
+               through a 1.5 s stall) and is back to 1 s on a stall 23 s after it, 21 s after \
+               the closing notification",
+        run: GO_REDIS_RUN,
+    },
+    Measured {
+        first: "9.16.0",
+        last: "9.23.0",
+        notification: None,
+        what: "after a MIGRATING with no MIGRATED it stays relaxed for good: it waited through a \
+               3 s stall 31 s after it, past the 30 s backstop (no-closing-notification: \
+               timeout-restored FAIL)",
         run: GO_REDIS_RUN,
     },
     Measured {
