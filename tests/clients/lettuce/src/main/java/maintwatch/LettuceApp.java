@@ -38,9 +38,9 @@ public final class LettuceApp {
                 .withTimeout(Duration.ofSeconds(1))
                 .build();
         RedisClient client = RedisClient.create(uri);
-        StatefulRedisConnection<String, String> connection = client.connect();
-        RedisCommands<String, String> sync = connection.sync();
         Workload work = new Workload();
+        StatefulRedisConnection<String, String> connection = work.firstConnection(client::connect);
+        RedisCommands<String, String> sync = connection.sync();
         work.run(3, (worker, round) -> {
             String key = "app:" + worker;
             sync.set(key, "v");

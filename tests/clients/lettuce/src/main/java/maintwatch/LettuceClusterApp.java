@@ -35,9 +35,9 @@ public final class LettuceClusterApp {
                 .withTimeout(Duration.ofSeconds(1))
                 .build();
         RedisClusterClient cluster = RedisClusterClient.create(seed);
-        StatefulRedisClusterConnection<String, String> connection = cluster.connect();
-        RedisAdvancedClusterCommands<String, String> sync = connection.sync();
         Workload work = new Workload();
+        StatefulRedisClusterConnection<String, String> connection = work.firstConnection(cluster::connect);
+        RedisAdvancedClusterCommands<String, String> sync = connection.sync();
         if (sharded) {
             subscribe(cluster, work);
         }
