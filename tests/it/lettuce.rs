@@ -70,20 +70,13 @@ async fn lettuce_certified_row() {
 /// SKIP line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lettuce_older_certified_rows() {
-    let test = "lettuce_older_certified_rows";
-    let Some(dirs) = tier::older(test, LETTUCE.older_var) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    for dir in dirs {
-        let version = LETTUCE.version_of(&dir);
-        let v = LETTUCE.tier_version(&dir, &version);
-        let (standalone, cluster) = tier::certify_version(&redis, &v, false).await;
-        assert_graded(&standalone, cluster.as_ref());
-        crate::tier_matrix::check_rows(&[&v.label]);
-    }
+    tier::certify_older_rows(
+        "lettuce_older_certified_rows",
+        LETTUCE.older_var,
+        |dir| LETTUCE.tier_version(dir, &LETTUCE.version_of(dir)),
+        assert_graded,
+    )
+    .await;
 }
 
 /// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`

@@ -491,6 +491,29 @@ pub async fn certify_version_on(
     (standalone, cluster)
 }
 
+/// The older releases of a library (the folders in `var`, as [`older`] reads them), one after
+/// another: each made a [`Version`] by `version` from its folder, certified on the matrix's
+/// columns, checked by `graded`, and its README row checked. Unset: a SKIP line.
+pub async fn certify_older_rows(
+    test: &str,
+    var: &str,
+    version: impl Fn(&str) -> Version,
+    graded: impl Fn(&Certified, Option<&Certified>),
+) {
+    let Some(dirs) = older(test, var) else {
+        return;
+    };
+    let Some(redis) = super::redis_server_binary(test) else {
+        return;
+    };
+    for dir in dirs {
+        let v = version(&dir);
+        let (standalone, cluster) = certify_version(&redis, &v, false).await;
+        graded(&standalone, cluster.as_ref());
+        crate::tier_matrix::check_rows(&[&v.label]);
+    }
+}
+
 /// Records the cells of `v`'s row: each standalone column, and the cluster column from the
 /// cluster application's run (`n/a` without one).
 fn record_version(
