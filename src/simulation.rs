@@ -303,7 +303,7 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
 
 /// How many start deadlines a client may take to make its first connection (the deadline
 /// itself counts from that connection).
-pub const FIRST_CONNECTION_FACTOR: u32 = 4;
+pub const FIRST_CONNECTION_FACTOR: u32 = 2;
 
 /// Why the run stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
