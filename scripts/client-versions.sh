@@ -40,6 +40,43 @@ install_older_clients() {
     export MAINTWATCH_NODE_REDIS_OLDER="$list"
   fi
   install_older_go_redis
+  install_older_jvm_clients
+}
+
+# The JVM libraries (Maven Central, asked with `mvn dependency:get` and the artifacts' metadata on
+# 2026-12-04). Lettuce: 7.0 brought maintenance notifications, on by default; 7.0.3 is the latest
+# 7.0 patch served; 7.7.0 the newest 7.x. Lettuce has no cluster handling of SMIGRATING /
+# SMIGRATED in any of them, but its cluster client opts in on every node, so its cluster
+# application is certified too. Jedis: maintenance notifications came in 8.1.0-beta1; Maven
+# Central serves no 8.1 (8.0.2 is the newest), so Jedis has no matrix row: 8.0.2 is built to
+# measure how it answers the opt-in (tests/it/jedis.rs). ioredis 6.1.0 (npm) has
+# `maintNotifications` and is served, but is not in the matrix yet (README, under the matrix).
+LETTUCE_NEWEST=7.7.0.RELEASE
+LETTUCE_OLDER="7.0.3.RELEASE"
+JEDIS_NEWEST=8.0.2
+
+# Builds one release of a JVM library's applications (a Maven project under tests/clients/) into
+# target/clients/NAME-VERSION (classes and a classpath file), only when missing; the local Maven
+# repository is target/m2, so a warm build is offline. Prints the folder.
+build_jvm_clients() {
+  local name="$1" property="$2" version="$3"
+  local d="$PWD/target/clients/$name-$version"
+  if [ ! -s "$d/classpath" ] || [ ! -d "$d/classes/maintwatch" ]; then
+    mvn -q -B -f "tests/clients/$name/pom.xml" -Dmaven.repo.local="$PWD/target/m2" \
+      "-D$property=$version" -Dout="$d" compile >&2
+  fi
+  echo "$d"
+}
+
+# The older Lettuce releases, as install_older_clients does for Python and Node: exports
+# MAINTWATCH_LETTUCE_OLDER (build folders, a list as in PATH). Without mvn and java, nothing.
+install_older_jvm_clients() {
+  local v list=""
+  command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1 || return 0
+  for v in $LETTUCE_OLDER; do
+    list="${list:+$list:}$(build_jvm_clients lettuce lettuce.version "$v")"
+  done
+  export MAINTWATCH_LETTUCE_OLDER="$list"
 }
 
 # go-redis (the Go module proxy, `go list -m -versions github.com/redis/go-redis/v9`, 2026-12-04:

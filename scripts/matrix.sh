@@ -28,6 +28,10 @@ if go_redis_go; then
   export MAINTWATCH_GO_REDIS="$PWD/target/mw-go-redis"
 fi
 install_older_clients
+# The JVM libraries' newest builds (Lettuce's row; Jedis's opt-in line), as .ci/run makes them.
+MAINTWATCH_LETTUCE="$(build_jvm_clients lettuce lettuce.version "$LETTUCE_NEWEST")"
+MAINTWATCH_JEDIS="$(build_jvm_clients jedis jedis.version "$JEDIS_NEWEST")"
+export MAINTWATCH_LETTUCE MAINTWATCH_JEDIS
 export MAINTWATCH_PYTHON="$PWD/$MW_VENV/bin/python" MAINTWATCH_NODE_REDIS="$PWD/$MW_NODE"
 export MAINTWATCH_REDIS_SERVER="${MAINTWATCH_REDIS_SERVER:-$(command -v redis-server)}"
 

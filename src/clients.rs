@@ -210,6 +210,10 @@ const NO_BACKSTOP: &str = "after a MIGRATING and no MIGRATED, still relaxed 31 s
                            30 s backstop: nothing bounds a window whose closing notification \
                            never comes";
 
+/// The client tier run that established the JVM libraries' [`Measured`] facts (docs/clients.md,
+/// "Lettuce and Jedis, measured").
+pub const JVM_RUN: &str = "the client tier of 2026-12-04";
+
 /// A behaviour the client tier measured in a range of releases: every release it graded from
 /// `first` to `last` (inclusive) showed it, in the run of `run` (the README matrix's date).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -335,7 +339,26 @@ pub const CLIENTS: [Client; 6] = [
         auto: Some(Auto::ByTls(Private::Java)),
         since: &[("7.0.0", "maintenance notifications, on by default")],
         cluster_since: None,
-        measured: &[],
+        measured: &[
+            Measured {
+                first: "7.0.3",
+                last: "7.7.0",
+                notification: None,
+                what: "opts in with no option set, after HELLO 3 and CLIENT SETINFO: CLIENT \
+                       MAINT_NOTIFICATIONS on moving-endpoint-type internal-ip to a loopback \
+                       address over plain TCP",
+                run: JVM_RUN,
+            },
+            Measured {
+                first: "7.7.0",
+                last: "7.7.0",
+                notification: None,
+                what: "its synchronous API gives up at the connection's own timeout inside a \
+                       FAILING_OVER or MIGRATING window too (the relaxation reaches only the \
+                       command's expiry), and giving up does not close the connection",
+                run: JVM_RUN,
+            },
+        ],
         parser: Parser::Lettuce,
     },
     Client {
@@ -346,7 +369,15 @@ pub const CLIENTS: [Client; 6] = [
         auto: None,
         since: &[("8.1.0-beta1", "standalone"), ("8.1.0-beta2", "cluster")],
         cluster_since: Some("8.1.0-beta2"),
-        measured: &[],
+        measured: &[Measured {
+            first: "8.0.2",
+            last: "8.0.2",
+            notification: None,
+            what: "never sends CLIENT MAINT_NOTIFICATIONS: asked for RESP3 it sends HELLO 3 and \
+                   CLIENT SETINFO on each pooled connection, nothing more (8.1, which has the \
+                   feature, is not on Maven Central)",
+            run: JVM_RUN,
+        }],
         parser: Parser::NotRead,
     },
     Client {

@@ -302,6 +302,10 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
     Ok((Some(client), port53, capture))
 }
 
+/// How many start deadlines a client may take to make its first connection (the deadline
+/// itself counts from that connection).
+pub const FIRST_CONNECTION_FACTOR: u32 = 2;
+
 /// Why the run stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -309,8 +313,9 @@ pub enum Stop {
     Ended,
     /// The client (CMD) exited by itself.
     ClientExited,
-    /// The scenario's clock had not started by `start_deadline` (it waits for opt-ins the
-    /// client never made).
+    /// The scenario's clock had not started `start_deadline` after the client's first
+    /// connection (it waits for opt-ins the client never made), or the client had not connected
+    /// within [`FIRST_CONNECTION_FACTOR`] times that.
     NeverStarted,
     /// A signal: its name and the exit code it means.
     Signal(&'static str, i32),
@@ -385,7 +390,13 @@ impl Narration {
         grading: bool,
     ) -> anyhow::Result<Stop> {
         // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
-        let deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+        // The deadline counts from the client's first connection: how long a client takes to
+        // start (a cold JVM on a loaded machine: tens of seconds) says nothing of its opt-in.
+        // Until it connects, a longer bound keeps a client that never does from waiting forever.
+        let mut deadline = args
+            .start_deadline
+            .map(|d| tokio::time::Instant::now() + d * FIRST_CONNECTION_FACTOR);
+        let mut connected = false;
         let mut started = false;
         loop {
             let never_started = async {
@@ -404,6 +415,10 @@ impl Narration {
                 event = events.recv() => match event {
                     Ok(e) => {
                         started |= matches!(e.what, What::Started { .. });
+                        if !connected && matches!(e.what, What::Connected { .. }) {
+                            connected = true;
+                            deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+                        }
                         let done = !args.repeat && matches!(e.what, What::Finished { .. });
                         self.take(e, args, grading)?;
                         if done {

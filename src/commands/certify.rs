@@ -146,9 +146,11 @@ pub fn worst(outcomes: &[Outcome]) -> Verdict {
         .unwrap_or(Verdict::NotJudged)
 }
 
-/// How long a scenario may wait for the client's opt-ins: clients opt in within a second or two
-/// of starting; a client that cannot start the scenario (one connection where a cluster
-/// scenario waits for three) would otherwise keep certify waiting forever.
+/// How long a scenario may wait for the client's opt-ins after its first connection: clients opt
+/// in within a second or two of connecting; a client that cannot start the scenario (one
+/// connection where a cluster scenario waits for three) would otherwise keep certify waiting
+/// forever. A client that never connects is given up on after
+/// [`crate::simulation::FIRST_CONNECTION_FACTOR`] times this.
 pub const START_DEADLINE: Duration = Duration::from_secs(30);
 
 /// The name of the result certify adds to the grade of a scenario that never started.
@@ -166,8 +168,9 @@ fn never_started(grade: &mut Grade, name: &str) {
     grade.rules.push(Rule::not_judged(
         STARTED,
         format!(
-            "the scenario never started: it waits for {needs}, and the client had not within {} s",
-            START_DEADLINE.as_secs()
+            "the scenario never started: it waits for {needs}, and the client had not within {} s of its first connection (or made none within {} s)",
+            START_DEADLINE.as_secs(),
+            START_DEADLINE.as_secs() * u64::from(crate::simulation::FIRST_CONNECTION_FACTOR)
         ),
     ));
     grade.settle();

@@ -985,6 +985,19 @@ fn clients_says_what_each_client_does_with_the_frame() {
         "{}",
         run.stdout
     );
+    // The JVM libraries: Lettuce's parser was read (a null target: it reconnects where it is);
+    // Jedis's was not, and the release Maven Central serves has no maintenance notifications.
+    assert!(
+        run.stdout
+            .contains("    Lettuce 7.8.0-SNAPSHOT: acts: no endpoint"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("    Jedis 8.1: unknown"),
+        "{}",
+        run.stdout
+    );
 
     let none = decode_stdin(
         &["--format", "raw", "--clients", "--endpoint-type", "none"],

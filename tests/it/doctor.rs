@@ -156,6 +156,21 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
         text.contains("measured in 9.23.0: `auto` resolves the host name"),
         "{text}"
     );
+    // The JVM libraries' facts, from the Lettuce and Jedis tiers' run.
+    assert!(
+        text.contains(
+            "measured in 8.0.2: never sends CLIENT MAINT_NOTIFICATIONS: asked for RESP3 it sends \
+             HELLO 3"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "measured in 7.7.0: its synchronous API gives up at the connection's own timeout"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("(the client tier of 2026-12-04)"), "{text}");
 }
 
 /// `doctor --json` carries the measured facts with their range and run, per client.

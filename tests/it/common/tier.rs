@@ -473,11 +473,23 @@ pub async fn certify_version(
     v: &Version,
     all: bool,
 ) -> (Certified, Option<Certified>) {
+    certify_version_on(redis, v, all, &[CLUSTER]).await
+}
+
+/// [`certify_version`], but the cluster application is certified on `cluster_scenarios` (which
+/// must include `oss-cluster`, the matrix's column; the others are for the caller to assert on).
+pub async fn certify_version_on(
+    redis: &str,
+    v: &Version,
+    all: bool,
+    cluster_on: &[&str],
+) -> (Certified, Option<Certified>) {
+    assert!(cluster_on.contains(&CLUSTER), "{cluster_on:?}");
     let columns = standalone_columns();
     let scenarios = (!all).then_some(columns.as_slice());
-    let mut cluster_scenarios = vec![CLUSTER];
+    let mut cluster_scenarios = cluster_on.to_vec();
     if all {
-        cluster_scenarios.extend(&v.cluster_also);
+        cluster_scenarios.extend(v.cluster_also.iter().filter(|s| !cluster_on.contains(s)));
     }
     let cluster = async {
         match &v.cluster {
@@ -487,7 +499,42 @@ pub async fn certify_version(
     };
     let (standalone, cluster) =
         tokio::join!(certify(redis, scenarios, &v.standalone, &v.env), cluster);
-    for scenario in &columns {
+    record_version(v, &columns, &standalone, cluster.as_ref());
+    (standalone, cluster)
+}
+
+/// The older releases of a library (the folders in `var`, as [`older`] reads them), one after
+/// another: each made a [`Version`] by `version` from its folder, certified on the matrix's
+/// columns, checked by `graded`, and its README row checked. Unset: a SKIP line.
+pub async fn certify_older_rows(
+    test: &str,
+    var: &str,
+    version: impl Fn(&str) -> Version,
+    graded: impl Fn(&Certified, Option<&Certified>),
+) {
+    let Some(dirs) = older(test, var) else {
+        return;
+    };
+    let Some(redis) = super::redis_server_binary(test) else {
+        return;
+    };
+    for dir in dirs {
+        let v = version(&dir);
+        let (standalone, cluster) = certify_version(&redis, &v, false).await;
+        graded(&standalone, cluster.as_ref());
+        crate::tier_matrix::check_rows(&[&v.label]);
+    }
+}
+
+/// Records the cells of `v`'s row: each standalone column, and the cluster column from the
+/// cluster application's run (`n/a` without one).
+fn record_version(
+    v: &Version,
+    columns: &[&str],
+    standalone: &Certified,
+    cluster: Option<&Certified>,
+) {
+    for scenario in columns {
         let (short, full) = standalone.row.get(*scenario).unwrap_or_else(|| {
             panic!(
                 "{}: no {scenario} in the row: {}",
@@ -496,7 +543,7 @@ pub async fn certify_version(
         });
         record(&v.label, scenario, short, full);
     }
-    match &cluster {
+    match cluster {
         Some(c) => {
             let (short, full) = c
                 .row
@@ -511,7 +558,6 @@ pub async fn certify_version(
             "no cluster client with maintenance notifications in this version",
         ),
     }
-    (standalone, cluster)
 }
 
 /// `--upstream spawn` takes redis-server from PATH: the configured one first.
@@ -630,4 +676,112 @@ pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
         line.to_string(),
     )
     .unwrap();
+}
+
+/// A JVM library of the tier, one row of this table per library: the variables naming its builds
+/// (the newest, and the older ones as a list as in PATH) and its applications' main classes.
+/// A build is a folder made by `mvn ... -Dout=DIR compile` on the library's Maven project under
+/// `tests/clients/` (`.ci/run`, `install_older_clients`): `DIR/classes` and `DIR/classpath`.
+pub struct Jvm {
+    /// The library's name in the matrix and in CLIENTS (`maintwatch::clients`).
+    pub name: &'static str,
+    pub var: &'static str,
+    pub older_var: &'static str,
+    /// The standalone application's main class; `--version` prints the library's version.
+    pub app: &'static str,
+    /// The cluster application's main class.
+    pub cluster_app: Option<&'static str>,
+}
+
+pub const LETTUCE: Jvm = Jvm {
+    name: "Lettuce",
+    var: "MAINTWATCH_LETTUCE",
+    older_var: "MAINTWATCH_LETTUCE_OLDER",
+    app: "maintwatch.LettuceApp",
+    cluster_app: Some("maintwatch.LettuceClusterApp"),
+};
+
+pub const JEDIS: Jvm = Jvm {
+    name: "Jedis",
+    var: "MAINTWATCH_JEDIS",
+    older_var: "MAINTWATCH_JEDIS_OLDER",
+    app: "maintwatch.JedisApp",
+    cluster_app: None,
+};
+
+impl Jvm {
+    /// The class path of a build: its classes, then the library's jars.
+    pub fn classpath(dir: &str) -> String {
+        let dir = Path::new(dir);
+        let jars = std::fs::read_to_string(dir.join("classpath"))
+            .unwrap_or_else(|e| panic!("{}: no classpath file ({e})", dir.display()));
+        format!("{}:{}", dir.join("classes").display(), jars.trim())
+    }
+
+    /// `java -cp CP MAIN ARGS`.
+    pub fn command(dir: &str, main: &str, args: &[&str]) -> Vec<String> {
+        ["java", "-cp", &Self::classpath(dir), main]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// The newest build (`var`) and its library version; `None` after a SKIP line (no `java`
+    /// on PATH, or the variable unset: .ci/run sets it where Maven and Java exist).
+    pub fn newest(&self, test: &str) -> Option<(String, String)> {
+        if !on_path("java") {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("SKIP: {test}: no java on PATH\n"),
+            );
+            return None;
+        }
+        client_runtime(
+            test,
+            self.var,
+            ".ci/run builds the JVM apps when mvn and java exist",
+            |dir| {
+                let cmd = Self::command(dir, self.app, &["--version"]);
+                let mut c = std::process::Command::new(&cmd[0]);
+                c.args(&cmd[1..]);
+                c
+            },
+        )
+    }
+
+    /// The library version of a build; panics when it has none.
+    pub fn version_of(&self, dir: &str) -> String {
+        let cmd = Self::command(dir, self.app, &["--version"]);
+        let out = std::process::Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .output()
+            .unwrap_or_else(|e| panic!("java does not run: {e}"));
+        assert!(
+            out.status.success(),
+            "{dir}: no usable {}: {}",
+            self.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A build as a version of the tier, labelled `Lettuce 7.7.0` (Maven's `.RELEASE` dropped):
+    /// the cluster application where the library has one.
+    pub fn tier_version(&self, dir: &str, version: &str) -> Version {
+        Version {
+            label: format!("{} {}", self.name, version.trim_end_matches(".RELEASE")),
+            standalone: Self::command(dir, self.app, &[]),
+            cluster: self.cluster_app.map(|m| Self::command(dir, m, &[])),
+            cluster_also: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Whether `program` is found on PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
 }

@@ -1,0 +1,56 @@
+//! The Jedis tier: Jedis (Maven `redis.clients:jedis`) as an unmodified application,
+//! `tests/clients/jedis/` (a Maven project: `JedisApp`). Maven Central serves no release with
+//! maintenance notifications (they came in 8.1.0's betas; 8.0.2 is the newest served,
+//! scripts/client-versions.sh), so Jedis has no row in the README's client matrix, only the line
+//! under it saying so and how the newest release served answers the opt-in, which this test
+//! measures: `maintwatch certify` on `failover` with the application asking for RESP3.
+//!
+//! Needs `java`, `MAINTWATCH_JEDIS` (a build folder `.ci/run` makes) and
+//! `MAINTWATCH_REDIS_SERVER`. Unset or absent: a SKIP line. Set but unusable: the test fails.
+
+use crate::common;
+use common::tier::{self, JEDIS};
+
+/// Jedis 8.0.2 speaks RESP3 when asked (HELLO 3) and names itself, but never sends CLIENT
+/// MAINT_NOTIFICATIONS: none of its connections opts in, so a scenario that starts on the
+/// opt-in never starts and certify calls it NOT JUDGED after its start deadline, naming why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jedis_newest_served_never_opts_in() {
+    let test = "jedis_newest_served_never_opts_in";
+    let Some((dir, version)) = JEDIS.newest(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let v = JEDIS.tier_version(&dir, &version);
+    let c = tier::certify(&redis, Some(&["failover"]), &v.standalone, &v.env).await;
+    let (_, r) = c
+        .runs
+        .iter()
+        .find(|(s, _)| s == "failover")
+        .unwrap_or_else(|| panic!("no failover grade: {}", c.stdout));
+    let client = r.client("jedis/");
+    assert_eq!(
+        client["client"].as_str().unwrap(),
+        format!("jedis/{version}"),
+        "{}",
+        r.table
+    );
+    assert!(
+        client["never_opted_in"].as_u64().unwrap() >= 1,
+        "{}",
+        r.table
+    );
+    let opted: u64 = client["opted_in"]
+        .as_object()
+        .map(|m| m.values().filter_map(|n| n.as_u64()).sum())
+        .unwrap_or(0);
+    assert_eq!(opted, 0, "{}", r.table);
+    assert_eq!(r.grade["verdict"], "not_judged", "{}", r.table);
+    assert!(
+        c.stdout.contains("the scenario never started"),
+        "{}",
+        c.stdout
+    );
+}

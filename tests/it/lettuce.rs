@@ -1,0 +1,138 @@
+//! The Lettuce tier: Lettuce (Maven `io.lettuce:lettuce-core`, 7.0 on) as unmodified
+//! applications, `tests/clients/lettuce/` (a Maven project: `LettuceApp`, `LettuceClusterApp`),
+//! certified by `maintwatch certify -- java -cp CP MAIN`. Each release's row of the README's
+//! client matrix: the newest (`MAINTWATCH_LETTUCE`, a build folder `.ci/run` makes) with every
+//! scenario certify plays, its cluster application on `oss-cluster` and `cascading-smigrated`;
+//! the older ones (`MAINTWATCH_LETTUCE_OLDER`, `install_older_clients` in
+//! scripts/client-versions.sh) on the matrix's columns.
+//!
+//! Needs `java`, `MAINTWATCH_LETTUCE` and `MAINTWATCH_REDIS_SERVER`. Unset or absent: a SKIP
+//! line. Set but unusable: the test fails.
+
+use crate::common;
+use common::tier::{self, Jvm, LETTUCE};
+
+/// What every certified Lettuce row must show: the standalone client opted in on every
+/// connection in every column's scenario (on by default from 7.0), and the cluster client on
+/// every node's connection.
+fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
+    let columns = tier::standalone_columns();
+    for (scenario, r) in &standalone.runs {
+        if !columns.contains(&scenario.as_str()) {
+            continue;
+        }
+        let c = r.client("Lettuce/");
+        assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
+    }
+    for (scenario, r) in cluster.iter().flat_map(|c| &c.runs) {
+        let opted: u64 = r.client("Lettuce/")["opted_in"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert!(opted >= 3, "{scenario}: {}", r.table);
+    }
+}
+
+/// The newest Lettuce's row of the README's matrix, from `maintwatch certify` with no
+/// `--scenarios`: every scenario certify plays has a cell, and the README's row is the cells of
+/// the matrix's columns (the cluster column from `LettuceClusterApp`, which is also certified on
+/// `cascading-smigrated`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lettuce_certified_row() {
+    let test = "lettuce_certified_row";
+    let Some((dir, version)) = LETTUCE.newest(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let v = LETTUCE.tier_version(&dir, &version);
+    let (standalone, cluster) =
+        tier::certify_version_on(&redis, &v, true, &[tier::CLUSTER, "cascading-smigrated"]).await;
+    let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
+    let mut all = maintwatch::cli::certify::default_scenarios();
+    all.sort_unstable();
+    assert_eq!(played, all, "{}", standalone.stdout);
+    let cluster = cluster.expect("Lettuce has a cluster application");
+    assert!(
+        cluster.row.contains_key("cascading-smigrated"),
+        "{}",
+        cluster.stdout
+    );
+    assert_graded(&standalone, Some(&cluster));
+    crate::tier_matrix::check_rows(&[&v.label]);
+}
+
+/// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
+/// PATH), one after another: each certified on the matrix's columns, its row checked. Unset: a
+/// SKIP line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lettuce_older_certified_rows() {
+    tier::certify_older_rows(
+        "lettuce_older_certified_rows",
+        LETTUCE.older_var,
+        |dir| LETTUCE.tier_version(dir, &LETTUCE.version_of(dir)),
+        assert_graded,
+    )
+    .await;
+}
+
+/// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
+/// is judged, PASS or FAIL with the messages counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lettuce_sharded_subscriber_is_judged() {
+    let test = "lettuce_sharded_subscriber_is_judged";
+    let Some((dir, _)) = LETTUCE.newest(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let cmd = Jvm::command(&dir, LETTUCE.cluster_app.unwrap(), &["--sharded"]);
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let r = tier::simulate(&redis, tier::CLUSTER, 1.0, &cmd, &[]).await;
+    if !tier::resolved_privately(test, &r) {
+        return;
+    }
+    r.assert_sharded_judged("Lettuce/");
+}
+
+/// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
+/// with Netty's own DNS resolver (`netty-resolver-dns`, a dependency of lettuce-core), which
+/// reads the system's resolv.conf and keeps an answer for its record's TTL. So the JVM's cache
+/// plays no part: in single-proxy, where DNS moves mid-window, the application with the JVM's
+/// cache at its default and with it off (`-Dsun.net.inetaddr.ttl=0`) earns the same verdicts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lettuce_verdict_does_not_depend_on_the_jvm_dns_cache() {
+    let test = "lettuce_verdict_does_not_depend_on_the_jvm_dns_cache";
+    let Some((dir, _)) = LETTUCE.newest(test) else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let cmd = Jvm::command(&dir, LETTUCE.app, &[]);
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let no_cache = [("JAVA_TOOL_OPTIONS", "-Dsun.net.inetaddr.ttl=0")];
+    let (default, uncached) = tokio::join!(
+        tier::simulate(&redis, "single-proxy", 1.0, &cmd, &[]),
+        tier::simulate(&redis, "single-proxy", 1.0, &cmd, &no_cache),
+    );
+    if !tier::resolved_privately(test, &default) {
+        return;
+    }
+    assert!(
+        uncached.output.contains("Picked up JAVA_TOOL_OPTIONS"),
+        "{}",
+        uncached.output
+    );
+    assert_eq!(
+        tier::verdicts(&default, "Lettuce/"),
+        tier::verdicts(&uncached, "Lettuce/"),
+        "{}\n{}",
+        default.table,
+        uncached.table
+    );
+}
