@@ -113,7 +113,7 @@ fn write_report(
         }
     }
     crate::report::Report {
-        command: "demo",
+        command: &crate::report::command_line("demo"),
         source: format!("scenario {scenario} (the built-in simulator, watched)"),
         lines: &lines,
         observations: None,

@@ -46,8 +46,9 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     let (code, graded) = grade(&mut analyzer, args.json, out)?;
     out.flush()?;
     if let (Some(path), Some(lines)) = (&args.report, &collected) {
+        let command = crate::report::command_line(if args.grade { "pcap --grade" } else { "pcap" });
         let report = Report {
-            command: if args.grade { "pcap --grade" } else { "pcap" },
+            command: &command,
             source: format!("capture {}", names.join(", ")),
             lines,
             observations: graded.as_ref().map(|(obs, _)| obs),

@@ -48,7 +48,7 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
 fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
     let (lines, notes) = report_parts(run);
     crate::report::Report {
-        command: "simulate --grade",
+        command: &crate::report::command_line("simulate --grade"),
         source: format!("scenario {}", run.scenario.name),
         lines: &lines,
         observations: Some(&run.obs),

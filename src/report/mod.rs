@@ -25,6 +25,9 @@ mod scale;
 pub mod sink;
 pub mod svg;
 
+mod command_line;
+pub use command_line::command_line;
+
 use std::path::Path;
 
 use anyhow::Context;

@@ -925,3 +925,27 @@ async fn certify_and_the_capture_of_its_run_draw_the_same_picture() {
     let from_pcap = picture(&std::fs::read_to_string(&pcap_page).unwrap());
     assert_same_picture(&from_certify, &from_pcap);
 }
+
+/// The page's header shows the whole command line it was made by (issue 50: `--dns-port`,
+/// which changes a verdict, was left out), with a password on it withheld.
+#[test]
+fn the_header_shows_the_whole_command_line_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pcap/maintenance-v4.pcap"
+    );
+    let out = common::maintwatch(["pcap", "--grade", "--dns-port", "5353", "--report"])
+        .arg(&page)
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(page.exists(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("maintwatch pcap --grade --dns-port 5353 --report"),
+        "{}",
+        &html[..html.len().min(3000)]
+    );
+}

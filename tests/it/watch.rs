@@ -553,6 +553,26 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
             "{kind}: one entry, the other copies point at it"
         );
     }
+    // A copy reads as words on screen (issue 50), not `[3] also from [3], ... after [1]`.
+    let copy = seen
+        .iter()
+        .find(|l| {
+            matches!(
+                l,
+                WatchLine::Push(line::Push {
+                    copy_of: Some(_),
+                    ..
+                })
+            )
+        })
+        .expect("a copy");
+    let shown = maintwatch::output::human::render(copy, &Default::default()).join("\n");
+    assert!(shown.contains("the same notification again, "), "{shown}");
+    assert!(
+        shown.contains(" ms after [") && shown.ends_with("] got it"),
+        "{shown}"
+    );
+    assert!(!shown.contains("also from"), "{shown}");
 
     let smigrated = seen
         .iter()

@@ -261,13 +261,7 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
         }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
-            style.paint(
-                Role::Dim,
-                &format!(
-                    "  also from [{conn}], {:.1} ms after [{}]",
-                    copy.after_ms, copy.conn
-                )
-            )
+            style.paint(Role::Dim, &copy_words(copy.after_ms, copy.conn))
         )],
         WatchLine::Push(line::Push {
             at,
@@ -345,17 +339,17 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
 
 /// An Azure Cache event: what it says and when it starts, its bytes, and what the reference
 /// client does with it.
+/// A copy of an event already shown, in words: the line's own `[N]` says where it came, so it is
+/// not repeated (issue 50: `[3] also from [3], 7661.4 ms after [1]` read like a typo).
+fn copy_words(after_ms: f64, first: u32) -> String {
+    format!("  the same notification again, {after_ms:.1} ms after [{first}] got it")
+}
+
 fn line_azure(l: &line::AzureEvent, style: &Style) -> Vec<String> {
     let mut first = head(style, &l.at, Some(l.conn));
     first.push(' ');
     if let Some(copy) = &l.copy_of {
-        first.push_str(&style.paint(
-            Role::Dim,
-            &format!(
-                "  also from [{}], {:.1} ms after [{}]",
-                l.conn, copy.after_ms, copy.conn
-            ),
-        ));
+        first.push_str(&style.paint(Role::Dim, &copy_words(copy.after_ms, copy.conn)));
         return vec![first];
     }
     if let Some(to) = l.rel.as_ref().map(|r| r.to.as_str()) {

@@ -1,0 +1,104 @@
+//! The command line a page was made by, for its header: the whole of it (issue 50: a header
+//! `maintwatch pcap --grade` left out the `--dns-port` that changed the verdict), with every
+//! secret taken out, since a page is shared.
+
+/// Flags whose value is a secret: the value that follows them (or after `=`) is replaced.
+const SECRET_FLAGS: [&str; 4] = ["-a", "--pass", "--password", "--user-password"];
+
+/// What replaces a secret.
+const WITHHELD: &str = "***";
+
+/// This process's arguments after `maintwatch`, secrets removed, or `fallback` when the process
+/// is not the maintwatch binary (a test calling a command as a library).
+pub fn command_line(fallback: &str) -> String {
+    let mut args = std::env::args_os();
+    let is_ours = args
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n == "maintwatch")
+        })
+        .unwrap_or(false);
+    if !is_ours {
+        return fallback.to_string();
+    }
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    redacted(&args)
+}
+
+/// `args` joined as a shell reads them, secrets replaced by `***`.
+pub fn redacted(args: &[String]) -> String {
+    let mut out = Vec::with_capacity(args.len());
+    let mut secret_next = false;
+    for arg in args {
+        let shown = if secret_next {
+            WITHHELD.to_string()
+        } else if let Some((flag, _)) = arg
+            .split_once('=')
+            .filter(|(f, _)| SECRET_FLAGS.contains(f))
+        {
+            format!("{flag}={WITHHELD}")
+        } else {
+            without_url_password(arg)
+        };
+        secret_next = SECRET_FLAGS.contains(&arg.as_str());
+        out.push(quoted(&shown));
+    }
+    out.join(" ")
+}
+
+/// A URL's password (`scheme://user:PASSWORD@host`) replaced; anything else as it is.
+fn without_url_password(arg: &str) -> String {
+    let Some((scheme, rest)) = arg.split_once("://") else {
+        return arg.to_string();
+    };
+    let Some((userinfo, host)) = rest.rsplit_once('@') else {
+        return arg.to_string();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:{WITHHELD}@{host}"),
+        None => arg.to_string(),
+    }
+}
+
+/// An argument in single quotes when a shell would split or expand it.
+fn quoted(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%*".contains(c));
+    match plain {
+        true => arg.to_string(),
+        false => format!("'{}'", arg.replace('\'', "'\\''")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn every_secret_is_withheld_and_the_rest_is_whole() {
+        let args: Vec<String> = [
+            "pcap",
+            "--grade",
+            "--dns-port",
+            "5353",
+            "-a",
+            "s3cret",
+            "--pass=s3cret",
+            "redis://app:s3cret@db:6379",
+            "a b",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let line = redacted(&args);
+        assert!(!line.contains("s3cret"), "{line}");
+        assert_eq!(
+            line,
+            "pcap --grade --dns-port 5353 -a *** --pass=*** redis://app:***@db:6379 'a b'"
+        );
+    }
+}
