@@ -103,7 +103,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__certify)
-            opts="-h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --help"
+            opts="-j -h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --jobs --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,6 +138,14 @@ _maintwatch() {
                     return 0
                     ;;
                 --pcap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -209,7 +217,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__demo)
-            opts="-h --scenario --scenario-file --list --speed --capture --report --color --help"
+            opts="-h --scenario --scenario-file --speed --list --capture --report --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -197,9 +197,9 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'maintwatch;demo'= {
-            cand --scenario 'The embedded scenario to play'
+            cand --scenario 'The embedded scenario to play (see --list)'
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
-            cand --speed 'Run the scenario clock this many times faster'
+            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do'
             cand --capture 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)'
             cand --report 'Also write a self-contained HTML page of the run to FILE at the end: the watch''s timeline drawn, its summary and the frames it read (docs/report.md)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
@@ -238,6 +238,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --upstream 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path'
             cand --client-output 'The directory for the client''s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)'
             cand --pcap 'Capture each scenario''s packets into DIR/SCENARIO.pcap (as `simulate --pcap`): how a run in a network namespace of its own is kept as a capture. Needs CAP_NET_RAW (root, or the namespace''s)'
+            cand -j 'How many scenarios play at once. Each plays in a process and a network namespace of its own (its own loopback, addresses, ports, DNS, redis-server and client), so none can reach another''s; the reports keep the order of the list whatever order they finish in. 1 plays them one after another, in order. The default, 6, is what 2 cores bear (docs/certify.md): the scenarios mostly wait on their clocks, and six at once bring the default set to about the length of its longest scenarios with the same verdicts as one at a time. Only with --upstream spawn: one shared server is played one scenario at a time'
+            cand --jobs 'How many scenarios play at once. Each plays in a process and a network namespace of its own (its own loopback, addresses, ports, DNS, redis-server and client), so none can reach another''s; the reports keep the order of the list whatever order they finish in. 1 plays them one after another, in order. The default, 6, is what 2 cores bear (docs/certify.md): the scenarios mostly wait on their clocks, and six at once bring the default set to about the length of its longest scenarios with the same verdicts as one at a time. Only with --upstream spawn: one shared server is played one scenario at a time'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -213,7 +213,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-ca
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s q -l quiet -d 'Print where it listens and the scenario\'s steps only, not every connection and command'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l grade -d 'At the end, grade each client\'s behaviour against docs/protocol.md (a table on stdout; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged or nothing was). Stalls (`stall` steps) last real seconds whatever --speed, since the client\'s timers do; `timeout-restored` is judged only at --speed 1'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play' -r -f -a "single-proxy\t''
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario -d 'The embedded scenario to play (see --list)' -r -f -a "single-proxy\t''
 multi-proxy\t''
 dns-race\t''
 shard-migration\t''
@@ -232,7 +232,7 @@ azure-failover\t''
 azure-replica\t''
 azure-scale\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client\'s timeouts do' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l report -d 'Also write a self-contained HTML page of the run to FILE at the end: the watch\'s timeline drawn, its summary and the frames it read (docs/report.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l color -d 'Colour: auto (a terminal and no NO_COLOR), always, never' -r -f -a "auto\t''
@@ -284,6 +284,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l speed 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l upstream -d 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l client-output -d 'The directory for the client\'s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -l pcap -d 'Capture each scenario\'s packets into DIR/SCENARIO.pcap (as `simulate --pcap`): how a run in a network namespace of its own is kept as a capture. Needs CAP_NET_RAW (root, or the namespace\'s)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -s j -l jobs -d 'How many scenarios play at once. Each plays in a process and a network namespace of its own (its own loopback, addresses, ports, DNS, redis-server and client), so none can reach another\'s; the reports keep the order of the list whatever order they finish in. 1 plays them one after another, in order. The default, 6, is what 2 cores bear (docs/certify.md): the scenarios mostly wait on their clocks, and six at once bring the default set to about the length of its longest scenarios with the same verdicts as one at a time. Only with --upstream spawn: one shared server is played one scenario at a time' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand certify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "watch" -d 'Connect with a forced opt-in and show every notification, its bytes, and what follows'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand help; and not __fish_seen_subcommand_from watch decode probe doctor decide simulate demo replay pcap certify help" -f -a "decode" -d 'Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes'

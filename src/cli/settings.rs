@@ -2,11 +2,18 @@
 //! and the services', each validated here, so the engine, the sinks and the services never see a
 //! clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
 
+use super::certify::{default_scenarios, CertifyArgs};
 use super::service::ServiceArgs;
+use super::simulate::SimulateArgs;
 use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
 use crate::conn::ConnectOptions;
 use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
+use crate::sim::upstream::Upstream;
+use crate::simulation::{
+    CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings, UpstreamChoice, Verbosity,
+    START_DEADLINE,
+};
 use crate::timeline::ScenarioClock;
 use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
@@ -80,7 +87,7 @@ fn output_settings(args: &WatchArgs) -> OutputSettings {
                 keep: args.capture_keep,
             }),
         color: style.color,
-        time: args.time_format,
+        time: args.time_format.into(),
         width: style.width,
         verbose: args.verbose,
         clients: args.clients,
@@ -156,4 +163,91 @@ pub fn fleet_settings(
         (label, settings)
     });
     Some(fleet.collect())
+}
+
+/// Validates the command line of `simulate` into the one scenario it plays.
+pub fn simulation_settings(args: &SimulateArgs) -> anyhow::Result<SimulationSettings> {
+    let client = (!args.command.is_empty()).then(|| ClientSettings {
+        command: args.command.clone(),
+        output: args.client_output.clone(),
+    });
+    Ok(SimulationSettings {
+        speed: args.play.speed,
+        repeat: args.repeat,
+        port: args.port,
+        password: args.password.clone(),
+        user: args.user.clone(),
+        catch_up: !args.no_catch_up,
+        upstream: upstream_choice(args.upstream.as_deref(), usage)?,
+        client,
+        grade: args.grade,
+        grade_json: args.grade_json.clone(),
+        report: args.report.clone(),
+        pcap: args.pcap.clone(),
+        narration: if args.quiet {
+            Verbosity::Quiet
+        } else {
+            Verbosity::Full
+        },
+        ..SimulationSettings::new(args.play.choice())
+    })
+}
+
+/// `--upstream`: none, `spawn`, or a URL (a bad one is a usage error, its text already free of
+/// the password). `error` makes the usage error, as each command words it.
+fn upstream_choice(
+    url: Option<&str>,
+    error: fn(&str, String) -> anyhow::Error,
+) -> anyhow::Result<UpstreamChoice> {
+    Ok(match url {
+        None => UpstreamChoice::None,
+        Some("spawn") => UpstreamChoice::Spawn,
+        Some(url) => UpstreamChoice::At(
+            Upstream::parse(url).map_err(|e| error("--upstream", e.to_string()))?,
+        ),
+    })
+}
+
+/// Validates the command line of `certify` into one scenario's settings per scenario to play,
+/// each as `simulate --scenario NAME --upstream ... --grade --quiet -- CMD` would have made it,
+/// silent, and stopped when the client never starts it.
+pub fn certify_settings(args: &CertifyArgs) -> anyhow::Result<CertifySettings> {
+    let upstream = upstream_choice(Some(&args.upstream), flagged)?;
+    let names: Vec<String> = if args.scenarios.is_empty() {
+        default_scenarios().into_iter().map(String::from).collect()
+    } else {
+        args.scenarios.clone()
+    };
+    let dir = match &args.client_output {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
+    };
+    let scenarios = names
+        .iter()
+        .map(|name| SimulationSettings {
+            speed: args.speed,
+            upstream: upstream.clone(),
+            client: Some(ClientSettings {
+                command: args.command.clone(),
+                output: Some(dir.join(format!("{name}.log"))),
+            }),
+            grade: true,
+            pcap: args.pcap.as_ref().map(|d| d.join(format!("{name}.pcap"))),
+            narration: Verbosity::Silent,
+            start_deadline: Some(START_DEADLINE),
+            ..SimulationSettings::new(ScenarioChoice::Named(name.clone()))
+        })
+        .collect();
+    Ok(CertifySettings {
+        scenarios,
+        // One shared upstream server is one scenario's at a time.
+        jobs: match upstream {
+            UpstreamChoice::Spawn => usize::from(args.jobs),
+            _ => 1,
+        },
+        junit: args.junit.clone(),
+        grade_json: args.grade_json.clone(),
+        report: args.report.clone(),
+        client_output: dir,
+    })
 }

@@ -60,21 +60,8 @@ the scenario ends.";
     after_help = simulate_after_help()
 )]
 pub struct SimulateArgs {
-    /// The embedded scenario to play (see --list).
-    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
-          value_parser = scenario_names(), hide_possible_values = true,
-          conflicts_with = "scenario_file")]
-    pub scenario: String,
-
-    /// Play a scenario file from disk instead (format: scenarios/README.md).
-    #[arg(long, value_name = "PATH")]
-    pub scenario_file: Option<PathBuf>,
-
-    /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
-    /// change, so MOVING still declares its real window). Stalls are not shortened: they last
-    /// real seconds, because a client's timeouts do.
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
-    pub speed: f64,
+    #[command(flatten)]
+    pub play: ScenarioArgs,
 
     /// Play the scenario again and again; between rounds DNS and listeners are reset and every
     /// connection is closed so clients start over.
@@ -149,17 +136,36 @@ pub struct SimulateArgs {
     /// (SIGTERM, SIGKILL 5 s later) and how it ended is part of the grade.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
+}
 
-    /// Print nothing while the run goes on (no banner, no narration): `certify` plays each
-    /// scenario through `simulate`'s own code and prints its own lines instead. Not a flag.
-    #[arg(skip)]
-    pub silent: bool,
+/// The scenario and its clock: the flags `simulate` and `demo` share, declared once.
+#[derive(Args, Debug, Clone)]
+pub struct ScenarioArgs {
+    /// The embedded scenario to play (see --list).
+    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
+          value_parser = scenario_names(), hide_possible_values = true,
+          conflicts_with = "scenario_file")]
+    pub scenario: String,
 
-    /// Stop the run when the scenario's clock has not started this long after CMD started (a
-    /// scenario that starts on opt-ins waits for them forever otherwise): `certify` must end
-    /// with a client that cannot start a scenario. Not a flag.
-    #[arg(skip)]
-    pub start_deadline: Option<std::time::Duration>,
+    /// Play a scenario file from disk instead (format: scenarios/README.md).
+    #[arg(long, value_name = "PATH")]
+    pub scenario_file: Option<PathBuf>,
+
+    /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
+    /// change, so MOVING still declares its real window). Stalls are not shortened: they last
+    /// real seconds, because a client's timeouts do.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    pub speed: f64,
+}
+
+impl ScenarioArgs {
+    pub fn choice(&self) -> crate::simulation::ScenarioChoice {
+        use crate::simulation::ScenarioChoice;
+        match &self.scenario_file {
+            Some(path) => ScenarioChoice::File(path.clone()),
+            None => ScenarioChoice::Named(self.scenario.clone()),
+        }
+    }
 }
 
 /// The long description of `demo`. The `Command::Demo` variant repeats it
@@ -177,23 +183,12 @@ scenario ends.";
     after_help = demo_after_help()
 )]
 pub struct DemoArgs {
-    /// The embedded scenario to play.
-    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
-          value_parser = scenario_names(), hide_possible_values = true,
-          conflicts_with = "scenario_file")]
-    pub scenario: String,
-
-    /// Play a scenario file from disk instead (format: scenarios/README.md).
-    #[arg(long, value_name = "PATH")]
-    pub scenario_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub play: ScenarioArgs,
 
     /// List the scenarios, one line each, and exit (as `simulate --list`).
     #[arg(long)]
     pub list: bool,
-
-    /// Run the scenario clock this many times faster.
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
-    pub speed: f64,
 
     /// Also write the watch's JSON lines to FILE (a capture `replay` reads back).
     #[arg(long, value_name = "FILE")]
@@ -277,7 +272,7 @@ mod tests {
             panic!("not demo")
         };
         assert_eq!(
-            d.scenario_file.as_deref(),
+            d.play.scenario_file.as_deref(),
             Some(std::path::Path::new("my.scn"))
         );
         assert!(parse(&["demo", "--scenario-file", "a", "--scenario", "dns-race"]).is_err());
