@@ -26,6 +26,7 @@ mod grade;
 mod heartbeat;
 mod hooks;
 mod hostile_handshake;
+mod jobs_verdicts;
 mod layers;
 mod metrics;
 mod node_redis;
