@@ -275,15 +275,9 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
 
 #[test]
 fn no_function_is_over_100_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut seen = 0;
     let mut long = Vec::new();
-    for file in rust_files(&src) {
-        let rel = file
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, file) in src_files() {
         let text = std::fs::read_to_string(&file).unwrap();
         for (name, line, lines) in function_lengths(&text) {
             seen += 1;
@@ -330,15 +324,9 @@ const MAX_FILE_LINES: usize = 1200;
 
 #[test]
 fn no_file_is_over_1200_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut seen = 0;
     let mut long = Vec::new();
-    for file in rust_files(&src) {
-        let rel = file
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, file) in src_files() {
         seen += 1;
         let lines = std::fs::read_to_string(&file).unwrap().lines().count();
         if lines > MAX_FILE_LINES {
@@ -446,30 +434,16 @@ fn names_the_command_line(code: &str) -> Option<&'static str> {
 
 #[test]
 fn no_engine_module_knows_clap_or_the_cli() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut seen = 0;
     let mut found = Vec::new();
-    for file in rust_files(&src) {
-        let rel = file
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, file) in src_files() {
         if KNOWS_THE_COMMAND_LINE.iter().any(|p| rel.starts_with(p)) || is_test_file(&file) {
             continue;
         }
         seen += 1;
-        let text = std::fs::read_to_string(&file).unwrap();
         // Comments may name clap (to say why a module does not); code may not.
-        let code: String = text
-            .split("#[cfg(test)]")
-            .next()
-            .unwrap()
-            .lines()
-            .map(code_of)
-            .collect::<Vec<_>>()
-            .join("\n");
-        if let Some(what) = names_the_command_line(&code) {
+        let code: Vec<String> = production_code(&file).lines().map(code_of).collect();
+        if let Some(what) = names_the_command_line(&code.join("\n")) {
             found.push(format!("src/{rel} names {what}"));
         }
     }
@@ -479,6 +453,28 @@ fn no_engine_module_knows_clap_or_the_cli() {
         "below the command line, modules take settings, not clap types:\n  {}",
         found.join("\n  ")
     );
+}
+
+/// Every file under `src/`, with its path from there (`sim/mod.rs`).
+fn src_files() -> Vec<(String, PathBuf)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    rust_files(&src)
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, f)
+        })
+        .collect()
+}
+
+/// A file's text up to its first `#[cfg(test)]`.
+fn production_code(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.split("#[cfg(test)]").next().unwrap().to_string()
 }
 
 #[test]
