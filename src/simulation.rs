@@ -276,6 +276,15 @@ fn api_options(
     let Some(addr) = &args.proxy_api else {
         return Ok(None);
     };
+    if let Some(host) = &args.announce {
+        let fine = |c: char| c.is_ascii_alphanumeric() || ".:-_".contains(c);
+        if host.is_empty() || !host.chars().all(fine) {
+            return Err(crate::cli::usage::usage(
+                "--announce",
+                "expected a host name or an IP address, such as 0.0.0.0",
+            ));
+        }
+    }
     let addr = loopback_or(addr).map_err(|e| crate::cli::usage::usage("--proxy-api", e))?;
     let listen = if args.listen.is_empty() {
         vec![std::net::SocketAddr::from(([127, 0, 0, 1], 6379))]
@@ -305,6 +314,7 @@ fn api_options(
         listen,
         upstream,
         defaults: args.default_interceptors.clone(),
+        announce: args.announce.clone(),
     }))
 }
 

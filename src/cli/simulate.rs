@@ -99,6 +99,12 @@ pub struct SimulateArgs {
     )]
     pub default_interceptors: Vec<String>,
 
+    /// The host the cluster interceptor names every node by instead of its listening address:
+    /// `--announce 0.0.0.0` answers as the proxy does behind redis-py's compose file
+    /// (LISTEN_HOST=0.0.0.0) while listening on loopback only.
+    #[arg(long, value_name = "HOST", requires = "proxy_api")]
+    pub announce: Option<String>,
+
     /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
     /// change, so MOVING still declares its real window). Stalls are not shortened: they last
     /// real seconds, because a client's timeouts do.

@@ -197,6 +197,7 @@ fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
         proxy_api: None,
         listen: Vec::new(),
         default_interceptors: Vec::new(),
+        announce: None,
         speed: args.speed,
         repeat: false,
         list: false,

@@ -5,8 +5,6 @@
 //! (`matchCount`), and the first that answers ends the search. Kept apart from the relay so the
 //! matching rules, which the suites depend on byte for byte, read in one place.
 
-use std::net::SocketAddr;
-
 use crate::resp::{Frame, Limits, Scan, Scanner};
 
 use super::super::escape::escape;
@@ -81,7 +79,7 @@ impl Interceptor {
     }
 
     /// Its answer to `command`, if it answers it; `nodes` are the listening nodes, in order.
-    fn answer(&mut self, command: &[u8], nodes: &[SocketAddr]) -> Option<Vec<u8>> {
+    fn answer(&mut self, command: &[u8], nodes: &[(String, u16)]) -> Option<Vec<u8>> {
         self.invoked += 1;
         let lower = command.to_ascii_lowercase();
         let reply = match &mut self.kind {
@@ -108,7 +106,7 @@ impl Interceptor {
 pub(super) fn answer(
     chain: &mut [Interceptor],
     command: &[u8],
-    nodes: &[SocketAddr],
+    nodes: &[(String, u16)],
 ) -> Option<(String, Vec<u8>)> {
     chain
         .iter_mut()
@@ -133,8 +131,8 @@ fn ranges(n: usize) -> Vec<(usize, usize)> {
 }
 
 /// The id the proxy gives a node in CLUSTER SLOTS: `proxy-id-PORT`.
-fn proxy_node_id(addr: SocketAddr) -> String {
-    format!("proxy-id-{}", addr.port())
+fn proxy_node_id(port: u16) -> String {
+    format!("proxy-id-{port}")
 }
 
 fn bulk(out: &mut Vec<u8>, text: &str) {
@@ -142,33 +140,32 @@ fn bulk(out: &mut Vec<u8>, text: &str) {
 }
 
 /// CLUSTER SLOTS byte for byte as the proxy's `cluster` interceptor writes it.
-fn slots_reply(nodes: &[SocketAddr]) -> Vec<u8> {
+fn slots_reply(nodes: &[(String, u16)]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", nodes.len()).into_bytes();
-    for (addr, (from, to)) in nodes.iter().zip(ranges(nodes.len())) {
+    for ((host, port), (from, to)) in nodes.iter().zip(ranges(nodes.len())) {
         out.extend_from_slice(format!("*3\r\n:{from}\r\n:{to}\r\n*3\r\n").as_bytes());
-        bulk(&mut out, &addr.ip().to_string());
-        out.extend_from_slice(format!(":{}\r\n", addr.port()).as_bytes());
-        bulk(&mut out, &proxy_node_id(*addr));
+        bulk(&mut out, host);
+        out.extend_from_slice(format!(":{port}\r\n").as_bytes());
+        bulk(&mut out, &proxy_node_id(*port));
     }
     out
 }
 
 /// CLUSTER SHARDS (RESP2 form, which RESP3 clients read too): one master per shard.
-fn shards_reply(nodes: &[SocketAddr]) -> Vec<u8> {
+fn shards_reply(nodes: &[(String, u16)]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", nodes.len()).into_bytes();
-    for (addr, (from, to)) in nodes.iter().zip(ranges(nodes.len())) {
+    for ((host, port), (from, to)) in nodes.iter().zip(ranges(nodes.len())) {
         out.extend_from_slice(b"*4\r\n");
         bulk(&mut out, "slots");
         out.extend_from_slice(format!("*2\r\n:{from}\r\n:{to}\r\n").as_bytes());
         bulk(&mut out, "nodes");
         out.extend_from_slice(b"*1\r\n*12\r\n");
-        let ip = addr.ip().to_string();
-        let port = addr.port().to_string();
+        let port_text = port.to_string();
         for (k, v) in [
-            ("id", proxy_node_id(*addr).as_str()),
-            ("port", port.as_str()),
-            ("ip", ip.as_str()),
-            ("endpoint", ip.as_str()),
+            ("id", proxy_node_id(*port).as_str()),
+            ("port", port_text.as_str()),
+            ("ip", host.as_str()),
+            ("endpoint", host.as_str()),
             ("role", "master"),
             ("health", "online"),
         ] {
@@ -180,15 +177,13 @@ fn shards_reply(nodes: &[SocketAddr]) -> Vec<u8> {
 }
 
 /// CLUSTER NODES: one line per node, every node a master.
-fn nodes_reply(nodes: &[SocketAddr]) -> Vec<u8> {
+fn nodes_reply(nodes: &[(String, u16)]) -> Vec<u8> {
     let mut text = String::new();
-    for (addr, (from, to)) in nodes.iter().zip(ranges(nodes.len())) {
+    for ((host, port), (from, to)) in nodes.iter().zip(ranges(nodes.len())) {
         text.push_str(&format!(
-            "{} {}:{}@{} master - 0 0 1 connected {from}-{to}\n",
-            proxy_node_id(*addr),
-            addr.ip(),
-            addr.port(),
-            u32::from(addr.port()) + 10000
+            "{} {host}:{port}@{} master - 0 0 1 connected {from}-{to}\n",
+            proxy_node_id(*port),
+            u32::from(*port) + 10000
         ));
     }
     let mut out = Vec::new();
@@ -260,10 +255,10 @@ pub(super) fn describe(bytes: &[u8]) -> Described {
 mod tests {
     use super::*;
 
-    fn addrs(ports: &[u16]) -> Vec<SocketAddr> {
+    fn addrs(ports: &[u16]) -> Vec<(String, u16)> {
         ports
             .iter()
-            .map(|p| SocketAddr::from(([127, 0, 0, 1], *p)))
+            .map(|p| ("127.0.0.1".to_string(), *p))
             .collect()
     }
 

@@ -48,6 +48,10 @@ pub struct ApiOptions {
     pub upstream: Upstream,
     /// The proxy's default interceptors to install (`cluster`, `hitless`, `logger`).
     pub defaults: Vec<String>,
+    /// The host the `cluster` interceptor names every node by, in place of its listening
+    /// address (`--announce`): redis-py's compose file has the proxy listen on 0.0.0.0, so its
+    /// tests expect nodes named `0.0.0.0:PORT`, which a loopback listener can be named too.
+    pub announce: Option<String>,
 }
 
 /// A message to a relayed connection's task: a frame to write between two frames, or a close.
@@ -84,6 +88,7 @@ struct Table {
 pub(super) struct Api {
     shared: Arc<Shared>,
     defaults: Vec<String>,
+    announce: Option<String>,
     table: Mutex<Table>,
 }
 
@@ -178,6 +183,21 @@ impl Api {
             up: false,
         });
         true
+    }
+
+    /// The nodes as the `cluster` interceptor names them: host (the announced one, or the
+    /// listening address) and port, in the order they were added.
+    fn announced(&self, t: &Table) -> Vec<(String, u16)> {
+        t.nodes
+            .iter()
+            .map(|(_, n)| {
+                let host = self
+                    .announce
+                    .clone()
+                    .unwrap_or_else(|| n.addr.ip().to_string());
+                (host, n.addr.port())
+            })
+            .collect()
     }
 
     /// The listening nodes' addresses, in the order they were added.
@@ -299,6 +319,7 @@ pub(super) async fn start(shared: Arc<Shared>, opts: ApiOptions) -> Result<ApiHa
     let api = Arc::new(Api {
         shared: shared.clone(),
         defaults: opts.defaults.clone(),
+        announce: opts.announce.clone(),
         table: Mutex::default(),
     });
     let listener = std::net::TcpListener::bind(opts.addr)

@@ -222,7 +222,7 @@ impl Relay {
     ) -> Result<(), String> {
         let answered = {
             let mut t = self.api.lock();
-            let nodes: Vec<SocketAddr> = t.nodes.iter().map(|(_, n)| n.addr).collect();
+            let nodes = self.api.announced(&t);
             intercept::answer(&mut t.interceptors, &frame, &nodes)
         };
         let opt_in = opt_in(&frame);
