@@ -67,6 +67,7 @@ pub(super) async fn serve(api: Arc<Api>, listener: TcpListener) {
 }
 
 /// A 4xx or 5xx with its message.
+#[derive(Debug)]
 struct Fail(StatusCode, String);
 
 impl Fail {
@@ -203,25 +204,9 @@ fn param(query: &str, name: &str) -> Result<Option<String>, Fail> {
     Ok(None)
 }
 
+/// The URL's own %-decoding (`redis://` URLs decode the same way).
 fn percent_decode(text: &str) -> Result<String, Fail> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| Fail::bad("a malformed %-escape in the URL"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| Fail::bad("the URL is not UTF-8 once decoded"))
+    crate::conn::url::percent_decode(text).map_err(|e| Fail::bad(format!("the URL: {e}")))
 }
 
 /// The frame bytes a body or a JSON string stands for.

@@ -224,6 +224,8 @@ pub(super) fn describe(bytes: &[u8]) -> Described {
     let Some(kind) = text(0).map(|k| String::from_utf8_lossy(k).to_ascii_uppercase()) else {
         return d;
     };
+    // The simulator keeps its own list rather than the watcher's `notification::Kind`: the two
+    // share no code beyond `resp` (src/sim/mod.rs).
     const KINDS: [&str; 7] = [
         "MOVING",
         "MIGRATING",
@@ -266,7 +268,7 @@ mod tests {
     fn cluster_slots_split_as_the_proxy_splits_them() {
         let r = slots_reply(&addrs(&[15379, 15380, 15381]));
         let text = String::from_utf8(r).unwrap();
-        assert!(text.starts_with("*3\r\n*3\r\n:0\r\n:5460\r\n*3\r\n$9\r\n127.0.0.1\r\n:15379\r\n$15\r\nproxy-id-15379\r\n"), "{text}");
+        assert!(text.starts_with("*3\r\n*3\r\n:0\r\n:5460\r\n*3\r\n$9\r\n127.0.0.1\r\n:15379\r\n$14\r\nproxy-id-15379\r\n"), "{text}");
         assert!(text.contains(":5461\r\n:10921\r\n"), "{text}");
         assert!(text.contains(":10922\r\n:16383\r\n"), "{text}");
     }

@@ -378,6 +378,11 @@ fn opt_in(frame: &[u8]) -> Option<Option<String>> {
 fn command_text(frame: &[u8]) -> String {
     match crate::resp::Scanner::new(crate::resp::Limits::default()).scan(frame) {
         Ok(crate::resp::Scan::Frame(crate::resp::Frame::Array(args), _)) => {
+            // A password may follow AUTH or HELLO: those are shown by name only.
+            let name = args.first().and_then(|a| a.as_text()).unwrap_or(b"");
+            if name.eq_ignore_ascii_case(b"AUTH") || name.eq_ignore_ascii_case(b"HELLO") {
+                return format!("{} (arguments not shown)", escape(name));
+            }
             let words: Vec<String> = args
                 .iter()
                 .take(4)
