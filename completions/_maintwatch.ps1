@@ -184,8 +184,12 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;simulate' {
-            [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play (see --list)')
+            [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'The embedded scenario to play (see --list; default single-proxy, or none with --proxy-api)')
             [CompletionResult]::new('--scenario-file', '--scenario-file', [CompletionResultType]::ParameterName, 'Play a scenario file from disk instead (format: scenarios/README.md)')
+            [CompletionResult]::new('--proxy-api', '--proxy-api', [CompletionResultType]::ParameterName, 'Also serve the HTTP API of cae-resp-proxy (the Docker proxy of the client libraries'' maintenance test suites) on [HOST:]PORT, loopback unless a host is given; its nodes are --listen and relay to --upstream (docs/proxy-api.md). Without --scenario nothing happens until the API asks')
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'The proxy API''s nodes, comma-separated: [HOST:]PORT each, loopback unless a host is given (the proxy''s LISTEN_PORT; default 6379)')
+            [CompletionResult]::new('--default-interceptors', '--default-interceptors', [CompletionResultType]::ParameterName, 'The proxy''s default interceptors to install, comma-separated: cluster (CLUSTER SLOTS, SHARDS, NODES answered with the nodes), hitless (the opt-in answered +OK), logger (the proxy''s DEFAULT_INTERCEPTORS; default none)')
+            [CompletionResult]::new('--announce', '--announce', [CompletionResultType]::ParameterName, 'The host the cluster interceptor names every node by instead of its listening address: `--announce 0.0.0.0` answers as the proxy does behind redis-py''s compose file (LISTEN_HOST=0.0.0.0) while listening on loopback only')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Port shared by every proxy (0 picks a free one)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port shared by every proxy (0 picks a free one)')

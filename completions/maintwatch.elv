@@ -175,8 +175,12 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'maintwatch;simulate'= {
-            cand --scenario 'The embedded scenario to play (see --list)'
+            cand --scenario 'The embedded scenario to play (see --list; default single-proxy, or none with --proxy-api)'
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
+            cand --proxy-api 'Also serve the HTTP API of cae-resp-proxy (the Docker proxy of the client libraries'' maintenance test suites) on [HOST:]PORT, loopback unless a host is given; its nodes are --listen and relay to --upstream (docs/proxy-api.md). Without --scenario nothing happens until the API asks'
+            cand --listen 'The proxy API''s nodes, comma-separated: [HOST:]PORT each, loopback unless a host is given (the proxy''s LISTEN_PORT; default 6379)'
+            cand --default-interceptors 'The proxy''s default interceptors to install, comma-separated: cluster (CLUSTER SLOTS, SHARDS, NODES answered with the nodes), hitless (the opt-in answered +OK), logger (the proxy''s DEFAULT_INTERCEPTORS; default none)'
+            cand --announce 'The host the cluster interceptor names every node by instead of its listening address: `--announce 0.0.0.0` answers as the proxy does behind redis-py''s compose file (LISTEN_HOST=0.0.0.0) while listening on loopback only'
             cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do'
             cand -p 'Port shared by every proxy (0 picks a free one)'
             cand --port 'Port shared by every proxy (0 picks a free one)'

@@ -179,7 +179,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l poll -d
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l dns-server -d 'Ask this nameserver (IP[:PORT]) instead of the system\'s resolver' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -l json -d 'Print the outcome as one JSON object'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand decide" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario -d 'The embedded scenario to play (see --list)' -r -f -a "single-proxy\t''
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario -d 'The embedded scenario to play (see --list; default single-proxy, or none with --proxy-api)' -r -f -a "single-proxy\t''
 multi-proxy\t''
 dns-race\t''
 shard-migration\t''
@@ -198,6 +198,10 @@ azure-failover\t''
 azure-replica\t''
 azure-scale\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l proxy-api -d 'Also serve the HTTP API of cae-resp-proxy (the Docker proxy of the client libraries\' maintenance test suites) on [HOST:]PORT, loopback unless a host is given; its nodes are --listen and relay to --upstream (docs/proxy-api.md). Without --scenario nothing happens until the API asks' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l listen -d 'The proxy API\'s nodes, comma-separated: [HOST:]PORT each, loopback unless a host is given (the proxy\'s LISTEN_PORT; default 6379)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l default-interceptors -d 'The proxy\'s default interceptors to install, comma-separated: cluster (CLUSTER SLOTS, SHARDS, NODES answered with the nodes), hitless (the opt-in answered +OK), logger (the proxy\'s DEFAULT_INTERCEPTORS; default none)' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l announce -d 'The host the cluster interceptor names every node by instead of its listening address: `--announce 0.0.0.0` answers as the proxy does behind redis-py\'s compose file (LISTEN_HOST=0.0.0.0) while listening on loopback only' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client\'s timeouts do' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -s p -l port -d 'Port shared by every proxy (0 picks a free one)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l password -d 'Require this password (AUTH / HELLO 3 AUTH). Never printed' -r

@@ -72,12 +72,20 @@ pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Resul
 /// Starts the upstream, the simulator and CMD, follows the scenario, and stops them all, on
 /// every path out. `None` after a usage error was printed.
 pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Played>> {
-    let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
+    let scenario = match (&args.scenario, &args.scenario_file, &args.proxy_api) {
+        (None, None, Some(_)) => Scenario::api_only(),
+        (name, file, _) => scenarios::chosen(
+            name.as_deref().unwrap_or(scenarios::DEFAULT),
+            file.as_deref(),
+        )?,
+    };
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
     let (upstream, spawned) = start_upstream(args).await?;
     let grading = grading(args);
-    let sim = Simulator::start(sim_options(args, scenario, upstream.clone(), grading))
+    let mut opts = sim_options(args, scenario, upstream.clone(), grading);
+    opts.api = api_options(args, upstream.as_ref(), spawned.as_ref())?;
+    let sim = Simulator::start(opts)
         .await
         .context("starting the simulator")?;
     let mut events = sim.events();
@@ -192,7 +200,10 @@ fn print_banner(
     spawned: Option<&SpawnedRedis>,
 ) -> anyhow::Result<()> {
     let mut out = Header::new(std::io::stdout().lock(), terminal::stdout_columns());
-    banner(&mut out, sim, args)?;
+    match sim.api() {
+        Some((addr, nodes)) => api_banner(&mut out, sim, args, addr, nodes)?,
+        None => banner(&mut out, sim, args)?,
+    }
     match (upstream, spawned) {
         (Some(up), Some(s)) => {
             // The TCP address first: it is the one a client (or redis-cli) would use directly.
@@ -216,6 +227,110 @@ fn print_banner(
     }
     out.flush()?;
     Ok(())
+}
+
+/// The header of a `--proxy-api` run: where the API and its nodes are, then the scenario's own
+/// header when there is one.
+fn api_banner(
+    out: &mut Header<impl Write>,
+    sim: &Simulator,
+    args: &SimulateArgs,
+    addr: std::net::SocketAddr,
+    nodes: &[std::net::SocketAddr],
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "maintwatch simulator: the cae-resp-proxy API (docs/proxy-api.md)"
+    )?;
+    writeln!(out, "  api       http://{addr}")?;
+    let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+    writeln!(
+        out,
+        "  nodes     {} (relayed to the upstream)",
+        nodes.join("  ")
+    )?;
+    let defaults = if args.default_interceptors.is_empty() {
+        "none".to_string()
+    } else {
+        args.default_interceptors.join(", ")
+    };
+    writeln!(out, "  intercept {defaults}")?;
+    if !sim.scenario().proxies.is_empty() {
+        banner(out, sim, args)?;
+    } else {
+        writeln!(
+            out,
+            "  clock     started; nothing happens until the API asks"
+        )?;
+    }
+    Ok(())
+}
+
+/// `--proxy-api`, `--listen` and `--default-interceptors` as the API's options; a bad address
+/// is a usage error. The nodes relay to the upstream over TCP (a spawned redis-server's TCP
+/// port: a node's id names its target as `host:port`, as the proxy's do).
+fn api_options(
+    args: &SimulateArgs,
+    upstream: Option<&Upstream>,
+    spawned: Option<&SpawnedRedis>,
+) -> anyhow::Result<Option<crate::sim::proxy_api::ApiOptions>> {
+    let Some(addr) = &args.proxy_api else {
+        return Ok(None);
+    };
+    if let Some(host) = &args.announce {
+        let fine = |c: char| c.is_ascii_alphanumeric() || ".:-_".contains(c);
+        if host.is_empty() || !host.chars().all(fine) {
+            return Err(crate::cli::usage::usage(
+                "--announce",
+                "expected a host name or an IP address, such as 0.0.0.0",
+            ));
+        }
+    }
+    let addr = loopback_or(addr).map_err(|e| crate::cli::usage::usage("--proxy-api", e))?;
+    let listen = if args.listen.is_empty() {
+        vec![std::net::SocketAddr::from(([127, 0, 0, 1], 6379))]
+    } else {
+        args.listen
+            .iter()
+            .map(|l| loopback_or(l))
+            .collect::<Result<_, _>>()
+            .map_err(|e| crate::cli::usage::usage("--listen", e))?
+    };
+    let upstream = match (spawned, upstream) {
+        (Some(s), _) => Upstream {
+            addr: Address::Tcp(s.addr.to_string()),
+            user: None,
+            password: None,
+        },
+        (None, Some(u)) => u.clone(),
+        (None, None) => {
+            return Err(crate::cli::usage::usage(
+                "--proxy-api",
+                "needs --upstream (spawn, or the Redis to relay to)".to_string(),
+            ))
+        }
+    };
+    Ok(Some(crate::sim::proxy_api::ApiOptions {
+        addr,
+        listen,
+        upstream,
+        defaults: args.default_interceptors.clone(),
+        announce: args.announce.clone(),
+    }))
+}
+
+/// `PORT` on 127.0.0.1, or `HOST:PORT` as given (an IP address, `[v6]:port` for IPv6).
+fn loopback_or(text: &str) -> Result<std::net::SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "expected PORT or HOST:PORT with an IP address, such as 4000 or 127.0.0.1:4000, found {:?}",
+            crate::sim::escape::escape(text.as_bytes())
+        )
+    })
 }
 
 /// `--pcap`: the run's packets from here on, to and from its proxies and DNS servers.
@@ -772,7 +887,8 @@ mod tests {
         let args = T::try_parse_from(std::iter::once("simulate").chain(list.iter().copied()))
             .unwrap()
             .simulate;
-        let mut opts = SimOptions::new(scenarios::by_name(&args.scenario).unwrap());
+        let name = args.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
+        let mut opts = SimOptions::new(scenarios::by_name(name).unwrap());
         opts.password = args.password.clone();
         opts.user = args.user.clone();
         let sim = Simulator::start(opts).await.unwrap();

@@ -56,15 +56,50 @@ the scenario ends.";
     after_help = simulate_after_help()
 )]
 pub struct SimulateArgs {
-    /// The embedded scenario to play (see --list).
-    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
+    /// The embedded scenario to play (see --list; default single-proxy, or none with
+    /// --proxy-api).
+    #[arg(long, value_name = "NAME",
           value_parser = scenario_names(), hide_possible_values = true,
           conflicts_with = "scenario_file")]
-    pub scenario: String,
+    pub scenario: Option<String>,
 
     /// Play a scenario file from disk instead (format: scenarios/README.md).
     #[arg(long, value_name = "PATH")]
     pub scenario_file: Option<PathBuf>,
+
+    /// Also serve the HTTP API of cae-resp-proxy (the Docker proxy of the client libraries'
+    /// maintenance test suites) on [HOST:]PORT, loopback unless a host is given; its nodes are
+    /// --listen and relay to --upstream (docs/proxy-api.md). Without --scenario nothing happens
+    /// until the API asks.
+    #[arg(long, value_name = "[HOST:]PORT", requires = "upstream")]
+    pub proxy_api: Option<String>,
+
+    /// The proxy API's nodes, comma-separated: [HOST:]PORT each, loopback unless a host is
+    /// given (the proxy's LISTEN_PORT; default 6379).
+    #[arg(
+        long,
+        value_name = "PORTS",
+        value_delimiter = ',',
+        requires = "proxy_api"
+    )]
+    pub listen: Vec<String>,
+
+    /// The proxy's default interceptors to install, comma-separated: cluster (CLUSTER SLOTS,
+    /// SHARDS, NODES answered with the nodes), hitless (the opt-in answered +OK), logger
+    /// (the proxy's DEFAULT_INTERCEPTORS; default none).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        requires = "proxy_api"
+    )]
+    pub default_interceptors: Vec<String>,
+
+    /// The host the cluster interceptor names every node by instead of its listening address:
+    /// `--announce 0.0.0.0` answers as the proxy does behind redis-py's compose file
+    /// (LISTEN_HOST=0.0.0.0) while listening on loopback only.
+    #[arg(long, value_name = "HOST", requires = "proxy_api")]
+    pub announce: Option<String>,
 
     /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
     /// change, so MOVING still declares its real window). Stalls are not shortened: they last

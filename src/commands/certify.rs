@@ -191,8 +191,12 @@ fn output_dir(args: &CertifyArgs) -> anyhow::Result<PathBuf> {
 /// `simulate` itself would have parsed for one scenario.
 fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
     SimulateArgs {
-        scenario: name.to_string(),
+        scenario: Some(name.to_string()),
         scenario_file: None,
+        proxy_api: None,
+        listen: Vec::new(),
+        default_interceptors: Vec::new(),
+        announce: None,
         speed: args.speed,
         repeat: false,
         list: false,

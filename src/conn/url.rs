@@ -271,7 +271,7 @@ fn split_host_port(text: &str) -> Result<(String, Option<u16>), String> {
     Ok((host.to_string(), port))
 }
 
-fn percent_decode(text: &str) -> Result<String, String> {
+pub(crate) fn percent_decode(text: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -26,6 +26,9 @@ pub enum Why {
     /// The scenario ended: the simulator's own marker, sent to maintwatch's connections only
     /// ([`crate::timeline::SCENARIO_END`]).
     ScenarioEnd,
+    /// Injected through the proxy API (`simulate --proxy-api`): written as the HTTP request
+    /// gave it, to every connection it named, opted in or not.
+    Api,
 }
 
 /// What happened.
@@ -185,6 +188,33 @@ pub enum What {
         kind: Hostile,
         written: usize,
     },
+    /// A request of the proxy API (`simulate --proxy-api`) injected a frame: the route, the
+    /// frame's first bytes (escaped), and what it reads as when it is a maintenance notification
+    /// (for the grade): its type, seq, window (seconds) and target.
+    Injected {
+        route: String,
+        summary: String,
+        kind: Option<String>,
+        seq: Option<i64>,
+        window: f64,
+        target: Option<String>,
+        proxies: Vec<SocketAddr>,
+        recipients: usize,
+    },
+    /// A proxy-API interceptor answered a command in place of the upstream (escaped, short).
+    Intercepted {
+        conn: u64,
+        proxy: SocketAddr,
+        name: String,
+        command: String,
+        reply: String,
+    },
+    /// A proxy-API node started or stopped listening, by `--listen` or `/nodes`.
+    Node {
+        id: String,
+        proxy: SocketAddr,
+        up: bool,
+    },
     /// `mode silent`: bytes read from a connection and answered with nothing.
     Ignored {
         conn: u64,
@@ -234,6 +264,7 @@ impl fmt::Display for What {
                     Why::CatchUp => " (catch-up replay)",
                     Why::Resent => " (re-sent: window still open)",
                     Why::ScenarioEnd => " (the scenario's end, to maintwatch only)",
+                    Why::Api => " (api)",
                 };
                 write!(f, "conn {conn} @{proxy}: sent {}{why}", escape(bytes))
             }
@@ -296,6 +327,21 @@ impl fmt::Display for What {
                 f,
                 "conn {conn} @{proxy}: read {bytes} bytes, answered nothing (mode silent)"
             ),
+            What::Injected {
+                route,
+                summary,
+                recipients,
+                ..
+            } => write!(f, "api | {route}: {summary} -> {recipients} connection(s)"),
+            What::Intercepted {
+                conn,
+                proxy,
+                name,
+                command,
+                reply,
+            } => write!(f, "conn {conn} @{proxy}: {command} -> {reply} (interceptor {name})"),
+            What::Node { id, up: true, .. } => write!(f, "api | node {id} listening"),
+            What::Node { id, up: false, .. } => write!(f, "api | node {id} removed"),
         }
     }
 }

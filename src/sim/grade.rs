@@ -161,6 +161,12 @@ impl Collector {
                 ..
             } => self.waited(t, *conn, *waited, *gave_up),
             What::Sharded { .. } | What::Published { .. } => self.pubsub(t, &e.what),
+            What::Injected { .. } => self.injected(t, &e.what),
+            What::Intercepted { conn, command, .. } if topology_query(command) => {
+                if let Some(c) = self.conn(*conn) {
+                    c.topology_queries.push(t);
+                }
+            }
             _ => {}
         }
     }
@@ -329,6 +335,31 @@ impl Collector {
             target,
             retiring: proxies.to_vec(),
             moves,
+        });
+    }
+
+    /// A frame injected through the proxy API: a notification of the nodes it went to, when it
+    /// reads as one (the API module parsed it; anything else is only traffic).
+    fn injected(&mut self, t: f64, what: &What) {
+        let What::Injected {
+            kind: Some(kind),
+            seq,
+            window,
+            target,
+            proxies,
+            ..
+        } = what
+        else {
+            return;
+        };
+        self.obs.notifications.push(Notification {
+            at: t,
+            kind: kind.clone(),
+            seq: *seq,
+            window: *window,
+            target: target.as_deref().map(Target::parse),
+            retiring: proxies.clone(),
+            moves: Vec::new(),
         });
     }
 

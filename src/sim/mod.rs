@@ -32,6 +32,7 @@ pub mod grade;
 pub mod isolation;
 #[cfg(target_os = "linux")]
 mod os;
+pub mod proxy_api;
 mod pubsub;
 pub mod scenario;
 pub mod scenarios;
@@ -92,6 +93,8 @@ pub struct SimOptions {
     /// Mark a scenario's end to maintwatch's own connections (on by default; the demo, which
     /// stops its watch at the end itself, turns it off).
     pub mark_end: bool,
+    /// Serve cae-resp-proxy's HTTP API and its relaying nodes too ([`proxy_api`]).
+    pub api: Option<proxy_api::ApiOptions>,
 }
 
 impl SimOptions {
@@ -108,6 +111,7 @@ impl SimOptions {
             upstream: None,
             traffic: false,
             mark_end: true,
+            api: None,
         }
     }
 }
@@ -126,6 +130,7 @@ impl fmt::Debug for SimOptions {
             .field("mark_end", &self.mark_end)
             .field("upstream", &self.upstream)
             .field("traffic", &self.traffic)
+            .field("api", &self.api)
             .finish()
     }
 }
@@ -325,6 +330,8 @@ pub struct Simulator {
     finished: watch::Receiver<bool>,
     tasks: Vec<JoinHandle<()>>,
     shutdown: watch::Sender<bool>,
+    /// Where the proxy API answers and its nodes as started, with `--proxy-api`.
+    api: Option<(SocketAddr, Vec<SocketAddr>)>,
 }
 
 impl Simulator {
@@ -381,8 +388,17 @@ impl Simulator {
         });
 
         let _ = narrator.set(Arc::downgrade(&shared));
-        let dns = Arc::new(dns);
         let mut tasks = Vec::new();
+        // Before anything else is spawned: a port it cannot bind ends the start cleanly.
+        let api = match opts.api {
+            Some(a) => {
+                let handle = proxy_api::start(shared.clone(), a).await?;
+                tasks.extend(handle.tasks);
+                Some((handle.addr, handle.nodes))
+            }
+            None => None,
+        };
+        let dns = Arc::new(dns);
         for (i, want) in wants.into_iter().enumerate() {
             let ip = shared.scenario.proxies[i];
             // A proxy that starts down gives its socket back now; `up` binds it again.
@@ -401,6 +417,7 @@ impl Simulator {
             finished_tx,
         )));
         Ok(Simulator {
+            api,
             shared,
             dns: Some(dns),
             dns_addr,
@@ -409,6 +426,11 @@ impl Simulator {
             tasks,
             shutdown: shutdown_tx,
         })
+    }
+
+    /// Where the proxy API answers, and its nodes as started (`--proxy-api`).
+    pub fn api(&self) -> Option<(SocketAddr, &[SocketAddr])> {
+        self.api.as_ref().map(|(a, n)| (*a, n.as_slice()))
     }
 
     /// The port every proxy listens on.
@@ -656,6 +678,10 @@ async fn play(shared: Arc<Shared>, dns: Arc<SimDns>, repeat: bool, finished: wat
         for step in &scenario.steps {
             tokio::time::sleep_until(t0 + scaled(step.at)).await;
             run_step(&shared, &dns, step).await;
+        }
+        if !scenario.end.is_finite() {
+            // The proxy API alone (`Scenario::api_only`): it runs until it is stopped.
+            return std::future::pending().await;
         }
         tokio::time::sleep_until(t0 + scaled(scenario.end)).await;
         if shared.mark_end {

@@ -485,6 +485,29 @@ impl Scenario {
         .parse(text)
     }
 
+    /// The scenario of `simulate --proxy-api` without `--scenario`: no proxies, no steps, a
+    /// clock started at once (so the API's events are stamped) and no end. Nothing happens
+    /// until the API asks.
+    pub fn api_only() -> Scenario {
+        Scenario {
+            name: "proxy-api".into(),
+            about: "The proxy API alone: frames are injected when its HTTP API asks.".into(),
+            source: "--proxy-api".into(),
+            proxies: Vec::new(),
+            initially_down: Vec::new(),
+            dns: Vec::new(),
+            ttl: 5,
+            start: Start::Now,
+            mode: Mode::Enterprise,
+            silent: false,
+            catch_up: false,
+            first_seq: 0,
+            cluster: Vec::new(),
+            steps: Vec::new(),
+            end: f64::INFINITY,
+        }
+    }
+
     /// Whether the scenario is an Azure Cache one: it publishes on `AzureRedisEvents`, so the
     /// simulator answers SUBSCRIBE itself, even with an upstream.
     pub fn is_azure(&self) -> bool {

@@ -208,6 +208,31 @@ impl WriteHalf {
 /// Connects and says `HELLO 3` (with AUTH when the URL had a password); the stream is then
 /// the client connection's to relay on. The error says why, with no password in it.
 pub(super) async fn connect(up: &Upstream) -> Result<Stream, String> {
+    let hello = up.hello();
+    match open(up).await? {
+        Stream::Tcp(mut t) => handshake(&mut t, up, &hello).await.map(|()| Stream::Tcp(t)),
+        Stream::Unix(mut u) => handshake(&mut u, up, &hello)
+            .await
+            .map(|()| Stream::Unix(u)),
+    }
+}
+
+/// Connects for a transparent relay (the proxy API's nodes): the client's own HELLO, or none,
+/// decides the protocol, so only an `AUTH` is said first, and only when the URL had a password.
+pub(super) async fn connect_transparent(up: &Upstream) -> Result<Stream, String> {
+    let Some(p) = &up.password else {
+        return open(up).await;
+    };
+    let user = up.user.as_deref().unwrap_or("default");
+    let auth = encode_command(&[&b"AUTH"[..], user.as_bytes(), p.as_bytes()]);
+    match open(up).await? {
+        Stream::Tcp(mut t) => handshake(&mut t, up, &auth).await.map(|()| Stream::Tcp(t)),
+        Stream::Unix(mut u) => handshake(&mut u, up, &auth).await.map(|()| Stream::Unix(u)),
+    }
+}
+
+/// The socket alone, within [`PHASE_DEADLINE`].
+async fn open(up: &Upstream) -> Result<Stream, String> {
     let connecting = async {
         match &up.addr {
             Address::Tcp(a) => TcpStream::connect(a).await.map(|s| {
@@ -217,21 +242,18 @@ pub(super) async fn connect(up: &Upstream) -> Result<Stream, String> {
             Address::Unix(p) => UnixStream::connect(p).await.map(Stream::Unix),
         }
     };
-    let s = tokio::time::timeout(PHASE_DEADLINE, connecting)
+    tokio::time::timeout(PHASE_DEADLINE, connecting)
         .await
         .map_err(|_| format!("upstream {}: no connection within 5 s", up.addr))?
-        .map_err(|e| format!("upstream {}: {e}", up.addr))?;
-    match s {
-        Stream::Tcp(mut t) => handshake(&mut t, up).await.map(|()| Stream::Tcp(t)),
-        Stream::Unix(mut u) => handshake(&mut u, up).await.map(|()| Stream::Unix(u)),
-    }
+        .map_err(|e| format!("upstream {}: {e}", up.addr))
 }
 
 async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     s: &mut S,
     up: &Upstream,
+    hello: &[u8],
 ) -> Result<(), String> {
-    s.write_all(&up.hello())
+    s.write_all(hello)
         .await
         .map_err(|e| format!("upstream {}: {e}", up.addr))?;
     let mut reader = StreamReader::new(Limits::default());

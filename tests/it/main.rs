@@ -44,6 +44,7 @@ mod package;
 mod pcap;
 mod pcap_robust;
 mod probe_table;
+mod proxy_api;
 mod redis_py;
 mod redis_py_app;
 mod relay;
