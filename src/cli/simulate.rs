@@ -272,6 +272,8 @@ mod tests {
         command: Sub,
     }
 
+    // A test-only parser: the size of its variants does not matter.
+    #[allow(clippy::large_enum_variant)]
     #[derive(clap::Subcommand)]
     enum Sub {
         Simulate(SimulateArgs),
