@@ -663,7 +663,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__simulate)
-            opts="-p -q -h --scenario --scenario-file --proxy-api --listen --default-interceptors --announce --speed --loop --list --port --password --user --no-catch-up --quiet --upstream --grade --grade-json --report --client-output --pcap --help"
+            opts="-p -q -v -h --scenario --scenario-file --proxy-api --listen --default-interceptors --announce --speed --loop --list --port --password --user --no-catch-up --quiet --verbose --upstream --grade --grade-json --report --client-output --pcap --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
