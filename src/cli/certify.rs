@@ -157,7 +157,7 @@ fn after_help() -> String {
          maintwatch certify --scenarios default,cluster -- python3 cluster_app.py",
         clock_seconds(&default_scenarios()),
         listed(Needs::Nothing),
-        crate::commands::certify::START_DEADLINE.as_secs(),
+        crate::sim::scenario::START_DEADLINE.as_secs(),
         listed(Needs::Cluster),
         listed(Needs::Azure),
         NOT_CERTIFIED.join(", ")

@@ -146,12 +146,7 @@ pub fn worst(outcomes: &[Outcome]) -> Verdict {
         .unwrap_or(Verdict::NotJudged)
 }
 
-/// How long a scenario may wait for the client's opt-ins after its first connection: clients opt
-/// in within a second or two of connecting; a client that cannot start the scenario (one
-/// connection where a cluster scenario waits for three) would otherwise keep certify waiting
-/// forever. A client that never connects is given up on after
-/// [`crate::simulation::FIRST_CONNECTION_FACTOR`] times this.
-pub const START_DEADLINE: Duration = Duration::from_secs(30);
+pub use crate::sim::scenario::START_DEADLINE;
 
 /// The name of the result certify adds to the grade of a scenario that never started.
 pub const STARTED: &str = "scenario-started";

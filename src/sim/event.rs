@@ -252,22 +252,7 @@ impl fmt::Display for What {
             } => write!(f, "conn {conn} @{proxy}: {command} -> {reply}"),
             What::OptIn { .. } => self.fmt_opt_in(f),
             What::Pushed { .. } => self.fmt_pushed(f),
-            What::Sent {
-                conn,
-                proxy,
-                bytes,
-                why,
-                ..
-            } => {
-                let why = match why {
-                    Why::Step { .. } => "",
-                    Why::CatchUp => " (catch-up replay)",
-                    Why::Resent => " (re-sent: window still open)",
-                    Why::ScenarioEnd => " (the scenario's end, to maintwatch only)",
-                    Why::Api => " (api)",
-                };
-                write!(f, "conn {conn} @{proxy}: sent {}{why}", escape(bytes))
-            }
+            What::Sent { .. } => self.fmt_sent(f),
             What::Dns { records, ttl } => {
                 let r = join(records.iter(), " ");
                 let r = if r.is_empty() { "no records (NXDOMAIN)".into() } else { r };
@@ -327,6 +312,37 @@ impl fmt::Display for What {
                 f,
                 "conn {conn} @{proxy}: read {bytes} bytes, answered nothing (mode silent)"
             ),
+            What::Injected { .. } | What::Intercepted { .. } | What::Node { .. } => self.fmt_api(f),
+        }
+    }
+}
+
+/// The per-variant helpers of `What`'s narration; each is called only for its own variant.
+impl What {
+    fn fmt_sent(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let What::Sent {
+            conn,
+            proxy,
+            bytes,
+            why,
+            ..
+        } = self
+        else {
+            return Ok(());
+        };
+        let why = match why {
+            Why::Step { .. } => "",
+            Why::CatchUp => " (catch-up replay)",
+            Why::Resent => " (re-sent: window still open)",
+            Why::ScenarioEnd => " (the scenario's end, to maintwatch only)",
+            Why::Api => " (api)",
+        };
+        write!(f, "conn {conn} @{proxy}: sent {}{why}", escape(bytes))
+    }
+
+    /// What the proxy API did: an injection, an interceptor's answer, a node added or removed.
+    fn fmt_api(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             What::Injected {
                 route,
                 summary,
@@ -339,15 +355,15 @@ impl fmt::Display for What {
                 name,
                 command,
                 reply,
-            } => write!(f, "conn {conn} @{proxy}: {command} -> {reply} (interceptor {name})"),
+            } => write!(
+                f,
+                "conn {conn} @{proxy}: {command} -> {reply} (interceptor {name})"
+            ),
             What::Node { id, up: true, .. } => write!(f, "api | node {id} listening"),
             What::Node { id, up: false, .. } => write!(f, "api | node {id} removed"),
+            _ => Ok(()),
         }
     }
-}
-
-/// The per-variant helpers of `What`'s narration; each is called only for its own variant.
-impl What {
     fn fmt_pubsub(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
                 What::Sharded { .. } => self.fmt_sharded(f),

@@ -18,6 +18,13 @@ use crate::resp::{Frame, Scan, Scanner};
 use super::escape::unescape;
 
 /// Placeholder replaced by the simulator's listening port in endpoint texts.
+/// How long a scenario may wait for the client's opt-ins after its first connection: clients opt
+/// in within a second or two of connecting; a client that cannot start the scenario (one
+/// connection where a cluster scenario waits for three) would otherwise keep certify waiting
+/// forever. A client that never connects is given up on after
+/// `simulation::FIRST_CONNECTION_FACTOR` times this.
+pub const START_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub const PORT_PLACEHOLDER: &str = "{port}";
 
 /// A bad scenario file: where, which field, and what was wrong.
