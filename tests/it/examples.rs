@@ -132,10 +132,30 @@ fn help_texts() -> Vec<(String, String)> {
 }
 
 fn after_help(cmd: &clap::Command) -> String {
-    cmd.get_after_long_help()
+    let text = cmd
+        .get_after_long_help()
         .or_else(|| cmd.get_after_help())
         .map(|s| s.to_string())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    joined(&text)
+}
+
+/// A command continued with ` \` on the next line, as one line: the help and the man page may
+/// break the same example at different widths.
+fn joined(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if out.ends_with(" \\") {
+            out.truncate(out.len() - 1);
+            out.push_str(line.trim_start());
+        } else {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The man pages' lines with roff's escapes undone.
@@ -149,6 +169,7 @@ fn man_texts() -> Vec<(String, String)> {
             .replace("\\*(Aq", "'")
             .replace("\\&", "")
             .replace("\\e", "\\");
+        let plain = joined(&plain);
         out.push((
             format!("man/{}", path.file_name().unwrap().to_string_lossy()),
             plain,
