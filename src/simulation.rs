@@ -95,14 +95,19 @@ pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<
     let (mut client, port53, capture) = start_client(&sim, args).await?;
     let mut run = Narration::default();
     let stop = run
-        .follow(&mut events, signals, client.as_mut(), args, grading)
+        .follow(&mut events, signals, client.as_mut(), args)
         .await?;
     let process = match client {
         Some(c) => Some(c.finish(|| sim.clock()).await),
         None => None,
     };
-    // What happened up to the stop (the client's own disconnects included) is in the grade.
-    run.drain(&mut events, args, grading)?;
+    // What happened up to the stop (the client's own disconnects included) is in the grade:
+    // every event the simulator kept, whatever the narration had to skip.
+    run.drain(&mut events, args)?;
+    if grading {
+        run.seen = sim.kept_events();
+        run.lost = 0;
+    }
     run.dns_count(args)?;
     if let Some(c) = capture {
         c.stop().context("--pcap: capturing")?;
@@ -183,6 +188,7 @@ fn sim_options(
     SimOptions {
         upstream,
         traffic: grading,
+        keep: grading,
         speed: args.speed,
         port: args.port,
         password: args.password.clone(),
@@ -480,7 +486,8 @@ impl Signals {
 /// Where a narration line's continuation starts: under the text after the clock.
 const NARRATION_INDENT: &str = "            ";
 
-/// The events seen (kept for a grade) and how many the narration lost.
+/// What the narration followed: how many events it lost, and, once the run is over, every event
+/// the simulator kept for a grade.
 #[derive(Default)]
 struct Narration {
     seen: Vec<SimEvent>,
@@ -502,7 +509,6 @@ impl Narration {
         signals: &mut Signals,
         mut client: Option<&mut Client>,
         args: &SimulateArgs,
-        grading: bool,
     ) -> anyhow::Result<Stop> {
         // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
         // The deadline counts from the client's first connection: how long a client takes to
@@ -535,7 +541,7 @@ impl Narration {
                             deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
                         }
                         let done = !args.repeat && matches!(e.what, What::Finished { .. });
-                        self.take(e, args, grading)?;
+                        self.take(e, args)?;
                         if done {
                             return Ok(Stop::Ended);
                         }
@@ -559,18 +565,17 @@ impl Narration {
         &mut self,
         events: &mut Receiver<SimEvent>,
         args: &SimulateArgs,
-        grading: bool,
     ) -> anyhow::Result<()> {
         loop {
             match events.try_recv() {
-                Ok(e) => self.take(e, args, grading)?,
+                Ok(e) => self.take(e, args)?,
                 Err(TryRecvError::Lagged(n)) => self.lagged(n, args)?,
                 Err(_) => return Ok(()),
             }
         }
     }
 
-    fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
+    fn take(&mut self, e: SimEvent, args: &SimulateArgs) -> anyhow::Result<()> {
         let repeated = match &e.what {
             What::Resolved { from, .. } => !args.verbose && !self.asked.insert(from.ip()),
             _ => false,
@@ -592,9 +597,6 @@ impl Narration {
                 None => writeln!(out, "{line}")?,
             }
             out.flush()?;
-        }
-        if grading {
-            self.seen.push(e);
         }
         Ok(())
     }

@@ -560,3 +560,39 @@ impl What {
 fn join<T: fmt::Display>(items: impl Iterator<Item = T>, sep: &str) -> String {
     items.map(|p| p.to_string()).collect::<Vec<_>>().join(sep)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::broadcast::error::TryRecvError;
+
+    /// A grade rests on every event: with `keep`, a narration that falls behind the broadcast
+    /// loses the oldest events, and the kept record loses none, in order.
+    #[tokio::test]
+    async fn kept_events_lose_nothing_when_the_narration_falls_behind() {
+        let mut opts = SimOptions::new(scenarios::by_name(scenarios::DEFAULT).unwrap());
+        opts.keep = true;
+        let sim = Simulator::start(opts).await.unwrap();
+        let mut narration = sim.events();
+        let proxy: SocketAddr = "127.0.0.2:1".parse().unwrap();
+        let n = EVENT_CAPACITY as u64 * 2;
+        for conn in 0..n {
+            sim.shared.emit(What::Ignored {
+                conn,
+                proxy,
+                bytes: 1,
+            });
+        }
+        assert!(matches!(narration.try_recv(), Err(TryRecvError::Lagged(_))));
+        let kept: Vec<u64> = sim
+            .kept_events()
+            .iter()
+            .filter_map(|e| match e.what {
+                What::Ignored { conn, .. } => Some(conn),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kept, (0..n).collect::<Vec<_>>());
+        sim.shutdown().await;
+    }
+}

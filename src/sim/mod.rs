@@ -95,6 +95,11 @@ pub struct SimOptions {
     pub mark_end: bool,
     /// Serve cae-resp-proxy's HTTP API and its relaying nodes too ([`proxy_api`]).
     pub api: Option<proxy_api::ApiOptions>,
+    /// Keep every event, in order, for a grade ([`Simulator::kept_events`]). The narration's
+    /// broadcast drops the oldest events for a subscriber that falls behind, which is right for
+    /// a terminal but not for a judge: on a loaded machine a verdict would rest on part of the
+    /// run. A graded run is played once, so what is kept is bounded by its length.
+    pub keep: bool,
 }
 
 impl SimOptions {
@@ -112,6 +117,7 @@ impl SimOptions {
             traffic: false,
             mark_end: true,
             api: None,
+            keep: false,
         }
     }
 }
@@ -131,6 +137,7 @@ impl fmt::Debug for SimOptions {
             .field("upstream", &self.upstream)
             .field("traffic", &self.traffic)
             .field("api", &self.api)
+            .field("keep", &self.keep)
             .finish()
     }
 }
@@ -256,6 +263,8 @@ struct Shared {
     upstream: Option<upstream::Upstream>,
     traffic: bool,
     events: broadcast::Sender<SimEvent>,
+    /// [`SimOptions::keep`]: every event, none lost.
+    kept: Option<Mutex<Vec<SimEvent>>>,
     state: Mutex<State>,
     clock: Mutex<Option<Instant>>,
     triggers: watch::Sender<Triggers>,
@@ -283,12 +292,18 @@ impl Shared {
     }
 
     fn emit_at(&self, at: SystemTime, what: What) {
-        // No subscriber is fine: the narration is optional.
-        let _ = self.events.send(SimEvent {
+        let event = SimEvent {
             at,
             clock: self.clock(),
             what,
-        });
+        };
+        if let Some(kept) = &self.kept {
+            kept.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(event.clone());
+        }
+        // No subscriber is fine: the narration is optional.
+        let _ = self.events.send(event);
     }
 
     /// Until when this proxy holds its replies, when a stall is on now.
@@ -367,6 +382,7 @@ impl Simulator {
             upstream: opts.upstream,
             traffic: opts.traffic,
             events,
+            kept: opts.keep.then(|| Mutex::new(Vec::new())),
             state: Mutex::new(State {
                 next_conn: 1,
                 conns: HashMap::new(),
@@ -506,6 +522,14 @@ impl Simulator {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         first.unwrap_or_else(|| self.shared.events.subscribe())
+    }
+
+    /// Every event since [`Simulator::start`], in order, none lost, when [`SimOptions::keep`]
+    /// asked for them (empty otherwise); taken, so a second call gets those emitted since.
+    pub fn kept_events(&self) -> Vec<SimEvent> {
+        self.shared.kept.as_ref().map_or_else(Vec::new, |k| {
+            std::mem::take(&mut *k.lock().unwrap_or_else(|e| e.into_inner()))
+        })
     }
 
     /// Resolves when the scenario has ended (never, when it repeats). The servers keep serving
