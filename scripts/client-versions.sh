@@ -7,6 +7,9 @@ REDIS_PY_NEWEST=8.1.0
 REDIS_PY_OLDER="7.0.1 7.2.2"
 NODE_REDIS_NEWEST=6.3.1
 NODE_REDIS_OLDER="5.9.0 5.11.0"
+# ioredis: `maintNotifications` came in 6.1.0 (npm, 2026-11-23), the newest served on 2026-12-05,
+# so the first release with the feature is the newest; its Cluster turns the feature off.
+IOREDIS_NEWEST=6.1.0
 
 # Installs each older release in a folder of its own under target/clients/ (a venv, an npm
 # prefix), only when missing, and exports MAINTWATCH_PYTHON_OLDER and MAINTWATCH_NODE_REDIS_OLDER
@@ -49,8 +52,7 @@ install_older_clients() {
 # SMIGRATED in any of them, but its cluster client opts in on every node, so its cluster
 # application is certified too. Jedis: maintenance notifications came in 8.1.0-beta1; Maven
 # Central serves no 8.1 (8.0.2 is the newest), so Jedis has no matrix row: 8.0.2 is built to
-# measure how it answers the opt-in (tests/it/jedis.rs). ioredis 6.1.0 (npm) has
-# `maintNotifications` and is served, but is not in the matrix yet (README, under the matrix).
+# measure how it answers the opt-in (tests/it/jedis.rs).
 LETTUCE_NEWEST=7.7.0.RELEASE
 LETTUCE_OLDER="7.0.3.RELEASE"
 JEDIS_NEWEST=8.0.2

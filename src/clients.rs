@@ -8,6 +8,8 @@
 //! `tests/it/client_parsers.rs` checks the parser predictions of redis-py and node-redis against
 //! the real libraries. A fact not read is `None` / [`Parser::NotRead`], never a guess.
 
+mod ioredis;
+
 use std::net::IpAddr;
 
 use serde::Serialize;
@@ -30,6 +32,9 @@ pub enum Private {
     /// 10/8, 172.16/12, 192.168/16; IPv6 `fc..`, `fd..`, `::1`, `fe80..`. IPv4 loopback
     /// (127/8) is *not* private here.
     NodeList,
+    /// ioredis 6.1's list: 10/8, 127/8, 169.254/16, 172.16/12, 192.168/16 and 100.64/10 (CGNAT);
+    /// IPv6 `::1`, `fc..`, `fd..`, `fe80:` (an IPv4-mapped address by its IPv4 part).
+    IoRedis,
 }
 
 impl Private {
@@ -64,6 +69,21 @@ impl Private {
                 o[0] == 10
                     || (o[0] == 172 && (16..=31).contains(&o[1]))
                     || (o[0] == 192 && o[1] == 168)
+            }
+            (Private::IoRedis, IpAddr::V4(v4)) => {
+                let o = v4.octets();
+                matches!(o[0], 10 | 127)
+                    || (o[0] == 169 && o[1] == 254)
+                    || (o[0] == 172 && (16..=31).contains(&o[1]))
+                    || (o[0] == 192 && o[1] == 168)
+                    || (o[0] == 100 && (64..=127).contains(&o[1]))
+            }
+            (Private::IoRedis, IpAddr::V6(v6)) => {
+                if let Some(v4) = v6.to_ipv4_mapped() {
+                    return Private::IoRedis.is_private(IpAddr::V4(v4));
+                }
+                let first = v6.segments()[0];
+                v6.is_loopback() || (first & 0xfe00) == 0xfc00 || first == 0xfe80
             }
             (Private::NodeList, IpAddr::V6(v6)) => {
                 let first = v6.segments()[0];
@@ -210,6 +230,47 @@ const NO_BACKSTOP: &str = "after a MIGRATING and no MIGRATED, still relaxed 31 s
                            30 s backstop: nothing bounds a window whose closing notification \
                            never comes";
 
+/// The run that established ioredis's [`Measured`] facts (docs/clients.md, "ioredis, measured").
+pub const IOREDIS_RUN: &str = "the client tier of 2026-12-05";
+
+/// What the ioredis tier measured: `tests/clients/ioredis_app.js` at its defaults (RESP3,
+/// `maintNotifications: "auto"`) with a 1 s `socketTimeout`.
+const IOREDIS_MEASURED: &[Measured] = &[
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: None,
+        what: "`auto` asks for internal-ip for its loopback peer over plain TCP (its list of \
+               private ranges has 127/8, node-redis's has not)",
+        run: IOREDIS_RUN,
+    },
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: Some("MOVING"),
+        what: "with a null target it hands off, make before break, to its configured host name \
+               at half the window, while DNS still names the retiring proxy, and is cut by the \
+               close (single-proxy: moved-before-close FAIL), as redis-py",
+        run: IOREDIS_RUN,
+    },
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: None,
+        what: "it relaxes a 1 s socketTimeout inside a MIGRATING or FAILING_OVER window and is \
+               back to 1 s on a stall 21 s after the closing notification",
+        run: IOREDIS_RUN,
+    },
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: None,
+        what: "after a MIGRATING and no MIGRATED, still relaxed 31 s later, past the 30 s \
+               backstop: its own cap on such a window is 10 min",
+        run: IOREDIS_RUN,
+    },
+];
+
 /// The client tier run that established the JVM libraries' [`Measured`] facts (docs/clients.md,
 /// "Lettuce and Jedis, measured").
 pub const JVM_RUN: &str = "the client tier of 2026-12-04";
@@ -260,7 +321,7 @@ pub fn has_cluster(name: &str, version: &str) -> Option<bool> {
 }
 
 /// The known clients, in the order they are shown.
-pub const CLIENTS: [Client; 6] = [
+pub const CLIENTS: [Client; 7] = [
     Client {
         name: "redis-py",
         version: "8.1.0",
@@ -381,6 +442,17 @@ pub const CLIENTS: [Client; 6] = [
         parser: Parser::NotRead,
     },
     Client {
+        name: "ioredis",
+        version: "6.1.0",
+        opts_in_by_default: Some(true),
+        opt_in_note: None,
+        auto: Some(Auto::ByTls(Private::IoRedis)),
+        since: &[("6.1.0", "maintNotifications, 'auto' by default with RESP3 (the default since 6.0); standalone only")],
+        cluster_since: None,
+        measured: IOREDIS_MEASURED,
+        parser: Parser::IoRedis,
+    },
+    Client {
         name: "StackExchange.Redis",
         version: "3.3.0",
         opts_in_by_default: None,
@@ -428,6 +500,7 @@ pub enum Parser {
     NodeRedis,
     GoRedis,
     Lettuce,
+    IoRedis,
     /// Its handling of frames was not read here: no prediction.
     NotRead,
 }
@@ -643,6 +716,7 @@ pub fn predict(client: &Client, frame: &Frame<'_>, asked: Option<EndpointType>) 
         Parser::NodeRedis => node_redis(name, &view, asked),
         Parser::GoRedis => go_redis(name, &view),
         Parser::Lettuce => lettuce(name, &view),
+        Parser::IoRedis => ioredis::predict(name, &view),
         Parser::NotRead => Verdict::Unknown,
     }
 }
@@ -959,12 +1033,22 @@ pub struct WindowBound {
 }
 
 /// The documented bounds: Jedis' `relaxedWindowMaxDuration`, 60 s by default
-/// (docs/protocol.md section 8). The others document none besides the reference's.
-const WINDOW_BOUNDS: [WindowBound; 1] = [WindowBound {
-    library: "Jedis",
-    setting: "relaxedWindowMaxDuration",
-    seconds: 60.0,
-}];
+/// (docs/protocol.md section 8), and ioredis 6.1's cap on a MIGRATING window, 10 min, written in
+/// its source beside the reason (a shard migration's length; a FAILING_OVER's is 1 min, but the
+/// scenario without a closing notification sends a MIGRATING). The others document none besides
+/// the reference's.
+const WINDOW_BOUNDS: [WindowBound; 2] = [
+    WindowBound {
+        library: "Jedis",
+        setting: "relaxedWindowMaxDuration",
+        seconds: 60.0,
+    },
+    WindowBound {
+        library: "ioredis",
+        setting: "MIGRATING_WINDOW_CAP_MS",
+        seconds: 600.0,
+    },
+];
 
 /// The documented bound of the library that calls itself `lib_name` in `CLIENT SETINFO` (Jedis
 /// adds a configured suffix in parentheses: `jedis(spring)`).

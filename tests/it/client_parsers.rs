@@ -230,3 +230,28 @@ fn node_redis_parses_the_corpus_as_predicted() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// ioredis 6.1 (`MAINTWATCH_IOREDIS`, a folder whose node_modules has `ioredis`): its decoder and
+/// notification parser take the corpus as `decode --clients` predicts. It asks for no `none`
+/// special case, so one pass serves both endpoint types.
+#[test]
+fn ioredis_parses_the_corpus_as_predicted() {
+    let Some(dir) = configured("MAINTWATCH_IOREDIS", "ioredis parser conformance") else {
+        return;
+    };
+    let corpus = corpus();
+    let script = repo().join("tests/clients/ioredis_parse.js");
+    let mut cmd = Command::new("node");
+    cmd.arg(&script).current_dir(&dir);
+    let real = harness(cmd, &corpus);
+    let mut wrong = Vec::new();
+    for asked in ASKED {
+        wrong.extend(compare(
+            "ioredis",
+            &real,
+            &predictions(&corpus, asked),
+            asked,
+        ));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

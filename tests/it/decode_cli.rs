@@ -956,7 +956,7 @@ fn clients_says_what_each_client_does_with_the_frame() {
     let run = decode_stdin(&["--format", "raw", "--clients"], &moving);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 2 + 6, "{}", run.stdout);
+    assert_eq!(lines.len(), 2 + 7, "{}", run.stdout);
     assert!(
         lines[3].starts_with("    node-redis 6.3.1: fails: AssertionError"),
         "{}",

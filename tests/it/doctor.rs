@@ -438,7 +438,7 @@ async fn watch_clients_adds_one_line_per_notification() {
         clients.trim_start(),
         "clients: redis-py acts; node-redis FAILS (AssertionError (no target, and it asked for \
          its auto type, not none) in an async handler: an unhandled promise rejection); go-redis \
-         acts; Lettuce acts; Jedis unknown; StackExchange.Redis unknown",
+         acts; Lettuce acts; Jedis unknown; ioredis acts; StackExchange.Redis unknown",
         "{text}"
     );
     assert_eq!(text.matches("clients:").count(), 1, "{text}");

@@ -29,6 +29,7 @@ mod grade;
 mod heartbeat;
 mod hooks;
 mod hostile_handshake;
+mod ioredis;
 mod jedis;
 mod layers;
 mod layers_folders;
