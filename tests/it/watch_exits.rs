@@ -141,9 +141,14 @@ async fn a_failed_authentication_on_screen_says_it_once_with_what_to_change() {
         return;
     };
     let url = redis.url();
-    for (args, text) in [
-        (vec!["watch", &url, "-a", "wrong-pw"], "WRONGPASS"),
-        (vec!["watch", &url], "NOAUTH"),
+    // A refused password: check it and the user; none given: how to give one.
+    for (args, text, change) in [
+        (
+            vec!["watch", &url, "-a", "wrong-pw"],
+            "WRONGPASS",
+            "check the user (--user)",
+        ),
+        (vec!["watch", &url], "NOAUTH", "no password was given"),
     ] {
         let out = run(&args).await;
         assert_eq!(code(&out), 5, "{}", stderr(&out));
@@ -151,7 +156,7 @@ async fn a_failed_authentication_on_screen_says_it_once_with_what_to_change() {
         assert_eq!(screen.matches(text).count(), 1, "{text} once: {screen}");
         // The password warning of `-a` names REDISCLI_AUTH too; what to change is said once.
         assert_eq!(
-            screen.matches("check the user (--user)").count(),
+            screen.matches(change).count(),
             1,
             "what to change, once: {screen}"
         );
