@@ -137,6 +137,11 @@ pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
         if let What::Sent { conn, bytes, .. } = &e.what {
             lines.sent(e.clock.unwrap_or(-1.0), *conn, bytes);
         }
+        // Observed until the last event (the scenario's end, or the client's last close),
+        // though the last frame went out long before.
+        if let Some(t) = e.clock {
+            lines.observed_until(t);
+        }
     }
     let mut notes = Vec::new();
     if run.lost > 0 {

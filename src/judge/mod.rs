@@ -36,16 +36,9 @@ use rules::{round, Scope};
 
 /// Grades every client on every notification.
 pub fn judge(obs: &Observations) -> Grade {
-    let mut groups: BTreeMap<String, Vec<&Connection>> = BTreeMap::new();
-    for c in &obs.connections {
-        groups.entry(client_of(c)).or_default().push(c);
-    }
-    let clients: Vec<ClientGrade> = groups
+    let clients: Vec<ClientGrade> = clients(obs)
         .into_iter()
-        .map(|(client, mut members)| {
-            members.sort_by_key(|c| c.id);
-            client_grade(obs, client, members)
-        })
+        .map(|(client, members)| client_grade(obs, client, members))
         .collect();
     let nothing_judged = nothing_judged(obs, &clients);
     let mut g = Grade {
@@ -61,6 +54,59 @@ pub fn judge(obs: &Observations) -> Grade {
     };
     g.settle();
     g
+}
+
+/// Each client's connections, by id.
+fn clients(obs: &Observations) -> BTreeMap<String, Vec<&Connection>> {
+    let mut groups: BTreeMap<String, Vec<&Connection>> = BTreeMap::new();
+    for c in &obs.connections {
+        groups.entry(client_of(c)).or_default().push(c);
+    }
+    for members in groups.values_mut() {
+        members.sort_by_key(|c| c.id);
+    }
+    groups
+}
+
+/// A connection told of a MOVING and the next connection of its client, as its verdict names
+/// them (`moved to ... after the close`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Succession {
+    pub conn: u64,
+    pub next: u64,
+    pub followed: moving::Followed,
+}
+
+/// Every succession the verdicts of the MOVINGs name, in the grade's order (client, then
+/// notification): the report draws them as arrows, from the same decision as the words.
+pub fn successions(obs: &Observations) -> Vec<Succession> {
+    let mut out = Vec::new();
+    for members in clients(obs).into_values() {
+        for (index, n) in obs.notifications.iter().enumerate() {
+            if n.seq.is_none() || !n.is_moving() {
+                continue;
+            }
+            let s = Scope {
+                obs,
+                index,
+                n,
+                members: members.clone(),
+                moving: None,
+                never: 0,
+                unknown: 0,
+            };
+            for (c, _, next) in s.successors() {
+                if let (Some(f), Some(next)) = (moving::followed(&s, c, next), next) {
+                    out.push(Succession {
+                        conn: c.id,
+                        next: next.id,
+                        followed: f,
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Why no notification rule could be judged, when none could: the client never connected, or

@@ -222,6 +222,44 @@ pub fn verdicts(s: &Scope<'_>, offered: bool) -> Vec<ConnVerdict> {
         .collect()
 }
 
+/// How a connection told of a MOVING was followed by the next connection of its client, as
+/// its verdict words it. The report draws an arrow for each (docs/report.md), so the page and the
+/// verdict's sentence come from this one decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Followed {
+    /// Closed by the client and followed by a connection to a retiring address.
+    Recycled,
+    /// Followed by a connection to another address opened before the close.
+    Before,
+    /// Followed by a connection to another address only after the close.
+    After,
+}
+
+/// How `c` was followed by `next`, when its verdict names the next connection.
+pub fn followed(s: &Scope<'_>, c: &Connection, next: Option<&Connection>) -> Option<Followed> {
+    let n = next?;
+    let end = s.close().unwrap_or(f64::INFINITY);
+    let when = |close: f64| {
+        if n.opened >= close {
+            Followed::After
+        } else {
+            Followed::Before
+        }
+    };
+    if s.cut(c) {
+        let close = s.close_of(c.server).unwrap_or(end);
+        return (!s.retiring(n.server)).then(|| when(close));
+    }
+    match c.closed {
+        Some(x) if x.by == Side::Client && x.at < end => Some(if s.retiring(n.server) {
+            Followed::Recycled
+        } else {
+            when(end)
+        }),
+        _ => None,
+    }
+}
+
 fn verdict(
     s: &Scope<'_>,
     c: &Connection,
@@ -234,6 +272,7 @@ fn verdict(
     let its = format!("its {}{resent}", s.n.name());
     let from = |t: f64| format!("{} {its}", offset(t - at));
     let end = close.unwrap_or(f64::INFINITY);
+    let follow = next.zip(followed(s, c, next));
     let (word, text) = match c.closed {
         _ if s.cut(c) => {
             let close = s.close_of(c.server).unwrap_or(end);
@@ -243,21 +282,25 @@ fn verdict(
                 text = format!("stayed: nothing else was offered; {text}");
                 word = "stayed";
             }
-            if let Some(n) = next.filter(|n| !s.retiring(n.server)) {
-                let when = if n.opened >= close { "after" } else { "before" };
+            if let Some((n, f)) = follow {
+                let when = if f == Followed::After {
+                    "after"
+                } else {
+                    "before"
+                };
                 text += &format!("; moved to {} {when} the close", n.server.ip());
             }
             (word, text)
         }
-        Some(x) if x.by == Side::Client && x.at < end => match next {
-            Some(n) if s.retiring(n.server) => (
+        Some(x) if x.by == Side::Client && x.at < end => match follow {
+            Some((n, Followed::Recycled)) => (
                 "recycled",
                 format!(
                     "recycled at {} onto the same retiring proxy",
                     from(x.at.min(n.opened.max(at)))
                 ),
             ),
-            Some(n) if n.opened < end => (
+            Some((n, Followed::Before)) => (
                 "moved",
                 match close {
                     Some(cl) => format!(
@@ -269,7 +312,7 @@ fn verdict(
                     None => format!("moved to {} at {}", n.server.ip(), from(n.opened)),
                 },
             ),
-            Some(n) => (
+            Some((n, Followed::After)) => (
                 "closed",
                 format!(
                     "closed by the client at {}; moved to {} after the close",

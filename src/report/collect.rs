@@ -109,6 +109,9 @@ pub struct Collected {
     pub pcap_clients: HashMap<u32, String>,
     /// What passed a cap: sessions, markers, DNS changes, frames.
     pub left_out: LeftOut,
+    /// The latest time of any line: the run was observed until then (its drawing's axis and
+    /// open bars reach it, though nothing was drawn after the last event).
+    until: Option<f64>,
     /// The index in `sessions` of each connection's open session.
     open: HashMap<u32, usize>,
 }
@@ -150,8 +153,22 @@ impl Collected {
         }
     }
 
+    /// The run was observed until `t` at least (the lines' clock): a simulator's scenario
+    /// ending after the last frame it sent, say.
+    pub fn observed_until(&mut self, t: f64) {
+        if t.is_finite() {
+            self.until = Some(self.until.map_or(t, |u| u.max(t)));
+        }
+    }
+
+    /// The latest time the run was observed, on the lines' clock.
+    pub fn until(&self) -> Option<f64> {
+        self.until
+    }
+
     /// Takes one watch line.
     pub fn line(&mut self, l: &WatchLine) {
+        self.observed_until(l.t());
         match l {
             WatchLine::Start(s) if self.start.is_none() => self.start = Some(s.clone()),
             WatchLine::Connected(c) => self.connected(c),
@@ -198,6 +215,7 @@ impl Collected {
 
     /// A frame the simulator wrote (`simulate`): its bytes, parsed as the watch parses them.
     pub fn sent(&mut self, t: f64, conn: u64, bytes: &[u8]) {
+        self.observed_until(t);
         let parsed = match crate::record::reparse_bytes(bytes) {
             Ok((parsed, _)) => parsed,
             Err(_) => Classified::NotPush,

@@ -24,6 +24,7 @@ mod page;
 mod scale;
 pub mod sink;
 pub mod svg;
+pub mod text;
 
 mod command_line;
 pub use command_line::command_line;

@@ -4,9 +4,10 @@
 //! Nothing here judges. A bar's class is the grade's verdict word for its connection when the
 //! judge gave one; otherwise it says only how the connection ended as the lines record it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::collect::{self, bounded, Capped, Collected, DnsChange};
+use crate::judge::moving::Followed;
 use crate::judge::{Grade, Observations, Side};
 use crate::record::ClosedBy;
 
@@ -67,6 +68,9 @@ pub struct Bar {
     pub closed_by: Option<String>,
     /// The index of the bar of the connection that followed it.
     pub successor: Option<usize>,
+    /// That connection was opened only after the server's close cut this one (or, for a
+    /// connection the client closed late, after the close): its arrow is drawn apart.
+    pub after_close: bool,
 }
 
 /// A maintenance notification: a marker and its declared window.
@@ -96,10 +100,14 @@ pub struct Drawing {
     pub left_out: Vec<String>,
     /// The axis's unit: `seconds`, or `scenario seconds` for a simulator run at another speed.
     pub unit: &'static str,
+    /// The end of the observation, when known: the run went on after its last event, and the
+    /// axis and the bars still open reach it.
+    pub observed: Option<f64>,
 }
 
 impl Drawing {
-    /// The span of time drawn: from the first thing to the last (a window's end included).
+    /// The span of time drawn: from the first thing to the last (a window's end and the end of
+    /// the observation included).
     pub fn span(&self) -> (f64, f64) {
         let ts = self.times();
         let t0 = ts.iter().copied().fold(f64::INFINITY, f64::min);
@@ -125,6 +133,7 @@ impl Drawing {
         }
         ts.extend(self.dns.iter().map(|d| d.t));
         ts.extend(self.closes.iter().map(|c| c.t));
+        ts.extend(self.observed);
         ts.into_iter().filter(|t| t.is_finite()).collect()
     }
 }
@@ -161,11 +170,13 @@ pub fn from_observations(obs: &Observations, grade: Option<&Grade>, lines: &Coll
                     .to_string()
                 }),
                 successor: None,
+                after_close: false,
             }
         })
         .collect();
     let mut drawing = Drawing {
         unit: "seconds",
+        observed: lines.until().map(|t| t * speed(lines)),
         ..Drawing::default()
     };
     sort_and_cap(&mut bars, &mut drawing.left_out);
@@ -221,30 +232,19 @@ fn verdicts(g: &Grade) -> HashMap<u64, End> {
     out
 }
 
-/// A connection that moved or recycled points at the next connection its client opened after
-/// it was told (the first not already claimed): the reconnect the verdict is about.
+/// A connection told of a MOVING points at the connection that followed it wherever its verdict
+/// names one (`moved to ...`, `recycled ...`): the judge's own pairing
+/// ([`crate::judge::successions`]), so the arrow and the sentence agree. A move only after the
+/// close is marked, to be drawn apart. Of several MOVINGs, the last that names a connection wins,
+/// as for its class.
 fn link_movers(bars: &mut [Bar], obs: &Observations) {
-    let told: HashMap<u64, f64> = obs
-        .connections
-        .iter()
-        .filter_map(|c| c.received.first().map(|r| (c.id, r.at)))
-        .collect();
-    let mut claimed = HashSet::new();
-    for i in 0..bars.len() {
-        if !matches!(bars[i].class, End::Moved | End::Recycled) {
-            continue;
-        }
-        let Some(&at) = told.get(&bars[i].conn) else {
+    let index: HashMap<u64, usize> = bars.iter().enumerate().map(|(i, b)| (b.conn, i)).collect();
+    for s in crate::judge::successions(obs) {
+        let (Some(&i), Some(&j)) = (index.get(&s.conn), index.get(&s.next)) else {
             continue;
         };
-        let next = (0..bars.len())
-            .filter(|&j| j != i && !claimed.contains(&j))
-            .filter(|&j| bars[j].group == bars[i].group && bars[j].start >= at)
-            .min_by(|&a, &b| bars[a].start.total_cmp(&bars[b].start));
-        if let Some(j) = next {
-            claimed.insert(j);
-            bars[i].successor = Some(j);
-        }
+        bars[i].successor = Some(j);
+        bars[i].after_close = s.followed == Followed::After;
     }
 }
 
@@ -289,6 +289,7 @@ pub fn from_lines(c: &Collected) -> Drawing {
         } else {
             "scenario seconds"
         },
+        observed: c.until().map(|t| t * speed),
         ..Drawing::default()
     };
     if c.left_out.sessions > 0 {
@@ -369,12 +370,23 @@ fn session_bar(c: &Collected, s: &collect::Session, speed: f64) -> Bar {
         class,
         closed_by: s.closed.map(|(_, by)| by.as_str().to_string()),
         successor: None,
+        after_close: false,
     }
 }
 
 /// A watch's reconnect is the next session of the same connection; a capture's is the
-/// `pcap_reconnect` line's new connection.
+/// `pcap_reconnect` line's new connection. A reconnect after the server cut the connection is
+/// one after the close, drawn apart as the judge's are.
 fn link_sessions(bars: &mut [Bar], c: &Collected) {
+    link_reconnects(bars, c);
+    for i in 0..bars.len() {
+        if let (Some(j), Some(end)) = (bars[i].successor, bars[i].end) {
+            bars[i].after_close = bars[i].class == End::Cut && bars[j].start >= end;
+        }
+    }
+}
+
+fn link_reconnects(bars: &mut [Bar], c: &Collected) {
     let mut first_of: HashMap<u64, usize> = HashMap::new();
     for (i, b) in bars.iter().enumerate() {
         first_of.entry(b.conn).or_insert(i);
@@ -491,6 +503,7 @@ mod tests {
             class: End::Open,
             closed_by: None,
             successor: None,
+            after_close: false,
         };
         let mut bars: Vec<Bar> = (0..MAX_BARS + 10).map(bar).collect();
         let mut notes = Vec::new();

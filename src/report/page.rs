@@ -31,8 +31,11 @@ table { border-collapse: collapse; margin: .3em 0; }
 th, td { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top; }
 th { background: #f5f5f5; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th, td.num, td.name, tr.rule > td.pass, tr.rule > td.fail, tr.rule > td.not-judged { white-space: nowrap; }
+table.grade { width: 100%; }
 pre { white-space: pre-wrap; word-break: break-all; background: #f8f8f8; padding: .4em; margin: .2em 0 .8em; }
 .note { color: #555; font-style: italic; }
+.nobr { white-space: nowrap; }
 svg.timeline { display: block; max-width: 100%; height: auto; font: 11px sans-serif; }
 svg .group { font-weight: 600; fill: #333; }
 svg .conn-label { fill: #555; }
@@ -52,6 +55,9 @@ svg .dns-label { fill: #7b3fb5; }
 svg .node-close { stroke: #d12f2f; stroke-width: 2; }
 svg .successor { stroke: #444; stroke-width: 1; }
 svg .arrowhead { fill: #444; }
+svg .successor.after-close { fill: none; stroke: #b0187a; stroke-width: 1.5; stroke-dasharray: 4 2; }
+svg .arrowhead.after-close { fill: #b0187a; }
+svg .observed-end { stroke: #999; stroke-dasharray: 1 3; }
 svg .axis line { stroke: #444; }
 svg .tick, svg .axis-label { fill: #444; }
 .legend span { display: inline-block; margin-right: 1em; }
@@ -106,6 +112,49 @@ pub fn grade_rows(g: &Grade) -> GradeRows {
         }
     }
     out
+}
+
+/// A reason as text that wraps between words but never between a value and its unit (`+36.0 s`,
+/// `15 s`, `1.5 ms`): each such pair is kept in a `span.nobr`.
+fn kept_with_units(text: &str) -> Markup {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut parts: Vec<(bool, String)> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if i > 0 {
+            parts.push((false, " ".into()));
+        }
+        match words
+            .get(i + 1)
+            .filter(|u| is_value(words[i]) && is_unit(u))
+        {
+            Some(unit) => {
+                parts.push((true, format!("{} {unit}", words[i])));
+                i += 2;
+            }
+            None => {
+                parts.push((false, words[i].to_string()));
+                i += 1;
+            }
+        }
+    }
+    html! {
+        @for (kept, part) in parts {
+            @if kept { span class="nobr" { (part) } } @else { (part) }
+        }
+    }
+}
+
+/// `+36.0`, `15`, `(0.2`: a number, maybe signed or after an opening bracket.
+fn is_value(word: &str) -> bool {
+    let w = word.trim_start_matches(['(', '+', '-']);
+    w.starts_with(|c: char| c.is_ascii_digit()) && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// `s`, `ms`, `s),`, `s;`: a unit of time, maybe followed by punctuation.
+fn is_unit(word: &str) -> bool {
+    let w = word.trim_end_matches([')', ',', ';', '.', ':']);
+    matches!(w, "s" | "ms" | "min" | "h")
 }
 
 fn row(client: &str, scope: &str, r: &Rule) -> GradeRow {
@@ -242,6 +291,10 @@ fn legend() -> Markup {
                 span { svg width="18" height="10" { rect class=(format!("swatch {w}")) width="18" height="10" {} } " " (w) }
             }
             span { "Markers: notifications (band: declared window), dashed: DNS change, red line: node-wide close, arrow: the connection that followed" }
+            span class="after-close-key" {
+                svg width="26" height="10" { path class="key successor after-close" d="M 1 5 L 25 5" {} }
+                " dashed magenta arrow: the connection that followed only after the close"
+            }
         }
     }
 }
@@ -268,8 +321,8 @@ fn grade_section(g: &Grade, rows: &GradeRows) -> Markup {
             tr { th { "client" } th { "notification" } th { "rule" } th { "verdict" } th { "detail" } }
             @for row in &rows.shown {
                 tr class=(format!("rule {}", class_of(row.words))) data-rule=(row.rule) {
-                    td { (row.client) } td { (row.scope) } td { (row.rule) }
-                    td class=(class_of(row.words)) { (row.words) } td { (row.detail) }
+                    td class="name" { (row.client) } td class="name" { (row.scope) } td class="name" { (row.rule) }
+                    td class=(class_of(row.words)) { (row.words) } td { (kept_with_units(&row.detail)) }
                 }
             }
         }
@@ -292,7 +345,7 @@ fn summary_section(r: &Report<'_>, d: &Drawing) -> Markup {
             tr { th { "connection" } th { "client" } th { "server" } th { "opened" } th { "closed" } th { "end" } }
             @for b in &d.bars {
                 tr data-conn=(b.conn) {
-                    td { (b.label) } td { (b.group) } td { (b.server) } td class="num" { (secs(b.start)) }
+                    td class="name" { (b.label) } td class="name" { (b.group) } td class="name" { (b.server) } td class="num" { (secs(b.start)) }
                     td class="num" { (b.end.map(secs).unwrap_or_default()) } td { (b.class.word()) }
                 }
             }
@@ -307,7 +360,7 @@ fn grade_tables(g: &Grade) -> Markup {
             tr { th { "client" } th { "connections" } th { "reached" } th { "opted in" } th { "never opted in" } th { "commands" } th { "errors" } }
             @for c in g.clients.iter().take(MAX_SUMMARY_ROWS) {
                 tr {
-                    td { (bounded(&c.client)) } td class="num" { (c.connections) } td { (bounded(&c.reached)) }
+                    td class="name" { (bounded(&c.client)) } td class="num" { (c.connections) } td { (bounded(&c.reached)) }
                     td { (bounded(&c.opted_in.iter().map(|(t, n)| format!("{n} {t}")).collect::<Vec<_>>().join(", "))) }
                     td class="num" { (c.never_opted_in) } td class="num" { (c.commands) } td class="num" { (c.errors) }
                 }
@@ -318,7 +371,7 @@ fn grade_tables(g: &Grade) -> Markup {
             tr { th { "client" } th { "notification" } th { "at" } th { "window" } th { "received by" } th { "commands inside / outside" } th { "failed inside / outside" } }
             @for (c, n) in g.clients.iter().flat_map(|c| c.notifications.iter().map(move |n| (c, n))).take(MAX_SUMMARY_ROWS) {
                     tr {
-                        td { (bounded(&c.client)) } td { (bounded(&n.notification)) } td class="num" { (secs(n.at)) }
+                        td class="name" { (bounded(&c.client)) } td class="name" { (bounded(&n.notification)) } td class="num" { (secs(n.at)) }
                         td class="num" { (n.window) " s" } td class="num" { (n.received) }
                         td class="num" { (n.commands_inside) " / " (n.commands_outside) }
                         td class="num" { (n.failed_inside) " / " (n.failed_outside) }
@@ -340,7 +393,7 @@ fn watch_tables(s: &crate::record::line::Summary) -> Markup {
             tr { th { "event" } th { "at" } th { "window" } th { "closed by notification" } th { "DNS moved" } th { "socket closed" } th { "past the window" } th { "handoff" } }
             @for e in s.events.iter().take(MAX_SUMMARY_ROWS) {
                 tr {
-                    td { (bounded(&e.kind)) @if let Some(q) = e.seq { " seq " (q) } }
+                    td class="name" { (bounded(&e.kind)) @if let Some(q) = e.seq { " seq " (q) } }
                     td class="num" { (secs(e.t)) }
                     td class="num" { (e.window_s.map(|w| format!("{w} s")).unwrap_or_default()) }
                     td class="num" { (opt(e.closed_by_notification_s)) }
@@ -357,7 +410,7 @@ fn watch_tables(s: &crate::record::line::Summary) -> Markup {
             tr { th { "conn" } th { "endpoint" } th { "notifications" } th { "other pushes" } th { "closes" } th { "reconnects" } }
             @for c in s.conns.iter().take(MAX_SUMMARY_ROWS) {
                 tr {
-                    td class="num" { (c.conn) } td { (bounded(&c.endpoint)) }
+                    td class="num" { (c.conn) } td class="name" { (bounded(&c.endpoint)) }
                     td class="num" { (c.notifications) } td class="num" { (c.other_pushes) }
                     td class="num" { (c.closes) } td class="num" { (c.reconnects) }
                 }
@@ -385,5 +438,26 @@ fn frames_section(c: &Collected) -> Markup {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_keep_their_units() {
+        let m = kept_with_units("still running when the scenario ended (+36.0 s); stopped at 15 s")
+            .into_string();
+        assert_eq!(
+            m,
+            "still running when the scenario ended <span class=\"nobr\">(+36.0 s);</span> \
+             stopped at <span class=\"nobr\">15 s</span>"
+        );
+        // Text without a value and its unit is left as it is, escaped.
+        assert_eq!(
+            kept_with_units("a <b> 3 seq").into_string(),
+            "a &lt;b&gt; 3 seq"
+        );
     }
 }

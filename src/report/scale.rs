@@ -25,7 +25,6 @@ struct Segment {
 /// Maps times to x, linearly within each stretch.
 #[derive(Debug)]
 pub struct Scale {
-    pub t1: f64,
     segments: Vec<Segment>,
 }
 
@@ -55,7 +54,7 @@ impl Scale {
                 x += BREAK_WIDTH;
             }
         }
-        Scale { t1, segments }
+        Scale { segments }
     }
 
     pub fn x(&self, t: f64) -> f64 {

@@ -10,6 +10,7 @@ use maud::{html, Markup};
 
 use super::model::{Bar, Drawing, Marker, NodeClose};
 use super::scale::{short_duration, Scale};
+use super::text::{beside, centred, cut_to, Placed};
 use crate::report::collect::DnsChange;
 
 const WIDTH: f64 = 1200.0;
@@ -20,6 +21,10 @@ const LABEL_ROW: f64 = 13.0;
 const TOP: f64 = 20.0 + 5.0 * LABEL_ROW;
 const ROW: f64 = 16.0;
 const BAR: f64 = 10.0;
+/// The labels' font size (the CSS's `svg.timeline` font).
+const FONT: f64 = 11.0;
+/// A quiet break's label is smaller.
+const SMALL: f64 = 10.0;
 
 /// A coordinate, to a tenth of a pixel (the file stays small).
 fn n(v: f64) -> String {
@@ -72,39 +77,87 @@ fn row_y(row: usize) -> f64 {
 /// The whole drawing.
 pub fn draw(d: &Drawing) -> Markup {
     let (t0, t1) = d.span();
-    let s = Scale::new(t0, t1, LEFT, WIDTH - RIGHT, d.times());
+    let s = axis_scale(t0, t1, d.times());
+    // A bar still open is drawn to the end of the observation, not to the axis's round end.
+    let last = d.observed.map_or(t1, |o| o.max(t0));
     let rows = rows(&d.bars);
     let bottom = row_y(rows.count) + 6.0;
     let height = bottom + 40.0;
     html! {
         svg class="timeline" xmlns="http://www.w3.org/2000/svg" width=(n(WIDTH)) height=(n(height))
-            viewBox=(format!("0 0 {} {}", n(WIDTH), n(height))) role="img" {
+            viewBox=(format!("0 0 {} {}", n(WIDTH), n(height))) role="img" data-end=[d.observed.map(t3)] {
             title { "Timeline: connections, notifications, DNS changes and closes" }
             defs {
                 marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse" {
                     path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead" {}
                 }
+                marker id="arrow-after-close" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse" {
+                    path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead after-close" {}
+                }
             }
             @for (i, m) in d.markers.iter().enumerate() { (window_band(&s, m, i, bottom)) }
             (quiet_breaks(&s, bottom))
             @for (row, g) in &rows.groups {
-                text class="group" x="4" y=(n(row_y(*row) + BAR)) { (g) }
+                text class="group" x="4" y=(n(row_y(*row) + BAR)) {
+                    title { (g) }
+                    (cut_to(g, FONT, LEFT - 10.0))
+                }
             }
-            @for (i, b) in d.bars.iter().enumerate() { (bar(&s, b, row_y(rows.bar[i]))) }
-            @for (i, b) in d.bars.iter().enumerate() {
-                @if let Some(j) = b.successor { (arrow(&s, b, &d.bars[j], row_y(rows.bar[i]), row_y(rows.bar[j]))) }
-            }
+            @for (i, b) in d.bars.iter().enumerate() { (bar(&s, b, row_y(rows.bar[i]), last)) }
             @for (i, m) in d.markers.iter().enumerate() { (marker(&s, m, i, bottom)) }
             @for (i, c) in d.dns.iter().enumerate() { (dns(&s, c, i, bottom)) }
             @for c in &d.closes { (close(&s, c, bottom)) }
+            // Over the closes: an arrow after the close starts on the close's line.
+            @for (i, b) in d.bars.iter().enumerate() {
+                @if let Some(j) = b.successor { (arrow(&s, b, &d.bars[j], row_y(rows.bar[i]), row_y(rows.bar[j]))) }
+            }
+            @if let Some(o) = d.observed {
+                line class="observed-end" data-t=(t3(o)) x1=(n(s.x(o))) y1=(n(TOP - 6.0)) x2=(n(s.x(o))) y2=(n(bottom)) {
+                    title { (format!("the observation ended at {}", secs(o))) }
+                }
+            }
             (axis(&s, bottom, d.unit))
         }
     }
 }
 
-fn bar(s: &Scale, b: &Bar, y: f64) -> Markup {
+/// A label's text element attributes, placed.
+fn label(class: &str, p: &Placed, y: f64) -> Markup {
+    html! {
+        text class=(class) x=(n(p.x)) y=(n(y)) text-anchor=(p.anchor.attr()) { (p.text) }
+    }
+}
+
+/// The scale of the drawing, its end pushed out to the last stretch's next round tick: the axis
+/// then ends on a labelled tick at or past the end of the observation. A wider span can call
+/// for a wider step, so this settles in a few rounds.
+fn axis_scale(t0: f64, t1: f64, times: Vec<f64>) -> Scale {
+    let mut end = t1;
+    let mut s = Scale::new(t0, end, LEFT, WIDTH - RIGHT, times.clone());
+    for _ in 0..4 {
+        let Some((a, b, x0, x1)) = s.stretches().last() else {
+            break;
+        };
+        let step = stretch_step(a, b, x0, x1);
+        let round = (b / step - 1e-9).ceil() * step;
+        if round <= end + 1e-9 {
+            break;
+        }
+        end = round;
+        s = Scale::new(t0, end, LEFT, WIDTH - RIGHT, times.clone());
+    }
+    s
+}
+
+/// The round step of a stretch's ticks: about one per 120 units of its width, at least one.
+fn stretch_step(t0: f64, t1: f64, x0: f64, x1: f64) -> f64 {
+    let wanted = ((x1 - x0) / 120.0).clamp(1.0, 8.0);
+    tick_step_for(t1 - t0, wanted)
+}
+
+fn bar(s: &Scale, b: &Bar, y: f64, last: f64) -> Markup {
     let x0 = s.x(b.start);
-    let x1 = s.x(b.end.unwrap_or(s.t1)).max(x0 + 2.0);
+    let x1 = s.x(b.end.unwrap_or(last)).max(x0 + 2.0);
     let end = match (b.end, &b.closed_by) {
         (Some(t), Some(by)) => format!("closed at {} by {by}", secs(t)),
         (Some(t), None) => format!("closed at {}", secs(t)),
@@ -119,7 +172,7 @@ fn bar(s: &Scale, b: &Bar, y: f64) -> Markup {
         b.class.word()
     );
     html! {
-        text class="conn-label" x=(n(LEFT - 6.0)) y=(n(y + BAR - 1.0)) text-anchor="end" { (b.label) }
+        text class="conn-label" x=(n(LEFT - 6.0)) y=(n(y + BAR - 1.0)) text-anchor="end" { (cut_to(&b.label, FONT, LEFT - 10.0)) }
         rect class=(format!("bar {}", b.class.word())) data-conn=(b.conn) data-end=(b.class.word())
             data-opened=(t3(b.start)) data-closed=[b.end.map(t3)]
             x=(n(x0)) y=(n(y)) width=(n(x1 - x0)) height=(n(BAR)) {
@@ -128,18 +181,49 @@ fn bar(s: &Scale, b: &Bar, y: f64) -> Markup {
     }
 }
 
+/// An arrow from a connection to the one that followed it. One that followed only after the
+/// close is drawn apart, as its verdict says it apart: a dashed magenta curve that leaves the old
+/// bar's end to the right and enters the new bar from the left, so that it stays visible beside
+/// the close's red line, which it would otherwise run along.
 fn arrow(s: &Scale, from: &Bar, to: &Bar, y0: f64, y1: f64) -> Markup {
     let x0 = s.x(from.end.unwrap_or(to.start));
     let x1 = s.x(to.start);
+    let (y0, y1) = (y0 + BAR / 2.0, y1 + BAR / 2.0);
+    if !from.after_close {
+        let title = format!(
+            "{} was followed by {} at {}",
+            from.label,
+            to.label,
+            secs(to.start)
+        );
+        return html! {
+            line class="successor" data-from=(from.conn) data-to=(to.conn) x1=(n(x0)) y1=(n(y0))
+                x2=(n(x1)) y2=(n(y1)) marker-end="url(#arrow)" {
+                title { (title) }
+            }
+        };
+    }
     let title = format!(
-        "{} was followed by {} at {}",
+        "{} was followed by {} at {}, only after the close",
         from.label,
         to.label,
         secs(to.start)
     );
+    let bend = ((x1 - x0).abs() / 2.0).max(18.0);
+    let d = format!(
+        "M {} {} C {} {}, {} {}, {} {}",
+        n(x0),
+        n(y0),
+        n(x0 + bend),
+        n(y0),
+        n(x1 - bend),
+        n(y1),
+        n(x1),
+        n(y1)
+    );
     html! {
-        line class="successor" data-from=(from.conn) data-to=(to.conn) x1=(n(x0)) y1=(n(y0 + BAR / 2.0))
-            x2=(n(x1)) y2=(n(y1 + BAR / 2.0)) marker-end="url(#arrow)" {
+        path class="successor after-close" data-from=(from.conn) data-to=(to.conn) d=(d)
+            marker-end="url(#arrow-after-close)" {
             title { (title) }
         }
     }
@@ -182,7 +266,7 @@ fn marker(s: &Scale, m: &Marker, i: usize, bottom: f64) -> Markup {
         g class="notification" data-name=(m.name) data-t=(t3(m.t)) {
             title { (title) }
             line class="marker" x1=(n(x)) y1=(n(y + 2.0)) x2=(n(x)) y2=(n(bottom)) {}
-            text class="marker-label" x=(n(x + 3.0)) y=(n(y)) { (m.name) }
+            (label("marker-label", &beside(x, 3.0, &m.name, FONT, WIDTH), y))
         }
     }
 }
@@ -200,7 +284,7 @@ fn dns(s: &Scale, c: &DnsChange, i: usize, bottom: f64) -> Markup {
         g class="dns" data-t=(t3(c.t)) {
             title { (format!("{text} at {}", secs(c.t))) }
             line class="dns-line" x1=(n(x)) y1=(n(y + 2.0)) x2=(n(x)) y2=(n(bottom)) {}
-            text class="dns-label" x=(n(x + 3.0)) y=(n(y)) { (text) }
+            (label("dns-label", &beside(x, 3.0, &text, FONT, WIDTH), y))
         }
     }
 }
@@ -221,7 +305,7 @@ fn quiet_breaks(s: &Scale, bottom: f64) -> Markup {
             g class="quiet" data-from=(t3(from)) data-to=(t3(to)) {
                 title { (format!("quiet for {}: nothing began or ended from {} to {}", short_duration(to - from), secs(from), secs(to))) }
                 rect class="quiet-break" x=(n(x0)) y=(n(TOP - 6.0)) width=(n(x1 - x0)) height=(n(bottom - TOP + 6.0)) {}
-                text class="quiet-label" x=(n((x0 + x1) / 2.0)) y=(n(bottom + 29.0)) text-anchor="middle" { (short_duration(to - from)) }
+                (label("quiet-label", &centred((x0 + x1) / 2.0, &short_duration(to - from), SMALL, WIDTH), bottom + 29.0))
             }
         }
     }
@@ -232,11 +316,10 @@ fn quiet_breaks(s: &Scale, bottom: f64) -> Markup {
 fn axis(s: &Scale, bottom: f64, unit: &str) -> Markup {
     let mut ticks: Vec<(f64, f64)> = Vec::new();
     for (t0, t1, x0, x1) in s.stretches() {
-        // About one tick per 120 units of width, at least one (the stretch's start).
-        let wanted = ((x1 - x0) / 120.0).clamp(1.0, 8.0);
-        let step = tick_step_for(t1 - t0, wanted);
-        let first = (t0 / step).ceil() as i64;
-        let last = (t1 / step).floor() as i64;
+        let step = stretch_step(t0, t1, x0, x1);
+        // A hair of slack: the axis's end is a multiple of the step, up to rounding.
+        let first = (t0 / step - 1e-9).ceil() as i64;
+        let last = (t1 / step + 1e-9).floor() as i64;
         let before = ticks.len();
         ticks.extend((first..=last).map(|k| (k as f64 * step, step)).take(40));
         if ticks.len() == before {
@@ -247,8 +330,8 @@ fn axis(s: &Scale, bottom: f64, unit: &str) -> Markup {
         g class="axis" {
             line x1=(n(LEFT)) y1=(n(bottom)) x2=(n(WIDTH - RIGHT)) y2=(n(bottom)) {}
             @for (t, step) in ticks {
-                line x1=(n(s.x(t))) y1=(n(bottom)) x2=(n(s.x(t))) y2=(n(bottom + 5.0)) {}
-                text class="tick" x=(n(s.x(t))) y=(n(bottom + 17.0)) text-anchor="middle" { (tick_label(t, step)) }
+                line class="tick-mark" data-t=(t3(t)) x1=(n(s.x(t))) y1=(n(bottom)) x2=(n(s.x(t))) y2=(n(bottom + 5.0)) {}
+                (label("tick", &centred(s.x(t), &tick_label(t, step), FONT, WIDTH), bottom + 17.0))
             }
             text class="axis-label" x=(n(WIDTH - RIGHT)) y=(n(bottom + 33.0)) text-anchor="end" { "time (" (unit) ")" }
         }
@@ -306,6 +389,7 @@ mod tests {
             }],
             left_out: Vec::new(),
             unit: "seconds",
+            observed: None,
         };
         let svg = draw(&d).into_string();
         assert_eq!(svg.matches("<g class=\"quiet\"").count(), 1, "{svg}");

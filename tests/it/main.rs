@@ -52,6 +52,7 @@ mod relay;
 mod reliability;
 mod replay_cli;
 mod report;
+mod report_layout;
 mod resp_props;
 mod scenario_end;
 mod scenarios_more;

@@ -31,7 +31,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// The start tags in `html` that begin with `prefix` (`<rect class="bar `), whole.
-fn tags<'a>(html: &'a str, prefix: &str) -> Vec<&'a str> {
+pub(crate) fn tags<'a>(html: &'a str, prefix: &str) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut rest = html;
     while let Some(i) = rest.find(prefix) {
@@ -44,7 +44,7 @@ fn tags<'a>(html: &'a str, prefix: &str) -> Vec<&'a str> {
 }
 
 /// An attribute's value in a start tag.
-fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     let key = format!(" {name}=\"");
     let start = tag.find(&key)? + key.len();
     let len = tag[start..].find('"')?;
@@ -220,6 +220,7 @@ fn pcap_grade_report_draws_every_connection_the_moving_and_the_close() {
     assert_eq!(ends, ["moved", "stayed", "open", "open"], "{:?}", want.bars);
     check_page(&html, &want, "file");
     // The connection that moved points at its successor.
+    crate::report_layout::assert_arrows_say_the_verdicts(&html, &g);
     let arrows = tags(&html, "<line class=\"successor\"");
     assert_eq!(arrows.len(), 1, "{arrows:?}");
     assert_eq!(attr(arrows[0], "data-from"), Some("1"));
@@ -279,6 +280,9 @@ async fn simulate_grade_report_of_single_proxy_with_a_real_client() {
         html.contains("scenario single-proxy"),
         "the header names the scenario"
     );
+    // The scenario ends at 18 s, after the close at 16.6 s: the drawing goes on to its end.
+    crate::report_layout::assert_drawn_to_the_end(&html, 18.0, "simulate");
+    crate::report_layout::assert_arrows_say_the_verdicts(&html, &g);
     browser_checks(&page, &want);
 }
 
@@ -344,8 +348,14 @@ async fn watch_writes_its_page_on_sighup_and_at_exit() {
     // The session told of the MOVING is cut by the close; the next one's end depends on whether
     // the SIGTERM or the scenario's end came first (open, or closed by the simulator's end).
     assert!(ends.len() >= 2 && ends[0] == "cut", "{ends:?}");
+    // The reconnect after the close has the arrow of a move after the close (issue 50).
+    let late = tags(&html, "<path class=\"successor after-close\"");
+    assert!(
+        late.first().and_then(|t| attr(t, "data-from")) == Some("1"),
+        "the cut session's reconnect: {late:?}"
+    );
     assert_eq!(
-        tags(&html, "<line class=\"successor\"").len(),
+        tags(&html, "<line class=\"successor\"").len() + late.len(),
         ends.len() - 1,
         "each session points at the next: {ends:?}"
     );
@@ -645,6 +655,8 @@ fn hostile_frames_and_names_stay_text() {
         assert!(!lower.contains("<script"), "the DOM holds a script element");
         assert!(!lower.contains("<img"), "the DOM holds an img element");
         assert!(dom.contains("maintwatch report"), "the page did not load");
+        // Names 512 bytes long are cut to fit the drawing, never clipped by its edge.
+        crate::report_layout::measured_layout(&page);
     }
 }
 
@@ -706,7 +718,7 @@ fn ten_thousand_connections_give_a_bounded_page() {
 }
 
 /// The configured Chromium, or `chromium` on PATH; `None` after a SKIP line.
-fn chromium() -> Option<String> {
+pub(crate) fn chromium() -> Option<String> {
     match std::env::var("MAINTWATCH_CHROMIUM") {
         Ok(c) if !c.is_empty() => return Some(c),
         _ => {}
@@ -718,7 +730,7 @@ fn chromium() -> Option<String> {
 }
 
 /// Headless Chromium with `extra` on `page`, in a profile of its own; its stdout.
-fn headless(bin: &str, page: &Path, extra: &[String]) -> Vec<u8> {
+pub(crate) fn headless(bin: &str, page: &Path, extra: &[String]) -> Vec<u8> {
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(bin)
         .args([
@@ -759,6 +771,7 @@ fn browser_checks(page: &Path, want: &Expected) {
         return;
     };
     check_page(&dom, want, "DOM");
+    crate::report_layout::measured_layout(page);
     let bin = chromium().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("shot.png");
