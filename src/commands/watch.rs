@@ -72,7 +72,11 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     sinks.add(Box::new(summaries.clone()));
     let page = args.report.as_ref().map(|path| {
         let source = format!("watch of {}", settings.connect.host());
-        crate::report::sink::PageSink::new("watch", path.clone(), source)
+        crate::report::sink::PageSink::new(
+            crate::report::command_line("watch"),
+            path.clone(),
+            source,
+        )
     });
     if let Some(p) = &page {
         sinks.add(Box::new(p.clone()));
