@@ -228,7 +228,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --port 'The server''s port (repeatable); without it, streams whose client starts with a RESP command are read'
             cand --sim-speed 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed'
             cand --report 'Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with --grade, classed by the grade''s verdicts), the grade, the summary and the raw frames (docs/report.md)'
-            cand --dns-port 'UDP port DNS answers come from (repeatable; default 53): what the application resolved'
+            cand --dns-port 'UDP port DNS answers come from (repeatable; default 53): what the application resolved. An answer counts for a client only where it can be tied to it: not where another client on the same host went where it pointed (docs/protocol.md, section 8)'
             cand --color 'Colour: auto, always, never'
             cand --json 'One JSON object per line (the watch''s schema plus pcap_* lines; docs/jsonl.md)'
             cand --grade 'At the end, grade each client with the judge of `simulate --grade` (a table, or `grade_input` and `grade` lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none failed but some were not judged). Clients are grouped by CLIENT SETINFO lib-name/lib-ver when the capture has it, else by host'

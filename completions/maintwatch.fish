@@ -257,7 +257,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand replay" -s h -l he
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l port -d 'The server\'s port (repeatable); without it, streams whose client starts with a RESP command are read' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l sim-speed -d 'The capture is of the built-in simulator running N times faster (`simulate --speed N`): offsets after a MOVING are read at that speed' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l report -d 'Also write a self-contained HTML page of the capture to FILE: the timeline drawn (with --grade, classed by the grade\'s verdicts), the grade, the summary and the raw frames (docs/report.md)' -r -F
-complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l dns-port -d 'UDP port DNS answers come from (repeatable; default 53): what the application resolved' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l dns-port -d 'UDP port DNS answers come from (repeatable; default 53): what the application resolved. An answer counts for a client only where it can be tied to it: not where another client on the same host went where it pointed (docs/protocol.md, section 8)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand pcap" -l color -d 'Colour: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"

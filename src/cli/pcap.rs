@@ -53,6 +53,8 @@ pub struct PcapArgs {
     pub report: Option<PathBuf>,
 
     /// UDP port DNS answers come from (repeatable; default 53): what the application resolved.
+    /// An answer counts for a client only where it can be tied to it: not where another client
+    /// on the same host went where it pointed (docs/protocol.md, section 8).
     #[arg(long, value_name = "PORT")]
     pub dns_port: Vec<u16>,
     /// Colour: auto, always, never.

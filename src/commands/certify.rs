@@ -301,12 +301,13 @@ fn write_reports(args: &CertifyArgs, outcomes: &[Outcome], json: &str) -> anyhow
 
 /// `--report`: one page, a section per scenario played.
 fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()> {
+    let command = crate::report::command_line("certify");
     let reports: Vec<crate::report::Report<'_>> = outcomes
         .iter()
         .filter_map(|o| {
             let p = o.page.as_ref()?;
             Some(crate::report::Report {
-                command: "certify",
+                command: &command,
                 source: format!("scenario {}", o.scenario),
                 lines: &p.lines,
                 observations: Some(&p.obs),
@@ -315,7 +316,7 @@ fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()> {
             })
         })
         .collect();
-    crate::report::write_book("certify", &reports, path)
+    crate::report::write_book(&command, &reports, path)
 }
 
 /// The matrix row, every scenario's rules, and where the client's output is.

@@ -98,10 +98,13 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     // `-v`, and with `--json`, which asks for the lines themselves.
     let timeline = !args.check || args.verbose || args.json;
     let mut code = exit::SUCCESS;
-    let mut kept = args
-        .report
-        .as_ref()
-        .map(|path| PageSink::new("replay", path.clone(), files(args)));
+    let mut kept = args.report.as_ref().map(|path| {
+        PageSink::new(
+            crate::report::command_line("replay"),
+            path.clone(),
+            files(args),
+        )
+    });
     for file in &args.files {
         let name = file.display().to_string();
         let report = if name == "-" {

@@ -70,10 +70,8 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let mut sinks = settings.sinks(out)?;
     let summaries = KeptSummaries::default();
     sinks.add(Box::new(summaries.clone()));
-    let page = args.report.as_ref().map(|path| {
-        let source = format!("watch of {}", settings.connect.host());
-        crate::report::sink::PageSink::new("watch", path.clone(), source)
-    });
+    let host = settings.connect.host();
+    let page = args.report.as_ref().map(|path| page_sink(path, &host));
     if let Some(p) = &page {
         sinks.add(Box::new(p.clone()));
     }
@@ -210,4 +208,14 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
             &format!("{who}no session was established before --duration ended the watch"),
         );
     }
+}
+
+/// `--report`: the page of this watch, headed by its whole command line (secrets withheld).
+fn page_sink(
+    path: &std::path::Path,
+    host: &impl std::fmt::Display,
+) -> crate::report::sink::PageSink {
+    let source = format!("watch of {host}");
+    let command = crate::report::command_line("watch");
+    crate::report::sink::PageSink::new(command, path.to_path_buf(), source)
 }

@@ -24,6 +24,10 @@ pub struct Observations {
     pub closes: Vec<NodeClose>,
     /// DNS answers, when known.
     pub dns: Vec<DnsAnswer>,
+    /// UDP ports whose packets a capture holds and that read as DNS, but were not read as DNS
+    /// (not given with `--dns-port`), the busiest first: what to name when a rule misses DNS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread_dns_ports: Vec<u16>,
     /// The client's own process, when maintwatch started it.
     #[serde(default)]
     pub client_process: Option<ClientProcess>,
@@ -95,6 +99,11 @@ pub enum Reached {
     Address,
     /// Not observed (no DNS in the capture, or a connection older than the capture).
     Unknown,
+    /// Not told apart: DNS answers that named this address went to the client's host before it
+    /// connected, but `others` (clients as the grade names them) connected to an address those
+    /// answers named from the same host too, and a capture cannot tell which of them asked
+    /// (docs/protocol.md, section 8). `name` is the name those answers were for.
+    SharedHost { name: String, others: Vec<String> },
 }
 
 /// The connection's opt-in, as observed.

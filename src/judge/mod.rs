@@ -138,6 +138,18 @@ pub fn client_of(c: &Connection) -> String {
     }
 }
 
+/// Clients as [`client_of`] names them, for a sentence: one that names itself by neither
+/// `CLIENT SETINFO` nor a connection name is called by its host as such.
+pub fn clients_in_words<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let words: Vec<String> = names
+        .map(|n| match n.parse::<std::net::IpAddr>() {
+            Ok(ip) => format!("a client that does not name itself ({ip})"),
+            Err(_) => n.to_string(),
+        })
+        .collect();
+    words.join(", ")
+}
+
 fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -> ClientGrade {
     let mut opted_in = BTreeMap::new();
     let (mut never, mut unknown) = (0, 0);
@@ -184,6 +196,9 @@ fn reached(members: &[&Connection]) -> String {
             Reached::Name { name } => format!("by name {name}"),
             Reached::Address => "by address".into(),
             Reached::Unknown => "unknown".into(),
+            Reached::SharedHost { name, .. } => {
+                format!("by name {name} or by address, not told apart")
+            }
         })
         .collect();
     ways.into_iter().collect::<Vec<_>>().join(", ")

@@ -124,6 +124,12 @@ fn reached_words(conns: &[&Connection]) -> String {
             Reached::Name { name } => format!("by name {name}"),
             Reached::Address => format!("by address {}", c.server),
             Reached::Unknown => "in a way not observed".into(),
+            Reached::SharedHost { name, others } => format!(
+                "in a way not told apart (by name {name} or by address {}): the DNS answers for {name} went to {}, where {} connected where they pointed too",
+                c.server,
+                c.client.ip(),
+                super::clients_in_words(others.iter().map(String::as_str))
+            ),
         });
     }
     let ways: Vec<String> = ways.into_iter().collect();
@@ -278,7 +284,10 @@ fn verdict(
             let close = s.close_of(c.server).unwrap_or(end);
             let mut text = format!("cut by the close at {}", from(close));
             let mut word = "cut";
-            if !offered {
+            if !offered && matches!(c.reached, Reached::SharedHost { .. }) {
+                // Whether DNS offered it anything is what could not be told.
+                text += "; whether anything else was offered is not known (its DNS was not told apart from another client's)";
+            } else if !offered {
                 text = format!("stayed: nothing else was offered; {text}");
                 word = "stayed";
             }

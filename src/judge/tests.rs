@@ -82,6 +82,7 @@ fn world(target: Target, connections: Vec<Connection>) -> Observations {
             to: None,
             ttl: None,
         }],
+        unread_dns_ports: Vec::new(),
         client_process: None,
         stalls: Vec::new(),
         speed: None,
@@ -858,6 +859,61 @@ fn a_cut_connection_reached_in_a_way_not_observed_is_not_judged() {
     assert_eq!(
         verdict_of(&judge(&obs), "moved-before-close").0,
         Verdict::Fail
+    );
+}
+
+/// DNS answers to a host another client connected from too: which client asked cannot be told.
+/// Where the MOVING offered nothing, the cut is NOT JUDGED with that reason, never a pass nor a
+/// FAIL on DNS that may be the other client's; where the MOVING named a successor, it fails.
+#[test]
+fn a_cut_connection_whose_dns_was_not_told_apart_is_not_judged() {
+    let shared = || Reached::SharedHost {
+        name: NAME.into(),
+        others: vec!["127.0.0.1".into()],
+    };
+    let mut obs = recycle_run(shared());
+    obs.dns.push(DnsAnswer {
+        at: 9.7,
+        name: NAME.into(),
+        records: vec![ip("127.0.0.3")],
+        to: Some(ip("127.0.0.1")),
+        ttl: None,
+    });
+    let g = judge(&obs);
+    let (v, why) = verdict_of(&g, "moved-before-close");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.contains("a capture cannot tell which client asked"),
+        "{why}"
+    );
+    assert!(
+        why.contains("a client that does not name itself (127.0.0.1)"),
+        "{why}"
+    );
+    assert!(!verdicts(&g).iter().any(|(word, _)| word == "stayed"));
+    let mut obs = recycle_run(shared());
+    obs.notifications[0].target = Some(Target::Address(NEW.into()));
+    assert_eq!(
+        verdict_of(&judge(&obs), "moved-before-close").0,
+        Verdict::Fail
+    );
+}
+
+/// A capture whose DNS is on a port not read: the reason names the port and the flag.
+#[test]
+fn dns_on_a_port_not_read_is_named_with_its_flag() {
+    let mut obs = recycle_run(Reached::Unknown);
+    obs.dns.clear();
+    obs.unread_dns_ports = vec![5354, 40000];
+    let (v, why) = verdict_of(&judge(&obs), "moved-before-close");
+    assert_eq!(v, Verdict::NotJudged, "{why}");
+    assert!(
+        why.contains("DNS on UDP ports 5354, 40000, which was not read"),
+        "{why}"
+    );
+    assert!(
+        why.ends_with("grade it again with --dns-port 5354 --dns-port 40000"),
+        "{why}"
     );
 }
 

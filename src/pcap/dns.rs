@@ -4,7 +4,9 @@
 //!
 //! Only UDP responses from a DNS port are read; their bytes are untrusted, and hickory's parser
 //! is bounded by the packet. A packet that does not parse is passed over: DNS is a fact the grade
-//! uses when it is there, not something the capture must hold.
+//! uses when it is there, not something the capture must hold. A UDP packet on another port that
+//! parses as a DNS message with a question is counted by its server's port, so that a grade
+//! missing DNS can say where the capture holds it (`--dns-port PORT`) rather than ask for port 53.
 
 use std::net::IpAddr;
 
@@ -27,8 +29,24 @@ pub struct Answer {
 /// At most this many records are kept from one answer.
 const RECORDS: usize = 32;
 
-/// The DNS response a packet carries, when it is one from one of `ports`.
-pub fn answer(linktype: i32, data: &[u8], ports: &[u16]) -> Option<Answer> {
+/// What a UDP packet is as DNS.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Udp {
+    /// A response from one of the DNS ports read.
+    Answer(Answer),
+    /// A DNS message (a query to it, or a response from it) on this other port: DNS the capture
+    /// holds but that is not read, for the grade to name with `--dns-port`.
+    Elsewhere(u16),
+    /// Not DNS, multicast (mDNS, LLMNR: no application's resolver), or not UDP.
+    Nothing,
+}
+
+/// What a packet is as DNS: a response from one of `ports`, DNS on another port, or nothing.
+pub fn read(linktype: i32, data: &[u8], ports: &[u16]) -> Udp {
+    read_sliced(linktype, data, ports).unwrap_or(Udp::Nothing)
+}
+
+fn read_sliced(linktype: i32, data: &[u8], ports: &[u16]) -> Option<Udp> {
     let sliced = match linktype {
         packet::ETHERNET => SlicedPacket::from_ethernet(data).ok()?,
         packet::LINUX_SLL => SlicedPacket::from_linux_sll(data).ok()?,
@@ -48,14 +66,32 @@ pub fn answer(linktype: i32, data: &[u8], ports: &[u16]) -> Option<Answer> {
     let Some(TransportSlice::Udp(udp)) = &sliced.transport else {
         return None;
     };
-    if !ports.contains(&udp.source_port()) {
+    let ours = ports.contains(&udp.source_port());
+    if !ours && (to.is_multicast() || ports.contains(&udp.destination_port())) {
+        // Multicast name services are no application's resolver; a query to a port read is
+        // DNS that is read.
         return None;
     }
-    let message = Message::from_vec(udp.payload()).ok()?;
-    if message.metadata.message_type != hickory_proto::op::MessageType::Response {
+    // Off the ports read, one question (as every resolver asks) before any parse: other UDP
+    // traffic costs a look at two bytes, and rarely passes for DNS.
+    let payload = udp.payload();
+    if !ours && (payload.len() < 17 || payload[4..6] != [0, 1]) {
         return None;
     }
+    let message = Message::from_vec(payload).ok()?;
+    let response = message.metadata.message_type == hickory_proto::op::MessageType::Response;
     let name = message.queries.first()?.name().to_string();
+    if !ours {
+        let port = if response {
+            udp.source_port()
+        } else {
+            udp.destination_port()
+        };
+        return Some(Udp::Elsewhere(port));
+    }
+    if !response {
+        return None;
+    }
     let ttl = message
         .answers
         .iter()
@@ -72,10 +108,10 @@ pub fn answer(linktype: i32, data: &[u8], ports: &[u16]) -> Option<Answer> {
         })
         .take(RECORDS)
         .collect();
-    Some(Answer {
+    Some(Udp::Answer(Answer {
         to,
         name: name.trim_end_matches('.').to_string(),
         records,
         ttl,
-    })
+    }))
 }

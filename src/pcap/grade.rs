@@ -5,16 +5,17 @@
 //! error replies, who closed it, and the DNS answers when the capture holds them. Two things
 //! are inferred, and documented as such: the server's node-wide close of a retiring address is
 //! its first server-side close after the MOVING, and a connection was reached by name when its
-//! host was answered, before it connected, with the address it connected to (by address when
-//! the capture holds DNS answers but none such; unknown when it holds none, or the connection
-//! began before the capture).
+//! host was answered, before it connected, with the address it connected to, and no other client
+//! on that host went where those answers pointed ([`reach`]: an answer names a host, not the
+//! process that asked); by address when the capture holds DNS answers but none such; unknown
+//! when it holds none, or the connection began before the capture.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::collections::{BTreeSet, HashMap};
+use std::net::{IpAddr, SocketAddr};
 
 use crate::judge::{
-    Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Reached, Received,
-    Side, Target, Traffic,
+    client_of, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn,
+    Reached, Received, Side, Target, Traffic,
 };
 use crate::notification::{event_name, Kind, Notification as Parsed};
 
@@ -40,7 +41,12 @@ pub struct Recorder {
     counted: HashMap<u32, (u64, u64)>,
     /// DNS answers past [`DNS_ANSWERS`].
     pub dns_dropped: u64,
+    /// DNS messages seen on ports not read as DNS, per server port (at most [`UNREAD_PORTS`]).
+    unread: HashMap<u16, u64>,
 }
+
+/// At most this many ports of DNS not read are counted (a capture of a busy host).
+const UNREAD_PORTS: usize = 16;
 
 impl Recorder {
     pub fn new(source: String) -> Recorder {
@@ -201,8 +207,18 @@ impl Recorder {
         });
     }
 
+    /// A DNS message on a port not read as DNS (`--dns-port`), by its server's port.
+    pub fn dns_elsewhere(&mut self, port: u16) {
+        if self.unread.len() < UNREAD_PORTS || self.unread.contains_key(&port) {
+            *self.unread.entry(port).or_default() += 1;
+        }
+    }
+
     /// The observations, with the inferred closes and how each connection was reached.
     pub fn finish(mut self) -> Observations {
+        let mut unread: Vec<(u16, u64)> = self.unread.drain().collect();
+        unread.sort_by_key(|&(port, n)| (std::cmp::Reverse(n), port));
+        self.obs.unread_dns_ports = unread.into_iter().map(|(port, _)| port).collect();
         let mut closes: Vec<NodeClose> = Vec::new();
         for n in self.obs.notifications.iter().filter(|n| n.is_moving()) {
             for server in &n.retiring {
@@ -225,24 +241,91 @@ impl Recorder {
             }
         }
         self.obs.closes = closes;
-        let any_dns = !self.obs.dns.is_empty();
-        for c in &mut self.obs.connections {
-            let answered = self
-                .obs
-                .dns
-                .iter()
-                .filter(|a| a.at <= c.opened && a.to == Some(c.client.ip()))
-                .rfind(|a| a.records.contains(&c.server.ip()));
-            let syn = self.syn.get(&(c.id as u32)).copied().unwrap_or(false);
-            c.reached = match answered {
-                Some(a) => Reached::Name {
-                    name: a.name.clone(),
-                },
-                None if any_dns && syn => Reached::Address,
-                None => Reached::Unknown,
-            };
-        }
+        let syn = &self.syn;
+        reach(&mut self.obs.connections, &self.obs.dns, |c| {
+            syn.get(&(c.id as u32)).copied().unwrap_or(false)
+        });
         self.obs
+    }
+}
+
+/// At most this many other clients are named beside a connection whose DNS was not told apart.
+const OTHERS: usize = 8;
+
+/// How each connection reached its server, from the DNS answers the capture holds.
+///
+/// An answer names the host it went to, not the process that asked: the query's UDP source port
+/// is the resolver's, tied to no TCP connection, and two applications on one host share its
+/// address. So an answer counts for a client only where it can be tied to it. A connection
+/// opened after an answer to its host naming its address was reached by that name when no other
+/// client of that host (as the grade groups clients: `CLIENT SETINFO`, the connection's name, or
+/// the host) opened a connection, after such an answer, to an address the same answers named;
+/// when another did, which of them asked cannot be told ([`Reached::SharedHost`]). A client whose
+/// connections never went where an answer pointed did not connect by name, and leaves the answers
+/// to the others. No answer naming its address: by address when the capture holds DNS and the
+/// connection's opening was seen, else not observed. Timing is no tie: a watch polling DNS every
+/// second puts an answer before any other client's connection, and how close a query comes
+/// before a connection moves with the machine's load.
+fn reach(conns: &mut [Connection], dns: &[DnsAnswer], syn: impl Fn(&Connection) -> bool) {
+    type Pair = (IpAddr, IpAddr);
+    // Per (host answered, address named): the answers in time order, and every address named
+    // beside it.
+    let mut named: HashMap<Pair, Vec<(f64, usize)>> = HashMap::new();
+    let mut beside: HashMap<Pair, BTreeSet<IpAddr>> = HashMap::new();
+    for (i, a) in dns.iter().enumerate() {
+        let Some(to) = a.to else {
+            continue;
+        };
+        for ip in &a.records {
+            named.entry((to, *ip)).or_default().push((a.at, i));
+            beside.entry((to, *ip)).or_default().extend(&a.records);
+        }
+    }
+    for answers in named.values_mut() {
+        answers.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    // The last answer before each connection naming its address to its host.
+    let answered: Vec<Option<usize>> = conns
+        .iter()
+        .map(|c| {
+            let answers = named.get(&(c.client.ip(), c.server.ip()))?;
+            let before = answers.partition_point(|(at, _)| *at <= c.opened);
+            before.checked_sub(1).map(|k| answers[k].1)
+        })
+        .collect();
+    // Who may have asked: the clients that opened a connection where an answer had pointed.
+    let mut askers: HashMap<Pair, BTreeSet<String>> = HashMap::new();
+    for (c, a) in conns.iter().zip(&answered) {
+        if a.is_some() && syn(c) {
+            let pair = (c.client.ip(), c.server.ip());
+            askers.entry(pair).or_default().insert(client_of(c));
+        }
+    }
+    let any_dns = !dns.is_empty();
+    for (i, a) in answered.into_iter().enumerate() {
+        let c = &conns[i];
+        let reached = match a {
+            None if any_dns && syn(c) => Reached::Address,
+            None => Reached::Unknown,
+            Some(a) => {
+                let (host, me) = (c.client.ip(), client_of(c));
+                let others: BTreeSet<&String> = beside[&(host, c.server.ip())]
+                    .iter()
+                    .filter_map(|ip| askers.get(&(host, *ip)))
+                    .flatten()
+                    .filter(|o| **o != me)
+                    .collect();
+                let name = dns[a].name.clone();
+                match others.is_empty() {
+                    true => Reached::Name { name },
+                    false => Reached::SharedHost {
+                        name,
+                        others: others.into_iter().take(OTHERS).cloned().collect(),
+                    },
+                }
+            }
+        };
+        conns[i].reached = reached;
     }
 }
 

@@ -430,10 +430,13 @@ impl Analyzer {
             Ok(seg) => self.segment(&seg, p.ts),
             Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
             Err(packet::Skip::NotTcp) if self.grade.is_some() => {
-                if let Some(a) = dns::answer(p.linktype, p.data, &self.settings.dns_ports) {
-                    let t = self.gt(p.ts);
-                    if let Some(g) = &mut self.grade {
-                        g.dns(a, t);
+                let t = self.gt(p.ts);
+                let udp = dns::read(p.linktype, p.data, &self.settings.dns_ports);
+                if let Some(g) = &mut self.grade {
+                    match udp {
+                        dns::Udp::Answer(a) => g.dns(a, t),
+                        dns::Udp::Elsewhere(port) => g.dns_elsewhere(port),
+                        dns::Udp::Nothing => {}
                     }
                 }
             }

@@ -2,7 +2,8 @@
 //! `maintwatch pcap --grade` left out the `--dns-port` that changed the verdict), with every
 //! secret taken out, since a page is shared.
 
-/// Flags whose value is a secret: the value that follows them (or after `=`) is replaced.
+/// Flags whose value is a secret: the value that follows them (or after `=`, or joined to the
+/// short flag as `-aSECRET`) is replaced.
 const SECRET_FLAGS: [&str; 4] = ["-a", "--pass", "--password", "--user-password"];
 
 /// What replaces a secret.
@@ -39,6 +40,9 @@ pub fn redacted(args: &[String]) -> String {
             .filter(|(f, _)| SECRET_FLAGS.contains(f))
         {
             format!("{flag}={WITHHELD}")
+        } else if arg.len() > 2 && arg.starts_with("-a") && !arg.starts_with("--") {
+            // clap reads `-aSECRET` as `-a SECRET`.
+            format!("-a{WITHHELD}")
         } else {
             without_url_password(arg)
         };
@@ -48,18 +52,16 @@ pub fn redacted(args: &[String]) -> String {
     out.join(" ")
 }
 
-/// A URL's password (`scheme://user:PASSWORD@host`) replaced; anything else as it is.
+/// A URL's password replaced, read as an endpoint is read (`crate::conn::url`): the user-info
+/// runs to the last `@`, and one without a `:` is the password itself (`redis://PASSWORD@host`,
+/// as redis-cli reads it), with or without a scheme (a bare `user:PASSWORD@host` is an
+/// endpoint too). Any other argument holding an `@` is masked the same way: a page may show too
+/// little of an argument, never a secret.
 fn without_url_password(arg: &str) -> String {
-    let Some((scheme, rest)) = arg.split_once("://") else {
+    if arg.starts_with('-') && !arg.contains("://") {
         return arg.to_string();
-    };
-    let Some((userinfo, host)) = rest.rsplit_once('@') else {
-        return arg.to_string();
-    };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:{WITHHELD}@{host}"),
-        None => arg.to_string(),
     }
+    crate::conn::url::redact(arg)
 }
 
 /// An argument in single quotes when a shell would split or expand it.
@@ -88,17 +90,23 @@ mod tests {
             "-a",
             "s3cret",
             "--pass=s3cret",
+            "-as3cret",
             "redis://app:s3cret@db:6379",
+            "redis://s3cret@db:6379",
+            "rediss://app:s3c/r@t@db",
+            "app:s3cret@db:6379",
+            "--askpass",
             "a b",
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
         let line = redacted(&args);
-        assert!(!line.contains("s3cret"), "{line}");
+        assert!(!line.contains("s3c"), "{line}");
         assert_eq!(
             line,
-            "pcap --grade --dns-port 5353 -a *** --pass=*** redis://app:***@db:6379 'a b'"
+            "pcap --grade --dns-port 5353 -a *** --pass=*** -a*** redis://app:***@db:6379 \
+             redis://***@db:6379 rediss://app:***@db app:***@db:6379 --askpass 'a b'"
         );
     }
 }

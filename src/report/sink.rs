@@ -14,7 +14,7 @@ use crate::record::WatchLine;
 
 /// The sink's state, shared with the command that writes the page at exit.
 struct State {
-    command: &'static str,
+    command: String,
     lines: Collected,
     path: PathBuf,
     source: String,
@@ -28,8 +28,9 @@ struct State {
 pub struct PageSink(Rc<RefCell<State>>);
 
 impl PageSink {
-    /// A page of `command` (`watch`, `replay`) of `source`, to be written to `path`.
-    pub fn new(command: &'static str, path: PathBuf, source: String) -> PageSink {
+    /// A page of `command` (the command line, as [`super::command_line`] shows it) of `source`,
+    /// to be written to `path`.
+    pub fn new(command: String, path: PathBuf, source: String) -> PageSink {
         PageSink(Rc::new(RefCell::new(State {
             command,
             lines: Collected::default(),
@@ -52,7 +53,7 @@ impl PageSink {
             ));
         }
         Report {
-            command: s.command,
+            command: &s.command,
             source: s.source.clone(),
             lines: &s.lines,
             observations: None,

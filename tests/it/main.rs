@@ -43,6 +43,7 @@ mod open_files;
 mod otlp;
 mod package;
 mod pcap;
+mod pcap_dns;
 mod pcap_robust;
 mod probe_table;
 mod proxy_api;

@@ -930,7 +930,15 @@ async fn certify_and_the_capture_of_its_run_draw_the_same_picture() {
         .output()
         .unwrap();
     assert!(matches!(read.status.code(), Some(0 | 1)), "{read:?}");
-    let mut from_certify = picture(&std::fs::read_to_string(&page).unwrap());
+    let certified = std::fs::read_to_string(&page).unwrap();
+    // Its header shows the whole command line (issue 50), the client's command included.
+    let command = format!(
+        "maintwatch certify --scenarios single-proxy --speed 5 --report {} -- sh {}",
+        page.display(),
+        client.display()
+    );
+    assert!(certified.contains(&command), "{command}");
+    let mut from_certify = picture(&certified);
     // Only certify saw the client process: its `survives` row has no counterpart in a capture.
     let before = from_certify.rules.len();
     from_certify.rules.retain(|(rule, _)| rule != "survives");
@@ -961,4 +969,42 @@ fn the_header_shows_the_whole_command_line_without_secrets() {
         "{}",
         &html[..html.len().min(3000)]
     );
+}
+
+/// The header's command line for `watch`, `replay` and `certify` is whole too (issue 50: they
+/// named only the subcommand), and a password given on it, in a URL or with `-a`, is withheld.
+#[test]
+fn watch_and_replay_headers_show_the_whole_command_line_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("watch.html");
+    // Nothing listens on port 1: the watch retries until --duration ends it, then writes the page.
+    let out = common::maintwatch(["watch", "redis://app:Pw-s3cret@127.0.0.1:1"])
+        .args(["-a", "Pw-s3cret", "--duration", "1s", "--report"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert!(!html.contains("Pw-s3cret"), "the password is on the page");
+    let want = format!(
+        "maintwatch watch redis://app:***@127.0.0.1:1 -a *** --duration 1s --report {}",
+        page.display()
+    );
+    assert!(html.contains(&want), "{}", &html[..html.len().min(3000)]);
+
+    let page = dir.path().join("replay.html");
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/captures/single-proxy.jsonl"
+    );
+    let out = common::maintwatch(["replay", "--color", "never", "--report"])
+        .arg(&page)
+        .arg(capture)
+        .output()
+        .unwrap();
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    let want = format!(
+        "maintwatch replay --color never --report {} {capture}",
+        page.display()
+    );
+    assert!(html.contains(&want), "{}", &html[..html.len().min(3000)]);
 }

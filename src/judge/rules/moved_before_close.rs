@@ -2,7 +2,10 @@
 //! it, unless nothing else was offered to the client before the close (docs/protocol.md sections
 //! 4 and 5: the close is node-wide, and "window expired with the record still stale" is normal).
 //! What the client could know decides it; where that cannot be seen (a capture without DNS
-//! answers, a connection older than the capture) the rule is NOT JUDGED, never passed.
+//! answers, a connection older than the capture, DNS answers to a host where another client went
+//! where they pointed too) the rule is NOT JUDGED, never passed nor failed.
+
+use std::collections::BTreeSet;
 
 use super::{Check, Scope};
 use crate::judge::input::{Reached, Target};
@@ -30,11 +33,19 @@ impl Check for MovedBeforeClose {
             None => "no close".into(),
         };
         let unseen = unseen_cut(s);
+        let shared = shared_cut(s);
         let rule = if m.cut == 0 {
             Rule::decided(
                 self.name(),
                 true,
                 format!("no connection on the retiring address at {close}"),
+            )
+        } else if let Some((n, hosts, others)) = shared.filter(|_| !m.alternative_offered) {
+            Rule::not_judged(
+                self.name(),
+                format!(
+                    "{n} connection(s) cut by {close} went to an address that DNS answers to their host ({hosts}) had named, but {others} connected where those answers pointed from the same host too, and a capture cannot tell which client asked (a DNS packet names a host, not a process), so whether this client connected by name, and was offered what DNS named, cannot be seen: capture each application from an address of its own, or grade it alone (simulate --grade -- CMD)"
+                ),
             )
         } else if !m.alternative_offered && unseen > 0 && no_resolver(s) {
             Rule::not_judged(
@@ -56,7 +67,9 @@ impl Check for MovedBeforeClose {
             Rule::not_judged(
                 self.name(),
                 format!(
-                    "{unseen} connection(s) cut by {close} were reached in a way not observed (the capture holds no DNS answers, or they began before it), and the {name} named no successor, so whether anything else was offered cannot be seen: capture the resolver's port too (tcpdump ... or port 53) from before the client connects"
+                    "{unseen} connection(s) cut by {close} were reached in a way not observed ({}), and the {name} named no successor, so whether anything else was offered cannot be seen: {}",
+                    unobserved_why(s),
+                    dns_hint(s)
                 ),
             )
         } else if !m.alternative_offered {
@@ -111,4 +124,55 @@ fn unseen_cut(s: &Scope<'_>) -> usize {
                     || (c.reached == Reached::Address && no_resolver(s)))
         })
         .count()
+}
+
+/// Cut connections whose DNS could not be told apart from another client's on the same host
+/// ([`Reached::SharedHost`]): how many, their hosts, and the other clients, in words.
+fn shared_cut(s: &Scope<'_>) -> Option<(usize, String, String)> {
+    let mut n = 0;
+    let (mut hosts, mut others) = (BTreeSet::new(), BTreeSet::new());
+    for c in s.members.iter().filter(|c| s.cut(c)) {
+        if let Reached::SharedHost { others: o, .. } = &c.reached {
+            n += 1;
+            hosts.insert(c.client.ip().to_string());
+            others.extend(o.iter().map(String::as_str));
+        }
+    }
+    let hosts: Vec<String> = hosts.into_iter().collect();
+    let others = crate::judge::clients_in_words(others.into_iter());
+    (n > 0).then(|| (n, hosts.join(", "), others))
+}
+
+/// Why a capture did not observe how a connection was reached.
+fn unobserved_why(s: &Scope<'_>) -> String {
+    match s.obs.unread_dns_ports.as_slice() {
+        ports if !ports.is_empty() && s.obs.dns.is_empty() => format!(
+            "the capture holds DNS on UDP {} {}, which was not read: only what --dns-port names is read as DNS, port 53 without it",
+            if ports.len() == 1 { "port" } else { "ports" },
+            ports_list(ports)
+        ),
+        _ => "the capture holds no DNS answers, or they began before it".into(),
+    }
+}
+
+/// What to do about DNS not observed: read the ports the capture holds it on, or capture it.
+fn dns_hint(s: &Scope<'_>) -> String {
+    match s.obs.unread_dns_ports.as_slice() {
+        ports if !ports.is_empty() && s.obs.dns.is_empty() => {
+            let flags: Vec<String> = ports.iter().take(PORTS_SHOWN).map(|p| format!("--dns-port {p}")).collect();
+            format!("grade it again with {}", flags.join(" "))
+        }
+        _ => "capture the resolver's port too (tcpdump ... or port 53) from before the client connects".into(),
+    }
+}
+
+/// Ports named in a reason, at most.
+const PORTS_SHOWN: usize = 3;
+
+fn ports_list(ports: &[u16]) -> String {
+    let shown: Vec<String> = ports.iter().take(PORTS_SHOWN).map(u16::to_string).collect();
+    match ports.len().saturating_sub(PORTS_SHOWN) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
 }

@@ -257,11 +257,15 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
             at,
             conn,
             copy_of: Some(copy),
+            frame,
             ..
         }) => vec![format!(
             "{} {}",
             head(at, Some(*conn)),
-            style.paint(Role::Dim, &copy_words(copy.after_ms, copy.conn))
+            style.paint(
+                Role::Dim,
+                &copy_words(&copied_event(&frame.parsed), copy.after_ms, copy.conn)
+            )
         )],
         WatchLine::Push(line::Push {
             at,
@@ -339,17 +343,35 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
 
 /// An Azure Cache event: what it says and when it starts, its bytes, and what the reference
 /// client does with it.
-/// A copy of an event already shown, in words: the line's own `[N]` says where it came, so it is
-/// not repeated (issue 50: `[3] also from [3], 7661.4 ms after [1]` read like a typo).
-fn copy_words(after_ms: f64, first: u32) -> String {
-    format!("  the same notification again, {after_ms:.1} ms after [{first}] got it")
+/// A copy of an event already shown, in words: the line's own `[N]` is the connection that got
+/// it, so the words say what it got and how long after the first one did (issue 50: `[3] also
+/// from [3], 7661.4 ms after [1]` read like a typo). A re-sent MOVING on a new connection comes
+/// seconds later, a cluster node's copy milliseconds later: each in its own unit.
+fn copy_words(event: &str, after_ms: f64, first: u32) -> String {
+    let after = if after_ms.abs() < 1000.0 {
+        format!("{after_ms:.1} ms")
+    } else {
+        format!("{:.1} s", after_ms / 1000.0)
+    };
+    format!("  got the same {event} too, {after} after [{first}] did")
+}
+
+/// What a copy is of: the notification's name (`MOVING seq 0`).
+fn copied_event(parsed: &crate::notification::Classified) -> String {
+    match parsed {
+        crate::notification::Classified::Maintenance(n) => n.event_name(),
+        _ => "notification".into(),
+    }
 }
 
 fn line_azure(l: &line::AzureEvent, style: &Style) -> Vec<String> {
     let mut first = head(style, &l.at, Some(l.conn));
     first.push(' ');
     if let Some(copy) = &l.copy_of {
-        first.push_str(&style.paint(Role::Dim, &copy_words(copy.after_ms, copy.conn)));
+        first.push_str(&style.paint(
+            Role::Dim,
+            &copy_words("Azure event", copy.after_ms, copy.conn),
+        ));
         return vec![first];
     }
     if let Some(to) = l.rel.as_ref().map(|r| r.to.as_str()) {

@@ -168,3 +168,78 @@ pub fn epb_body(p: &Pkt, caplen: u32) -> Vec<u8> {
 pub fn epb(p: &Pkt) -> Vec<u8> {
     ng_block(6, &epb_body(p, p.data.len() as u32))
 }
+
+/// A UDP datagram from `src` to `dst` (IPv4), as an Ethernet frame.
+pub fn udp(src: &str, dst: &str, payload: &[u8], us: u64) -> Pkt {
+    let (src, dst): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
+    let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else {
+        panic!("IPv4 only here")
+    };
+    let mut data = Vec::with_capacity(42 + payload.len());
+    PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(s.octets(), d.octets(), 64)
+        .udp(src.port(), dst.port())
+        .write(&mut data, payload)
+        .unwrap();
+    Pkt { us, data }
+}
+
+/// A DNS message written field by field (RFC 1035 section 4): one question for `name`, type A,
+/// and for a response one A record per address, each naming the question by a pointer to it.
+pub fn dns_message(id: u16, response: bool, name: &str, records: &[&str], ttl: u32) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(&id.to_be_bytes());
+    // QR and RA for a response, RD for both; no error.
+    let flags: u16 = if response { 0x8180 } else { 0x0100 };
+    m.extend_from_slice(&flags.to_be_bytes());
+    let answers = if response { records.len() as u16 } else { 0 };
+    for count in [1, answers, 0, 0] {
+        m.extend_from_slice(&count.to_be_bytes());
+    }
+    for label in name.split('.') {
+        m.push(label.len() as u8);
+        m.extend_from_slice(label.as_bytes());
+    }
+    // The root label, then type A, class IN.
+    m.extend_from_slice(&[0, 0, 1, 0, 1]);
+    for ip in records.iter().take(usize::from(answers)) {
+        let ip: std::net::Ipv4Addr = ip.parse().unwrap();
+        // A pointer to the question's name at byte 12, type A, class IN, the TTL, 4 bytes.
+        m.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1]);
+        m.extend_from_slice(&ttl.to_be_bytes());
+        m.extend_from_slice(&4u16.to_be_bytes());
+        m.extend_from_slice(&ip.octets());
+    }
+    m
+}
+
+/// A resolver's query from `client` to `server` and the answer 300 µs later: `records` for
+/// `name`, with `ttl`.
+pub fn resolve(
+    client: &str,
+    server: &str,
+    name: &str,
+    records: &[&str],
+    ttl: u32,
+    us: u64,
+) -> Vec<Pkt> {
+    let id = (us / 1000) as u16;
+    vec![
+        udp(client, server, &dns_message(id, false, name, &[], 0), us),
+        udp(
+            server,
+            client,
+            &dns_message(id, true, name, records, ttl),
+            us + 300,
+        ),
+    ]
+}
+
+/// A RESP command of bulk strings.
+pub fn command(words: &[&str]) -> Vec<u8> {
+    let mut c = format!("*{}\r\n", words.len()).into_bytes();
+    for w in words {
+        c.extend_from_slice(format!("${}\r\n{w}\r\n", w.len()).as_bytes());
+    }
+    c
+}
