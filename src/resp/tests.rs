@@ -531,8 +531,10 @@ fn scanned_with(s: &Scanner, bytes: &[u8], short: bool) -> String {
 
 #[test]
 fn short_arrays_and_simple_strings_read_in_one_pass_as_the_exact_way_reads_them() {
-    let frames: [&[u8]; 8] = [
+    let frames: [&[u8]; 10] = [
         b"+OK\r\n",
+        b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$16\r\nmsg:000000123456\r\n",
+        b">2\r\n$6\r\nMOVING\r\n>1\r\n$1\r\na\r\n",
         b"+a status line\r\n",
         b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000001\r\n$5\r\nvalue\r\n",
         b"*1\r\n$4\r\nPING\r\n",
@@ -574,7 +576,7 @@ fn short_arrays_and_simple_strings_read_in_one_pass_as_the_exact_way_reads_them(
         for frame in frames {
             let mut inputs: Vec<Vec<u8>> = (0..=frame.len()).map(|n| frame[..n].to_vec()).collect();
             for i in 0..frame.len() {
-                for b in *b"\r\n$*09x-+" {
+                for b in *b"\r\n$*>09x-+" {
                     let mut changed = frame.to_vec();
                     changed[i] = b;
                     inputs.push(changed);
