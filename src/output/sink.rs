@@ -257,7 +257,7 @@ impl<'a> ClientLines<'a> {
             return None;
         }
         let bytes = match &push.frame.raw {
-            crate::record::Raw::Bytes(b) => std::borrow::Cow::Borrowed(b.as_slice()),
+            crate::record::Raw::Bytes(b) => std::borrow::Cow::Borrowed(&b[..]),
             crate::record::Raw::Escaped(t) => {
                 std::borrow::Cow::Owned(crate::escape::unescape(t).ok()?)
             }
