@@ -169,7 +169,7 @@ fn azure_line(
         v: SCHEMA_VERSION,
         source: source.to_string(),
         offset,
-        payload: Raw::Bytes(payload.to_vec()),
+        payload: Raw::Bytes(bytes::Bytes::copy_from_slice(payload)),
         frame,
         clients: args.clients.then(|| clients::azure_verdicts(&event)),
         event,

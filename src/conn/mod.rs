@@ -92,8 +92,9 @@ pub struct Received {
     pub wall: SystemTime,
     /// Offset of the frame's first byte in the connection's byte stream.
     pub offset: u64,
-    /// The frame's exact bytes.
-    pub raw: Vec<u8>,
+    /// The frame's exact bytes: a slice of the buffer its read filled, shared with the other
+    /// frames of that read (see `StreamReader::drain_shared`).
+    pub raw: bytes::Bytes,
     pub item: Item,
 }
 
@@ -146,8 +147,21 @@ fn received(frame: FlatFrame<'_, '_>, offset: u64, at: Instant, wall: SystemTime
         at,
         wall,
         offset,
-        raw: frame.raw().to_vec(),
+        // Given its bytes once the read's frames leave the buffer together (`share_raw`).
+        raw: bytes::Bytes::new(),
         item,
+    }
+}
+
+/// Gives the frames queued from `first` on their bytes: slices of `frames`, the read's buffer
+/// they left together, which starts at stream offset `start` and holds them one after another
+/// (so each ends where the next starts, and the last at the buffer's end).
+fn share_raw(pending: &mut VecDeque<Received>, first: usize, frames: &bytes::Bytes, start: u64) {
+    let mut end = frames.len();
+    for r in pending.range_mut(first..).rev() {
+        let from = usize::try_from(r.offset - start).unwrap_or(end).min(end);
+        r.raw = frames.slice(from..end);
+        end = from;
     }
 }
 
@@ -296,10 +310,12 @@ impl Inbound {
                 continue;
             }
             let pending = &mut self.pending;
-            if let Err(e) = self
+            let (first, start) = (pending.len(), self.reader.offset());
+            let (frames, result) = self
                 .reader
-                .drain_flat(|frame, offset| pending.push_back(received(frame, offset, at, wall)))
-            {
+                .drain_shared(|frame, offset| pending.push_back(received(frame, offset, at, wall)));
+            share_raw(pending, first, &frames, start);
+            if let Err(e) = result {
                 self.error = Some(e);
             }
         }
@@ -686,7 +702,7 @@ fn hello_outcome(reply: &Received) -> Hello {
 
 /// The opt-in answered without an error: accepted only by `+OK`.
 fn opt_in_outcome(reply: &Received) -> OptIn {
-    if reply.raw == b"+OK\r\n" {
+    if reply.raw[..] == b"+OK\r\n"[..] {
         OptIn::Accepted
     } else {
         OptIn::Unexpected(format!(

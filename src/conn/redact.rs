@@ -75,7 +75,11 @@ pub fn redact_received(r: Received, secret: &[u8]) -> Received {
         Ok(FlatScan::Frame(frame)) => received(frame, r.offset, r.at, r.wall).item,
         _ => Item::Reply(String::from_utf8_lossy(&raw).into_owned(), true),
     };
-    Received { raw, item, ..r }
+    Received {
+        raw: raw.into(),
+        item,
+        ..r
+    }
 }
 
 /// Encodes `frame` with the secret redacted in every text it holds; blob lengths follow.

@@ -233,7 +233,7 @@ mod tests {
             at: at.into(),
             wall: SystemTime::now(),
             offset: 0,
-            raw: raw.to_vec(),
+            raw: bytes::Bytes::copy_from_slice(raw),
             item: Item::Reply(text.into(), is_error),
         }
     }

@@ -29,6 +29,10 @@ const QUEUE_BYTES: usize = 4 << 20;
 /// wakes it once per read, at the flush, rather than two or three times.
 const CHUNK: usize = 1 << 18;
 
+/// Room left in a chunk below which a line made in place goes to the next one: a flood's lines
+/// are about 400 bytes, notifications' a few KiB at most.
+const LINE_ROOM: usize = 16 * 1024;
+
 /// Emptied chunks kept for reuse.
 const SPARE_CHUNKS: usize = 4;
 
@@ -213,6 +217,12 @@ fn wait_room<'a>(
 
 impl Write for Stdout {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        // A line that does not fit goes in the next chunk: growing this one would copy all of it
+        // (a quarter MiB for each line that crossed the edge: 140 instructions a message of a
+        // flood, averaged).
+        if self.buf.len() + data.len() > self.buf.capacity() && !self.buf.is_empty() {
+            self.hand_over();
+        }
         self.buf.extend_from_slice(data);
         if self.buf.len() >= CHUNK {
             self.hand_over();
@@ -222,6 +232,30 @@ impl Write for Stdout {
 
     fn flush(&mut self) -> io::Result<()> {
         self.hand_over();
+        Ok(())
+    }
+}
+
+/// A line is made straight in the chunk being filled: no copy from a buffer of the sink's.
+impl crate::output::sink::LineWriter for Stdout {
+    fn put_line<F>(&mut self, _scratch: &mut Vec<u8>, make: F) -> io::Result<()>
+    where
+        F: FnOnce(&mut Vec<u8>) -> io::Result<()>,
+    {
+        // A chunk nearly full is handed over first, as `write` does for a line that does not
+        // fit: a line made across the chunk's end would grow (and copy) all of it. A line
+        // longer than this still grows it, once.
+        if self.buf.capacity() - self.buf.len() < LINE_ROOM && !self.buf.is_empty() {
+            self.hand_over();
+        }
+        let start = self.buf.len();
+        if let Err(e) = make(&mut self.buf) {
+            self.buf.truncate(start);
+            return Err(e);
+        }
+        if self.buf.len() >= CHUNK {
+            self.hand_over();
+        }
         Ok(())
     }
 }
@@ -315,7 +349,8 @@ fn write_out(shared: &Shared, out: &mut impl Write) {
         }
         state.written += 1;
         if let Ok(mut emptied) = Arc::try_unwrap(chunk) {
-            if state.spare.len() < SPARE_CHUNKS {
+            // A chunk grown for one huge line is let go: the spares stay a megabyte at most.
+            if state.spare.len() < SPARE_CHUNKS && emptied.capacity() <= CHUNK {
                 emptied.clear();
                 state.spare.push(emptied);
             }

@@ -206,7 +206,7 @@ impl Reader<'_> {
         Some(FrameRecord {
             offset,
             len,
-            raw: Raw::Bytes(raw),
+            raw: Raw::Bytes(raw.into()),
             parsed,
         })
     }

@@ -25,20 +25,20 @@ impl FrameRecord {
         FrameRecord {
             offset,
             len: raw.len(),
-            raw: Raw::Bytes(raw.to_vec()),
+            raw: Raw::Bytes(bytes::Bytes::copy_from_slice(raw)),
             parsed: classify(frame),
         }
     }
 }
 
-/// A frame's exact bytes. A frame read live keeps them as they came and is escaped where it is
-/// written, in one pass straight into the output (under a flood an escaped copy per frame was a
-/// tenth of the watch's CPU); one read back from a capture keeps the escaped text it was
-/// recorded as, which `replay` writes out again unchanged. Either way it is the same frame: two
-/// compare equal when their escaped texts do.
+/// A frame's exact bytes. A frame read live keeps them as they came (a slice of the buffer its
+/// read filled, not a copy) and is escaped where it is written, in one pass straight into the
+/// output (under a flood an escaped copy per frame was a tenth of the watch's CPU); one read back
+/// from a capture keeps the escaped text it was recorded as, which `replay` writes out again
+/// unchanged. Either way it is the same frame: two compare equal when their escaped texts do.
 #[derive(Debug, Clone)]
 pub enum Raw {
-    Bytes(Vec<u8>),
+    Bytes(bytes::Bytes),
     Escaped(String),
 }
 

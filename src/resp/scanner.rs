@@ -393,8 +393,9 @@ impl<'a, 'l> Cursor<'a, 'l> {
         true
     }
 
-    /// The whole frame, at the cursor's start, when it is an array of one to 99 elements that
-    /// are all short blobs ([`Cursor::short_blob`]) within the decode budget: its nodes, the
+    /// The whole frame, at the cursor's start, when it is an array or a push of one to 99
+    /// elements that are all short blobs ([`Cursor::short_blob`]) within the decode budget (a
+    /// command, a pub/sub message: most of what a flood is made of): its nodes, the
     /// cursor past it, and `true`. What the exact way would make of such a frame is exactly
     /// that (same nodes, same end; every limit it checks holds, see below), so `false` (the
     /// nodes and cursor untouched) only means "read it the exact way", which also finds any
@@ -402,10 +403,14 @@ impl<'a, 'l> Cursor<'a, 'l> {
     #[inline]
     fn short_array(&mut self) -> bool {
         let buf = self.buf;
-        let (n, mut pos) = match buf.get(..5) {
-            Some(&[b'*', d, b'\r', b'\n', _]) if d.is_ascii_digit() => (usize::from(d - b'0'), 4),
-            Some(&[b'*', d1, d2, b'\r', b'\n']) if d1.is_ascii_digit() && d2.is_ascii_digit() => {
-                (usize::from(d1 - b'0') * 10 + usize::from(d2 - b'0'), 5)
+        let (tag, n, mut pos) = match buf.get(..5) {
+            Some(&[t @ (b'*' | b'>'), d, b'\r', b'\n', _]) if d.is_ascii_digit() => {
+                (t, usize::from(d - b'0'), 4)
+            }
+            Some(&[t @ (b'*' | b'>'), d1, d2, b'\r', b'\n'])
+                if d1.is_ascii_digit() && d2.is_ascii_digit() =>
+            {
+                (t, usize::from(d1 - b'0') * 10 + usize::from(d2 - b'0'), 5)
             }
             _ => return false,
         };
@@ -435,7 +440,7 @@ impl<'a, 'l> Cursor<'a, 'l> {
             pos = end + 2;
         }
         self.nodes[mark] = Node {
-            kind: Kind::Array,
+            kind: Kind::of_aggregate(tag),
             elided: false,
             a: n as u32,
             b: n64 | (self.nodes.len() as u64) << 32,

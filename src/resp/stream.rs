@@ -1,5 +1,9 @@
 //! Frames from a byte stream: the reader owns the buffer and the offsets, and checks a frame still
 //! arriving from where the last read stopped, so a large frame costs one pass however it is split.
+//! The frames of a read can leave the buffer without a copy ([`StreamReader::drain_shared`]):
+//! under a push flood, an allocation and a copy per frame were a tenth of the watch's work.
+
+use bytes::{Buf, Bytes, BytesMut};
 
 use super::flat::{FlatFrame, FlatScan, Node, MAX_FRAME_CAP};
 use super::frame::{ErrorKind, Frame, Limits, RespError};
@@ -121,7 +125,7 @@ const SHRINK_ABOVE: usize = 4 << 20;
 #[derive(Debug, Default)]
 pub struct StreamReader {
     /// The buffered bytes; `pub(super)` so the unit tests can check a whole frame was not copied.
-    pub(super) buf: Vec<u8>,
+    pub(super) buf: BytesMut,
     /// Bytes of the stream already consumed before `buf[0]`.
     consumed: u64,
     need: usize,
@@ -153,7 +157,7 @@ impl StreamReader {
     }
 
     /// Mutable access for reading straight into the buffer.
-    pub fn buffer_mut(&mut self) -> &mut Vec<u8> {
+    pub fn buffer_mut(&mut self) -> &mut BytesMut {
         &mut self.buf
     }
 
@@ -182,12 +186,43 @@ impl StreamReader {
     /// Calls `each(frame, offset)` for every complete frame buffered, decoded flat (its bytes
     /// are `frame.raw()`), then drops them from the buffer. An error carries the absolute
     /// offset; the frames before it were delivered.
-    pub fn drain_flat<F>(&mut self, mut each: F) -> Result<(), RespError>
+    pub fn drain_flat<F>(&mut self, each: F) -> Result<(), RespError>
+    where
+        F: FnMut(FlatFrame<'_, '_>, u64),
+    {
+        let (pos, result) = self.frames(each);
+        self.buf.advance(pos);
+        self.consumed += pos as u64;
+        self.shrink(pos);
+        result
+    }
+
+    /// [`StreamReader::drain_flat`], handing the bytes of the frames delivered back rather than
+    /// dropping them: one buffer, shared and not copied, that starts at the stream offset the
+    /// reader had before the call and holds the frames one after another, so a frame's own
+    /// bytes are a slice of it (`Bytes::slice`, no copy either). The buffer's memory is given
+    /// back when the last slice of it goes. The reader's next bytes go on filling the rest of
+    /// the same allocation, and a new one is made only when that is full: slices held by a
+    /// consumer pin at most the allocations their frames span, plus the one being filled.
+    pub fn drain_shared<F>(&mut self, each: F) -> (Bytes, Result<(), RespError>)
+    where
+        F: FnMut(FlatFrame<'_, '_>, u64),
+    {
+        let (pos, result) = self.frames(each);
+        let frames = self.buf.split_to(pos).freeze();
+        self.consumed += pos as u64;
+        self.shrink(pos);
+        (frames, result)
+    }
+
+    /// The frames of the buffer, delivered: how many bytes they took (from the buffer's start),
+    /// and the error that stopped them, if one did. Nothing is dropped from the buffer.
+    fn frames<F>(&mut self, mut each: F) -> (usize, Result<(), RespError>)
     where
         F: FnMut(FlatFrame<'_, '_>, u64),
     {
         if self.buf.len() < self.need {
-            return Ok(());
+            return (0, Ok(()));
         }
         let mut pos = 0;
         let result = loop {
@@ -227,13 +262,23 @@ impl StreamReader {
                 }
             }
         };
-        self.buf.drain(..pos);
-        self.consumed += pos as u64;
-        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < self.buf.capacity() / 4 {
-            self.buf.shrink_to(self.buf.len().max(SHRINK_ABOVE / 4));
+        (pos, result)
+    }
+
+    /// A buffer grown for one huge frame is given back once mostly drained (`delivered`: the
+    /// bytes of the frames just taken from its start), and the decoded values of one huge frame
+    /// are not kept for the rest of a connection. The allocation the buffer lies in spans at
+    /// least those bytes and the room after them (`capacity` counts only the room): the rest
+    /// moves to a smaller one of its own, so frames handed over shared hold the large one alone
+    /// and it goes with them.
+    fn shrink(&mut self, delivered: usize) {
+        let span = delivered + self.buf.capacity();
+        if span > SHRINK_ABOVE && self.buf.len() < span / 4 {
+            let mut smaller = BytesMut::with_capacity(self.buf.len().max(SHRINK_ABOVE / 4));
+            smaller.extend_from_slice(&self.buf);
+            self.buf = smaller;
         }
         self.shrink_nodes();
-        result
     }
 
     /// [`StreamReader::extend`] then [`StreamReader::drain_flat`], with the same frames, offsets,

@@ -490,6 +490,117 @@ fn feed_flat_says_what_extend_and_drain_flat_say_however_the_bytes_are_split() {
     }
 }
 
+/// [`fed`] through `drain_shared`: each frame's bytes are cut from the buffer it hands back,
+/// by the offsets alone (as the watch's reader does), and that buffer must hold exactly the
+/// frames delivered, from the offset the reader had before the call.
+fn fed_shared(pieces: &[&[u8]]) -> Vec<Said> {
+    let mut r = StreamReader::default();
+    let mut out = Vec::new();
+    for piece in pieces {
+        let start = r.offset();
+        let mut offsets = Vec::new();
+        r.extend(piece);
+        let (shared, result) = r.drain_shared(|_, off| offsets.push(off));
+        assert_eq!(start + shared.len() as u64, r.offset());
+        let mut frames = Vec::new();
+        for (i, &off) in offsets.iter().enumerate() {
+            let end = offsets
+                .get(i + 1)
+                .map_or(shared.len(), |&next| (next - start) as usize);
+            frames.push((shared.slice((off - start) as usize..end).to_vec(), off));
+        }
+        let (work, at) = (r.work(), r.offset());
+        out.push((frames, result.err(), work, at, r.buffered().to_vec()));
+    }
+    out
+}
+
+#[test]
+fn drain_shared_says_what_drain_flat_says_however_the_bytes_are_split() {
+    let inputs: [&[u8]; 3] = [
+        b"+OK\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n>2\r\n$4\r\nPING\r\n:1\r\n%1\r\n+a\r\n:2\r\n",
+        b"$10\r\n0123456789\r\n:7\r\n$2\r\nab\r\r+after\r\n",
+        b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$3\r\nabc\r\n*2\r\n*1\r\n:1\r\n?x\r\n",
+    ];
+    for input in inputs {
+        for a in 0..=input.len() {
+            for b in a..=input.len() {
+                let pieces = [&input[..a], &input[a..b], &input[b..]];
+                assert_eq!(
+                    fed_shared(&pieces),
+                    fed(&pieces, false),
+                    "split at {a} and {b}"
+                );
+            }
+        }
+    }
+}
+
+/// The frames of a read leave in one buffer, where they lay: the second frame's bytes start
+/// where the first one's end, in memory too, so nothing was copied. Once they are dropped, the
+/// reader fills the same allocation again rather than making a new one.
+#[test]
+fn drain_shared_hands_the_frames_over_where_they_lay() {
+    let mut r = StreamReader::default();
+    r.buffer_mut().reserve(1024);
+    r.extend(b"+OK\r\n:12\r\n$3");
+    let before = r.buffered().as_ptr();
+    let (shared, result) = r.drain_shared(|_, _| {});
+    result.unwrap();
+    assert_eq!(
+        (&shared[..], shared.as_ptr()),
+        (&b"+OK\r\n:12\r\n"[..], before)
+    );
+    let (ok, twelve) = (shared.slice(..5), shared.slice(5..));
+    assert_eq!(twelve.as_ptr(), ok.as_ptr().wrapping_add(5));
+    assert_eq!(r.buffered(), b"$3");
+    drop((shared, ok, twelve));
+    r.extend(b"\r\nabc\r\n");
+    let (shared, _) = r.drain_shared(|_, _| {});
+    assert_eq!(&shared[..], b"$3\r\nabc\r\n");
+    // The same allocation, a few bytes on: no new buffer for the second read.
+    assert_eq!(shared.as_ptr(), before.wrapping_add(10));
+}
+
+/// A huge frame handed over shared is given back when it is dropped: the reader keeps no part
+/// of its allocation for the frames after it (the frame holds it alone), whereas small frames
+/// share theirs with the reader, which goes on filling it.
+#[test]
+fn a_huge_frame_handed_over_shared_does_not_stay_with_the_reader() {
+    let mut huge = b"$4200000\r\n".to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 4_200_000));
+    huge.extend_from_slice(b"\r\n+next\r\n$1");
+    let mut r = StreamReader::default();
+    let mut frames = 0;
+    let mut held = Vec::new();
+    for piece in huge.chunks(64 * 1024) {
+        r.extend(piece);
+        let (shared, result) = r.drain_shared(|_, _| frames += 1);
+        result.unwrap();
+        if !shared.is_empty() {
+            held.push(shared);
+        }
+    }
+    assert_eq!((frames, held.len()), (2, 1));
+    assert!(
+        held[0].is_unique(),
+        "the reader still shares the huge frame's allocation"
+    );
+    assert_eq!(r.buffered(), b"$1");
+    r.extend(b"\r\nx\r\n+small\r\n");
+    let (shared, _) = r.drain_shared(|_, _| frames += 1);
+    assert_eq!((frames, &shared[..]), (4, &b"$1\r\nx\r\n+small\r\n"[..]));
+    assert!(
+        !shared.is_unique(),
+        "small frames share the buffer the reader fills"
+    );
+    assert!(
+        r.buffer_mut().capacity() < huge.len() / 2,
+        "{} bytes kept after the frame was handed over",
+        r.buffer_mut().capacity()
+    );
+}
+
 #[test]
 fn feed_flat_copies_nothing_when_whole_frames_arrive() {
     let mut r = StreamReader::default();
@@ -531,8 +642,10 @@ fn scanned_with(s: &Scanner, bytes: &[u8], short: bool) -> String {
 
 #[test]
 fn short_arrays_and_simple_strings_read_in_one_pass_as_the_exact_way_reads_them() {
-    let frames: [&[u8]; 8] = [
+    let frames: [&[u8]; 10] = [
         b"+OK\r\n",
+        b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$16\r\nmsg:000000123456\r\n",
+        b">2\r\n$6\r\nMOVING\r\n>1\r\n$1\r\na\r\n",
         b"+a status line\r\n",
         b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000001\r\n$5\r\nvalue\r\n",
         b"*1\r\n$4\r\nPING\r\n",
@@ -574,7 +687,7 @@ fn short_arrays_and_simple_strings_read_in_one_pass_as_the_exact_way_reads_them(
         for frame in frames {
             let mut inputs: Vec<Vec<u8>> = (0..=frame.len()).map(|n| frame[..n].to_vec()).collect();
             for i in 0..frame.len() {
-                for b in *b"\r\n$*09x-+" {
+                for b in *b"\r\n$*>09x-+" {
                     let mut changed = frame.to_vec();
                     changed[i] = b;
                     inputs.push(changed);

@@ -848,7 +848,7 @@ mod tests {
             frame: crate::record::FrameRecord {
                 offset: 0,
                 len: payload.len(),
-                raw: crate::record::Raw::Bytes(payload.clone().into_bytes()),
+                raw: crate::record::Raw::Bytes(payload.clone().into_bytes().into()),
                 parsed: Classified::NotPush,
             },
             event: crate::azure::parse(payload.as_bytes()),

@@ -148,7 +148,7 @@ impl WatchSettings {
 
     /// The watch's sinks: the capture file (if asked for), `out` (JSON or human lines) and the
     /// countdown (human output, stderr a terminal).
-    pub fn sinks<'a>(&self, out: impl std::io::Write + 'a) -> anyhow::Result<Sinks<'a>> {
+    pub fn sinks<'a>(&self, out: impl sink::LineWriter + 'a) -> anyhow::Result<Sinks<'a>> {
         let output = &self.output;
         let mut sinks = Sinks::new();
         if let Some(path) = &output.capture {

@@ -520,7 +520,7 @@ async fn pushes_before_a_reply_are_kept_and_do_not_take_its_place() {
     let hs = c.handshake(&opts).await.unwrap();
     assert_eq!(hs.server(), Some("redis"));
     assert_eq!(hs.opt_in, OptIn::Accepted);
-    let raws: Vec<&[u8]> = hs.early.iter().map(|r| r.raw.as_slice()).collect();
+    let raws: Vec<&[u8]> = hs.early.iter().map(|r| &r.raw[..]).collect();
     assert_eq!(raws, [INVALIDATE, MOVING]);
     assert!(
         matches!(&hs.early[0].item, Item::Push(Classified::OtherPush(p)) if p.name.as_deref() == Some("invalidate"))
