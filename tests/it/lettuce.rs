@@ -4,7 +4,7 @@
 //! client matrix: the newest (`MAINTWATCH_LETTUCE`, a build folder `.ci/run` makes) with every
 //! scenario certify plays, its cluster application on `oss-cluster` and `cascading-smigrated`;
 //! the older ones (`MAINTWATCH_LETTUCE_OLDER`, `install_older_clients` in
-//! scripts/client-versions.sh) on the matrix's columns.
+//! scripts/clients/client-versions.sh) on the matrix's columns.
 //!
 //! Needs `java`, `MAINTWATCH_LETTUCE` and `MAINTWATCH_REDIS_SERVER`. Unset or absent: a SKIP
 //! line. Set but unusable: the test fails.

@@ -193,7 +193,7 @@ async fn node_redis_certified_row() {
 }
 
 /// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
-/// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/matrix.sh` make them),
+/// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/clients/matrix.sh` make them),
 /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
 /// line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -172,7 +172,7 @@ async fn redis_py_certified_row() {
 }
 
 /// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
-/// in PATH, one venv per release; `.ci/run` and `scripts/matrix.sh` make them), one after
+/// in PATH, one venv per release; `.ci/run` and `scripts/clients/matrix.sh` make them), one after
 /// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_older_certified_rows() {

@@ -9,7 +9,7 @@
 //!
 //!     MAINTWATCH_REGENERATE=1 cargo test --test it -- certified_row older_certified_rows
 //!
-//! (`scripts/matrix.sh` does that for every version.)
+//! (`scripts/clients/matrix.sh` does that for every version.)
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

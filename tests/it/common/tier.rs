@@ -298,7 +298,9 @@ pub fn older(test: &str, var: &str) -> Option<Vec<String>> {
     if paths.is_empty() {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
-            format_args!("SKIP: {test}: {var} is unset or empty (scripts/matrix.sh sets it)\n"),
+            format_args!(
+                "SKIP: {test}: {var} is unset or empty (scripts/clients/matrix.sh sets it)\n"
+            ),
         );
         return None;
     }

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Regenerates the README's client matrix from a fresh measurement: installs the pinned client
-# releases (scripts/client-versions.sh; the newest where .ci/run puts them), runs the client tier
+# releases (scripts/clients/client-versions.sh; the newest where .ci/run puts them), runs the client tier
 # (`maintwatch certify` per release, tests/it/redis_py_app.rs, tests/it/node_redis.rs and
 # tests/it/go_redis.rs) with MAINTWATCH_REGENERATE=1 to rewrite the rows and their date, then
 # runs it again without it: the second run must measure the same cells, or the test names the row that changed (a cell that
 # changes from run to run says nothing about the client). About 13 minutes on 2 cores.
 # Needs root (the tier gives each client a private resolv.conf), python3, node and npm, Go, and
-# redis-server. Usage: scripts/matrix.sh [--once]
+# redis-server. Usage: scripts/clients/matrix.sh [--once]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/client-versions.sh
+cd "$(dirname "$0")/../.."
+. scripts/clients/client-versions.sh
 
 MW_VENV=target/mw-venv
 if [ "$("$MW_VENV/bin/python" -c 'import redis.maint_notifications, redis; print(redis.__version__)' 2>/dev/null)" != "$REDIS_PY_NEWEST" ]; then

@@ -4,7 +4,7 @@
 tenth one gets a MOVING. The same shape as tests/it/pcap_robust.rs's `open_streams`. TCP and IP
 checksums are left at zero (the reader does not check them).
 
-    scripts/gen_open_streams.py N FILE
+    scripts/bench/gen_open_streams.py N FILE
 """
 import struct
 import sys

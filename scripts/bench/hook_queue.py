@@ -3,7 +3,7 @@
 handshake, then sends COUNT MOVINGs whose target is a 4 MB host name, while the hook (`sleep 5`)
 is slower than them. Prints the watch's peak RSS (VmHWM) after `--duration DURATION` (10s), and its exit.
 
-    scripts/bench_hook_queue.py target/release/maintwatch LABEL [COUNT [DURATION]]
+    scripts/bench/hook_queue.py target/release/maintwatch LABEL [COUNT [DURATION]]
 """
 import socket, subprocess, sys, threading, time
 BIN, LABEL = sys.argv[1], sys.argv[2]

@@ -2,7 +2,7 @@
 """Issue 12, memory after 100,000 distinct MOVINGs (one in ten declaring a window of i64::MAX
 seconds): peak RSS and CPU of `watch --json`, and the size of its summary line.
 
-    scripts/bench_movings.py target/release/maintwatch LABEL
+    scripts/bench/movings.py target/release/maintwatch LABEL
 """
 import socket, subprocess, sys, time, os, signal, threading
 BIN, LABEL = sys.argv[1], sys.argv[2]

@@ -4,7 +4,7 @@ and then sends pub/sub pushes forever, faster than the watch writes them. MODE s
 SIGINT after 2 s; MODE duration runs `--duration 2s`. Prints how long after the signal or the
 deadline the watch exited, and whether its capture ends with a whole line.
 
-    scripts/bench_stop_endless.py target/release/maintwatch LABEL sigint|duration
+    scripts/bench/stop_endless.py target/release/maintwatch LABEL sigint|duration
 """
 import socket, subprocess, sys, time, os, signal, threading, tempfile
 BIN, LABEL, MODE = sys.argv[1], sys.argv[2], sys.argv[3]

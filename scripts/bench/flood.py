@@ -20,14 +20,14 @@ the median reported, with the minimum CPU and the median of each round's ratio t
 JSON lines to a file, whose push lines are counted (nothing lost) and which becomes the capture
 for the replay benchmark.
 
-    scripts/bench_flood.py --bin target/release/maintwatch [--messages 1000000] [--repeat 3]
+    scripts/bench/flood.py --bin target/release/maintwatch [--messages 1000000] [--repeat 3]
                            [--capture FILE] [--human] [--before OLD_BINARY]
 
 --human also measures `maintwatch watch ... --subscribe ch` without --json (human lines, no
 colour since stdout is not a terminal); --before also measures another maintwatch binary (an
 older build) with --json, in the same run, for a before/after on the same machine load.
 
-    scripts/bench_flood.py --bin target/release/maintwatch --instructions [--messages 100000]
+    scripts/bench/flood.py --bin target/release/maintwatch --instructions [--messages 100000]
                            [--repeat 3] [--before OLD_BINARY] [--keep-profiles DIR]
 
 --instructions counts instructions instead of CPU time: every consumer runs under

@@ -1,5 +1,5 @@
 # The client releases of the README's client matrix, each pinned: sourced by .ci/run and
-# scripts/matrix.sh (from the repository's root). redis-py 7.0 brought maintenance notifications
+# scripts/clients/matrix.sh (from the repository's root). redis-py 7.0 brought maintenance notifications
 # and 7.2 its cluster client's; node-redis 5.9 brought them (off unless RESP3) and 5.11 its
 # cluster client's. Each older minor is pinned at its latest patch (PyPI, npm, 2026-12-03); the
 # newest of each library lives in target/mw-venv and target/mw-node, with what other tests need.

@@ -3,9 +3,9 @@
 # mutated and truncated valid frames, huge declared sizes), in release mode, with CASES cases each
 # (default 1,000,000). Prints each test's case count and the total wall time.
 #
-#   scripts/fuzz-long.sh            # 1,000,000 cases per fuzz test
-#   scripts/fuzz-long.sh 5000000    # more
-#   PROPTEST_RNG_SEED=42 scripts/fuzz-long.sh   # reproducible inputs
+#   scripts/fuzz/proptest-long.sh            # 1,000,000 cases per fuzz test
+#   scripts/fuzz/proptest-long.sh 5000000    # more
+#   PROPTEST_RNG_SEED=42 scripts/fuzz/proptest-long.sh   # reproducible inputs
 set -euo pipefail
 
 cases="${1:-${FUZZ_CASES:-1000000}}"
@@ -13,7 +13,7 @@ if ! [[ "$cases" =~ ^[0-9]+$ ]] || (( cases < 1 )); then
     echo "usage: $0 [CASES]  (a positive number; default 1000000)" >&2
     exit 2
 fi
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 echo "fuzz-long: building tests/it/resp_props.rs in release mode"
 cargo test --release --test it resp_props:: --no-run

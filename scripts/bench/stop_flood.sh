@@ -2,7 +2,7 @@
 # Issue 12, time to stop under a flood from a real redis-server: `watch --subscribe ch --capture F`
 # while redis-benchmark publishes 3M messages (-P 100), SIGINT after 2 s; prints how long the
 # watch took to exit, its CPU and peak RSS, and the last capture line.
-#   scripts/bench_stop_flood.sh target/release/maintwatch LABEL
+#   scripts/bench/stop_flood.sh target/release/maintwatch LABEL
 # Needs redis-server, redis-benchmark (Debian redis-tools) and bc.
 BIN=$1; LABEL=$2
 PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')

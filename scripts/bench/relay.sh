@@ -3,16 +3,16 @@
 # redis-server directly and through `maintwatch simulate --upstream` to its TCP port and to its
 # Unix socket, alternating, in one run, with the CPU each of the three processes used.
 #
-#   scripts/bench_relay.sh                 # 3 rounds of 200,000 requests per test
-#   ROUNDS=5 REQUESTS=500000 scripts/bench_relay.sh
-#   BIN=path/to/maintwatch scripts/bench_relay.sh    # a binary built elsewhere (another commit)
-#   INSTRUCTIONS=1 scripts/bench_relay.sh            # also the simulator's user-space
+#   scripts/bench/relay.sh                 # 3 rounds of 200,000 requests per test
+#   ROUNDS=5 REQUESTS=500000 scripts/bench/relay.sh
+#   BIN=path/to/maintwatch scripts/bench/relay.sh    # a binary built elsewhere (another commit)
+#   INSTRUCTIONS=1 scripts/bench/relay.sh            # also the simulator's user-space
 #                                                    # instructions per request (valgrind)
 #
 # Needs: redis-server and redis-benchmark (Debian: redis-server, redis-tools). Builds the release
 # binary into $CARGO_TARGET_DIR (default: the tree's target/). Loopback only.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rounds="${ROUNDS:-3}"
 requests="${REQUESTS:-200000}"
 if [ -n "${BIN:-}" ]; then

@@ -2,11 +2,11 @@
 # The client libraries' own maintenance test suites, run against `maintwatch simulate
 # --proxy-api` in place of the Docker proxy (cae-resp-proxy) they are written for.
 #
-#   scripts/peer-suites.sh [redis-py|go-redis|all]   (default all)
+#   scripts/clients/peer-suites.sh [redis-py|go-redis|all]   (default all)
 #
 # Their code is fetched from the registries into target/peer at run time, never committed:
 # redis-py's sdist from PyPI (pip download), go-redis' module from the Go module proxy (go mod
-# download). Each suite's failures are checked against scripts/peer-suites.expected: a failure
+# download). Each suite's failures are checked against scripts/clients/peer-suites.expected: a failure
 # not listed there fails this script; a listed one that passes is reported. Where Python or Go
 # is absent, a SKIP line. docs/peer-suites.md says what runs, how, and why each expected failure
 # is expected.
@@ -18,9 +18,9 @@ set -euo pipefail
 REDIS_PY_VERSION=8.1.0
 GO_REDIS_VERSION=v9.23.0
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 peer="$root/target/peer"
-expected="$root/scripts/peer-suites.expected"
+expected="$root/scripts/clients/peer-suites.expected"
 bin="${MAINTWATCH:-$root/target/debug/maintwatch}"
 which_suite="${1:-all}"
 mkdir -p "$peer"
@@ -221,7 +221,7 @@ all)
     wait $gr || status=1
     ;;
 *)
-    echo "usage: scripts/peer-suites.sh [redis-py|go-redis|all]" >&2
+    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all]" >&2
     exit 2
     ;;
 esac

@@ -5,7 +5,7 @@ After 3 s (the pipe long full) MODE sigterm sends SIGTERM; MODE duration runs `-
 Prints how long after the signal or the deadline the watch exited, its exit code, and the last
 line of its stderr.
 
-    scripts/bench_stop_blocked.py target/release/maintwatch LABEL sigterm|duration
+    scripts/bench/stop_blocked.py target/release/maintwatch LABEL sigterm|duration
 """
 import socket, subprocess, sys, time, signal, threading, os
 BIN, LABEL, MODE = sys.argv[1], sys.argv[2], sys.argv[3]

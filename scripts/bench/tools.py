@@ -1,27 +1,27 @@
 #!/usr/bin/env python3
 """Benchmarks driven from outside the process (see BENCHMARKS.md for the method):
 
-    bench_tools.py conns   --bin B [--connections 1000] [--idle 10]
+    scripts/bench/tools.py conns   --bin B [--connections 1000] [--idle 10]
         RSS and idle CPU of one `watch --connections N` process, against the simulator (opt-in
         accepted) and against a real redis-server (opt-in refused, maxclients raised).
-    bench_tools.py probe   --bin B [--endpoints 10000] [--concurrency N|default ...] [--repeat 3]
+    scripts/bench/tools.py probe   --bin B [--endpoints 10000] [--concurrency N|default ...] [--repeat 3]
         `maintwatch probe --from FILE --json` of N endpoints spread over two simulators and two
         real redis-servers on 127.0.0.x addresses; wall time per --concurrency given, in order.
-    bench_tools.py replay  --bin B --capture FILE [--repeat 5] [--before OLD_B]
+    scripts/bench/tools.py replay  --bin B --capture FILE [--repeat 5] [--before OLD_B]
         `maintwatch replay --json FILE > /dev/null` (and --check, and human lines) against
         `jq -c . FILE > /dev/null`, with each process's peak RSS; --before times an older build
         in the same run.
-    bench_tools.py startup --bin B [--runs 200]
+    scripts/bench/tools.py startup --bin B [--runs 200]
         start-up plus probe of one loopback endpoint (the simulator) against
         `redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON`, one process per run.
-    bench_tools.py fleet   --bin B [--endpoints 1000] [--addresses 20] [--idle 10]
+    scripts/bench/tools.py fleet   --bin B [--endpoints 1000] [--addresses 20] [--idle 10]
         RSS and idle CPU of one `watch --from FILE` process watching N endpoints: one idle
         simulator listening on 127.0.0.2 ... 127.0.0.(1+addresses), the entries cycling over them.
-    bench_tools.py fleet-services --bin B [--endpoints 1000] [--idle 20] [--otlp-interval 1s]
+    scripts/bench/tools.py fleet-services --bin B [--endpoints 1000] [--idle 20] [--otlp-interval 1s]
         the same fleet (one address per endpoint, as --metrics needs) with `--metrics`, scraped
         every second, against `--metrics --otlp` (pushed to a loopback sink that answers 200),
         alternated --repeat times in one run: RSS and CPU over --idle seconds.
-    bench_tools.py soak    --bin B [--rounds 200] [--speed 8]
+    scripts/bench/tools.py soak    --bin B [--rounds 200] [--speed 8]
         one `watch` against `simulate --loop --speed S` (single-proxy) for N rounds: RSS at round
         10 and at the last round (memory must stay flat).
 """

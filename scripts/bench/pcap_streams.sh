@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Reproduces BENCHMARKS.md "`pcap`: open streams": writes captures of 20k, 40k and 80k RESP
-# connections left open (scripts/gen_open_streams.py), then reads each with maintwatch,
+# connections left open (scripts/bench/gen_open_streams.py), then reads each with maintwatch,
 # alternating, RUNS times each, with /usr/bin/time. Files live in DIR and are deleted at the end.
 #
-#   scripts/bench_pcap_streams.sh [MAINTWATCH_BINARY]
+#   scripts/bench/pcap_streams.sh [MAINTWATCH_BINARY]
 #   env: RUNS (3), DIR (/dev/shm), SIZES ("20000 40000 80000")
 set -euo pipefail
 

@@ -5,7 +5,7 @@
 # with, e.g. main's) and (when installed) tshark, alternating, RUNS times each, with /usr/bin/time.
 # The capture lives in DIR (tmpfs by default) and is deleted at the end.
 #
-#   scripts/bench_pcap.sh [MAINTWATCH_BINARY [BASELINE_BINARY]]
+#   scripts/bench/pcap.sh [MAINTWATCH_BINARY [BASELINE_BINARY]]
 #   env: RUNS (3), DIR (/dev/shm), PORT (16500), REQUESTS (1500000), VALUE (64), KEEP=1 keeps it,
 #        TSHARK=0 leaves tshark out
 set -euo pipefail

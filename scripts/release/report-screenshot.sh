@@ -4,9 +4,9 @@
 # `chromium`; MAINTWATCH_CHROMIUM names another). Chromium runs with --no-sandbox because CI runs
 # it as root.
 #
-#   scripts/report-screenshot.sh
+#   scripts/release/report-screenshot.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 chromium=${MAINTWATCH_CHROMIUM:-chromium}
 command -v "$chromium" >/dev/null || { echo "missing: $chromium" >&2; exit 2; }
 work=$(mktemp -d)

@@ -4,7 +4,7 @@ watch's handshake, sends one push of N nulls in 64 KiB pieces (the last TRICKLE 
 time, TRICKLE_GAP seconds apart), then a MOVING so that `--count 1` ends the watch, and waits
 for the client to close. It prints its port first.
 
-    coproc S { scripts/bench_big_push.py 10000000 0; }; read -r port <&"${S[0]}"
+    coproc S { scripts/bench/big_push.py 10000000 0; }; read -r port <&"${S[0]}"
     /usr/bin/time -v target/release/maintwatch watch redis://127.0.0.1:$port --count 1 \
         --no-dns --no-handoff --no-cluster > /dev/null
 """

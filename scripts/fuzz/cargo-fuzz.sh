@@ -3,11 +3,11 @@
 # parser, on stable Rust: `-s none` needs no nightly flag. The targets and what they check are in
 # fuzz/fuzz_targets/*.rs; the corpus of interesting inputs is committed under fuzz/corpus/.
 #
-#   scripts/fuzz.sh                 # 10,000,000 inputs per target (the figure in BENCHMARKS.md)
-#   scripts/fuzz.sh 200000          # a quick pass
-#   MINIMIZE=1 scripts/fuzz.sh      # afterwards, shrink each corpus to a small set of inputs
-#                                   # that still reaches every coverage edge (what is committed;
-#                                   # a run adds every new interesting input to fuzz/corpus/)
+#   scripts/fuzz/cargo-fuzz.sh              # 10,000,000 inputs per target (the figure in BENCHMARKS.md)
+#   scripts/fuzz/cargo-fuzz.sh 200000       # a quick pass
+#   MINIMIZE=1 scripts/fuzz/cargo-fuzz.sh   # afterwards, shrink each corpus to a small set of inputs
+#                                       # that still reaches every coverage edge (what is committed;
+#                                       # a run adds every new interesting input to fuzz/corpus/)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz`); builds into $CARGO_TARGET_DIR (default
 # /tmp/mw-fuzz) so the main build is not disturbed. Exits non-zero on the first crash, leaving
@@ -18,7 +18,7 @@ if ! [[ "$runs" =~ ^[0-9]+$ ]] || (( runs < 1 )); then
     echo "usage: $0 [RUNS]  (a positive number; default 10000000)" >&2
     exit 2
 fi
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/mw-fuzz}"
 command -v cargo-fuzz >/dev/null || { echo "fuzz: needs cargo-fuzz: cargo install cargo-fuzz" >&2; exit 2; }
 

@@ -2,8 +2,8 @@
 # Reproduces every figure in BENCHMARKS.md, in one run, printing each with the command that made
 # it; a copy of the output goes to $BENCH_LOG (default /tmp/maintwatch-bench.txt).
 #
-#   scripts/bench.sh                    # everything (~10 minutes on 2 cores, plus ~25 for fuzz)
-#   scripts/bench.sh decode latency     # only some parts
+#   scripts/bench/all.sh                    # everything (~10 minutes on 2 cores, plus ~25 for fuzz)
+#   scripts/bench/all.sh decode latency     # only some parts
 #
 # Parts: decode flood latency dns conns conns10k probe10k fleet soak replay startup fuzz reliability
 #
@@ -14,7 +14,7 @@
 # Everything listens on loopback only. Builds go to $CARGO_TARGET_DIR (default /tmp/mw-bench) so
 # a shared target directory is not locked for long.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/mw-bench}"
 log="${BENCH_LOG:-/tmp/maintwatch-bench.txt}"
@@ -48,8 +48,8 @@ for part in "${parts[@]}"; do
         ;;
     flood)
         step "push flood: ${FLOOD_MESSAGES:-1000000} PUBLISH from redis-benchmark, watch --json vs redis-cli -3" \
-            "scripts/bench_flood.py --bin $bin --messages ${FLOOD_MESSAGES:-1000000} --repeat ${FLOOD_REPEAT:-3} --human --capture FILE"
-        python3 scripts/bench_flood.py --bin "$bin" --messages "${FLOOD_MESSAGES:-1000000}" \
+            "scripts/bench/flood.py --bin $bin --messages ${FLOOD_MESSAGES:-1000000} --repeat ${FLOOD_REPEAT:-3} --human --capture FILE"
+        python3 scripts/bench/flood.py --bin "$bin" --messages "${FLOOD_MESSAGES:-1000000}" \
             --repeat "${FLOOD_REPEAT:-3}" --human --capture "$work/flood.jsonl" | sed 's/^/   /'
         ;;
     latency)
@@ -68,54 +68,54 @@ for part in "${parts[@]}"; do
         ;;
     conns10k)
         step "10,000 connections watched by one process: RSS and idle CPU" \
-            "scripts/bench_tools.py conns --bin $bin --connections 10000"
-        python3 scripts/bench_tools.py conns --bin "$bin" --connections 10000 | sed 's/^/   /'
+            "scripts/bench/tools.py conns --bin $bin --connections 10000"
+        python3 scripts/bench/tools.py conns --bin "$bin" --connections 10000 | sed 's/^/   /'
         ;;
     probe10k)
         step "probe of 10,000 endpoints (two simulators, two redis-servers on 127.0.0.x), default concurrency and the previous default 64" \
-            "scripts/bench_tools.py probe --bin $bin --endpoints 10000 --concurrency default --concurrency 64"
-        python3 scripts/bench_tools.py probe --bin "$bin" --endpoints 10000 --concurrency default \
+            "scripts/bench/tools.py probe --bin $bin --endpoints 10000 --concurrency default --concurrency 64"
+        python3 scripts/bench/tools.py probe --bin "$bin" --endpoints 10000 --concurrency default \
             --concurrency 64 | sed 's/^/   /'
         ;;
     conns)
         step "${CONNECTIONS:-1000} connections watched by one process: RSS and idle CPU" \
-            "scripts/bench_tools.py conns --bin $bin --connections ${CONNECTIONS:-1000}"
-        python3 scripts/bench_tools.py conns --bin "$bin" --connections "${CONNECTIONS:-1000}" | sed 's/^/   /'
+            "scripts/bench/tools.py conns --bin $bin --connections ${CONNECTIONS:-1000}"
+        python3 scripts/bench/tools.py conns --bin "$bin" --connections "${CONNECTIONS:-1000}" | sed 's/^/   /'
         ;;
     fleet)
         step "a fleet of ${FLEET_ENDPOINTS:-1000} endpoints in one watch --from FILE: RSS and idle CPU" \
-            "scripts/bench_tools.py fleet --bin $bin --endpoints ${FLEET_ENDPOINTS:-1000}"
-        python3 scripts/bench_tools.py fleet --bin "$bin" --endpoints "${FLEET_ENDPOINTS:-1000}" | sed 's/^/   /'
+            "scripts/bench/tools.py fleet --bin $bin --endpoints ${FLEET_ENDPOINTS:-1000}"
+        python3 scripts/bench/tools.py fleet --bin "$bin" --endpoints "${FLEET_ENDPOINTS:-1000}" | sed 's/^/   /'
         ;;
     soak)
         step "soak: ${SOAK_ROUNDS:-200} rounds of simulate --loop watched by one watch: RSS at round 10 and at the last" \
-            "scripts/bench_tools.py soak --bin $bin --rounds ${SOAK_ROUNDS:-200}"
-        python3 scripts/bench_tools.py soak --bin "$bin" --rounds "${SOAK_ROUNDS:-200}" | sed 's/^/   /'
+            "scripts/bench/tools.py soak --bin $bin --rounds ${SOAK_ROUNDS:-200}"
+        python3 scripts/bench/tools.py soak --bin "$bin" --rounds "${SOAK_ROUNDS:-200}" | sed 's/^/   /'
         ;;
     replay)
         if [[ ! -s "$work/flood.jsonl" ]]; then
             echo; echo "== (making the capture for replay: one flood run of maintwatch)"
-            python3 scripts/bench_flood.py --bin "$bin" --messages "${FLOOD_MESSAGES:-1000000}" \
+            python3 scripts/bench/flood.py --bin "$bin" --messages "${FLOOD_MESSAGES:-1000000}" \
                 --capture "$work/flood.jsonl" --capture-only | sed 's/^/   /'
         fi
         step "replay of the flood capture vs jq -c . on the same file" \
-            "scripts/bench_tools.py replay --bin $bin --capture FILE"
-        python3 scripts/bench_tools.py replay --bin "$bin" --capture "$work/flood.jsonl" | sed 's/^/   /'
+            "scripts/bench/tools.py replay --bin $bin --capture FILE"
+        python3 scripts/bench/tools.py replay --bin "$bin" --capture "$work/flood.jsonl" | sed 's/^/   /'
         ;;
     startup)
         step "start-up plus probe of one loopback endpoint vs redis-cli -3 CLIENT MAINT_NOTIFICATIONS ON" \
-            "scripts/bench_tools.py startup --bin $bin"
-        python3 scripts/bench_tools.py startup --bin "$bin" | sed 's/^/   /'
+            "scripts/bench/tools.py startup --bin $bin"
+        python3 scripts/bench/tools.py startup --bin "$bin" | sed 's/^/   /'
         ;;
     fuzz)
         step "fuzzing: scanner and notification parser, ${FUZZ_RUNS:-10000000} inputs each" \
-            "scripts/fuzz.sh ${FUZZ_RUNS:-10000000}"
-        CARGO_TARGET_DIR=/tmp/mw-fuzz scripts/fuzz.sh "${FUZZ_RUNS:-10000000}" 2>&1 | grep -E '^fuzz ' | sed 's/^/   /'
+            "scripts/fuzz/cargo-fuzz.sh ${FUZZ_RUNS:-10000000}"
+        CARGO_TARGET_DIR=/tmp/mw-fuzz scripts/fuzz/cargo-fuzz.sh "${FUZZ_RUNS:-10000000}" 2>&1 | grep -E '^fuzz ' | sed 's/^/   /'
         ;;
     reliability)
         step "reliability tests at full count (${MAINTWATCH_RESTARTS:-100} restarts)" \
-            "scripts/reliability-full.sh"
-        MAINTWATCH_RESTARTS="${MAINTWATCH_RESTARTS:-100}" scripts/reliability-full.sh 2>&1 \
+            "scripts/bench/reliability-full.sh"
+        MAINTWATCH_RESTARTS="${MAINTWATCH_RESTARTS:-100}" scripts/bench/reliability-full.sh 2>&1 \
             | grep -E '^test |test result' | sed 's/^/   /'
         ;;
     *)
