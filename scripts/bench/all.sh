@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces every figure in BENCHMARKS.md, in one run, printing each with the command that made
+# Reproduces every figure in docs/benchmarks.md, in one run, printing each with the command that made
 # it; a copy of the output goes to $BENCH_LOG (default /tmp/maintwatch-bench.txt).
 #
 #   scripts/bench/all.sh                    # everything (~10 minutes on 2 cores, plus ~25 for fuzz)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a pcap of N RESP connections that are opened and left open, for BENCHMARKS.md's
+"""Writes a pcap of N RESP connections that are opened and left open, for docs/benchmarks.md's
 "open streams" rows: each connection is a SYN, SYN-ACK, ACK, HELLO 3 and its reply, and every
 tenth one gets a MOVING. The same shape as tests/it/pcap_robust.rs's `open_streams`. TCP and IP
 checksums are left at zero (the reader does not check them).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces BENCHMARKS.md "`pcap`: reading a capture vs `tcpdump -r`": makes a packet-heavy
+# Reproduces docs/benchmarks.md "`pcap`: reading a capture vs `tcpdump -r`": makes a packet-heavy
 # capture of real redis-server + redis-benchmark traffic on loopback (needs root for tcpdump),
 # then reads it with tcpdump, maintwatch, a second maintwatch build when given (the one to compare
 # with, e.g. main's) and (when installed) tshark, alternating, RUNS times each, with /usr/bin/time.

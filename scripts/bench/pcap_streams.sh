@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces BENCHMARKS.md "`pcap`: open streams": writes captures of 20k, 40k and 80k RESP
+# Reproduces docs/benchmarks.md "`pcap`: open streams": writes captures of 20k, 40k and 80k RESP
 # connections left open (scripts/bench/gen_open_streams.py), then reads each with maintwatch,
 # alternating, RUNS times each, with /usr/bin/time. Files live in DIR and are deleted at the end.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The relay's throughput (BENCHMARKS.md, "The simulator as a relay"): redis-benchmark against a
+# The relay's throughput (docs/benchmarks.md, "The simulator as a relay"): redis-benchmark against a
 # redis-server directly and through `maintwatch simulate --upstream` to its TCP port and to its
 # Unix socket, alternating, in one run, with the CPU each of the three processes used.
 #

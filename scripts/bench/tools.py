@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks driven from outside the process (see BENCHMARKS.md for the method):
+"""Benchmarks driven from outside the process (see docs/benchmarks.md for the method):
 
     scripts/bench/tools.py conns   --bin B [--connections 1000] [--idle 10]
         RSS and idle CPU of one `watch --connections N` process, against the simulator (opt-in

@@ -3,7 +3,7 @@
 # parser, on stable Rust: `-s none` needs no nightly flag. The targets and what they check are in
 # fuzz/fuzz_targets/*.rs; the corpus of interesting inputs is committed under fuzz/corpus/.
 #
-#   scripts/fuzz/cargo-fuzz.sh              # 10,000,000 inputs per target (the figure in BENCHMARKS.md)
+#   scripts/fuzz/cargo-fuzz.sh              # 10,000,000 inputs per target (the figure in docs/benchmarks.md)
 #   scripts/fuzz/cargo-fuzz.sh 200000       # a quick pass
 #   MINIMIZE=1 scripts/fuzz/cargo-fuzz.sh   # afterwards, shrink each corpus to a small set of inputs
 #                                       # that still reaches every coverage edge (what is committed;

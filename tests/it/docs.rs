@@ -167,7 +167,7 @@ fn the_name_reader_sees_a_field_the_doc_lacks() {
 
 /// Files a user reads: the README, the docs, the scenarios, help and man pages, the sources.
 fn user_files() -> Vec<std::path::PathBuf> {
-    let mut out = vec![root().join("README.md"), root().join("BENCHMARKS.md")];
+    let mut out = vec![root().join("README.md")];
     let mut dirs = vec![
         root().join("docs"),
         root().join("scenarios"),
