@@ -1,4 +1,4 @@
-# The client releases of the README's client matrix, each pinned: sourced by .ci/run and
+# The client releases of the client matrix (docs/matrix.md), each pinned: sourced by .ci/run and
 # scripts/clients/matrix.sh (from the repository's root). redis-py 7.0 brought maintenance notifications
 # and 7.2 its cluster client's; node-redis 5.9 brought them (off unless RESP3) and 5.11 its
 # cluster client's. Each older minor is pinned at its latest patch (PyPI, npm, 2026-12-03); the
@@ -50,7 +50,7 @@ install_older_clients() {
 # application is certified too. Jedis: maintenance notifications came in 8.1.0-beta1; Maven
 # Central serves no 8.1 (8.0.2 is the newest), so Jedis has no matrix row: 8.0.2 is built to
 # measure how it answers the opt-in (tests/it/jedis.rs). ioredis 6.1.0 (npm) has
-# `maintNotifications` and is served, but is not in the matrix yet (README, under the matrix).
+# `maintNotifications` and is served, but is not in the matrix yet (docs/matrix.md, under the matrix).
 LETTUCE_NEWEST=7.7.0.RELEASE
 LETTUCE_OLDER="7.0.3.RELEASE"
 JEDIS_NEWEST=8.0.2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the README's client matrix from a fresh measurement: installs the pinned client
+# Regenerates the client matrix (docs/matrix.md) from a fresh measurement: installs the pinned client
 # releases (scripts/clients/client-versions.sh; the newest where .ci/run puts them), runs the client tier
 # (`maintwatch certify` per release, tests/it/redis_py_app.rs, tests/it/node_redis.rs and
 # tests/it/go_redis.rs) with MAINTWATCH_REGENERATE=1 to rewrite the rows and their date, then
@@ -40,4 +40,4 @@ MAINTWATCH_REGENERATE=1 cargo test --locked --test it -- "${tier[@]}"
 if [ "${1:-}" != "--once" ]; then
   cargo test --locked --test it -- "${tier[@]}"
 fi
-git --no-pager diff --stat -- README.md
+git --no-pager diff --stat -- docs/matrix.md
