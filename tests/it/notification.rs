@@ -7,6 +7,7 @@ use maintwatch::notification::{
     Slots, SmigratedForm, Target,
 };
 use maintwatch::resp::{Frame, Scan, Scanner, StreamReader};
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -47,6 +48,18 @@ fn other_push(bytes: &[u8]) -> OtherPush {
     }
 }
 
+/// The `.resp` files of the captures folder, sorted.
+fn capture_files() -> Vec<String> {
+    let dir = format!("{}/tests/fixtures/captures", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".resp"))
+        .collect();
+    names.sort();
+    names
+}
+
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!(
         "{}/tests/fixtures/captures/{name}",
@@ -79,21 +92,6 @@ fn slots(raw: &str, ranges: Option<&[(u16, u16)]>) -> Slots {
     Slots {
         raw: raw.to_string(),
         ranges: ranges.map(<[_]>::to_vec),
-    }
-}
-
-/// A notification with only kind, type text and seq set: tests fill in the rest.
-fn base(kind: Kind, type_text: &str, seq: Option<i64>) -> Notification {
-    Notification {
-        kind,
-        type_text: type_text.to_string(),
-        seq,
-        time: None,
-        target: None,
-        shards: None,
-        slots: None,
-        migrations: None,
-        notes: Vec::new(),
     }
 }
 
@@ -130,15 +128,8 @@ const SMIGRATED: &[u8] = b">3\r\n$9\r\nSMIGRATED\r\n:19\r\n*1\r\n*3\r\n$20\r\n10
 
 #[test]
 fn fixture_files_are_the_seven_documented_captures() {
-    let dir = format!("{}/tests/fixtures/captures", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".resp"))
-        .collect();
-    names.sort();
     assert_eq!(
-        names,
+        capture_files(),
         [
             "failed-over.resp",
             "failing-over.resp",
@@ -163,91 +154,47 @@ fn fixture_files_are_the_seven_documented_captures() {
     }
 }
 
-#[test]
-fn capture_moving_null_target() {
-    let n = note(&fixture("moving-null-target.resp"));
-    let mut want = base(Kind::Moving, "MOVING", Some(0));
-    want.time = Some(15);
-    // The explicit RESP3 null: no raw text and no address.
-    want.target = Some(Target {
-        raw: None,
-        address: None,
-    });
-    assert_eq!(n, want);
-    assert!(n.successor().is_none());
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
+/// What each capture parses to, every field, in the form of a frame record's `parsed`
+/// (docs/jsonl.md): `tests/fixtures/captures/parsed.json`, one entry per `.resp` file.
+fn recorded_parses() -> BTreeMap<String, Classified> {
+    let path = format!(
+        "{}/tests/fixtures/captures/parsed.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Every capture parses to every field recorded for it, and opens or closes a window as its kind
+/// does (the kinds' own table is [`opens_and_closes_per_kind`]); together they are one of each
+/// kind. Recorded as JSON, the explicit null target (`{"raw":null,"address":null}`) and no
+/// target (`null`) stay apart.
 #[test]
-fn capture_migrating() {
-    let n = note(&fixture("migrating.resp"));
-    let mut want = base(Kind::Migrating, "MIGRATING", Some(0));
-    want.time = Some(2);
-    want.shards = shards("[\"27\"]", Some(&["27"]));
-    assert_eq!(n, want);
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
-}
-
-#[test]
-fn capture_migrated() {
-    let n = note(&fixture("migrated.resp"));
-    let mut want = base(Kind::Migrated, "MIGRATED", Some(1));
-    want.shards = shards("[\"27\"]", Some(&["27"]));
-    assert_eq!(n, want);
-    assert!(!n.opens());
-    assert_eq!(n.closes(), Some(Kind::Migrating));
-}
-
-#[test]
-fn capture_failing_over() {
-    let n = note(&fixture("failing-over.resp"));
-    let mut want = base(Kind::FailingOver, "FAILING_OVER", Some(0));
-    want.time = Some(2);
-    want.shards = shards("[\"21\"]", Some(&["21"]));
-    assert_eq!(n, want);
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
-}
-
-#[test]
-fn capture_failed_over() {
-    let n = note(&fixture("failed-over.resp"));
-    let mut want = base(Kind::FailedOver, "FAILED_OVER", Some(1));
-    want.shards = shards("[\"21\"]", Some(&["21"]));
-    assert_eq!(n, want);
-    assert!(!n.opens());
-    assert_eq!(n.closes(), Some(Kind::FailingOver));
-}
-
-#[test]
-fn capture_smigrating() {
-    let n = note(&fixture("smigrating.resp"));
-    let mut want = base(Kind::SMigrating, "SMIGRATING", Some(18));
-    want.slots = Some(slots("8892-8991", Some(&[(8892, 8991)])));
-    assert_eq!(n, want);
-    assert_eq!(n.slots.as_ref().unwrap().count(), Some(100));
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
-}
-
-#[test]
-fn capture_smigrated() {
-    let n = note(&fixture("smigrated.resp"));
-    let mut want = base(Kind::SMigrated, "SMIGRATED", Some(19));
-    want.migrations = Some(Migrations {
-        form: SmigratedForm::Triplets,
-        moves: vec![SlotMove {
-            source: Some("10.129.228.140:13486".into()),
-            target: "10.252.90.18:13486".into(),
-            slots: slots("8892-8991", Some(&[(8892, 8991)])),
-        }],
-        skipped: 0,
-    });
-    assert_eq!(n, want);
-    assert!(!n.opens());
-    assert_eq!(n.closes(), Some(Kind::SMigrating));
+fn every_capture_parses_to_the_fields_recorded_for_it() {
+    let recorded = recorded_parses();
+    let files: Vec<&str> = recorded.keys().map(String::as_str).collect();
+    assert_eq!(
+        files,
+        capture_files(),
+        "parsed.json has one entry per capture"
+    );
+    let mut kinds = Vec::new();
+    for (file, want) in &recorded {
+        let got = classify_bytes(&fixture(file));
+        assert_eq!(&got, want, "{file}");
+        let n = note(&fixture(file));
+        assert_eq!(n.opens(), n.kind.opens(), "{file} opens a window");
+        assert_eq!(n.closes(), n.kind.closes(), "{file} closes a window");
+        kinds.push(n.kind);
+    }
+    kinds.sort();
+    assert_eq!(kinds, Kind::ALL, "one capture per kind");
+    // What the fields mean, beyond their values: a null target names no successor, and the
+    // slot range counts its slots.
+    let moving = note(&fixture("moving-null-target.resp"));
+    assert!(moving.target.is_some() && moving.successor().is_none());
+    let smigrating = note(&fixture("smigrating.resp"));
+    assert_eq!(smigrating.slots.as_ref().unwrap().count(), Some(100));
 }
 
 #[test]
