@@ -95,6 +95,22 @@ fn slots(raw: &str, ranges: Option<&[(u16, u16)]>) -> Slots {
     }
 }
 
+/// The explicit RESP3 null endpoint of a MOVING: a target with no raw text and no address.
+const NULL_TARGET: Option<Target> = Some(Target {
+    raw: None,
+    address: None,
+});
+
+/// The shard ids of the MIGRATING/MIGRATED captures, `["27"]`.
+fn shard_27() -> Option<ShardIds> {
+    shards("[\"27\"]", Some(&["27"]))
+}
+
+/// The slot range of the SMIGRATING/SMIGRATED captures, `8892-8991`.
+fn slots_8892() -> Slots {
+    slots("8892-8991", Some(&[(8892, 8991)]))
+}
+
 /// A push of blob strings and raw elements, built by hand so a test reads like the wire.
 fn blob(text: &str) -> String {
     format!("${}\r\n{text}\r\n", text.len())
@@ -229,18 +245,12 @@ fn type_as_simple_string_is_accepted() {
     assert_eq!(n.kind, Kind::Moving);
     assert_eq!(n.type_text, "MOVING");
     assert_eq!((n.seq, n.time), (Some(0), Some(15)));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "simple string");
 
     let n = note(b">3\r\n+MIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.kind, Kind::Migrated);
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
 }
 
 #[test]
@@ -281,7 +291,7 @@ fn seq_as_integer_or_integer_in_a_string() {
 
     let n = note(b">3\r\n$8\r\nMIGRATED\r\n$2\r\n42\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.seq, Some(42));
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "seq carried in a string");
 
     let n = note(b">4\r\n$6\r\nMOVING\r\n+7\r\n:15\r\n_\r\n");
@@ -315,35 +325,29 @@ fn unreadable_seq_costs_only_deduplication() {
     let n = note(b">3\r\n$8\r\nMIGRATED\r\n$3\r\nabc\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.kind, Kind::Migrated);
     assert_eq!(n.seq, None);
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "seq unreadable");
 
     // A null seq.
     let n = note(b">4\r\n$6\r\nMOVING\r\n_\r\n:15\r\n_\r\n");
     assert_eq!((n.seq, n.time), (None, Some(15)));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "seq is null");
 
     // A double, an array: still the notification, every later field still read.
     let n = note(b">4\r\n$9\r\nMIGRATING\r\n,1.5\r\n:2\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!((n.seq, n.time), (None, Some(2)));
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "seq unreadable (double element)");
 
     let n = note(b">3\r\n$10\r\nSMIGRATING\r\n*0\r\n$9\r\n8892-8991\r\n");
     assert_eq!(n.seq, None);
-    assert_eq!(n.slots, Some(slots("8892-8991", Some(&[(8892, 8991)]))));
+    assert_eq!(n.slots, Some(slots_8892()));
 
     // An integer that does not fit i64 in a string.
     let n = note(b">3\r\n$8\r\nMIGRATED\r\n$20\r\n99999999999999999999\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.seq, None);
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
 }
 
 #[test]
@@ -389,13 +393,7 @@ fn missing_time_where_one_is_expected() {
     // MOVING seq endpoint: the null endpoint is not taken for a time.
     let n = note(b">3\r\n$6\r\nMOVING\r\n:1\r\n_\r\n");
     assert_eq!((n.seq, n.time), (Some(1), None));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "time missing");
 
     let n = note(b">3\r\n$6\r\nMOVING\r\n:1\r\n$14\r\n10.0.0.5:12000\r\n");
@@ -410,7 +408,7 @@ fn missing_time_where_one_is_expected() {
 
     let n = note(b">3\r\n$9\r\nMIGRATING\r\n:0\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!((n.seq, n.time), (Some(0), None));
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "time missing");
 
     let n = note(b">2\r\n$12\r\nFAILING_OVER\r\n:4\r\n");
@@ -422,7 +420,7 @@ fn missing_time_where_one_is_expected() {
 fn extra_time_where_none_is_expected() {
     let n = note(b">4\r\n$8\r\nMIGRATED\r\n:1\r\n:2\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.time, None, "a type without a time never gets one");
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "extra time");
 
     let n = note(b">4\r\n$11\r\nFAILED_OVER\r\n:1\r\n:0\r\n$6\r\n[\"21\"]\r\n");
@@ -431,7 +429,7 @@ fn extra_time_where_none_is_expected() {
 
     let n = note(b">4\r\n$10\r\nSMIGRATING\r\n:18\r\n:15\r\n$9\r\n8892-8991\r\n");
     assert_eq!(n.time, None);
-    assert_eq!(n.slots, Some(slots("8892-8991", Some(&[(8892, 8991)]))));
+    assert_eq!(n.slots, Some(slots_8892()));
     assert_note(&n, "extra time");
 
     let n = note(b">4\r\n$9\r\nSMIGRATED\r\n:19\r\n:15\r\n*1\r\n*3\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n$3\r\n1-2\r\n");
@@ -446,21 +444,15 @@ fn extra_time_where_none_is_expected() {
 fn trailing_elements_are_tolerated() {
     let n = note(b">6\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n$5\r\nextra\r\n:9\r\n");
     assert_eq!((n.seq, n.time), (Some(0), Some(15)));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "2 trailing element(s) ignored");
 
     let n = note(b">4\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n%1\r\n+k\r\n+v\r\n");
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "1 trailing element(s) ignored");
 
     let n = note(b">4\r\n$10\r\nSMIGRATING\r\n:18\r\n$9\r\n8892-8991\r\n_\r\n");
-    assert_eq!(n.slots, Some(slots("8892-8991", Some(&[(8892, 8991)]))));
+    assert_eq!(n.slots, Some(slots_8892()));
     assert_note(&n, "trailing");
 
     let n = note(b">4\r\n$9\r\nSMIGRATED\r\n:19\r\n*1\r\n*3\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n$3\r\n1-2\r\n#t\r\n");
@@ -486,13 +478,7 @@ fn assert_placeholder(endpoint: &str) {
 #[test]
 fn moving_endpoint_null_is_no_address() {
     let n = note(b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n_\r\n");
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert!(n.notes.is_empty(), "{:?}", n.notes);
     assert!(
         n.describe().ends_with("target none (null)"),
