@@ -74,16 +74,23 @@ fn as_example(line: &str) -> Option<(String, String)> {
     let line = line.trim();
     let (command, comment) = split_comment(line);
     let words: Vec<&str> = command.split_whitespace().collect();
+    let sub = words.get(maintwatch_at(&words)? + 1)?;
+    SUBCOMMANDS
+        .contains(sub)
+        .then(|| (command.trim().to_string(), comment.trim().to_string()))
+}
+
+/// Where a command's words run `maintwatch`: at the start, after `VAR=value` assignments, or
+/// after a `|`; `None` when they only mention it.
+pub(crate) fn maintwatch_at(words: &[&str]) -> Option<usize> {
     let at = words.iter().position(|w| *w == "maintwatch")?;
     let before = &words[..at];
-    let in_command_position = before.is_empty()
+    let runs = before.is_empty()
         || before.last() == Some(&"|")
         || before
             .iter()
             .all(|w| w.contains('=') && !w.starts_with('-'));
-    let sub = words.get(at + 1)?;
-    (in_command_position && SUBCOMMANDS.contains(sub))
-        .then(|| (command.trim().to_string(), comment.trim().to_string()))
+    runs.then_some(at)
 }
 
 /// `cmd  # comment` into its two parts; a `#` inside quotes or inside a word stays.

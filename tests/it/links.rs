@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use clap::{CommandFactory, Parser};
 use maintwatch::cli::Cli;
 
-use crate::examples::{maintwatch_args, split_comment};
+use crate::examples::{maintwatch_args, maintwatch_at, split_comment};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -385,17 +385,10 @@ fn commands(text: &str) -> Vec<(bool, String)> {
                 return ours.then(|| (in_block, format!("maintwatch {}", sub.trim())));
             }
             let words: Vec<&str> = command.split_whitespace().collect();
-            let at = words.iter().position(|w| *w == "maintwatch")?;
-            let before = &words[..at];
-            let runs = before.is_empty()
-                || before.last() == Some(&"|")
-                || before
-                    .iter()
-                    .all(|w| w.contains('=') && !w.starts_with('-'));
-            let sub = words.get(at + 1)?;
+            let sub = words.get(maintwatch_at(&words)? + 1)?;
             let output = sub.ends_with(':');
             let placeholder = sub.chars().all(|c| c.is_ascii_uppercase() || c == '_');
-            (runs && !output && !placeholder).then(|| (in_block, command.trim().to_string()))
+            (!output && !placeholder).then(|| (in_block, command.trim().to_string()))
         })
         .collect()
 }
