@@ -8,7 +8,7 @@
 #
 # Target: under 2 s with the CLI defaults (--concurrency 512, --linger 50ms). The linger alone
 # puts a floor of rounds x 50 ms on it: 2 rounds at 512 (16 at the former default of 64).
-# 10,000 endpoints: scripts/bench.sh probe10k.
+# 10,000 endpoints: scripts/bench/all.sh probe10k.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"

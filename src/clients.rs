@@ -142,7 +142,7 @@ pub struct Client {
     pub parser: Parser,
 }
 
-/// The client matrix run that established the [`Measured`] facts (the README names it).
+/// The client matrix run that established the [`Measured`] facts (docs/matrix.md names it).
 pub const MATRIX_RUN: &str = "the client matrix of 2026-12-03";
 
 /// The client matrix run that established go-redis's [`Measured`] facts (9.16.0, 9.18.0 and
@@ -276,7 +276,7 @@ const IOREDIS_MEASURED: &[Measured] = &[
 pub const JVM_RUN: &str = "the client tier of 2026-12-04";
 
 /// A behaviour the client tier measured in a range of releases: every release it graded from
-/// `first` to `last` (inclusive) showed it, in the run of `run` (the README matrix's date).
+/// `first` to `last` (inclusive) showed it, in the run of `run` (the client matrix's date, docs/matrix.md).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Measured {
     pub first: &'static str,

@@ -1,13 +1,13 @@
 //! The client matrix's cells: one short code per rule, and the cell a grade earns.
 //!
-//! The README's client matrix (written by the client tier's tests) and `maintwatch certify`'s
+//! The client matrix of docs/matrix.md (written by the client tier's tests) and `maintwatch certify`'s
 //! row for a client are both made here, so that a cell a client author sees in their own CI is
 //! spelled exactly as the matrix spells it.
 
 use crate::judge::{Grade, Verdict};
 
 /// Each rule's code in a matrix cell, in the order cells list them, so that a cell fits a narrow
-/// column (the README and `certify` print the legend).
+/// column (docs/matrix.md and `certify` print the legend).
 pub const CODES: [(&str, &str); 10] = [
     ("survives", "srv"),
     ("opt-in", "opt"),
@@ -44,9 +44,9 @@ pub fn legend() -> String {
         .join(", ")
 }
 
-/// The README matrix's columns, in order: the scenarios where a client can act that the matrix
+/// The matrix's columns, in order: the scenarios where a client can act that the matrix
 /// carries, each with the short heading that keeps a row within 80 columns. The rest of
-/// certify's scenarios are left out of the README (its text says why); certify prints a cell
+/// certify's scenarios are left out of docs/matrix.md (its text says why); certify prints a cell
 /// for every scenario it plays.
 pub const COLUMNS: [(&str, &str); 8] = [
     ("single-proxy", "single"),
@@ -152,7 +152,7 @@ pub fn header() -> String {
     )
 }
 
-/// A README row, `| redis-py 8.1.0 | F mov | ok | ... |`: `short(scenario)` for each column
+/// A matrix row (docs/matrix.md), `| redis-py 8.1.0 | F mov | ok | ... |`: `short(scenario)` for each column
 /// (`None`: not run).
 pub fn row(client: &str, short: impl Fn(&str) -> Option<String>) -> String {
     let cells: Vec<String> = COLUMNS

@@ -63,7 +63,7 @@ fn isolate(upstream: Option<&str>) {
 /// The watch runs on one thread. Its work per frame is a read, a decode and a line: one thread
 /// is far more than even 10,000 connections need, and handing every frame from a worker thread
 /// to the thread that writes it cost as much CPU as the rest of the work (a flood of 1M pub/sub
-/// messages: 2.0 s of CPU with the worker pool, 1.1 s on one thread; BENCHMARKS.md). What it
+/// messages: 2.0 s of CPU with the worker pool, 1.1 s on one thread; docs/benchmarks.md). What it
 /// gives up is measured there too: a frame's timestamp waits for the thread to wake as a
 /// blocking reader's would, and a stalled stdout stalls the whole watch, `/metrics` included,
 /// which a scrape then reports as down. The simulator, the probe (thousands of TLS handshakes at

@@ -639,7 +639,7 @@ mod tests {
 
     /// 300 lines of 16 KB behind a hook that is not taking them: the queue holds at most its
     /// byte bound (64 KiB here, plus one line), not 300 lines' worth, and the rest are dropped
-    /// and counted. (The same with 4 MB lines and the real bound is in BENCHMARKS.md.)
+    /// and counted. (The same with 4 MB lines and the real bound is in docs/benchmarks.md.)
     #[tokio::test]
     async fn the_queue_is_bounded_in_bytes_and_drops_what_does_not_fit() {
         let counters = Family::<HookResult, Counter>::default();

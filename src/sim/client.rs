@@ -7,7 +7,7 @@
 //! resolves the name as it would in production. The machine's own file is never written: the
 //! bind mount exists only inside that namespace and goes away with it. `/etc/hosts` is left as
 //! it is. Where a namespace cannot be had (not Linux, no privilege, port 53 taken everywhere),
-//! CMD still gets `MAINTWATCH_SIM_*` and the README's recipes show each language's resolver
+//! CMD still gets `MAINTWATCH_SIM_*` and docs/simulate.md's recipes show each language's resolver
 //! hook.
 //!
 //! CMD's stdout and stderr go to a file, apart from the narration and the grade; how it ended
@@ -141,7 +141,7 @@ pub fn start(
     let note = note.map(|why| {
         format!(
             "client: no private /etc/resolv.conf ({why}); it has MAINTWATCH_SIM_HOST, _PORT, _URL \
-             and _DNS: resolve the host through _DNS yourself (README: \"Bring your client\")"
+             and _DNS: resolve the host through _DNS yourself (docs/simulate.md: \"Host name resolution\")"
         )
     });
     Ok((client, note))

@@ -722,7 +722,7 @@ async fn play(shared: Arc<Shared>, dns: Arc<SimDns>, repeat: bool, finished: wat
 
 /// Tells maintwatch's own connections that the scenario ended, so that the close that follows
 /// (a `--loop` round's reset, or the simulator stopping) reads as a test's end, not an incident.
-/// No real server sends this push; a client under test never gets it (docs/simulator.md).
+/// No real server sends this push; a client under test never gets it (docs/protocol.md section 2).
 fn mark_end(shared: &Shared, iteration: u64) {
     let name = crate::timeline::SCENARIO_END;
     let bytes: Arc<[u8]> = format!(">2\r\n${}\r\n{name}\r\n:{iteration}\r\n", name.len())

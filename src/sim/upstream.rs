@@ -305,7 +305,7 @@ async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
 /// A `redis-server` from PATH on a free loopback port, stopped when dropped. It also listens on
 /// a Unix socket in a private directory, and the relay uses that: on one machine a Unix socket
 /// costs the kernel less per write than loopback TCP (no TCP stack, no softirq delivery; about
-/// 5 % of the relay's CPU, BENCHMARKS.md), and the relay is a third process on the same cores as
+/// 5 % of the relay's CPU, docs/benchmarks.md), and the relay is a third process on the same cores as
 /// the client and the server.
 pub struct SpawnedRedis {
     child: tokio::process::Child,

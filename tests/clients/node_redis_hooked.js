@@ -1,4 +1,4 @@
-// The Node recipe of the README, tested (tests/it/node_redis.rs): the same application as
+// The Node recipe of docs/simulate.md, tested (tests/it/node_redis.rs): the same application as
 // node_redis_app.js, for a machine where `simulate` cannot give the client a resolv.conf of its
 // own. The host name is resolved through MAINTWATCH_SIM_DNS by a `socket.lookup` hook, and the
 // endpoint type is explicit: node-redis's 'auto' resolves the host itself (ignoring the hook)

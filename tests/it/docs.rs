@@ -167,7 +167,7 @@ fn the_name_reader_sees_a_field_the_doc_lacks() {
 
 /// Files a user reads: the README, the docs, the scenarios, help and man pages, the sources.
 fn user_files() -> Vec<std::path::PathBuf> {
-    let mut out = vec![root().join("README.md"), root().join("BENCHMARKS.md")];
+    let mut out = vec![root().join("README.md")];
     let mut dirs = vec![
         root().join("docs"),
         root().join("scenarios"),
@@ -325,21 +325,21 @@ fn certify_doc_scenario_tables_agree_with_the_scenario_files() {
     );
 }
 
-/// The README's demo transcript is what `maintwatch demo --color never` prints now: it was
+/// docs/demo.md's transcript is what `maintwatch demo --color never` prints now: it was
 /// stale once (`+10.004 DNS ...` where the tool had come to print `+9.706 after MOVING seq 0:
 /// DNS ...`). Compared record by record (a line and the lines it wrapped onto), whitespace and
 /// table rules collapsed and every number made `N`, since times, ports, offsets and poll counts
 /// change from run to run; each stream of records ([`demo_streams`]) is compared in its own
 /// order, as the streams interleave as the scheduler runs them.
 #[test]
-fn the_readme_demo_transcript_is_a_real_run() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let shown = readme
+fn the_demo_transcript_is_a_real_run() {
+    let page = doc("demo.md");
+    let shown = page
         .split_once("A real transcript of `maintwatch demo --color never`")
         .and_then(|(_, rest)| rest.split_once("```\n"))
         .and_then(|(_, rest)| rest.split_once("```\n"))
         .map(|(block, _)| block)
-        .expect("the README's demo transcript");
+        .expect("docs/demo.md's transcript");
     let out = std::process::Command::new(common::BIN)
         .args(["demo", "--color", "never"])
         .output()
@@ -349,11 +349,11 @@ fn the_readme_demo_transcript_is_a_real_run() {
     assert_eq!(
         demo_streams(shown),
         demo_streams(&run),
-        "the README's transcript differs from a run:\n{run}"
+        "docs/demo.md's transcript differs from a run:\n{run}"
     );
 }
 
-/// The transcript's records by stream, each normalised ([`the_readme_demo_transcript_is_a_real_run`]).
+/// The transcript's records by stream, each normalised ([`the_demo_transcript_is_a_real_run`]).
 fn demo_streams(text: &str) -> [Vec<String>; 4] {
     let mut records: Vec<String> = Vec::new();
     for line in text.lines() {

@@ -1,7 +1,8 @@
-//! Every example command in README.md, in the `--help` texts and in the man pages runs as
-//! written. The examples are extracted, not copied here, so an example added or edited later is
-//! tested too: a README code-block line or help/man line is an example when it is a command that
-//! runs `maintwatch SUBCOMMAND` (at the start, after `VAR=value`, or after a `|`).
+//! Every example command in README.md, in the command pages of docs/ ([`PAGES`]), in the
+//! `--help` texts and in the man pages runs as written. The examples are extracted, not copied
+//! here, so an example added or edited later is tested too: a code-block line of those pages or a
+//! help/man line is an example when it is a command that runs `maintwatch SUBCOMMAND` (at the
+//! start, after `VAR=value`, or after a `|`).
 //!
 //! Each runs under bash in a scratch directory holding the files the examples name
 //! (`endpoints.txt`, `capture.resp`, `my.scn` ...), with `maintwatch` on the PATH, against
@@ -73,20 +74,27 @@ fn as_example(line: &str) -> Option<(String, String)> {
     let line = line.trim();
     let (command, comment) = split_comment(line);
     let words: Vec<&str> = command.split_whitespace().collect();
+    let sub = words.get(maintwatch_at(&words)? + 1)?;
+    SUBCOMMANDS
+        .contains(sub)
+        .then(|| (command.trim().to_string(), comment.trim().to_string()))
+}
+
+/// Where a command's words run `maintwatch`: at the start, after `VAR=value` assignments, or
+/// after a `|`; `None` when they only mention it.
+pub(crate) fn maintwatch_at(words: &[&str]) -> Option<usize> {
     let at = words.iter().position(|w| *w == "maintwatch")?;
     let before = &words[..at];
-    let in_command_position = before.is_empty()
+    let runs = before.is_empty()
         || before.last() == Some(&"|")
         || before
             .iter()
             .all(|w| w.contains('=') && !w.starts_with('-'));
-    let sub = words.get(at + 1)?;
-    (in_command_position && SUBCOMMANDS.contains(sub))
-        .then(|| (command.trim().to_string(), comment.trim().to_string()))
+    runs.then_some(at)
 }
 
 /// `cmd  # comment` into its two parts; a `#` inside quotes or inside a word stays.
-fn split_comment(line: &str) -> (&str, &str) {
+pub(crate) fn split_comment(line: &str) -> (&str, &str) {
     let mut quote = None;
     let mut previous = ' ';
     for (at, c) in line.char_indices() {
@@ -101,9 +109,26 @@ fn split_comment(line: &str) -> (&str, &str) {
     (line, "")
 }
 
-/// Lines of README code blocks (fenced or indented by four spaces).
-fn readme_lines() -> Vec<String> {
-    let text = std::fs::read_to_string(repo().join("README.md")).unwrap();
+/// The pages whose examples run here: the README and the command pages its depth moved to.
+/// The other pages name programs and paths of a reader's own (`--report /var/lib/...`, a client's
+/// test app); their commands are parsed with the CLI's definition instead (tests/it/links.rs).
+const PAGES: [&str; 11] = [
+    "README.md",
+    "docs/demo.md",
+    "docs/watch.md",
+    "docs/probe.md",
+    "docs/doctor.md",
+    "docs/decide.md",
+    "docs/decode.md",
+    "docs/replay.md",
+    "docs/simulate.md",
+    "docs/pcap.md",
+    "docs/service.md",
+];
+
+/// Lines of a page's code blocks (fenced or indented by four spaces).
+fn page_lines(page: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join(page)).unwrap();
     let mut fenced = false;
     let mut out = Vec::new();
     for line in text.lines() {
@@ -193,8 +218,10 @@ fn examples() -> Vec<Example> {
             }
         }
     };
-    for line in readme_lines() {
-        add("README.md", &line);
+    for page in PAGES {
+        for line in page_lines(page) {
+            add(page, &line);
+        }
     }
     for (source, text) in help_texts().into_iter().chain(man_texts()) {
         for line in text.lines() {
@@ -212,7 +239,8 @@ fn the_extractor_finds_the_examples_of_every_source() {
             .filter(|e| e.sources.iter().any(|s| s.starts_with(source)))
             .count()
     };
-    assert!(from("README.md") >= 15, "{all:#?}");
+    assert!(from("README.md") >= 9, "{all:#?}");
+    assert!(from("docs/") >= 15, "{all:#?}");
     assert!(from("maintwatch probe --help") >= 4, "{all:#?}");
     assert!(from("man/") >= 20, "{all:#?}");
     for sub in SUBCOMMANDS {
@@ -614,7 +642,7 @@ fn not_runnable(e: &Example) -> Option<&'static str> {
 }
 
 /// The maintwatch part of a command line, split as the shell would (quotes only).
-fn maintwatch_args(command: &str) -> Vec<String> {
+pub(crate) fn maintwatch_args(command: &str) -> Vec<String> {
     let tail = &command[command.find("maintwatch ").unwrap()..];
     let end = tail.find(['|', '>', '<', '&']).unwrap_or(tail.len());
     let mut args = Vec::new();

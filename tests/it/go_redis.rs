@@ -1,7 +1,7 @@
 //! The go-redis tier: go-redis (the Go module `github.com/redis/go-redis/v9`, 9.16 on) as
 //! unmodified applications, `tests/clients/go-redis/` (one Go module: `go_redis_app` with
 //! `redis.NewClient`, `go_redis_cluster_app` with `redis.NewClusterClient`), built ahead by
-//! `.ci/run` and `scripts/client-versions.sh`. Each release's row of the README's client matrix
+//! `.ci/run` and `scripts/clients/client-versions.sh`. Each release's row of the client matrix (docs/matrix.md)
 //! is `maintwatch certify -- go_redis_app` (and `go_redis_cluster_app` on the cluster
 //! scenarios): the newest (`MAINTWATCH_GO_REDIS`) with every scenario certify plays, the cluster
 //! application on `oss-cluster` and `cascading-smigrated`; the older ones
@@ -116,9 +116,9 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest go-redis's row of the README's matrix, from `maintwatch certify` with no
+/// The newest go-redis's row of the client matrix, from `maintwatch certify` with no
 /// `--scenarios`: the application is played every scenario where a client can act, the row it
-/// prints has a cell for each, and the README's row is those cells (the cluster column from
+/// prints has a cell for each, and the matrix's row is those cells (the cluster column from
 /// certify run with the ClusterClient application on `oss-cluster`; it plays
 /// `cascading-smigrated` too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,7 +149,7 @@ async fn go_redis_certified_row() {
 }
 
 /// The older go-redis releases of the matrix (`MAINTWATCH_GO_REDIS_OLDER`, a list of folders as
-/// in PATH, one per release; `scripts/client-versions.sh`'s `install_older_clients` builds them),
+/// in PATH, one per release; `scripts/clients/client-versions.sh`'s `install_older_clients` builds them),
 /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
 /// line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

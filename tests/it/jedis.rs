@@ -1,7 +1,7 @@
 //! The Jedis tier: Jedis (Maven `redis.clients:jedis`) as an unmodified application,
 //! `tests/clients/jedis/` (a Maven project: `JedisApp`). Maven Central serves no release with
 //! maintenance notifications (they came in 8.1.0's betas; 8.0.2 is the newest served,
-//! scripts/client-versions.sh), so Jedis has no row in the README's client matrix, only the line
+//! scripts/clients/client-versions.sh), so Jedis has no row in the client matrix (docs/matrix.md), only the line
 //! under it saying so and how the newest release served answers the opt-in, which this test
 //! measures: `maintwatch certify` on `failover` with the application asking for RESP3.
 //!

@@ -1,10 +1,10 @@
 //! The Lettuce tier: Lettuce (Maven `io.lettuce:lettuce-core`, 7.0 on) as unmodified
 //! applications, `tests/clients/lettuce/` (a Maven project: `LettuceApp`, `LettuceClusterApp`),
-//! certified by `maintwatch certify -- java -cp CP MAIN`. Each release's row of the README's
+//! certified by `maintwatch certify -- java -cp CP MAIN`. Each release's row of the
 //! client matrix: the newest (`MAINTWATCH_LETTUCE`, a build folder `.ci/run` makes) with every
 //! scenario certify plays, its cluster application on `oss-cluster` and `cascading-smigrated`;
 //! the older ones (`MAINTWATCH_LETTUCE_OLDER`, `install_older_clients` in
-//! scripts/client-versions.sh) on the matrix's columns.
+//! scripts/clients/client-versions.sh) on the matrix's columns.
 //!
 //! Needs `java`, `MAINTWATCH_LETTUCE` and `MAINTWATCH_REDIS_SERVER`. Unset or absent: a SKIP
 //! line. Set but unusable: the test fails.
@@ -35,8 +35,8 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest Lettuce's row of the README's matrix, from `maintwatch certify` with no
-/// `--scenarios`: every scenario certify plays has a cell, and the README's row is the cells of
+/// The newest Lettuce's row of the client matrix, from `maintwatch certify` with no
+/// `--scenarios`: every scenario certify plays has a cell, and the matrix's row is the cells of
 /// the matrix's columns (the cluster column from `LettuceClusterApp`, which is also certified on
 /// `cascading-smigrated`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,6 +34,7 @@ mod jedis;
 mod layers;
 mod layers_folders;
 mod lettuce;
+mod links;
 mod metrics;
 mod node_redis;
 mod notification;

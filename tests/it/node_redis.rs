@@ -1,8 +1,8 @@
 //! The node-redis tier: node-redis (the npm package `redis`, 5.9 on) as an unmodified application,
 //! `tests/clients/node_redis_app.js`, run by `maintwatch simulate --upstream spawn --grade -- node
-//! APP` and graded; the same application with the README's Node recipe (a `socket.lookup` hook on
+//! APP` and graded; the same application with docs/simulate.md's Node recipe (a `socket.lookup` hook on
 //! MAINTWATCH_SIM_DNS and an explicit endpoint type, `tests/clients/node_redis_hooked.js`) must
-//! earn the same grade. Each release's row of the README's client matrix is `maintwatch certify
+//! earn the same grade. Each release's row of the client matrix (docs/matrix.md) is `maintwatch certify
 //! -- node APP`: the newest (`MAINTWATCH_NODE_REDIS`) with every scenario certify plays, the older
 //! ones (`MAINTWATCH_NODE_REDIS_OLDER`) with the matrix's columns.
 //!
@@ -164,9 +164,9 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest node-redis's row of the README's matrix, from `maintwatch certify` with no
+/// The newest node-redis's row of the client matrix, from `maintwatch certify` with no
 /// `--scenarios`: the application is played every scenario where a client can act, the row it
-/// prints has a cell for each, and the README's row is those cells (the cluster column from
+/// prints has a cell for each, and the matrix's row is those cells (the cluster column from
 /// certify run with `createCluster`, `tests/clients/node_redis_cluster_app.js`, on `oss-cluster`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_redis_certified_row() {
@@ -193,7 +193,7 @@ async fn node_redis_certified_row() {
 }
 
 /// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
-/// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/matrix.sh` make them),
+/// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/clients/matrix.sh` make them),
 /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
 /// line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

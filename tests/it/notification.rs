@@ -7,6 +7,7 @@ use maintwatch::notification::{
     Slots, SmigratedForm, Target,
 };
 use maintwatch::resp::{Frame, Scan, Scanner, StreamReader};
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -47,6 +48,18 @@ fn other_push(bytes: &[u8]) -> OtherPush {
     }
 }
 
+/// The `.resp` files of the captures folder, sorted.
+fn capture_files() -> Vec<String> {
+    let dir = format!("{}/tests/fixtures/captures", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".resp"))
+        .collect();
+    names.sort();
+    names
+}
+
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!(
         "{}/tests/fixtures/captures/{name}",
@@ -82,19 +95,20 @@ fn slots(raw: &str, ranges: Option<&[(u16, u16)]>) -> Slots {
     }
 }
 
-/// A notification with only kind, type text and seq set: tests fill in the rest.
-fn base(kind: Kind, type_text: &str, seq: Option<i64>) -> Notification {
-    Notification {
-        kind,
-        type_text: type_text.to_string(),
-        seq,
-        time: None,
-        target: None,
-        shards: None,
-        slots: None,
-        migrations: None,
-        notes: Vec::new(),
-    }
+/// The explicit RESP3 null endpoint of a MOVING: a target with no raw text and no address.
+const NULL_TARGET: Option<Target> = Some(Target {
+    raw: None,
+    address: None,
+});
+
+/// The shard ids of the MIGRATING/MIGRATED captures, `["27"]`.
+fn shard_27() -> Option<ShardIds> {
+    shards("[\"27\"]", Some(&["27"]))
+}
+
+/// The slot range of the SMIGRATING/SMIGRATED captures, `8892-8991`.
+fn slots_8892() -> Slots {
+    slots("8892-8991", Some(&[(8892, 8991)]))
 }
 
 /// A push of blob strings and raw elements, built by hand so a test reads like the wire.
@@ -130,15 +144,8 @@ const SMIGRATED: &[u8] = b">3\r\n$9\r\nSMIGRATED\r\n:19\r\n*1\r\n*3\r\n$20\r\n10
 
 #[test]
 fn fixture_files_are_the_seven_documented_captures() {
-    let dir = format!("{}/tests/fixtures/captures", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".resp"))
-        .collect();
-    names.sort();
     assert_eq!(
-        names,
+        capture_files(),
         [
             "failed-over.resp",
             "failing-over.resp",
@@ -163,91 +170,47 @@ fn fixture_files_are_the_seven_documented_captures() {
     }
 }
 
-#[test]
-fn capture_moving_null_target() {
-    let n = note(&fixture("moving-null-target.resp"));
-    let mut want = base(Kind::Moving, "MOVING", Some(0));
-    want.time = Some(15);
-    // The explicit RESP3 null: no raw text and no address.
-    want.target = Some(Target {
-        raw: None,
-        address: None,
-    });
-    assert_eq!(n, want);
-    assert!(n.successor().is_none());
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
+/// What each capture parses to, every field, in the form of a frame record's `parsed`
+/// (docs/jsonl.md): `tests/fixtures/captures/parsed.json`, one entry per `.resp` file.
+fn recorded_parses() -> BTreeMap<String, Classified> {
+    let path = format!(
+        "{}/tests/fixtures/captures/parsed.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Every capture parses to every field recorded for it, and opens or closes a window as its kind
+/// does (the kinds' own table is [`opens_and_closes_per_kind`]); together they are one of each
+/// kind. Recorded as JSON, the explicit null target (`{"raw":null,"address":null}`) and no
+/// target (`null`) stay apart.
 #[test]
-fn capture_migrating() {
-    let n = note(&fixture("migrating.resp"));
-    let mut want = base(Kind::Migrating, "MIGRATING", Some(0));
-    want.time = Some(2);
-    want.shards = shards("[\"27\"]", Some(&["27"]));
-    assert_eq!(n, want);
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
-}
-
-#[test]
-fn capture_migrated() {
-    let n = note(&fixture("migrated.resp"));
-    let mut want = base(Kind::Migrated, "MIGRATED", Some(1));
-    want.shards = shards("[\"27\"]", Some(&["27"]));
-    assert_eq!(n, want);
-    assert!(!n.opens());
-    assert_eq!(n.closes(), Some(Kind::Migrating));
-}
-
-#[test]
-fn capture_failing_over() {
-    let n = note(&fixture("failing-over.resp"));
-    let mut want = base(Kind::FailingOver, "FAILING_OVER", Some(0));
-    want.time = Some(2);
-    want.shards = shards("[\"21\"]", Some(&["21"]));
-    assert_eq!(n, want);
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
-}
-
-#[test]
-fn capture_failed_over() {
-    let n = note(&fixture("failed-over.resp"));
-    let mut want = base(Kind::FailedOver, "FAILED_OVER", Some(1));
-    want.shards = shards("[\"21\"]", Some(&["21"]));
-    assert_eq!(n, want);
-    assert!(!n.opens());
-    assert_eq!(n.closes(), Some(Kind::FailingOver));
-}
-
-#[test]
-fn capture_smigrating() {
-    let n = note(&fixture("smigrating.resp"));
-    let mut want = base(Kind::SMigrating, "SMIGRATING", Some(18));
-    want.slots = Some(slots("8892-8991", Some(&[(8892, 8991)])));
-    assert_eq!(n, want);
-    assert_eq!(n.slots.as_ref().unwrap().count(), Some(100));
-    assert!(n.opens());
-    assert_eq!(n.closes(), None);
-}
-
-#[test]
-fn capture_smigrated() {
-    let n = note(&fixture("smigrated.resp"));
-    let mut want = base(Kind::SMigrated, "SMIGRATED", Some(19));
-    want.migrations = Some(Migrations {
-        form: SmigratedForm::Triplets,
-        moves: vec![SlotMove {
-            source: Some("10.129.228.140:13486".into()),
-            target: "10.252.90.18:13486".into(),
-            slots: slots("8892-8991", Some(&[(8892, 8991)])),
-        }],
-        skipped: 0,
-    });
-    assert_eq!(n, want);
-    assert!(!n.opens());
-    assert_eq!(n.closes(), Some(Kind::SMigrating));
+fn every_capture_parses_to_the_fields_recorded_for_it() {
+    let recorded = recorded_parses();
+    let files: Vec<&str> = recorded.keys().map(String::as_str).collect();
+    assert_eq!(
+        files,
+        capture_files(),
+        "parsed.json has one entry per capture"
+    );
+    let mut kinds = Vec::new();
+    for (file, want) in &recorded {
+        let got = classify_bytes(&fixture(file));
+        assert_eq!(&got, want, "{file}");
+        let n = note(&fixture(file));
+        assert_eq!(n.opens(), n.kind.opens(), "{file} opens a window");
+        assert_eq!(n.closes(), n.kind.closes(), "{file} closes a window");
+        kinds.push(n.kind);
+    }
+    kinds.sort();
+    assert_eq!(kinds, Kind::ALL, "one capture per kind");
+    // What the fields mean, beyond their values: a null target names no successor, and the
+    // slot range counts its slots.
+    let moving = note(&fixture("moving-null-target.resp"));
+    assert!(moving.target.is_some() && moving.successor().is_none());
+    let smigrating = note(&fixture("smigrating.resp"));
+    assert_eq!(smigrating.slots.as_ref().unwrap().count(), Some(100));
 }
 
 #[test]
@@ -282,18 +245,12 @@ fn type_as_simple_string_is_accepted() {
     assert_eq!(n.kind, Kind::Moving);
     assert_eq!(n.type_text, "MOVING");
     assert_eq!((n.seq, n.time), (Some(0), Some(15)));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "simple string");
 
     let n = note(b">3\r\n+MIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.kind, Kind::Migrated);
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
 }
 
 #[test]
@@ -334,7 +291,7 @@ fn seq_as_integer_or_integer_in_a_string() {
 
     let n = note(b">3\r\n$8\r\nMIGRATED\r\n$2\r\n42\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.seq, Some(42));
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "seq carried in a string");
 
     let n = note(b">4\r\n$6\r\nMOVING\r\n+7\r\n:15\r\n_\r\n");
@@ -368,35 +325,29 @@ fn unreadable_seq_costs_only_deduplication() {
     let n = note(b">3\r\n$8\r\nMIGRATED\r\n$3\r\nabc\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.kind, Kind::Migrated);
     assert_eq!(n.seq, None);
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "seq unreadable");
 
     // A null seq.
     let n = note(b">4\r\n$6\r\nMOVING\r\n_\r\n:15\r\n_\r\n");
     assert_eq!((n.seq, n.time), (None, Some(15)));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "seq is null");
 
     // A double, an array: still the notification, every later field still read.
     let n = note(b">4\r\n$9\r\nMIGRATING\r\n,1.5\r\n:2\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!((n.seq, n.time), (None, Some(2)));
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "seq unreadable (double element)");
 
     let n = note(b">3\r\n$10\r\nSMIGRATING\r\n*0\r\n$9\r\n8892-8991\r\n");
     assert_eq!(n.seq, None);
-    assert_eq!(n.slots, Some(slots("8892-8991", Some(&[(8892, 8991)]))));
+    assert_eq!(n.slots, Some(slots_8892()));
 
     // An integer that does not fit i64 in a string.
     let n = note(b">3\r\n$8\r\nMIGRATED\r\n$20\r\n99999999999999999999\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.seq, None);
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
 }
 
 #[test]
@@ -442,13 +393,7 @@ fn missing_time_where_one_is_expected() {
     // MOVING seq endpoint: the null endpoint is not taken for a time.
     let n = note(b">3\r\n$6\r\nMOVING\r\n:1\r\n_\r\n");
     assert_eq!((n.seq, n.time), (Some(1), None));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "time missing");
 
     let n = note(b">3\r\n$6\r\nMOVING\r\n:1\r\n$14\r\n10.0.0.5:12000\r\n");
@@ -463,7 +408,7 @@ fn missing_time_where_one_is_expected() {
 
     let n = note(b">3\r\n$9\r\nMIGRATING\r\n:0\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!((n.seq, n.time), (Some(0), None));
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "time missing");
 
     let n = note(b">2\r\n$12\r\nFAILING_OVER\r\n:4\r\n");
@@ -475,7 +420,7 @@ fn missing_time_where_one_is_expected() {
 fn extra_time_where_none_is_expected() {
     let n = note(b">4\r\n$8\r\nMIGRATED\r\n:1\r\n:2\r\n$6\r\n[\"27\"]\r\n");
     assert_eq!(n.time, None, "a type without a time never gets one");
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "extra time");
 
     let n = note(b">4\r\n$11\r\nFAILED_OVER\r\n:1\r\n:0\r\n$6\r\n[\"21\"]\r\n");
@@ -484,7 +429,7 @@ fn extra_time_where_none_is_expected() {
 
     let n = note(b">4\r\n$10\r\nSMIGRATING\r\n:18\r\n:15\r\n$9\r\n8892-8991\r\n");
     assert_eq!(n.time, None);
-    assert_eq!(n.slots, Some(slots("8892-8991", Some(&[(8892, 8991)]))));
+    assert_eq!(n.slots, Some(slots_8892()));
     assert_note(&n, "extra time");
 
     let n = note(b">4\r\n$9\r\nSMIGRATED\r\n:19\r\n:15\r\n*1\r\n*3\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n$3\r\n1-2\r\n");
@@ -499,21 +444,15 @@ fn extra_time_where_none_is_expected() {
 fn trailing_elements_are_tolerated() {
     let n = note(b">6\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n$5\r\nextra\r\n:9\r\n");
     assert_eq!((n.seq, n.time), (Some(0), Some(15)));
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert_note(&n, "2 trailing element(s) ignored");
 
     let n = note(b">4\r\n$8\r\nMIGRATED\r\n:1\r\n$6\r\n[\"27\"]\r\n%1\r\n+k\r\n+v\r\n");
-    assert_eq!(n.shards, shards("[\"27\"]", Some(&["27"])));
+    assert_eq!(n.shards, shard_27());
     assert_note(&n, "1 trailing element(s) ignored");
 
     let n = note(b">4\r\n$10\r\nSMIGRATING\r\n:18\r\n$9\r\n8892-8991\r\n_\r\n");
-    assert_eq!(n.slots, Some(slots("8892-8991", Some(&[(8892, 8991)]))));
+    assert_eq!(n.slots, Some(slots_8892()));
     assert_note(&n, "trailing");
 
     let n = note(b">4\r\n$9\r\nSMIGRATED\r\n:19\r\n*1\r\n*3\r\n$6\r\nA:1000\r\n$6\r\nB:2000\r\n$3\r\n1-2\r\n#t\r\n");
@@ -539,13 +478,7 @@ fn assert_placeholder(endpoint: &str) {
 #[test]
 fn moving_endpoint_null_is_no_address() {
     let n = note(b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n_\r\n");
-    assert_eq!(
-        n.target,
-        Some(Target {
-            raw: None,
-            address: None
-        })
-    );
+    assert_eq!(n.target, NULL_TARGET);
     assert!(n.notes.is_empty(), "{:?}", n.notes);
     assert!(
         n.describe().ends_with("target none (null)"),

@@ -1,10 +1,10 @@
-//! The Debian package and its systemd unit: `scripts/build-deb` builds a .deb from the test
+//! The Debian package and its systemd unit: `scripts/release/build-deb` builds a .deb from the test
 //! binary into a temporary folder, and `dpkg-deb` reads back what it holds (without dpkg-deb: a
 //! SKIP line). The package is never installed here (tests do not change the machine:
-//! `scripts/check-deb`, run by `.ci/run`, installs it), but the binary it holds is run.
+//! `scripts/release/check-deb`, run by `.ci/run`, installs it), but the binary it holds is run.
 //! The template unit `maintwatch@.service` is checked as text, and with `systemd-analyze security
 //! --offline=true` where that runs. The README's Install commands must be the ones
-//! `scripts/check-deb` runs.
+//! `scripts/release/check-deb` runs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +44,7 @@ fn run(cmd: &mut Command) -> String {
 
 /// The package built from the test binary into `dir`: its path.
 fn build(dir: &Path) -> PathBuf {
-    let out = run(Command::new(repo().join("scripts/build-deb"))
+    let out = run(Command::new(repo().join("scripts/release/build-deb"))
         .arg(common::BIN)
         .arg(dir)
         // gzip, not xz: the debug binary is large and what is checked is the content.
@@ -281,7 +281,7 @@ fn the_units_exposure_is_ok_or_better() {
         return skip(TEST, "systemd-analyze is not on PATH (package systemd)");
     }
     // A template is analysed as one of its instances: named beside it (no such file), systemd
-    // loads the template with %i=example, as scripts/check-deb does with the installed one.
+    // loads the template with %i=example, as scripts/release/check-deb does with the installed one.
     let out = Command::new("systemd-analyze")
         .args(["security", "--offline=true", "--no-pager"])
         .arg(repo().join("deploy/systemd/maintwatch@example.service"))
@@ -333,7 +333,7 @@ fn readme_install() -> Vec<Vec<String>> {
 #[test]
 fn the_readme_install_commands_are_the_ones_ci_runs() {
     let blocks = readme_install();
-    let script = std::fs::read_to_string(repo().join("scripts/check-deb")).unwrap();
+    let script = std::fs::read_to_string(repo().join("scripts/release/check-deb")).unwrap();
     let lines: Vec<&str> = script.lines().collect();
     // Building and installing the package: the script runs these lines in a row, as written.
     let [install, instance] = blocks.as_slice() else {
@@ -343,20 +343,23 @@ fn the_readme_install_commands_are_the_ones_ci_runs() {
     let found = lines
         .windows(install.len())
         .any(|w| w.iter().zip(install).all(|(a, b)| a == b));
-    assert!(found, "scripts/check-deb must run, in a row: {install:?}");
+    assert!(
+        found,
+        "scripts/release/check-deb must run, in a row: {install:?}"
+    );
     // Setting up an instance: the same commands in the same order, but the editor (a person's
     // step), and `systemctl` only once the script knows systemd is process 1.
     let systemd = lines
         .iter()
         .position(|l| l.contains("/proc/1/comm") && l.contains("= systemd ]"))
-        .expect("scripts/check-deb asks whether systemd is process 1");
+        .expect("scripts/release/check-deb asks whether systemd is process 1");
     let mut from = 0;
     for command in instance.iter().filter(|c| !c.starts_with("editor ")) {
         let at = lines[from..]
             .iter()
             .position(|l| l.trim() == command)
             .map(|i| from + i)
-            .unwrap_or_else(|| panic!("scripts/check-deb must run {command:?} (in order)"));
+            .unwrap_or_else(|| panic!("scripts/release/check-deb must run {command:?} (in order)"));
         if command.starts_with("systemctl ") {
             assert!(at > systemd, "{command:?} before the systemd check");
         }
@@ -370,7 +373,7 @@ fn the_readme_install_commands_are_the_ones_ci_runs() {
     );
     let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
     assert!(
-        ci.lines().any(|l| l.trim() == "scripts/check-deb"),
+        ci.lines().any(|l| l.trim() == "scripts/release/check-deb"),
         ".ci/run calls it"
     );
 }

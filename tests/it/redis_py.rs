@@ -1,7 +1,7 @@
 //! A real client graded: redis-py (8.1 or later, with `maint_notifications`) runs
 //! `tests/clients/redis_py_workload.py` against `maintwatch simulate --upstream spawn --grade`
 //! through three scenarios, and the grade it earns is asserted (what it is, not what we would
-//! like: see the README's "Test your client against a maintenance").
+//! like: see docs/simulate.md, "Test your client against a maintenance").
 //!
 //! Needs `MAINTWATCH_PYTHON` (a Python with redis-py installed; `.ci/run` makes one) and
 //! `MAINTWATCH_REDIS_SERVER` (the spawned upstream). Either unset or empty: a SKIP line. Set but

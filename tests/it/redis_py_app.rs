@@ -3,7 +3,7 @@
 //! simulate --upstream spawn --grade -- python APP`, which gives it a resolv.conf naming the
 //! simulator's DNS. Its grades in single-proxy and multi-proxy are those of the hand-patched tier
 //! (`tests/it/redis_py.rs`, whose workload wraps `socket.getaddrinfo`); its grade in every scenario
-//! where a client can act, by `maintwatch certify`, is the README's client matrix row of that
+//! where a client can act, by `maintwatch certify`, is the client matrix's row (docs/matrix.md) of that
 //! version: the newest (`MAINTWATCH_PYTHON`) with every scenario certify plays, the older ones
 //! (`MAINTWATCH_PYTHON_OLDER`) with the matrix's columns.
 //!
@@ -148,9 +148,9 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest redis-py's row of the README's matrix, from `maintwatch certify` with no
+/// The newest redis-py's row of the client matrix, from `maintwatch certify` with no
 /// `--scenarios`: the application is played every scenario where a client can act, the row it
-/// prints has a cell for each, and the README's row is those cells (the cluster column from
+/// prints has a cell for each, and the matrix's row is those cells (the cluster column from
 /// certify run with `RedisCluster`, `tests/clients/redis_py_cluster_app.py`, on `oss-cluster`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_certified_row() {
@@ -172,7 +172,7 @@ async fn redis_py_certified_row() {
 }
 
 /// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
-/// in PATH, one venv per release; `.ci/run` and `scripts/matrix.sh` make them), one after
+/// in PATH, one venv per release; `.ci/run` and `scripts/clients/matrix.sh` make them), one after
 /// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_older_certified_rows() {

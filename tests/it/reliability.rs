@@ -5,7 +5,7 @@
 //!   see scenarios/README.md): the watch stays within bounded memory, says what happened in words a
 //!   person can act on, and reconnects.
 //! - Restarts: every notification the simulator wrote between restarts is in the capture, byte for
-//!   byte and in order. CI runs 10 restarts; `MAINTWATCH_RESTARTS=100` (scripts/reliability-full.sh)
+//!   byte and in order. CI runs 10 restarts; `MAINTWATCH_RESTARTS=100` (scripts/bench/reliability-full.sh)
 //!   runs the full count.
 //! - SIGKILL: every complete line of the capture is a valid schema line, the lines are a prefix of
 //!   what was sent, and `replay` tolerates a torn last line.

@@ -12,7 +12,7 @@
 //!   proportional to the input (checked with a counting allocator in this test binary).
 //!
 //! Case counts are small by default so the file runs in seconds in debug builds; set
-//! `PROPTEST_CASES` for a long run (`scripts/fuzz-long.sh` runs the fuzz tests with 1,000,000).
+//! `PROPTEST_CASES` for a long run (`scripts/fuzz/proptest-long.sh` runs the fuzz tests with 1,000,000).
 
 use maintwatch::resp::{
     ErrorKind, FlatScan, Frame, Kind, Limits, RespError, Scan, Scanner, StreamReader, Value,

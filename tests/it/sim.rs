@@ -15,7 +15,6 @@
 //! `MAINTWATCH_REDIS_SERVER` names one (through `tests/it/common`, which skips when it is unset or
 //! empty).
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -25,16 +24,16 @@ use hickory_resolver::config::{
 };
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::TokioResolver;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::broadcast;
 
 use maintwatch::notification::{classify, Classified};
-use maintwatch::resp::{encode_command, Frame, Scan, Scanner, StreamReader};
+use maintwatch::resp::{encode_command, Frame, Scan, Scanner};
 use maintwatch::sim::scenario::{Action, Push, Start};
-use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What, Why};
+use maintwatch::sim::{scenarios, Scenario, SimOptions, Simulator, What, Why};
 
 use crate::common;
+use crate::common::client::{is_hello_map, show, Client};
+use crate::common::narration::{until_finished, wait_for};
 
 /// Hang guard for a whole test; every wait inside is for an event, not for time.
 const HANG_GUARD: Duration = Duration::from_secs(30);
@@ -117,132 +116,6 @@ async fn answer(r: &TokioResolver, sim: &Simulator) -> Vec<IpAddr> {
 async fn until_answer(r: &TokioResolver, sim: &Simulator, want: &[IpAddr]) {
     while answer(r, sim).await != want {
         tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// A raw RESP3 client: every frame it reads is kept as its exact bytes.
-struct Client {
-    stream: TcpStream,
-    reader: StreamReader,
-    frames: VecDeque<Vec<u8>>,
-    closed: bool,
-}
-
-impl Client {
-    async fn connect(to: SocketAddr) -> Client {
-        Client {
-            stream: TcpStream::connect(to).await.expect("connect"),
-            reader: StreamReader::default(),
-            frames: VecDeque::new(),
-            closed: false,
-        }
-    }
-
-    async fn send(&mut self, args: &[&str]) {
-        self.stream
-            .write_all(&encode_command(args))
-            .await
-            .expect("write");
-    }
-
-    /// The next frame's bytes, or `None` once the server has closed the connection.
-    async fn next(&mut self) -> Option<Vec<u8>> {
-        let mut buf = [0u8; 4096];
-        loop {
-            if let Some(f) = self.frames.pop_front() {
-                return Some(f);
-            }
-            if self.closed {
-                return None;
-            }
-            let n = self.stream.read(&mut buf).await.unwrap_or(0);
-            if n == 0 {
-                self.closed = true;
-                continue;
-            }
-            self.reader.extend(&buf[..n]);
-            let frames = &mut self.frames;
-            self.reader
-                .drain(|_, raw, _| frames.push_back(raw.to_vec()))
-                .expect("the simulator sends valid RESP3");
-        }
-    }
-
-    async fn expect(&mut self, what: &str) -> Vec<u8> {
-        match self.next().await {
-            Some(f) => f,
-            None => panic!("connection closed while waiting for {what}"),
-        }
-    }
-
-    /// Sends a command and returns its reply (the next frame).
-    async fn call(&mut self, args: &[&str]) -> Vec<u8> {
-        self.send(args).await;
-        self.expect(&args.join(" ")).await
-    }
-
-    /// HELLO 3, checked to be a RESP3 map (see [`is_hello_map`]).
-    async fn hello3(&mut self) {
-        let reply = self.call(&["HELLO", "3"]).await;
-        assert!(is_hello_map(&reply), "{}", show(&reply));
-    }
-
-    /// HELLO 3 and the opt-in, which must be accepted.
-    async fn opt_in(&mut self) {
-        self.hello3().await;
-        let reply = self.call(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await;
-        assert_eq!(show(&reply), "+OK\\r\\n");
-    }
-
-    /// Reads to the server's close; returns every frame that came before it.
-    async fn until_closed(&mut self) -> Vec<Vec<u8>> {
-        let mut frames = Vec::new();
-        while let Some(f) = self.next().await {
-            frames.push(f);
-        }
-        frames
-    }
-
-    /// Proves nothing is queued before a fresh reply: PING must be answered by the next frame.
-    async fn nothing_pending(&mut self) {
-        let reply = self.call(&["PING"]).await;
-        assert_eq!(
-            show(&reply),
-            "+PONG\\r\\n",
-            "a frame was pending before PING's reply"
-        );
-    }
-}
-
-fn show(bytes: &[u8]) -> String {
-    maintwatch::escape::escape(bytes)
-}
-
-/// Waits for the first event matching `pred`.
-async fn wait_for(
-    events: &mut broadcast::Receiver<SimEvent>,
-    pred: impl Fn(&What) -> bool,
-) -> SimEvent {
-    loop {
-        match events.recv().await {
-            Ok(e) if pred(&e.what) => return e,
-            Ok(_) => {}
-            Err(broadcast::error::RecvError::Lagged(n)) => panic!("narration lagged by {n}"),
-            Err(broadcast::error::RecvError::Closed) => panic!("narration ended"),
-        }
-    }
-}
-
-/// Every event until the scenario ends.
-async fn until_finished(events: &mut broadcast::Receiver<SimEvent>) -> Vec<SimEvent> {
-    let mut seen = Vec::new();
-    loop {
-        let e = events.recv().await.expect("narration");
-        let done = matches!(e.what, What::Finished { .. });
-        seen.push(e);
-        if done {
-            return seen;
-        }
     }
 }
 
@@ -711,7 +584,7 @@ async fn refusal_replies(c: &mut Client) -> Vec<Vec<u8>> {
     let mut pipeline = encode_command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]);
     pipeline.extend(encode_command(&["PING"]));
     pipeline.extend(encode_command(&["ECHO", "after"]));
-    c.stream.write_all(&pipeline).await.unwrap();
+    c.write_raw(&pipeline).await;
     for what in ["refusal", "PONG", "ECHO"] {
         replies.push(c.expect(what).await);
     }
@@ -974,7 +847,7 @@ async fn unknown_commands_and_argument_errors_read_like_redis() {
             }
         }
         // Inline commands, as typed into telnet.
-        c.stream.write_all(b"PING\r\n").await.unwrap();
+        c.write_raw(b"PING\r\n").await;
         assert_eq!(show(&c.expect("PONG").await), "+PONG\\r\\n");
         assert_eq!(show(&c.call(&["QUIT"]).await), "+OK\\r\\n");
         assert!(c.next().await.is_none(), "QUIT closes");
@@ -1079,13 +952,4 @@ fn list_and_help_describe_every_scenario() {
             );
         }
     }
-}
-
-/// Redis' seven-field HELLO map, or (outside refusing mode) the same with the simulator's
-/// `maintwatch-sim-speed` as an eighth field.
-fn is_hello_map(reply: &[u8]) -> bool {
-    let has_speed = reply
-        .windows(b"maintwatch-sim-speed".len())
-        .any(|w| w == b"maintwatch-sim-speed");
-    (reply.starts_with(b"%7\r\n") && !has_speed) || (reply.starts_with(b"%8\r\n") && has_speed)
 }

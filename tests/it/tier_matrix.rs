@@ -1,15 +1,15 @@
-//! The README's client matrix is what the client tier measured: one row per client version, one
+//! The client matrix (docs/matrix.md) is what the client tier measured: one row per client version, one
 //! column per scenario, each cell certify's short cell (`maintwatch::matrix::short`), and under
 //! the table the run's date and every cell that is not `ok` in full. The tier
 //! (`tests/it/redis_py_app.rs`, `tests/it/node_redis.rs`, `tests/it/go_redis.rs`) runs
 //! `maintwatch certify` for each client version, writes the cells certify printed to
 //! `target/client-matrix/`, and then calls
 //! [`check_rows`] for the rows it ran: the check sits in the test that measured, since the tests
-//! of the one test binary run at once. To rewrite those rows of the README instead:
+//! of the one test binary run at once. To rewrite those rows of docs/matrix.md instead:
 //!
 //!     MAINTWATCH_REGENERATE=1 cargo test --test it -- certified_row older_certified_rows
 //!
-//! (`scripts/matrix.sh` does that for every version.)
+//! (`scripts/clients/matrix.sh` does that for every version.)
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -21,7 +21,7 @@ use maintwatch::matrix;
 const START: &str =
     "<!-- client-matrix start: written by tests/it/tier_matrix.rs from the client tier's results -->";
 const END: &str = "<!-- client-matrix end -->";
-const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+const MATRIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/matrix.md");
 const DATES: &str = "Rows measured (UTC date: versions):";
 const FULL: &str = "Cells in full, where not `ok` or `n/a`:";
 
@@ -71,7 +71,7 @@ fn sort_key(client: &str) -> (String, Vec<u64>) {
     (name.to_string(), numbers)
 }
 
-/// The matrix part of the README, parsed.
+/// The matrix part of docs/matrix.md, parsed.
 #[derive(Debug, Default, PartialEq)]
 struct Matrix {
     header: String,
@@ -117,10 +117,10 @@ fn row_of(client: &str, cells: &BTreeMap<String, Cell>) -> String {
 fn parse(text: &str) -> Matrix {
     let start = text
         .find(START)
-        .expect("README.md has no client matrix start marker");
+        .expect("docs/matrix.md has no client matrix start marker");
     let end = text
         .find(END)
-        .expect("README.md has no client matrix end marker");
+        .expect("docs/matrix.md has no client matrix end marker");
     let body = &text[start + START.len()..end];
     let table: Vec<&str> = body.lines().filter(|l| l.starts_with('|')).collect();
     let client_of = |l: &str| {
@@ -152,12 +152,12 @@ fn parse(text: &str) -> Matrix {
         let (date, versions) = line
             .trim_start_matches("- ")
             .split_once(": ")
-            .unwrap_or_else(|| panic!("README.md: a date line {line:?}"));
+            .unwrap_or_else(|| panic!("docs/matrix.md: a date line {line:?}"));
         // `redis-py 7.0.1, 7.2.2; node-redis 6.3.1`: versions grouped by library.
         for group in versions.split("; ") {
             let (library, list) = group
                 .split_once(' ')
-                .unwrap_or_else(|| panic!("README.md: a date line {line:?}"));
+                .unwrap_or_else(|| panic!("docs/matrix.md: a date line {line:?}"));
             for version in list.split(", ") {
                 m.dates
                     .insert(format!("{library} {version}"), date.to_string());
@@ -217,16 +217,16 @@ fn render(m: &Matrix) -> String {
     out
 }
 
-/// Regenerations of the one README, one at a time (the tier's tests run at once).
-static README_LOCK: Mutex<()> = Mutex::new(());
+/// Regenerations of the one matrix page, one at a time (the tier's tests run at once).
+static MATRIX_LOCK: Mutex<()> = Mutex::new(());
 
-/// The README's rows of `clients` are the tier's latest results: their row, their date line and
+/// The matrix's rows of `clients` are the tier's latest results: their row, their date line and
 /// their full cells (`MAINTWATCH_REGENERATE=1`: rewritten from them instead). A client with no
 /// results fails: the caller has just recorded them.
 pub fn check_rows(clients: &[&str]) {
     let results = results();
-    let _lock = README_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let text = std::fs::read_to_string(README).unwrap();
+    let _lock = MATRIX_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let text = std::fs::read_to_string(MATRIX).unwrap();
     let mut m = parse(&text);
     let regenerate =
         std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0");
@@ -248,16 +248,16 @@ pub fn check_rows(clients: &[&str]) {
         assert_eq!(
             m.rows.get(*client),
             Some(&row),
-            "README.md's client matrix row for {client} differs from the tier's latest results {hint}"
+            "docs/matrix.md's row for {client} differs from the tier's latest results {hint}"
         );
         assert_eq!(
             m.full.get(*client).cloned().unwrap_or_default(),
             full,
-            "README.md's full cells of {client} differ from the tier's latest results {hint}"
+            "docs/matrix.md's full cells of {client} differ from the tier's latest results {hint}"
         );
         assert!(
             m.dates.contains_key(*client),
-            "README.md names no run of {client} {hint}"
+            "docs/matrix.md names no run of {client} {hint}"
         );
     }
     if regenerate {
@@ -265,27 +265,27 @@ pub fn check_rows(clients: &[&str]) {
         let start = text.find(START).unwrap() + START.len();
         let end = text.find(END).unwrap();
         let new = format!("{}\n{}{}", &text[..start], render(&m), &text[end..]);
-        std::fs::write(README, new).unwrap();
+        std::fs::write(MATRIX, new).unwrap();
         eprintln!(
-            "README.md: client matrix rows of {} rewritten",
+            "docs/matrix.md: client matrix rows of {} rewritten",
             clients.join(", ")
         );
     }
 }
 
-/// The README's matrix as it stands: the header certify's columns give, rows for the client
+/// The matrix as it stands: the header certify's columns give, rows for the client
 /// versions of the issues (redis-py, node-redis and go-redis, three each; ioredis 6.1), each
 /// dated, every
 /// line within 80 columns, and every cell that is neither `ok` nor `n/a` given in full;
 /// rendering it again changes nothing.
 #[test]
-fn readme_client_matrix_has_every_version_dated_within_80_columns() {
-    let text = std::fs::read_to_string(README).unwrap();
+fn client_matrix_has_every_version_dated_within_80_columns() {
+    let text = std::fs::read_to_string(MATRIX).unwrap();
     let m = parse(&text);
     assert_eq!(
         m.header,
         matrix::header(),
-        "README.md's client matrix header"
+        "docs/matrix.md's client matrix header"
     );
     let libraries = [
         "redis-py 7.0.",
@@ -332,7 +332,7 @@ fn readme_client_matrix_has_every_version_dated_within_80_columns() {
     assert_eq!(
         render(&parse(&text)),
         text[start + START.len() + 1..end],
-        "README.md's matrix is not as rendered"
+        "docs/matrix.md's matrix is not as rendered"
     );
 }
 

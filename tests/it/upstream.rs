@@ -10,14 +10,13 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-use maintwatch::resp::{encode_command, StreamReader};
+use maintwatch::resp::encode_command;
 use maintwatch::sim::upstream::Upstream;
 use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use tokio::net::TcpStream;
 
 use crate::common;
+use common::client::{is_push, Client};
 use common::RealRedis;
 
 /// Hang guard for a whole test; every wait inside waits for bytes or events, not for time.
@@ -27,87 +26,6 @@ async fn guarded<F: Future<Output = ()>>(test: F) {
     tokio::time::timeout(HANG_GUARD, test)
         .await
         .expect("test did not finish within the hang guard");
-}
-
-/// A raw client: whole frames, pushes kept apart from replies.
-struct Client {
-    s: TcpStream,
-    reader: StreamReader,
-    replies: std::collections::VecDeque<Vec<u8>>,
-    pushes: std::collections::VecDeque<Vec<u8>>,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Client {
-        Client {
-            s: TcpStream::connect(addr).await.expect("connect"),
-            reader: StreamReader::default(),
-            replies: Default::default(),
-            pushes: Default::default(),
-        }
-    }
-
-    /// Connects, `HELLO 3` (reply dropped: the simulator's and the server's maps differ).
-    async fn resp3(addr: SocketAddr) -> Client {
-        let mut c = Client::connect(addr).await;
-        c.call(&["HELLO", "3"]).await;
-        c
-    }
-
-    async fn send(&mut self, args: &[&str]) {
-        self.s.write_all(&encode_command(args)).await.unwrap();
-    }
-
-    async fn fill(&mut self) -> bool {
-        let mut buf = [0u8; 8192];
-        let n = self.s.read(&mut buf).await.unwrap_or(0);
-        if n == 0 {
-            return false;
-        }
-        self.reader.extend(&buf[..n]);
-        let (mut r, mut p) = (Vec::new(), Vec::new());
-        self.reader
-            .drain(|_, raw, _| {
-                if raw[0] == b'>' {
-                    p.push(raw.to_vec())
-                } else {
-                    r.push(raw.to_vec())
-                }
-            })
-            .expect("RESP from the simulator");
-        self.replies.extend(r);
-        self.pushes.extend(p);
-        true
-    }
-
-    async fn reply(&mut self) -> Vec<u8> {
-        loop {
-            if let Some(r) = self.replies.pop_front() {
-                return r;
-            }
-            assert!(self.fill().await, "connection closed before a reply");
-        }
-    }
-
-    async fn push(&mut self) -> Vec<u8> {
-        loop {
-            if let Some(p) = self.pushes.pop_front() {
-                return p;
-            }
-            assert!(self.fill().await, "connection closed before a push");
-        }
-    }
-
-    async fn call(&mut self, args: &[&str]) -> Vec<u8> {
-        self.send(args).await;
-        self.reply().await
-    }
-
-    /// Reads until the server closes the connection; true if it did.
-    async fn closed(&mut self) -> bool {
-        while self.fill().await {}
-        true
-    }
 }
 
 async fn sim_with(upstream: Upstream, scenario: &str, speed: f64) -> Simulator {
@@ -139,7 +57,7 @@ async fn both(
         for cmd in script {
             let args: Vec<String> = cmd.iter().map(|a| a.replace("{k}", prefix)).collect();
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            replies.push(c.call(&args).await);
+            replies.push(c.command(&args).await);
         }
         out.push(replies);
     }
@@ -203,7 +121,7 @@ async fn a_pipeline_mixing_relayed_and_owned_commands_keeps_its_order() {
         ] {
             batch.extend(encode_command(cmd));
         }
-        c.s.write_all(&batch).await.unwrap();
+        c.write_raw(&batch).await;
         let mut got = Vec::new();
         for _ in 0..6 {
             got.push(show(&c.reply().await));
@@ -226,15 +144,15 @@ async fn a_resp2_client_gets_resp2_replies() {
         let sim = sim_with(upstream_of(&redis), "single-proxy", 1.0).await;
         let mut c = Client::connect(sim.proxies()[0]).await;
         // RESP3 would be `_` and a map; RESP2 is what a client without HELLO reads.
-        assert_eq!(c.call(&["GET", "r2:none"]).await, b"$-1\r\n");
-        c.call(&["HSET", "r2:h", "f", "v"]).await;
+        assert_eq!(c.command(&["GET", "r2:none"]).await, b"$-1\r\n");
+        c.command(&["HSET", "r2:h", "f", "v"]).await;
         assert_eq!(
-            show(&c.call(&["HGETALL", "r2:h"]).await),
+            show(&c.command(&["HGETALL", "r2:h"]).await),
             "*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
         );
         // And switching to RESP3 switches the upstream too.
-        c.call(&["HELLO", "3"]).await;
-        assert_eq!(c.call(&["GET", "r2:none"]).await, b"_\r\n");
+        c.command(&["HELLO", "3"]).await;
+        assert_eq!(c.command(&["GET", "r2:none"]).await, b"_\r\n");
         sim.shutdown().await;
     })
     .await;
@@ -278,9 +196,13 @@ async fn quit_behind_relayed_commands_waits_for_their_replies() {
         batch.extend(encode_command(&["INCR", "quit:n"]));
         batch.extend(encode_command(&["QUIT"]));
         batch.extend(encode_command(&["INCR", "quit:n"]));
-        c.s.write_all(&batch).await.unwrap();
-        assert!(c.closed().await);
-        let got: Vec<String> = c.replies.iter().map(|r| show(r)).collect();
+        c.write_raw(&batch).await;
+        let frames = c.until_closed().await;
+        let got: Vec<String> = frames
+            .iter()
+            .filter(|f| !is_push(f))
+            .map(|r| show(r))
+            .collect();
         assert_eq!(got, [":1\r\n", ":2\r\n", "+OK\r\n"]);
         sim.shutdown().await;
     })
@@ -297,13 +219,13 @@ async fn large_replies_to_a_slow_reader_arrive_whole_and_in_order() {
         let sim = sim_with(upstream_of(&redis), "single-proxy", 1.0).await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
         let big = "x".repeat(1 << 20);
-        assert_eq!(c.call(&["SET", "big", &big]).await, b"+OK\r\n");
+        assert_eq!(c.command(&["SET", "big", &big]).await, b"+OK\r\n");
         let mut batch = Vec::new();
         for i in 0..40 {
             batch.extend(encode_command(&["GET", "big"]));
             batch.extend(encode_command(&["ECHO", &i.to_string()]));
         }
-        c.s.write_all(&batch).await.unwrap();
+        c.write_raw(&batch).await;
         // Nothing read until everything was sent, then all of it, in order.
         let want = format!("${}\r\n{big}\r\n", big.len());
         for i in 0..40 {
@@ -329,15 +251,15 @@ async fn blpop_blocks_until_an_lpush_from_another_connection() {
         // Blocked on the server itself: wait until the server lists it as blocked.
         let mut admin = Client::resp3(redis.addr).await;
         loop {
-            let list = show(&admin.call(&["CLIENT", "LIST"]).await);
+            let list = show(&admin.command(&["CLIENT", "LIST"]).await);
             if list.contains("cmd=blpop") {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        assert!(blocked.replies.is_empty());
+        assert_eq!(blocked.queued(), 0);
         let mut pusher = Client::resp3(proxy).await;
-        assert_eq!(pusher.call(&["LPUSH", "q:list", "job"]).await, b":1\r\n");
+        assert_eq!(pusher.command(&["LPUSH", "q:list", "job"]).await, b":1\r\n");
         assert_eq!(
             show(&blocked.reply().await),
             "*2\r\n$6\r\nq:list\r\n$3\r\njob\r\n"
@@ -362,10 +284,10 @@ async fn subscribe_and_publish_relay_pushes_as_they_come() {
             ">3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n"
         );
         // A relayed command still answers on a subscribed RESP3 connection.
-        assert_eq!(sub.call(&["PING"]).await, b"+PONG\r\n");
+        assert_eq!(sub.command(&["PING"]).await, b"+PONG\r\n");
         let mut publisher = Client::resp3(proxy).await;
         assert_eq!(
-            publisher.call(&["PUBLISH", "ch1", "hello"]).await,
+            publisher.command(&["PUBLISH", "ch1", "hello"]).await,
             b":1\r\n"
         );
         assert_eq!(
@@ -387,12 +309,12 @@ async fn client_tracking_invalidation_reaches_the_client() {
         let proxy = sim.proxies()[0];
         let mut tracked = Client::resp3(proxy).await;
         assert_eq!(
-            tracked.call(&["CLIENT", "TRACKING", "ON"]).await,
+            tracked.command(&["CLIENT", "TRACKING", "ON"]).await,
             b"+OK\r\n"
         );
-        tracked.call(&["GET", "t:k"]).await;
+        tracked.command(&["GET", "t:k"]).await;
         let mut writer = Client::resp3(proxy).await;
-        writer.call(&["SET", "t:k", "2"]).await;
+        writer.command(&["SET", "t:k", "2"]).await;
         assert_eq!(
             show(&tracked.push().await),
             ">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nt:k\r\n"
@@ -410,16 +332,16 @@ async fn the_scenario_still_moves_and_closes_with_an_upstream() {
     guarded(async {
         let sim = sim_with(upstream_of(&redis), "single-proxy", 5.0).await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
-        assert_eq!(c.call(&["SET", "s:k", "v"]).await, b"+OK\r\n");
+        assert_eq!(c.command(&["SET", "s:k", "v"]).await, b"+OK\r\n");
         assert_eq!(
-            c.call(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await,
+            c.command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await,
             b"+OK\r\n"
         );
         let moving = c.push().await;
         assert!(show(&moving).contains("MOVING"), "{}", show(&moving));
         // Data still flows inside the window, from the real server.
-        assert_eq!(c.call(&["INCR", "s:n"]).await, b":1\r\n");
-        assert_eq!(c.call(&["GET", "s:k"]).await, b"$1\r\nv\r\n");
+        assert_eq!(c.command(&["INCR", "s:n"]).await, b":1\r\n");
+        assert_eq!(c.command(&["GET", "s:k"]).await, b"$1\r\nv\r\n");
         // Then the node-wide close ends the connection.
         assert!(c.closed().await);
         sim.shutdown().await;
@@ -438,15 +360,15 @@ async fn an_unreachable_upstream_answers_with_an_error_not_a_hang() {
         )
         .await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
-        let r = show(&c.call(&["GET", "k"]).await);
+        let r = show(&c.command(&["GET", "k"]).await);
         assert!(r.starts_with("-ERR maintwatch simulate: upstream"), "{r}");
         assert!(r.contains(&nowhere.to_string()), "{r}");
         // The simulator's own commands still answer, and later relayed ones fail the same way.
         assert_eq!(
-            c.call(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await,
+            c.command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await,
             b"+OK\r\n"
         );
-        assert!(show(&c.call(&["INCR", "n"]).await).starts_with("-ERR maintwatch simulate"));
+        assert!(show(&c.command(&["INCR", "n"]).await).starts_with("-ERR maintwatch simulate"));
         sim.shutdown().await;
     })
     .await;
@@ -463,7 +385,7 @@ async fn an_upstream_that_dies_fails_the_waiting_command() {
         c.send(&["BLPOP", "never", "0"]).await;
         let mut admin = Client::resp3(redis.addr).await;
         loop {
-            if show(&admin.call(&["CLIENT", "LIST"]).await).contains("cmd=blpop") {
+            if show(&admin.command(&["CLIENT", "LIST"]).await).contains("cmd=blpop") {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -486,7 +408,7 @@ async fn a_wrong_upstream_password_is_an_error_without_the_password() {
         let url = format!("redis://default:Wrong-Pw-77@{}", redis.addr);
         let sim = sim_with(Upstream::parse(&url).unwrap(), "single-proxy", 1.0).await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
-        let r = show(&c.call(&["GET", "k"]).await);
+        let r = show(&c.command(&["GET", "k"]).await);
         assert!(
             r.contains("refused HELLO 3") && r.contains("WRONGPASS"),
             "{r}"
@@ -498,7 +420,7 @@ async fn a_wrong_upstream_password_is_an_error_without_the_password() {
         let url = format!("redis://default:right-pw@{}", redis.addr);
         let sim = sim_with(Upstream::parse(&url).unwrap(), "single-proxy", 1.0).await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
-        assert_eq!(c.call(&["SET", "k", "1"]).await, b"+OK\r\n");
+        assert_eq!(c.command(&["SET", "k", "1"]).await, b"+OK\r\n");
         sim.shutdown().await;
     })
     .await;
@@ -522,8 +444,8 @@ async fn a_unix_socket_upstream_relays_with_its_password() {
         assert!(!format!("{up:?}").contains("right-pw"), "{up:?}");
         let sim = sim_with(up, "single-proxy", 1.0).await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
-        assert_eq!(c.call(&["SET", "unix-k", "1"]).await, b"+OK\r\n");
-        let info = show(&c.call(&["CLIENT", "INFO"]).await);
+        assert_eq!(c.command(&["SET", "unix-k", "1"]).await, b"+OK\r\n");
+        let info = show(&c.command(&["CLIENT", "INFO"]).await);
         assert!(
             info.contains("flags=U") && info.contains(&sock_arg),
             "{info}"
@@ -531,13 +453,13 @@ async fn a_unix_socket_upstream_relays_with_its_password() {
         sim.shutdown().await;
         // The same key, read over TCP: one server behind both.
         let mut auth = Client::connect(redis.addr).await;
-        auth.call(&["AUTH", "right-pw"]).await;
-        assert_eq!(auth.call(&["GET", "unix-k"]).await, b"$1\r\n1\r\n");
+        auth.command(&["AUTH", "right-pw"]).await;
+        assert_eq!(auth.command(&["GET", "unix-k"]).await, b"$1\r\n1\r\n");
 
         let url = format!("unix://default:Wrong-Pw-77@{sock_arg}");
         let sim = sim_with(Upstream::parse(&url).unwrap(), "single-proxy", 1.0).await;
         let mut c = Client::resp3(sim.proxies()[0]).await;
-        let r = show(&c.call(&["GET", "unix-k"]).await);
+        let r = show(&c.command(&["GET", "unix-k"]).await);
         assert!(r.contains("WRONGPASS") && r.contains("unix:"), "{r}");
         assert!(!r.contains("Wrong-Pw-77"), "{r}");
         sim.shutdown().await;
@@ -619,9 +541,9 @@ async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
         }
         let (proxy, upstream) = (proxy.unwrap(), upstream.unwrap());
         let mut c = Client::resp3(proxy).await;
-        assert_eq!(c.call(&["INCR", "spawned"]).await, b":1\r\n");
+        assert_eq!(c.command(&["INCR", "spawned"]).await, b":1\r\n");
         // The relay reaches it through its Unix socket, in a directory only this user enters.
-        let info = show(&c.call(&["CLIENT", "INFO"]).await);
+        let info = show(&c.command(&["CLIENT", "INFO"]).await);
         assert!(info.contains("flags=U"), "{info}");
         let dirs: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
         assert_eq!(dirs.len(), 1, "{dirs:?}");
@@ -634,7 +556,7 @@ async fn upstream_spawn_relays_and_stops_the_server_at_exit() {
             b"$1\r\n1\r\n"
         );
         // Opting in starts the clock; the scenario ends and the simulator exits.
-        c.call(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await;
+        c.command(&["CLIENT", "MAINT_NOTIFICATIONS", "ON"]).await;
         while lines.next_line().await.unwrap().is_some() {}
         assert_eq!(sim.wait().await.unwrap().code(), Some(0));
         assert!(

@@ -10,8 +10,11 @@
 //! `tests/it/sim.rs` enforces it), so the unset/empty rule cannot drift between files.
 //!
 //! Beside it: the process harness every test that starts the binary uses ([`process`]), the
-//! metrics scraper ([`scrape`]), the client tier ([`tier`]) and the hand-written test servers.
+//! metrics scraper ([`scrape`]), the client tier ([`tier`]), the raw RESP3 client ([`client`]),
+//! the waits on the simulator's narration ([`narration`]) and the hand-written test servers.
 
+pub mod client;
+pub mod narration;
 mod process;
 pub mod scrape;
 pub mod tier;

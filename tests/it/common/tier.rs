@@ -1,7 +1,7 @@
 //! The client tier, shared by `tests/it/redis_py.rs`, `tests/it/redis_py_app.rs`,
 //! `tests/it/node_redis.rs`, `tests/it/go_redis.rs` and `tests/it/tier_matrix.rs`: an unmodified
 //! client application run by `maintwatch simulate --upstream spawn --grade -- CMD` (one scenario)
-//! or by `maintwatch certify -- CMD` (a client release's row of the README's client matrix), its
+//! or by `maintwatch certify -- CMD` (a client release's row of the client matrix, docs/matrix.md), its
 //! grades, and the cells it earns, as certify printed them, written to `target/client-matrix/`
 //! for `tier_matrix` to compare.
 //!
@@ -298,7 +298,9 @@ pub fn older(test: &str, var: &str) -> Option<Vec<String>> {
     if paths.is_empty() {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
-            format_args!("SKIP: {test}: {var} is unset or empty (scripts/matrix.sh sets it)\n"),
+            format_args!(
+                "SKIP: {test}: {var} is unset or empty (scripts/clients/matrix.sh sets it)\n"
+            ),
         );
         return None;
     }
@@ -332,7 +334,7 @@ pub struct Version {
     pub cluster: Option<Vec<String>>,
     /// The scenarios besides `oss-cluster` the cluster application plays when the row is
     /// certified in full (go-redis: `cascading-smigrated`); their cells are printed, not put in
-    /// the README's row, which has one cluster column.
+    /// the matrix's row, which has one cluster column.
     pub cluster_also: Vec<&'static str>,
     pub env: Vec<(String, String)>,
 }
@@ -465,8 +467,8 @@ pub fn standalone_columns() -> Vec<&'static str> {
 /// The row of `v`: certify with its standalone application (every scenario certify plays by
 /// default when `all`, else the matrix's columns) and, where it has one, with its cluster
 /// application on `oss-cluster` (and, when `all`, on `cluster_also`), both at once. Each cell
-/// certify printed for a column is recorded for the README's matrix (a cluster cell without a
-/// cluster client: `n/a`); the caller then checks the README's row against them
+/// certify printed for a column is recorded for the client matrix (a cluster cell without a
+/// cluster client: `n/a`); the caller then checks the matrix's row against them
 /// (`tier_matrix::check_rows`). Returns the two runs.
 pub async fn certify_version(
     redis: &str,
@@ -653,7 +655,7 @@ pub fn cell(grade: &Value) -> String {
 }
 
 /// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario`, short and in full, with
-/// today's date (UTC), for the README's matrix (`tier_matrix`).
+/// today's date (UTC), for the client matrix (`tier_matrix`).
 pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
     let dir = results_dir();
     std::fs::create_dir_all(&dir).unwrap();

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Regenerates the client matrix (docs/matrix.md) from a fresh measurement: installs the pinned client
+# releases (scripts/clients/client-versions.sh; the newest where .ci/run puts them), runs the client tier
+# (`maintwatch certify` per release, tests/it/redis_py_app.rs, tests/it/node_redis.rs and
+# tests/it/go_redis.rs) with MAINTWATCH_REGENERATE=1 to rewrite the rows and their date, then
+# runs it again without it: the second run must measure the same cells, or the test names the row that changed (a cell that
+# changes from run to run says nothing about the client). About 13 minutes on 2 cores.
+# Needs root (the tier gives each client a private resolv.conf), python3, node and npm, Go, and
+# redis-server. Usage: scripts/clients/matrix.sh [--once]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/clients/client-versions.sh
+
+MW_VENV=target/mw-venv
+if [ "$("$MW_VENV/bin/python" -c 'import redis.maint_notifications, redis; print(redis.__version__)' 2>/dev/null)" != "$REDIS_PY_NEWEST" ]; then
+  python3 -m venv "$MW_VENV"
+  "$MW_VENV/bin/pip" install -q "redis==$REDIS_PY_NEWEST"
+fi
+MW_NODE=target/mw-node
+if [ "$(cd "$MW_NODE" 2>/dev/null && node -p 'require("redis/package.json").version' 2>/dev/null)" != "$NODE_REDIS_NEWEST" ]; then
+  mkdir -p "$MW_NODE"
+  npm install --prefix "$MW_NODE" --no-audit --no-fund --silent "redis@$NODE_REDIS_NEWEST" >/dev/null
+fi
+# go-redis: the newest built from tests/clients/go-redis as .ci/run builds it (the older ones by
+# install_older_clients); without Go, its tests print a SKIP line.
+if go_redis_go; then
+  go_redis_build "$GO_REDIS_NEWEST" "$PWD/target/mw-go-redis"
+  export MAINTWATCH_GO_REDIS="$PWD/target/mw-go-redis"
+fi
+install_older_clients
+# The JVM libraries' newest builds (Lettuce's row; Jedis's opt-in line), as .ci/run makes them.
+MAINTWATCH_LETTUCE="$(build_jvm_clients lettuce lettuce.version "$LETTUCE_NEWEST")"
+MAINTWATCH_JEDIS="$(build_jvm_clients jedis jedis.version "$JEDIS_NEWEST")"
+export MAINTWATCH_LETTUCE MAINTWATCH_JEDIS
+export MAINTWATCH_PYTHON="$PWD/$MW_VENV/bin/python" MAINTWATCH_NODE_REDIS="$PWD/$MW_NODE"
+export MAINTWATCH_REDIS_SERVER="${MAINTWATCH_REDIS_SERVER:-$(command -v redis-server)}"
+
+tier=(certified_row older_certified_rows)
+MAINTWATCH_REGENERATE=1 cargo test --locked --test it -- "${tier[@]}"
+if [ "${1:-}" != "--once" ]; then
+  cargo test --locked --test it -- "${tier[@]}"
+fi
+git --no-pager diff --stat -- docs/matrix.md

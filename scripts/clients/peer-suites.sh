@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# The client libraries' own maintenance test suites, run against `maintwatch simulate
+# --proxy-api` in place of the Docker proxy (cae-resp-proxy) they are written for.
+#
+#   scripts/clients/peer-suites.sh [redis-py|go-redis|all]   (default all)
+#
+# Their code is fetched from the registries into target/peer at run time, never committed:
+# redis-py's sdist from PyPI (pip download), go-redis' module from the Go module proxy (go mod
+# download). Each suite's failures are checked against scripts/clients/peer-suites.expected: a failure
+# not listed there fails this script; a listed one that passes is reported. Where Python or Go
+# is absent, a SKIP line. docs/peer-suites.md says what runs, how, and why each expected failure
+# is expected.
+#
+# Environment: MAINTWATCH (the binary; default target/debug/maintwatch), PYTHON (default
+# python3), GO (default go, then /usr/local/go/bin/go).
+set -euo pipefail
+
+REDIS_PY_VERSION=8.1.0
+GO_REDIS_VERSION=v9.23.0
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+peer="$root/target/peer"
+expected="$root/scripts/clients/peer-suites.expected"
+bin="${MAINTWATCH:-$root/target/debug/maintwatch}"
+which_suite="${1:-all}"
+mkdir -p "$peer"
+status=0
+sim_pid=""
+fi_pid=""
+
+# Stops what a suite started: the simulator (SIGINT: it stops its redis-server) and go-redis'
+# fault-injector server.
+stop_sim() {
+    for pid in "$sim_pid" "$fi_pid"; do
+        if [ -n "$pid" ]; then
+            kill -INT "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
+    sim_pid=""
+    fi_pid=""
+}
+
+# start_sim API_PORT LISTEN INTERCEPTORS LOG [FLAG...]: as the suite's compose file starts the
+# proxy, with a redis-server of the run's own behind it; returns when the API answers.
+start_sim() {
+    "$bin" simulate --proxy-api "$1" --listen "$2" --upstream spawn \
+        --default-interceptors "$3" --quiet "${@:5}" >"$4" 2>&1 &
+    sim_pid=$!
+    listening "$1" "$sim_pid" || {
+        echo "peer-suites: maintwatch simulate did not start; its output:" >&2
+        cat "$4" >&2
+        return 1
+    }
+}
+
+# listening PORT PID: waits until something accepts on 127.0.0.1:PORT while PID lives (10 s).
+listening() {
+    for _ in $(seq 1 200); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+            return 0
+        fi
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
+# check SUITE FAILED_FILE PASSED_FILE: compares the failures with the expected ones.
+check() {
+    local suite="$1" failed="$2" passed="$3" new=0
+    while IFS= read -r id; do
+        [ -z "$id" ] && continue
+        if ! grep -qxF "$suite $id" "$expected"; then
+            echo "peer-suites: $suite: NEW FAILURE: $id"
+            new=1
+        fi
+    done <"$failed"
+    while IFS= read -r line; do
+        case "$line" in "$suite "*) ;; *) continue ;; esac
+        local id="${line#"$suite "}"
+        if grep -qxF "$id" "$passed"; then
+            echo "peer-suites: $suite: expected to fail, but passed: $id"
+        fi
+    done < <(grep -v '^#' "$expected")
+    return $new
+}
+
+redis_py() {
+    local python="${PYTHON:-python3}"
+    if ! command -v "$python" >/dev/null; then
+        echo "SKIP: peer-suites: redis-py: no $python"
+        return 0
+    fi
+    local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
+    if [ ! -d "$src" ]; then
+        "$python" -m pip download -q --no-binary :all: --no-deps "redis==$REDIS_PY_VERSION" -d "$peer"
+        tar -xzf "$peer/redis-$REDIS_PY_VERSION.tar.gz" -C "$peer"
+    fi
+    if [ ! -x "$venv/bin/python" ]; then
+        "$python" -m venv "$venv"
+        # What the suite imports of dev_requirements.txt (the rest is linters, coverage and
+        # other suites' needs).
+        "$venv/bin/pip" install -q pytest pytest-asyncio pytest-timeout
+    fi
+    start_sim 4000 15379,15380,15381 cluster,hitless,logger "$peer/redis-py-sim.log" || return 1
+    local xml="$peer/redis-py.xml" start=$SECONDS
+    rm -f "$xml"
+    # As redis-py's CI (`invoke fixed-client-tests`): the proxy's tests are `-m fixed_client`.
+    (cd "$src" && "$venv/bin/python" -m pytest tests/maint_notifications -m fixed_client \
+        -p no:cacheprovider -q --junit-xml "$xml" >"$peer/redis-py.log" 2>&1) || true
+    stop_sim
+    if [ ! -s "$xml" ]; then
+        echo "peer-suites: redis-py: the suite did not finish; see target/peer/redis-py.log"
+        return 1
+    fi
+    junit "$xml" "$peer/redis-py" || return 1
+    echo "peer-suites: redis-py $REDIS_PY_VERSION tests/maint_notifications -m fixed_client:" \
+        "$(summary "$peer/redis-py")," "$((SECONDS - start)) s"
+    check redis-py "$peer/redis-py.failed" "$peer/redis-py.passed" || status=1
+}
+
+# junit XML PREFIX: writes PREFIX.failed and PREFIX.passed (test ids file::Class::name) and
+# PREFIX.counts (passed failed skipped).
+junit() {
+    "${PYTHON:-python3}" - "$1" "$2" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+xml, prefix = sys.argv[1], sys.argv[2]
+failed, passed, skipped = [], [], 0
+for case in ET.parse(xml).iter("testcase"):
+    parts = (case.get("classname") or "").split(".")
+    # tests.maint_notifications.test_x.Class -> tests/maint_notifications/test_x.py::Class
+    mods = [p for p in parts if not p[:1].isupper()]
+    klass = [p for p in parts if p[:1].isupper()]
+    tid = "/".join(mods) + ".py::" + "::".join(klass + [case.get("name") or "?"])
+    if case.find("failure") is not None or case.find("error") is not None:
+        failed.append(tid)
+    elif case.find("skipped") is not None:
+        skipped += 1
+    else:
+        passed.append(tid)
+open(prefix + ".failed", "w").write("".join(t + "\n" for t in failed))
+open(prefix + ".passed", "w").write("".join(t + "\n" for t in passed))
+open(prefix + ".counts", "w").write(f"{len(passed)} {len(failed)} {skipped}\n")
+EOF
+}
+
+summary() {
+    read -r p f s <"$1.counts"
+    echo "$p passed, $f failed, $s skipped"
+}
+
+go_redis() {
+    local go="${GO:-}"
+    [ -z "$go" ] && go="$(command -v go || true)"
+    [ -z "$go" ] && [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go
+    if [ -z "$go" ]; then
+        echo "SKIP: peer-suites: go-redis: no go"
+        return 0
+    fi
+    export GOMODCACHE="$peer/gomod" GOFLAGS=-mod=mod
+    local src="$peer/go-redis-$GO_REDIS_VERSION"
+    if [ ! -d "$src" ]; then
+        local dir
+        dir="$("$go" mod download -json "github.com/redis/go-redis/v9@$GO_REDIS_VERSION" |
+            sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+        # The module cache is read-only; the tests run in a writable copy.
+        cp -r "$dir" "$src"
+        chmod -R u+w "$src"
+    fi
+    # As go-redis' compose file (profile e2e): four nodes, the API on 18100, and the suite's own
+    # fault-injector server (built from the module) on 15000 driving that API.
+    start_sim 18100 17000,17001,17002,17003 cluster,hitless "$peer/go-redis-sim.log" || return 1
+    (cd "$src" && "$go" build -o "$peer/proxy-fi-server" ./maintnotifications/e2e/cmd/proxy-fi-server)
+    "$peer/proxy-fi-server" --listen 127.0.0.1:15000 --proxy-api-url http://127.0.0.1:18100 \
+        >"$peer/go-redis-fi.log" 2>&1 &
+    fi_pid=$!
+    listening 15000 "$fi_pid" || {
+        echo "peer-suites: go-redis' proxy-fi-server did not start:" >&2
+        cat "$peer/go-redis-fi.log" >&2
+        return 1
+    }
+    local start=$SECONDS
+    # As go-redis' CI (test-e2e.yml, "E2E Tests (Mock Proxy)"), without -race (it would double
+    # the build and the run on two cores).
+    (cd "$src" && E2E_SCENARIO_TESTS=true "$go" test ./maintnotifications/e2e/ -v \
+        -timeout 10m >"$peer/go-redis.log" 2>&1) || true
+    stop_sim
+    gotest "$peer/go-redis.log" "$peer/go-redis"
+    echo "peer-suites: go-redis $GO_REDIS_VERSION maintnotifications/e2e (mock proxy):" \
+        "$(summary "$peer/go-redis")," "$((SECONDS - start)) s"
+    check go-redis "$peer/go-redis.failed" "$peer/go-redis.passed" || status=1
+}
+
+# gotest LOG PREFIX: top-level results of `go test -v`.
+gotest() {
+    grep -E '^--- (PASS|FAIL|SKIP): ' "$1" | awk '{print $2, $3}' >"$2.all" || true
+    awk '$1 == "FAIL:" {print $2}' "$2.all" >"$2.failed"
+    awk '$1 == "PASS:" {print $2}' "$2.all" >"$2.passed"
+    echo "$(wc -l <"$2.passed") $(wc -l <"$2.failed") $(awk '$1 == "SKIP:"' "$2.all" | wc -l)" >"$2.counts"
+}
+
+# Each suite in a subshell of its own, which stops what it started however it ends. The two
+# use different ports and mostly wait on their clients, so `all` runs them side by side.
+suite() {
+    trap stop_sim EXIT
+    status=0
+    "$1" || status=1
+    exit $status
+}
+
+case "$which_suite" in
+redis-py) (suite redis_py) || status=1 ;;
+go-redis) (suite go_redis) || status=1 ;;
+all)
+    (suite redis_py) &
+    py=$!
+    (suite go_redis) &
+    gr=$!
+    wait $py || status=1
+    wait $gr || status=1
+    ;;
+*)
+    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all]" >&2
+    exit 2
+    ;;
+esac
+exit $status
