@@ -13,7 +13,6 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
 
-use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
@@ -23,11 +22,14 @@ use crate::sim::dns::SimDns;
 use crate::sim::grade::{self, Grade};
 use crate::sim::scenario::{Mode, Scenario, Start};
 use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
-use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use crate::sim::{SimEvent, Simulator, What};
 
-pub fn grading(args: &SimulateArgs) -> bool {
-    args.grade || args.grade_json.is_some() || args.report.is_some()
-}
+mod settings;
+
+pub use settings::{
+    ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
+    UpstreamChoice, Verbosity,
+};
 
 /// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
 pub struct Played {
@@ -50,9 +52,12 @@ pub struct Graded {
     pub stop: Stop,
 }
 
-/// Plays `args`' scenario with a grade: `simulate --grade -- CMD`, and each scenario of
+/// Plays the scenario of `settings` with a grade: `simulate --grade -- CMD`, and each scenario of
 /// `certify`. `None` after a usage error was printed.
-pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Graded>> {
+pub async fn graded(
+    args: &SimulationSettings,
+    signals: &mut Signals,
+) -> anyhow::Result<Option<Graded>> {
     let Some(played) = play(args, signals).await? else {
         return Ok(None);
     };
@@ -71,25 +76,22 @@ pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Resul
 
 /// Starts the upstream, the simulator and CMD, follows the scenario, and stops them all, on
 /// every path out. `None` after a usage error was printed.
-pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Played>> {
-    let scenario = match (&args.scenario, &args.scenario_file, &args.proxy_api) {
-        (None, None, Some(_)) => Scenario::api_only(),
-        (name, file, _) => scenarios::chosen(
-            name.as_deref().unwrap_or(scenarios::DEFAULT),
-            file.as_deref(),
-        )?,
-    };
+pub async fn play(
+    args: &SimulationSettings,
+    signals: &mut Signals,
+) -> anyhow::Result<Option<Played>> {
+    let scenario = args.scenario.load()?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
-    let (upstream, spawned) = start_upstream(args).await?;
-    let grading = grading(args);
-    let mut opts = sim_options(args, scenario, upstream.clone(), grading);
+    let (upstream, spawned) = start_upstream(&args.upstream).await?;
+    let grading = args.grading();
+    let mut opts = args.sim_options(scenario, upstream.clone());
     opts.api = api_options(args, upstream.as_ref(), spawned.as_ref())?;
     let sim = Simulator::start(opts)
         .await
         .context("starting the simulator")?;
     let mut events = sim.events();
-    if !args.silent {
+    if !args.silent() {
         print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
     }
     let (mut client, port53, capture) = start_client(&sim, args).await?;
@@ -124,23 +126,45 @@ pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<
     }))
 }
 
+/// A frame the simulator sent: when (scenario seconds, -1 before the clock started), on which
+/// connection, and its bytes. A report draws them; a `certify` worker hands them back.
+pub type SentFrame = (f64, u64, Vec<u8>);
+
+/// The frames a run sent, in order.
+pub fn sent_frames(seen: &[SimEvent]) -> Vec<SentFrame> {
+    seen.iter()
+        .filter_map(|e| match &e.what {
+            What::Sent { conn, bytes, .. } => {
+                Some((e.clock.unwrap_or(-1.0), *conn, bytes.to_vec()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// What a page of a graded run is drawn from beside the judge's observations: the frames the
 /// simulator sent, and sentences about how the run ended.
 pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
+    page_parts(&sent_frames(&run.seen), run.lost, run.stop)
+}
+
+/// [`report_parts`] from the frames sent, the events lost and how the run stopped.
+pub fn page_parts(
+    sent: &[SentFrame],
+    lost: u64,
+    stop: Stop,
+) -> (crate::report::Collected, Vec<String>) {
     let mut lines = crate::report::Collected::default();
-    for e in &run.seen {
-        if let What::Sent { conn, bytes, .. } = &e.what {
-            lines.sent(e.clock.unwrap_or(-1.0), *conn, bytes);
-        }
+    for (t, conn, bytes) in sent {
+        lines.sent(*t, *conn, bytes);
     }
     let mut notes = Vec::new();
-    if run.lost > 0 {
+    if lost > 0 {
         notes.push(format!(
-            "{} events were lost (the output was too slow); figures may be low",
-            run.lost
+            "{lost} events were lost (the output was too slow); figures may be low"
         ));
     }
-    match run.stop {
+    match stop {
         Stop::Signal(name, _) => notes.push(format!(
             "stopped by {name} before the scenario ended: this is what happened so far"
         )),
@@ -155,47 +179,23 @@ pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
     (lines, notes)
 }
 
-/// The upstream of `--upstream`, and the redis-server started for it; a bad URL is a usage
-/// error.
+/// The upstream the settings name, and the redis-server started for it.
 async fn start_upstream(
-    args: &SimulateArgs,
+    choice: &UpstreamChoice,
 ) -> anyhow::Result<(Option<Upstream>, Option<SpawnedRedis>)> {
-    Ok(match args.upstream.as_deref() {
-        None => (None, None),
-        Some("spawn") => {
+    Ok(match choice {
+        UpstreamChoice::None => (None, None),
+        UpstreamChoice::Spawn => {
             let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
             (Some(s.upstream()), Some(s))
         }
-        Some(url) => match Upstream::parse(url) {
-            Ok(up) => (Some(up), None),
-            // The URL's parse error is already redacted (no password in it).
-            Err(e) => return Err(crate::cli::usage::usage("--upstream", e)),
-        },
+        UpstreamChoice::At(up) => (Some(up.clone()), None),
     })
-}
-
-fn sim_options(
-    args: &SimulateArgs,
-    scenario: Scenario,
-    upstream: Option<Upstream>,
-    grading: bool,
-) -> SimOptions {
-    SimOptions {
-        upstream,
-        traffic: grading,
-        speed: args.speed,
-        port: args.port,
-        password: args.password.clone(),
-        user: args.user.clone(),
-        catch_up: !args.no_catch_up,
-        repeat: args.repeat,
-        ..SimOptions::new(scenario)
-    }
 }
 
 fn print_banner(
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
     upstream: Option<&Upstream>,
     spawned: Option<&SpawnedRedis>,
 ) -> anyhow::Result<()> {
@@ -234,7 +234,7 @@ fn print_banner(
 fn api_banner(
     out: &mut Header<impl Write>,
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
     addr: std::net::SocketAddr,
     nodes: &[std::net::SocketAddr],
 ) -> anyhow::Result<()> {
@@ -249,10 +249,9 @@ fn api_banner(
         "  nodes     {} (relayed to the upstream)",
         nodes.join("  ")
     )?;
-    let defaults = if args.default_interceptors.is_empty() {
-        "none".to_string()
-    } else {
-        args.default_interceptors.join(", ")
+    let defaults = match args.api.as_ref().map(|a| &a.defaults) {
+        Some(d) if !d.is_empty() => d.join(", "),
+        _ => "none".to_string(),
     };
     writeln!(out, "  intercept {defaults}")?;
     if !sim.scenario().proxies.is_empty() {
@@ -266,35 +265,16 @@ fn api_banner(
     Ok(())
 }
 
-/// `--proxy-api`, `--listen` and `--default-interceptors` as the API's options; a bad address
-/// is a usage error. The nodes relay to the upstream over TCP (a spawned redis-server's TCP
-/// port: a node's id names its target as `host:port`, as the proxy's do).
+/// The proxy API's options: its settings, with the nodes relaying to the upstream over TCP (a
+/// spawned redis-server's TCP port: a node's id names its target as `host:port`, as the
+/// proxy's do).
 fn api_options(
-    args: &SimulateArgs,
+    args: &SimulationSettings,
     upstream: Option<&Upstream>,
     spawned: Option<&SpawnedRedis>,
 ) -> anyhow::Result<Option<crate::sim::proxy_api::ApiOptions>> {
-    let Some(addr) = &args.proxy_api else {
+    let Some(api) = &args.api else {
         return Ok(None);
-    };
-    if let Some(host) = &args.announce {
-        let fine = |c: char| c.is_ascii_alphanumeric() || ".:-_".contains(c);
-        if host.is_empty() || !host.chars().all(fine) {
-            return Err(crate::cli::usage::usage(
-                "--announce",
-                "expected a host name or an IP address, such as 0.0.0.0",
-            ));
-        }
-    }
-    let addr = loopback_or(addr).map_err(|e| crate::cli::usage::usage("--proxy-api", e))?;
-    let listen = if args.listen.is_empty() {
-        vec![std::net::SocketAddr::from(([127, 0, 0, 1], 6379))]
-    } else {
-        args.listen
-            .iter()
-            .map(|l| loopback_or(l))
-            .collect::<Result<_, _>>()
-            .map_err(|e| crate::cli::usage::usage("--listen", e))?
     };
     let upstream = match (spawned, upstream) {
         (Some(s), _) => Upstream {
@@ -304,40 +284,26 @@ fn api_options(
         },
         (None, Some(u)) => u.clone(),
         (None, None) => {
-            return Err(crate::cli::usage::usage(
+            return Err(exit::usage(
                 "--proxy-api",
                 "needs --upstream (spawn, or the Redis to relay to)".to_string(),
             ))
         }
     };
     Ok(Some(crate::sim::proxy_api::ApiOptions {
-        addr,
-        listen,
+        addr: api.addr,
+        listen: api.listen.clone(),
         upstream,
-        defaults: args.default_interceptors.clone(),
-        announce: args.announce.clone(),
+        defaults: api.defaults.clone(),
+        announce: api.announce.clone(),
     }))
-}
-
-/// `PORT` on 127.0.0.1, or `HOST:PORT` as given (an IP address, `[v6]:port` for IPv6).
-fn loopback_or(text: &str) -> Result<std::net::SocketAddr, String> {
-    let text = text.trim();
-    if let Ok(port) = text.parse::<u16>() {
-        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    text.parse().map_err(|_| {
-        format!(
-            "expected PORT or HOST:PORT with an IP address, such as 4000 or 127.0.0.1:4000, found {:?}",
-            crate::sim::escape::escape(text.as_bytes())
-        )
-    })
 }
 
 /// `--pcap`: the run's packets from here on, to and from its proxies and DNS servers.
 fn start_capture(
     sim: &Simulator,
     port53: Option<&SimDns>,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
 ) -> anyhow::Result<Option<Capture>> {
     let Some(path) = &args.pcap else {
         return Ok(None);
@@ -354,7 +320,7 @@ fn start_capture(
         .collect();
     Capture::start(path, ends)
         .map(Some)
-        .map_err(|e| crate::cli::usage::usage("--pcap", format!("{}: {e}", path.display())))
+        .map_err(|e| exit::usage("--pcap", format!("{}: {e}", path.display())))
 }
 
 /// What [`start_client`] started: CMD, the DNS on port 53 for its resolv.conf, the capture.
@@ -362,10 +328,10 @@ type Started = (Option<Client>, Option<SimDns>, Option<Capture>);
 
 /// Starts CMD (after `--`), with the simulator's DNS on port 53 for its private resolv.conf,
 /// and the `--pcap` capture before it; no CMD without one.
-async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<Started> {
-    if args.command.is_empty() {
+async fn start_client(sim: &Simulator, args: &SimulationSettings) -> anyhow::Result<Started> {
+    let Some(cmd) = &args.client else {
         return Ok((None, None, start_capture(sim, None, args)?));
-    }
+    };
     let port53 = if cfg!(target_os = "linux") {
         client::dns_on_port_53(sim).await
     } else {
@@ -377,14 +343,14 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
         Ok(d) => Ok(d.addr().ip()),
         Err(e) => Err(refused.clone().unwrap_or_else(|| e.clone())),
     };
-    let output = args.client_output.clone().unwrap_or_else(|| {
+    let output = cmd.output.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("maintwatch-client-{}.log", std::process::id()))
     });
     let capture = start_capture(sim, port53.as_ref().ok(), args)?;
     let target = Target::of(sim, args.password.clone());
-    let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
+    let (client, note) = client::start(&cmd.command, &target, nameserver.clone(), &output)?;
     let port53 = port53.ok().filter(|_| nameserver.is_ok());
-    if args.silent {
+    if args.silent() {
         // The fallback still matters to a silent run: the grade of a client that cannot
         // resolve the name says little (certify said a refusal once, before its first run).
         if let Some(n) = note.filter(|_| refused.is_none()) {
@@ -400,7 +366,7 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
     writeln!(
         out,
         "  client    {} ({resolv}); its output goes to {}",
-        crate::escape::sanitize(&args.command[0].to_string_lossy()),
+        crate::escape::sanitize(&cmd.command[0].to_string_lossy()),
         crate::escape::sanitize(&output.to_string_lossy())
     )?;
     if let Some(n) = note {
@@ -501,7 +467,7 @@ impl Narration {
         events: &mut Receiver<SimEvent>,
         signals: &mut Signals,
         mut client: Option<&mut Client>,
-        args: &SimulateArgs,
+        args: &SimulationSettings,
         grading: bool,
     ) -> anyhow::Result<Stop> {
         // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
@@ -558,7 +524,7 @@ impl Narration {
     fn drain(
         &mut self,
         events: &mut Receiver<SimEvent>,
-        args: &SimulateArgs,
+        args: &SimulationSettings,
         grading: bool,
     ) -> anyhow::Result<()> {
         loop {
@@ -570,15 +536,21 @@ impl Narration {
         }
     }
 
-    fn take(&mut self, e: SimEvent, args: &SimulateArgs, grading: bool) -> anyhow::Result<()> {
+    fn take(
+        &mut self,
+        e: SimEvent,
+        args: &SimulationSettings,
+        grading: bool,
+    ) -> anyhow::Result<()> {
+        let quiet = args.narration == Verbosity::Quiet;
         let repeated = match &e.what {
             What::Resolved { from, .. } => !args.verbose && !self.asked.insert(from.ip()),
             _ => false,
         };
-        if repeated && shown(&e, args.quiet) {
+        if repeated && shown(&e, quiet) {
             self.dns_hidden += 1;
         }
-        if !args.silent && !repeated && shown(&e, args.quiet) {
+        if !args.silent() && !repeated && shown(&e, quiet) {
             let width = *self.width.get_or_insert_with(terminal::stdout_columns);
             let line = e.to_string();
             let mut out = std::io::stdout().lock();
@@ -600,8 +572,8 @@ impl Narration {
     }
 
     /// The count of DNS queries left out of the narration, at its end.
-    fn dns_count(&mut self, args: &SimulateArgs) -> anyhow::Result<()> {
-        if args.silent || self.dns_hidden == 0 {
+    fn dns_count(&mut self, args: &SimulationSettings) -> anyhow::Result<()> {
+        if args.silent() || self.dns_hidden == 0 {
             return Ok(());
         }
         let n = self.dns_hidden;
@@ -622,9 +594,9 @@ impl Narration {
         Ok(())
     }
 
-    fn lagged(&mut self, n: u64, args: &SimulateArgs) -> anyhow::Result<()> {
+    fn lagged(&mut self, n: u64, args: &SimulationSettings) -> anyhow::Result<()> {
         self.lost += n;
-        if args.silent {
+        if args.silent() {
             return Ok(());
         }
         writeln!(
@@ -746,7 +718,7 @@ fn hang(line: &str) -> usize {
 fn banner(
     out: &mut Header<impl Write>,
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
 ) -> std::io::Result<()> {
     let s = sim.scenario();
     writeln!(
@@ -820,7 +792,7 @@ const PASSWORD_VAR: &str = "MAINTWATCH_SIM_PASSWORD";
 fn try_lines(
     out: &mut Header<impl Write>,
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
 ) -> std::io::Result<()> {
     let first = sim.proxies()[0];
     let dns = sim.dns_addr();
@@ -875,20 +847,13 @@ fn try_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::sim::{scenarios, SimOptions};
 
-    #[derive(Parser)]
-    struct T {
-        #[command(flatten)]
-        simulate: SimulateArgs,
-    }
-
-    async fn banner_of(list: &[&str]) -> String {
-        let args = T::try_parse_from(std::iter::once("simulate").chain(list.iter().copied()))
-            .unwrap()
-            .simulate;
-        let name = args.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
-        let mut opts = SimOptions::new(scenarios::by_name(name).unwrap());
+    async fn banner_of(password: Option<&str>, user: Option<&str>) -> String {
+        let mut args = SimulationSettings::new(ScenarioChoice::Named(scenarios::DEFAULT.into()));
+        args.password = password.map(String::from);
+        args.user = user.map(String::from);
+        let mut opts = SimOptions::new(scenarios::by_name(scenarios::DEFAULT).unwrap());
         opts.password = args.password.clone();
         opts.user = args.user.clone();
         let sim = Simulator::start(opts).await.unwrap();
@@ -901,7 +866,7 @@ mod tests {
     /// With `--password` the `try` lines had no way to authenticate.
     #[tokio::test]
     async fn try_lines_authenticate_without_showing_the_password() {
-        let text = banner_of(&["--password", "s3cret-Pw", "--user", "app"]).await;
+        let text = banner_of(Some("s3cret-Pw"), Some("app")).await;
         assert!(!text.contains("s3cret-Pw"), "{text}");
         let tries: Vec<&str> = text
             .lines()
@@ -918,7 +883,7 @@ mod tests {
         }
         assert!(text.contains("export MAINTWATCH_SIM_PASSWORD="), "{text}");
 
-        let open = banner_of(&[]).await;
+        let open = banner_of(None, None).await;
         assert!(
             !open.contains("REDISCLI_AUTH") && !open.contains("--user"),
             "{open}"
