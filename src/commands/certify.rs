@@ -90,6 +90,9 @@ pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
     if run.usage {
         return Ok(exit::USAGE);
     }
+    if let Some(code) = run.said {
+        return Ok(code);
+    }
     if let Some((name, e)) = run.failed {
         // The client could not be started, say: what was played before still counts.
         if crate::sim::client::not_started(&e) {
@@ -116,6 +119,9 @@ pub struct Run {
     pub interrupted: Option<i32>,
     /// A usage error was printed.
     pub usage: bool,
+    /// A scenario's worker said why it could not play (the client could not be started): the
+    /// exit code.
+    pub said: Option<i32>,
 }
 
 /// One scenario finished: its outcome, its grade's JSON lines, and how it stopped.

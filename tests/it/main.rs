@@ -30,6 +30,7 @@ mod heartbeat;
 mod hooks;
 mod hostile_handshake;
 mod jedis;
+mod jobs_verdicts;
 mod layers;
 mod layers_folders;
 mod lettuce;

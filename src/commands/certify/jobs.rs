@@ -105,8 +105,16 @@ pub async fn worker(args: &CertifySettings) -> anyhow::Result<i32> {
     };
     let mut signals = Signals::new()?;
     let started = std::time::Instant::now();
-    let Some(g) = simulation::graded(sim_args, &mut signals).await? else {
-        return Ok(exit::USAGE);
+    let g = match simulation::graded(sim_args, &mut signals).await {
+        Ok(Some(g)) => g,
+        Ok(None) => return Ok(exit::USAGE),
+        // Said here, as `--jobs 1` says it; the exit code tells certify it was said.
+        Err(e) if crate::sim::client::not_started(&e) => {
+            let text = format!("scenario {}: {e}", sim_args.scenario.name());
+            eprintln!("{}", crate::output::terminal::message("error", &text));
+            return Ok(exit::CLIENT_NOT_STARTED);
+        }
+        Err(e) => return Err(e),
     };
     let sent = match worker_mode() {
         Some("page") => simulation::sent_frames(&g.seen),
@@ -200,6 +208,9 @@ fn gather(
         match result {
             Ok((done, _)) => run.done.push(done),
             Err(WorkerError::Exit(exit::USAGE)) => run.usage = true,
+            Err(WorkerError::Exit(exit::CLIENT_NOT_STARTED)) => {
+                run.said = Some(exit::CLIENT_NOT_STARTED)
+            }
             Err(e) if run.failed.is_none() => run.failed = Some((name, e.into_error())),
             Err(_) => {}
         }
@@ -221,9 +232,6 @@ fn settled(name: &str, result: Result<Finished, WorkerError>, page: bool) -> Set
 impl WorkerError {
     fn into_error(self) -> anyhow::Error {
         match self {
-            WorkerError::Exit(exit::CLIENT_NOT_STARTED) => anyhow::Error::new(
-                crate::sim::client::NotStarted("the client's command could not be started".into()),
-            ),
             WorkerError::Exit(code) => anyhow::anyhow!("its worker exited {code} without a grade"),
             WorkerError::Other(e) => e,
         }
