@@ -12,6 +12,7 @@ use anyhow::{anyhow, Context};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
+use tokio::time::Instant;
 
 use crate::exit;
 use crate::judge::{ClientProcess, Observations};
@@ -25,6 +26,11 @@ use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
 use crate::sim::{SimEvent, Simulator, What};
 
 mod settings;
+mod start;
+
+use start::{AtBound, StartWatch};
+
+pub use start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
 
 pub use settings::{
     ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
@@ -171,7 +177,7 @@ pub fn page_parts(
         Stop::ClientExited => notes.push(
             "the client exited before the scenario ended: this is what happened so far".into(),
         ),
-        Stop::NeverStarted => notes.push(
+        Stop::NeverStarted(_) => notes.push(
             "the scenario never started (it waits for opt-ins): this is what happened".into(),
         ),
         Stop::Ended => {}
@@ -383,10 +389,6 @@ async fn start_client(sim: &Simulator, args: &SimulationSettings) -> anyhow::Res
     Ok((Some(client), port53, capture))
 }
 
-/// How many start deadlines a client may take to make its first connection (the deadline
-/// itself counts from that connection).
-pub const FIRST_CONNECTION_FACTOR: u32 = 2;
-
 /// Why the run stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -396,8 +398,9 @@ pub enum Stop {
     ClientExited,
     /// The scenario's clock had not started `start_deadline` after the client's first
     /// connection (it waits for opt-ins the client never made), or the client had not connected
-    /// within [`FIRST_CONNECTION_FACTOR`] times that.
-    NeverStarted,
+    /// within [`FIRST_CONNECTION_FACTOR`] times that, each bound moved on by the time the client
+    /// waited for a CPU (`start`); with why load may be the cause, when it may.
+    NeverStarted(Option<TooLoaded>),
     /// A signal: its name and the exit code it means.
     Signal(&'static str, i32),
 }
@@ -470,20 +473,21 @@ impl Narration {
         args: &SimulationSettings,
         grading: bool,
     ) -> anyhow::Result<Stop> {
-        // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
-        // The deadline counts from the client's first connection: how long a client takes to
-        // start (a cold JVM on a loaded machine: tens of seconds) says nothing of its opt-in.
-        // Until it connects, a longer bound keeps a client that never does from waiting forever.
-        let mut deadline = args
+        // A scenario that waits for opt-ins waits in real time, whatever --speed, counted in the
+        // client's own time (`start`): from its start to its first connection, then from that
+        // connection to the clock's start.
+        let waits = |c: &Option<&mut Client>| c.as_deref().and_then(Client::cpu_waits);
+        let mut watch = args
             .start_deadline
-            .map(|d| tokio::time::Instant::now() + d * FIRST_CONNECTION_FACTOR);
+            .map(|d| (StartWatch::to_connect(Instant::now(), d), waits(&client)));
         let mut connected = false;
         let mut started = false;
         loop {
+            let bound = watch.as_ref().filter(|_| !started).map(|w| w.0.deadline());
             let never_started = async {
-                match deadline {
-                    Some(at) if !started => tokio::time::sleep_until(at).await,
-                    _ => std::future::pending().await,
+                match bound {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
                 }
             };
             let exited = async {
@@ -498,7 +502,9 @@ impl Narration {
                         started |= matches!(e.what, What::Started { .. });
                         if !connected && matches!(e.what, What::Connected { .. }) {
                             connected = true;
-                            deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+                            watch = args.start_deadline.map(|d| {
+                                (StartWatch::to_start(Instant::now(), d), waits(&client))
+                            });
                         }
                         let done = !args.repeat && matches!(e.what, What::Finished { .. });
                         self.take(e, args, grading)?;
@@ -514,7 +520,16 @@ impl Narration {
                     Err(RecvError::Closed) => return Ok(Stop::Ended),
                 },
                 _ = exited => return Ok(Stop::ClientExited),
-                _ = never_started => return Ok(Stop::NeverStarted),
+                _ = never_started => {
+                    let Some((w, before)) = watch.as_mut() else { continue };
+                    let waited = match (waits(&client), before.as_ref()) {
+                        (Some(now), Some(before)) => Some(now.longest_since(before)),
+                        _ => None,
+                    };
+                    if let AtBound::GiveUp(why) = w.at_bound(Instant::now(), waited) {
+                        return Ok(Stop::NeverStarted(why));
+                    }
+                }
                 stop = signals.recv() => return Ok(stop),
             }
         }

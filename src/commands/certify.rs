@@ -20,7 +20,7 @@ use crate::exit;
 use crate::judge::{ClientProcess, Grade, Rule, Verdict};
 use crate::output::{human, terminal};
 use crate::sim::scenario::Start;
-use crate::simulation::{self, CertifySettings, Signals, Stop};
+use crate::simulation::{self, CertifySettings, Signals, Stop, TooLoaded};
 
 mod jobs;
 
@@ -180,8 +180,8 @@ pub fn settle(
     seconds: f64,
     page: Option<(crate::report::Collected, Vec<String>)>,
 ) -> anyhow::Result<Done> {
-    if stop == Stop::NeverStarted {
-        never_started(&mut grade, name);
+    if let Stop::NeverStarted(load) = stop {
+        never_started(&mut grade, name, load);
     }
     let json = crate::judge::lines::write(&obs, &grade)?;
     let page = page.map(|(lines, notes)| Page { obs, lines, notes });
@@ -214,22 +214,35 @@ pub use crate::sim::scenario::START_DEADLINE;
 pub const STARTED: &str = "scenario-started";
 
 /// A scenario that never started judged nothing of what it exists for, even when the rules it
-/// did judge (`survives`) passed: it is NOT JUDGED, with why.
-fn never_started(grade: &mut Grade, name: &str) {
+/// did judge (`survives`) passed: it is NOT JUDGED, with why, and with the load when the client
+/// was kept waiting for a CPU past what the start deadline allows for.
+fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoaded>) {
     let needs = match crate::sim::scenarios::by_name(name).map(|s| s.start) {
         Some(Start::OptIn(n)) if n > 1 => {
             format!("{n} connections opted in at once (a cluster client's, one per node)")
         }
+        Some(Start::Subscribe) => "a subscription to AzureRedisEvents".into(),
         _ => "a connection that opts in".into(),
     };
-    grade.rules.push(Rule::not_judged(
-        STARTED,
-        format!(
-            "the scenario never started: it waits for {needs}, and the client had not within {} s of its first connection (or made none within {} s)",
-            START_DEADLINE.as_secs(),
-            START_DEADLINE.as_secs() * u64::from(crate::simulation::FIRST_CONNECTION_FACTOR)
+    let deadline = START_DEADLINE.as_secs();
+    let first = deadline * u64::from(crate::simulation::FIRST_CONNECTION_FACTOR);
+    let why = match load {
+        None => format!(
+            "the scenario never started: it waits for {needs}, and the client had not within \
+             {deadline} s of its first connection (or made none within {first} s)"
         ),
-    ));
+        Some(l) => format!(
+            "the run was too loaded to tell: the scenario waits for {needs}, and the client had \
+             not {} in the {:.0} s it was given, but its threads waited up to {:.0} s of it for a \
+             CPU (a bound of {} s moves on by such waits up to {} times itself)",
+            if l.connected { "done it" } else { "connected" },
+            l.given_ms as f64 / 1000.0,
+            l.waited_ms as f64 / 1000.0,
+            if l.connected { deadline } else { first },
+            crate::simulation::LOAD_FACTOR
+        ),
+    };
+    grade.rules.push(Rule::not_judged(STARTED, why));
     grade.settle();
 }
 
@@ -249,7 +262,10 @@ pub fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
     let mut line = format!("certify: {}: {verdict}", o.scenario);
     match stop {
         Stop::ClientExited => line.push_str(" (the client exited before the scenario ended)"),
-        Stop::NeverStarted => line.push_str(" (the scenario never started)"),
+        Stop::NeverStarted(None) => line.push_str(" (the scenario never started)"),
+        Stop::NeverStarted(Some(_)) => {
+            line.push_str(" (the scenario never started: the run was too loaded to tell why)")
+        }
         Stop::Signal(name, _) => {
             let _ = write!(line, " (stopped by {name}: what happened so far)");
         }

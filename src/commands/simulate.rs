@@ -92,7 +92,7 @@ fn report(graded: &Graded, args: &SimulationSettings) -> anyhow::Result<i32> {
             out,
             "grade: the client exited before the scenario ended: this is what happened so far"
         )?,
-        Stop::NeverStarted => writeln!(
+        Stop::NeverStarted(_) => writeln!(
             out,
             "grade: the scenario never started (it waits for opt-ins): this is what happened"
         )?,

@@ -2,24 +2,28 @@
 //! redis-py and node-redis applications of the tier (issue 47). A cell that changed with
 //! parallelism or load would be the judge measuring the machine, not the client.
 //!
-//! The cheap form runs in CI: a few scenarios, once each way, per library. The long form, set
-//! `MAINTWATCH_JOBS_STABILITY=N`, certifies the default set N times each way and once more at
-//! the default under a load of the test's own (two processes spinning on the cores for the
-//! whole run), and compares every cell. No timing is asserted, only cells.
+//! The cheap form runs in CI: two scenarios of the matrix (a MOVING, and a stall inside a
+//! maintenance window then one after it), certified once at `--jobs 1`, once at the default and
+//! once at the default under a load of the test's own (two processes spinning on the cores for
+//! the whole run), per library. The long form, set `MAINTWATCH_JOBS_STABILITY=N`, certifies the
+//! whole default set N times each way, then once more at the default under that load.
+//!
+//! What is asserted: every run's cells of the matrix's columns (`maintwatch::matrix::COLUMNS`)
+//! are the first run's. The default set's other scenarios are played too (so that the run is as
+//! loaded as a real one) and their cells are printed, run by run, but not asserted: some move
+//! between two runs at `--jobs 1` already (redis-py's `explicit-target` and `ipv6-target`: a
+//! connection the client opens while the MOVING reaches another is given the MOVING again,
+//! which the client does not act on, and stays), a race of the client's own that the matrix
+//! leaves out for that reason. No timing is asserted, only cells.
 
 use std::collections::BTreeMap;
 
 use crate::common::{self, tier};
 
-/// Scenarios of the cheap form: a MOVING, a stall with a timeout, a window never closed, a
-/// refused opt-in and a lost one; about a minute at `--jobs 1`.
-const CHEAP: &[&str] = &[
-    "single-proxy",
-    "failover",
-    "no-closing-notification",
-    "refusing",
-    "optin-lost",
-];
+/// Scenarios of the cheap form: a MOVING, and the stalls of a failover (one inside its window,
+/// where the client's timeout must be relaxed, one after it, where it must be back); about 50 s
+/// at `--jobs 1` and 35 s at the default.
+const CHEAP: &[&str] = &["single-proxy", "failover"];
 
 /// A client to certify: its tier label, command and environment.
 type App = (String, Vec<String>, Vec<(String, String)>);
@@ -52,8 +56,8 @@ async fn cells(redis: &str, app: &App, scenarios: Option<&[&str]>, flags: &[&str
         .collect()
 }
 
-/// Every cell that differs between two runs, as `scenario: A then B`.
-fn differences(a: &Cells, b: &Cells) -> Vec<String> {
+/// Every cell that differs between two runs: its scenario, and `scenario: A then B`.
+fn differences(a: &Cells, b: &Cells) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for scenario in a
         .keys()
@@ -62,7 +66,7 @@ fn differences(a: &Cells, b: &Cells) -> Vec<String> {
     {
         let (x, y) = (a.get(scenario), b.get(scenario));
         if x != y {
-            out.push(format!("{scenario}: {x:?} then {y:?}"));
+            out.push((scenario.clone(), format!("{scenario}: {x:?} then {y:?}")));
         }
     }
     out
@@ -95,36 +99,52 @@ impl Drop for Load {
     }
 }
 
-/// `--jobs 1` against the default, `rounds` times each, and (`loaded`) once more at the default
-/// under load; every run's cells must be those of the first.
-async fn same_cells(app: &App, redis: &str, scenarios: Option<&[&str]>, rounds: u32, loaded: bool) {
-    let first = cells(redis, app, scenarios, &["--jobs", "1"]).await;
+/// Whether a scenario is a column of the matrix (its cells are asserted).
+fn in_matrix(scenario: &str) -> bool {
+    maintwatch::matrix::COLUMNS
+        .iter()
+        .any(|(s, _)| *s == scenario)
+}
+
+/// `--jobs 1` against the default, `rounds` times each, then once more at the default under
+/// load; every run's matrix cells must be those of the first.
+async fn same_cells(app: &App, redis: &str, scenarios: Option<&[&str]>, rounds: u32) {
+    let mut runs: Vec<(String, Cells)> = Vec::new();
+    for round in 0..rounds {
+        for (how, flags) in [("--jobs 1", &["--jobs", "1"][..]), ("default", &[][..])] {
+            let got = cells(redis, app, scenarios, flags).await;
+            runs.push((format!("round {round}, {how}"), got));
+        }
+    }
+    let load = Load::start();
+    let loaded = cells(redis, app, scenarios, &[]).await;
+    drop(load);
+    runs.push(("loaded, default".into(), loaded));
+    let first = &runs[0].1;
     assert!(!first.is_empty(), "{}: certify printed no row", app.0);
     let mut diffs = Vec::new();
-    for round in 0..rounds {
-        let runs: [(&str, &[&str]); 2] = [("--jobs 1", &["--jobs", "1"]), ("default", &[])];
-        for (how, flags) in runs {
-            if round == 0 && how == "--jobs 1" {
-                continue;
-            }
-            let got = cells(redis, app, scenarios, flags).await;
-            for d in differences(&first, &got) {
-                diffs.push(format!("round {round}, {how}: {d}"));
+    let mut elsewhere = Vec::new();
+    for (how, got) in &runs[1..] {
+        for (scenario, d) in differences(first, got) {
+            match in_matrix(&scenario) {
+                true => diffs.push(format!("{how}: {d}")),
+                false => elsewhere.push(format!("{how}: {d}")),
             }
         }
     }
-    if loaded {
-        let load = Load::start();
-        let got = cells(redis, app, scenarios, &[]).await;
-        drop(load);
-        for d in differences(&first, &got) {
-            diffs.push(format!("loaded, default: {d}"));
-        }
+    for (how, got) in &runs {
+        eprintln!("{}: {how}: {got:?}", app.0);
     }
-    eprintln!("{}: cells at --jobs 1: {first:?}", app.0);
+    if !elsewhere.is_empty() {
+        eprintln!(
+            "{}: cells outside the matrix that moved (not asserted):\n  {}",
+            app.0,
+            elsewhere.join("\n  ")
+        );
+    }
     assert!(
         diffs.is_empty(),
-        "{}: cells changed with --jobs or load:\n  {}",
+        "{}: matrix cells changed with --jobs or load:\n  {}",
         app.0,
         diffs.join("\n  ")
     );
@@ -149,7 +169,7 @@ async fn cheap(test: &str, app: fn(&str) -> Option<App>) {
     let (Some(app), Some(redis)) = (app(test), common::redis_server_binary(test)) else {
         return;
     };
-    same_cells(&app, &redis, Some(CHEAP), 1, false).await;
+    same_cells(&app, &redis, Some(CHEAP), 1).await;
 }
 
 async fn long(test: &str, app: fn(&str) -> Option<App>) {
@@ -157,7 +177,7 @@ async fn long(test: &str, app: fn(&str) -> Option<App>) {
     let (Some(app), Some(redis)) = (app(test), common::redis_server_binary(test)) else {
         return;
     };
-    same_cells(&app, &redis, None, n, true).await;
+    same_cells(&app, &redis, None, n).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,7 +25,9 @@ use tokio::task::JoinSet;
 use super::{finished_line, settle, Done, Run};
 use crate::exit;
 use crate::judge::{Grade, Observations};
-use crate::simulation::{self, CertifySettings, SentFrame, Signals, SimulationSettings, Stop};
+use crate::simulation::{
+    self, CertifySettings, SentFrame, Signals, SimulationSettings, Stop, TooLoaded,
+};
 
 /// The variable that makes `certify` a worker: `1`, or `page` when the run's `--report` needs
 /// the frames sent.
@@ -58,7 +60,7 @@ pub fn take_worker_mode() -> bool {
 enum HowStopped {
     Ended,
     ClientExited,
-    NeverStarted,
+    NeverStarted(Option<TooLoaded>),
     Signal(i32),
 }
 
@@ -67,7 +69,7 @@ impl From<Stop> for HowStopped {
         match s {
             Stop::Ended => HowStopped::Ended,
             Stop::ClientExited => HowStopped::ClientExited,
-            Stop::NeverStarted => HowStopped::NeverStarted,
+            Stop::NeverStarted(l) => HowStopped::NeverStarted(l),
             Stop::Signal(_, code) => HowStopped::Signal(code),
         }
     }
@@ -78,7 +80,7 @@ impl From<HowStopped> for Stop {
         match e {
             HowStopped::Ended => Stop::Ended,
             HowStopped::ClientExited => Stop::ClientExited,
-            HowStopped::NeverStarted => Stop::NeverStarted,
+            HowStopped::NeverStarted(l) => Stop::NeverStarted(l),
             HowStopped::Signal(exit::HANGUP) => Stop::Signal("SIGHUP", exit::HANGUP),
             HowStopped::Signal(exit::TERMINATED) => Stop::Signal("SIGTERM", exit::TERMINATED),
             HowStopped::Signal(code) => Stop::Signal("SIGINT", code),
@@ -150,19 +152,18 @@ pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::
     let mut board = Board::new(&args.names());
     let mut running: JoinSet<Ending> = JoinSet::new();
     let mut pids: BTreeMap<usize, u32> = BTreeMap::new();
-    let mut next = 0;
+    let mut order = longest_first(args).into_iter();
     let mut results: BTreeMap<usize, Settled> = BTreeMap::new();
     let mut interrupted = None;
     loop {
-        while interrupted.is_none() && running.len() < args.jobs && next < args.scenarios.len() {
-            let mut child = worker_command(&exe, args, &args.scenarios[next]).spawn()?;
+        while interrupted.is_none() && running.len() < args.jobs {
+            let Some(i) = order.next() else { break };
+            let mut child = worker_command(&exe, args, &args.scenarios[i]).spawn()?;
             if let Some(pid) = child.id() {
-                pids.insert(next, pid);
+                pids.insert(i, pid);
             }
-            board.start(next);
-            let i = next;
+            board.start(i);
             running.spawn(async move { (i, collect(&mut child).await) });
-            next += 1;
         }
         if running.is_empty() {
             break;
@@ -191,6 +192,21 @@ pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::
     }
     board.clear();
     gather(args, results, interrupted)
+}
+
+/// The order scenarios are started in: the longest first (list order among equals), so that the
+/// longest is not left to start last and the run lasts about as long as it, not it plus a wave
+/// before it. Which order they start in changes no report: those keep the list's.
+fn longest_first(args: &CertifySettings) -> Vec<usize> {
+    let length = |i: usize| {
+        args.scenarios[i]
+            .scenario
+            .load()
+            .map_or(0.0, |s| if s.end.is_finite() { s.end } else { 0.0 })
+    };
+    let mut order: Vec<(usize, f64)> = (0..args.scenarios.len()).map(|i| (i, length(i))).collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    order.into_iter().map(|(i, _)| i).collect()
 }
 
 /// The finished scenarios in the list's order, settled as `--jobs 1` settles them.
