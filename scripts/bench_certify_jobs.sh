@@ -2,9 +2,11 @@
 # One client's default certification at --jobs 1 and at the default, side by side in one run,
 # with the peak memory of maintwatch and its redis-servers (the client's processes left out):
 # the resident sets of every maintwatch and redis-server process under the run, summed, sampled
-# every half second. Prints the machine's load before each run. BENCHMARKS.md has the figures.
+# every half second. Prints the machine's load before and after each run. BENCHMARKS.md has the
+# figures. JOBS lists the --jobs values to compare, in order (`default`: no --jobs flag); OUT is
+# where each run's output goes.
 #
-#   scripts/bench_certify_jobs.sh MAINTWATCH -- CLIENT COMMAND...
+#   [JOBS="1 default"] [OUT=/tmp] scripts/bench_certify_jobs.sh MAINTWATCH -- CLIENT COMMAND...
 set -eu
 bin=$1
 shift 2
@@ -27,18 +29,19 @@ sample() {
     done
     echo "$peak"
 }
-for jobs in 1 default; do
+out_dir=${OUT:-/tmp}
+for jobs in ${JOBS:-1 default}; do
     flag=""
     [ "$jobs" = default ] || flag="--jobs $jobs"
     echo "load before --jobs $jobs: $(cut -d' ' -f1-3 /proc/loadavg)"
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    "$bin" certify $flag -- "$@" >"/tmp/bench-certify-$jobs.out" 2>&1 &
+    "$bin" certify $flag -- "$@" >"$out_dir/bench-certify-$jobs.out" 2>&1 &
     pid=$!
     peak=$(sample "$pid")
     wait "$pid" || true
     end=$(date +%s.%N)
-    row=$(grep -c '^  [a-z]' "/tmp/bench-certify-$jobs.out" || true)
+    row=$(grep -c '^  [a-z]' "$out_dir/bench-certify-$jobs.out" || true)
     echo "--jobs $jobs: $(echo "$end - $start" | bc) s wall, peak RSS $((peak / 1024)) MiB (maintwatch + redis-server), $row lines of row and rules"
     echo "load after --jobs $jobs: $(cut -d' ' -f1-3 /proc/loadavg)"
 done
