@@ -103,7 +103,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__certify)
-            opts="-h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --help"
+            opts="-j -h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --jobs --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,6 +138,14 @@ _maintwatch() {
                     return 0
                     ;;
                 --pcap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -209,7 +217,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__demo)
-            opts="-h --scenario --scenario-file --list --speed --capture --report --color --help"
+            opts="-h --scenario --scenario-file --speed --list --capture --report --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -663,17 +671,17 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__simulate)
-            opts="-p -q -v -h --scenario --scenario-file --proxy-api --listen --default-interceptors --announce --speed --loop --list --port --password --user --no-catch-up --quiet --verbose --upstream --grade --grade-json --report --client-output --pcap --help"
+            opts="-p -q -v -h --scenario-file --speed --proxy-api --listen --default-interceptors --announce --loop --list --port --password --user --no-catch-up --quiet --verbose --upstream --grade --grade-json --report --client-output --pcap --scenario --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
+                --scenario-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --scenario-file)
+                --speed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -690,10 +698,6 @@ _maintwatch() {
                     return 0
                     ;;
                 --announce)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --speed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -731,6 +735,10 @@ _maintwatch() {
                     ;;
                 --pcap)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scenario)
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
                     return 0
                     ;;
                 *)

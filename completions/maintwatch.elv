@@ -175,13 +175,12 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'maintwatch;simulate'= {
-            cand --scenario 'The embedded scenario to play (see --list; default single-proxy, or none with --proxy-api)'
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
+            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do'
             cand --proxy-api 'Also serve the HTTP API of cae-resp-proxy (the Docker proxy of the client libraries'' maintenance test suites) on [HOST:]PORT, loopback unless a host is given; its nodes are --listen and relay to --upstream (docs/proxy-api.md). Without --scenario nothing happens until the API asks'
             cand --listen 'The proxy API''s nodes, comma-separated: [HOST:]PORT each, loopback unless a host is given (the proxy''s LISTEN_PORT; default 6379)'
             cand --default-interceptors 'The proxy''s default interceptors to install, comma-separated: cluster (CLUSTER SLOTS, SHARDS, NODES answered with the nodes), hitless (the opt-in answered +OK), logger (the proxy''s DEFAULT_INTERCEPTORS; default none)'
             cand --announce 'The host the cluster interceptor names every node by instead of its listening address: `--announce 0.0.0.0` answers as the proxy does behind redis-py''s compose file (LISTEN_HOST=0.0.0.0) while listening on loopback only'
-            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do'
             cand -p 'Port shared by every proxy (0 picks a free one)'
             cand --port 'Port shared by every proxy (0 picks a free one)'
             cand --password 'Require this password (AUTH / HELLO 3 AUTH). Never printed'
@@ -191,6 +190,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --report 'Also write a self-contained HTML page of the run to FILE: the timeline drawn and classed by the grade''s verdicts, the grade, the summary and the frames sent (docs/report.md; implies --grade)'
             cand --client-output 'Where the client''s (CMD''s) stdout and stderr go (default: a new file in the temporary directory, named in the grade)'
             cand --pcap 'Capture the run''s own packets (its proxies and its DNS, on the loopback) into FILE, in the pcap format `maintwatch pcap` and tcpdump read: the way to keep a capture of a run that sits in a network namespace of its own, where a tcpdump outside sees nothing. Needs CAP_NET_RAW (root, or the namespace''s)'
+            cand --scenario 'The embedded scenario to play (see --list; default single-proxy, or none with --proxy-api)'
             cand --loop 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
             cand --list 'List the scenarios, one line each, and exit'
             cand --no-catch-up 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in''s +OK'
@@ -203,9 +203,9 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'maintwatch;demo'= {
-            cand --scenario 'The embedded scenario to play'
+            cand --scenario 'The embedded scenario to play (see --list; default single-proxy)'
             cand --scenario-file 'Play a scenario file from disk instead (format: scenarios/README.md)'
-            cand --speed 'Run the scenario clock this many times faster'
+            cand --speed 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client''s timeouts do'
             cand --capture 'Also write the watch''s JSON lines to FILE (a capture `replay` reads back)'
             cand --report 'Also write a self-contained HTML page of the run to FILE at the end: the watch''s timeline drawn, its summary and the frames it read (docs/report.md)'
             cand --color 'Colour: auto (a terminal and no NO_COLOR), always, never'
@@ -244,6 +244,8 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --upstream 'The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh redis-server from PATH for each scenario; or redis://[user:pass@]host:port, or unix://[user:pass@]/path'
             cand --client-output 'The directory for the client''s output, one `SCENARIO.log` per scenario (default: a new directory in the temporary directory, named at the end)'
             cand --pcap 'Capture each scenario''s packets into DIR/SCENARIO.pcap (as `simulate --pcap`): how a run in a network namespace of its own is kept as a capture. Needs CAP_NET_RAW (root, or the namespace''s)'
+            cand -j 'How many scenarios play at once. Each plays in a process and a network namespace of its own (its own loopback, addresses, ports, DNS, redis-server and client), so none can reach another''s; the longest start first, and the reports keep the list''s order. 1 plays them one after another, in order. The default, 8, is what was measured on 2 cores (docs/certify.md): the scenarios mostly wait on their clocks, and eight at once bring the default set to the length of its longest scenario (47 s, against 294 s one at a time and 55 s six at a time) with the same verdicts, on about 1.2 of the 2 cores; more gain nothing. Only with --upstream spawn: one shared server is played one scenario at a time'
+            cand --jobs 'How many scenarios play at once. Each plays in a process and a network namespace of its own (its own loopback, addresses, ports, DNS, redis-server and client), so none can reach another''s; the longest start first, and the reports keep the list''s order. 1 plays them one after another, in order. The default, 8, is what was measured on 2 cores (docs/certify.md): the scenarios mostly wait on their clocks, and eight at once bring the default set to the length of its longest scenario (47 s, against 294 s one at a time and 55 s six at a time) with the same verdicts, on about 1.2 of the 2 cores; more gain nothing. Only with --upstream spawn: one shared server is played one scenario at a time'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -77,6 +77,32 @@ pub const INTERRUPTED: i32 = 130;
 /// `watch`: ended by SIGTERM (a service manager stopping it); the summary was written first.
 pub const TERMINATED: i32 = 143;
 
+/// A flag's value the program refuses, found past the command line's parse (a bad
+/// `--upstream` URL, a `--pcap` file that cannot be opened): exit [`USAGE`]. It lives here, not
+/// in `cli`, so that the code below the command line can say it without knowing clap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError {
+    /// As typed on the command line: `--exec-timeout`.
+    pub flag: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.flag, self.message)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// A [`UsageError`] as an `anyhow::Error`, for `?` and `map_err`.
+pub fn usage(flag: &str, message: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(UsageError {
+        flag: flag.to_string(),
+        message: message.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,8 @@ use anyhow::{anyhow, Context};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
+use tokio::time::Instant;
 
-use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
@@ -23,11 +23,19 @@ use crate::sim::dns::SimDns;
 use crate::sim::grade::{self, Grade};
 use crate::sim::scenario::{Mode, Scenario, Start};
 use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
-use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use crate::sim::{SimEvent, Simulator, What};
 
-pub fn grading(args: &SimulateArgs) -> bool {
-    args.grade || args.grade_json.is_some() || args.report.is_some()
-}
+mod settings;
+mod start;
+
+use start::{AtBound, StartWatch};
+
+pub use start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
+
+pub use settings::{
+    ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
+    UpstreamChoice, Verbosity,
+};
 
 /// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
 pub struct Played {
@@ -50,9 +58,12 @@ pub struct Graded {
     pub stop: Stop,
 }
 
-/// Plays `args`' scenario with a grade: `simulate --grade -- CMD`, and each scenario of
+/// Plays the scenario of `settings` with a grade: `simulate --grade -- CMD`, and each scenario of
 /// `certify`. `None` after a usage error was printed.
-pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Graded>> {
+pub async fn graded(
+    args: &SimulationSettings,
+    signals: &mut Signals,
+) -> anyhow::Result<Option<Graded>> {
     let Some(played) = play(args, signals).await? else {
         return Ok(None);
     };
@@ -71,25 +82,22 @@ pub async fn graded(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Resul
 
 /// Starts the upstream, the simulator and CMD, follows the scenario, and stops them all, on
 /// every path out. `None` after a usage error was printed.
-pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<Option<Played>> {
-    let scenario = match (&args.scenario, &args.scenario_file, &args.proxy_api) {
-        (None, None, Some(_)) => Scenario::api_only(),
-        (name, file, _) => scenarios::chosen(
-            name.as_deref().unwrap_or(scenarios::DEFAULT),
-            file.as_deref(),
-        )?,
-    };
+pub async fn play(
+    args: &SimulationSettings,
+    signals: &mut Signals,
+) -> anyhow::Result<Option<Played>> {
+    let scenario = args.scenario.load()?;
     // Started before the simulator so that a redis-server that cannot start stops everything
     // before anything is printed; dropped (killed) on every path out of here.
-    let (upstream, spawned) = start_upstream(args).await?;
-    let grading = grading(args);
-    let mut opts = sim_options(args, scenario, upstream.clone(), grading);
+    let (upstream, spawned) = start_upstream(&args.upstream).await?;
+    let grading = args.grading();
+    let mut opts = args.sim_options(scenario, upstream.clone());
     opts.api = api_options(args, upstream.as_ref(), spawned.as_ref())?;
     let sim = Simulator::start(opts)
         .await
         .context("starting the simulator")?;
     let mut events = sim.events();
-    if !args.silent {
+    if !args.silent() {
         print_banner(&sim, args, upstream.as_ref(), spawned.as_ref())?;
     }
     let (mut client, port53, capture) = start_client(&sim, args).await?;
@@ -129,35 +137,62 @@ pub async fn play(args: &SimulateArgs, signals: &mut Signals) -> anyhow::Result<
     }))
 }
 
+/// A frame the simulator sent: when (scenario seconds, -1 before the clock started), on which
+/// connection, and its bytes. A report draws them; a `certify` worker hands them back.
+pub type SentFrame = (f64, u64, Vec<u8>);
+
+/// The frames a run sent, in order.
+pub fn sent_frames(seen: &[SimEvent]) -> Vec<SentFrame> {
+    seen.iter()
+        .filter_map(|e| match &e.what {
+            What::Sent { conn, bytes, .. } => {
+                Some((e.clock.unwrap_or(-1.0), *conn, bytes.to_vec()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// What a page of a graded run is drawn from beside the judge's observations: the frames the
 /// simulator sent, and sentences about how the run ended.
 pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
+    page_parts(&sent_frames(&run.seen), observed_until(&run.seen), run.lost, run.stop)
+}
+
+/// The clock of a run's last event (the scenario's end, or the client's last close): a page is
+/// observed until then, though the last frame went out long before.
+pub fn observed_until(seen: &[SimEvent]) -> Option<f64> {
+    seen.iter().filter_map(|e| e.clock).reduce(f64::max)
+}
+
+/// [`report_parts`] from the frames sent, the events lost and how the run stopped.
+pub fn page_parts(
+    sent: &[SentFrame],
+    until: Option<f64>,
+    lost: u64,
+    stop: Stop,
+) -> (crate::report::Collected, Vec<String>) {
     let mut lines = crate::report::Collected::default();
-    for e in &run.seen {
-        if let What::Sent { conn, bytes, .. } = &e.what {
-            lines.sent(e.clock.unwrap_or(-1.0), *conn, bytes);
-        }
-        // Observed until the last event (the scenario's end, or the client's last close),
-        // though the last frame went out long before.
-        if let Some(t) = e.clock {
-            lines.observed_until(t);
-        }
+    for (t, conn, bytes) in sent {
+        lines.sent(*t, *conn, bytes);
+    }
+    if let Some(t) = until {
+        lines.observed_until(t);
     }
     let mut notes = Vec::new();
-    if run.lost > 0 {
+    if lost > 0 {
         notes.push(format!(
-            "{} events were lost (the output was too slow); figures may be low",
-            run.lost
+            "{lost} events were lost (the output was too slow); figures may be low"
         ));
     }
-    match run.stop {
+    match stop {
         Stop::Signal(name, _) => notes.push(format!(
             "stopped by {name} before the scenario ended: this is what happened so far"
         )),
         Stop::ClientExited => notes.push(
             "the client exited before the scenario ended: this is what happened so far".into(),
         ),
-        Stop::NeverStarted => notes.push(
+        Stop::NeverStarted(_) => notes.push(
             "the scenario never started (it waits for opt-ins): this is what happened".into(),
         ),
         Stop::Ended => {}
@@ -165,48 +200,23 @@ pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
     (lines, notes)
 }
 
-/// The upstream of `--upstream`, and the redis-server started for it; a bad URL is a usage
-/// error.
+/// The upstream the settings name, and the redis-server started for it.
 async fn start_upstream(
-    args: &SimulateArgs,
+    choice: &UpstreamChoice,
 ) -> anyhow::Result<(Option<Upstream>, Option<SpawnedRedis>)> {
-    Ok(match args.upstream.as_deref() {
-        None => (None, None),
-        Some("spawn") => {
+    Ok(match choice {
+        UpstreamChoice::None => (None, None),
+        UpstreamChoice::Spawn => {
             let s = SpawnedRedis::start().await.map_err(|e| anyhow!(e))?;
             (Some(s.upstream()), Some(s))
         }
-        Some(url) => match Upstream::parse(url) {
-            Ok(up) => (Some(up), None),
-            // The URL's parse error is already redacted (no password in it).
-            Err(e) => return Err(crate::cli::usage::usage("--upstream", e)),
-        },
+        UpstreamChoice::At(up) => (Some(up.clone()), None),
     })
-}
-
-fn sim_options(
-    args: &SimulateArgs,
-    scenario: Scenario,
-    upstream: Option<Upstream>,
-    grading: bool,
-) -> SimOptions {
-    SimOptions {
-        upstream,
-        traffic: grading,
-        keep: grading,
-        speed: args.speed,
-        port: args.port,
-        password: args.password.clone(),
-        user: args.user.clone(),
-        catch_up: !args.no_catch_up,
-        repeat: args.repeat,
-        ..SimOptions::new(scenario)
-    }
 }
 
 fn print_banner(
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
     upstream: Option<&Upstream>,
     spawned: Option<&SpawnedRedis>,
 ) -> anyhow::Result<()> {
@@ -245,7 +255,7 @@ fn print_banner(
 fn api_banner(
     out: &mut Header<impl Write>,
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
     addr: std::net::SocketAddr,
     nodes: &[std::net::SocketAddr],
 ) -> anyhow::Result<()> {
@@ -260,10 +270,9 @@ fn api_banner(
         "  nodes     {} (relayed to the upstream)",
         nodes.join("  ")
     )?;
-    let defaults = if args.default_interceptors.is_empty() {
-        "none".to_string()
-    } else {
-        args.default_interceptors.join(", ")
+    let defaults = match args.api.as_ref().map(|a| &a.defaults) {
+        Some(d) if !d.is_empty() => d.join(", "),
+        _ => "none".to_string(),
     };
     writeln!(out, "  intercept {defaults}")?;
     if !sim.scenario().proxies.is_empty() {
@@ -277,35 +286,16 @@ fn api_banner(
     Ok(())
 }
 
-/// `--proxy-api`, `--listen` and `--default-interceptors` as the API's options; a bad address
-/// is a usage error. The nodes relay to the upstream over TCP (a spawned redis-server's TCP
-/// port: a node's id names its target as `host:port`, as the proxy's do).
+/// The proxy API's options: its settings, with the nodes relaying to the upstream over TCP (a
+/// spawned redis-server's TCP port: a node's id names its target as `host:port`, as the
+/// proxy's do).
 fn api_options(
-    args: &SimulateArgs,
+    args: &SimulationSettings,
     upstream: Option<&Upstream>,
     spawned: Option<&SpawnedRedis>,
 ) -> anyhow::Result<Option<crate::sim::proxy_api::ApiOptions>> {
-    let Some(addr) = &args.proxy_api else {
+    let Some(api) = &args.api else {
         return Ok(None);
-    };
-    if let Some(host) = &args.announce {
-        let fine = |c: char| c.is_ascii_alphanumeric() || ".:-_".contains(c);
-        if host.is_empty() || !host.chars().all(fine) {
-            return Err(crate::cli::usage::usage(
-                "--announce",
-                "expected a host name or an IP address, such as 0.0.0.0",
-            ));
-        }
-    }
-    let addr = loopback_or(addr).map_err(|e| crate::cli::usage::usage("--proxy-api", e))?;
-    let listen = if args.listen.is_empty() {
-        vec![std::net::SocketAddr::from(([127, 0, 0, 1], 6379))]
-    } else {
-        args.listen
-            .iter()
-            .map(|l| loopback_or(l))
-            .collect::<Result<_, _>>()
-            .map_err(|e| crate::cli::usage::usage("--listen", e))?
     };
     let upstream = match (spawned, upstream) {
         (Some(s), _) => Upstream {
@@ -315,40 +305,26 @@ fn api_options(
         },
         (None, Some(u)) => u.clone(),
         (None, None) => {
-            return Err(crate::cli::usage::usage(
+            return Err(exit::usage(
                 "--proxy-api",
                 "needs --upstream (spawn, or the Redis to relay to)".to_string(),
             ))
         }
     };
     Ok(Some(crate::sim::proxy_api::ApiOptions {
-        addr,
-        listen,
+        addr: api.addr,
+        listen: api.listen.clone(),
         upstream,
-        defaults: args.default_interceptors.clone(),
-        announce: args.announce.clone(),
+        defaults: api.defaults.clone(),
+        announce: api.announce.clone(),
     }))
-}
-
-/// `PORT` on 127.0.0.1, or `HOST:PORT` as given (an IP address, `[v6]:port` for IPv6).
-fn loopback_or(text: &str) -> Result<std::net::SocketAddr, String> {
-    let text = text.trim();
-    if let Ok(port) = text.parse::<u16>() {
-        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    text.parse().map_err(|_| {
-        format!(
-            "expected PORT or HOST:PORT with an IP address, such as 4000 or 127.0.0.1:4000, found {:?}",
-            crate::sim::escape::escape(text.as_bytes())
-        )
-    })
 }
 
 /// `--pcap`: the run's packets from here on, to and from its proxies and DNS servers.
 fn start_capture(
     sim: &Simulator,
     port53: Option<&SimDns>,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
 ) -> anyhow::Result<Option<Capture>> {
     let Some(path) = &args.pcap else {
         return Ok(None);
@@ -365,7 +341,7 @@ fn start_capture(
         .collect();
     Capture::start(path, ends)
         .map(Some)
-        .map_err(|e| crate::cli::usage::usage("--pcap", format!("{}: {e}", path.display())))
+        .map_err(|e| exit::usage("--pcap", format!("{}: {e}", path.display())))
 }
 
 /// What [`start_client`] started: CMD, the DNS on port 53 for its resolv.conf, the capture.
@@ -373,10 +349,10 @@ type Started = (Option<Client>, Option<SimDns>, Option<Capture>);
 
 /// Starts CMD (after `--`), with the simulator's DNS on port 53 for its private resolv.conf,
 /// and the `--pcap` capture before it; no CMD without one.
-async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<Started> {
-    if args.command.is_empty() {
+async fn start_client(sim: &Simulator, args: &SimulationSettings) -> anyhow::Result<Started> {
+    let Some(cmd) = &args.client else {
         return Ok((None, None, start_capture(sim, None, args)?));
-    }
+    };
     let port53 = if cfg!(target_os = "linux") {
         client::dns_on_port_53(sim).await
     } else {
@@ -388,14 +364,14 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
         Ok(d) => Ok(d.addr().ip()),
         Err(e) => Err(refused.clone().unwrap_or_else(|| e.clone())),
     };
-    let output = args.client_output.clone().unwrap_or_else(|| {
+    let output = cmd.output.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("maintwatch-client-{}.log", std::process::id()))
     });
     let capture = start_capture(sim, port53.as_ref().ok(), args)?;
     let target = Target::of(sim, args.password.clone());
-    let (client, note) = client::start(&args.command, &target, nameserver.clone(), &output)?;
+    let (client, note) = client::start(&cmd.command, &target, nameserver.clone(), &output)?;
     let port53 = port53.ok().filter(|_| nameserver.is_ok());
-    if args.silent {
+    if args.silent() {
         // The fallback still matters to a silent run: the grade of a client that cannot
         // resolve the name says little (certify said a refusal once, before its first run).
         if let Some(n) = note.filter(|_| refused.is_none()) {
@@ -411,7 +387,7 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
     writeln!(
         out,
         "  client    {} ({resolv}); its output goes to {}",
-        crate::escape::sanitize(&args.command[0].to_string_lossy()),
+        crate::escape::sanitize(&cmd.command[0].to_string_lossy()),
         crate::escape::sanitize(&output.to_string_lossy())
     )?;
     if let Some(n) = note {
@@ -428,10 +404,6 @@ async fn start_client(sim: &Simulator, args: &SimulateArgs) -> anyhow::Result<St
     Ok((Some(client), port53, capture))
 }
 
-/// How many start deadlines a client may take to make its first connection (the deadline
-/// itself counts from that connection).
-pub const FIRST_CONNECTION_FACTOR: u32 = 2;
-
 /// Why the run stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -441,8 +413,9 @@ pub enum Stop {
     ClientExited,
     /// The scenario's clock had not started `start_deadline` after the client's first
     /// connection (it waits for opt-ins the client never made), or the client had not connected
-    /// within [`FIRST_CONNECTION_FACTOR`] times that.
-    NeverStarted,
+    /// within [`FIRST_CONNECTION_FACTOR`] times that, each bound moved on by the time the client
+    /// waited for a CPU (`start`); with why load may be the cause, when it may.
+    NeverStarted(Option<TooLoaded>),
     /// A signal: its name and the exit code it means.
     Signal(&'static str, i32),
 }
@@ -513,22 +486,23 @@ impl Narration {
         events: &mut Receiver<SimEvent>,
         signals: &mut Signals,
         mut client: Option<&mut Client>,
-        args: &SimulateArgs,
+        args: &SimulationSettings,
     ) -> anyhow::Result<Stop> {
-        // Wall-clock: a scenario that waits for opt-ins waits in real time, whatever --speed.
-        // The deadline counts from the client's first connection: how long a client takes to
-        // start (a cold JVM on a loaded machine: tens of seconds) says nothing of its opt-in.
-        // Until it connects, a longer bound keeps a client that never does from waiting forever.
-        let mut deadline = args
+        // A scenario that waits for opt-ins waits in real time, whatever --speed, counted in the
+        // client's own time (`start`): from its start to its first connection, then from that
+        // connection to the clock's start.
+        let waits = |c: &Option<&mut Client>| c.as_deref().and_then(Client::cpu_waits);
+        let mut watch = args
             .start_deadline
-            .map(|d| tokio::time::Instant::now() + d * FIRST_CONNECTION_FACTOR);
+            .map(|d| (StartWatch::to_connect(Instant::now(), d), waits(&client)));
         let mut connected = false;
         let mut started = false;
         loop {
+            let bound = watch.as_ref().filter(|_| !started).map(|w| w.0.deadline());
             let never_started = async {
-                match deadline {
-                    Some(at) if !started => tokio::time::sleep_until(at).await,
-                    _ => std::future::pending().await,
+                match bound {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
                 }
             };
             let exited = async {
@@ -543,7 +517,9 @@ impl Narration {
                         started |= matches!(e.what, What::Started { .. });
                         if !connected && matches!(e.what, What::Connected { .. }) {
                             connected = true;
-                            deadline = args.start_deadline.map(|d| tokio::time::Instant::now() + d);
+                            watch = args.start_deadline.map(|d| {
+                                (StartWatch::to_start(Instant::now(), d), waits(&client))
+                            });
                         }
                         let done = !args.repeat && matches!(e.what, What::Finished { .. });
                         self.take(e, args)?;
@@ -559,7 +535,16 @@ impl Narration {
                     Err(RecvError::Closed) => return Ok(Stop::Ended),
                 },
                 _ = exited => return Ok(Stop::ClientExited),
-                _ = never_started => return Ok(Stop::NeverStarted),
+                _ = never_started => {
+                    let Some((w, before)) = watch.as_mut() else { continue };
+                    let waited = match (waits(&client), before.as_ref()) {
+                        (Some(now), Some(before)) => Some(now.longest_since(before)),
+                        _ => None,
+                    };
+                    if let AtBound::GiveUp(why) = w.at_bound(Instant::now(), waited) {
+                        return Ok(Stop::NeverStarted(why));
+                    }
+                }
                 stop = signals.recv() => return Ok(stop),
             }
         }
@@ -569,7 +554,7 @@ impl Narration {
     fn drain(
         &mut self,
         events: &mut Receiver<SimEvent>,
-        args: &SimulateArgs,
+        args: &SimulationSettings,
     ) -> anyhow::Result<()> {
         loop {
             match events.try_recv() {
@@ -580,15 +565,16 @@ impl Narration {
         }
     }
 
-    fn take(&mut self, e: SimEvent, args: &SimulateArgs) -> anyhow::Result<()> {
+    fn take(&mut self, e: SimEvent, args: &SimulationSettings) -> anyhow::Result<()> {
+        let quiet = args.narration == Verbosity::Quiet;
         let repeated = match &e.what {
             What::Resolved { from, .. } => !args.verbose && !self.asked.insert(from.ip()),
             _ => false,
         };
-        if repeated && shown(&e, args.quiet) {
+        if repeated && shown(&e, quiet) {
             self.dns_hidden += 1;
         }
-        if !args.silent && !repeated && shown(&e, args.quiet) {
+        if !args.silent() && !repeated && shown(&e, quiet) {
             let width = *self.width.get_or_insert_with(terminal::stdout_columns);
             let line = e.to_string();
             let mut out = std::io::stdout().lock();
@@ -607,8 +593,8 @@ impl Narration {
     }
 
     /// The count of DNS queries left out of the narration, at its end.
-    fn dns_count(&mut self, args: &SimulateArgs) -> anyhow::Result<()> {
-        if args.silent || self.dns_hidden == 0 {
+    fn dns_count(&mut self, args: &SimulationSettings) -> anyhow::Result<()> {
+        if args.silent() || self.dns_hidden == 0 {
             return Ok(());
         }
         let n = self.dns_hidden;
@@ -629,9 +615,9 @@ impl Narration {
         Ok(())
     }
 
-    fn lagged(&mut self, n: u64, args: &SimulateArgs) -> anyhow::Result<()> {
+    fn lagged(&mut self, n: u64, args: &SimulationSettings) -> anyhow::Result<()> {
         self.lost += n;
-        if args.silent {
+        if args.silent() {
             return Ok(());
         }
         writeln!(
@@ -753,7 +739,7 @@ fn hang(line: &str) -> usize {
 fn banner(
     out: &mut Header<impl Write>,
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
 ) -> std::io::Result<()> {
     let s = sim.scenario();
     writeln!(
@@ -827,7 +813,7 @@ const PASSWORD_VAR: &str = "MAINTWATCH_SIM_PASSWORD";
 fn try_lines(
     out: &mut Header<impl Write>,
     sim: &Simulator,
-    args: &SimulateArgs,
+    args: &SimulationSettings,
 ) -> std::io::Result<()> {
     let first = sim.proxies()[0];
     let dns = sim.dns_addr();
@@ -882,20 +868,13 @@ fn try_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::sim::{scenarios, SimOptions};
 
-    #[derive(Parser)]
-    struct T {
-        #[command(flatten)]
-        simulate: SimulateArgs,
-    }
-
-    async fn banner_of(list: &[&str]) -> String {
-        let args = T::try_parse_from(std::iter::once("simulate").chain(list.iter().copied()))
-            .unwrap()
-            .simulate;
-        let name = args.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
-        let mut opts = SimOptions::new(scenarios::by_name(name).unwrap());
+    async fn banner_of(password: Option<&str>, user: Option<&str>) -> String {
+        let mut args = SimulationSettings::new(ScenarioChoice::Named(scenarios::DEFAULT.into()));
+        args.password = password.map(String::from);
+        args.user = user.map(String::from);
+        let mut opts = SimOptions::new(scenarios::by_name(scenarios::DEFAULT).unwrap());
         opts.password = args.password.clone();
         opts.user = args.user.clone();
         let sim = Simulator::start(opts).await.unwrap();
@@ -908,7 +887,7 @@ mod tests {
     /// With `--password` the `try` lines had no way to authenticate.
     #[tokio::test]
     async fn try_lines_authenticate_without_showing_the_password() {
-        let text = banner_of(&["--password", "s3cret-Pw", "--user", "app"]).await;
+        let text = banner_of(Some("s3cret-Pw"), Some("app")).await;
         assert!(!text.contains("s3cret-Pw"), "{text}");
         let tries: Vec<&str> = text
             .lines()
@@ -925,7 +904,7 @@ mod tests {
         }
         assert!(text.contains("export MAINTWATCH_SIM_PASSWORD="), "{text}");
 
-        let open = banner_of(&[]).await;
+        let open = banner_of(None, None).await;
         assert!(
             !open.contains("REDISCLI_AUTH") && !open.contains("--user"),
             "{open}"

@@ -1,16 +1,25 @@
-//! The one place where a command line becomes the watch's settings: the engine's, the output's
-//! and the services', each validated here, so the engine, the sinks and the services never see a
-//! clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
+//! The one place where a command line becomes settings: the watch's (the engine's, the output's
+//! and the services'), a simulation's and a certification's, each validated here, so the engine,
+//! the sinks, the services and the simulation never see a clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
 
+use super::certify::{to_play, CertifyArgs};
 use super::service::ServiceArgs;
+use super::simulate::SimulateArgs;
 use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
 use crate::conn::ConnectOptions;
 use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
+use crate::sim::scenario::START_DEADLINE;
+use crate::sim::upstream::Upstream;
+use crate::simulation::{
+    ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
+    UpstreamChoice, Verbosity,
+};
 use crate::timeline::ScenarioClock;
 use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Validates the command line of `watch`, for the endpoint `connect` (the first of a fleet).
@@ -80,7 +89,7 @@ fn output_settings(args: &WatchArgs) -> OutputSettings {
                 keep: args.capture_keep,
             }),
         color: style.color,
-        time: args.time_format,
+        time: args.time_format.into(),
         width: style.width,
         verbose: args.verbose,
         clients: args.clients,
@@ -156,4 +165,142 @@ pub fn fleet_settings(
         (label, settings)
     });
     Some(fleet.collect())
+}
+
+/// Validates the command line of `simulate` into the one scenario it plays.
+pub fn simulation_settings(args: &SimulateArgs) -> anyhow::Result<SimulationSettings> {
+    // `--proxy-api` alone plays no scenario: frames are sent when its API asks.
+    let scenario = match args.play.asked() {
+        Some(asked) => asked,
+        None if args.proxy_api.is_some() => ScenarioChoice::ApiOnly,
+        None => args.play.choice(),
+    };
+    let client = (!args.command.is_empty()).then(|| ClientSettings {
+        command: args.command.clone(),
+        output: args.client_output.clone(),
+    });
+    Ok(SimulationSettings {
+        speed: args.play.speed,
+        repeat: args.repeat,
+        port: args.port,
+        password: args.password.clone(),
+        user: args.user.clone(),
+        catch_up: !args.no_catch_up,
+        upstream: upstream_choice(args.upstream.as_deref(), usage)?,
+        client,
+        grade: args.grade,
+        grade_json: args.grade_json.clone(),
+        report: args.report.clone(),
+        pcap: args.pcap.clone(),
+        narration: if args.quiet {
+            Verbosity::Quiet
+        } else {
+            Verbosity::Full
+        },
+        verbose: args.verbose,
+        api: api_settings(args)?,
+        ..SimulationSettings::new(scenario)
+    })
+}
+
+/// `--proxy-api`, `--listen`, `--default-interceptors` and `--announce`; a bad address is a
+/// usage error.
+fn api_settings(args: &SimulateArgs) -> anyhow::Result<Option<ApiSettings>> {
+    let Some(addr) = &args.proxy_api else {
+        return Ok(None);
+    };
+    if let Some(host) = &args.announce {
+        let fine = |c: char| c.is_ascii_alphanumeric() || ".:-_".contains(c);
+        if host.is_empty() || !host.chars().all(fine) {
+            return Err(usage(
+                "--announce",
+                "expected a host name or an IP address, such as 0.0.0.0",
+            ));
+        }
+    }
+    let addr = loopback_or(addr).map_err(|e| usage("--proxy-api", e))?;
+    let listen = if args.listen.is_empty() {
+        vec![SocketAddr::from(([127, 0, 0, 1], 6379))]
+    } else {
+        args.listen
+            .iter()
+            .map(|l| loopback_or(l))
+            .collect::<Result<_, _>>()
+            .map_err(|e| usage("--listen", e))?
+    };
+    Ok(Some(ApiSettings {
+        addr,
+        listen,
+        defaults: args.default_interceptors.clone(),
+        announce: args.announce.clone(),
+    }))
+}
+
+/// `PORT` on 127.0.0.1, or `HOST:PORT` as given (an IP address, `[v6]:port` for IPv6).
+fn loopback_or(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "expected PORT or HOST:PORT with an IP address, such as 4000 or 127.0.0.1:4000, found {:?}",
+            crate::sim::escape::escape(text.as_bytes())
+        )
+    })
+}
+
+/// `--upstream`: none, `spawn`, or a URL (a bad one is a usage error, its text already free of
+/// the password). `error` makes the usage error, as each command words it.
+fn upstream_choice(
+    url: Option<&str>,
+    error: fn(&str, String) -> anyhow::Error,
+) -> anyhow::Result<UpstreamChoice> {
+    Ok(match url {
+        None => UpstreamChoice::None,
+        Some("spawn") => UpstreamChoice::Spawn,
+        Some(url) => UpstreamChoice::At(
+            Upstream::parse(url).map_err(|e| error("--upstream", e.to_string()))?,
+        ),
+    })
+}
+
+/// Validates the command line of `certify` into one scenario's settings per scenario to play,
+/// each as `simulate --scenario NAME --upstream ... --grade --quiet -- CMD` would have made it,
+/// silent, and stopped when the client never starts it.
+pub fn certify_settings(args: &CertifyArgs) -> anyhow::Result<CertifySettings> {
+    let upstream = upstream_choice(Some(&args.upstream), flagged)?;
+    let names = to_play(&args.scenarios);
+    let dir = match &args.client_output {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
+    };
+    let scenarios = names
+        .iter()
+        .map(|name| SimulationSettings {
+            speed: args.speed,
+            upstream: upstream.clone(),
+            client: Some(ClientSettings {
+                command: args.command.clone(),
+                output: Some(dir.join(format!("{name}.log"))),
+            }),
+            grade: true,
+            pcap: args.pcap.as_ref().map(|d| d.join(format!("{name}.pcap"))),
+            narration: Verbosity::Silent,
+            start_deadline: Some(START_DEADLINE),
+            ..SimulationSettings::new(ScenarioChoice::Named(name.clone()))
+        })
+        .collect();
+    Ok(CertifySettings {
+        scenarios,
+        // One shared upstream server is one scenario's at a time.
+        jobs: match upstream {
+            UpstreamChoice::Spawn => usize::from(args.jobs),
+            _ => 1,
+        },
+        junit: args.junit.clone(),
+        grade_json: args.grade_json.clone(),
+        report: args.report.clone(),
+        client_output: dir,
+    })
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::sim::scenarios;
+use crate::simulation::ScenarioChoice;
 
 fn simulate_after_help() -> String {
     format!(
@@ -53,19 +54,15 @@ the scenario ends.";
 #[derive(Args, Debug, Clone)]
 #[command(
     long_about = SIMULATE_LONG_ABOUT,
-    after_help = simulate_after_help()
+    after_help = simulate_after_help(),
+    // The shared group's text, with what only simulate has.
+    mut_arg("scenario", |a| a.help(
+        "The embedded scenario to play (see --list; default single-proxy, or none with --proxy-api)"
+    ))
 )]
 pub struct SimulateArgs {
-    /// The embedded scenario to play (see --list; default single-proxy, or none with
-    /// --proxy-api).
-    #[arg(long, value_name = "NAME",
-          value_parser = scenario_names(), hide_possible_values = true,
-          conflicts_with = "scenario_file")]
-    pub scenario: Option<String>,
-
-    /// Play a scenario file from disk instead (format: scenarios/README.md).
-    #[arg(long, value_name = "PATH")]
-    pub scenario_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub play: ScenarioArgs,
 
     /// Also serve the HTTP API of cae-resp-proxy (the Docker proxy of the client libraries'
     /// maintenance test suites) on [HOST:]PORT, loopback unless a host is given; its nodes are
@@ -100,12 +97,6 @@ pub struct SimulateArgs {
     /// (LISTEN_HOST=0.0.0.0) while listening on loopback only.
     #[arg(long, value_name = "HOST", requires = "proxy_api")]
     pub announce: Option<String>,
-
-    /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
-    /// change, so MOVING still declares its real window). Stalls are not shortened: they last
-    /// real seconds, because a client's timeouts do.
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
-    pub speed: f64,
 
     /// Play the scenario again and again; between rounds DNS and listeners are reset and every
     /// connection is closed so clients start over.
@@ -185,17 +176,43 @@ pub struct SimulateArgs {
     /// (SIGTERM, SIGKILL 5 s later) and how it ended is part of the grade.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
+}
 
-    /// Print nothing while the run goes on (no banner, no narration): `certify` plays each
-    /// scenario through `simulate`'s own code and prints its own lines instead. Not a flag.
-    #[arg(skip)]
-    pub silent: bool,
+/// The scenario and its clock: the flags `simulate` and `demo` share, declared once.
+#[derive(Args, Debug, Clone)]
+pub struct ScenarioArgs {
+    /// The embedded scenario to play (see --list; default single-proxy).
+    #[arg(long, value_name = "NAME",
+          value_parser = scenario_names(), hide_possible_values = true,
+          conflicts_with = "scenario_file")]
+    pub scenario: Option<String>,
 
-    /// Stop the run when the scenario's clock has not started this long after CMD started (a
-    /// scenario that starts on opt-ins waits for them forever otherwise): `certify` must end
-    /// with a client that cannot start a scenario. Not a flag.
-    #[arg(skip)]
-    pub start_deadline: Option<std::time::Duration>,
+    /// Play a scenario file from disk instead (format: scenarios/README.md).
+    #[arg(long, value_name = "PATH")]
+    pub scenario_file: Option<PathBuf>,
+
+    /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
+    /// change, so MOVING still declares its real window). Stalls are not shortened: they last
+    /// real seconds, because a client's timeouts do.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    pub speed: f64,
+}
+
+impl ScenarioArgs {
+    /// The scenario asked for by file or name; `None` when neither was given.
+    pub fn asked(&self) -> Option<ScenarioChoice> {
+        match (&self.scenario_file, &self.scenario) {
+            (Some(path), _) => Some(ScenarioChoice::File(path.clone())),
+            (None, Some(name)) => Some(ScenarioChoice::Named(name.clone())),
+            (None, None) => None,
+        }
+    }
+
+    /// The scenario asked for, or the default one.
+    pub fn choice(&self) -> ScenarioChoice {
+        self.asked()
+            .unwrap_or_else(|| ScenarioChoice::Named(scenarios::DEFAULT.to_string()))
+    }
 }
 
 /// The long description of `demo`. The `Command::Demo` variant repeats it
@@ -213,23 +230,12 @@ scenario ends.";
     after_help = demo_after_help()
 )]
 pub struct DemoArgs {
-    /// The embedded scenario to play.
-    #[arg(long, value_name = "NAME", default_value = scenarios::DEFAULT,
-          value_parser = scenario_names(), hide_possible_values = true,
-          conflicts_with = "scenario_file")]
-    pub scenario: String,
-
-    /// Play a scenario file from disk instead (format: scenarios/README.md).
-    #[arg(long, value_name = "PATH")]
-    pub scenario_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub play: ScenarioArgs,
 
     /// List the scenarios, one line each, and exit (as `simulate --list`).
     #[arg(long)]
     pub list: bool,
-
-    /// Run the scenario clock this many times faster.
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
-    pub speed: f64,
 
     /// Also write the watch's JSON lines to FILE (a capture `replay` reads back).
     #[arg(long, value_name = "FILE")]
@@ -315,7 +321,7 @@ mod tests {
             panic!("not demo")
         };
         assert_eq!(
-            d.scenario_file.as_deref(),
+            d.play.scenario_file.as_deref(),
             Some(std::path::Path::new("my.scn"))
         );
         assert!(parse(&["demo", "--scenario-file", "a", "--scenario", "dns-race"]).is_err());

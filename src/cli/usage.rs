@@ -11,29 +11,7 @@ use std::fmt;
 use crate::conn::ConfigError;
 use crate::exit;
 
-/// A flag's value the program refuses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError {
-    /// As typed on the command line: `--exec-timeout`.
-    pub flag: String,
-    pub message: String,
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.flag, self.message)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// A [`UsageError`] as an `anyhow::Error`, for `?` and `map_err`.
-pub fn usage(flag: &str, message: impl fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(UsageError {
-        flag: flag.to_string(),
-        message: message.to_string(),
-    })
-}
+pub use crate::exit::{usage, UsageError};
 
 /// A [`UsageError`] for `flag` from an error whose text may already start with the flag's name
 /// (`--exec-on: "x" is not a line type`): the name is not said twice.

@@ -2,6 +2,7 @@
 
 use super::{parse_duration, ColorChoice};
 use crate::defaults;
+use crate::output::human::TimeFormat;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -138,8 +139,8 @@ pub struct WatchArgs {
     pub color: ColorChoice,
     /// How a line's time is shown: compact (HH:MM:SS.mmm, local), full (to the microsecond,
     /// local) or rfc3339 (UTC, as in the JSON lines).
-    #[arg(long, value_enum, default_value_t = defaults::TIME_FORMAT)]
-    pub time_format: crate::output::human::TimeFormat,
+    #[arg(long, value_enum, default_value_t = TimeFormatArg::from(defaults::TIME_FORMAT))]
+    pub time_format: TimeFormatArg,
     /// Also show the lines that are only detail: each successful --traffic PING (failures are
     /// always shown; the summary has the latency figures).
     #[arg(short = 'v', long)]
@@ -207,6 +208,38 @@ fn parse_count(text: &str) -> Result<u32, String> {
         ),
         Ok(n) => Ok(n),
         Err(_) => Err(format!("{text:?} is not a whole number of notifications")),
+    }
+}
+
+/// `--time-format`'s values: the output's [`TimeFormat`] as clap sees it, kept here so that the
+/// output module knows no clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeFormatArg {
+    /// Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns.
+    Compact,
+    /// Local time to the microsecond, `HH:MM:SS.ffffff`.
+    Full,
+    /// The line's own timestamp: RFC 3339, UTC, microseconds (as in the JSON lines).
+    Rfc3339,
+}
+
+impl From<TimeFormatArg> for TimeFormat {
+    fn from(a: TimeFormatArg) -> TimeFormat {
+        match a {
+            TimeFormatArg::Compact => TimeFormat::Compact,
+            TimeFormatArg::Full => TimeFormat::Full,
+            TimeFormatArg::Rfc3339 => TimeFormat::Rfc3339,
+        }
+    }
+}
+
+impl From<TimeFormat> for TimeFormatArg {
+    fn from(t: TimeFormat) -> TimeFormatArg {
+        match t {
+            TimeFormat::Compact => TimeFormatArg::Compact,
+            TimeFormat::Full => TimeFormatArg::Full,
+            TimeFormat::Rfc3339 => TimeFormatArg::Rfc3339,
+        }
     }
 }
 

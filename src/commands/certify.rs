@@ -15,14 +15,16 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::certify::CertifyArgs;
-use crate::cli::simulate::SimulateArgs;
 use crate::escape::sanitize;
 use crate::exit;
 use crate::judge::{ClientProcess, Grade, Rule, Verdict};
 use crate::output::{human, terminal};
 use crate::sim::scenario::Start;
-use crate::sim::upstream::Upstream;
-use crate::simulation::{self, Signals, Stop};
+use crate::simulation::{self, CertifySettings, Signals, Stop, TooLoaded};
+
+mod jobs;
+
+pub use jobs::take_worker_mode;
 
 /// One scenario's result.
 #[derive(Debug, Clone)]
@@ -63,77 +65,137 @@ fn say_isolation() {
 
 /// Runs `maintwatch certify`.
 pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
-    if args.upstream != "spawn" {
-        if let Err(e) = Upstream::parse(&args.upstream) {
-            // The URL's parse error is already redacted (no password in it).
-            return Err(crate::cli::usage::flagged("--upstream", e));
-        }
+    certify(&crate::cli::settings::certify_settings(args)?).await
+}
+
+/// Plays every scenario of `settings` and writes the reports.
+pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
+    if jobs::is_worker() {
+        return jobs::worker(args).await;
     }
     say_isolation();
-    let names = crate::cli::certify::to_play(&args.scenarios);
+    let names = args.names();
     let dir = output_dir(args)?;
-    // Registered before anything starts: a Ctrl-C stops the scenario being played (its servers
-    // and client too) and writes the report so far.
+    // Registered before anything starts: a Ctrl-C stops the scenarios being played (their
+    // servers and clients too) and writes the report so far.
     let mut signals = Signals::new()?;
-    let mut progress = Progress::new(names.len() as u64);
-    let mut outcomes = Vec::new();
-    let mut json = String::new();
-    let mut interrupted = None;
-    for name in &names {
+    let run = if args.jobs > 1 {
+        jobs::parallel(args, &mut signals).await?
+    } else {
+        one_by_one(args, &mut signals).await?
+    };
+    let outcomes: Vec<Outcome> = run.done.iter().map(|d| d.outcome.clone()).collect();
+    let json: String = run.done.iter().map(|d| d.json.as_str()).collect();
+    write_reports(args, &outcomes, &json)?;
+    if run.usage {
+        return Ok(exit::USAGE);
+    }
+    if let Some(code) = run.said {
+        return Ok(code);
+    }
+    if let Some((name, e)) = run.failed {
+        // The client could not be started, say: what was played before still counts.
+        if crate::sim::client::not_started(&e) {
+            let text = format!("scenario {name}: {e}");
+            eprintln!("{}", terminal::message("error", &text));
+            return Ok(exit::CLIENT_NOT_STARTED);
+        }
+        return Err(e.context(format!("scenario {name}")));
+    }
+    print_summary(&outcomes, &names, &dir, run.interrupted.is_some())?;
+    Ok(run
+        .interrupted
+        .unwrap_or_else(|| worst(&outcomes).exit_code()))
+}
+
+/// What a certification played: the scenarios finished, in the list's order whatever order
+/// they finished in, and why it stopped early if it did.
+#[derive(Default)]
+pub struct Run {
+    pub done: Vec<Done>,
+    /// A scenario that could not be played, and why.
+    pub failed: Option<(String, anyhow::Error)>,
+    /// The exit code of the signal that stopped the run.
+    pub interrupted: Option<i32>,
+    /// A usage error was printed.
+    pub usage: bool,
+    /// A scenario's worker said why it could not play (the client could not be started): the
+    /// exit code.
+    pub said: Option<i32>,
+}
+
+/// One scenario finished: its outcome, its grade's JSON lines, and how it stopped.
+pub struct Done {
+    pub outcome: Outcome,
+    pub json: String,
+    pub stop: Stop,
+}
+
+/// `--jobs 1`: each scenario in turn, in this process, in the list's order.
+async fn one_by_one(args: &CertifySettings, signals: &mut Signals) -> anyhow::Result<Run> {
+    let mut progress = Progress::new(args.scenarios.len() as u64);
+    let mut run = Run::default();
+    for sim_args in &args.scenarios {
+        let name = sim_args.scenario.name();
         if let Some(Stop::Signal(_, code)) = signals.pending().await {
-            interrupted = Some(code);
+            run.interrupted = Some(code);
             break;
         }
-        progress.start(name);
+        progress.start(&name);
         let started = Instant::now();
-        let sim_args = scenario_args(args, name, &dir);
-        let g = match simulation::graded(&sim_args, &mut signals).await {
+        let g = match simulation::graded(sim_args, signals).await {
             Ok(Some(g)) => g,
-            Ok(None) => return Ok(exit::USAGE),
+            Ok(None) => {
+                run.usage = true;
+                break;
+            }
             Err(e) => {
-                // The client could not be started, say: what was played before still counts.
-                progress.clear();
-                write_reports(args, &outcomes, &json)?;
-                if crate::sim::client::not_started(&e) {
-                    eprintln!(
-                        "{}",
-                        crate::output::terminal::message("error", &format!("scenario {name}: {e}"))
-                    );
-                    return Ok(exit::CLIENT_NOT_STARTED);
-                }
-                return Err(e.context(format!("scenario {name}")));
+                run.failed = Some((name, e));
+                break;
             }
         };
-        let mut grade = g.grade.clone();
-        if g.stop == Stop::NeverStarted {
-            never_started(&mut grade, name);
-        }
-        json.push_str(&crate::judge::lines::write(&g.obs, &grade)?);
-        let page = args.report.as_ref().map(|_| {
-            let (lines, notes) = simulation::report_parts(&g);
-            Page {
-                obs: g.obs.clone(),
-                lines,
-                notes,
-            }
-        });
-        let outcome = Outcome {
-            scenario: name.clone(),
-            grade,
-            seconds: started.elapsed().as_secs_f64(),
-            page,
-        };
-        progress.finished(&finished_line(&outcome, g.stop, g.lost));
-        outcomes.push(outcome);
-        if let Stop::Signal(_, code) = g.stop {
-            interrupted = Some(code);
+        let page = args.report.as_ref().map(|_| simulation::report_parts(&g));
+        let seconds = started.elapsed().as_secs_f64();
+        let done = settle(&name, g.grade, g.obs, g.stop, seconds, page)?;
+        progress.finished(&finished_line(&done.outcome, g.stop, g.lost));
+        let stop = done.stop;
+        run.done.push(done);
+        if let Stop::Signal(_, code) = stop {
+            run.interrupted = Some(code);
             break;
         }
     }
     progress.clear();
-    write_reports(args, &outcomes, &json)?;
-    print_summary(&outcomes, &names, &dir, interrupted.is_some())?;
-    Ok(interrupted.unwrap_or_else(|| worst(&outcomes).exit_code()))
+    Ok(run)
+}
+
+/// A scenario's grade made final (a scenario that never started is NOT JUDGED, with why) and
+/// turned into what every report is written from: the same whether it was played here or in a
+/// process of its own.
+pub fn settle(
+    name: &str,
+    mut grade: Grade,
+    obs: crate::judge::Observations,
+    stop: Stop,
+    seconds: f64,
+    page: Option<(crate::report::Collected, Vec<String>)>,
+) -> anyhow::Result<Done> {
+    if let Stop::NeverStarted(load) = stop {
+        never_started(&mut grade, name, load);
+    }
+    let json = crate::judge::lines::write(&obs, &grade)?;
+    let page = page.map(|(lines, notes)| Page { obs, lines, notes });
+    let outcome = Outcome {
+        scenario: name.to_string(),
+        grade,
+        seconds,
+        page,
+    };
+    Ok(Done {
+        outcome,
+        json,
+        stop,
+    })
 }
 
 /// The worst verdict over the scenarios: fail, then not judged, then pass (nothing played is not
@@ -152,76 +214,58 @@ pub use crate::sim::scenario::START_DEADLINE;
 pub const STARTED: &str = "scenario-started";
 
 /// A scenario that never started judged nothing of what it exists for, even when the rules it
-/// did judge (`survives`) passed: it is NOT JUDGED, with why.
-fn never_started(grade: &mut Grade, name: &str) {
+/// did judge (`survives`) passed: it is NOT JUDGED, with why, and with the load when the client
+/// was kept waiting for a CPU past what the start deadline allows for.
+fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoaded>) {
     let needs = match crate::sim::scenarios::by_name(name).map(|s| s.start) {
         Some(Start::OptIn(n)) if n > 1 => {
             format!("{n} connections opted in at once (a cluster client's, one per node)")
         }
+        Some(Start::Subscribe) => "a subscription to AzureRedisEvents".into(),
         _ => "a connection that opts in".into(),
     };
-    grade.rules.push(Rule::not_judged(
-        STARTED,
-        format!(
-            "the scenario never started: it waits for {needs}, and the client had not within {} s of its first connection (or made none within {} s)",
-            START_DEADLINE.as_secs(),
-            START_DEADLINE.as_secs() * u64::from(crate::simulation::FIRST_CONNECTION_FACTOR)
+    let deadline = START_DEADLINE.as_secs();
+    let first = deadline * u64::from(crate::simulation::FIRST_CONNECTION_FACTOR);
+    let why = match load {
+        None => format!(
+            "the scenario never started: it waits for {needs}, and the client had not within \
+             {deadline} s of its first connection (or made none within {first} s)"
         ),
-    ));
+        Some(l) => format!(
+            "the run was too loaded to tell: the scenario waits for {needs}, and the client had \
+             not {} in the {:.0} s it was given, but its threads waited up to {:.0} s of it for a \
+             CPU (a bound of {} s moves on by such waits up to {} times itself)",
+            if l.connected { "done it" } else { "connected" },
+            l.given_ms as f64 / 1000.0,
+            l.waited_ms as f64 / 1000.0,
+            if l.connected { deadline } else { first },
+            crate::simulation::LOAD_FACTOR
+        ),
+    };
+    grade.rules.push(Rule::not_judged(STARTED, why));
     grade.settle();
 }
 
-/// Where the client's output goes: `--client-output`, else a new directory of its own.
-fn output_dir(args: &CertifyArgs) -> anyhow::Result<PathBuf> {
-    let dir = match &args.client_output {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
-    };
+/// Where the client's output goes, made if it is not there.
+fn output_dir(args: &CertifySettings) -> anyhow::Result<PathBuf> {
+    let dir = args.output_dir().to_path_buf();
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating the client output directory {}", dir.display()))?;
     Ok(dir)
 }
 
-/// `simulate --scenario NAME --upstream ... --grade --quiet -- CMD`, silent: the arguments
-/// `simulate` itself would have parsed for one scenario.
-fn scenario_args(args: &CertifyArgs, name: &str, dir: &Path) -> SimulateArgs {
-    SimulateArgs {
-        scenario: Some(name.to_string()),
-        scenario_file: None,
-        proxy_api: None,
-        listen: Vec::new(),
-        default_interceptors: Vec::new(),
-        announce: None,
-        speed: args.speed,
-        repeat: false,
-        list: false,
-        port: 0,
-        password: None,
-        user: None,
-        no_catch_up: false,
-        quiet: true,
-        verbose: false,
-        upstream: Some(args.upstream.clone()),
-        grade: true,
-        grade_json: None,
-        report: None,
-        client_output: Some(dir.join(format!("{name}.log"))),
-        pcap: args.pcap.as_ref().map(|d| d.join(format!("{name}.pcap"))),
-        command: args.command.clone(),
-        silent: true,
-        start_deadline: Some(START_DEADLINE),
-    }
-}
-
 /// `certify: failover: every rule held (5 passed, 0 failed, 0 not judged)`, with why the
 /// scenario ended early when it did.
-fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
+pub fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
     let verdict = o.grade.verdict_line();
     let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
     let mut line = format!("certify: {}: {verdict}", o.scenario);
     match stop {
         Stop::ClientExited => line.push_str(" (the client exited before the scenario ended)"),
-        Stop::NeverStarted => line.push_str(" (the scenario never started)"),
+        Stop::NeverStarted(None) => line.push_str(" (the scenario never started)"),
+        Stop::NeverStarted(Some(_)) => {
+            line.push_str(" (the scenario never started: the run was too loaded to tell why)")
+        }
         Stop::Signal(name, _) => {
             let _ = write!(line, " (stopped by {name}: what happened so far)");
         }
@@ -284,7 +328,7 @@ impl Progress {
 }
 
 /// `--junit` and `--grade-json`, with what was played so far.
-fn write_reports(args: &CertifyArgs, outcomes: &[Outcome], json: &str) -> anyhow::Result<()> {
+fn write_reports(args: &CertifySettings, outcomes: &[Outcome], json: &str) -> anyhow::Result<()> {
     if let Some(path) = &args.junit {
         std::fs::write(path, junit(outcomes))
             .with_context(|| format!("writing the JUnit report to {}", path.display()))?;
@@ -331,7 +375,7 @@ fn print_summary(
     if interrupted {
         let left: Vec<&str> = names
             .iter()
-            .skip(outcomes.len())
+            .filter(|n| !outcomes.iter().any(|o| &o.scenario == *n))
             .map(String::as_str)
             .collect();
         if !left.is_empty() {

@@ -29,9 +29,9 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         out.flush()?;
         return Ok(crate::exit::SUCCESS);
     }
-    let scenario = scenarios::chosen(&args.scenario, args.scenario_file.as_deref())?;
+    let scenario = args.play.choice().load()?;
     let opts = SimOptions {
-        speed: args.speed,
+        speed: args.play.speed,
         // The demo ends its watch with the scenario: no close follows to be marked.
         mark_end: false,
         ..SimOptions::new(scenario)
@@ -41,7 +41,7 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         .context("starting the simulator")?;
     let style = args.color.style(false);
     let host = sim.host().to_string();
-    print_header(&sim, &host, args.speed, style.width)?;
+    print_header(&sim, &host, args.play.speed, style.width)?;
 
     let mut settings = settings(&sim, &host, args, style)?;
     // The page is drawn from the watch's own lines: from the capture, a temporary one when
@@ -195,7 +195,7 @@ fn settings(
         db: None,
     };
     let mut settings = WatchSettings::new(config.options_for(&url)?);
-    settings.clock = ScenarioClock::new(args.speed)?;
+    settings.clock = ScenarioClock::new(args.play.speed)?;
     settings.speed_given = true;
     // The simulator's host is no Azure Cache name: its Azure scenarios need the channel asked for.
     settings.engine.azure_events = sim.scenario().is_azure();

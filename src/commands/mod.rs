@@ -29,6 +29,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
         Command::Certify(args) => {
+            // A worker of `certify --jobs N` plays its scenario in a network of its own.
+            if certify::take_worker_mode() {
+                crate::sim::isolation::own_network();
+            }
             isolate(Some(&args.upstream));
             runtime()?.block_on(certify::run(&args))
         }

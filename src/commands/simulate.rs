@@ -10,12 +10,13 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use crate::cli::settings::simulation_settings;
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::judge::Observations;
 use crate::sim::grade::Grade;
 use crate::sim::scenarios;
-use crate::simulation::{graded, grading, play, report_parts, Graded, Signals, Stop};
+use crate::simulation::{graded, play, report_parts, Graded, Signals, SimulationSettings, Stop};
 
 /// Runs `maintwatch simulate`.
 pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
@@ -28,7 +29,8 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     // Registered first: a Ctrl-C right after the `try` lines appeared must end the run with the
     // simulator shut down (and the grade so far), not kill the process.
     let mut signals = Signals::new()?;
-    if !grading(args) {
+    let args = &simulation_settings(args)?;
+    if !args.grading() {
         return Ok(match play(args, &mut signals).await? {
             Some(played) => played.stop.code(),
             None => exit::USAGE,
@@ -60,7 +62,7 @@ fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
 
 /// Prints the grade (and writes it with `--grade-json`); the exit code is the grade's, or the
 /// signal's.
-fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
+fn report(graded: &Graded, args: &SimulationSettings) -> anyhow::Result<i32> {
     let Graded {
         grade: g,
         obs,
@@ -90,7 +92,7 @@ fn report(graded: &Graded, args: &SimulateArgs) -> anyhow::Result<i32> {
             out,
             "grade: the client exited before the scenario ended: this is what happened so far"
         )?,
-        Stop::NeverStarted => writeln!(
+        Stop::NeverStarted(_) => writeln!(
             out,
             "grade: the scenario never started (it waits for opt-ins): this is what happened"
         )?,

@@ -321,6 +321,13 @@ mod namespace {
 }
 
 impl Client {
+    /// How long each thread of the client's process group has waited for a CPU so far; `None`
+    /// where the kernel does not say.
+    pub fn cpu_waits(&self) -> Option<super::cpu_wait::Waits> {
+        // It leads its own process group (process_group(0)).
+        super::cpu_wait::Waits::of_group(self.child.id()?)
+    }
+
     /// Waits for the client to exit by itself.
     pub async fn exited(&mut self) -> io::Result<std::process::ExitStatus> {
         self.child.wait().await

@@ -59,6 +59,15 @@ pub fn prepare(outside: Option<&str>) -> Isolation {
     CHOSEN.get_or_init(|| choose(outside)).clone()
 }
 
+/// Moves this process, while it has one thread, into a network and mount namespace of its own
+/// (with a user namespace when it may not make them itself): a `certify --jobs N` worker, so
+/// that its scenario's loopback, ports, DNS, redis-server and client are reachable by no other
+/// scenario. Where it cannot, the worker stays on the machine's loopback, where its ports are
+/// still its own (each picked free), and [`prepare`] chooses as for any run.
+pub fn own_network() -> bool {
+    imp::enter_network().is_ok()
+}
+
 fn choose(outside: Option<&str>) -> Isolation {
     let why = match imp::port_53_refused() {
         None => return Isolation::Host,
@@ -101,6 +110,17 @@ mod imp {
         None
     }
 
+    /// A new network and mount namespace; a user namespace first when the process lacks the
+    /// right to make them (an ordinary user).
+    pub fn enter_network() -> io::Result<()> {
+        // SAFETY: unshare with constant flags; the process has one thread.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) } < 0 {
+            return enter();
+        }
+        private_mounts()?;
+        loopback_up()
+    }
+
     /// Moves this process into new user, network and mount namespaces, maps this user to root
     /// inside (so the programs it starts keep the namespace's capabilities, as with
     /// `unshare -r`), and brings the new loopback up.
@@ -114,7 +134,12 @@ mod imp {
         std::fs::write("/proc/self/setgroups", "deny")?;
         std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
         std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
-        // Private, so that no mount made inside can propagate to the machine.
+        private_mounts()?;
+        loopback_up()
+    }
+
+    /// Private, so that no mount made inside can propagate to the machine.
+    fn private_mounts() -> io::Result<()> {
         // SAFETY: mount with NUL-terminated constant strings and null pointers where allowed.
         check(unsafe {
             libc::mount(
@@ -124,8 +149,8 @@ mod imp {
                 libc::MS_PRIVATE | libc::MS_REC,
                 std::ptr::null(),
             )
-        })?;
-        loopback_up()
+        })
+        .map(|_| ())
     }
 
     /// A new network namespace has a loopback, down; up, it answers all of 127.0.0.0/8.
@@ -161,5 +186,9 @@ mod imp {
 
     pub fn enter() -> std::io::Result<()> {
         Err(std::io::Error::other("namespaces are Linux-only"))
+    }
+
+    pub fn enter_network() -> std::io::Result<()> {
+        enter()
     }
 }

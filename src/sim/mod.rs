@@ -25,6 +25,7 @@ pub mod azure;
 pub mod capture;
 pub mod client;
 pub mod cluster;
+pub mod cpu_wait;
 pub mod dns;
 pub mod escape;
 mod event;

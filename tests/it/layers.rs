@@ -424,3 +424,80 @@ fn the_command_checker_sees_both_path_forms() {
         ["probe", "watch"].map(String::from).into()
     );
 }
+
+/// Where clap and the command line's own types may be named: the command line itself (`cli/`),
+/// the commands that wire it to the library (`commands/`), and the binary. Everything below
+/// takes settings (`WatchSettings`, `SimulationSettings`, `CertifySettings`), so an engine can
+/// be driven, and tested, without a command line.
+const KNOWS_THE_COMMAND_LINE: &[&str] = &["cli/", "commands/", "main.rs", "lib.rs"];
+
+/// What names clap or the command line in a piece of code: `clap::`, `use clap`, `crate::cli`
+/// (as a whole word: `crate::clients` is not it).
+fn names_the_command_line(code: &str) -> Option<&'static str> {
+    ["clap::", "use clap", "crate::cli"]
+        .into_iter()
+        .find(|needle| {
+            code.match_indices(needle).any(|(i, _)| {
+                let next = code[i + needle.len()..].chars().next();
+                needle.ends_with(':') || !next.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        })
+}
+
+#[test]
+fn no_engine_module_knows_clap_or_the_cli() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut seen = 0;
+    let mut found = Vec::new();
+    for file in rust_files(&src) {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if KNOWS_THE_COMMAND_LINE.iter().any(|p| rel.starts_with(p)) || is_test_file(&file) {
+            continue;
+        }
+        seen += 1;
+        let text = std::fs::read_to_string(&file).unwrap();
+        // Comments may name clap (to say why a module does not); code may not.
+        let code: String = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap()
+            .lines()
+            .map(code_of)
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(what) = names_the_command_line(&code) {
+            found.push(format!("src/{rel} names {what}"));
+        }
+    }
+    assert!(seen > 50, "the walk found the engine's files ({seen})");
+    assert!(
+        found.is_empty(),
+        "below the command line, modules take settings, not clap types:\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_command_line_checker_sees_each_form() {
+    assert_eq!(names_the_command_line("use clap::Args;"), Some("clap::"));
+    assert_eq!(
+        names_the_command_line("#[derive(clap::ValueEnum)]"),
+        Some("clap::")
+    );
+    assert_eq!(
+        names_the_command_line("fn f(a: &crate::cli::simulate::SimulateArgs)"),
+        Some("crate::cli")
+    );
+    assert_eq!(
+        names_the_command_line(&code_of("// clap:: is not here")),
+        None
+    );
+    assert_eq!(
+        names_the_command_line("crate::clients::summary_line()"),
+        None
+    );
+}

@@ -31,6 +31,7 @@ mod hooks;
 mod hostile_handshake;
 mod ioredis;
 mod jedis;
+mod jobs_verdicts;
 mod layers;
 mod layers_folders;
 mod lettuce;

@@ -29,7 +29,7 @@ const HOOKED: &str = concat!(
 );
 
 /// NODE_PATH for the configured node-redis, and its version; `None` after a SKIP line.
-fn node_redis(test: &str) -> Option<(String, String)> {
+pub(crate) fn node_redis(test: &str) -> Option<(String, String)> {
     let (dir, version) = tier::client_runtime(
         test,
         NODE_VAR,
@@ -127,7 +127,7 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
 /// node-redis in the folder `dir` (`version`) as a version of the tier: the cluster
 /// application where that version's createCluster handles the notifications (5.11.0 on,
 /// `maintwatch::clients`).
-fn tier_version(dir: &str, version: &str) -> tier::Version {
+pub(crate) fn tier_version(dir: &str, version: &str) -> tier::Version {
     let node_path = std::path::Path::new(dir).join("node_modules");
     let cluster = maintwatch::clients::has_cluster("node-redis", version) == Some(true);
     tier::Version {

@@ -118,7 +118,7 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
 
 /// redis-py at `py` (`version`) as a version of the tier: the cluster application where that
 /// version's RedisCluster handles the notifications (7.2.0 on, `maintwatch::clients`).
-fn tier_version(py: &str, version: &str) -> tier::Version {
+pub(crate) fn tier_version(py: &str, version: &str) -> tier::Version {
     let cluster = maintwatch::clients::has_cluster("redis-py", version) == Some(true);
     tier::Version {
         label: format!("redis-py {version}"),

@@ -42,7 +42,7 @@ impl Default for Style {
 }
 
 /// How the wall-clock prefix of a line is written (`--time-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimeFormat {
     /// Local time to the millisecond, `HH:MM:SS.mmm`: keeps the common lines within 80 columns.
     #[default]

@@ -356,10 +356,22 @@ pub async fn certify(
     cmd: &[String],
     env: &[(String, String)],
 ) -> Certified {
+    certify_with(redis, scenarios, cmd, env, &[]).await
+}
+
+/// [`certify`] with more flags (`--jobs 1`).
+pub async fn certify_with(
+    redis: &str,
+    scenarios: Option<&[&str]>,
+    cmd: &[String],
+    env: &[(String, String)],
+    flags: &[&str],
+) -> Certified {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grades.jsonl");
     let out = dir.path().join("client");
     let mut c = maintwatch_async(["certify"]);
+    c.args(flags);
     if let Some(list) = scenarios {
         c.arg("--scenarios").arg(list.join(","));
     }

@@ -1,0 +1,389 @@
+//! `certify --jobs N`: up to N scenarios at once, each in a maintwatch process of its own.
+//!
+//! Nearly all of a certification is waiting (declared windows, stalls, a client's timers), so
+//! scenarios can share the machine; what they must not share is anything a client could reach.
+//! Each scenario is played by a worker: this same binary, started as `certify --scenarios NAME`
+//! with [`WORKER`] in its environment. Before its runtime starts, the worker moves into a
+//! network and mount namespace of its own ([`crate::sim::isolation::own_network`]; with a user
+//! namespace too when it is not root): its loopback, its simulator's addresses and ports, its
+//! DNS on port 53, its redis-server and its client are its own, and no other scenario's can be
+//! reached. It plays the scenario exactly as `--jobs 1` does, and hands the grade back as one
+//! JSON line on its stdout; this process settles it as it settles its own ([`super::settle`]),
+//! so every report is the same whichever way a scenario was played, and in the list's order
+//! whatever order the scenarios finished in.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::process::Stdio;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncReadExt;
+use tokio::task::JoinSet;
+
+use super::{finished_line, settle, Done, Run};
+use crate::exit;
+use crate::judge::{Grade, Observations};
+use crate::simulation::{
+    self, CertifySettings, SentFrame, Signals, SimulationSettings, Stop, TooLoaded,
+};
+
+/// The variable that makes `certify` a worker: `1`, or `page` when the run's `--report` needs
+/// the frames sent.
+pub const WORKER: &str = "MAINTWATCH_CERTIFY_WORKER";
+
+/// Whether this process is a worker (read once, at the start, before the variable is removed
+/// so that the client does not inherit it).
+pub fn is_worker() -> bool {
+    worker_mode().is_some()
+}
+
+fn worker_mode() -> Option<&'static str> {
+    static MODE: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var(WORKER).ok()?.as_str() {
+        "page" => Some("page"),
+        _ => Some("1"),
+    })
+}
+
+/// Reads the worker mode and takes the variable out of the environment, while the process has
+/// one thread: the client must not find it in its own.
+pub fn take_worker_mode() -> bool {
+    let worker = is_worker();
+    std::env::remove_var(WORKER);
+    worker
+}
+
+/// How a worker's scenario stopped, as it travels.
+#[derive(Serialize, Deserialize, Clone, Copy)]
+enum HowStopped {
+    Ended,
+    ClientExited,
+    NeverStarted(Option<TooLoaded>),
+    Signal(i32),
+}
+
+impl From<Stop> for HowStopped {
+    fn from(s: Stop) -> HowStopped {
+        match s {
+            Stop::Ended => HowStopped::Ended,
+            Stop::ClientExited => HowStopped::ClientExited,
+            Stop::NeverStarted(l) => HowStopped::NeverStarted(l),
+            Stop::Signal(_, code) => HowStopped::Signal(code),
+        }
+    }
+}
+
+impl From<HowStopped> for Stop {
+    fn from(e: HowStopped) -> Stop {
+        match e {
+            HowStopped::Ended => Stop::Ended,
+            HowStopped::ClientExited => Stop::ClientExited,
+            HowStopped::NeverStarted(l) => Stop::NeverStarted(l),
+            HowStopped::Signal(exit::HANGUP) => Stop::Signal("SIGHUP", exit::HANGUP),
+            HowStopped::Signal(exit::TERMINATED) => Stop::Signal("SIGTERM", exit::TERMINATED),
+            HowStopped::Signal(code) => Stop::Signal("SIGINT", code),
+        }
+    }
+}
+
+/// What a worker hands back: its scenario's grade and what it was made from.
+#[derive(Serialize, Deserialize)]
+struct Finished {
+    grade: Grade,
+    obs: Observations,
+    stop: HowStopped,
+    lost: u64,
+    seconds: f64,
+    /// The frames sent, for `--report` (empty otherwise).
+    sent: Vec<SentFrame>,
+    /// The clock of the run's last event, for `--report`.
+    until: Option<f64>,
+}
+
+/// The worker: plays its one scenario, silent, and prints the [`Finished`] line.
+pub async fn worker(args: &CertifySettings) -> anyhow::Result<i32> {
+    let Some(sim_args) = args.scenarios.first() else {
+        anyhow::bail!("a certify worker needs one scenario");
+    };
+    let mut signals = Signals::new()?;
+    let started = std::time::Instant::now();
+    let g = match simulation::graded(sim_args, &mut signals).await {
+        Ok(Some(g)) => g,
+        Ok(None) => return Ok(exit::USAGE),
+        // Said here, as `--jobs 1` says it; the exit code tells certify it was said.
+        Err(e) if crate::sim::client::not_started(&e) => {
+            let text = format!("scenario {}: {e}", sim_args.scenario.name());
+            eprintln!("{}", crate::output::terminal::message("error", &text));
+            return Ok(exit::CLIENT_NOT_STARTED);
+        }
+        Err(e) => return Err(e),
+    };
+    let sent = match worker_mode() {
+        Some("page") => simulation::sent_frames(&g.seen),
+        _ => Vec::new(),
+    };
+    let finished = Finished {
+        grade: g.grade,
+        obs: g.obs,
+        stop: g.stop.into(),
+        lost: g.lost,
+        seconds: started.elapsed().as_secs_f64(),
+        sent,
+        until: simulation::observed_until(&g.seen),
+    };
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &finished)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(exit::SUCCESS)
+}
+
+/// A worker's end: its index in the list, and what it handed back or why it handed nothing.
+type Ending = (usize, Result<Finished, WorkerError>);
+
+enum WorkerError {
+    /// It exited with this code and no result: 10 when the client could not be started.
+    Exit(i32),
+    Other(anyhow::Error),
+}
+
+/// Plays the scenarios of `args`, up to `args.jobs` at once, each in a worker.
+pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::Result<Run> {
+    let exe = std::env::current_exe()?;
+    let mut board = Board::new(&args.names());
+    let mut running: JoinSet<Ending> = JoinSet::new();
+    let mut pids: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut order = longest_first(args).into_iter();
+    let mut results: BTreeMap<usize, Settled> = BTreeMap::new();
+    let mut interrupted = None;
+    loop {
+        while interrupted.is_none() && running.len() < args.jobs {
+            let Some(i) = order.next() else { break };
+            let mut child = worker_command(&exe, args, &args.scenarios[i]).spawn()?;
+            if let Some(pid) = child.id() {
+                pids.insert(i, pid);
+            }
+            board.start(i);
+            running.spawn(async move { (i, collect(&mut child).await) });
+        }
+        if running.is_empty() {
+            break;
+        }
+        tokio::select! {
+            ended = running.join_next() => {
+                let Some(Ok((i, result))) = ended else { continue };
+                pids.remove(&i);
+                let name = args.scenarios[i].scenario.name();
+                let settled = settled(&name, result, args.report.is_some());
+                board.finish(i, line_of(&name, &settled));
+                results.insert(i, settled);
+            }
+            stop = signals.recv(), if interrupted.is_none() => {
+                if let Stop::Signal(_, code) = stop {
+                    interrupted = Some(code);
+                    // Each worker stops its scenario, servers and client, and hands back what
+                    // happened so far.
+                    for pid in pids.values() {
+                        // SAFETY: a signal to a child of ours that has not been reaped.
+                        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGTERM) };
+                    }
+                }
+            }
+        }
+    }
+    board.clear();
+    gather(args, results, interrupted)
+}
+
+/// The order scenarios are started in: the longest first (list order among equals), so that the
+/// longest is not left to start last and the run lasts about as long as it, not it plus a wave
+/// before it. Which order they start in changes no report: those keep the list's.
+fn longest_first(args: &CertifySettings) -> Vec<usize> {
+    let length = |i: usize| {
+        args.scenarios[i]
+            .scenario
+            .load()
+            .map_or(0.0, |s| if s.end.is_finite() { s.end } else { 0.0 })
+    };
+    let mut order: Vec<(usize, f64)> = (0..args.scenarios.len()).map(|i| (i, length(i))).collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    order.into_iter().map(|(i, _)| i).collect()
+}
+
+/// The finished scenarios in the list's order, settled as `--jobs 1` settles them.
+fn gather(
+    args: &CertifySettings,
+    results: BTreeMap<usize, Settled>,
+    interrupted: Option<i32>,
+) -> anyhow::Result<Run> {
+    let mut run = Run {
+        interrupted,
+        ..Run::default()
+    };
+    for (i, result) in results {
+        let name = args.scenarios[i].scenario.name();
+        match result {
+            Ok((done, _)) => run.done.push(done),
+            Err(WorkerError::Exit(exit::USAGE)) => run.usage = true,
+            Err(WorkerError::Exit(exit::CLIENT_NOT_STARTED)) => {
+                run.said = Some(exit::CLIENT_NOT_STARTED)
+            }
+            Err(e) if run.failed.is_none() => run.failed = Some((name, e.into_error())),
+            Err(_) => {}
+        }
+    }
+    Ok(run)
+}
+
+/// A worker's result settled as `--jobs 1` settles its own, with the events it lost.
+type Settled = Result<(Done, u64), WorkerError>;
+
+fn settled(name: &str, result: Result<Finished, WorkerError>, page: bool) -> Settled {
+    let f = result?;
+    let stop = Stop::from(f.stop);
+    let page = page.then(|| simulation::page_parts(&f.sent, f.until, f.lost, stop));
+    let done = settle(name, f.grade, f.obs, stop, f.seconds, page).map_err(WorkerError::Other)?;
+    Ok((done, f.lost))
+}
+
+impl WorkerError {
+    fn into_error(self) -> anyhow::Error {
+        match self {
+            WorkerError::Exit(code) => anyhow::anyhow!("its worker exited {code} without a grade"),
+            WorkerError::Other(e) => e,
+        }
+    }
+}
+
+/// The line a finished scenario prints, or the reason it has none.
+fn line_of(name: &str, settled: &Settled) -> String {
+    match settled {
+        Ok((d, lost)) => finished_line(&d.outcome, d.stop, *lost),
+        Err(WorkerError::Exit(code)) => format!("certify: {name}: not played (exit {code})"),
+        Err(WorkerError::Other(e)) => format!("certify: {name}: not played ({e})"),
+    }
+}
+
+/// `maintwatch certify --scenarios NAME ... -- CMD`, as a worker: the settings of one scenario
+/// said again as the flags that make them.
+fn worker_command(
+    exe: &std::path::Path,
+    args: &CertifySettings,
+    s: &SimulationSettings,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg("certify")
+        .arg("--jobs=1")
+        .arg(format!("--scenarios={}", s.scenario.name()))
+        .arg(format!("--speed={}", s.speed))
+        .arg("--upstream=spawn")
+        .arg("--client-output")
+        .arg(args.output_dir());
+    if let Some(dir) = s.pcap.as_ref().and_then(|p| p.parent()) {
+        cmd.arg("--pcap").arg(dir);
+    }
+    cmd.arg("--");
+    if let Some(c) = &s.client {
+        cmd.args(&c.command);
+    }
+    let mode = if args.report.is_some() { "page" } else { "1" };
+    cmd.env(WORKER, mode)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// The most a worker's line may hold: a grade with its observations and frames sent (each
+/// capped by the simulator), far below this.
+const RESULT_CAP: u64 = 64 << 20;
+
+/// Waits for a worker and reads its line.
+async fn collect(child: &mut tokio::process::Child) -> Result<Finished, WorkerError> {
+    let mut text = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let read = out.take(RESULT_CAP).read_to_end(&mut text).await;
+        read.map_err(|e| WorkerError::Other(e.into()))?;
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| WorkerError::Other(e.into()))?;
+    match serde_json::from_slice::<Finished>(&text) {
+        Ok(f) => Ok(f),
+        Err(_) => Err(WorkerError::Exit(status.code().unwrap_or(exit::FAILURE))),
+    }
+}
+
+/// What is shown while scenarios play: on a terminal, a line per running scenario with its own
+/// clock, and each finished scenario's line above them; on a pipe, each finished scenario's line
+/// in the list's order (a line waits for those before it).
+struct Board {
+    names: Vec<String>,
+    multi: Option<MultiProgress>,
+    bars: BTreeMap<usize, ProgressBar>,
+    /// Pipe: lines finished but not printed yet, and the next index to print.
+    held: BTreeMap<usize, String>,
+    printed: usize,
+}
+
+impl Board {
+    fn new(names: &[String]) -> Board {
+        let multi = std::io::stdout()
+            .is_terminal()
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stdout()));
+        Board {
+            names: names.to_vec(),
+            multi,
+            bars: BTreeMap::new(),
+            held: BTreeMap::new(),
+            printed: 0,
+        }
+    }
+
+    fn start(&mut self, i: usize) {
+        let Some(multi) = &self.multi else { return };
+        let bar = multi.add(ProgressBar::new_spinner());
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
+            bar.set_style(style);
+        }
+        let length = crate::sim::scenarios::by_name(&self.names[i])
+            .map_or(String::new(), |s| format!(" ({} s long)", s.end));
+        bar.set_message(format!("playing {}{length}", self.names[i]));
+        bar.enable_steady_tick(Duration::from_millis(500));
+        self.bars.insert(i, bar);
+    }
+
+    fn finish(&mut self, i: usize, line: String) {
+        if let Some(multi) = &self.multi {
+            if let Some(bar) = self.bars.remove(&i) {
+                bar.finish_and_clear();
+                multi.remove(&bar);
+            }
+            let _ = multi.println(line);
+            return;
+        }
+        self.held.insert(i, line);
+        let mut out = std::io::stdout().lock();
+        while let Some(line) = self.held.remove(&self.printed) {
+            let _ = writeln!(out, "{line}");
+            self.printed += 1;
+        }
+        let _ = out.flush();
+    }
+
+    /// The end: any line still held (after an interruption, a later scenario may have finished
+    /// when an earlier one did not) is printed, in order.
+    fn clear(&mut self) {
+        if let Some(multi) = self.multi.take() {
+            let _ = multi.clear();
+        }
+        let mut out = std::io::stdout().lock();
+        for line in std::mem::take(&mut self.held).into_values() {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
+}
