@@ -154,13 +154,39 @@ pub fn header() -> String {
 
 /// A matrix row (docs/matrix.md), `| redis-py 8.1.0 | F mov | ok | ... |`: `short(scenario)` for each column
 /// (`None`: not run).
+///
+/// A row is kept within [`ROW_WIDTH`] columns: while it is wider, the cells with the most codes
+/// keep their first and mark the rest with `+` (`NJ rlx+`); the full cells under the matrix
+/// name them all.
 pub fn row(client: &str, short: impl Fn(&str) -> Option<String>) -> String {
-    let cells: Vec<String> = COLUMNS
+    let mut cells: Vec<String> = COLUMNS
         .iter()
         .map(|(s, _)| short(s).unwrap_or_else(|| "not run".into()))
         .collect();
-    format!("| {client} | {} |", cells.join(" | "))
+    let line = |cells: &[String]| format!("| {client} | {} |", cells.join(" | "));
+    while line(&cells).chars().count() > ROW_WIDTH {
+        // Every cell of the same text at once: a row reads `NJ rlx+` alike in each column.
+        let widest = cells
+            .iter()
+            .filter(|c| c.split(' ').count() > 2)
+            .max_by_key(|c| (c.split(' ').count(), c.len()))
+            .cloned();
+        let Some(widest) = widest else { break };
+        let mut words = widest.split(' ');
+        let kept = format!(
+            "{} {}+",
+            words.next().unwrap_or(""),
+            words.next().unwrap_or("")
+        );
+        for cell in cells.iter_mut().filter(|c| **c == widest) {
+            cell.clone_from(&kept);
+        }
+    }
+    line(&cells)
 }
+
+/// The widest a matrix row may be: a terminal's 80 columns.
+pub const ROW_WIDTH: usize = 80;
 
 #[cfg(test)]
 mod tests {
@@ -181,6 +207,26 @@ mod tests {
         };
         g.settle();
         g
+    }
+
+    #[test]
+    fn a_row_too_wide_keeps_each_long_cells_first_code() {
+        let wide = row("Lettuce 7.0.3", |s| {
+            Some(match s {
+                "shard-migration" | "failover" | "no-closing-notification" => "NJ rlx rst".into(),
+                "oss-cluster" => "NJ smr".into(),
+                _ => "ok".into(),
+            })
+        });
+        assert!(wide.chars().count() <= ROW_WIDTH, "{wide}");
+        assert_eq!(wide.matches("NJ rlx+ |").count(), 3, "{wide}");
+        assert!(wide.contains("NJ smr"), "{wide}");
+        let narrow = row("go-redis 9.18.0", |_| Some("NJ rlx rst".into()));
+        assert!(narrow.contains("NJ rlx+"), "{narrow}");
+        let fits = row("x 1", |s| {
+            Some(if s == "failover" { "NJ rlx rst" } else { "ok" }.into())
+        });
+        assert!(fits.contains("NJ rlx rst"), "{fits}");
     }
 
     #[test]

@@ -156,7 +156,12 @@ pub fn sent_frames(seen: &[SimEvent]) -> Vec<SentFrame> {
 /// What a page of a graded run is drawn from beside the judge's observations: the frames the
 /// simulator sent, and sentences about how the run ended.
 pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
-    page_parts(&sent_frames(&run.seen), observed_until(&run.seen), run.lost, run.stop)
+    page_parts(
+        &sent_frames(&run.seen),
+        observed_until(&run.seen),
+        run.lost,
+        run.stop,
+    )
 }
 
 /// The clock of a run's last event (the scenario's end, or the client's last close): a page is

@@ -464,7 +464,11 @@ impl Timeline {
             .filter_map(|c| c.addr.map(|a| a.ip()))
             .collect();
         let list = |s: &BTreeSet<IpAddr>| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
-        let rel = self.rel_to(self.anchor, now);
+        // The first answer is where the watch starts from, not something that followed an
+        // event: the poller and the connection race at the start, and a MOVING sent as soon as
+        // the opt-in is accepted can be taken first.
+        let initial = matches!(kind, DnsEventKind::Initial { .. });
+        let rel = self.rel_to(self.anchor.filter(|_| !initial), now);
         let (event, before, after, ttl, reason) = match &kind {
             DnsEventKind::Initial { addrs, ttl } => {
                 (DnsEvent::Initial, vec![], list(addrs), *ttl, None)

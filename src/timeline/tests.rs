@@ -315,6 +315,30 @@ fn dns_change_marks_our_address_leaving_and_the_event_row() {
     assert!((events[0].dns_moved_s.unwrap() - 9.7).abs() < 1e-6);
 }
 
+/// The poller's first answer, taken after a MOVING that came as soon as the opt-in was
+/// accepted: it is the baseline, not something that followed the MOVING.
+#[test]
+fn the_first_answer_is_not_put_after_the_event() {
+    let mut f = Fixture::new();
+    f.frame(1.0, MOVING, false);
+    let a2: IpAddr = "127.0.0.2".parse().unwrap();
+    let step = f.at(
+        1.2,
+        0,
+        What::Dns(event::Dns {
+            host: "db".into(),
+            kind: DnsEventKind::Initial {
+                addrs: [a2].into(),
+                ttl: Some(5),
+            },
+        }),
+    );
+    let WatchLine::Dns(line::Dns { rel, .. }) = &step.lines[0] else {
+        panic!()
+    };
+    assert!(rel.is_none(), "{rel:?}");
+}
+
 #[test]
 fn speed_scales_offsets_into_scenario_seconds() {
     let mut f = Fixture::new();
