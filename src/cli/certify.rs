@@ -114,7 +114,7 @@ pub fn clock_seconds(names: &[&str]) -> f64 {
 /// The long description of `certify`. The `Command::Certify` variant repeats it
 /// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
 pub const LONG_ABOUT: &str = "Certifies a client application: runs CMD under each scenario in \
-which a client can act, one after another, each with a fresh simulator, a fresh redis-server \
+which a client can act, up to --jobs of them at once, each with a fresh simulator, a fresh redis-server \
 behind it (--upstream spawn) and a fresh CMD process, exactly as `simulate --upstream spawn \
 --grade -- CMD` would. It prints one line per finished scenario, then the client's row of the \
 client matrix and every rule's verdict with its reason; --junit writes the same as JUnit XML for a \
