@@ -360,7 +360,8 @@ pub const CLIENTS: [Client; 7] = [
                 first: "5.11.0",
                 last: "6.3.1",
                 notification: None,
-                what: "its cluster client leaves one connection, its seed, without the opt-in",
+                what: "its cluster client reads the topology on one connection without the opt-in, its \
+                       seed, and closes it before any notification could reach it",
                 run: MATRIX_RUN,
             },
             Measured {

@@ -150,15 +150,20 @@ pub fn clients_in_words<'a>(names: impl Iterator<Item = &'a str>) -> String {
     words.join(", ")
 }
 
-fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -> ClientGrade {
-    let mut opted_in = BTreeMap::new();
+/// Whether a connection was still open when a notification went out at `at`, or opened after:
+/// one closed before could not miss it. A connection a loaded client gives up on in its
+/// handshake (its own timeout, before its opt-in) and closes before the maintenance is no
+/// connection without warnings; counting it made the opt-in verdict follow the machine's load.
+fn open_at(c: &Connection, at: f64) -> bool {
+    c.closed.is_none_or(|closed| closed.at >= at)
+}
+
+/// How many connections never opted in, and how many had a handshake not seen whole.
+fn opt_in_counts<'a>(members: impl Iterator<Item = &'a Connection>) -> (usize, usize) {
     let (mut never, mut unknown) = (0, 0);
-    for c in &members {
+    for c in members {
         match &c.opt_in {
-            OptIn::Accepted { endpoint_type } => {
-                let t = endpoint_type.clone().unwrap_or_else(|| "default".into());
-                *opted_in.entry(t).or_insert(0) += 1;
-            }
+            OptIn::Accepted { .. } => {}
             OptIn::Unknown => unknown += 1,
             // The client gave up on its HELLO's reply, held by a stall, before it could opt in:
             // the rest of that handshake was never seen.
@@ -166,6 +171,18 @@ fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -
             OptIn::Refused | OptIn::NotSent => never += 1,
         }
     }
+    (never, unknown)
+}
+
+fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -> ClientGrade {
+    let mut opted_in = BTreeMap::new();
+    for c in &members {
+        if let OptIn::Accepted { endpoint_type } = &c.opt_in {
+            let t = endpoint_type.clone().unwrap_or_else(|| "default".into());
+            *opted_in.entry(t).or_insert(0) += 1;
+        }
+    }
+    let (never, unknown) = opt_in_counts(members.iter().copied());
     let traffic = members.iter().flat_map(|c| c.traffic.iter());
     let (commands, errors) = traffic.fold((0, 0), |(a, b), t| (a + t.commands, b + t.errors));
     let reached = reached(&members);
@@ -174,7 +191,10 @@ fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -
         .iter()
         .enumerate()
         .filter(|(_, n)| n.seq.is_some())
-        .map(|(index, n)| notification_grade(obs, index, n, members.clone(), (never, unknown)))
+        .map(|(index, n)| {
+            let counts = opt_in_counts(members.iter().copied().filter(|c| open_at(c, n.at)));
+            notification_grade(obs, index, n, members.clone(), counts)
+        })
         .collect();
     ClientGrade {
         client,

@@ -324,6 +324,31 @@ fn opt_in_counts_refusals_and_leaves_unseen_handshakes_out() {
     assert!(!rule(&g, "opt-in").held);
 }
 
+/// A loaded client gives up on a handshake (its own timeout, before its opt-in) and closes that
+/// connection before the maintenance: it could not miss the MOVING and is not counted. One
+/// closed after the MOVING went out still is, and so is one opened after it.
+#[test]
+fn opt_in_leaves_out_connections_closed_before_the_notification() {
+    let mut abandoned = conn(2, OLD, -3.0, Reached::Address);
+    abandoned.opt_in = OptIn::NotSent;
+    let used = got(conn(1, OLD, -3.0, Reached::Address), 0.0);
+    let before = closed(abandoned.clone(), -2.0, Side::Client);
+    let g = judge(&world(Target::Null, vec![used.clone(), before]));
+    let r = rule(&g, "opt-in");
+    assert!(r.held, "{r:?}");
+    assert_eq!(
+        g.clients[0].never_opted_in, 1,
+        "the client's totals keep it"
+    );
+    let after = closed(abandoned.clone(), 0.5, Side::Client);
+    let g = judge(&world(Target::Null, vec![used.clone(), after]));
+    assert!(!rule(&g, "opt-in").held);
+    let mut later = conn(3, NEW, 16.7, Reached::Address);
+    later.opt_in = OptIn::NotSent;
+    let g = judge(&world(Target::Null, vec![used, later]));
+    assert!(!rule(&g, "opt-in").held);
+}
+
 #[test]
 fn lost_commands_count_and_say_when_there_was_nowhere_else_to_go() {
     let mut c = got(conn(1, OLD, -3.0, Reached::Address), 0.0);

@@ -201,11 +201,11 @@ fn render(m: &Matrix) -> String {
                 None => groups.push((library, vec![version])),
             }
         }
-        let groups: Vec<String> = groups
-            .iter()
-            .map(|(l, vs)| format!("{l} {}", vs.join(", ")))
-            .collect();
-        out.push_str(&format!("- {date}: {}\n", groups.join("; ")));
+        // One line per library and date: a day that measured several libraries would run past
+        // 80 columns on one line.
+        for (l, vs) in groups {
+            out.push_str(&format!("- {date}: {l} {}\n", vs.join(", ")));
+        }
     }
     out.push_str(&format!("\n{FULL}\n\n"));
     for c in &clients {

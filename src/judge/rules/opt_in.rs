@@ -1,4 +1,5 @@
-//! `opt-in`: every connection whose handshake was observed opted in (docs/protocol.md section 1:
+//! `opt-in`: every connection whose handshake was observed, and that was open when the
+//! notification went out or opened after it, opted in (docs/protocol.md section 1:
 //! the opt-in is per connection, and a connection without it gets no warning).
 
 use super::{Check, Scope};
