@@ -42,11 +42,7 @@ async fn jedis_newest_served_never_opts_in() {
         "{}",
         r.table
     );
-    let opted: u64 = client["opted_in"]
-        .as_object()
-        .map(|m| m.values().filter_map(|n| n.as_u64()).sum())
-        .unwrap_or(0);
-    assert_eq!(opted, 0, "{}", r.table);
+    assert_eq!(tier::opted_in(r, "jedis/"), 0, "{}", r.table);
     assert_eq!(r.grade["verdict"], "not_judged", "{}", r.table);
     assert!(
         c.stdout.contains("the scenario never started"),

@@ -10,28 +10,22 @@
 //! line. Set but unusable: the test fails.
 
 use crate::common;
-use common::tier::{self, Jvm, LETTUCE};
+use common::tier::{self, LETTUCE};
 
 /// What every certified Lettuce row must show: the standalone client opted in on every
 /// connection in every column's scenario (on by default from 7.0), and the cluster client on
 /// every node's connection.
 fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
-    let columns = tier::standalone_columns();
-    for (scenario, r) in &standalone.runs {
-        if !columns.contains(&scenario.as_str()) {
-            continue;
-        }
+    for (scenario, r) in tier::column_runs(standalone) {
         let c = r.client("Lettuce/");
         assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
     }
     for (scenario, r) in cluster.iter().flat_map(|c| &c.runs) {
-        let opted: u64 = r.client("Lettuce/")["opted_in"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|n| n.as_u64().unwrap())
-            .sum();
-        assert!(opted >= 3, "{scenario}: {}", r.table);
+        assert!(
+            tier::opted_in(r, "Lettuce/") >= 3,
+            "{scenario}: {}",
+            r.table
+        );
     }
 }
 
@@ -42,27 +36,15 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lettuce_certified_row() {
     let test = "lettuce_certified_row";
-    let Some((dir, version)) = LETTUCE.newest(test) else {
+    let Some((_, cluster)) = tier::certified_row(test, &LETTUCE, assert_graded).await else {
         return;
     };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    let v = LETTUCE.tier_version(&dir, &version);
-    let (standalone, cluster) =
-        tier::certify_version_on(&redis, &v, true, &[tier::CLUSTER, "cascading-smigrated"]).await;
-    let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
-    let mut all = maintwatch::cli::certify::default_scenarios();
-    all.sort_unstable();
-    assert_eq!(played, all, "{}", standalone.stdout);
     let cluster = cluster.expect("Lettuce has a cluster application");
     assert!(
         cluster.row.contains_key("cascading-smigrated"),
         "{}",
         cluster.stdout
     );
-    assert_graded(&standalone, Some(&cluster));
-    crate::tier_matrix::check_rows(&[&v.label]);
 }
 
 /// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
@@ -70,13 +52,7 @@ async fn lettuce_certified_row() {
 /// SKIP line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lettuce_older_certified_rows() {
-    tier::certify_older_rows(
-        "lettuce_older_certified_rows",
-        LETTUCE.older_var,
-        |dir| LETTUCE.tier_version(dir, &LETTUCE.version_of(dir)),
-        assert_graded,
-    )
-    .await;
+    tier::older_certified_rows("lettuce_older_certified_rows", &LETTUCE, assert_graded).await;
 }
 
 /// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
@@ -84,19 +60,9 @@ async fn lettuce_older_certified_rows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lettuce_sharded_subscriber_is_judged() {
     let test = "lettuce_sharded_subscriber_is_judged";
-    let Some((dir, _)) = LETTUCE.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    let cmd = Jvm::command(&dir, LETTUCE.cluster_app.unwrap(), &["--sharded"]);
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let r = tier::simulate(&redis, tier::CLUSTER, 1.0, &cmd, &[]).await;
-    if !tier::resolved_privately(test, &r) {
-        return;
+    if let Some(r) = tier::sharded_subscriber(test, &LETTUCE).await {
+        r.assert_sharded_judged("Lettuce/");
     }
-    r.assert_sharded_judged("Lettuce/");
 }
 
 /// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
@@ -113,8 +79,8 @@ async fn lettuce_verdict_does_not_depend_on_the_jvm_dns_cache() {
     let Some(redis) = common::redis_server_binary(test) else {
         return;
     };
-    let cmd = Jvm::command(&dir, LETTUCE.app, &[]);
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let cmd = LETTUCE.command(&dir, LETTUCE.app, &[]);
+    let cmd = tier::strs(&cmd);
     let no_cache = [("JAVA_TOOL_OPTIONS", "-Dsun.net.inetaddr.ttl=0")];
     let (default, uncached) = tokio::join!(
         tier::simulate(&redis, "single-proxy", 1.0, &cmd, &[]),

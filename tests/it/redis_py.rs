@@ -25,7 +25,7 @@ const HANG_GUARD: Duration = Duration::from_secs(90);
 
 /// The configured Python, checked to have redis-py 8.1 or later; `None` after a SKIP line.
 fn python(test: &str) -> Option<String> {
-    let (py, version) = common::tier::python(test)?;
+    let (py, version) = common::tier::REDIS_PY.newest(test)?;
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     assert!(
