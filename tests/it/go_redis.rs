@@ -71,13 +71,12 @@ async fn go_redis_certified_row() {
     );
 }
 
-/// The older go-redis releases of the matrix (`MAINTWATCH_GO_REDIS_OLDER`, a list of folders as
-/// in PATH, one per release; `scripts/clients/client-versions.sh`'s `install_older_clients` builds them),
-/// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
-/// line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn go_redis_older_certified_rows() {
-    tier::older_certified_rows("go_redis_older_certified_rows", &GO_REDIS, assert_graded).await;
+tier::tier_test! {
+    /// The older go-redis releases of the matrix (`MAINTWATCH_GO_REDIS_OLDER`, a list of folders as
+    /// in PATH, one per release; `scripts/clients/client-versions.sh`'s `install_older_clients` builds them),
+    /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
+    /// line.
+    go_redis_older_certified_rows: older_certified_rows(GO_REDIS, assert_graded)
 }
 
 /// A ClusterClient application with a sharded subscriber, under oss-cluster. go-redis rewrites

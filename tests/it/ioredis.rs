@@ -17,11 +17,10 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     tier::assert_columns_opted_in_and_judged(standalone, IOREDIS.client);
 }
 
-/// ioredis's row of the client matrix, from `maintwatch certify` with no `--scenarios`
-/// (`tier::certified_row`): every default scenario played, every connection opted in where the
-/// matrix has a column, the maintenance rules judged, and the matrix's row equal to what
-/// certify printed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ioredis_certified_row() {
-    tier::certified_row("ioredis_certified_row", &IOREDIS, assert_graded).await;
+tier::tier_test! {
+    /// ioredis's row of the client matrix, from `maintwatch certify` with no `--scenarios`
+    /// (`tier::certified_row`): every default scenario played, every connection opted in where the
+    /// matrix has a column, the maintenance rules judged, and the matrix's row equal to what
+    /// certify printed.
+    ioredis_certified_row: certified_row(IOREDIS, assert_graded)
 }

@@ -17,10 +17,7 @@ use common::tier::{self, JEDIS};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jedis_newest_served_never_opts_in() {
     let test = "jedis_newest_served_never_opts_in";
-    let Some((dir, version)) = JEDIS.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
+    let Some((dir, version, redis)) = JEDIS.with_redis(test) else {
         return;
     };
     let v = JEDIS.tier_version(&dir, &version);

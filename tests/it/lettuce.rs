@@ -47,22 +47,17 @@ async fn lettuce_certified_row() {
     );
 }
 
-/// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
-/// PATH), one after another: each certified on the matrix's columns, its row checked. Unset: a
-/// SKIP line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_older_certified_rows() {
-    tier::older_certified_rows("lettuce_older_certified_rows", &LETTUCE, assert_graded).await;
+tier::tier_test! {
+    /// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
+    /// PATH), one after another: each certified on the matrix's columns, its row checked. Unset: a
+    /// SKIP line.
+    lettuce_older_certified_rows: older_certified_rows(LETTUCE, assert_graded)
 }
 
-/// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
-/// is judged, PASS or FAIL with the messages counted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_sharded_subscriber_is_judged() {
-    let test = "lettuce_sharded_subscriber_is_judged";
-    if let Some(r) = tier::sharded_subscriber(test, &LETTUCE).await {
-        r.assert_sharded_judged("Lettuce/");
-    }
+tier::tier_test! {
+    /// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
+    /// is judged, PASS or FAIL with the messages counted.
+    lettuce_sharded_subscriber_is_judged: sharded_subscriber_is_judged(LETTUCE)
 }
 
 /// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
@@ -73,10 +68,7 @@ async fn lettuce_sharded_subscriber_is_judged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lettuce_verdict_does_not_depend_on_the_jvm_dns_cache() {
     let test = "lettuce_verdict_does_not_depend_on_the_jvm_dns_cache";
-    let Some((dir, _)) = LETTUCE.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
+    let Some((dir, _, redis)) = LETTUCE.with_redis(test) else {
         return;
     };
     let cmd = LETTUCE.command(&dir, LETTUCE.app, &[]);

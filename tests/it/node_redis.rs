@@ -22,10 +22,7 @@ use common::tier::{self, NODE_REDIS};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_redis_unmodified_single_and_multi_proxy() {
     let test = "node_redis_unmodified_single_and_multi_proxy";
-    let Some((dir, version)) = NODE_REDIS.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
+    let Some((dir, version, redis)) = NODE_REDIS.with_redis(test) else {
         return;
     };
     let app = NODE_REDIS.command(&dir, NODE_REDIS.app, &[]);
@@ -98,31 +95,24 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest node-redis's row of the client matrix, from `maintwatch certify` with no
-/// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
-/// `createCluster`, `tests/clients/node_redis_cluster_app.js`, on `oss-cluster`, from 5.11.0).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn node_redis_certified_row() {
-    tier::certified_row("node_redis_certified_row", &NODE_REDIS, assert_graded).await;
+tier::tier_test! {
+    /// The newest node-redis's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
+    /// `createCluster`, `tests/clients/node_redis_cluster_app.js`, on `oss-cluster`, from 5.11.0).
+    node_redis_certified_row: certified_row(NODE_REDIS, assert_graded)
 }
 
-/// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
-/// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/clients/matrix.sh` make them),
-/// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
-/// line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn node_redis_older_certified_rows() {
-    let test = "node_redis_older_certified_rows";
-    tier::older_certified_rows(test, &NODE_REDIS, assert_graded).await;
+tier::tier_test! {
+    /// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
+    /// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/clients/matrix.sh` make them),
+    /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
+    /// line.
+    node_redis_older_certified_rows: older_certified_rows(NODE_REDIS, assert_graded)
 }
 
-/// A createCluster application with a sharded subscriber, under oss-cluster:
-/// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted (node-redis 6.3.1
-/// subscribes again within 0.02 s of the SMIGRATED).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn node_redis_sharded_subscriber_is_judged() {
-    let test = "node_redis_sharded_subscriber_is_judged";
-    if let Some(r) = tier::sharded_subscriber(test, &NODE_REDIS).await {
-        r.assert_sharded_judged("node-redis/");
-    }
+tier::tier_test! {
+    /// A createCluster application with a sharded subscriber, under oss-cluster:
+    /// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted (node-redis 6.3.1
+    /// subscribes again within 0.02 s of the SMIGRATED).
+    node_redis_sharded_subscriber_is_judged: sharded_subscriber_is_judged(NODE_REDIS)
 }

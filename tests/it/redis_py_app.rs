@@ -27,10 +27,7 @@ const WORKLOAD: &str = concat!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_unmodified_single_and_multi_proxy() {
     let test = "redis_py_unmodified_single_and_multi_proxy";
-    let Some((py, version)) = REDIS_PY.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
+    let Some((py, version, redis)) = REDIS_PY.with_redis(test) else {
         return;
     };
     let cmd = REDIS_PY.command(&py, REDIS_PY.app, &[]);
@@ -113,31 +110,25 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest redis-py's row of the client matrix, from `maintwatch certify` with no
-/// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
-/// `RedisCluster`, `tests/clients/redis_py_cluster_app.py`, on `oss-cluster`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_py_certified_row() {
-    tier::certified_row("redis_py_certified_row", &REDIS_PY, assert_graded).await;
+tier::tier_test! {
+    /// The newest redis-py's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
+    /// `RedisCluster`, `tests/clients/redis_py_cluster_app.py`, on `oss-cluster`).
+    redis_py_certified_row: certified_row(REDIS_PY, assert_graded)
 }
 
-/// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
-/// in PATH, one venv per release; `.ci/run` and `scripts/clients/matrix.sh` make them), one after
-/// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_py_older_certified_rows() {
-    tier::older_certified_rows("redis_py_older_certified_rows", &REDIS_PY, assert_graded).await;
+tier::tier_test! {
+    /// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
+    /// in PATH, one venv per release; `.ci/run` and `scripts/clients/matrix.sh` make them), one after
+    /// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
+    redis_py_older_certified_rows: older_certified_rows(REDIS_PY, assert_graded)
 }
 
-/// A RedisCluster application with a sharded subscriber, under oss-cluster:
-/// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted. Which of the two
-/// depends on the machine's load (redis-py 8.1.0 subscribes again about 1 s after the
-/// SMIGRATED, when its slot map is reconciled; the rule allows 2 s), so the matrix does not
-/// carry it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_py_sharded_subscriber_is_judged() {
-    let test = "redis_py_sharded_subscriber_is_judged";
-    if let Some(r) = tier::sharded_subscriber(test, &REDIS_PY).await {
-        r.assert_sharded_judged("redis-py/");
-    }
+tier::tier_test! {
+    /// A RedisCluster application with a sharded subscriber, under oss-cluster:
+    /// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted. Which of the two
+    /// depends on the machine's load (redis-py 8.1.0 subscribes again about 1 s after the
+    /// SMIGRATED, when its slot map is reconciled; the rule allows 2 s), so the matrix does not
+    /// carry it.
+    redis_py_sharded_subscriber_is_judged: sharded_subscriber_is_judged(REDIS_PY)
 }

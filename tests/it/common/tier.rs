@@ -166,33 +166,20 @@ pub async fn simulate(
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grade.json");
     let out = dir.path().join("client.log");
-    let mut sim = maintwatch_async([
+    let sim = maintwatch_async([
         "simulate",
         "--scenario",
         scenario,
         "--speed",
         &speed.to_string(),
+        "--upstream",
+        "spawn",
+        "--quiet",
+        "--grade",
     ]);
-    sim.args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
-        .arg(&json)
-        .arg("--client-output")
-        .arg(&out)
-        .arg("--")
-        .args(cmd)
-        .env("PATH", path_with(redis))
-        .stdout(Stdio::piped());
-    for (k, v) in env {
-        sim.env(k, v);
-    }
-    let mut child = sim.spawn().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (table, code) = tokio::time::timeout(HANG_GUARD, async {
-        let mut table = String::new();
-        stdout.read_to_string(&mut table).await.unwrap();
-        (table, child.wait().await.unwrap().code())
-    })
-    .await
-    .unwrap_or_else(|_| panic!("hang guard: {scenario} did not end"));
+    let (table, code) = run_graded(sim, (&json, &out), cmd, redis, env, HANG_GUARD)
+        .await
+        .unwrap_or_else(|| panic!("hang guard: {scenario} did not end"));
     let grade = std::fs::read_to_string(&json)
         .map(|t| grade_value(&t))
         .unwrap_or_else(|e| panic!("no grade ({e}): {table}"));
@@ -204,6 +191,39 @@ pub async fn simulate(
         code,
         output,
     }
+}
+
+const CERTIFY_GUARD: Duration = Duration::from_secs(40 * 60);
+
+/// Runs `c` (`simulate ... --grade` or `certify`) with `--grade-json JSON --client-output OUT
+/// -- CMD`, the configured redis-server first on PATH and `env` added, to its end: what it
+/// printed and its exit code; `None` when it outlasted `guard` (a hang).
+async fn run_graded(
+    mut c: tokio::process::Command,
+    (json, out): (&Path, &Path),
+    cmd: &[impl AsRef<std::ffi::OsStr>],
+    redis: &str,
+    env: &[(&str, &str)],
+    guard: Duration,
+) -> Option<(String, Option<i32>)> {
+    c.arg("--grade-json")
+        .arg(json)
+        .arg("--client-output")
+        .arg(out)
+        .arg("--")
+        .args(cmd)
+        .env("PATH", path_with(redis))
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    tokio::time::timeout(guard, async {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).await.unwrap();
+        (text, child.wait().await.unwrap().code())
+    })
+    .await
+    .ok()
 }
 
 /// The client's runtime, named by the variable `var`: its value and the client library's version,
@@ -325,27 +345,11 @@ pub async fn certify_with(
     if let Some(list) = scenarios {
         c.arg("--scenarios").arg(list.join(","));
     }
-    c.arg("--grade-json")
-        .arg(&json)
-        .arg("--client-output")
-        .arg(&out)
-        .arg("--")
-        .args(cmd)
-        .env("PATH", path_with(redis))
-        .stdout(Stdio::piped());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     // Only a guard against a hang: certify's default list lasts about 7 minutes.
-    let (text, code) = tokio::time::timeout(Duration::from_secs(40 * 60), async {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).await.unwrap();
-        (text, child.wait().await.unwrap().code())
-    })
-    .await
-    .unwrap_or_else(|_| panic!("hang guard: certify {cmd:?} did not end"));
+    let (text, code) = run_graded(c, (&json, &out), cmd, redis, &env, CERTIFY_GUARD)
+        .await
+        .unwrap_or_else(|| panic!("hang guard: certify {cmd:?} did not end"));
     eprintln!("--- certify {cmd:?}:\n{text}");
     let grades =
         std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no grades ({e}): {text}"));
@@ -458,6 +462,19 @@ pub async fn certify_version(
 /// What a library's test asserts of every certified row (the standalone run, the cluster one).
 pub type Graded = fn(&Certified, Option<&Certified>);
 
+/// A tier test that is only a runner of this module on a library: `name: runner(LIB, args...)`
+/// makes the test `name`, calling `runner("name", &LIB, args...)` (its doc comments kept).
+macro_rules! tier_test {
+    ($(#[$doc:meta])* $name:ident: $runner:ident($lib:expr $(, $arg:expr)*)) => {
+        $(#[$doc])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let _ = $crate::common::tier::$runner(stringify!($name), &$lib $(, $arg)*).await;
+        }
+    };
+}
+pub(crate) use tier_test;
+
 /// The newest release's row of the client matrix, from `maintwatch certify` with no
 /// `--scenarios`: the application is played every scenario where a client can act, the row it
 /// prints has a cell for each, `graded` holds, and the matrix's row is those cells (the cluster
@@ -468,8 +485,7 @@ pub async fn certified_row(
     lib: &Library,
     graded: Graded,
 ) -> Option<(Certified, Option<Certified>)> {
-    let (dir, version) = lib.newest(test)?;
-    let redis = super::redis_server_binary(test)?;
+    let (dir, version, redis) = lib.with_redis(test)?;
     let v = lib.tier_version(&dir, &version);
     let (standalone, cluster) = certify_version(&redis, &v, true).await;
     let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
@@ -502,12 +518,19 @@ pub async fn older_certified_rows(test: &str, lib: &Library, graded: Graded) {
 /// The newest release's cluster application with a sharded subscriber (`--sharded`), under
 /// oss-cluster; `None` after a SKIP line (no build, no redis-server, no private resolv.conf).
 pub async fn sharded_subscriber(test: &str, lib: &Library) -> Option<TierRun> {
-    let (dir, _) = lib.newest(test)?;
-    let redis = super::redis_server_binary(test)?;
+    let (dir, _, redis) = lib.with_redis(test)?;
     let app = lib.cluster_app.expect("a cluster application");
     let (cmd, env) = (lib.command(&dir, app, &["--sharded"]), lib.env(&dir));
     let r = simulate(&redis, CLUSTER, 1.0, &strs(&cmd), &pairs(&env)).await;
     resolved_privately(test, &r).then_some(r)
+}
+
+/// [`sharded_subscriber`], and `sharded-resubscribe` is judged on the SMIGRATED: PASS or FAIL
+/// with the messages counted.
+pub async fn sharded_subscriber_is_judged(test: &str, lib: &Library) {
+    if let Some(r) = sharded_subscriber(test, lib).await {
+        r.assert_sharded_judged(lib.client);
+    }
 }
 
 /// single-proxy and multi-proxy, each played by `app` and by `hooked` (the same application
@@ -895,6 +918,14 @@ impl Library {
             return None;
         }
         client_runtime(test, self.var, self.hint, |dir| self.version_command(dir))
+    }
+
+    /// [`Library::newest`] and the configured redis-server: `(build, version, redis-server)`;
+    /// `None` after a SKIP line.
+    pub fn with_redis(&self, test: &str) -> Option<(String, String, String)> {
+        let (dir, version) = self.newest(test)?;
+        let redis = super::redis_server_binary(test)?;
+        Some((dir, version, redis))
     }
 
     /// The library version of a build; panics when it has none.
