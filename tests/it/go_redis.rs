@@ -52,46 +52,30 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest go-redis's row of the client matrix, from `maintwatch certify` with no
-/// `--scenarios` (`tier::certified_row`; the cluster column from certify run with the
-/// ClusterClient application on `oss-cluster`; it plays `cascading-smigrated` too).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn go_redis_certified_row() {
-    let test = "go_redis_certified_row";
-    let Some((_, cluster)) = tier::certified_row(test, &GO_REDIS, assert_graded).await else {
-        return;
-    };
-    let cluster = cluster.expect("the newest go-redis has a cluster client");
-    let cluster_played: Vec<&str> = cluster.row.keys().map(String::as_str).collect();
-    assert_eq!(
-        cluster_played,
-        ["cascading-smigrated", tier::CLUSTER],
-        "{}",
-        cluster.stdout
-    );
-}
+tier::tier_tests! {
+    /// The newest go-redis's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with the
+    /// ClusterClient application on `oss-cluster`; it plays `cascading-smigrated` too).
+    go_redis_certified_row: tier::certified_row(GO_REDIS, assert_graded);
 
-tier::tier_test! {
     /// The older go-redis releases of the matrix (`MAINTWATCH_GO_REDIS_OLDER`, a list of folders as
     /// in PATH, one per release; `scripts/clients/client-versions.sh`'s `install_older_clients` builds them),
     /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
     /// line.
-    go_redis_older_certified_rows: older_certified_rows(GO_REDIS, assert_graded)
+    go_redis_older_certified_rows: tier::older_certified_rows(GO_REDIS, assert_graded);
+
+    /// A ClusterClient application with a sharded subscriber, under oss-cluster. go-redis rewrites
+    /// the loopback node addresses of `CLUSTER SLOTS` to the seed's host name (`replaceLoopbackHost`,
+    /// for containers; the simulator's nodes are 127.0.0.x), so its SSUBSCRIBE goes to whichever node
+    /// the name resolves to first, is refused with -MOVED, and is not tried again: nothing is
+    /// subscribed, so nothing is published and `sharded-resubscribe` is not exercised. The test
+    /// asserts that outcome, measured in go-redis 9.23.0; a release (or a simulator) that changes it
+    /// fails here, and then `sharded-resubscribe` must be judged.
+    go_redis_sharded_subscriber_is_refused_by_moved: sharded_subscriber_is_refused(GO_REDIS);
 }
 
-/// A ClusterClient application with a sharded subscriber, under oss-cluster. go-redis rewrites
-/// the loopback node addresses of `CLUSTER SLOTS` to the seed's host name (`replaceLoopbackHost`,
-/// for containers; the simulator's nodes are 127.0.0.x), so its SSUBSCRIBE goes to whichever node
-/// the name resolves to first, is refused with -MOVED, and is not tried again: nothing is
-/// subscribed, so nothing is published and `sharded-resubscribe` is not exercised. The test
-/// asserts that outcome, measured in go-redis 9.23.0; a release (or a simulator) that changes it
-/// fails here, and then `sharded-resubscribe` must be judged.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn go_redis_sharded_subscriber_is_refused_by_moved() {
-    let test = "go_redis_sharded_subscriber_is_refused_by_moved";
-    let Some(r) = tier::sharded_subscriber(test, &GO_REDIS).await else {
-        return;
-    };
+async fn sharded_subscriber_is_refused(test: &str, lib: &tier::Library) -> Option<()> {
+    let r = tier::sharded_subscriber(test, lib).await?;
     assert!(
         r.output.contains("\"pubsub server MOVED\":1"),
         "{}",
@@ -102,4 +86,5 @@ async fn go_redis_sharded_subscriber_is_refused_by_moved() {
         "{}",
         r.table
     );
+    Some(())
 }

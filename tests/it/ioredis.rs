@@ -17,10 +17,10 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     tier::assert_columns_opted_in_and_judged(standalone, IOREDIS.client);
 }
 
-tier::tier_test! {
+tier::tier_tests! {
     /// ioredis's row of the client matrix, from `maintwatch certify` with no `--scenarios`
     /// (`tier::certified_row`): every default scenario played, every connection opted in where the
     /// matrix has a column, the maintenance rules judged, and the matrix's row equal to what
     /// certify printed.
-    ioredis_certified_row: certified_row(IOREDIS, assert_graded)
+    ioredis_certified_row: tier::certified_row(IOREDIS, assert_graded);
 }

@@ -11,16 +11,16 @@
 use crate::common;
 use common::tier::{self, JEDIS};
 
-/// Jedis 8.0.2 speaks RESP3 when asked (HELLO 3) and names itself, but never sends CLIENT
-/// MAINT_NOTIFICATIONS: none of its connections opts in, so a scenario that starts on the
-/// opt-in never starts and certify calls it NOT JUDGED after its start deadline, naming why.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn jedis_newest_served_never_opts_in() {
-    let test = "jedis_newest_served_never_opts_in";
-    let Some((dir, version, redis)) = JEDIS.with_redis(test) else {
-        return;
-    };
-    let v = JEDIS.tier_version(&dir, &version);
+tier::tier_tests! {
+    /// Jedis 8.0.2 speaks RESP3 when asked (HELLO 3) and names itself, but never sends CLIENT
+    /// MAINT_NOTIFICATIONS: none of its connections opts in, so a scenario that starts on the
+    /// opt-in never starts and certify calls it NOT JUDGED after its start deadline, naming why.
+    jedis_newest_served_never_opts_in: never_opts_in(JEDIS);
+}
+
+async fn never_opts_in(test: &str, lib: &tier::Library) -> Option<()> {
+    let (dir, version, redis) = lib.with_redis(test)?;
+    let v = lib.tier_version(&dir, &version);
     let c = tier::certify(&redis, Some(&["failover"]), &v.standalone, &v.env).await;
     let (_, r) = c
         .runs
@@ -46,4 +46,5 @@ async fn jedis_newest_served_never_opts_in() {
         "{}",
         c.stdout
     );
+    Some(())
 }

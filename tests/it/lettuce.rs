@@ -29,68 +29,51 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
     }
 }
 
-/// The newest Lettuce's row of the client matrix, from `maintwatch certify` with no
-/// `--scenarios`: every scenario certify plays has a cell, and the matrix's row is the cells of
-/// the matrix's columns (the cluster column from `LettuceClusterApp`, which is also certified on
-/// `cascading-smigrated`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_certified_row() {
-    let test = "lettuce_certified_row";
-    let Some((_, cluster)) = tier::certified_row(test, &LETTUCE, assert_graded).await else {
-        return;
-    };
-    let cluster = cluster.expect("Lettuce has a cluster application");
-    assert!(
-        cluster.row.contains_key("cascading-smigrated"),
-        "{}",
-        cluster.stdout
-    );
-}
+tier::tier_tests! {
+    /// The newest Lettuce's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios`: every scenario certify plays has a cell, and the matrix's row is the cells of
+    /// the matrix's columns (the cluster column from `LettuceClusterApp`, which is also certified on
+    /// `cascading-smigrated`).
+    lettuce_certified_row: tier::certified_row(LETTUCE, assert_graded);
 
-tier::tier_test! {
     /// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
     /// PATH), one after another: each certified on the matrix's columns, its row checked. Unset: a
     /// SKIP line.
-    lettuce_older_certified_rows: older_certified_rows(LETTUCE, assert_graded)
-}
+    lettuce_older_certified_rows: tier::older_certified_rows(LETTUCE, assert_graded);
 
-tier::tier_test! {
     /// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
     /// is judged, PASS or FAIL with the messages counted.
-    lettuce_sharded_subscriber_is_judged: sharded_subscriber_is_judged(LETTUCE)
+    lettuce_sharded_subscriber_is_judged: tier::sharded_subscriber_is_judged(LETTUCE);
+
+    /// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
+    /// with Netty's own DNS resolver (`netty-resolver-dns`, a dependency of lettuce-core), which
+    /// reads the system's resolv.conf and keeps an answer for its record's TTL. So the JVM's cache
+    /// plays no part: in single-proxy, where DNS moves mid-window, the application with the JVM's
+    /// cache at its default and with it off (`-Dsun.net.inetaddr.ttl=0`) earns the same verdicts.
+    lettuce_verdict_does_not_depend_on_the_jvm_dns_cache: jvm_dns_cache_plays_no_part(LETTUCE);
 }
 
-/// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
-/// with Netty's own DNS resolver (`netty-resolver-dns`, a dependency of lettuce-core), which
-/// reads the system's resolv.conf and keeps an answer for its record's TTL. So the JVM's cache
-/// plays no part: in single-proxy, where DNS moves mid-window, the application with the JVM's
-/// cache at its default and with it off (`-Dsun.net.inetaddr.ttl=0`) earns the same verdicts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_verdict_does_not_depend_on_the_jvm_dns_cache() {
-    let test = "lettuce_verdict_does_not_depend_on_the_jvm_dns_cache";
-    let Some((dir, _, redis)) = LETTUCE.with_redis(test) else {
-        return;
-    };
-    let cmd = LETTUCE.command(&dir, LETTUCE.app, &[]);
+async fn jvm_dns_cache_plays_no_part(test: &str, lib: &tier::Library) -> Option<()> {
+    let (dir, _, redis) = lib.with_redis(test)?;
+    let cmd = lib.command(&dir, lib.app, &[]);
     let cmd = tier::strs(&cmd);
     let no_cache = [("JAVA_TOOL_OPTIONS", "-Dsun.net.inetaddr.ttl=0")];
     let (default, uncached) = tokio::join!(
         tier::simulate(&redis, "single-proxy", 1.0, &cmd, &[]),
         tier::simulate(&redis, "single-proxy", 1.0, &cmd, &no_cache),
     );
-    if !tier::resolved_privately(test, &default) {
-        return;
-    }
+    tier::resolved_privately(test, &default).then_some(())?;
     assert!(
         uncached.output.contains("Picked up JAVA_TOOL_OPTIONS"),
         "{}",
         uncached.output
     );
     assert_eq!(
-        tier::verdicts(&default, "Lettuce/"),
-        tier::verdicts(&uncached, "Lettuce/"),
+        tier::verdicts(&default, lib.client),
+        tier::verdicts(&uncached, lib.client),
         "{}\n{}",
         default.table,
         uncached.table
     );
+    Some(())
 }

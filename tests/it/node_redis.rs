@@ -14,26 +14,39 @@
 use crate::common;
 use common::tier::{self, NODE_REDIS};
 
-/// Single proxy and multi-proxy (both a MOVING with a null target): node-redis opts in, then its
-/// MOVING handler asserts that a null target comes only with endpoint type `none`; the assertion
-/// throws in an async push handler, an unhandled rejection that ends the process at once. The
-/// grade names it as a client-side fact, and the hand-patched app
-/// (`tests/clients/node_redis_hooked.js`) earns the same verdicts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn node_redis_unmodified_single_and_multi_proxy() {
-    let test = "node_redis_unmodified_single_and_multi_proxy";
-    let Some((dir, version, redis)) = NODE_REDIS.with_redis(test) else {
-        return;
-    };
-    let app = NODE_REDIS.command(&dir, NODE_REDIS.app, &[]);
-    let hooked = NODE_REDIS.command(&dir, "node_redis_hooked.js", &[]);
-    let env = NODE_REDIS.env(&dir);
+tier::tier_tests! {
+    /// Single proxy and multi-proxy (both a MOVING with a null target): node-redis opts in, then its
+    /// MOVING handler asserts that a null target comes only with endpoint type `none`; the assertion
+    /// throws in an async push handler, an unhandled rejection that ends the process at once. The
+    /// grade names it as a client-side fact, and the hand-patched app
+    /// (`tests/clients/node_redis_hooked.js`) earns the same verdicts.
+    node_redis_unmodified_single_and_multi_proxy: moving_with_a_null_target_ends_the_process(NODE_REDIS);
+
+    /// The newest node-redis's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
+    /// `createCluster`, `tests/clients/node_redis_cluster_app.js`, on `oss-cluster`, from 5.11.0).
+    node_redis_certified_row: tier::certified_row(NODE_REDIS, assert_graded);
+
+    /// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
+    /// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/clients/matrix.sh` make them),
+    /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
+    /// line.
+    node_redis_older_certified_rows: tier::older_certified_rows(NODE_REDIS, assert_graded);
+
+    /// A createCluster application with a sharded subscriber, under oss-cluster:
+    /// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted (node-redis 6.3.1
+    /// subscribes again within 0.02 s of the SMIGRATED).
+    node_redis_sharded_subscriber_is_judged: tier::sharded_subscriber_is_judged(NODE_REDIS);
+}
+
+async fn moving_with_a_null_target_ends_the_process(test: &str, lib: &tier::Library) -> Option<()> {
+    let (dir, version, redis) = lib.with_redis(test)?;
+    let app = lib.command(&dir, lib.app, &[]);
+    let hooked = lib.command(&dir, "node_redis_hooked.js", &[]);
+    let env = lib.env(&dir);
     let (app, hooked, env) = (tier::strs(&app), tier::strs(&hooked), tier::pairs(&env));
-    let Some([single, multi, single_hooked, multi_hooked]) =
-        tier::single_and_multi_proxy(test, &redis, &app, &hooked, &env).await
-    else {
-        return;
-    };
+    let [single, multi, single_hooked, multi_hooked] =
+        tier::single_and_multi_proxy(test, &redis, &app, &hooked, &env).await?;
     for (r, hooked) in [(&single, &single_hooked), (&multi, &multi_hooked)] {
         let c = r.client("node-redis/");
         assert_eq!(c["never_opted_in"], 0, "{}", r.table);
@@ -78,6 +91,7 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
         );
     }
     assert!(version.starts_with(char::is_numeric), "{version}");
+    Some(())
 }
 
 /// What every certified row must show of node-redis: it was graded and opted in (the cluster
@@ -93,26 +107,4 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
         );
         r.assert_maintenance_rules_judged("node-redis/", scenario);
     }
-}
-
-tier::tier_test! {
-    /// The newest node-redis's row of the client matrix, from `maintwatch certify` with no
-    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
-    /// `createCluster`, `tests/clients/node_redis_cluster_app.js`, on `oss-cluster`, from 5.11.0).
-    node_redis_certified_row: certified_row(NODE_REDIS, assert_graded)
-}
-
-tier::tier_test! {
-    /// The older node-redis releases of the matrix (`MAINTWATCH_NODE_REDIS_OLDER`, a list of
-    /// folders as in PATH, one npm prefix per release; `.ci/run` and `scripts/clients/matrix.sh` make them),
-    /// one after another: each certified on the matrix's columns, its row checked. Unset: a SKIP
-    /// line.
-    node_redis_older_certified_rows: older_certified_rows(NODE_REDIS, assert_graded)
-}
-
-tier::tier_test! {
-    /// A createCluster application with a sharded subscriber, under oss-cluster:
-    /// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted (node-redis 6.3.1
-    /// subscribes again within 0.02 s of the SMIGRATED).
-    node_redis_sharded_subscriber_is_judged: sharded_subscriber_is_judged(NODE_REDIS)
 }

@@ -18,19 +18,36 @@ const WORKLOAD: &str = concat!(
     "/tests/clients/redis_py_workload.py"
 );
 
-/// The same verdicts and figures as `redis_py_single_proxy` and `redis_py_multi_proxy` in
-/// tests/it/redis_py.rs: in single-proxy redis-py recycles at half the window while DNS still names
-/// the retiring proxy and is cut by the close; in multi-proxy, where DNS has moved, it lands on a
-/// live proxy well before the close. The app ends when `simulate` stops it (SIGTERM), having
-/// done work and printed its figures to the output file. The hand-patched workload, run the same
-/// way at the same time, earns the same verdicts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_py_unmodified_single_and_multi_proxy() {
-    let test = "redis_py_unmodified_single_and_multi_proxy";
-    let Some((py, version, redis)) = REDIS_PY.with_redis(test) else {
-        return;
-    };
-    let cmd = REDIS_PY.command(&py, REDIS_PY.app, &[]);
+tier::tier_tests! {
+    /// The same verdicts and figures as `redis_py_single_proxy` and `redis_py_multi_proxy` in
+    /// tests/it/redis_py.rs: in single-proxy redis-py recycles at half the window while DNS still names
+    /// the retiring proxy and is cut by the close; in multi-proxy, where DNS has moved, it lands on a
+    /// live proxy well before the close. The app ends when `simulate` stops it (SIGTERM), having
+    /// done work and printed its figures to the output file. The hand-patched workload, run the same
+    /// way at the same time, earns the same verdicts.
+    redis_py_unmodified_single_and_multi_proxy: verdicts_of_the_hand_patched_workload(REDIS_PY);
+
+    /// The newest redis-py's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
+    /// `RedisCluster`, `tests/clients/redis_py_cluster_app.py`, on `oss-cluster`).
+    redis_py_certified_row: tier::certified_row(REDIS_PY, assert_graded);
+
+    /// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
+    /// in PATH, one venv per release; `.ci/run` and `scripts/clients/matrix.sh` make them), one after
+    /// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
+    redis_py_older_certified_rows: tier::older_certified_rows(REDIS_PY, assert_graded);
+
+    /// A RedisCluster application with a sharded subscriber, under oss-cluster:
+    /// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted. Which of the two
+    /// depends on the machine's load (redis-py 8.1.0 subscribes again about 1 s after the
+    /// SMIGRATED, when its slot map is reconciled; the rule allows 2 s), so the matrix does not
+    /// carry it.
+    redis_py_sharded_subscriber_is_judged: tier::sharded_subscriber_is_judged(REDIS_PY);
+}
+
+async fn verdicts_of_the_hand_patched_workload(test: &str, lib: &tier::Library) -> Option<()> {
+    let (py, version, redis) = lib.with_redis(test)?;
+    let cmd = lib.command(&py, lib.app, &[]);
     let cmd = tier::strs(&cmd);
     // The hand-patched workload of tests/it/redis_py.rs, unchanged, run the same way.
     let patched = format!(
@@ -38,11 +55,8 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
          --dns \"$MAINTWATCH_SIM_DNS\" --seconds 60"
     );
     let hooked = ["sh", "-c", patched.as_str(), py.as_str()];
-    let Some([single, multi, single_hooked, multi_hooked]) =
-        tier::single_and_multi_proxy(test, &redis, &cmd, &hooked, &[]).await
-    else {
-        return;
-    };
+    let [single, multi, single_hooked, multi_hooked] =
+        tier::single_and_multi_proxy(test, &redis, &cmd, &hooked, &[]).await?;
     for r in [&single, &multi] {
         let c = r.client("redis-py/");
         assert_eq!(c["never_opted_in"], 0, "{}", r.table);
@@ -97,6 +111,7 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
         );
     }
     assert!(version.starts_with(char::is_numeric), "{version}");
+    Some(())
 }
 
 /// What every certified row must show of redis-py: it was graded, opted in on every connection,
@@ -108,27 +123,4 @@ fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>
         assert_eq!(r.client("redis-py/")["never_opted_in"], 0, "{}", r.table);
         r.assert_maintenance_rules_judged("redis-py/", scenario);
     }
-}
-
-tier::tier_test! {
-    /// The newest redis-py's row of the client matrix, from `maintwatch certify` with no
-    /// `--scenarios` (`tier::certified_row`; the cluster column from certify run with
-    /// `RedisCluster`, `tests/clients/redis_py_cluster_app.py`, on `oss-cluster`).
-    redis_py_certified_row: certified_row(REDIS_PY, assert_graded)
-}
-
-tier::tier_test! {
-    /// The older redis-py releases of the matrix (`MAINTWATCH_PYTHON_OLDER`, a list of Pythons as
-    /// in PATH, one venv per release; `.ci/run` and `scripts/clients/matrix.sh` make them), one after
-    /// another: each certified on the matrix's columns, its row checked. Unset: a SKIP line.
-    redis_py_older_certified_rows: older_certified_rows(REDIS_PY, assert_graded)
-}
-
-tier::tier_test! {
-    /// A RedisCluster application with a sharded subscriber, under oss-cluster:
-    /// `sharded-resubscribe` is judged, PASS or FAIL with the messages counted. Which of the two
-    /// depends on the machine's load (redis-py 8.1.0 subscribes again about 1 s after the
-    /// SMIGRATED, when its slot map is reconciled; the rule allows 2 s), so the matrix does not
-    /// carry it.
-    redis_py_sharded_subscriber_is_judged: sharded_subscriber_is_judged(REDIS_PY)
 }

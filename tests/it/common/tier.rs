@@ -462,29 +462,28 @@ pub async fn certify_version(
 /// What a library's test asserts of every certified row (the standalone run, the cluster one).
 pub type Graded = fn(&Certified, Option<&Certified>);
 
-/// A tier test that is only a runner of this module on a library: `name: runner(LIB, args...)`
-/// makes the test `name`, calling `runner("name", &LIB, args...)` (its doc comments kept).
-macro_rules! tier_test {
-    ($(#[$doc:meta])* $name:ident: $runner:ident($lib:expr $(, $arg:expr)*)) => {
+/// The tests of a library of the tier, each a runner (of this module, or the library's own)
+/// on the library: `name: runner(LIB, args...);` makes the test `name`, calling
+/// `runner("name", &LIB, args...)` (its doc comments kept); a runner returns `None` after a
+/// SKIP line.
+macro_rules! tier_tests {
+    ($($(#[$doc:meta])* $name:ident: $($runner:ident)::+($lib:expr $(, $arg:expr)*);)*) => {$(
         $(#[$doc])*
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
-            let _ = $crate::common::tier::$runner(stringify!($name), &$lib $(, $arg)*).await;
+            let _ = $($runner)::+(stringify!($name), &$lib $(, $arg)*).await;
         }
-    };
+    )*};
 }
-pub(crate) use tier_test;
+pub(crate) use tier_tests;
 
 /// The newest release's row of the client matrix, from `maintwatch certify` with no
 /// `--scenarios`: the application is played every scenario where a client can act, the row it
 /// prints has a cell for each, `graded` holds, and the matrix's row is those cells (the cluster
-/// column from the cluster application on `oss-cluster`, which plays `cluster_also` too).
-/// Returns the two runs for the library's own assertions; `None` after a SKIP line.
-pub async fn certified_row(
-    test: &str,
-    lib: &Library,
-    graded: Graded,
-) -> Option<(Certified, Option<Certified>)> {
+/// column from the cluster application on `oss-cluster`, which plays `cluster_also` too, and
+/// only those: the newest release of a library with a cluster application has its cluster
+/// client). `None` after a SKIP line.
+pub async fn certified_row(test: &str, lib: &Library, graded: Graded) -> Option<()> {
     let (dir, version, redis) = lib.with_redis(test)?;
     let v = lib.tier_version(&dir, &version);
     let (standalone, cluster) = certify_version(&redis, &v, true).await;
@@ -493,8 +492,17 @@ pub async fn certified_row(
     all.sort_unstable();
     assert_eq!(played, all, "{}", standalone.stdout);
     graded(&standalone, cluster.as_ref());
+    if lib.cluster_app.is_some() {
+        let c = cluster
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no cluster run", v.label));
+        let played: Vec<&str> = c.row.keys().map(String::as_str).collect();
+        let mut want = [&[CLUSTER][..], lib.cluster_also].concat();
+        want.sort_unstable();
+        assert_eq!(played, want, "{}", c.stdout);
+    }
     crate::tier_matrix::check_rows(&[&v.label]);
-    Some((standalone, cluster))
+    Some(())
 }
 
 /// The older releases of a library (the folders in its `older_var`, as [`older`] reads them),
@@ -527,10 +535,11 @@ pub async fn sharded_subscriber(test: &str, lib: &Library) -> Option<TierRun> {
 
 /// [`sharded_subscriber`], and `sharded-resubscribe` is judged on the SMIGRATED: PASS or FAIL
 /// with the messages counted.
-pub async fn sharded_subscriber_is_judged(test: &str, lib: &Library) {
-    if let Some(r) = sharded_subscriber(test, lib).await {
-        r.assert_sharded_judged(lib.client);
-    }
+pub async fn sharded_subscriber_is_judged(test: &str, lib: &Library) -> Option<()> {
+    sharded_subscriber(test, lib)
+        .await?
+        .assert_sharded_judged(lib.client);
+    Some(())
 }
 
 /// single-proxy and multi-proxy, each played by `app` and by `hooked` (the same application
