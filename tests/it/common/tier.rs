@@ -242,15 +242,7 @@ pub fn client_runtime(
         );
         return None;
     };
-    let out = check(&value)
-        .output()
-        .unwrap_or_else(|e| panic!("{var}={value} does not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{var}={value} has no usable client library: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let version = version_printed(check(&value), &format!("{var}={value}"));
     Some((value, version))
 }
 
@@ -939,17 +931,10 @@ impl Library {
 
     /// The library version of a build; panics when it has none.
     pub fn version_of(&self, dir: &str) -> String {
-        let out = self
-            .version_command(dir)
-            .output()
-            .unwrap_or_else(|e| panic!("{dir}: {} does not run: {e}", self.name));
-        assert!(
-            out.status.success(),
-            "{dir}: no usable {}: {}",
-            self.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        version_printed(
+            self.version_command(dir),
+            &format!("{} in {dir}", self.name),
+        )
     }
 
     /// A build as a version of the tier, labelled `redis-py 8.1.0` (Maven's `.RELEASE`
@@ -977,6 +962,20 @@ fn classpath(dir: &str) -> String {
     let jars = std::fs::read_to_string(dir.join("classpath"))
         .unwrap_or_else(|e| panic!("{}: no classpath file ({e})", dir.display()));
     format!("{}:{}", dir.join("classes").display(), jars.trim())
+}
+
+/// What `c` printed, trimmed: a client library's version. `what` (the build) names it when the
+/// command does not run or fails.
+fn version_printed(mut c: std::process::Command, what: &str) -> String {
+    let out = c
+        .output()
+        .unwrap_or_else(|e| panic!("{what} does not run: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what}: no usable client library: {stderr}"
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Whether `program` is found on PATH.
