@@ -125,14 +125,11 @@ async fn a_subscribe_refused_by_an_acl_is_one_line_with_the_fix_and_the_watch_go
     };
     let set = common::command(redis.addr, &["ACL", "SETUSER", "default", "-subscribe"]).await;
     assert_eq!(set, b"+OK\r\n", "{}", String::from_utf8_lossy(&set));
-    let mut child = common::maintwatch_async(["watch", &redis.url(), "--json", "--azure-events"])
-        .args(["--traffic", "0.05"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = common::spawn_lines(
+        common::maintwatch_async(["watch", &redis.url(), "--json", "--azure-events"])
+            .args(["--traffic", "0.05"])
+            .stderr(Stdio::null()),
+    );
     let mut seen = Vec::new();
     common::read_until(
         &mut lines,

@@ -186,7 +186,7 @@ fn dir_of(program: &str) -> PathBuf {
 #[test]
 fn the_pasted_ci_job_certifies_a_redis_py_app_and_never_ends_9() {
     let test = "the_pasted_ci_job_certifies_a_redis_py_app_and_never_ends_9";
-    let Some((python, _)) = common::tier::python(test) else {
+    let Some((python, _)) = common::tier::REDIS_PY.newest(test) else {
         return;
     };
     let Some(redis) = common::redis_server_binary(test) else {

@@ -11,7 +11,6 @@ use maintwatch::sim::{scenarios, SimOptions, Simulator};
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// A hang guard only: no test waits this long unless something is broken.
 const GUARD: Duration = Duration::from_secs(60);
@@ -58,16 +57,13 @@ async fn two_simulators_in_one_watch_keep_their_own_timelines() {
     let capture = dir.path().join("fleet.jsonl");
     let mut args = vec![url(&moving), url(&failover)];
     args.extend(real.as_ref().map(|r| r.url()));
-    let mut child = common::maintwatch_async(["watch"])
-        .args(&args)
-        .args(["--json", "--heartbeat", "100ms", "--capture"])
-        .arg(&capture)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = common::spawn_lines(
+        common::maintwatch_async(["watch"])
+            .args(&args)
+            .args(["--json", "--heartbeat", "100ms", "--capture"])
+            .arg(&capture)
+            .stderr(Stdio::piped()),
+    );
     let label = |s: &Simulator| s.proxies()[0].to_string();
     let (a, b) = (label(&moving), label(&failover));
     let mut seen: Vec<(String, WatchLine)> = Vec::new();

@@ -8,7 +8,6 @@ use maintwatch::record::{line, OptInOutcome, WatchLine};
 use maintwatch::sim::{scenarios, SimOptions, Simulator};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 const GUARD: Duration = Duration::from_secs(60);
 
@@ -17,14 +16,11 @@ async fn heartbeats(scenario: &str, done: impl Fn(&[WatchLine]) -> bool) -> Vec<
     let mut opts = SimOptions::new(scenarios::by_name(scenario).unwrap());
     opts.speed = 20.0;
     let sim = Simulator::start(opts).await.unwrap();
-    let mut child = common::maintwatch_async(["watch", &format!("redis://{}", sim.proxies()[0])])
-        .args(["--json", "--heartbeat", "50ms"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (_child, mut lines) = common::spawn_lines(
+        common::maintwatch_async(["watch", &format!("redis://{}", sim.proxies()[0])])
+            .args(["--json", "--heartbeat", "50ms"])
+            .stderr(Stdio::null()),
+    );
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "heartbeats", done).await;
     seen

@@ -11,19 +11,16 @@
 use crate::common;
 use common::tier::{self, JEDIS};
 
-/// Jedis 8.0.2 speaks RESP3 when asked (HELLO 3) and names itself, but never sends CLIENT
-/// MAINT_NOTIFICATIONS: none of its connections opts in, so a scenario that starts on the
-/// opt-in never starts and certify calls it NOT JUDGED after its start deadline, naming why.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn jedis_newest_served_never_opts_in() {
-    let test = "jedis_newest_served_never_opts_in";
-    let Some((dir, version)) = JEDIS.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    let v = JEDIS.tier_version(&dir, &version);
+tier::tier_tests! {
+    /// Jedis 8.0.2 speaks RESP3 when asked (HELLO 3) and names itself, but never sends CLIENT
+    /// MAINT_NOTIFICATIONS: none of its connections opts in, so a scenario that starts on the
+    /// opt-in never starts and certify calls it NOT JUDGED after its start deadline, naming why.
+    jedis_newest_served_never_opts_in: never_opts_in(JEDIS);
+}
+
+async fn never_opts_in(test: &str, lib: &tier::Library) -> Option<()> {
+    let (dir, version, redis) = lib.with_redis(test)?;
+    let v = lib.tier_version(&dir, &version);
     let c = tier::certify(&redis, Some(&["failover"]), &v.standalone, &v.env).await;
     let (_, r) = c
         .runs
@@ -42,15 +39,12 @@ async fn jedis_newest_served_never_opts_in() {
         "{}",
         r.table
     );
-    let opted: u64 = client["opted_in"]
-        .as_object()
-        .map(|m| m.values().filter_map(|n| n.as_u64()).sum())
-        .unwrap_or(0);
-    assert_eq!(opted, 0, "{}", r.table);
+    assert_eq!(tier::opted_in(r, "jedis/"), 0, "{}", r.table);
     assert_eq!(r.grade["verdict"], "not_judged", "{}", r.table);
     assert!(
         c.stdout.contains("the scenario never started"),
         "{}",
         c.stdout
     );
+    Some(())
 }

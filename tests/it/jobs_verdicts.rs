@@ -28,20 +28,10 @@ const CHEAP: &[&str] = &["single-proxy", "failover"];
 /// A client to certify: its tier label, command and environment.
 type App = (String, Vec<String>, Vec<(String, String)>);
 
-fn redis_py(test: &str) -> Option<App> {
-    let (py, version) = tier::python(test)?;
-    let v = crate::redis_py_app::tier_version(&py, &version);
-    Some((v.label, v.standalone, v.env))
-}
-
-fn node_redis(test: &str) -> Option<App> {
-    let (node_path, version) = crate::node_redis::node_redis(test)?;
-    let dir = std::path::Path::new(&node_path)
-        .parent()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    let v = crate::node_redis::tier_version(&dir, &version);
+/// The newest build of `lib` as a client to certify; `None` after a SKIP line.
+fn app(test: &str, lib: &tier::Library) -> Option<App> {
+    let (dir, version) = lib.newest(test)?;
+    let v = lib.tier_version(&dir, &version);
     Some((v.label, v.standalone, v.env))
 }
 
@@ -165,16 +155,16 @@ fn rounds(test: &str) -> Option<u32> {
     n
 }
 
-async fn cheap(test: &str, app: fn(&str) -> Option<App>) {
-    let (Some(app), Some(redis)) = (app(test), common::redis_server_binary(test)) else {
+async fn cheap(test: &str, lib: &tier::Library) {
+    let (Some(app), Some(redis)) = (app(test, lib), common::redis_server_binary(test)) else {
         return;
     };
     same_cells(&app, &redis, Some(CHEAP), 1).await;
 }
 
-async fn long(test: &str, app: fn(&str) -> Option<App>) {
+async fn long(test: &str, lib: &tier::Library) {
     let Some(n) = rounds(test) else { return };
-    let (Some(app), Some(redis)) = (app(test), common::redis_server_binary(test)) else {
+    let (Some(app), Some(redis)) = (app(test, lib), common::redis_server_binary(test)) else {
         return;
     };
     same_cells(&app, &redis, None, n).await;
@@ -184,7 +174,7 @@ async fn long(test: &str, app: fn(&str) -> Option<App>) {
 async fn redis_py_cells_are_the_same_at_jobs_1_and_the_default() {
     cheap(
         "redis_py_cells_are_the_same_at_jobs_1_and_the_default",
-        redis_py,
+        &tier::REDIS_PY,
     )
     .await;
 }
@@ -193,21 +183,25 @@ async fn redis_py_cells_are_the_same_at_jobs_1_and_the_default() {
 async fn node_redis_cells_are_the_same_at_jobs_1_and_the_default() {
     cheap(
         "node_redis_cells_are_the_same_at_jobs_1_and_the_default",
-        node_redis,
+        &tier::NODE_REDIS,
     )
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_cells_hold_over_rounds_and_under_load() {
-    long("redis_py_cells_hold_over_rounds_and_under_load", redis_py).await;
+    long(
+        "redis_py_cells_hold_over_rounds_and_under_load",
+        &tier::REDIS_PY,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_redis_cells_hold_over_rounds_and_under_load() {
     long(
         "node_redis_cells_hold_over_rounds_and_under_load",
-        node_redis,
+        &tier::NODE_REDIS,
     )
     .await;
 }

@@ -10,129 +10,70 @@
 //! line. Set but unusable: the test fails.
 
 use crate::common;
-use common::tier::{self, Jvm, LETTUCE};
+use common::tier::{self, LETTUCE};
 
 /// What every certified Lettuce row must show: the standalone client opted in on every
 /// connection in every column's scenario (on by default from 7.0), and the cluster client on
 /// every node's connection.
 fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
-    let columns = tier::standalone_columns();
-    for (scenario, r) in &standalone.runs {
-        if !columns.contains(&scenario.as_str()) {
-            continue;
-        }
+    for (scenario, r) in tier::column_runs(standalone) {
         let c = r.client("Lettuce/");
         assert_eq!(c["never_opted_in"], 0, "{scenario}: {}", r.table);
     }
     for (scenario, r) in cluster.iter().flat_map(|c| &c.runs) {
-        let opted: u64 = r.client("Lettuce/")["opted_in"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|n| n.as_u64().unwrap())
-            .sum();
-        assert!(opted >= 3, "{scenario}: {}", r.table);
+        assert!(
+            tier::opted_in(r, "Lettuce/") >= 3,
+            "{scenario}: {}",
+            r.table
+        );
     }
 }
 
-/// The newest Lettuce's row of the client matrix, from `maintwatch certify` with no
-/// `--scenarios`: every scenario certify plays has a cell, and the matrix's row is the cells of
-/// the matrix's columns (the cluster column from `LettuceClusterApp`, which is also certified on
-/// `cascading-smigrated`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_certified_row() {
-    let test = "lettuce_certified_row";
-    let Some((dir, version)) = LETTUCE.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    let v = LETTUCE.tier_version(&dir, &version);
-    let (standalone, cluster) =
-        tier::certify_version_on(&redis, &v, true, &[tier::CLUSTER, "cascading-smigrated"]).await;
-    let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
-    let mut all = maintwatch::cli::certify::default_scenarios();
-    all.sort_unstable();
-    assert_eq!(played, all, "{}", standalone.stdout);
-    let cluster = cluster.expect("Lettuce has a cluster application");
-    assert!(
-        cluster.row.contains_key("cascading-smigrated"),
-        "{}",
-        cluster.stdout
-    );
-    assert_graded(&standalone, Some(&cluster));
-    crate::tier_matrix::check_rows(&[&v.label]);
+tier::tier_tests! {
+    /// The newest Lettuce's row of the client matrix, from `maintwatch certify` with no
+    /// `--scenarios`: every scenario certify plays has a cell, and the matrix's row is the cells of
+    /// the matrix's columns (the cluster column from `LettuceClusterApp`, which is also certified on
+    /// `cascading-smigrated`).
+    lettuce_certified_row: tier::certified_row(LETTUCE, assert_graded);
+
+    /// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
+    /// PATH), one after another: each certified on the matrix's columns, its row checked. Unset: a
+    /// SKIP line.
+    lettuce_older_certified_rows: tier::older_certified_rows(LETTUCE, assert_graded);
+
+    /// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
+    /// is judged, PASS or FAIL with the messages counted.
+    lettuce_sharded_subscriber_is_judged: tier::sharded_subscriber_is_judged(LETTUCE);
+
+    /// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
+    /// with Netty's own DNS resolver (`netty-resolver-dns`, a dependency of lettuce-core), which
+    /// reads the system's resolv.conf and keeps an answer for its record's TTL. So the JVM's cache
+    /// plays no part: in single-proxy, where DNS moves mid-window, the application with the JVM's
+    /// cache at its default and with it off (`-Dsun.net.inetaddr.ttl=0`) earns the same verdicts.
+    lettuce_verdict_does_not_depend_on_the_jvm_dns_cache: jvm_dns_cache_plays_no_part(LETTUCE);
 }
 
-/// The older Lettuce releases of the matrix (`MAINTWATCH_LETTUCE_OLDER`, build folders as in
-/// PATH), one after another: each certified on the matrix's columns, its row checked. Unset: a
-/// SKIP line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_older_certified_rows() {
-    tier::certify_older_rows(
-        "lettuce_older_certified_rows",
-        LETTUCE.older_var,
-        |dir| LETTUCE.tier_version(dir, &LETTUCE.version_of(dir)),
-        assert_graded,
-    )
-    .await;
-}
-
-/// The cluster application with a sharded subscriber, under oss-cluster: `sharded-resubscribe`
-/// is judged, PASS or FAIL with the messages counted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_sharded_subscriber_is_judged() {
-    let test = "lettuce_sharded_subscriber_is_judged";
-    let Some((dir, _)) = LETTUCE.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    let cmd = Jvm::command(&dir, LETTUCE.cluster_app.unwrap(), &["--sharded"]);
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let r = tier::simulate(&redis, tier::CLUSTER, 1.0, &cmd, &[]).await;
-    if !tier::resolved_privately(test, &r) {
-        return;
-    }
-    r.assert_sharded_judged("Lettuce/");
-}
-
-/// The JVM caches DNS answers (`networkaddress.cache.ttl`, 30 s by default), but Lettuce resolves
-/// with Netty's own DNS resolver (`netty-resolver-dns`, a dependency of lettuce-core), which
-/// reads the system's resolv.conf and keeps an answer for its record's TTL. So the JVM's cache
-/// plays no part: in single-proxy, where DNS moves mid-window, the application with the JVM's
-/// cache at its default and with it off (`-Dsun.net.inetaddr.ttl=0`) earns the same verdicts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lettuce_verdict_does_not_depend_on_the_jvm_dns_cache() {
-    let test = "lettuce_verdict_does_not_depend_on_the_jvm_dns_cache";
-    let Some((dir, _)) = LETTUCE.newest(test) else {
-        return;
-    };
-    let Some(redis) = common::redis_server_binary(test) else {
-        return;
-    };
-    let cmd = Jvm::command(&dir, LETTUCE.app, &[]);
-    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+async fn jvm_dns_cache_plays_no_part(test: &str, lib: &tier::Library) -> Option<()> {
+    let (dir, _, redis) = lib.with_redis(test)?;
+    let cmd = lib.command(&dir, lib.app, &[]);
+    let cmd = tier::strs(&cmd);
     let no_cache = [("JAVA_TOOL_OPTIONS", "-Dsun.net.inetaddr.ttl=0")];
     let (default, uncached) = tokio::join!(
         tier::simulate(&redis, "single-proxy", 1.0, &cmd, &[]),
         tier::simulate(&redis, "single-proxy", 1.0, &cmd, &no_cache),
     );
-    if !tier::resolved_privately(test, &default) {
-        return;
-    }
+    tier::resolved_privately(test, &default).then_some(())?;
     assert!(
         uncached.output.contains("Picked up JAVA_TOOL_OPTIONS"),
         "{}",
         uncached.output
     );
     assert_eq!(
-        tier::verdicts(&default, "Lettuce/"),
-        tier::verdicts(&uncached, "Lettuce/"),
+        tier::verdicts(&default, lib.client),
+        tier::verdicts(&uncached, lib.client),
         "{}\n{}",
         default.table,
         uncached.table
     );
+    Some(())
 }

@@ -1481,15 +1481,11 @@ async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_
     .await
     .expect("the MOVING step ran before anyone connected");
     let url = sim.url();
-    let mut child =
+    let (_child, mut lines) = common::spawn_lines(
         common::maintwatch_async(["watch", &url, "--json", "--no-handoff", "--dns-server"])
             .arg(sim.dns_addr().to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            .stderr(Stdio::piped()),
+    );
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "the close", |l| {
         l.iter()

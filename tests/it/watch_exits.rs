@@ -21,7 +21,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 
 const GUARD: Duration = Duration::from_secs(60);
 
@@ -224,14 +224,11 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
     let Some(redis) = common::RealRedis::start(test, &[]).await else {
         return;
     };
-    let mut child = common::maintwatch_async(["watch", &redis.url(), "--json"])
-        .env_remove("REDISCLI_AUTH")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = common::spawn_lines(
+        common::maintwatch_async(["watch", &redis.url(), "--json"])
+            .env_remove("REDISCLI_AUTH")
+            .stderr(Stdio::null()),
+    );
     let mut seen = Vec::new();
     common::read_until(&mut lines, &mut seen, GUARD, "the handshake", |l| {
         l.iter()

@@ -225,10 +225,18 @@ pub type JsonLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::Child
 /// `maintwatch watch redis://ADDR --json` against a test server, stderr discarded, killed when
 /// dropped; with its stdout lines.
 pub fn watch_json(addr: SocketAddr) -> (tokio::process::Child, JsonLines) {
+    spawn_lines(
+        maintwatch_async(["watch", &format!("redis://{addr}"), "--json"]).stderr(Stdio::null()),
+    )
+}
+
+/// Spawns `c` (a `maintwatch watch --json`, its stderr as the caller set it) killed when
+/// dropped; with its stdout lines.
+pub fn spawn_lines(c: &mut tokio::process::Command) -> (tokio::process::Child, JsonLines) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = maintwatch_async(["watch", &format!("redis://{addr}"), "--json"])
+    let mut child = c
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .kill_on_drop(true)
         .spawn()
         .expect("the binary runs");
     let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();

@@ -1,16 +1,17 @@
-//! The client tier, shared by `tests/it/redis_py.rs`, `tests/it/redis_py_app.rs`,
-//! `tests/it/node_redis.rs`, `tests/it/go_redis.rs` and `tests/it/tier_matrix.rs`: an unmodified
-//! client application run by `maintwatch simulate --upstream spawn --grade -- CMD` (one scenario)
-//! or by `maintwatch certify -- CMD` (a client release's row of the client matrix, docs/matrix.md), its
-//! grades, and the cells it earns, as certify printed them, written to `target/client-matrix/`
-//! for `tier_matrix` to compare.
+//! The client tier, shared by the tier tests (`tests/it/redis_py_app.rs`, `node_redis.rs`,
+//! `ioredis.rs`, `go_redis.rs`, `lettuce.rs`, `jedis.rs`, `jobs_verdicts.rs`) and
+//! `tests/it/tier_matrix.rs`: an unmodified client application run by `maintwatch simulate
+//! --upstream spawn --grade -- CMD` (one scenario) or by `maintwatch certify -- CMD` (a client
+//! release's row of the client matrix, docs/matrix.md), its grades, and the cells it earns, as
+//! certify printed them, written to `target/client-matrix/` for `tier_matrix` to compare.
 //!
 //! The real parts: a redis-server (`MAINTWATCH_REDIS_SERVER`, the upstream) and the client's own
-//! runtime, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`,
-//! `MAINTWATCH_GO_REDIS`; the older releases `MAINTWATCH_PYTHON_OLDER`,
-//! `MAINTWATCH_NODE_REDIS_OLDER`, `MAINTWATCH_GO_REDIS_OLDER`). Unset: a SKIP line. Set but
-//! unusable: the test fails. A library joins the tier as a [`Version`] per release (its
-//! applications' commands) and calls [`certify_version`].
+//! build, named by its own variable (`MAINTWATCH_PYTHON`, `MAINTWATCH_NODE_REDIS`, ...; the
+//! older releases `..._OLDER`). Unset: a SKIP line. Set but unusable: the test fails. A library
+//! joins the tier as a [`Library`] (how its build is found and run, its applications), and its
+//! test file keeps only what is its own: what its rows must show ([`Graded`]) and what was
+//! measured of it. The runner is here: [`certified_row`], [`older_certified_rows`],
+//! [`sharded_subscriber`], [`single_and_multi_proxy`].
 
 use super::{maintwatch_async, redis_server_from};
 use std::collections::BTreeMap;
@@ -165,33 +166,20 @@ pub async fn simulate(
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grade.json");
     let out = dir.path().join("client.log");
-    let mut sim = maintwatch_async([
+    let sim = maintwatch_async([
         "simulate",
         "--scenario",
         scenario,
         "--speed",
         &speed.to_string(),
+        "--upstream",
+        "spawn",
+        "--quiet",
+        "--grade",
     ]);
-    sim.args(["--upstream", "spawn", "--quiet", "--grade", "--grade-json"])
-        .arg(&json)
-        .arg("--client-output")
-        .arg(&out)
-        .arg("--")
-        .args(cmd)
-        .env("PATH", path_with(redis))
-        .stdout(Stdio::piped());
-    for (k, v) in env {
-        sim.env(k, v);
-    }
-    let mut child = sim.spawn().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (table, code) = tokio::time::timeout(HANG_GUARD, async {
-        let mut table = String::new();
-        stdout.read_to_string(&mut table).await.unwrap();
-        (table, child.wait().await.unwrap().code())
-    })
-    .await
-    .unwrap_or_else(|_| panic!("hang guard: {scenario} did not end"));
+    let (table, code) = run_graded(sim, (&json, &out), cmd, redis, env, HANG_GUARD)
+        .await
+        .unwrap_or_else(|| panic!("hang guard: {scenario} did not end"));
     let grade = std::fs::read_to_string(&json)
         .map(|t| grade_value(&t))
         .unwrap_or_else(|e| panic!("no grade ({e}): {table}"));
@@ -203,6 +191,39 @@ pub async fn simulate(
         code,
         output,
     }
+}
+
+const CERTIFY_GUARD: Duration = Duration::from_secs(40 * 60);
+
+/// Runs `c` (`simulate ... --grade` or `certify`) with `--grade-json JSON --client-output OUT
+/// -- CMD`, the configured redis-server first on PATH and `env` added, to its end: what it
+/// printed and its exit code; `None` when it outlasted `guard` (a hang).
+async fn run_graded(
+    mut c: tokio::process::Command,
+    (json, out): (&Path, &Path),
+    cmd: &[impl AsRef<std::ffi::OsStr>],
+    redis: &str,
+    env: &[(&str, &str)],
+    guard: Duration,
+) -> Option<(String, Option<i32>)> {
+    c.arg("--grade-json")
+        .arg(json)
+        .arg("--client-output")
+        .arg(out)
+        .arg("--")
+        .args(cmd)
+        .env("PATH", path_with(redis))
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    tokio::time::timeout(guard, async {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).await.unwrap();
+        (text, child.wait().await.unwrap().code())
+    })
+    .await
+    .ok()
 }
 
 /// The client's runtime, named by the variable `var`: its value and the client library's version,
@@ -221,67 +242,8 @@ pub fn client_runtime(
         );
         return None;
     };
-    let out = check(&value)
-        .output()
-        .unwrap_or_else(|e| panic!("{var}={value} does not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{var}={value} has no usable client library: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let version = version_printed(check(&value), &format!("{var}={value}"));
     Some((value, version))
-}
-
-/// The configured Python and its redis-py version (`MAINTWATCH_PYTHON`); `None` after a SKIP
-/// line.
-pub fn python(test: &str) -> Option<(String, String)> {
-    client_runtime(
-        test,
-        "MAINTWATCH_PYTHON",
-        ".ci/run sets it to a venv with redis-py",
-        |py| {
-            let mut c = std::process::Command::new(py);
-            c.args([
-                "-c",
-                "import redis, redis.maint_notifications; print(redis.__version__)",
-            ]);
-            c
-        },
-    )
-}
-
-/// The redis-py version a Python has; panics (the variable that named it is wrong) when it has
-/// none with maintenance notifications.
-pub fn python_version(py: &str) -> String {
-    let out = std::process::Command::new(py)
-        .args([
-            "-c",
-            "import redis, redis.maint_notifications; print(redis.__version__)",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{py} does not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{py}: no usable redis-py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// The node-redis version of a folder whose `node_modules` has `redis`; panics when it has none.
-pub fn node_redis_version(dir: &str) -> String {
-    let out = std::process::Command::new("node")
-        .args(["-e", "console.log(require('redis/package.json').version)"])
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("node does not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{dir}: no node-redis: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// The older releases of a client the tier grades besides the newest: the paths in `var`, a list
@@ -375,27 +337,11 @@ pub async fn certify_with(
     if let Some(list) = scenarios {
         c.arg("--scenarios").arg(list.join(","));
     }
-    c.arg("--grade-json")
-        .arg(&json)
-        .arg("--client-output")
-        .arg(&out)
-        .arg("--")
-        .args(cmd)
-        .env("PATH", path_with(redis))
-        .stdout(Stdio::piped());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     // Only a guard against a hang: certify's default list lasts about 7 minutes.
-    let (text, code) = tokio::time::timeout(Duration::from_secs(40 * 60), async {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).await.unwrap();
-        (text, child.wait().await.unwrap().code())
-    })
-    .await
-    .unwrap_or_else(|_| panic!("hang guard: certify {cmd:?} did not end"));
+    let (text, code) = run_graded(c, (&json, &out), cmd, redis, &env, CERTIFY_GUARD)
+        .await
+        .unwrap_or_else(|| panic!("hang guard: certify {cmd:?} did not end"));
     eprintln!("--- certify {cmd:?}:\n{text}");
     let grades =
         std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no grades ({e}): {text}"));
@@ -487,23 +433,11 @@ pub async fn certify_version(
     v: &Version,
     all: bool,
 ) -> (Certified, Option<Certified>) {
-    certify_version_on(redis, v, all, &[CLUSTER]).await
-}
-
-/// [`certify_version`], but the cluster application is certified on `cluster_scenarios` (which
-/// must include `oss-cluster`, the matrix's column; the others are for the caller to assert on).
-pub async fn certify_version_on(
-    redis: &str,
-    v: &Version,
-    all: bool,
-    cluster_on: &[&str],
-) -> (Certified, Option<Certified>) {
-    assert!(cluster_on.contains(&CLUSTER), "{cluster_on:?}");
     let columns = standalone_columns();
     let scenarios = (!all).then_some(columns.as_slice());
-    let mut cluster_scenarios = cluster_on.to_vec();
+    let mut cluster_scenarios = vec![CLUSTER];
     if all {
-        cluster_scenarios.extend(v.cluster_also.iter().filter(|s| !cluster_on.contains(s)));
+        cluster_scenarios.extend(&v.cluster_also);
     }
     let cluster = async {
         match &v.cluster {
@@ -517,29 +451,145 @@ pub async fn certify_version_on(
     (standalone, cluster)
 }
 
-/// The older releases of a library (the folders in `var`, as [`older`] reads them), one after
-/// another: each made a [`Version`] by `version` from its folder, certified on the matrix's
-/// columns, checked by `graded`, and its README row checked. Unset: a SKIP line.
-pub async fn certify_older_rows(
-    test: &str,
-    var: &str,
-    version: impl Fn(&str) -> Version,
-    graded: impl Fn(&Certified, Option<&Certified>),
-) {
-    let Some(dirs) = older(test, var) else {
+/// What a library's test asserts of every certified row (the standalone run, the cluster one).
+pub type Graded = fn(&Certified, Option<&Certified>);
+
+/// The tests of a library of the tier, each a runner (of this module, or the library's own)
+/// on the library: `name: runner(LIB, args...);` makes the test `name`, calling
+/// `runner("name", &LIB, args...)` (its doc comments kept); a runner returns `None` after a
+/// SKIP line.
+macro_rules! tier_tests {
+    ($($(#[$doc:meta])* $name:ident: $($runner:ident)::+($lib:expr $(, $arg:expr)*);)*) => {$(
+        $(#[$doc])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let _ = $($runner)::+(stringify!($name), &$lib $(, $arg)*).await;
+        }
+    )*};
+}
+pub(crate) use tier_tests;
+
+/// The newest release's row of the client matrix, from `maintwatch certify` with no
+/// `--scenarios`: the application is played every scenario where a client can act, the row it
+/// prints has a cell for each, `graded` holds, and the matrix's row is those cells (the cluster
+/// column from the cluster application on `oss-cluster`, which plays `cluster_also` too, and
+/// only those: the newest release of a library with a cluster application has its cluster
+/// client). `None` after a SKIP line.
+pub async fn certified_row(test: &str, lib: &Library, graded: Graded) -> Option<()> {
+    let (dir, version, redis) = lib.with_redis(test)?;
+    let v = lib.tier_version(&dir, &version);
+    let (standalone, cluster) = certify_version(&redis, &v, true).await;
+    let played: Vec<&str> = standalone.row.keys().map(String::as_str).collect();
+    let mut all = maintwatch::cli::certify::default_scenarios();
+    all.sort_unstable();
+    assert_eq!(played, all, "{}", standalone.stdout);
+    graded(&standalone, cluster.as_ref());
+    if lib.cluster_app.is_some() {
+        let c = cluster
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no cluster run", v.label));
+        let played: Vec<&str> = c.row.keys().map(String::as_str).collect();
+        let mut want = [&[CLUSTER][..], lib.cluster_also].concat();
+        want.sort_unstable();
+        assert_eq!(played, want, "{}", c.stdout);
+    }
+    crate::tier_matrix::check_rows(&[&v.label]);
+    Some(())
+}
+
+/// The older releases of a library (the folders in its `older_var`, as [`older`] reads them),
+/// one after another: each certified on the matrix's columns, checked by `graded`, and its row
+/// of the matrix checked. Unset: a SKIP line.
+pub async fn older_certified_rows(test: &str, lib: &Library, graded: Graded) {
+    let Some(dirs) = older(test, lib.older_var) else {
         return;
     };
     let Some(redis) = super::redis_server_binary(test) else {
         return;
     };
     for dir in dirs {
-        let v = version(&dir);
+        let v = lib.tier_version(&dir, &lib.version_of(&dir));
         let (standalone, cluster) = certify_version(&redis, &v, false).await;
         graded(&standalone, cluster.as_ref());
         crate::tier_matrix::check_rows(&[&v.label]);
     }
 }
 
+/// The newest release's cluster application with a sharded subscriber (`--sharded`), under
+/// oss-cluster; `None` after a SKIP line (no build, no redis-server, no private resolv.conf).
+pub async fn sharded_subscriber(test: &str, lib: &Library) -> Option<TierRun> {
+    let (dir, _, redis) = lib.with_redis(test)?;
+    let app = lib.cluster_app.expect("a cluster application");
+    let (cmd, env) = (lib.command(&dir, app, &["--sharded"]), lib.env(&dir));
+    let r = simulate(&redis, CLUSTER, 1.0, &strs(&cmd), &pairs(&env)).await;
+    resolved_privately(test, &r).then_some(r)
+}
+
+/// [`sharded_subscriber`], and `sharded-resubscribe` is judged on the SMIGRATED: PASS or FAIL
+/// with the messages counted.
+pub async fn sharded_subscriber_is_judged(test: &str, lib: &Library) -> Option<()> {
+    sharded_subscriber(test, lib)
+        .await?
+        .assert_sharded_judged(lib.client);
+    Some(())
+}
+
+/// single-proxy and multi-proxy, each played by `app` and by `hooked` (the same application
+/// with docs/simulate.md's resolver recipe), all four at once with `env`: `[single, multi,
+/// single hooked, multi hooked]`. The machine's resolver files are left as they were; `None`
+/// after a SKIP line when the client got no private resolv.conf.
+pub async fn single_and_multi_proxy(
+    test: &str,
+    redis: &str,
+    app: &[&str],
+    hooked: &[&str],
+    env: &[(&str, &str)],
+) -> Option<[TierRun; 4]> {
+    let before = resolver_files();
+    let (single, multi, single_hooked, multi_hooked) = tokio::join!(
+        simulate(redis, "single-proxy", 1.0, app, env),
+        simulate(redis, "multi-proxy", 1.0, app, env),
+        simulate(redis, "single-proxy", 1.0, hooked, env),
+        simulate(redis, "multi-proxy", 1.0, hooked, env),
+    );
+    assert_eq!(
+        resolver_files(),
+        before,
+        "the machine's resolver files changed"
+    );
+    resolved_privately(test, &single).then_some([single, multi, single_hooked, multi_hooked])
+}
+
+/// The runs of `c` in the matrix's columns but the cluster one: (scenario, run).
+pub fn column_runs(c: &Certified) -> impl Iterator<Item = (&str, &TierRun)> {
+    let columns = standalone_columns();
+    c.runs
+        .iter()
+        .filter(move |(s, _)| columns.contains(&s.as_str()))
+        .map(|(s, r)| (s.as_str(), r))
+}
+
+/// In every column's run of `standalone`, the client named `prefix...` opted in on every
+/// connection and the scenarios that judge the timeouts judged them.
+pub fn assert_columns_opted_in_and_judged(standalone: &Certified, prefix: &str) {
+    for (scenario, r) in column_runs(standalone) {
+        assert_eq!(
+            r.client(prefix)["never_opted_in"],
+            0,
+            "{scenario}: {}",
+            r.table
+        );
+        r.assert_maintenance_rules_judged(prefix, scenario);
+    }
+}
+
+/// How many connections of the client named `prefix...` opted in (0 when the grade counts none).
+pub fn opted_in(r: &TierRun, prefix: &str) -> u64 {
+    r.client(prefix)["opted_in"]
+        .as_object()
+        .map(|m| m.values().filter_map(|n| n.as_u64()).sum())
+        .unwrap_or(0)
+}
 /// Records the cells of `v`'s row: each standalone column, and the cluster column from the
 /// cluster application's run (`n/a` without one).
 fn record_version(
@@ -692,105 +742,240 @@ pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
     .unwrap();
 }
 
-/// A JVM library of the tier, one row of this table per library: the variables naming its builds
-/// (the newest, and the older ones as a list as in PATH) and its applications' main classes.
-/// A build is a folder made by `mvn ... -Dout=DIR compile` on the library's Maven project under
-/// `tests/clients/` (`.ci/run`, `install_older_clients`): `DIR/classes` and `DIR/classpath`.
-pub struct Jvm {
-    /// The library's name in the matrix and in CLIENTS (`maintwatch::clients`).
-    pub name: &'static str,
-    pub var: &'static str,
-    pub older_var: &'static str,
-    /// The standalone application's main class; `--version` prints the library's version.
-    pub app: &'static str,
-    /// The cluster application's main class.
-    pub cluster_app: Option<&'static str>,
+/// How a library's build, named by its variable, is run and asked its version.
+#[derive(Clone, Copy)]
+pub enum Runtime {
+    /// A Python with the library installed (`import MODULE`, printing `MODULE.__version__`);
+    /// the applications are scripts under `tests/clients/`.
+    Python(&'static str),
+    /// A folder whose `node_modules` has the npm package; the applications are scripts under
+    /// `tests/clients/`, run by `node` with NODE_PATH.
+    Node(&'static str),
+    /// A folder of built Go applications; `APP --version` prints the library's version.
+    Go,
+    /// A folder made by `mvn ... -Dout=DIR compile` on the library's Maven project under
+    /// `tests/clients/` (`.ci/run`, `install_older_clients`): `DIR/classes` and
+    /// `DIR/classpath`; the applications are main classes, `APP --version` prints the version.
+    Jvm,
 }
 
-pub const LETTUCE: Jvm = Jvm {
+/// A library of the tier, one row of this table per library: its name in the matrix and in
+/// CLIENTS (`maintwatch::clients`), how the grade names it, the variables naming its builds
+/// (the newest, and the older ones as a list as in PATH) and its applications. Its tests keep
+/// only what is the library's own: what its rows must show, and what was measured of it.
+pub struct Library {
+    pub name: &'static str,
+    /// The prefix of the grade's client name (its `LIB-NAME`).
+    pub client: &'static str,
+    pub var: &'static str,
+    pub older_var: &'static str,
+    /// How CI sets `var`, for the SKIP line.
+    pub hint: &'static str,
+    pub runtime: Runtime,
+    /// The standalone application (a script, a program or a main class).
+    pub app: &'static str,
+    /// The cluster application, where the library has one.
+    pub cluster_app: Option<&'static str>,
+    /// The scenarios besides `oss-cluster` the cluster application plays in a full row.
+    pub cluster_also: &'static [&'static str],
+}
+
+const PYTHON_CHECK: &str = "import redis, redis.maint_notifications; print(redis.__version__)";
+
+pub const REDIS_PY: Library = Library {
+    name: "redis-py",
+    client: "redis-py/",
+    var: "MAINTWATCH_PYTHON",
+    older_var: "MAINTWATCH_PYTHON_OLDER",
+    hint: ".ci/run sets it to a venv with redis-py",
+    runtime: Runtime::Python(PYTHON_CHECK),
+    app: "redis_py_app.py",
+    cluster_app: Some("redis_py_cluster_app.py"),
+    cluster_also: &[],
+};
+
+pub const NODE_REDIS: Library = Library {
+    name: "node-redis",
+    client: "node-redis/",
+    var: "MAINTWATCH_NODE_REDIS",
+    older_var: "MAINTWATCH_NODE_REDIS_OLDER",
+    hint: ".ci/run installs node-redis when node and npm exist",
+    runtime: Runtime::Node("redis"),
+    app: "node_redis_app.js",
+    cluster_app: Some("node_redis_cluster_app.js"),
+    cluster_also: &[],
+};
+
+/// ioredis sends `ioredis` as its `LIB-NAME`... or nothing; the prefix matches how the grade
+/// names it. Its `Cluster` turns the feature off (see tests/it/ioredis.rs): no cluster app.
+pub const IOREDIS: Library = Library {
+    name: "ioredis",
+    client: "ioredis",
+    var: "MAINTWATCH_IOREDIS",
+    older_var: "MAINTWATCH_IOREDIS_OLDER",
+    hint: ".ci/run installs ioredis when node and npm exist",
+    runtime: Runtime::Node("ioredis"),
+    app: "ioredis_app.js",
+    cluster_app: None,
+    cluster_also: &[],
+};
+
+/// go-redis sends `go-redis(,go1.26.8)` as its `LIB-NAME`.
+pub const GO_REDIS: Library = Library {
+    name: "go-redis",
+    client: "go-redis(",
+    var: "MAINTWATCH_GO_REDIS",
+    older_var: "MAINTWATCH_GO_REDIS_OLDER",
+    hint: ".ci/run builds the go-redis applications when Go exists",
+    runtime: Runtime::Go,
+    app: "go_redis_app",
+    cluster_app: Some("go_redis_cluster_app"),
+    cluster_also: &["cascading-smigrated"],
+};
+
+pub const LETTUCE: Library = Library {
     name: "Lettuce",
+    client: "Lettuce/",
     var: "MAINTWATCH_LETTUCE",
     older_var: "MAINTWATCH_LETTUCE_OLDER",
+    hint: ".ci/run builds the JVM apps when mvn and java exist",
+    runtime: Runtime::Jvm,
     app: "maintwatch.LettuceApp",
     cluster_app: Some("maintwatch.LettuceClusterApp"),
+    cluster_also: &["cascading-smigrated"],
 };
 
-pub const JEDIS: Jvm = Jvm {
+pub const JEDIS: Library = Library {
     name: "Jedis",
+    client: "jedis/",
     var: "MAINTWATCH_JEDIS",
     older_var: "MAINTWATCH_JEDIS_OLDER",
+    hint: ".ci/run builds the JVM apps when mvn and java exist",
+    runtime: Runtime::Jvm,
     app: "maintwatch.JedisApp",
     cluster_app: None,
+    cluster_also: &[],
 };
 
-impl Jvm {
-    /// The class path of a build: its classes, then the library's jars.
-    pub fn classpath(dir: &str) -> String {
-        let dir = Path::new(dir);
-        let jars = std::fs::read_to_string(dir.join("classpath"))
-            .unwrap_or_else(|e| panic!("{}: no classpath file ({e})", dir.display()));
-        format!("{}:{}", dir.join("classes").display(), jars.trim())
+/// Where the script applications are.
+const CLIENTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/");
+
+impl Library {
+    /// The command running the application `app` of the build `dir` with `args`.
+    pub fn command(&self, dir: &str, app: &str, args: &[&str]) -> Vec<String> {
+        let mut cmd = match self.runtime {
+            Runtime::Python(_) => vec![dir.to_string(), format!("{CLIENTS_DIR}{app}")],
+            Runtime::Node(_) => vec!["node".to_string(), format!("{CLIENTS_DIR}{app}")],
+            Runtime::Go => vec![Path::new(dir).join(app).to_string_lossy().into_owned()],
+            Runtime::Jvm => vec!["java".into(), "-cp".into(), classpath(dir), app.into()],
+        };
+        cmd.extend(args.iter().map(|a| a.to_string()));
+        cmd
     }
 
-    /// `java -cp CP MAIN ARGS`.
-    pub fn command(dir: &str, main: &str, args: &[&str]) -> Vec<String> {
-        ["java", "-cp", &Self::classpath(dir), main]
-            .iter()
-            .chain(args)
-            .map(|s| s.to_string())
-            .collect()
+    /// The environment the applications of the build `dir` need (node: NODE_PATH).
+    pub fn env(&self, dir: &str) -> Vec<(String, String)> {
+        match self.runtime {
+            Runtime::Node(_) => {
+                let node_path = Path::new(dir).join("node_modules");
+                vec![("NODE_PATH".into(), node_path.to_string_lossy().into_owned())]
+            }
+            _ => Vec::new(),
+        }
     }
 
-    /// The newest build (`var`) and its library version; `None` after a SKIP line (no `java`
-    /// on PATH, or the variable unset: .ci/run sets it where Maven and Java exist).
+    /// The command printing the library version of the build `dir`.
+    fn version_command(&self, dir: &str) -> std::process::Command {
+        use std::process::Command;
+        match self.runtime {
+            Runtime::Python(check) => {
+                let mut c = Command::new(dir);
+                c.args(["-c", check]);
+                c
+            }
+            Runtime::Node(package) => {
+                let mut c = Command::new("node");
+                let js = format!("console.log(require('{package}/package.json').version)");
+                c.args(["-e", &js]).current_dir(dir);
+                c
+            }
+            Runtime::Go | Runtime::Jvm => {
+                let cmd = self.command(dir, self.app, &["--version"]);
+                let mut c = Command::new(&cmd[0]);
+                c.args(&cmd[1..]);
+                c
+            }
+        }
+    }
+
+    /// The newest build (`var`) and its library version; `None` after a SKIP line (the variable
+    /// unset, or for a JVM library no `java` on PATH). Set but unusable: the test fails.
     pub fn newest(&self, test: &str) -> Option<(String, String)> {
-        if !on_path("java") {
+        if matches!(self.runtime, Runtime::Jvm) && !on_path("java") {
             let _ = std::io::Write::write_fmt(
                 &mut std::io::stderr(),
                 format_args!("SKIP: {test}: no java on PATH\n"),
             );
             return None;
         }
-        client_runtime(
-            test,
-            self.var,
-            ".ci/run builds the JVM apps when mvn and java exist",
-            |dir| {
-                let cmd = Self::command(dir, self.app, &["--version"]);
-                let mut c = std::process::Command::new(&cmd[0]);
-                c.args(&cmd[1..]);
-                c
-            },
-        )
+        client_runtime(test, self.var, self.hint, |dir| self.version_command(dir))
+    }
+
+    /// [`Library::newest`] and the configured redis-server: `(build, version, redis-server)`;
+    /// `None` after a SKIP line.
+    pub fn with_redis(&self, test: &str) -> Option<(String, String, String)> {
+        let (dir, version) = self.newest(test)?;
+        let redis = super::redis_server_binary(test)?;
+        Some((dir, version, redis))
     }
 
     /// The library version of a build; panics when it has none.
     pub fn version_of(&self, dir: &str) -> String {
-        let cmd = Self::command(dir, self.app, &["--version"]);
-        let out = std::process::Command::new(&cmd[0])
-            .args(&cmd[1..])
-            .output()
-            .unwrap_or_else(|e| panic!("java does not run: {e}"));
-        assert!(
-            out.status.success(),
-            "{dir}: no usable {}: {}",
-            self.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        version_printed(
+            self.version_command(dir),
+            &format!("{} in {dir}", self.name),
+        )
     }
 
-    /// A build as a version of the tier, labelled `Lettuce 7.7.0` (Maven's `.RELEASE` dropped):
-    /// the cluster application where the library has one.
+    /// A build as a version of the tier, labelled `redis-py 8.1.0` (Maven's `.RELEASE`
+    /// dropped): the cluster application where the library has one and that release's cluster
+    /// client handles the notifications (`maintwatch::clients`, `cluster_since`; no such bound:
+    /// every release).
     pub fn tier_version(&self, dir: &str, version: &str) -> Version {
+        let cluster = maintwatch::clients::has_cluster(self.name, version) != Some(false);
         Version {
             label: format!("{} {}", self.name, version.trim_end_matches(".RELEASE")),
-            standalone: Self::command(dir, self.app, &[]),
-            cluster: self.cluster_app.map(|m| Self::command(dir, m, &[])),
-            cluster_also: Vec::new(),
-            env: Vec::new(),
+            standalone: self.command(dir, self.app, &[]),
+            cluster: self
+                .cluster_app
+                .filter(|_| cluster)
+                .map(|app| self.command(dir, app, &[])),
+            cluster_also: self.cluster_also.to_vec(),
+            env: self.env(dir),
         }
     }
+}
+
+/// The class path of a JVM build: its classes, then the library's jars.
+fn classpath(dir: &str) -> String {
+    let dir = Path::new(dir);
+    let jars = std::fs::read_to_string(dir.join("classpath"))
+        .unwrap_or_else(|e| panic!("{}: no classpath file ({e})", dir.display()));
+    format!("{}:{}", dir.join("classes").display(), jars.trim())
+}
+
+/// What `c` printed, trimmed: a client library's version. `what` (the build) names it when the
+/// command does not run or fails.
+fn version_printed(mut c: std::process::Command, what: &str) -> String {
+    let out = c
+        .output()
+        .unwrap_or_else(|e| panic!("{what} does not run: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what}: no usable client library: {stderr}"
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Whether `program` is found on PATH.
@@ -798,4 +983,14 @@ fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
         .unwrap_or(false)
+}
+
+/// A command as [`simulate`] takes it.
+pub fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// An environment as [`simulate`] takes it.
+pub fn pairs(v: &[(String, String)]) -> Vec<(&str, &str)> {
+    v.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
