@@ -299,6 +299,8 @@ pub struct Version {
     /// the matrix's row, which has one cluster column.
     pub cluster_also: Vec<&'static str>,
     pub env: Vec<(String, String)>,
+    /// certify's flags beyond the scenarios ([`Library::jobs`]).
+    pub flags: Vec<&'static str>,
 }
 
 /// One `maintwatch certify` run (its exit code checked): what it printed, each scenario's grade
@@ -441,12 +443,15 @@ pub async fn certify_version(
     }
     let cluster = async {
         match &v.cluster {
-            Some(cmd) => Some(certify(redis, Some(&cluster_scenarios), cmd, &v.env).await),
+            Some(cmd) => {
+                let scenarios = Some(cluster_scenarios.as_slice());
+                Some(certify_with(redis, scenarios, cmd, &v.env, &v.flags).await)
+            }
             None => None,
         }
     };
     let (standalone, cluster) =
-        tokio::join!(certify(redis, scenarios, &v.standalone, &v.env), cluster);
+        tokio::join!(certify_with(redis, scenarios, &v.standalone, &v.env, &v.flags), cluster);
     record_version(v, &columns, &standalone, cluster.as_ref());
     (standalone, cluster)
 }
@@ -778,6 +783,10 @@ pub struct Library {
     pub cluster_app: Option<&'static str>,
     /// The scenarios besides `oss-cluster` the cluster application plays in a full row.
     pub cluster_also: &'static [&'static str],
+    /// certify's `--jobs` for this library, where not the default: a JVM starts on seconds of
+    /// CPU, and eight at once (ten with the cluster application's) on 2 cores starved each
+    /// other past Lettuce's 1 s handshake timeout, a load of the run's own making.
+    pub jobs: Option<&'static str>,
 }
 
 const PYTHON_CHECK: &str = "import redis, redis.maint_notifications; print(redis.__version__)";
@@ -792,6 +801,7 @@ pub const REDIS_PY: Library = Library {
     app: "redis_py_app.py",
     cluster_app: Some("redis_py_cluster_app.py"),
     cluster_also: &[],
+    jobs: None,
 };
 
 pub const NODE_REDIS: Library = Library {
@@ -804,6 +814,7 @@ pub const NODE_REDIS: Library = Library {
     app: "node_redis_app.js",
     cluster_app: Some("node_redis_cluster_app.js"),
     cluster_also: &[],
+    jobs: None,
 };
 
 /// ioredis sends `ioredis` as its `LIB-NAME`... or nothing; the prefix matches how the grade
@@ -818,6 +829,7 @@ pub const IOREDIS: Library = Library {
     app: "ioredis_app.js",
     cluster_app: None,
     cluster_also: &[],
+    jobs: None,
 };
 
 /// go-redis sends `go-redis(,go1.26.8)` as its `LIB-NAME`.
@@ -831,6 +843,7 @@ pub const GO_REDIS: Library = Library {
     app: "go_redis_app",
     cluster_app: Some("go_redis_cluster_app"),
     cluster_also: &["cascading-smigrated"],
+    jobs: None,
 };
 
 pub const LETTUCE: Library = Library {
@@ -843,6 +856,7 @@ pub const LETTUCE: Library = Library {
     app: "maintwatch.LettuceApp",
     cluster_app: Some("maintwatch.LettuceClusterApp"),
     cluster_also: &["cascading-smigrated"],
+    jobs: Some("2"),
 };
 
 pub const JEDIS: Library = Library {
@@ -855,6 +869,7 @@ pub const JEDIS: Library = Library {
     app: "maintwatch.JedisApp",
     cluster_app: None,
     cluster_also: &[],
+    jobs: None,
 };
 
 /// Where the script applications are.
@@ -952,6 +967,7 @@ impl Library {
                 .map(|app| self.command(dir, app, &[])),
             cluster_also: self.cluster_also.to_vec(),
             env: self.env(dir),
+            flags: self.jobs.map_or(Vec::new(), |n| vec!["--jobs", n]),
         }
     }
 }
