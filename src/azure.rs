@@ -234,7 +234,7 @@ impl AzureEvent {
         if !self.extra.is_empty() {
             s.push_str(&format!(" (+{} unknown field(s))", self.extra.len()));
         }
-        crate::escape::sanitize(&s).into_owned()
+        crate::shared::escape::sanitize(&s).into_owned()
     }
 
     fn describe_type(&self) -> String {

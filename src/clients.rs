@@ -564,7 +564,7 @@ pub fn verdict_lines(verdicts: &[ClientVerdict]) -> Vec<String> {
         .iter()
         .map(|v| {
             let text = format!("{} {}: {}", v.client, v.version, v.verdict.describe());
-            crate::escape::sanitize(&text).into_owned()
+            crate::shared::escape::sanitize(&text).into_owned()
         })
         .collect()
 }
@@ -581,7 +581,7 @@ pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
             other => format!("{} {}", c.name, other.outcome()),
         })
         .collect();
-    crate::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
+    crate::shared::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
 }
 
 /// The one known client that listens to `AzureRedisEvents`, the release that started it

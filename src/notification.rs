@@ -164,7 +164,7 @@ pub fn check_host(host: &str) -> Result<(), String> {
         return Ok(());
     }
     let name = host.strip_suffix('.').unwrap_or(host);
-    let shown = || crate::escape::escape(&host.as_bytes()[..host.len().min(64)]);
+    let shown = || crate::shared::escape::escape(&host.as_bytes()[..host.len().min(64)]);
     if name.len() > MAX_HOST_NAME {
         return Err(format!(
             "host \"{}...\" is {} bytes long, over the {MAX_HOST_NAME} a host name may have",

@@ -18,13 +18,15 @@ use crate::exit;
 use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
 use crate::sim::capture::Capture;
-use crate::sim::client::{self, Client, Target};
 use crate::sim::dns::SimDns;
-use crate::sim::grade::{self, Grade};
 use crate::sim::scenario::{Mode, Scenario, Start};
 use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
 use crate::sim::{SimEvent, Simulator, What};
+use client::{Client, Target};
+use grade::Grade;
 
+pub mod client;
+pub mod grade;
 mod settings;
 mod start;
 
@@ -156,7 +158,12 @@ pub fn sent_frames(seen: &[SimEvent]) -> Vec<SentFrame> {
 /// What a page of a graded run is drawn from beside the judge's observations: the frames the
 /// simulator sent, and sentences about how the run ended.
 pub fn report_parts(run: &Graded) -> (crate::report::Collected, Vec<String>) {
-    page_parts(&sent_frames(&run.seen), observed_until(&run.seen), run.lost, run.stop)
+    page_parts(
+        &sent_frames(&run.seen),
+        observed_until(&run.seen),
+        run.lost,
+        run.stop,
+    )
 }
 
 /// The clock of a run's last event (the scenario's end, or the client's last close): a page is
@@ -387,8 +394,8 @@ async fn start_client(sim: &Simulator, args: &SimulationSettings) -> anyhow::Res
     writeln!(
         out,
         "  client    {} ({resolv}); its output goes to {}",
-        crate::escape::sanitize(&cmd.command[0].to_string_lossy()),
-        crate::escape::sanitize(&output.to_string_lossy())
+        crate::shared::escape::sanitize(&cmd.command[0].to_string_lossy()),
+        crate::shared::escape::sanitize(&output.to_string_lossy())
     )?;
     if let Some(n) = note {
         writeln!(out, "{n}")?;
@@ -397,7 +404,7 @@ async fn start_client(sim: &Simulator, args: &SimulationSettings) -> anyhow::Res
         writeln!(out, "  note      {}", crate::sim::isolation::NAMESPACE_NOTE)?;
     }
     if let Some(c) = &capture {
-        let path = crate::escape::sanitize(&c.path().to_string_lossy()).to_string();
+        let path = crate::shared::escape::sanitize(&c.path().to_string_lossy()).to_string();
         writeln!(out, "  pcap      the run's packets go to {path}")?;
     }
     out.flush()?;

@@ -23,23 +23,17 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
 mod azure;
-mod clock;
 mod close;
 pub mod event;
 mod frame;
 mod kept;
 mod ping;
 pub mod rerun;
-pub use clock::{ScenarioClock, SpeedError};
+pub use crate::shared::clock::{ScenarioClock, SpeedError, SCENARIO_END};
 pub use event::{CloseCause, DryRun, Observation, What};
 pub use frame::is_scenario_end;
 pub use kept::KEPT_EVENTS;
 use ping::PingTally;
-
-/// The name of the push the built-in simulator sends maintwatch's own connections when its
-/// scenario ends (`>2` `maintwatch-scenario-end` `:round`): the close that follows is the end
-/// of a test, shown as such and counted apart from unannounced closes. No server sends it.
-pub const SCENARIO_END: &str = "maintwatch-scenario-end";
 
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
 #[derive(Debug, Clone, PartialEq)]

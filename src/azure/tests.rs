@@ -235,7 +235,10 @@ fn invalid_utf8_is_replaced_with_a_note_and_the_cut_keeps_whole_characters() {
 fn describe_is_safe_for_a_terminal() {
     let e = parse(b"NotificationType|\x1b[31mX\xe2\x80\xae|IPAddress|::1\x07");
     let line = e.describe();
-    assert!(!line.chars().any(crate::escape::is_unsafe_char), "{line:?}");
+    assert!(
+        !line.chars().any(crate::shared::escape::is_unsafe_char),
+        "{line:?}"
+    );
     assert!(line.contains("[::1"), "{line}");
 }
 
@@ -295,7 +298,7 @@ proptest::proptest! {
         let e = parse(&bytes);
         proptest::prop_assert!(e.extra.len() <= MAX_EXTRA);
         proptest::prop_assert!(e.notes.len() <= MAX_NOTES + 1);
-        proptest::prop_assert!(!e.describe().chars().any(crate::escape::is_unsafe_char));
+        proptest::prop_assert!(!e.describe().chars().any(crate::shared::escape::is_unsafe_char));
         let _ = e.reference_reaction();
     }
 }

@@ -15,10 +15,10 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::certify::CertifyArgs;
-use crate::escape::sanitize;
 use crate::exit;
 use crate::judge::{ClientProcess, Grade, Rule, Verdict};
 use crate::output::{human, terminal};
+use crate::shared::escape::sanitize;
 use crate::sim::scenario::Start;
 use crate::simulation::{self, CertifySettings, Signals, Stop, TooLoaded};
 
@@ -95,7 +95,7 @@ pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
     }
     if let Some((name, e)) = run.failed {
         // The client could not be started, say: what was played before still counts.
-        if crate::sim::client::not_started(&e) {
+        if crate::simulation::client::not_started(&e) {
             let text = format!("scenario {name}: {e}");
             eprintln!("{}", terminal::message("error", &text));
             return Ok(exit::CLIENT_NOT_STARTED);

@@ -12,7 +12,6 @@
 use crate::azure;
 use crate::cli::{DecodeArgs, InputFormatArg};
 use crate::clients;
-use crate::escape::{self, InputFormat};
 use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink::{self, Record, Sink};
@@ -21,6 +20,7 @@ use crate::output::text;
 use crate::record::write as json;
 use crate::record::{DecodeLine, FrameRecord, Raw, SCHEMA_VERSION};
 use crate::resp::{Frame, Scanner};
+use crate::shared::escape::{self, InputFormat};
 use anyhow::Context;
 use std::io::{Read, Write};
 

@@ -20,8 +20,8 @@ use crate::conn::endpoints::{self, BadLines};
 use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
 use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
 use crate::dns::DnsResolver;
-use crate::escape::sanitize;
 use crate::output::terminal;
+use crate::shared::escape::sanitize;
 
 const TYPES: [(EndpointType, EndpointTypeChoice); 5] = [
     (EndpointType::InternalIp, EndpointTypeChoice::InternalIp),

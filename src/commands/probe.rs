@@ -12,13 +12,13 @@ use std::io::{self, Read, Write};
 use crate::cli::probe::ProbeArgs;
 use crate::conn::endpoints;
 use crate::conn::probe::{self, ProbeReport};
-use crate::escape::sanitize;
 use crate::exit;
 use crate::output::human::Style;
 use crate::output::probe_table::{self, Row};
 use crate::output::sink::{self, Sink};
 use crate::output::terminal;
 use crate::record::write as json;
+use crate::shared::escape::sanitize;
 
 pub use crate::output::probe_table::Layout;
 

@@ -10,7 +10,6 @@
 //! memory at a time, each at most [`MAX_LINE`] bytes, and the report keeps counts, not lists.
 
 use crate::cli::ReplayArgs;
-use crate::escape::sanitize;
 use crate::exit;
 use crate::judge::{Grade, Observations};
 use crate::output::human::Style;
@@ -21,6 +20,7 @@ use crate::record::line;
 use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
 use crate::report::sink::PageSink;
 use crate::report::{Collected, Report};
+use crate::shared::escape::sanitize;
 use crate::timeline::rerun::Rerun;
 use anyhow::Context;
 use serde::Deserialize;
@@ -162,7 +162,7 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
                     "{}",
                     terminal::about(
                         "replay",
-                        &format!("{name}: {}", crate::escape::sanitize(&e))
+                        &format!("{name}: {}", crate::shared::escape::sanitize(&e))
                     )
                 )?;
                 code = exit::FAILURE;

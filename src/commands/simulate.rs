@@ -14,8 +14,8 @@ use crate::cli::settings::simulation_settings;
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::judge::Observations;
-use crate::sim::grade::Grade;
 use crate::sim::scenarios;
+use crate::simulation::grade::Grade;
 use crate::simulation::{graded, play, report_parts, Graded, Signals, SimulationSettings, Stop};
 
 /// Runs `maintwatch simulate`.

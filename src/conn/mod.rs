@@ -36,7 +36,7 @@ pub mod session;
 #[cfg(test)]
 pub(crate) mod test_server;
 pub mod tls;
-pub mod url;
+pub use crate::shared::url;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -65,9 +65,7 @@ pub use options::{
 pub use tls::{TlsFailure, TlsFiles};
 pub use url::{RedisUrl, UrlError, DEFAULT_PORT};
 
-/// The client name set with `HELLO ... SETNAME`, so the connection is recognisable in
-/// `CLIENT LIST` on the server.
-pub const CLIENT_NAME: &str = "maintwatch";
+pub use crate::shared::CLIENT_NAME;
 
 /// How much to ask the socket for per read when the buffer has no room left.
 const READ_CHUNK: usize = 16 * 1024;
@@ -694,7 +692,7 @@ fn hello_outcome(reply: &Received) -> Hello {
         _ => Hello::Unavailable {
             text: format!(
                 "HELLO 3 was answered with {}, not the map of a RESP3 server",
-                crate::escape::escape(&reply.raw[..reply.raw.len().min(64)])
+                crate::shared::escape::escape(&reply.raw[..reply.raw.len().min(64)])
             ),
         },
     }
@@ -707,7 +705,7 @@ fn opt_in_outcome(reply: &Received) -> OptIn {
     } else {
         OptIn::Unexpected(format!(
             "unexpected reply {} (only +OK accepts the opt-in)",
-            crate::escape::escape(&reply.raw[..reply.raw.len().min(64)])
+            crate::shared::escape::escape(&reply.raw[..reply.raw.len().min(64)])
         ))
     }
 }

@@ -464,7 +464,7 @@ impl ProbeReport {
                         role: p.role,
                         with_opt_in: p.with_opt_in,
                         offset: p.received.offset,
-                        raw: crate::escape::escape(&p.received.raw),
+                        raw: crate::shared::escape::escape(&p.received.raw),
                         parsed,
                     }),
                     Item::Reply(..) => None,

@@ -217,7 +217,7 @@ fn topology(raw: &[u8], shards: bool) -> Event {
     });
     match nodes {
         Some(nodes) if !nodes.is_empty() => Event::Topology(nodes),
-        _ => Event::TopologyUnreadable(crate::escape::escape(&raw[..raw.len().min(120)])),
+        _ => Event::TopologyUnreadable(crate::shared::escape::escape(&raw[..raw.len().min(120)])),
     }
 }
 

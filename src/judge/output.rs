@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::process::ClientProcess;
-use crate::escape::sanitize;
+use crate::shared::escape::sanitize;
 
 /// A rule's result: what the evidence showed, or that the evidence needed was missing.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]

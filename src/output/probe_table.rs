@@ -18,7 +18,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::conn::probe::{self, ProbeOutcome, ProbeReport};
 use crate::conn::HelloInfo;
-use crate::escape::sanitize;
+use crate::shared::escape::sanitize;
 
 /// How the human table is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

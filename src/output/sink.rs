@@ -259,7 +259,7 @@ impl<'a> ClientLines<'a> {
         let bytes = match &push.frame.raw {
             crate::record::Raw::Bytes(b) => std::borrow::Cow::Borrowed(&b[..]),
             crate::record::Raw::Escaped(t) => {
-                std::borrow::Cow::Owned(crate::escape::unescape(t).ok()?)
+                std::borrow::Cow::Owned(crate::shared::escape::unescape(t).ok()?)
             }
         };
         match crate::resp::Scanner::default().scan(&bytes) {

@@ -49,7 +49,7 @@ pub fn say(text: &str) {
 /// sanitised (it may quote a server, a file or a hook's output). `kind` is `warning`, `note`,
 /// or empty for neither.
 pub fn message(kind: &str, text: &str) -> String {
-    let text = crate::escape::sanitize(text);
+    let text = crate::shared::escape::sanitize(text);
     match kind {
         "" => format!("maintwatch: {text}"),
         kind => format!("maintwatch: {kind}: {text}"),
@@ -60,7 +60,10 @@ pub fn message(kind: &str, text: &str) -> String {
 /// `maintwatch replay: FILE:LINE: ...`, sanitised like [`message`]. Commands that report per
 /// input write it to the stream they were given, so tests read it as users do.
 pub fn about(command: &str, text: &str) -> String {
-    format!("maintwatch {command}: {}", crate::escape::sanitize(text))
+    format!(
+        "maintwatch {command}: {}",
+        crate::shared::escape::sanitize(text)
+    )
 }
 
 /// [`message`] on stderr, wrapped to a terminal as [`say`] does.

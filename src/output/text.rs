@@ -1,8 +1,8 @@
 //! Plain-text renderings shared by every subcommand that shows frames.
 
 use crate::azure::{AzureEvent, CHANNEL};
-use crate::escape::sanitize;
 use crate::notification::{Classified, OtherPush};
+use crate::shared::escape::sanitize;
 use std::fmt::Write;
 
 /// One line saying what a frame is.

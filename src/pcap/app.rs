@@ -7,8 +7,8 @@
 //! side are still read, since they need no command to be understood.
 
 use crate::conn::HelloInfo;
-use crate::escape::sanitize;
 use crate::resp::{FlatFrame, Frame, Kind, Limits, StreamReader};
+use crate::shared::escape::sanitize;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::SystemTime;

@@ -1,9 +1,9 @@
 //! A frame as the schema carries it: its offset, its exact bytes (escaped on the wire) and
 //! their parse, and the reading of recorded raw text back into bytes for `replay --check`.
 
-use crate::escape::escape;
 use crate::notification::{classify, classify_flat, Classified};
 use crate::resp::{FlatScan, Scanner};
+use crate::shared::escape::escape;
 use serde::{Deserialize, Serialize};
 
 /// One frame: where it was in its stream, its exact bytes, and what they parse to.
@@ -79,7 +79,7 @@ impl Raw {
     /// The escaped text, appended to `out`.
     pub fn escape_into(&self, out: &mut String) {
         match self {
-            Raw::Bytes(b) => crate::escape::escape_into(out, b),
+            Raw::Bytes(b) => crate::shared::escape::escape_into(out, b),
             Raw::Escaped(s) => out.push_str(s),
         }
     }
@@ -199,7 +199,7 @@ pub fn reparse_sized(raw_escaped: &str) -> Result<(Classified, usize), String> {
 fn unescape_raw(raw_escaped: &str) -> Result<Vec<u8>, String> {
     match unescape_recorded(raw_escaped) {
         Some(bytes) => Ok(bytes),
-        None => crate::escape::unescape(raw_escaped).map_err(|e| format!("raw text: {e}")),
+        None => crate::shared::escape::unescape(raw_escaped).map_err(|e| format!("raw text: {e}")),
     }
 }
 
@@ -226,7 +226,7 @@ pub fn reparse_bytes(bytes: &[u8]) -> Result<(Classified, usize), String> {
 
 /// The bytes of raw text as [`escape`] writes it (printable ASCII and backslash escapes), in
 /// one pass over bytes; `None` for anything else (quoted text, line breaks, other characters,
-/// a bad escape), which [`crate::escape::unescape`] reads or explains. Where both read a text
+/// a bad escape), which [`crate::shared::escape::unescape`] reads or explains. Where both read a text
 /// they agree (tested): `replay` reads a million of these per capture.
 fn unescape_recorded(text: &str) -> Option<Vec<u8>> {
     // Quoted text is unquoted by the general reader (a frame never starts with `"`).
@@ -272,7 +272,7 @@ fn unescape_recorded(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::unescape_recorded;
-    use crate::escape::{escape, unescape};
+    use crate::shared::escape::{escape, unescape};
 
     proptest::proptest! {
         #[test]

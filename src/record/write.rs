@@ -11,7 +11,7 @@
 //! which is all serde writes for them; the property tests in this module compare the two for
 //! every line type, so the text cannot drift from serde's.
 //!
-//! The frame's `raw` text is the output of [`crate::escape::escape`]: printable ASCII only, so
+//! The frame's `raw` text is the output of [`crate::shared::escape::escape`]: printable ASCII only, so
 //! the only characters JSON must escape in it are `\` and `"`. It is written directly as a JSON
 //! string, one pass, without serde scanning it again for control characters.
 //!
@@ -299,7 +299,7 @@ fn optional_string(out: &mut Vec<u8>, s: Option<&str>) -> io::Result<()> {
     }
 }
 
-/// The escaped raw bytes as a JSON string. What [`crate::escape::escape`] makes is printable
+/// The escaped raw bytes as a JSON string. What [`crate::shared::escape::escape`] makes is printable
 /// ASCII, where JSON escapes only `\` and `"`; anything else (a record not made by `escape`,
 /// which replay could hold) takes serde's general path.
 fn escaped_raw(out: &mut Vec<u8>, raw: &str) -> io::Result<()> {
@@ -326,7 +326,7 @@ fn escaped_raw(out: &mut Vec<u8>, raw: &str) -> io::Result<()> {
 /// with JSON's own escapes (`\\` for each backslash, `\"`) applied on the way.
 fn raw_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
-    crate::escape::escape_in_json(out, bytes);
+    crate::shared::escape::escape_in_json(out, bytes);
     out.push(b'"');
 }
 
@@ -384,7 +384,7 @@ mod tests {
                 })),
             // A real notification's parse (with a note): a push of one goes through serde.
             Just(
-                crate::record::reparse(&crate::escape::escape(
+                crate::record::reparse(&crate::shared::escape::escape(
                     b">4\r\n$6\r\nMOVING\r\n:7\r\n:15\r\n$14\r\n10.0.0.1:6379\x01\r\n",
                 ))
                 .unwrap()
@@ -422,7 +422,7 @@ mod tests {
                     // and must still match.
                     let raw = match kind {
                         0 => Raw::Bytes(bytes.clone().into()),
-                        1 => Raw::Escaped(crate::escape::escape(&bytes)),
+                        1 => Raw::Escaped(crate::shared::escape::escape(&bytes)),
                         _ => Raw::Escaped(String::from_utf8_lossy(&bytes).into_owned()),
                     };
                     WatchLine::Push(line::Push {

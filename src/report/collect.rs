@@ -7,10 +7,10 @@
 
 use std::collections::HashMap;
 
-use crate::escape::sanitize;
 use crate::notification::Classified;
 use crate::pcap::line::{Line, PcapLine};
 use crate::record::{line, ClosedBy, DnsEvent, WatchLine};
+use crate::shared::escape::sanitize;
 
 /// Connection sessions kept (each is one bar; the drawing caps bars again).
 pub const MAX_SESSIONS: usize = 20_000;
@@ -221,7 +221,7 @@ impl Collected {
             Err(_) => Classified::NotPush,
         };
         let conn = u32::try_from(conn).unwrap_or(u32::MAX);
-        let escaped = crate::escape::escape(collect_cut(bytes));
+        let escaped = crate::shared::escape::escape(collect_cut(bytes));
         self.frame(t, conn, &escaped, bytes.len(), &parsed, false);
     }
 

@@ -80,7 +80,7 @@ impl ExecOn {
             } else {
                 anyhow::bail!(
                     "--exec-on: {:?} is not a line type (one of: all, {})",
-                    crate::escape::sanitize(name),
+                    crate::shared::escape::sanitize(name),
                     LINE_TYPES.join(", ")
                 );
             }
@@ -495,7 +495,7 @@ fn last_line(stderr: &[u8]) -> String {
     match text.lines().rev().find(|l| !l.trim().is_empty()) {
         Some(l) => {
             let cut: String = l.trim().chars().take(200).collect();
-            format!(": {}", crate::escape::sanitize(&cut))
+            format!(": {}", crate::shared::escape::sanitize(&cut))
         }
         None => String::new(),
     }

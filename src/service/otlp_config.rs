@@ -75,7 +75,7 @@ impl OtlpUrl {
         http_port: Option<u16>,
         empty_path: Option<&str>,
     ) -> anyhow::Result<OtlpUrl> {
-        let shown = || crate::escape::sanitize(url);
+        let shown = || crate::shared::escape::sanitize(url);
         let (https, rest) = if let Some(rest) = url.strip_prefix("http://") {
             (false, rest)
         } else if let Some(rest) = url.strip_prefix("https://") {
@@ -202,7 +202,7 @@ fn endpoint(flag: &str, env: Env<'_>) -> anyhow::Result<OtlpUrl> {
         if value != "http/protobuf" {
             anyhow::bail!(
                 "{name}={}: only http/protobuf is supported",
-                crate::escape::sanitize(&value)
+                crate::shared::escape::sanitize(&value)
             );
         }
     }
@@ -258,7 +258,7 @@ fn pairs(name: &str, text: &str) -> anyhow::Result<Vec<(String, String)>> {
         };
         let key = percent_decode(key.trim())
             .ok_or_else(|| anyhow::anyhow!("{name}: entry {}: a bad %-escape", i + 1))?;
-        let shown = crate::escape::sanitize(&key);
+        let shown = crate::shared::escape::sanitize(&key);
         let value = percent_decode(value.trim())
             .ok_or_else(|| anyhow::anyhow!("{name}: {shown}: a bad %-escape in the value"))?;
         out.push((key, value));
@@ -320,7 +320,7 @@ fn timeout(env: Env<'_>) -> anyhow::Result<Duration> {
         Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
         _ => anyhow::bail!(
             "{name}={}: expected a number of milliseconds above zero",
-            crate::escape::sanitize(&value)
+            crate::shared::escape::sanitize(&value)
         ),
     }
 }
@@ -332,7 +332,7 @@ fn gzip(env: Env<'_>) -> anyhow::Result<bool> {
         Some((_, v)) if v == "gzip" => Ok(true),
         Some((name, v)) => anyhow::bail!(
             "{name}={}: expected gzip or none",
-            crate::escape::sanitize(&v)
+            crate::shared::escape::sanitize(&v)
         ),
     }
 }

@@ -3,7 +3,7 @@
 //! Peer-variant steps carry exact wire bytes (`raw >4\r\n$6\r\nmoving\r\n...`), and the narration
 //! shows every frame it writes; both use the notation of docs/protocol.md so a line can be copied from
 //! the reference into a scenario and back. The simulator keeps its own copy rather than using the
-//! watcher's: the two must not share code beyond `resp`, so a bug in one cannot hide in the other.
+//! watcher's: the two must not share protocol code (only `resp` and `shared`), so a bug in one cannot hide in the other.
 
 use std::fmt::Write;
 

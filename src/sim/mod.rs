@@ -18,21 +18,23 @@
 //! wall clock and the scenario clock, so the CLI can print it and a benchmark can measure latency
 //! from the moment a frame was written.
 //!
-//! The simulator shares no code with the watcher beyond `resp` (encoding and scanning): a
-//! misunderstanding of the protocol in one must not be silently mirrored by the other.
+//! The simulator shares no code with the watcher beyond `resp` (encoding and scanning) and the
+//! small `shared` part below both (terminal-text escaping for what it prints, the scenario
+//! clock's speed check and the end push's name, the Redis URL form of `--upstream`, the client
+//! name): a misunderstanding of the protocol in one must not be silently mirrored by the other.
+//! `tests/it/layers.rs` holds it to that. Running a client under test and grading a run sit
+//! above, in `simulation` (`simulation::client`, `simulation::grade`), where the judge is.
 
 pub mod azure;
 pub mod capture;
-pub mod client;
 pub mod cluster;
 pub mod cpu_wait;
 pub mod dns;
 pub mod escape;
 mod event;
-pub mod grade;
 pub mod isolation;
 #[cfg(target_os = "linux")]
-mod os;
+pub(crate) mod os;
 pub mod proxy_api;
 mod pubsub;
 pub mod scenario;
@@ -565,7 +567,7 @@ impl Simulator {
 
 /// Refuses options no scenario can run with, before anything is bound.
 fn check_options(opts: &SimOptions) -> Result<(), SimError> {
-    if let Err(e) = crate::timeline::ScenarioClock::check(opts.speed) {
+    if let Err(e) = crate::shared::clock::ScenarioClock::check(opts.speed) {
         return Err(SimError::Options(e.to_string()));
     }
     if opts.user.is_some() && opts.password.is_none() {
@@ -725,7 +727,7 @@ async fn play(shared: Arc<Shared>, dns: Arc<SimDns>, repeat: bool, finished: wat
 /// (a `--loop` round's reset, or the simulator stopping) reads as a test's end, not an incident.
 /// No real server sends this push; a client under test never gets it (docs/protocol.md section 2).
 fn mark_end(shared: &Shared, iteration: u64) {
-    let name = crate::timeline::SCENARIO_END;
+    let name = crate::shared::clock::SCENARIO_END;
     let bytes: Arc<[u8]> = format!(">2\r\n${}\r\n{name}\r\n:{iteration}\r\n", name.len())
         .into_bytes()
         .into();

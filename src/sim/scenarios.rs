@@ -160,23 +160,6 @@ pub fn listing() -> String {
         .collect()
 }
 
-/// The same listing for help texts, laid out for `width` columns: descriptions wrapped between
-/// words under their own column (a value kept with its unit), so the names stay a column however
-/// long a description is and no line needs wrapping again.
-pub fn listing_wrapped(width: usize) -> String {
-    let all = all();
-    let name_width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for s in &all {
-        let lead = format!("  {:name_width$}  ", s.name);
-        for row in crate::output::human::hanging(&lead, &s.about, width) {
-            out.push_str(&row);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,16 +197,5 @@ mod tests {
             "{shown}"
         );
         assert_eq!(shown.matches("os error").count(), 1, "{shown} ({os})");
-    }
-
-    #[test]
-    fn wrapped_listing_keeps_names_in_a_column() {
-        let text = listing_wrapped(80);
-        assert!(text.lines().all(|l| l.len() <= 80), "{text}");
-        for s in all() {
-            assert!(text.contains(&format!("  {} ", s.name)), "{text}");
-        }
-        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(words(&text).contains(&words(&all()[0].about)));
     }
 }

@@ -36,8 +36,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{tcp, unix, TcpStream, UnixStream};
 
 use super::escape::escape;
-use crate::conn::url::RedisUrl;
 use crate::resp::{encode_command, Frame, Limits, StreamReader};
+use crate::shared::url::RedisUrl;
 
 /// One deadline for the upstream's connect, and one for its HELLO reply.
 const PHASE_DEADLINE: Duration = Duration::from_secs(5);
@@ -72,7 +72,11 @@ impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Address::Tcp(a) => f.write_str(a),
-            Address::Unix(p) => write!(f, "unix:{}", crate::escape::sanitize(&p.to_string_lossy())),
+            Address::Unix(p) => write!(
+                f,
+                "unix:{}",
+                crate::shared::escape::sanitize(&p.to_string_lossy())
+            ),
         }
     }
 }
@@ -102,7 +106,7 @@ impl Upstream {
         Ok(Upstream {
             addr: Address::Tcp(format!(
                 "{host}:{}",
-                u.port.unwrap_or(crate::conn::url::DEFAULT_PORT)
+                u.port.unwrap_or(crate::shared::url::DEFAULT_PORT)
             )),
             user: u.user,
             password: u.password.map(|p| p.expose().to_string()),

@@ -78,7 +78,7 @@ pub(super) fn refused(cx: Ctx, e: event::AzureRefused) -> WatchLine {
         t: cx.t,
         at: cx.at,
         conn: cx.conn,
-        error: crate::escape::sanitize(&e.error).into_owned(),
+        error: crate::shared::escape::sanitize(&e.error).into_owned(),
         fix: format!(
             "allow the channel for this user (ACL SETUSER <user> +subscribe &{}), or pass \
              --no-azure-events; the watch of push notifications goes on",

@@ -263,7 +263,7 @@ fn what_to_change(e: &conn::ConnectError) -> String {
             ..
         } => format!(
             "; the name {} does not resolve: check the host (and --dns-server)",
-            crate::escape::sanitize(host)
+            crate::shared::escape::sanitize(host)
         ),
         ConnectError::Tls { .. } => {
             "; check --cacert, --sni and the server's certificate (--insecure skips the check)"

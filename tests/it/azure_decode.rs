@@ -6,8 +6,8 @@
 use crate::common;
 
 use maintwatch::azure::{self, AzureKind};
-use maintwatch::escape::escape;
 use maintwatch::record::DecodeLine;
+use maintwatch::shared::escape::escape;
 use proptest::prelude::*;
 use std::io::Write;
 use std::process::Stdio;

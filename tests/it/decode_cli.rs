@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use maintwatch::escape::escape;
 use maintwatch::notification::{classify, Kind};
 use maintwatch::record::{DecodeLine, SCHEMA_VERSION};
 use maintwatch::resp::{Scan, Scanner};
+use maintwatch::shared::escape::escape;
 use serde::Deserialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -401,7 +401,10 @@ fn decode_json_lines_deserialize_with_deny_unknown_fields() {
         assert_eq!(*v, 1);
         assert_eq!(source, path_str(path));
         assert_eq!((frame.offset, frame.len), (0, bytes.len()));
-        assert_eq!(maintwatch::escape::unescape(&frame.raw).unwrap(), bytes);
+        assert_eq!(
+            maintwatch::shared::escape::unescape(&frame.raw).unwrap(),
+            bytes
+        );
         let JsonParsed::Maintenance {
             kind: k,
             type_text,

@@ -17,8 +17,8 @@ use tokio::sync::broadcast;
 
 use maintwatch::judge::Verdict;
 use maintwatch::resp::{encode_command, StreamReader};
-use maintwatch::sim::grade::{grade, ClientGrade, Grade};
 use maintwatch::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use maintwatch::simulation::grade::{grade, ClientGrade, Grade};
 
 const HANG_GUARD: Duration = Duration::from_secs(40);
 

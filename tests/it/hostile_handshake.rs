@@ -12,11 +12,11 @@ use crate::common;
 
 use maintwatch::conn::probe::{self, ProbeOutcome, PushRole};
 use maintwatch::conn::{ConnectConfig, RedisUrl, Stage, MAX_EARLY_FRAMES};
-use maintwatch::escape::unescape;
 use maintwatch::exit;
 use maintwatch::record::line;
 use maintwatch::record::WatchLine;
 use maintwatch::resp::{Frame, StreamReader};
+use maintwatch::shared::escape::unescape;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;

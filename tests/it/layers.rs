@@ -501,3 +501,60 @@ fn the_command_line_checker_sees_each_form() {
         None
     );
 }
+
+/// What the simulator may name besides itself: the RESP layer it speaks, and the small shared
+/// part below both it and the watcher (terminal-text escaping, the scenario clock, the Redis URL
+/// form, a few names). The simulator stands in for a server the watcher is tested against; if it
+/// borrowed the watcher's code, a bug there would be copied into the test's other side and pass.
+const SIM_MAY_NAME: &[&str] = &["sim", "resp", "shared"];
+
+/// The top-level modules a simulator file's code (comments and test code cut) names past its
+/// wall.
+fn past_the_sim_wall(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap()
+        .lines()
+        .map(code_of)
+        .collect::<Vec<_>>()
+        .join("\n");
+    named_modules(&code)
+        .into_iter()
+        .filter(|m| !SIM_MAY_NAME.contains(&m.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_simulator_names_nothing_past_its_wall() {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let files = rust_files(&sim);
+    assert!(
+        files.len() > 10,
+        "the walk found the simulator ({})",
+        files.len()
+    );
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !is_test_file(f)) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for m in past_the_sim_wall(&text) {
+            found.push(format!("{} names crate::{m}", file.display()));
+        }
+        if file.ends_with("sim/mod.rs") && text.contains("super::") {
+            found.push(format!("{} names super:: (the crate)", file.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the simulator shares only {SIM_MAY_NAME:?} with the rest:\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_sim_wall_checker_cuts_comments_and_tests() {
+    let text =
+        "use crate::resp::Frame;\n/// see [`crate::timeline`]\nfn f() { crate::conn::x(); }\n\
+                #[cfg(test)]\nmod tests { use crate::judge; }";
+    assert_eq!(past_the_sim_wall(text), ["conn"].map(String::from).into());
+}

@@ -14,10 +14,10 @@
 use crate::common;
 
 use etherparse::{PacketBuilder, TcpHeader};
-use maintwatch::escape::unescape;
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::pcap::line::{Line, PcapLine};
 use maintwatch::record::{line, OptInOutcome, WatchLine};
+use maintwatch::shared::escape::unescape;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -188,7 +188,7 @@ fn pushes(lines: &[Line]) -> Vec<Vec<u8>> {
         .iter()
         .filter_map(|l| match l {
             Line::Watch(WatchLine::Push(p)) => {
-                Some(maintwatch::escape::unescape(&p.frame.raw.escaped()).unwrap())
+                Some(maintwatch::shared::escape::unescape(&p.frame.raw.escaped()).unwrap())
             }
             _ => None,
         })

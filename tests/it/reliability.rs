@@ -15,10 +15,10 @@
 
 use crate::common;
 
-use maintwatch::escape::unescape;
 use maintwatch::notification::Classified;
 use maintwatch::record::line;
 use maintwatch::record::{OptInOutcome, WatchLine};
+use maintwatch::shared::escape::unescape;
 use maintwatch::sim::scenario::{Hostile, HUGE_BLOB_SENT, MID_FRAME, TRICKLE_FRAME};
 use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What as SimWhat};
 use std::path::{Path, PathBuf};

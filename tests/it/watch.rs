@@ -8,10 +8,10 @@
 
 use crate::common;
 
-use maintwatch::escape::unescape;
 use maintwatch::notification::{Classified, Kind};
 use maintwatch::record::line;
 use maintwatch::record::{Label, OptInOutcome, WatchLine};
+use maintwatch::shared::escape::unescape;
 use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
 use std::process::Stdio;
 use std::time::Duration;
@@ -1222,7 +1222,7 @@ async fn server_text_is_escaped_before_it_reaches_the_terminal() {
     assert!(
         !text
             .chars()
-            .any(|c| c != '\n' && maintwatch::escape::is_unsafe_char(c)),
+            .any(|c| c != '\n' && maintwatch::shared::escape::is_unsafe_char(c)),
         "{text}"
     );
     for line in text.lines() {

@@ -8,9 +8,9 @@
 
 use crate::common;
 
-use maintwatch::escape::unescape;
 use maintwatch::record::line;
 use maintwatch::record::WatchLine;
+use maintwatch::shared::escape::unescape;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;

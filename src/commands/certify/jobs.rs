@@ -113,7 +113,7 @@ pub async fn worker(args: &CertifySettings) -> anyhow::Result<i32> {
         Ok(Some(g)) => g,
         Ok(None) => return Ok(exit::USAGE),
         // Said here, as `--jobs 1` says it; the exit code tells certify it was said.
-        Err(e) if crate::sim::client::not_started(&e) => {
+        Err(e) if crate::simulation::client::not_started(&e) => {
             let text = format!("scenario {}: {e}", sim_args.scenario.name());
             eprintln!("{}", crate::output::terminal::message("error", &text));
             return Ok(exit::CLIENT_NOT_STARTED);

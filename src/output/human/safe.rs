@@ -51,7 +51,7 @@ pub(super) fn push_is_clean(p: &line::Push) -> bool {
     // Printable ASCII, the common case, is safe without decoding characters.
     let safe = |s: &str| {
         s.bytes().all(|b| (0x20..0x7f).contains(&b))
-            || !s.chars().any(crate::escape::is_unsafe_char)
+            || !s.chars().any(crate::shared::escape::is_unsafe_char)
     };
     let name = match &p.frame.parsed {
         Classified::OtherPush(o) => o.name.as_deref(),
@@ -66,7 +66,7 @@ pub(super) fn push_is_clean(p: &line::Push) -> bool {
 }
 
 /// A JSON formatter that writes nothing and notes whether any string holds a character
-/// [`crate::escape::is_unsafe_char`] rejects: serde_json hands it control characters as
+/// [`crate::shared::escape::is_unsafe_char`] rejects: serde_json hands it control characters as
 /// escapes and everything else as fragments.
 struct UnsafeText(bool);
 
@@ -76,7 +76,7 @@ impl serde_json::ser::Formatter for &mut UnsafeText {
         _writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        if fragment.chars().any(crate::escape::is_unsafe_char) {
+        if fragment.chars().any(crate::shared::escape::is_unsafe_char) {
             self.0 = true;
         }
         Ok(())
@@ -101,7 +101,7 @@ impl serde_json::ser::Formatter for &mut UnsafeText {
 fn sanitize_value(v: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match v {
-        Value::String(s) => Value::String(crate::escape::sanitize(&s).into_owned()),
+        Value::String(s) => Value::String(crate::shared::escape::sanitize(&s).into_owned()),
         Value::Array(a) => Value::Array(a.into_iter().map(sanitize_value).collect()),
         Value::Object(o) => {
             Value::Object(o.into_iter().map(|(k, v)| (k, sanitize_value(v))).collect())

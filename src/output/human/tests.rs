@@ -38,7 +38,10 @@ fn server_text_reaches_the_terminal_escaped() {
         "{out:?}"
     );
     let text = &out.join(" ");
-    assert!(!text.chars().any(crate::escape::is_unsafe_char), "{text:?}");
+    assert!(
+        !text.chars().any(crate::shared::escape::is_unsafe_char),
+        "{text:?}"
+    );
     assert!(text.contains("redis\\x1b]0;owned\\x07\\x1b[2J"), "{text}");
     assert!(
         text.contains("ERR no\\r\\n00:00:00.000 [1] opt-in accepted"),

@@ -206,7 +206,7 @@ fn param(query: &str, name: &str) -> Result<Option<String>, Fail> {
 
 /// The URL's own %-decoding (`redis://` URLs decode the same way).
 fn percent_decode(text: &str) -> Result<String, Fail> {
-    crate::conn::url::percent_decode(text).map_err(|e| Fail::bad(format!("the URL: {e}")))
+    crate::shared::url::percent_decode(text).map_err(|e| Fail::bad(format!("the URL: {e}")))
 }
 
 /// The frame bytes a body or a JSON string stands for.

@@ -1003,7 +1003,7 @@ impl Conn {
 
     fn client_info(&self, field: &'static str, value: &[u8]) {
         // A connection that names itself maintwatch gets the scenario's end marked.
-        if field == "name" && value == crate::conn::CLIENT_NAME.as_bytes() {
+        if field == "name" && value == crate::shared::CLIENT_NAME.as_bytes() {
             if let Some(c) = self.shared.lock().conns.get_mut(&self.id) {
                 c.watch = true;
             }

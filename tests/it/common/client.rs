@@ -22,7 +22,7 @@ pub struct Client {
 
 /// Bytes shown as escaped text (`\r\n` and all), for assertions and their messages.
 pub fn show(bytes: &[u8]) -> String {
-    maintwatch::escape::escape(bytes)
+    maintwatch::shared::escape::escape(bytes)
 }
 
 /// A push frame (`>`), as opposed to a reply.

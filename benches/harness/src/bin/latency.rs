@@ -127,7 +127,7 @@ fn baseline_child(port: &str) {
         let mut pos = 0;
         while let Ok(Scan::Frame(frame, len)) = scanner.scan(&buf[pos..]) {
             if matches!(frame, Frame::Push(_)) {
-                let raw = maintwatch::escape::escape(&buf[pos..pos + len]);
+                let raw = maintwatch::shared::escape::escape(&buf[pos..pos + len]);
                 writeln!(out, "{at} {raw}").expect("stdout");
                 out.flush().expect("stdout");
             }
@@ -229,7 +229,7 @@ async fn measure(a: &Args, baseline: bool, pushes: usize) -> (Vec<i64>, Vec<i64>
         let mut got: Vec<(Vec<u8>, i64)> = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some((at, raw)) = line.split_once(' ').filter(|_| baseline) {
-                let raw = maintwatch::escape::unescape(raw).expect("escaped");
+                let raw = maintwatch::shared::escape::unescape(raw).expect("escaped");
                 got.push((raw, at.parse().expect("micros")));
             } else if let Ok(WatchLine::Push(line::Push { at, frame, .. })) = serde_json::from_str(&line) {
                 let raw = frame.raw.bytes().expect("escaped").into_owned();

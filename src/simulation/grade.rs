@@ -20,8 +20,8 @@ use crate::judge::{
 };
 pub use crate::judge::{ClientGrade, Grade, MovingGrade, NotificationGrade, Rule};
 
-use super::scenario::{Action, Endpoint, Push, Scenario};
-use super::{SimEvent, What, HOSTNAME};
+use crate::sim::scenario::{Action, Endpoint, Push, Scenario};
+use crate::sim::{SimEvent, What, HOSTNAME};
 
 /// Grades a finished run from its narration (every event, in order).
 pub fn grade(scenario: &Scenario, events: &[SimEvent], speed: f64) -> Grade {

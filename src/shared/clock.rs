@@ -9,6 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The name of the push the built-in simulator sends maintwatch's own connections when its
+/// scenario ends (`>2` `maintwatch-scenario-end` `:round`): the close that follows is the end
+/// of a test, shown as such and counted apart from unannounced closes. No server sends it.
+pub const SCENARIO_END: &str = "maintwatch-scenario-end";
+
 /// Scenario seconds per real second, shared by its clones.
 #[derive(Debug, Clone)]
 pub struct ScenarioClock {

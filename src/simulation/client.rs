@@ -25,9 +25,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use super::dns::SimDns;
-use super::Simulator;
 use crate::judge::process::ClientProcess;
+use crate::sim::dns::SimDns;
+use crate::sim::Simulator;
 
 /// How many of the last stderr lines the grade keeps, and how long each may be.
 const TAIL_LINES: usize = 20;
@@ -323,9 +323,9 @@ mod namespace {
 impl Client {
     /// How long each thread of the client's process group has waited for a CPU so far; `None`
     /// where the kernel does not say.
-    pub fn cpu_waits(&self) -> Option<super::cpu_wait::Waits> {
+    pub fn cpu_waits(&self) -> Option<crate::sim::cpu_wait::Waits> {
         // It leads its own process group (process_group(0)).
-        super::cpu_wait::Waits::of_group(self.child.id()?)
+        crate::sim::cpu_wait::Waits::of_group(self.child.id()?)
     }
 
     /// Waits for the client to exit by itself.
@@ -506,7 +506,7 @@ impl Tail {
 }
 
 fn sanitized(text: &str) -> String {
-    crate::escape::sanitize(text).into_owned()
+    crate::shared::escape::sanitize(text).into_owned()
 }
 
 pub use crate::judge::process::headline;

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use super::Secret;
+use super::secret::Secret;
 
 /// The default Redis port.
 pub const DEFAULT_PORT: u16 = 6379;
