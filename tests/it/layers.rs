@@ -394,15 +394,24 @@ fn commands_named(code: &str, me: &str, commands: &[String]) -> BTreeSet<String>
 #[test]
 fn no_command_imports_another() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
-    let commands: Vec<String> = rust_files(&dir)
+    // A command is a file or a folder of `src/commands/`: `certify/jobs.rs` is certify's.
+    let command_of = |f: &Path| -> String {
+        let first = f.strip_prefix(&dir).unwrap().components().next().unwrap();
+        let first = first.as_os_str().to_str().unwrap();
+        first.strip_suffix(".rs").unwrap_or(first).to_string()
+    };
+    let mut commands: Vec<String> = rust_files(&dir)
         .iter()
-        .filter_map(|f| f.file_stem()?.to_str().map(str::to_string))
+        .map(|f| command_of(f))
         .filter(|name| name != "mod")
         .collect();
+    commands.dedup();
     assert!(commands.len() > 5, "{commands:?}");
+    assert!(commands.contains(&"certify".to_string()), "{commands:?}");
     let mut found = Vec::new();
     for file in rust_files(&dir) {
-        let me = file.file_stem().unwrap().to_str().unwrap();
+        let me = command_of(&file);
+        let me = me.as_str();
         if me == "mod" {
             continue;
         }
@@ -588,5 +597,43 @@ fn no_folder_root_is_over_300_lines() {
         long.is_empty(),
         "folder roots over {MAX_ROOT_LINES} lines (move the engine into named files):\n  {}",
         long.join("\n  ")
+    );
+}
+
+/// One module-file style throughout: a folder's root is its `mod.rs`, never an `x.rs` beside
+/// `x/`, so a reader finds every folder's map in the same place.
+#[test]
+fn every_folder_root_is_its_mod_rs() {
+    fn dirs(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                out.push(path.clone());
+                dirs(&path, out);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    dirs(&src, &mut all);
+    all.sort();
+    assert!(all.len() > 10, "the walk found the folders: {all:?}");
+    let mut wrong = Vec::new();
+    for dir in &all {
+        if dir.with_extension("rs").is_file() {
+            wrong.push(format!(
+                "{} beside {}/",
+                dir.with_extension("rs").display(),
+                dir.display()
+            ));
+        }
+        if !dir.join("mod.rs").is_file() {
+            wrong.push(format!("{}/ has no mod.rs", dir.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a folder's root is its mod.rs (git mv x.rs x/mod.rs):\n  {}",
+        wrong.join("\n  ")
     );
 }
