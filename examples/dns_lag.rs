@@ -10,7 +10,7 @@
 use maintwatch::dns::{
     spawn_poller_paced, DnsEvent, DnsEventKind, DnsOptions, DnsResolver, PollPace,
 };
-use maintwatch::sim::dns::SimDns;
+use maintwatch::sim::dns_server::SimDns;
 use std::net::IpAddr;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;

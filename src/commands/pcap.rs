@@ -6,7 +6,7 @@ use crate::exit;
 use crate::output::human::Style;
 use crate::output::sink::{self, Record, Sink};
 use crate::output::terminal;
-use crate::pcap::line::{self, FileLine, Line, PcapLine};
+use crate::pcap::capture_lines::{self, FileLine, Line, PcapLine};
 use crate::pcap::{packet, read, Analyzer, Settings, Stats};
 use crate::record::write as json;
 use crate::record::SCHEMA_VERSION;
@@ -105,7 +105,7 @@ impl Record for Line {
     }
 
     fn render(&self, style: &Style) -> Vec<String> {
-        line::render(self, style)
+        capture_lines::render(self, style)
     }
 }
 
@@ -206,7 +206,7 @@ fn grade(
     };
     let g = crate::judge::judge(&obs);
     if json {
-        out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+        out.write_all(crate::judge::grade_lines::write(&obs, &g)?.as_bytes())?;
     } else {
         write!(
             out,

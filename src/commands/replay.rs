@@ -147,7 +147,7 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         } else {
             std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?
         };
-        let inputs = match crate::judge::lines::inputs(&text) {
+        let inputs = match crate::judge::grade_lines::inputs(&text) {
             Ok(i) if i.is_empty() => Err(
                 "no grade_input line (written by simulate --grade-json or pcap --grade --json)"
                     .to_string(),
@@ -172,7 +172,7 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         for obs in inputs {
             let g = crate::judge::judge(&obs);
             if args.json {
-                out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+                out.write_all(crate::judge::grade_lines::write(&obs, &g)?.as_bytes())?;
             } else {
                 write!(
                     out,

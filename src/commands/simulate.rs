@@ -113,6 +113,6 @@ fn report(graded: &Graded, args: &SimulationSettings) -> anyhow::Result<i32> {
 
 /// The grade's JSON lines: the observations it was made from, then the grade (docs/jsonl.md).
 fn write_json(obs: &Observations, g: &Grade, path: &PathBuf) -> anyhow::Result<()> {
-    let json = crate::judge::lines::write(obs, g)?;
+    let json = crate::judge::grade_lines::write(obs, g)?;
     std::fs::write(path, json).with_context(|| format!("writing the grade to {}", path.display()))
 }

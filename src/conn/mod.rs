@@ -67,8 +67,8 @@ pub use url::{RedisUrl, UrlError, DEFAULT_PORT};
 
 pub use crate::shared::CLIENT_NAME;
 
-mod connect;
+mod dial;
 #[cfg(test)]
 mod tests;
 
-pub use connect::*;
+pub use dial::*;

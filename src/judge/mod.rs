@@ -12,8 +12,8 @@
 //! where the evidence is missing, and a grade in which nothing was judged is never a pass: a
 //! certifying tool must not pass what it could not see.
 
+pub mod grade_lines;
 pub mod input;
-pub mod lines;
 pub mod moving;
 pub mod output;
 pub mod process;

@@ -211,7 +211,7 @@ pub struct Analyzer {
     pub(super) out: Vec<Line>,
     pub(super) endpoint: String,
     /// The judge's observations, with `--grade`.
-    pub(super) grade: Option<grade::Recorder>,
+    pub(super) grade: Option<observations::Recorder>,
 }
 
 pub(super) fn secs_f(s: f64) -> f64 {
@@ -305,7 +305,7 @@ impl Analyzer {
         let base = Instant::now();
         let grade = settings
             .grade
-            .then(|| grade::Recorder::new(endpoint.clone()));
+            .then(|| observations::Recorder::new(endpoint.clone()));
         let mut timeline = Timeline::new(base);
         // Checked with the flags; a speed set otherwise that no clock runs at is read as 1.
         timeline.set_clock(crate::timeline::ScenarioClock::new(settings.speed).unwrap_or_default());
@@ -361,7 +361,7 @@ impl Analyzer {
 
     /// The judge's observations of the capture (`--grade`), once it has been read.
     pub fn observations(&mut self) -> Option<crate::judge::Observations> {
-        self.grade.take().map(grade::Recorder::finish)
+        self.grade.take().map(observations::Recorder::finish)
     }
 
     pub(super) fn observe(&mut self, ts: SystemTime, conn: u32, what: What) -> Vec<WatchLine> {
@@ -407,12 +407,12 @@ impl Analyzer {
             Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
             Err(packet::Skip::NotTcp) if self.grade.is_some() => {
                 let t = self.gt(p.ts);
-                let udp = dns::read(p.linktype, p.data, &self.settings.dns_ports);
+                let udp = dns_answers::read(p.linktype, p.data, &self.settings.dns_ports);
                 if let Some(g) = &mut self.grade {
                     match udp {
-                        dns::Udp::Answer(a) => g.dns(a, t),
-                        dns::Udp::Elsewhere(port) => g.dns_elsewhere(port),
-                        dns::Udp::Nothing => {}
+                        dns_answers::Udp::Answer(a) => g.dns(a, t),
+                        dns_answers::Udp::Elsewhere(port) => g.dns_elsewhere(port),
+                        dns_answers::Udp::Nothing => {}
                     }
                 }
             }

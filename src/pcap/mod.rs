@@ -13,9 +13,9 @@
 
 mod analyzer;
 pub mod app;
-pub mod dns;
-pub mod grade;
-pub mod line;
+pub mod capture_lines;
+pub mod dns_answers;
+pub mod observations;
 pub mod packet;
 pub mod read;
 pub mod reassembly;
@@ -24,7 +24,7 @@ use crate::notification::{Classified, Kind};
 use crate::record::{wall, ClosedBy, OptInOutcome, WatchLine, SCHEMA_VERSION};
 use crate::timeline::{event, CloseCause, Observation, Timeline, What};
 use app::{App, Event};
-use line::{Line, PcapLine};
+use capture_lines::{Line, PcapLine};
 use reassembly::{Direction, GapWhy, Out, Outs};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};

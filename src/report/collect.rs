@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::notification::Classified;
-use crate::pcap::line::{Line, PcapLine};
+use crate::pcap::capture_lines::{Line, PcapLine};
 use crate::record::{line, ClosedBy, DnsEvent, WatchLine};
 use crate::shared::escape::sanitize;
 

@@ -25,11 +25,11 @@
 //! `tests/it/layers.rs` holds it to that. Running a client under test and grading a run sit
 //! above, in `simulation` (`simulation::client`, `simulation::grade`), where the judge is.
 
-pub mod azure;
+pub mod azure_channel;
 pub mod capture;
-pub mod cluster;
+pub mod cluster_slots;
 pub mod cpu_wait;
-pub mod dns;
+pub mod dns_server;
 pub mod escape;
 mod event;
 pub mod isolation;
@@ -57,8 +57,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use self::cluster::Topology;
-use self::dns::SimDns;
+use self::cluster_slots::Topology;
+use self::dns_server::SimDns;
 use self::escape::escape;
 use self::scenario::{Action, Hostile, Mode, Push, PushKind, Start, Step, To};
 pub use self::scenario::{Scenario, ScenarioError};

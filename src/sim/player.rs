@@ -530,7 +530,7 @@ pub(super) async fn start_dns(
     speed: f64,
     narrator: Arc<std::sync::OnceLock<std::sync::Weak<Shared>>>,
 ) -> Result<(SimDns, u32), SimError> {
-    let on_query: dns::OnQuery = Arc::new(move |from, name| {
+    let on_query: dns_server::OnQuery = Arc::new(move |from, name| {
         if let Some(shared) = narrator.get().and_then(std::sync::Weak::upgrade) {
             shared.emit(What::Resolved { from, name });
         }

@@ -14,8 +14,8 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::azure;
-use super::cluster::key_slot;
+use super::azure_channel;
+use super::cluster_slots::key_slot;
 use super::escape::escape;
 use super::{ConnMsg, Shared, State, What};
 
@@ -121,7 +121,7 @@ pub(super) fn publish_azure(
     shared: &Shared,
     line: usize,
     targets: &[Ipv4Addr],
-    m: &azure::Message,
+    m: &azure_channel::Message,
 ) {
     let st = shared.lock();
     let now = SystemTime::now();
@@ -130,7 +130,7 @@ pub(super) fn publish_azure(
         let to: Vec<_> = st
             .conns
             .values()
-            .filter(|c| c.proxy == *proxy && c.subscribed.contains(azure::CHANNEL))
+            .filter(|c| c.proxy == *proxy && c.subscribed.contains(azure_channel::CHANNEL))
             .collect();
         shared.emit(What::AzurePublished {
             line,
@@ -140,7 +140,12 @@ pub(super) fn publish_azure(
             recipients: to.len(),
         });
         for c in to {
-            let bytes = frame(c.resp3, "message", azure::CHANNEL, Last::Message(&payload));
+            let bytes = frame(
+                c.resp3,
+                "message",
+                azure_channel::CHANNEL,
+                Last::Message(&payload),
+            );
             let _ = c.tx.send(ConnMsg::Message(Arc::from(bytes)));
         }
     }

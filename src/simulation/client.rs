@@ -26,7 +26,7 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use crate::judge::process::ClientProcess;
-use crate::sim::dns::SimDns;
+use crate::sim::dns_server::SimDns;
 use crate::sim::Simulator;
 
 /// How many of the last stderr lines the grade keeps, and how long each may be.

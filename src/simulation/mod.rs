@@ -18,7 +18,7 @@ use crate::exit;
 use crate::judge::{ClientProcess, Observations};
 use crate::output::{human, terminal};
 use crate::sim::capture::Capture;
-use crate::sim::dns::SimDns;
+use crate::sim::dns_server::SimDns;
 use crate::sim::scenario::{Mode, Scenario, Start};
 use crate::sim::upstream::{Address, SpawnedRedis, Upstream};
 use crate::sim::{SimEvent, Simulator, What};

@@ -31,7 +31,7 @@ impl Seen {
 
 impl Timeline {
     pub(super) fn frame(&mut self, step: &mut Step, cx: Ctx, e: event::Frame) {
-        if let Some(payload) = super::azure::payload(&e.record) {
+        if let Some(payload) = super::azure_events::payload(&e.record) {
             return self.azure(step, cx, e.record, &payload);
         }
         let mut rel = self.rel_for(cx.conn, cx.now);

@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
-mod azure;
+mod azure_events;
 mod close;
 pub mod event;
 mod frame;

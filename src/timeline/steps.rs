@@ -114,7 +114,7 @@ pub struct Timeline {
     /// Recent `(type, seq)` keys and the event each opened, to recognise a re-send.
     pub(super) keys: kept::RecentKeys<(Kind, i64)>,
     /// Recent Azure messages (a hash of their bytes) and the event each opened.
-    pub(super) azure_keys: azure::AzureKeys,
+    pub(super) azure_keys: azure_events::AzureKeys,
     pub(super) conns: ConnMap,
     /// Connections per opt-in outcome and text, in the order they reported it.
     pub(super) opt_in: HashMap<(OptInOutcome, Option<String>), Vec<u32>>,
@@ -165,7 +165,7 @@ impl Timeline {
             events: kept::Events::default(),
             anchor: None,
             keys: kept::RecentKeys::default(),
-            azure_keys: azure::AzureKeys::default(),
+            azure_keys: azure_events::AzureKeys::default(),
             conns: ConnMap::default(),
             opt_in: HashMap::new(),
             clock: ScenarioClock::default(),
@@ -257,11 +257,11 @@ impl Timeline {
             What::Connected(e) => self.on_connected(step, cx, e),
             What::ConnectFailed(e) => step.lines.push(connect_failed(cx, e)),
             What::Handshake(e) => self.on_handshake(step, cx, e),
-            // The membership (watch::cluster) resolved the nodes a reply named into this change.
+            // The membership (watch::membership) resolved the nodes a reply named into this change.
             What::Topology(e) => self.on_topology(step, cx, e),
             What::Refresh(e) => self.on_refresh(step, cx, e),
             What::Frame(e) => self.frame(step, cx, e),
-            What::AzureRefused(e) => step.lines.push(azure::refused(cx, e)),
+            What::AzureRefused(e) => step.lines.push(azure_events::refused(cx, e)),
             What::Malformed(e) => step.lines.push(malformed(cx, e)),
             What::Closed(e) => self.closed(step, cx, e),
             What::Dns(e) => self.dns(step, cx, e),

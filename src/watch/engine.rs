@@ -2,8 +2,8 @@
 //! hands each resulting line to the sinks and carries out the timeline's actions (dry-runs,
 //! advertised-address checks, topology refreshes).
 
-use super::cluster::Membership;
 use super::connection::{observe, Report, Shared, Spawner, Tx};
+use super::membership::Membership;
 use super::settings::WatchSettings;
 use crate::dns::{self, DnsResolver};
 use crate::exit;

@@ -11,9 +11,9 @@
 //! and nothing is printed from two places. A connection task never gives up on its own: it
 //! reconnects with bounded, jittered exponential backoff until the watch stops.
 
-mod cluster;
 mod connection;
 mod engine;
+mod membership;
 mod settings;
 
 pub use connection::{Backoff, HEALTHY_SESSION};

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use maintwatch::commands::certify::{junit, worst, Outcome};
-use maintwatch::judge::lines::GradeLine;
+use maintwatch::judge::grade_lines::GradeLine;
 use maintwatch::judge::{
     ClientGrade, ClientProcess, Counts, Grade, NotificationGrade, Rule, Verdict,
 };

@@ -670,7 +670,7 @@ async fn garbage_instead_of_a_reply_is_a_protocol_error_with_its_offset() {
 
 #[tokio::test]
 async fn a_hostname_is_resolved_through_the_dns_server_flag() {
-    use maintwatch::sim::dns::SimDns;
+    use maintwatch::sim::dns_server::SimDns;
     let server = Responder::start(Script::accepting()).await;
     let dns = SimDns::start("127.0.0.1:0".parse().unwrap(), "sim.maintwatch.test.")
         .await

@@ -14,7 +14,7 @@ use maintwatch::handoff::{
     self, advertised, Advertised, EndpointHost, FixedJitter, HandoffInput, Outcome, Resolution,
     Resolve, TokioClock,
 };
-use maintwatch::sim::dns::SimDns;
+use maintwatch::sim::dns_server::SimDns;
 use tokio::sync::mpsc;
 
 const ZONE: &str = "sim.maintwatch.test.";

@@ -467,8 +467,10 @@ async fn the_grade_of_maintwatch_watch_itself() {
     assert!(text.contains("PASS       opt-in"), "{text}");
     assert!(text.contains("FAIL       moved-before-close"), "{text}");
     let text = std::fs::read_to_string(&json_path).unwrap();
-    let g = serde_json::to_value(maintwatch::judge::lines::grade_of(&text).expect("a grade line"))
-        .unwrap();
+    let g = serde_json::to_value(
+        maintwatch::judge::grade_lines::grade_of(&text).expect("a grade line"),
+    )
+    .unwrap();
     let watch = &g["clients"][0];
     assert_eq!(watch["client"], "maintwatch");
     let n = &watch["notifications"][0];
@@ -757,7 +759,7 @@ async fn the_backstop_stall_passes_a_restoring_client_and_fails_one_relaxed_for_
 fn key_in_moved_slots() -> String {
     (0..)
         .map(|i| format!("k{i}"))
-        .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+        .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster_slots::key_slot(k.as_bytes())))
         .unwrap()
 }
 
@@ -883,9 +885,11 @@ async fn a_sharded_subscriber_outside_the_moved_slots_is_not_judged() {
         let mut seen = Vec::new();
         let channel = (0..)
             .map(|i| format!("calm{i}"))
-            .find(|k| !(8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+            .find(|k| {
+                !(8892..=8991).contains(&maintwatch::sim::cluster_slots::key_slot(k.as_bytes()))
+            })
             .unwrap();
-        let slot = maintwatch::sim::cluster::key_slot(channel.as_bytes());
+        let slot = maintwatch::sim::cluster_slots::key_slot(channel.as_bytes());
         let owner = [(2, 0..=5460), (3, 5461..=10922), (4, 10923..=16383)]
             .into_iter()
             .find(|(_, r)| r.contains(&slot))

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use super::layers::{code_of, cycle_from, is_test_file, rust_files, Graph};
 
-/// The module path of a file below `src`: `src/output/human/lines.rs` -> `[output, human,
-/// lines]`; a `mod.rs` is its folder.
+/// The module path of a file below `src`: `src/output/human/render.rs` -> `[output, human,
+/// render]`; a `mod.rs` is its folder.
 fn module_path(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap().with_extension("");
     let mut parts: Vec<String> = rel

@@ -15,7 +15,7 @@ use crate::common;
 
 use etherparse::{PacketBuilder, TcpHeader};
 use maintwatch::notification::{Classified, Kind};
-use maintwatch::pcap::line::{Line, PcapLine};
+use maintwatch::pcap::capture_lines::{Line, PcapLine};
 use maintwatch::record::{line, OptInOutcome, WatchLine};
 use maintwatch::shared::escape::unescape;
 use std::net::{IpAddr, SocketAddr};

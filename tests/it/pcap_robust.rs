@@ -17,7 +17,7 @@ use crate::common;
 
 use crate::pcapgen;
 
-use maintwatch::pcap::line::{Line, PcapLine};
+use maintwatch::pcap::capture_lines::{Line, PcapLine};
 use maintwatch::pcap::{read, Analyzer, Settings, Stats};
 use maintwatch::record::WatchLine;
 use pcapgen::*;

@@ -130,9 +130,10 @@ async fn run(test: &str, scenario: &str, speed: f64) -> Option<Run> {
     .await;
     let (table, code, out) = result.expect("hang guard: the run did not end");
     let text = std::fs::read_to_string(&json).unwrap();
-    let grade =
-        serde_json::to_value(maintwatch::judge::lines::grade_of(&text).expect("a grade line"))
-            .unwrap();
+    let grade = serde_json::to_value(
+        maintwatch::judge::grade_lines::grade_of(&text).expect("a grade line"),
+    )
+    .unwrap();
     let workload: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     eprintln!("{table}\nworkload: {workload}");
     Some(Run {

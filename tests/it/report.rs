@@ -177,8 +177,10 @@ fn rule_counts(g: &Grade) -> (usize, [(String, usize); 3]) {
 /// DNS change naming `dns` when given, the close line and the grade rows; then in Chromium.
 /// Shared with tests/it/one_judge.rs, which makes a real capture of redis-py.
 pub fn check_capture_page(page: &Path, stdout: &str, moving: &str, dns: Option<&str>) {
-    let obs = maintwatch::judge::lines::inputs(stdout).unwrap().remove(0);
-    let g = maintwatch::judge::lines::grade_of(stdout).unwrap();
+    let obs = maintwatch::judge::grade_lines::inputs(stdout)
+        .unwrap()
+        .remove(0);
+    let g = maintwatch::judge::grade_lines::grade_of(stdout).unwrap();
     let html = std::fs::read_to_string(page).unwrap();
     let (rows, verdicts) = rule_counts(&g);
     let want = Expected {
@@ -204,8 +206,10 @@ fn pcap_grade_report_draws_every_connection_the_moving_and_the_close() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a rule fails in this capture");
     let text = String::from_utf8(out.stdout).unwrap();
-    let obs = maintwatch::judge::lines::inputs(&text).unwrap().remove(0);
-    let g = maintwatch::judge::lines::grade_of(&text).unwrap();
+    let obs = maintwatch::judge::grade_lines::inputs(&text)
+        .unwrap()
+        .remove(0);
+    let g = maintwatch::judge::grade_lines::grade_of(&text).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
     let (rows, verdicts) = rule_counts(&g);
     let want = Expected {
@@ -259,8 +263,10 @@ async fn simulate_grade_report_of_single_proxy_with_a_real_client() {
         .unwrap();
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
     let text = std::fs::read_to_string(&json).unwrap();
-    let obs = maintwatch::judge::lines::inputs(&text).unwrap().remove(0);
-    let g = maintwatch::judge::lines::grade_of(&text).unwrap();
+    let obs = maintwatch::judge::grade_lines::inputs(&text)
+        .unwrap()
+        .remove(0);
+    let g = maintwatch::judge::grade_lines::grade_of(&text).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
     let (rows, verdicts) = rule_counts(&g);
     let want = Expected {

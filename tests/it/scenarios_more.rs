@@ -168,14 +168,14 @@ async fn cascading_smigrated_moves_the_slots_twice() {
         let key = (0..100_000)
             .map(|i| format!("k{i}"))
             .find(|k| {
-                let slot = maintwatch::sim::cluster::key_slot(k.as_bytes());
+                let slot = maintwatch::sim::cluster_slots::key_slot(k.as_bytes());
                 (8892..=8991).contains(&slot)
             })
             .expect("a key in 8892-8991");
         let mut middle = Client::connect(n5).await;
         middle.call(&["HELLO", "3"]).await;
         let moved = middle.call(&["GET", &key]).await;
-        let slot = maintwatch::sim::cluster::key_slot(key.as_bytes());
+        let slot = maintwatch::sim::cluster_slots::key_slot(key.as_bytes());
         assert_eq!(show(&moved), format!("-MOVED {slot} {n4}\\r\\n"));
         let mut last = Client::connect(n4).await;
         last.call(&["HELLO", "3"]).await;

@@ -469,7 +469,9 @@ async fn oss_cluster_slot_migration_on_every_node() {
         probe.hello3().await;
         let key = (0..)
             .map(|i| format!("key:{i}"))
-            .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+            .find(|k| {
+                (8892..=8991).contains(&maintwatch::sim::cluster_slots::key_slot(k.as_bytes()))
+            })
             .unwrap();
         assert_eq!(
             show(&probe.call(&["GET", &key]).await),
@@ -530,7 +532,7 @@ async fn oss_cluster_slot_migration_on_every_node() {
             "{after:?}"
         );
         let moved = probe.call(&["GET", &key]).await;
-        let slot = maintwatch::sim::cluster::key_slot(key.as_bytes());
+        let slot = maintwatch::sim::cluster_slots::key_slot(key.as_bytes());
         assert_eq!(
             show(&moved),
             format!("-MOVED {slot} 127.0.0.5:{port}\\r\\n")

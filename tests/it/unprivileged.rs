@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use maintwatch::judge::lines::GradeLine;
+use maintwatch::judge::grade_lines::GradeLine;
 use maintwatch::judge::{Grade, Verdict};
 
 use crate::common;

@@ -13,7 +13,7 @@
 #[path = "../it/pcapgen/mod.rs"]
 mod pcapgen;
 
-use maintwatch::pcap::line::{Line, PcapLine};
+use maintwatch::pcap::capture_lines::{Line, PcapLine};
 use pcapgen::*;
 use std::io::{BufWriter, Read, Write};
 use std::process::Stdio;

@@ -165,7 +165,7 @@ pub fn settle(
     if let Stop::NeverStarted(load) = stop {
         never_started(&mut grade, name, load);
     }
-    let json = crate::judge::lines::write(&obs, &grade)?;
+    let json = crate::judge::grade_lines::write(&obs, &grade)?;
     let page = page.map(|(lines, notes)| Page { obs, lines, notes });
     let outcome = Outcome {
         scenario: name.to_string(),

@@ -10,7 +10,7 @@ use crate::notification::Kind;
 use crate::record::line;
 use crate::record::{Rel, WatchLine};
 
-mod lines;
+mod render;
 mod safe;
 mod style;
 pub mod summary;
@@ -18,7 +18,7 @@ pub mod summary;
 mod tests;
 mod wrap;
 
-use lines::render_safe;
+use render::render_safe;
 pub use safe::terminal_safe;
 pub use style::{clock, Role, Style, TimeFormat};
 pub use wrap::{

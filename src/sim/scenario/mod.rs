@@ -17,8 +17,8 @@ use crate::resp::{Frame, Scan, Scanner};
 
 use super::escape::unescape;
 
-mod file;
+mod format;
 #[cfg(test)]
 mod tests;
 
-pub use file::*;
+pub use format::*;

@@ -24,7 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::cluster::{as_map, key_slot, node_id};
+use super::cluster_slots::{as_map, key_slot, node_id};
 use super::escape::escape;
 use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
 use super::upstream::{self, Upstream};

@@ -136,7 +136,7 @@ impl Conn {
                 continue;
             }
             entry.subscribed.insert(channel.clone());
-            if channel.as_slice() == crate::sim::azure::CHANNEL {
+            if channel.as_slice() == crate::sim::azure_channel::CHANNEL {
                 self.shared.triggers.send_modify(|t| t.subscribed += 1);
             }
             self.shared.emit(What::Subscribed {

@@ -23,7 +23,7 @@ use tokio::io::AsyncReadExt;
 
 /// The `grade` line of a `--grade-json` file, as JSON.
 fn grade_value(text: &str) -> Value {
-    let grade = maintwatch::judge::lines::grade_of(text).expect("a grade line");
+    let grade = maintwatch::judge::grade_lines::grade_of(text).expect("a grade line");
     serde_json::to_value(grade).unwrap()
 }
 

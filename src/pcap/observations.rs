@@ -193,7 +193,7 @@ impl Recorder {
         }
     }
 
-    pub fn dns(&mut self, a: super::dns::Answer, t: f64) {
+    pub fn dns(&mut self, a: super::dns_answers::Answer, t: f64) {
         if self.obs.dns.len() >= DNS_ANSWERS {
             self.dns_dropped += 1;
             return;

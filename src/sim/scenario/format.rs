@@ -3,7 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::sim::azure;
+use crate::sim::azure_channel;
 
 /// Placeholder replaced by the simulator's listening port in endpoint texts.
 /// How long a scenario may wait for the client's opt-ins after its first connection: clients opt
@@ -420,7 +420,7 @@ pub enum Action {
     /// proxies named.
     Azure {
         to: To,
-        message: super::super::azure::Message,
+        message: super::super::azure_channel::Message,
     },
 }
 
@@ -946,7 +946,7 @@ impl Parser<'_> {
                     "" => return Err(self.err("expected a proxy address or '*', found nothing")),
                     p => To::One(self.proxy(p)?),
                 };
-                let message = azure::Message::parse(rest).map_err(|why| self.err(why))?;
+                let message = azure_channel::Message::parse(rest).map_err(|why| self.err(why))?;
                 Action::Azure { to, message }
             }
             "optin" => match self.one_word(rest, "accept or refuse")? {
