@@ -245,7 +245,7 @@ fn loopback_or(text: &str) -> Result<SocketAddr, String> {
     text.parse().map_err(|_| {
         format!(
             "expected PORT or HOST:PORT with an IP address, such as 4000 or 127.0.0.1:4000, found {:?}",
-            crate::sim::escape::escape(text.as_bytes())
+            crate::sim::notation::escape(text.as_bytes())
         )
     })
 }

@@ -18,7 +18,7 @@ use crate::output::sink::Sink as _;
 use crate::output::terminal;
 use crate::record::line;
 use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
-use crate::report::sink::PageSink;
+use crate::report::page_sink::PageSink;
 use crate::report::{Collected, Report};
 use crate::shared::escape::sanitize;
 use crate::timeline::rerun::Rerun;

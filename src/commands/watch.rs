@@ -214,8 +214,8 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
 fn page_sink(
     path: &std::path::Path,
     host: &impl std::fmt::Display,
-) -> crate::report::sink::PageSink {
+) -> crate::report::page_sink::PageSink {
     let source = format!("watch of {host}");
     let command = crate::report::command_line("watch");
-    crate::report::sink::PageSink::new(command, path.to_path_buf(), source)
+    crate::report::page_sink::PageSink::new(command, path.to_path_buf(), source)
 }

@@ -15,9 +15,9 @@
 pub mod grade_lines;
 pub mod input;
 pub mod moving;
-pub mod output;
 pub mod process;
 pub mod rules;
+pub mod verdicts;
 
 #[cfg(test)]
 mod tests;
@@ -28,11 +28,11 @@ pub use input::{
     Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Publication,
     Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
 };
-pub use output::{
-    ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,
-};
 pub use process::ClientProcess;
 use rules::{round, Scope};
+pub use verdicts::{
+    ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,
+};
 
 /// Grades every client on every notification.
 pub fn judge(obs: &Observations) -> Grade {

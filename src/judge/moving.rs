@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use super::input::{same_name, Connection, OptIn, Reached, Side};
-use super::output::{ConnVerdict, MovingGrade};
 use super::rules::{offset, round, Scope};
+use super::verdicts::{ConnVerdict, MovingGrade};
 
 /// DNS lines shown per client and notification.
 const DNS_LINES: usize = 8;

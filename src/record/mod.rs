@@ -15,7 +15,7 @@
 //! Everything is re-exported here: `maintwatch::record::X` is the path to use.
 
 mod fast;
-mod frame;
+mod frame_schema;
 mod parts;
 #[cfg(test)]
 mod tests;
@@ -23,7 +23,7 @@ mod wall;
 mod watch;
 pub mod write;
 
-pub use frame::*;
+pub use frame_schema::*;
 pub use parts::*;
 pub use wall::*;
 pub use watch::*;

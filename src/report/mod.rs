@@ -19,12 +19,12 @@
 //! [`collect`] and [`model`] (stated in docs/report.md).
 
 pub mod collect;
+pub mod labels;
 pub mod model;
 mod page;
+pub mod page_sink;
 mod scale;
-pub mod sink;
 pub mod svg;
-pub mod text;
 
 mod command_line;
 pub use command_line::command_line;

@@ -8,9 +8,9 @@
 
 use maud::{html, Markup};
 
+use super::labels::{beside, centred, cut_to, Placed};
 use super::model::{Bar, Drawing, Marker, NodeClose};
 use super::scale::{short_duration, Scale};
-use super::text::{beside, centred, cut_to, Placed};
 use crate::report::collect::DnsChange;
 
 const WIDTH: f64 = 1200.0;

@@ -7,8 +7,8 @@
 //! [`Services::add_endpoint_sinks`].
 
 pub mod hooks;
-pub mod http;
 pub mod metrics;
+pub mod metrics_http;
 pub mod otlp;
 pub mod otlp_config;
 
@@ -35,7 +35,7 @@ pub type Notices = tokio::sync::mpsc::UnboundedSender<String>;
 /// The running services of one process.
 pub struct Services {
     pub metrics: Option<Arc<Metrics>>,
-    pub server: Option<http::ServerHandle>,
+    pub server: Option<metrics_http::ServerHandle>,
     pub hooks: Option<Hooks>,
     pub otlp: Option<otlp::Exporter>,
     /// The other end of the services' [`Notices`]: it ends once the services have finished.
@@ -50,7 +50,7 @@ impl Services {
         let wanted = settings.metrics.is_some() || settings.otlp.is_some();
         let metrics = wanted.then(|| Arc::new(Metrics::new()));
         let server = match (settings.metrics, &metrics) {
-            (Some(addr), Some(m)) => Some(http::serve(addr, Arc::clone(m))?),
+            (Some(addr), Some(m)) => Some(metrics_http::serve(addr, Arc::clone(m))?),
             _ => None,
         };
         let (notices, notices_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -10,7 +10,7 @@
 use std::net::Ipv4Addr;
 use std::time::{Duration, SystemTime};
 
-use super::escape::{escape, unescape};
+use super::notation::{escape, unescape};
 
 /// The channel Azure Cache publishes maintenance events on.
 pub const CHANNEL: &[u8] = b"AzureRedisEvents";

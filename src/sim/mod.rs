@@ -30,21 +30,21 @@ pub mod capture;
 pub mod cluster_slots;
 pub mod cpu_wait;
 pub mod dns_server;
-pub mod escape;
-mod event;
 pub mod isolation;
+mod narration;
+pub mod notation;
 #[cfg(target_os = "linux")]
 pub(crate) mod os;
 mod player;
 pub mod proxy_api;
-mod pubsub;
 pub mod scenario;
 pub mod scenarios;
 mod server;
+mod sharded_pubsub;
 pub mod upstream;
 mod wire;
 
-pub use event::{SimEvent, What, Why};
+pub use narration::{SimEvent, What, Why};
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -59,7 +59,7 @@ use tokio::task::JoinHandle;
 
 use self::cluster_slots::Topology;
 use self::dns_server::SimDns;
-use self::escape::escape;
+use self::notation::escape;
 use self::scenario::{Action, Hostile, Mode, Push, PushKind, Start, Step, To};
 pub use self::scenario::{Scenario, ScenarioError};
 

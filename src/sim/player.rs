@@ -166,9 +166,9 @@ pub(super) struct ConnEntry {
     pub(super) endpoint_type: Option<String>,
     /// It named itself maintwatch: the end of a scenario is marked to it.
     pub(super) watch: bool,
-    /// Its sharded channels (on this node), at most [`pubsub::CHANNELS_MAX`].
+    /// Its sharded channels (on this node), at most [`sharded_pubsub::CHANNELS_MAX`].
     pub(super) sharded: BTreeSet<Vec<u8>>,
-    /// Its channels (SUBSCRIBE), at most [`pubsub::CHANNELS_MAX`]: in an Azure scenario,
+    /// Its channels (SUBSCRIBE), at most [`sharded_pubsub::CHANNELS_MAX`]: in an Azure scenario,
     /// whether it hears `AzureRedisEvents`.
     pub(super) subscribed: BTreeSet<Vec<u8>>,
     /// Its protocol when it last subscribed: how its pub/sub frames are written.
@@ -190,7 +190,7 @@ pub(super) struct State {
     pub(super) open_moving: HashMap<Ipv4Addr, OpenMoving>,
     pub(super) topology: Topology,
     pub(super) keys: HashMap<(u8, Vec<u8>), Vec<u8>>,
-    /// Every sharded channel ever subscribed to, at most [`pubsub::CHANNELS_MAX`]: what a
+    /// Every sharded channel ever subscribed to, at most [`sharded_pubsub::CHANNELS_MAX`]: what a
     /// `spublish` tick publishes on.
     pub(super) channels: BTreeSet<Vec<u8>>,
 }
@@ -764,13 +764,13 @@ pub(super) async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
             text: text.clone(),
         }),
         Action::Stall { to, millis } => start_stall(shared, step.line, to, *millis),
-        Action::ShardPublish { tick } => pubsub::publish(shared, *tick),
+        Action::ShardPublish { tick } => sharded_pubsub::publish(shared, *tick),
         Action::Azure { to, message } => {
             let targets = match to {
                 To::All => shared.scenario.proxies.clone(),
                 To::One(p) => vec![*p],
             };
-            pubsub::publish_azure(shared, step.line, &targets, message);
+            sharded_pubsub::publish_azure(shared, step.line, &targets, message);
         }
         Action::Hostile { to, kind } => {
             let targets = match to {
@@ -815,7 +815,7 @@ pub(super) fn assign(shared: &Shared, slots: &[(u16, u16)], node: Ipv4Addr) {
         slots: text,
         node: shared.addr(node),
     });
-    pubsub::end_moved(shared);
+    sharded_pubsub::end_moved(shared);
 }
 
 /// Numbers the push from the database counter, remembers what must be replayed or re-sent, and

@@ -35,7 +35,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{tcp, unix, TcpStream, UnixStream};
 
-use super::escape::escape;
+use super::notation::escape;
 use crate::resp::{encode_command, Frame, Limits, StreamReader};
 use crate::shared::url::RedisUrl;
 

@@ -352,7 +352,7 @@ impl Cutter {
             _ => Err(format!(
                 "a bad length after '{}': {}",
                 kind as char,
-                super::escape::escape(digits)
+                super::notation::escape(digits)
             )),
         };
         match kind {
@@ -384,7 +384,7 @@ impl Cutter {
             }
             other => Err(format!(
                 "unknown type byte {}",
-                super::escape::escape(&[other])
+                super::notation::escape(&[other])
             )),
         }
     }

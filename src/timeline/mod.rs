@@ -25,13 +25,13 @@ use std::time::{Duration, Instant, SystemTime};
 mod azure_events;
 mod close;
 pub mod event;
-mod frame;
+mod frame_label;
 mod kept;
 mod ping;
 pub mod rerun;
 pub use crate::shared::clock::{ScenarioClock, SpeedError, SCENARIO_END};
 pub use event::{CloseCause, DryRun, Observation, What};
-pub use frame::is_scenario_end;
+pub use frame_label::is_scenario_end;
 pub use kept::KEPT_EVENTS;
 use ping::PingTally;
 

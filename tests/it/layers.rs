@@ -645,12 +645,6 @@ const SAME_MEANING: &[&str] = &[
     "certify", "decide", "doctor", "pcap", "probe", "service", "settings", "simulate", "watch",
 ];
 
-/// Bare names still shared by files that mean different things; each is to get a name that
-/// says what it is (issue 49), and leaves this list when it does.
-const NOT_YET_RENAMED: &[&str] = &[
-    "commands", "escape", "event", "frame", "http", "output", "pubsub", "sink", "text",
-];
-
 /// Every bare name in `src/` (a file's stem, `mod.rs` and `tests.rs` aside, or a folder's name)
 /// with where it is.
 fn bare_names(src: &Path) -> BTreeMap<String, Vec<String>> {
@@ -683,13 +677,11 @@ fn no_two_files_share_a_bare_name_meaning_different_things() {
     assert!(names.len() > 50, "the walk found the names: {names:?}");
     let mut found = Vec::new();
     for (name, places) in &names {
-        let allowed =
-            SAME_MEANING.contains(&name.as_str()) || NOT_YET_RENAMED.contains(&name.as_str());
-        if places.len() > 1 && !allowed {
+        if places.len() > 1 && !SAME_MEANING.contains(&name.as_str()) {
             found.push(format!("{name}: {}", places.join(", ")));
         }
     }
-    for name in SAME_MEANING.iter().chain(NOT_YET_RENAMED) {
+    for name in SAME_MEANING {
         if names.get(*name).is_none_or(|p| p.len() < 2) {
             found.push(format!("{name} is no longer shared: take it off the list"));
         }

@@ -4,7 +4,7 @@
 //! name. tests/it/report.rs checks what the page holds; this checks where it is drawn.
 //!
 //! Each is checked twice: on the written file, from the coordinates and the label widths the page
-//! was laid out with (`maintwatch::report::text`), and, when Chromium is there, on the boxes
+//! was laid out with (`maintwatch::report::labels`), and, when Chromium is there, on the boxes
 //! Chromium lays out: a copy of the page with a measuring script (the page itself has none)
 //! writes each label's box and each table cell's line count into the DOM it dumps. Without
 //! Chromium that part prints a SKIP line.
@@ -128,7 +128,7 @@ fn assert_labels_inside(html: &str, whose: &str) {
         } else {
             11.0
         };
-        let w = maintwatch::report::text::width(&text, px);
+        let w = maintwatch::report::labels::width(&text, px);
         let x: f64 = attr(tag, "x").unwrap().parse().unwrap();
         let left = match attr(tag, "text-anchor").unwrap_or("start") {
             "end" => x - w,

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
 use super::input::{Connection, Notification, Observations, Side};
-use super::output::{MovingGrade, Rule};
+use super::verdicts::{MovingGrade, Rule};
 
 pub use no_loop::LOOP_REACTIONS;
 pub use no_storm::STORM_PER_CONNECTION;
@@ -200,14 +200,15 @@ pub fn notification_rules(s: &Scope<'_>) -> Vec<Rule> {
 }
 
 /// The rules the run never put to the test, with why.
-pub fn not_exercised(obs: &Observations) -> Vec<super::output::NotExercised> {
+pub fn not_exercised(obs: &Observations) -> Vec<super::verdicts::NotExercised> {
     RULES
         .iter()
         .filter_map(|c| {
-            c.not_exercised(obs).map(|why| super::output::NotExercised {
-                rule: c.name().to_string(),
-                why,
-            })
+            c.not_exercised(obs)
+                .map(|why| super::verdicts::NotExercised {
+                    rule: c.name().to_string(),
+                    why,
+                })
         })
         .collect()
 }

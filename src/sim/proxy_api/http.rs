@@ -142,7 +142,7 @@ async fn route(api: &Arc<Api>, req: Request<Incoming>) -> Result<serde_json::Val
             StatusCode::NOT_FOUND,
             format!(
                 "no route {method} {}",
-                crate::sim::escape::escape(path.as_bytes())
+                crate::sim::notation::escape(path.as_bytes())
             ),
         )),
     }
@@ -173,7 +173,7 @@ fn encoding(query: &str) -> Result<Encoding, Fail> {
         Some("raw") => Ok(Encoding::Raw),
         Some(other) => Err(Fail::bad(format!(
             "encoding: expected base64 or raw, found {:?}",
-            crate::sim::escape::escape(other.as_bytes())
+            crate::sim::notation::escape(other.as_bytes())
         ))),
     }
 }
@@ -346,7 +346,7 @@ fn json_bytes(text: &str, encoding: &str, field: &str) -> Result<Vec<u8>, Fail> 
         "base64" => base64(text.as_bytes()).map_err(|e| Fail::bad(format!("{field}: {e}"))),
         other => Err(Fail::bad(format!(
             "encoding: expected base64 or raw, found {:?}",
-            crate::sim::escape::escape(other.as_bytes())
+            crate::sim::notation::escape(other.as_bytes())
         ))),
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::resp::{Frame, Limits, Scan, Scanner};
 
-use super::super::escape::escape;
+use super::super::notation::escape;
 
 /// The proxy's default interceptors, by the names `DEFAULT_INTERCEPTORS` takes.
 pub const DEFAULT_INTERCEPTORS: &[&str] = &["cluster", "hitless", "logger"];

@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 
-use super::super::escape::escape;
+use super::super::notation::escape;
 use super::super::upstream::{self, Upstream};
 use super::super::wire::Cutter;
 use super::super::{What, Why};

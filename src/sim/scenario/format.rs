@@ -334,7 +334,7 @@ impl Push {
     pub fn summary(&self, port: u16) -> String {
         let text = match self {
             Push::Raw(bytes) => {
-                let shown = super::super::escape::escape(bytes);
+                let shown = super::super::notation::escape(bytes);
                 if shown.len() > 90 {
                     format!("raw {}...", &shown[..87])
                 } else {

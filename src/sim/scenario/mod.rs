@@ -15,7 +15,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use crate::resp::{Frame, Scan, Scanner};
 
-use super::escape::unescape;
+use super::notation::unescape;
 
 mod format;
 #[cfg(test)]

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::cluster_slots::{as_map, key_slot, node_id};
-use super::escape::escape;
+use super::notation::escape;
 use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
 use super::upstream::{self, Upstream};
 use super::wire::{self, Cutter, Head};
@@ -33,13 +33,13 @@ use super::{ConnEntry, ConnMsg, Shared, State, What, Why};
 use crate::resp::{encode_command, Frame, Limits, Scan, Scanner};
 
 mod accept;
-mod commands;
+mod batch;
 mod data;
 mod handshake;
 mod pubsub;
 #[cfg(test)]
 mod tests;
 
-use commands::*;
+use batch::*;
 
 pub(super) use accept::*;

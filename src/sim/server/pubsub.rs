@@ -3,9 +3,9 @@
 //! The subscriptions themselves live in the shared table ([`crate::sim`]'s `pubsub`), where the
 //! player's ticks and slot moves find them.
 
-use super::commands::{error, int};
+use super::batch::{error, int};
 use super::*;
-use crate::sim::pubsub::{frame, Last, CHANNELS_MAX, CHANNEL_LEN_MAX};
+use crate::sim::sharded_pubsub::{frame, Last, CHANNELS_MAX, CHANNEL_LEN_MAX};
 
 impl Conn {
     pub(super) fn pubsub(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {

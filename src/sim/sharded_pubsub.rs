@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use super::azure_channel;
 use super::cluster_slots::key_slot;
-use super::escape::escape;
+use super::notation::escape;
 use super::{ConnMsg, Shared, State, What};
 
 /// Channels a connection may subscribe to; the table of channels to publish on has the same
