@@ -14,12 +14,12 @@
 //! cargo run --release --example metrics_scrape -- --endpoints 100 --scrapes 20
 //! ```
 
-use maintwatch::output::sink::Sink;
-use maintwatch::record::{
+use maintwatch::observe::record::{
     line, ClosedBy, DnsEvent, DryRunOutcome, FrameRecord, OptInOutcome, Rel, WatchLine,
 };
-use maintwatch::resp::{Scan, Scanner};
-use maintwatch::service::{metrics_http, Metrics};
+use maintwatch::present::output::sink::Sink;
+use maintwatch::present::service::{metrics_http, Metrics};
+use maintwatch::protocol::resp::{Scan, Scanner};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

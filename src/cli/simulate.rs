@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::sim::scenarios;
-use crate::simulation::ScenarioChoice;
+use crate::simulator::sim::scenarios;
+use crate::simulator::simulation::ScenarioChoice;
 
 fn simulate_after_help() -> String {
     format!(
@@ -44,7 +44,7 @@ pub fn listing_wrapped(width: usize) -> String {
     let mut out = String::new();
     for s in &all {
         let lead = format!("  {:name_width$}  ", s.name);
-        for row in crate::output::human::hanging(&lead, &s.about, width) {
+        for row in crate::present::output::human::hanging(&lead, &s.about, width) {
             out.push_str(&row);
             out.push('\n');
         }

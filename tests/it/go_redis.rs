@@ -58,9 +58,9 @@ fn version_of(dir: &str) -> String {
 
 /// The release built into `dir` (`version`) as a version of the tier: the cluster application
 /// where that release's ClusterClient handles the notifications (9.18.0 on,
-/// `maintwatch::clients`), played `cascading-smigrated` too when the row is certified in full.
+/// `maintwatch::grading::clients`), played `cascading-smigrated` too when the row is certified in full.
 fn tier_version(dir: &str, version: &str) -> tier::Version {
-    let cluster = maintwatch::clients::has_cluster("go-redis", version) == Some(true);
+    let cluster = maintwatch::grading::clients::has_cluster("go-redis", version) == Some(true);
     tier::Version {
         label: format!("go-redis {version}"),
         standalone: vec![app(dir, APP)],

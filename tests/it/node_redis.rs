@@ -126,10 +126,10 @@ async fn node_redis_unmodified_single_and_multi_proxy() {
 
 /// node-redis in the folder `dir` (`version`) as a version of the tier: the cluster
 /// application where that version's createCluster handles the notifications (5.11.0 on,
-/// `maintwatch::clients`).
+/// `maintwatch::grading::clients`).
 pub(crate) fn tier_version(dir: &str, version: &str) -> tier::Version {
     let node_path = std::path::Path::new(dir).join("node_modules");
-    let cluster = maintwatch::clients::has_cluster("node-redis", version) == Some(true);
+    let cluster = maintwatch::grading::clients::has_cluster("node-redis", version) == Some(true);
     tier::Version {
         label: format!("node-redis {version}"),
         standalone: vec!["node".into(), APP.into()],

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use maintwatch::judge::{grade_lines, ClientGrade, Grade, Verdict};
+use maintwatch::grading::judge::{grade_lines, ClientGrade, Grade, Verdict};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -160,7 +160,9 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     }
     let stop = Arc::new(AtomicBool::new(false));
     let poller = capture.then(|| poll_dns(dns.clone(), stop.clone()));
-    let end = maintwatch::sim::scenarios::by_name(scenario).unwrap().end;
+    let end = maintwatch::simulator::sim::scenarios::by_name(scenario)
+        .unwrap()
+        .end;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/redis_py_workload.py"
@@ -242,7 +244,7 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
         let inputs = grade_lines::inputs(&stdout).unwrap();
         assert_eq!(inputs.len(), 1, "one grade_input line");
         // The grade_input line is enough to grade again, to the same grade.
-        assert_eq!(maintwatch::judge::judge(&inputs[0]), grade);
+        assert_eq!(maintwatch::grading::judge::judge(&inputs[0]), grade);
         assert_eq!(read.status.code(), Some(grade.verdict.exit_code()));
         text += &grade.table();
         pcap = Some(grade);

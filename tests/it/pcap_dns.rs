@@ -9,7 +9,7 @@
 //!
 //! Every capture is written by `pcapgen` (Ethernet, IPv4, DNS messages written field by field).
 
-use maintwatch::judge::{grade_lines, ClientGrade, Grade, Rule, Verdict};
+use maintwatch::grading::judge::{grade_lines, ClientGrade, Grade, Rule, Verdict};
 
 use crate::common;
 use crate::pcapgen::*;

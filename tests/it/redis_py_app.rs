@@ -117,9 +117,9 @@ async fn redis_py_unmodified_single_and_multi_proxy() {
 }
 
 /// redis-py at `py` (`version`) as a version of the tier: the cluster application where that
-/// version's RedisCluster handles the notifications (7.2.0 on, `maintwatch::clients`).
+/// version's RedisCluster handles the notifications (7.2.0 on, `maintwatch::grading::clients`).
 pub(crate) fn tier_version(py: &str, version: &str) -> tier::Version {
-    let cluster = maintwatch::clients::has_cluster("redis-py", version) == Some(true);
+    let cluster = maintwatch::grading::clients::has_cluster("redis-py", version) == Some(true);
     tier::Version {
         label: format!("redis-py {version}"),
         standalone: vec![py.to_string(), APP.to_string()],

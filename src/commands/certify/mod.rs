@@ -16,17 +16,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::certify::CertifyArgs;
 use crate::exit;
-use crate::judge::{ClientProcess, Grade, Rule, Verdict};
-use crate::output::{human, terminal};
+use crate::grading::judge::{ClientProcess, Grade, Rule, Verdict};
+use crate::present::output::{human, terminal};
 use crate::shared::escape::sanitize;
-use crate::sim::scenario::Start;
-use crate::simulation::{self, CertifySettings, Signals, Stop, TooLoaded};
+use crate::simulator::sim::scenario::Start;
+use crate::simulator::simulation::{self, CertifySettings, Signals, Stop, TooLoaded};
 
 mod jobs;
 mod runner;
 
 pub use jobs::take_worker_mode;
 
-pub use crate::sim::scenario::START_DEADLINE;
+pub use crate::simulator::sim::scenario::START_DEADLINE;
 
 pub use runner::*;

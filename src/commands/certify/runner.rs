@@ -20,15 +20,15 @@ pub struct Outcome {
 /// how the run ended.
 #[derive(Debug, Clone)]
 pub struct Page {
-    pub obs: crate::judge::Observations,
-    pub lines: crate::report::Collected,
+    pub obs: crate::grading::judge::Observations,
+    pub lines: crate::present::report::Collected,
     pub notes: Vec<String>,
 }
 
 /// Once, before the first scenario: a run in a namespace of its own, or without port 53 at all,
 /// is said on stderr (each scenario's own run is silent).
 pub(super) fn say_isolation() {
-    use crate::sim::isolation::{self, Isolation};
+    use crate::simulator::sim::isolation::{self, Isolation};
     match isolation::chosen() {
         Isolation::Namespace => terminal::tell("note", isolation::NAMESPACE_NOTE),
         Isolation::Refused(why) => terminal::tell(
@@ -74,7 +74,7 @@ pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
     }
     if let Some((name, e)) = run.failed {
         // The client could not be started, say: what was played before still counts.
-        if crate::simulation::client::not_started(&e) {
+        if crate::simulator::simulation::client::not_started(&e) {
             let text = format!("scenario {name}: {e}");
             eprintln!("{}", terminal::message("error", &text));
             return Ok(exit::CLIENT_NOT_STARTED);
@@ -157,15 +157,15 @@ pub(super) async fn one_by_one(
 pub fn settle(
     name: &str,
     mut grade: Grade,
-    obs: crate::judge::Observations,
+    obs: crate::grading::judge::Observations,
     stop: Stop,
     seconds: f64,
-    page: Option<(crate::report::Collected, Vec<String>)>,
+    page: Option<(crate::present::report::Collected, Vec<String>)>,
 ) -> anyhow::Result<Done> {
     if let Stop::NeverStarted(load) = stop {
         never_started(&mut grade, name, load);
     }
-    let json = crate::judge::grade_lines::write(&obs, &grade)?;
+    let json = crate::grading::judge::grade_lines::write(&obs, &grade)?;
     let page = page.map(|(lines, notes)| Page { obs, lines, notes });
     let outcome = Outcome {
         scenario: name.to_string(),
@@ -197,7 +197,7 @@ pub const STARTED: &str = "scenario-started";
 /// did judge (`survives`) passed: it is NOT JUDGED, with why, and with the load when the client
 /// was kept waiting for a CPU past what the start deadline allows for.
 pub(super) fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoaded>) {
-    let needs = match crate::sim::scenarios::by_name(name).map(|s| s.start) {
+    let needs = match crate::simulator::sim::scenarios::by_name(name).map(|s| s.start) {
         Some(Start::OptIn(n)) if n > 1 => {
             format!("{n} connections opted in at once (a cluster client's, one per node)")
         }
@@ -205,7 +205,7 @@ pub(super) fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoade
         _ => "a connection that opts in".into(),
     };
     let deadline = START_DEADLINE.as_secs();
-    let first = deadline * u64::from(crate::simulation::FIRST_CONNECTION_FACTOR);
+    let first = deadline * u64::from(crate::simulator::simulation::FIRST_CONNECTION_FACTOR);
     let why = match load {
         None => format!(
             "the scenario never started: it waits for {needs}, and the client had not within \
@@ -219,7 +219,7 @@ pub(super) fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoade
             l.given_ms as f64 / 1000.0,
             l.waited_ms as f64 / 1000.0,
             if l.connected { deadline } else { first },
-            crate::simulation::LOAD_FACTOR
+            crate::simulator::simulation::LOAD_FACTOR
         ),
     };
     grade.rules.push(Rule::not_judged(STARTED, why));
@@ -280,7 +280,7 @@ impl Progress {
     pub(super) fn start(&mut self, scenario: &str) {
         if let Some(bar) = &self.bar {
             // Its length on the scenario clock, to compare with the time elapsed.
-            let length = crate::sim::scenarios::by_name(scenario)
+            let length = crate::simulator::sim::scenarios::by_name(scenario)
                 .map_or(String::new(), |s| format!(", {} s long", s.end));
             bar.set_message(format!("{scenario}{length}"));
         }
@@ -329,12 +329,12 @@ pub(super) fn write_reports(
 
 /// `--report`: one page, a section per scenario played.
 pub(super) fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()> {
-    let command = crate::report::command_line("certify");
-    let reports: Vec<crate::report::Report<'_>> = outcomes
+    let command = crate::present::report::command_line("certify");
+    let reports: Vec<crate::present::report::Report<'_>> = outcomes
         .iter()
         .filter_map(|o| {
             let p = o.page.as_ref()?;
-            Some(crate::report::Report {
+            Some(crate::present::report::Report {
                 command: &command,
                 source: format!("scenario {}", o.scenario),
                 lines: &p.lines,
@@ -344,7 +344,7 @@ pub(super) fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()
             })
         })
         .collect();
-    crate::report::write_book(&command, &reports, path)
+    crate::present::report::write_book(&command, &reports, path)
 }
 
 /// The matrix row, every scenario's rules, and where the client's output is.
@@ -386,20 +386,20 @@ pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
     let mut lines = vec![format!(
         "certify: the matrix row of {} ({}; codes: {}), each cell short then in full",
         client_name(outcomes),
-        crate::matrix::SHORT_LEGEND,
-        crate::matrix::legend()
+        crate::grading::matrix::SHORT_LEGEND,
+        crate::grading::matrix::legend()
     )];
     let name_width = outcomes.iter().map(|o| o.scenario.len()).max().unwrap_or(0);
     let shorts: Vec<String> = outcomes
         .iter()
-        .map(|o| crate::matrix::short(&o.grade))
+        .map(|o| crate::grading::matrix::short(&o.grade))
         .collect();
     let short_width = shorts.iter().map(String::len).max().unwrap_or(0);
     for (o, short) in outcomes.iter().zip(&shorts) {
         lines.push(format!(
             "  {:name_width$}  {short:short_width$}  {}",
             o.scenario,
-            crate::matrix::cell(&o.grade)
+            crate::grading::matrix::cell(&o.grade)
         ));
     }
     for o in outcomes {

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use maintwatch::resp::{encode_command, StreamReader};
+use maintwatch::protocol::resp::{encode_command, StreamReader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -23,7 +23,7 @@ use tokio::io::AsyncReadExt;
 
 /// The `grade` line of a `--grade-json` file, as JSON.
 fn grade_value(text: &str) -> Value {
-    let grade = maintwatch::judge::grade_lines::grade_of(text).expect("a grade line");
+    let grade = maintwatch::grading::judge::grade_lines::grade_of(text).expect("a grade line");
     serde_json::to_value(grade).unwrap()
 }
 
@@ -469,7 +469,7 @@ pub fn printed_row(text: &str) -> BTreeMap<String, (String, String)> {
 
 /// The scenarios of the matrix's columns but the cluster one, for certify's `--scenarios`.
 pub fn standalone_columns() -> Vec<&'static str> {
-    maintwatch::matrix::COLUMNS
+    maintwatch::grading::matrix::COLUMNS
         .iter()
         .map(|(s, _)| *s)
         .filter(|s| *s != CLUSTER)
@@ -568,7 +568,7 @@ fn record_version(
         None => record(
             &v.label,
             CLUSTER,
-            maintwatch::matrix::NOT_APPLICABLE,
+            maintwatch::grading::matrix::NOT_APPLICABLE,
             "no cluster client with maintenance notifications in this version",
         ),
     }
@@ -606,8 +606,8 @@ pub fn results_dir() -> PathBuf {
 /// Each rule's code in a matrix cell: the library's table, which `certify` prints too.
 // Only some of the tests that include this module read it.
 #[allow(unused_imports)]
-pub use maintwatch::matrix::CODES;
-use maintwatch::matrix::RACY_RULES;
+pub use maintwatch::grading::matrix::CODES;
+use maintwatch::grading::matrix::RACY_RULES;
 
 /// The worse of two verdicts: fail, then not judged, then pass.
 fn worse<'a>(a: &'a str, b: &'a str) -> &'a str {
@@ -657,13 +657,15 @@ pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The matrix cell a grade earns, as `certify` prints it in full (`maintwatch::matrix::cell_of`).
+/// The matrix cell a grade earns, as `certify` prints it in full (`maintwatch::grading::matrix::cell_of`).
 pub fn cell(grade: &Value) -> String {
     let verdict = |v: &str| {
-        serde_json::from_value::<maintwatch::judge::Verdict>(Value::from(v))
+        serde_json::from_value::<maintwatch::grading::judge::Verdict>(Value::from(v))
             .unwrap_or_else(|e| panic!("verdict {v:?}: {e}"))
     };
-    maintwatch::matrix::cell_of(results(grade, "").into_iter().map(|(r, v)| (r, verdict(v))))
+    maintwatch::grading::matrix::cell_of(
+        results(grade, "").into_iter().map(|(r, v)| (r, verdict(v))),
+    )
 }
 
 /// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario`, short and in full, with
@@ -697,7 +699,7 @@ pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
 /// A build is a folder made by `mvn ... -Dout=DIR compile` on the library's Maven project under
 /// `tests/clients/` (`.ci/run`, `install_older_clients`): `DIR/classes` and `DIR/classpath`.
 pub struct Jvm {
-    /// The library's name in the matrix and in CLIENTS (`maintwatch::clients`).
+    /// The library's name in the matrix and in CLIENTS (`maintwatch::grading::clients`).
     pub name: &'static str,
     pub var: &'static str,
     pub older_var: &'static str,
