@@ -13,7 +13,7 @@
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
-use maintwatch::resp::{FlatScan, Scan, Scanner, StreamReader};
+use maintwatch::protocol::resp::{FlatScan, Scan, Scanner, StreamReader};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -48,7 +48,7 @@ fn buffer() -> Vec<u8> {
     out
 }
 
-fn ours_flat(buf: &[u8], nodes: &mut Vec<maintwatch::resp::Node>) -> usize {
+fn ours_flat(buf: &[u8], nodes: &mut Vec<maintwatch::protocol::resp::Node>) -> usize {
     let scanner = Scanner::default();
     let mut pos = 0;
     let mut frames = 0;
@@ -127,7 +127,7 @@ fn cpu_ns() -> Option<u64> {
 /// Before Criterion's wall-clock figures: each decoder's throughput in frames per second of
 /// its own CPU time (best of 5 passes), printed with the ratio to redis-protocol. A check on a
 /// loaded machine, where the wall clock mostly measures the other processes.
-fn on_cpu(buf: &[u8], nodes: &mut Vec<maintwatch::resp::Node>) {
+fn on_cpu(buf: &[u8], nodes: &mut Vec<maintwatch::protocol::resp::Node>) {
     let Some(_) = cpu_ns() else { return };
     // As in Criterion's batches, the input (a filled reader, a `BytesMut`) is made untimed.
     fn best<I>(setup: impl Fn() -> I, mut run: impl FnMut(I) -> usize) -> u64 {

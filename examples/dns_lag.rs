@@ -7,10 +7,10 @@
 //! returning to the `Changed` event's arrival stamp. The poller is the watch's own
 //! (`spawn_poller_paced`), told that a window is open the way the watch's engine tells it.
 
-use maintwatch::dns::{
+use maintwatch::network::dns::{
     spawn_poller_paced, DnsEvent, DnsEventKind, DnsOptions, DnsResolver, PollPace,
 };
-use maintwatch::sim::dns::SimDns;
+use maintwatch::simulator::sim::dns_server::SimDns;
 use std::net::IpAddr;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;

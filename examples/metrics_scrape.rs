@@ -5,7 +5,7 @@
 //! each sink is fed the lines of one whole single-proxy maintenance (connected, opt-in accepted,
 //! MOVING, DNS change, dry-run, verdict, the announced close past the window, the reconnect), so
 //! every family has its series for every endpoint and the histograms are filled. The registry is
-//! served by the same server `watch --metrics` runs (`service::http::serve`, on 127.0.0.1:0),
+//! served by the same server `watch --metrics` runs (`service::metrics_http::serve`, on 127.0.0.1:0),
 //! and scraped with a plain HTTP/1.1 client over `TcpStream`, one connection per scrape as a
 //! scraper without keep-alive would, in both formats.
 //!
@@ -14,12 +14,12 @@
 //! cargo run --release --example metrics_scrape -- --endpoints 100 --scrapes 20
 //! ```
 
-use maintwatch::output::sink::Sink;
-use maintwatch::record::{
+use maintwatch::observe::record::{
     line, ClosedBy, DnsEvent, DryRunOutcome, FrameRecord, OptInOutcome, Rel, WatchLine,
 };
-use maintwatch::resp::{Scan, Scanner};
-use maintwatch::service::{http, Metrics};
+use maintwatch::present::output::sink::Sink;
+use maintwatch::present::service::{metrics_http, Metrics};
+use maintwatch::protocol::resp::{Scan, Scanner};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -174,7 +174,7 @@ async fn main() {
         }
         sinks.push(sink);
     }
-    let server = http::serve("127.0.0.1:0".parse().unwrap(), Arc::clone(&metrics)).unwrap();
+    let server = metrics_http::serve("127.0.0.1:0".parse().unwrap(), Arc::clone(&metrics)).unwrap();
     let addr = server.local_addr();
     let series = metrics
         .encode(false)

@@ -18,9 +18,9 @@ use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use maintwatch::conn::probe::{self, MaintenanceState, ProbeOutcome};
-use maintwatch::conn::{ConnectConfig, RedisUrl};
-use maintwatch::resp::StreamReader;
+use maintwatch::network::conn::probe::{self, MaintenanceState, ProbeOutcome};
+use maintwatch::network::conn::{ConnectConfig, RedisUrl};
+use maintwatch::protocol::resp::StreamReader;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

@@ -37,7 +37,8 @@ pub const CONNECTIONS: u32 = 1;
 pub const CAPTURE_KEEP: u32 = 5;
 
 /// How a human line shows its time (`--time-format`).
-pub const TIME_FORMAT: crate::output::human::TimeFormat = crate::output::human::TimeFormat::Compact;
+pub const TIME_FORMAT: crate::present::output::human::TimeFormat =
+    crate::present::output::human::TimeFormat::Compact;
 
 /// A whole number followed by `ms`, `s`, `m` or `h`, read at compile time: a default written in
 /// any other form fails the build rather than the first run. The command line's own reader

@@ -6,7 +6,7 @@ use maintwatch::cli::{Cli, Command};
 use maintwatch::{commands, exit};
 
 fn main() {
-    maintwatch::cli::set_help_width(maintwatch::output::terminal::stdout_width());
+    maintwatch::cli::set_help_width(maintwatch::present::output::terminal::stdout_width());
     let parsed = maintwatch::cli::command()
         .try_get_matches()
         .and_then(|mut matches| {
@@ -15,7 +15,7 @@ fn main() {
         });
     let cli = parsed.unwrap_or_else(|e| {
         if let Some(message) = maintwatch::cli::connect::host_without_value(&e) {
-            maintwatch::output::terminal::tell("", &message);
+            maintwatch::present::output::terminal::tell("", &message);
             std::process::exit(exit::USAGE);
         }
         e.exit()
@@ -27,7 +27,7 @@ fn main() {
             let code = maintwatch::cli::usage::exit_code(&e);
             // `maintwatch ... | head` closing the pipe early is not an error to show.
             if code != exit::SUCCESS {
-                maintwatch::output::terminal::print_error(&e);
+                maintwatch::present::output::terminal::print_error(&e);
             }
             code
         }
@@ -67,7 +67,7 @@ fn open_files_for(command: &Command) {
              lower {flag}",
             wanted + SPARE_FDS
         );
-        maintwatch::output::terminal::tell("warning", &text);
+        maintwatch::present::output::terminal::tell("warning", &text);
     }
 }
 

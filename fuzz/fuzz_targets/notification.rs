@@ -15,9 +15,9 @@
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use maintwatch::notification::{classify, Classified, Kind};
-use maintwatch::record::{reparse, FrameRecord};
-use maintwatch::resp::{Frame, Scan, Scanner};
+use maintwatch::protocol::notification::{classify, Classified, Kind};
+use maintwatch::observe::record::{reparse, FrameRecord};
+use maintwatch::protocol::resp::{Frame, Scan, Scanner};
 
 const NAMES: &[&str] = &[
     "MOVING",
@@ -172,7 +172,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(reparse(&record.raw.escaped()).as_ref(), Ok(&classified));
 
     // 4.
-    let _ = maintwatch::output::text::describe(&classified);
+    let _ = maintwatch::present::output::text::describe(&classified);
     if let Classified::Maintenance(n) = &classified {
         let _ = n.describe();
     }

@@ -15,8 +15,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use maintwatch::notification::{classify, Classified};
-use maintwatch::resp::{ErrorKind, Frame, Limits, RespError, Scan, Scanner, StreamReader};
+use maintwatch::protocol::notification::{classify, Classified};
+use maintwatch::protocol::resp::{ErrorKind, Frame, Limits, RespError, Scan, Scanner, StreamReader};
 use std::mem::discriminant;
 
 const TINY: Limits = Limits {
@@ -101,7 +101,7 @@ fn check(input: &[u8], limits: Limits, chunk: usize) {
         let json = serde_json::to_string(&classified).expect("serializes");
         let back: Classified = serde_json::from_str(&json).expect("deserializes");
         assert_eq!(back, classified, "the schema round trip changes nothing");
-        let _ = maintwatch::output::text::describe(&classified);
+        let _ = maintwatch::present::output::text::describe(&classified);
     }
     assert_eq!(pos, end);
     if error.is_none() && end < input.len() {

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::simulate::positive_speed;
-use crate::sim::scenario::Start;
-use crate::sim::scenarios;
+use crate::simulator::sim::scenario::Start;
+use crate::simulator::sim::scenarios;
 
 /// Scenarios that show a reader odd frames rather than give a client anything to act on: left
 /// out by default.
@@ -43,7 +43,7 @@ impl Needs {
     }
 
     /// What the scenario's clock waits for: the feature a client must have.
-    pub fn of(s: &crate::sim::scenario::Scenario) -> Needs {
+    pub fn of(s: &crate::simulator::sim::scenario::Scenario) -> Needs {
         match s.start {
             Start::Subscribe => Needs::Azure,
             Start::OptIn(n) if n > 1 => Needs::Cluster,
@@ -130,7 +130,7 @@ fn after_help() -> String {
                 let lead = format!("  {:24} {:>4} s  ", s.name, s.end);
                 let width = super::help_width();
                 let room = width.saturating_sub(lead.len()).max(ROOM);
-                crate::output::human::hanging(&lead, &first_words(&s.about, room), width)
+                crate::present::output::human::hanging(&lead, &first_words(&s.about, room), width)
             })
             .map(|row| row + "\n")
             .collect()
@@ -160,7 +160,7 @@ fn after_help() -> String {
          maintwatch certify --scenarios default,cluster -- python3 cluster_app.py",
         clock_seconds(&default_scenarios()),
         listed(Needs::Nothing),
-        crate::sim::scenario::START_DEADLINE.as_secs(),
+        crate::simulator::sim::scenario::START_DEADLINE.as_secs(),
         listed(Needs::Cluster),
         listed(Needs::Azure),
         NOT_CERTIFIED.join(", ")
@@ -178,7 +178,7 @@ fn first_words(about: &str, room: usize) -> String {
     }
     // Room for the ` ...` that says the description goes on; cut where a line may break, so a
     // value keeps its unit (the glue is a no-break space until then).
-    let glued = crate::output::human::glue_units(about);
+    let glued = crate::present::output::human::glue_units(about);
     let cut: String = glued.chars().take(room - 4).collect();
     let end = cut.rfind(' ').unwrap_or(cut.len());
     let words = cut[..end].trim_end_matches([',', ';', ':']);

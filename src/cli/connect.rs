@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::builder::TypedValueParser;
 use clap::{Args, ValueEnum};
 
-use crate::conn::{
+use crate::network::conn::{
     ConfigError, ConnectConfig, ConnectOptions, EndpointTypeChoice, RedisUrl, Secret, TlsFiles,
 };
 
@@ -46,7 +46,7 @@ pub enum PasswordPlace {
 
 /// `--askpass`: the password read from the terminal without echo.
 mod askpass {
-    use crate::conn::Secret;
+    use crate::network::conn::Secret;
     use std::io::{BufRead, IsTerminal, Write};
     use std::sync::OnceLock;
 
@@ -137,8 +137,8 @@ impl From<EndpointTypeArg> for EndpointTypeChoice {
 impl EndpointTypeArg {
     /// The type a client asked for, for the client-knowledge predictions: `None` for `auto`
     /// (each client's own) and `server-default` (no client sends a bare ON by default).
-    pub fn asked(self) -> Option<crate::conn::EndpointType> {
-        use crate::conn::EndpointType as T;
+    pub fn asked(self) -> Option<crate::network::conn::EndpointType> {
+        use crate::network::conn::EndpointType as T;
         match self {
             EndpointTypeArg::InternalIp => Some(T::InternalIp),
             EndpointTypeArg::InternalFqdn => Some(T::InternalFqdn),
@@ -191,7 +191,7 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {
-    crate::dns::parse_dns_server(s).map_err(|e| e.to_string())
+    crate::network::dns::parse_dns_server(s).map_err(|e| e.to_string())
 }
 
 /// What to say when `-h`/`--host` came without a value: redis-cli's users know `-h` as the host,
@@ -366,20 +366,23 @@ impl ConnectArgs {
         if from_flag || in_url {
             static ONCE: std::sync::Once = std::sync::Once::new();
             ONCE.call_once(|| {
-                crate::output::terminal::tell("warning", &command_line_password_warning(place));
+                crate::present::output::terminal::tell(
+                    "warning",
+                    &command_line_password_warning(place),
+                );
             });
         }
     }
 
     /// The endpoints these flags and `urls` (a command's URL arguments) name, for
-    /// [`crate::conn::endpoints::setup`]: the URLs then `-u`, else `-h`/`-p`.
+    /// [`crate::network::conn::endpoints::setup`]: the URLs then `-u`, else `-h`/`-p`.
     pub fn endpoint_request<'a>(
         &self,
         urls: &[RedisUrl],
         from: Option<&'a str>,
-        bad_lines: crate::conn::endpoints::BadLines,
-    ) -> crate::conn::endpoints::Request<'a> {
-        crate::conn::endpoints::Request {
+        bad_lines: crate::network::conn::endpoints::BadLines,
+    ) -> crate::network::conn::endpoints::Request<'a> {
+        crate::network::conn::endpoints::Request {
             urls: urls.iter().chain(&self.uri).cloned().collect(),
             flags_endpoint: self.endpoint(),
             host_or_port: self.has_host_or_port(),
@@ -408,7 +411,7 @@ impl ConnectArgs {
         if host.is_empty() {
             return Err(ConfigError::Invalid("-h: the host is empty".into()));
         }
-        let max = crate::conn::url::MAX_HOST;
+        let max = crate::network::conn::url::MAX_HOST;
         if host.len() > max {
             return Err(ConfigError::Invalid(format!(
                 "-h: the host is {} bytes long; a host name has at most {max}",

@@ -44,5 +44,5 @@ pub struct DecideArgs {
 }
 
 fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {
-    crate::dns::parse_dns_server(s).map_err(|e| e.to_string())
+    crate::network::dns::parse_dns_server(s).map_err(|e| e.to_string())
 }

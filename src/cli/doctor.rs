@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::connect::{ConnectArgs, UrlParser};
-use crate::conn::RedisUrl;
+use crate::network::conn::RedisUrl;
 
 /// The long description of `doctor`. The `Command::Doctor` variant repeats it.
 pub const LONG_ABOUT: &str = "Answers \"why am I not getting maintenance notifications?\" for one \

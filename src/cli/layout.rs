@@ -14,7 +14,7 @@
 
 use clap::Command;
 
-use crate::output::human::{glue_units, hanging, wrap_with};
+use crate::present::output::human::{glue_units, hanging, wrap_with};
 
 /// `cmd` and its subcommands with their help laid out for `width` columns.
 pub fn fit(mut cmd: Command, width: usize) -> Command {

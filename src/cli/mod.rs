@@ -33,7 +33,7 @@ pub fn help_width() -> usize {
     HELP_WIDTH
         .get()
         .copied()
-        .unwrap_or(crate::output::human::WIDTH)
+        .unwrap_or(crate::present::output::human::WIDTH)
 }
 
 /// The command the binary parses with: help wrapped by clap at [`help_width`], the same width
@@ -160,7 +160,7 @@ impl ColorChoice {
     /// The output style this choice gives: colour when asked, or on a terminal without
     /// `NO_COLOR`; never inside JSON; the terminal's width (80 when piped). Made here so that
     /// `output` takes a ready `Style` and needs no CLI type.
-    pub fn style(self, json: bool) -> crate::output::human::Style {
+    pub fn style(self, json: bool) -> crate::present::output::human::Style {
         use std::io::IsTerminal;
         let color = match self {
             ColorChoice::Always => !json,
@@ -171,10 +171,10 @@ impl ColorChoice {
                     && std::io::stdout().is_terminal()
             }
         };
-        crate::output::human::Style {
+        crate::present::output::human::Style {
             color,
             time: Default::default(),
-            width: crate::output::terminal::stdout_width(),
+            width: crate::present::output::terminal::stdout_width(),
             azure: false,
         }
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::connect::{ConnectArgs, UrlParser};
-use crate::conn::RedisUrl;
+use crate::network::conn::RedisUrl;
 
 /// The long description of `probe`. The `Command::Probe` variant must repeat it
 /// (`#[command(long_about = probe::LONG_ABOUT)]`): a variant's doc comment resets it.

@@ -7,17 +7,17 @@ use super::service::ServiceArgs;
 use super::simulate::SimulateArgs;
 use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
-use crate::conn::ConnectOptions;
-use crate::service::{otlp, ExecOn, HookSettings, ServiceSettings};
-use crate::sim::scenario::START_DEADLINE;
-use crate::sim::upstream::Upstream;
-use crate::simulation::{
+use crate::network::conn::ConnectOptions;
+use crate::observe::timeline::ScenarioClock;
+use crate::observe::watch::{
+    CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
+};
+use crate::present::service::{otlp, ExecOn, HookSettings, ServiceSettings};
+use crate::simulator::sim::scenario::START_DEADLINE;
+use crate::simulator::sim::upstream::Upstream;
+use crate::simulator::simulation::{
     ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
     UpstreamChoice, Verbosity,
-};
-use crate::timeline::ScenarioClock;
-use crate::watch::{
-    CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -31,8 +31,8 @@ pub fn watch_settings(args: &WatchArgs, connect: ConnectOptions) -> anyhow::Resu
     }
     let mut engine = engine_settings(args);
     // As StackExchange.Redis decides (by the host name), unless told otherwise.
-    engine.azure_events =
-        args.azure_events || (!args.no_azure_events && crate::azure::is_azure_host(connect.host()));
+    engine.azure_events = args.azure_events
+        || (!args.no_azure_events && crate::protocol::azure::is_azure_host(connect.host()));
     Ok(WatchSettings {
         connect,
         clock,
@@ -84,7 +84,7 @@ fn output_settings(args: &WatchArgs) -> OutputSettings {
         },
         rotation: args
             .capture_max_size
-            .map(|max_size| crate::output::sink::Rotation {
+            .map(|max_size| crate::present::output::sink::Rotation {
                 max_size,
                 keep: args.capture_keep,
             }),
@@ -118,7 +118,7 @@ pub fn service_settings(args: &ServiceArgs) -> anyhow::Result<ServiceSettings> {
                 return Err(usage("--otlp-interval", "must be above zero"));
             }
             // The URL or the OTEL_* variables it reads: a usage error (exit 2) too.
-            let env = crate::service::otlp_config::process_env;
+            let env = crate::present::service::otlp_config::process_env;
             let settings = otlp::OtlpSettings::new(url, args.otlp_interval, &env);
             Some(settings.map_err(|e| flagged("--otlp", e))?)
         }
@@ -156,7 +156,7 @@ pub fn fleet_settings(
     if options.len() < 2 && args.from.is_none() {
         return None;
     }
-    let labels = crate::watch::labels(&options);
+    let labels = crate::observe::watch::labels(&options);
     let fleet = options.into_iter().zip(labels).map(|(connect, label)| {
         let settings = WatchSettings {
             connect,
@@ -245,7 +245,7 @@ fn loopback_or(text: &str) -> Result<SocketAddr, String> {
     text.parse().map_err(|_| {
         format!(
             "expected PORT or HOST:PORT with an IP address, such as 4000 or 127.0.0.1:4000, found {:?}",
-            crate::sim::escape::escape(text.as_bytes())
+            crate::simulator::sim::notation::escape(text.as_bytes())
         )
     })
 }

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::sim::scenarios;
-use crate::simulation::ScenarioChoice;
+use crate::simulator::sim::scenarios;
+use crate::simulator::simulation::ScenarioChoice;
 
 fn simulate_after_help() -> String {
     format!(
@@ -24,15 +24,32 @@ fn simulate_after_help() -> String {
          maintwatch watch redis://db.sim.maintwatch.test:PORT --dns-server 127.0.0.1:DNSPORT\n  \
          redis-cli -3 -h 127.0.0.2 -p PORT           # then: CLIENT MAINT_NOTIFICATIONS ON\n  \
          dig @127.0.0.1 -p DNSPORT db.sim.maintwatch.test",
-        scenarios::listing_wrapped(super::help_width())
+        listing_wrapped(super::help_width())
     )
 }
 
 fn demo_after_help() -> String {
     format!(
         "Scenarios:\n{}\nExamples:\n  maintwatch demo\n  maintwatch demo --scenario dns-race --speed 2\n  maintwatch demo --scenario oss-cluster\n  maintwatch demo --scenario-file my.scn      # format: scenarios/README.md",
-        scenarios::listing_wrapped(super::help_width())
+        listing_wrapped(super::help_width())
     )
+}
+
+/// The same listing for help texts, laid out for `width` columns: descriptions wrapped between
+/// words under their own column (a value kept with its unit), so the names stay a column however
+/// long a description is and no line needs wrapping again.
+pub fn listing_wrapped(width: usize) -> String {
+    let all = scenarios::all();
+    let name_width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for s in &all {
+        let lead = format!("  {:name_width$}  ", s.name);
+        for row in crate::present::output::human::hanging(&lead, &s.about, width) {
+            out.push_str(&row);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The long description of `simulate`. The `Command::Simulate` variant repeats it
@@ -325,5 +342,16 @@ mod tests {
             Some(std::path::Path::new("my.scn"))
         );
         assert!(parse(&["demo", "--scenario-file", "a", "--scenario", "dns-race"]).is_err());
+    }
+
+    #[test]
+    fn wrapped_listing_keeps_names_in_a_column() {
+        let text = listing_wrapped(80);
+        assert!(text.lines().all(|l| l.len() <= 80), "{text}");
+        for s in scenarios::all() {
+            assert!(text.contains(&format!("  {} ", s.name)), "{text}");
+        }
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words(&text).contains(&words(&scenarios::all()[0].about)));
     }
 }

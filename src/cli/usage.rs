@@ -4,12 +4,12 @@
 //! the user's to fix, as a value clap refuses is: exit 2, one line naming the flag. Commands
 //! return these as [`UsageError`] (connection settings as [`ConfigError`], which is the same
 //! kind of error); `main` prints every error the one way
-//! ([`crate::output::terminal::print_error`]) and maps it with [`exit_code`].
+//! ([`crate::present::output::terminal::print_error`]) and maps it with [`exit_code`].
 
 use std::fmt;
 
-use crate::conn::ConfigError;
 use crate::exit;
+use crate::network::conn::ConfigError;
 
 pub use crate::exit::{usage, UsageError};
 

@@ -2,7 +2,7 @@
 
 use super::{parse_duration, ColorChoice};
 use crate::defaults;
-use crate::output::human::TimeFormat;
+use crate::present::output::human::TimeFormat;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -32,7 +32,7 @@ pub struct WatchArgs {
     /// endpoint's label.
     #[arg(value_name = "URL", value_parser = super::connect::UrlParser,
           conflicts_with_all = ["uri", "host", "port"])]
-    pub urls: Vec<crate::conn::url::RedisUrl>,
+    pub urls: Vec<crate::network::conn::url::RedisUrl>,
     /// Also watch the endpoints in FILE, one URL per line as `probe --from` reads them
     /// (`-` for standard input): a fleet.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["uri", "host", "port"])]

@@ -2,10 +2,10 @@
 //! client's choice with the reference one, against the same live DNS.
 
 use crate::cli::decide::DecideArgs;
-use crate::dns::{DnsOptions, DnsResolver};
 use crate::exit;
-use crate::handoff::{self, EndpointHost, HandoffInput, RandJitter, TokioClock};
-use crate::notification::HostPort;
+use crate::network::dns::{DnsOptions, DnsResolver};
+use crate::network::handoff::{self, EndpointHost, HandoffInput, RandJitter, TokioClock};
+use crate::protocol::notification::HostPort;
 use anyhow::Context;
 use std::time::Duration;
 
@@ -53,7 +53,7 @@ pub async fn run(args: &DecideArgs) -> anyhow::Result<i32> {
     )
     .await;
     let mut out = std::io::stdout().lock();
-    crate::output::sink::one(&mut out, args.json, &DecideLine::new(&outcome), &outcome)?;
+    crate::present::output::sink::one(&mut out, args.json, &DecideLine::new(&outcome), &outcome)?;
     Ok(exit::SUCCESS)
 }
 
@@ -75,7 +75,7 @@ impl<'a> DecideLine<'a> {
     pub fn new(outcome: &'a handoff::Outcome) -> DecideLine<'a> {
         DecideLine {
             kind: "decision",
-            v: crate::record::SCHEMA_VERSION,
+            v: crate::observe::record::SCHEMA_VERSION,
             outcome,
             destination: outcome.destination(),
         }

@@ -9,18 +9,18 @@
 //! message on that channel is shown as the event it carries (`azure`), and so is a bare payload
 //! line (`NotificationType|...`) as it appears in a client's log.
 
-use crate::azure;
 use crate::cli::{DecodeArgs, InputFormatArg};
-use crate::clients;
-use crate::escape::{self, InputFormat};
 use crate::exit;
-use crate::output::human::Style;
-use crate::output::sink::{self, Record, Sink};
-use crate::output::terminal;
-use crate::output::text;
-use crate::record::write as json;
-use crate::record::{DecodeLine, FrameRecord, Raw, SCHEMA_VERSION};
-use crate::resp::{Frame, Scanner};
+use crate::grading::clients;
+use crate::observe::record::write as json;
+use crate::observe::record::{DecodeLine, FrameRecord, Raw, SCHEMA_VERSION};
+use crate::present::output::human::Style;
+use crate::present::output::sink::{self, Record, Sink};
+use crate::present::output::terminal;
+use crate::present::output::text;
+use crate::protocol::azure;
+use crate::protocol::resp::{Frame, Scanner};
+use crate::shared::escape::{self, InputFormat};
 use anyhow::Context;
 use std::io::{Read, Write};
 
@@ -267,7 +267,7 @@ fn report(
 struct Decoded<'f> {
     line: DecodeLine,
     frame: Option<&'f Frame<'f>>,
-    asked: Option<crate::conn::EndpointType>,
+    asked: Option<crate::network::conn::EndpointType>,
 }
 
 impl Record for Decoded<'_> {
@@ -319,7 +319,7 @@ impl Decoded<'_> {
             ),
             format!("    {}", record.raw.escaped()),
         ];
-        if let crate::notification::Classified::Maintenance(n) = &record.parsed {
+        if let crate::protocol::notification::Classified::Maintenance(n) = &record.parsed {
             out.extend(n.notes.iter().map(|note| format!("    note: {note}")));
         }
         if let (true, Some(frame)) = (clients, self.frame) {
@@ -338,7 +338,7 @@ fn client_lines(lines: Vec<String>) -> Vec<String> {
         .flat_map(|line| {
             let line = format!("    {line}");
             match width {
-                Some(w) => crate::output::human::wrap_with(&line, w, "      "),
+                Some(w) => crate::present::output::human::wrap_with(&line, w, "      "),
                 None => vec![line],
             }
         })

@@ -7,12 +7,12 @@
 //! so a reader sees cause (what the server did) next to effect (what a client saw).
 
 use crate::cli::simulate::DemoArgs;
-use crate::conn::url::RedisUrl;
-use crate::conn::ConnectConfig;
-use crate::output::human::{self, Role, Style};
-use crate::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
-use crate::timeline::ScenarioClock;
-use crate::watch::{self, WatchSettings};
+use crate::network::conn::url::RedisUrl;
+use crate::network::conn::ConnectConfig;
+use crate::observe::timeline::ScenarioClock;
+use crate::observe::watch::{self, WatchSettings};
+use crate::present::output::human::{self, Role, Style};
+use crate::simulator::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
 use anyhow::Context;
 use std::io::Write;
 use tokio::sync::broadcast::error::RecvError;
@@ -104,16 +104,16 @@ fn write_report(
     use std::io::BufRead;
     let file =
         std::fs::File::open(capture).with_context(|| format!("reading {}", capture.display()))?;
-    let mut lines = crate::report::Collected::default();
+    let mut lines = crate::present::report::Collected::default();
     for text in std::io::BufReader::new(file).split(b'\n') {
         let mut text = text.with_context(|| format!("reading {}", capture.display()))?;
         // A line that does not read (a torn last line) is left out of the page.
-        if let Ok(line) = crate::record::WatchLine::from_json(&mut text) {
+        if let Ok(line) = crate::observe::record::WatchLine::from_json(&mut text) {
             lines.line(&line);
         }
     }
-    crate::report::Report {
-        command: &crate::report::command_line("demo"),
+    crate::present::report::Report {
+        command: &crate::present::report::command_line("demo"),
         source: format!("scenario {scenario} (the built-in simulator, watched)"),
         lines: &lines,
         observations: None,

@@ -2,7 +2,7 @@
 //!
 //! The server is asked with the probe machinery (`conn::probe`): once as the flags say, then once
 //! per `moving-endpoint-type` on a connection of its own, because a server may take one form and
-//! refuse another. What the known clients would do is read from `crate::clients`, and the cost
+//! refuse another. What the known clients would do is read from `crate::grading::clients`, and the cost
 //! of a refused opt-in is measured, not assumed: `INFO errorstats` on a separate connection
 //! before and after the main probe.
 
@@ -15,13 +15,13 @@ use serde::Serialize;
 
 use crate::cli::doctor::DoctorArgs;
 use crate::cli::usage::usage;
-use crate::clients::{self, CLIENTS};
-use crate::conn::endpoints::{self, BadLines};
-use crate::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
-use crate::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
-use crate::dns::DnsResolver;
-use crate::escape::sanitize;
-use crate::output::terminal;
+use crate::grading::clients::{self, CLIENTS};
+use crate::network::conn::endpoints::{self, BadLines};
+use crate::network::conn::probe::{self, ErrorStats, ProbeOutcome, ProbeReport};
+use crate::network::conn::{ConnectOptions, EndpointType, EndpointTypeChoice, HelloInfo};
+use crate::network::dns::DnsResolver;
+use crate::present::output::terminal;
+use crate::shared::escape::sanitize;
 
 const TYPES: [(EndpointType, EndpointTypeChoice); 5] = [
     (EndpointType::InternalIp, EndpointTypeChoice::InternalIp),
@@ -157,7 +157,7 @@ pub async fn run_with(
     }
     let dns = setup.resolver()?;
     let opts = setup.options.remove(0);
-    let azure = args.azure_events || crate::azure::is_azure_host(opts.host());
+    let azure = args.azure_events || crate::protocol::azure::is_azure_host(opts.host());
     let progress = if args.json {
         Progress::none()
     } else {
@@ -166,7 +166,7 @@ pub async fn run_with(
     let diagnosis = diagnose(&opts, dns.as_deref(), azure, &progress).await;
     progress.clear();
     let text = Wrapped(&diagnosis, terminal::stdout_width());
-    crate::output::sink::one(out, args.json, &diagnosis, &text)?;
+    crate::present::output::sink::one(out, args.json, &diagnosis, &text)?;
     out.flush()?;
     Ok(diagnosis.exit_code)
 }
@@ -200,7 +200,9 @@ pub async fn diagnose(
     // Last on that connection: a granted SUBSCRIBE leaves it subscribed.
     let azure = match (azure, &mut stats) {
         (false, _) => None,
-        (true, Ok(s)) => Some(azure_check(s.may_subscribe(crate::azure::CHANNEL).await)),
+        (true, Ok(s)) => Some(azure_check(
+            s.may_subscribe(crate::protocol::azure::CHANNEL).await,
+        )),
         (true, Err(e)) => Some(azure_check(Err(format!("not checked: {e}")))),
     };
     let errorstats = match (before, after) {
@@ -240,7 +242,7 @@ pub async fn diagnose(
     let caveats = caveats(opts, &main, &server, &clients);
     Diagnosis {
         kind: "doctor",
-        v: crate::record::SCHEMA_VERSION,
+        v: crate::observe::record::SCHEMA_VERSION,
         endpoint: main.endpoint.clone(),
         address: main.address.map(|a| a.to_string()),
         tls: main.tls,
@@ -270,10 +272,10 @@ fn stops(outcome: &ProbeOutcome) -> bool {
 /// to do, and nothing else (every other check needs a connection that gets past it).
 fn stopped(opts: &ConnectOptions, outcome: ProbeOutcome) -> Diagnosis {
     let report = ProbeReport::failed(opts.display_endpoint(), opts.tls(), outcome);
-    let line = crate::output::probe_table::note_line(&report.endpoint, &report.outcome);
+    let line = crate::present::output::probe_table::note_line(&report.endpoint, &report.outcome);
     Diagnosis {
         kind: "doctor",
-        v: crate::record::SCHEMA_VERSION,
+        v: crate::observe::record::SCHEMA_VERSION,
         endpoint: report.endpoint.clone(),
         address: None,
         tls: report.tls,
@@ -344,7 +346,7 @@ fn azure_check(subscribed: Result<(), String>) -> AzureCheck {
             "refused",
             Some(format!(
                 "{e}; allow it with ACL SETUSER <user> +subscribe &{}",
-                crate::azure::CHANNEL
+                crate::protocol::azure::CHANNEL
             )),
         ),
     };
@@ -367,7 +369,7 @@ enum Stats {
 /// The connection that reads `INFO errorstats`, on the first address of the endpoint. It is
 /// doctor's first connection, so it is where a TLS mismatch or a wrong password shows first.
 async fn open_stats(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Result<ErrorStats, Stats> {
-    let failed = |e: crate::conn::ConnectError| {
+    let failed = |e: crate::network::conn::ConnectError| {
         let outcome = ProbeOutcome::from_error(&e);
         if stops(&outcome) {
             Stats::Stop(outcome)
@@ -377,7 +379,7 @@ async fn open_stats(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Result<
     };
     let addr: IpAddr = match (opts.host().parse(), dns) {
         (Ok(ip), _) => ip,
-        (Err(_), Some(dns)) => *crate::conn::resolve(opts, dns)
+        (Err(_), Some(dns)) => *crate::network::conn::resolve(opts, dns)
             .await
             .map_err(failed)?
             .first()
@@ -609,7 +611,7 @@ impl fmt::Display for Diagnosis {
             writeln!(
                 f,
                 "azure: SUBSCRIBE {} {}{detail}",
-                crate::azure::CHANNEL,
+                crate::protocol::azure::CHANNEL,
                 a.subscribe.replace('_', " ")
             )?;
             writeln!(f, "  listens by default: {}", a.listening.join("; "))?;
@@ -633,7 +635,7 @@ impl fmt::Display for Wrapped<'_> {
         for line in text.lines() {
             let indent = line.len() - line.trim_start().len();
             let more = " ".repeat(indent + 2);
-            for part in crate::output::human::wrap_with(line, self.1, &more) {
+            for part in crate::present::output::human::wrap_with(line, self.1, &more) {
                 if !first {
                     writeln!(f)?;
                 }
@@ -675,7 +677,7 @@ mod tests {
     /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
     /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
     async fn hostile() -> SocketAddr {
-        crate::conn::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
+        crate::network::conn::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
     }
 
     #[tokio::test]

@@ -31,7 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Certify(args) => {
             // A worker of `certify --jobs N` plays its scenario in a network of its own.
             if certify::take_worker_mode() {
-                crate::sim::isolation::own_network();
+                crate::simulator::sim::isolation::own_network();
             }
             isolate(Some(&args.upstream));
             runtime()?.block_on(certify::run(&args))
@@ -61,7 +61,7 @@ fn isolate(upstream: Option<&str>) {
     let outside = upstream
         .filter(|u| *u != "spawn")
         .map(|_| "the --upstream server");
-    crate::sim::isolation::prepare(outside);
+    crate::simulator::sim::isolation::prepare(outside);
 }
 
 /// The watch runs on one thread. Its work per frame is a read, a decode and a line: one thread

@@ -1,16 +1,16 @@
-//! `maintwatch pcap`: reads capture files through [`crate::pcap`] and writes its lines, human
+//! `maintwatch pcap`: reads capture files through [`crate::observe::pcap`] and writes its lines, human
 //! or JSON, as they come, then the summary.
 
 use crate::cli::pcap::PcapArgs;
 use crate::exit;
-use crate::output::human::Style;
-use crate::output::sink::{self, Record, Sink};
-use crate::output::terminal;
-use crate::pcap::line::{self, FileLine, Line, PcapLine};
-use crate::pcap::{packet, read, Analyzer, Settings, Stats};
-use crate::record::write as json;
-use crate::record::SCHEMA_VERSION;
-use crate::report::{Collected, Report};
+use crate::observe::pcap::capture_lines::{self, FileLine, Line, PcapLine};
+use crate::observe::pcap::{packet, read, Analyzer, Settings, Stats};
+use crate::observe::record::write as json;
+use crate::observe::record::SCHEMA_VERSION;
+use crate::present::output::human::Style;
+use crate::present::output::sink::{self, Record, Sink};
+use crate::present::output::terminal;
+use crate::present::report::{Collected, Report};
 use std::io::Write;
 
 pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
@@ -46,7 +46,8 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     let (code, graded) = grade(&mut analyzer, args.json, out)?;
     out.flush()?;
     if let (Some(path), Some(lines)) = (&args.report, &collected) {
-        let command = crate::report::command_line(if args.grade { "pcap --grade" } else { "pcap" });
+        let command =
+            crate::present::report::command_line(if args.grade { "pcap --grade" } else { "pcap" });
         let report = Report {
             command: &command,
             source: format!("capture {}", names.join(", ")),
@@ -62,7 +63,7 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
 
 /// The analyzer's settings from the flags; the speed is checked here, before any file is read.
 fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
-    crate::timeline::ScenarioClock::check(args.sim_speed)
+    crate::observe::timeline::ScenarioClock::check(args.sim_speed)
         .map_err(|e| crate::cli::usage::usage("--sim-speed", e))?;
     Ok(Settings {
         ports: args.port.clone(),
@@ -105,7 +106,7 @@ impl Record for Line {
     }
 
     fn render(&self, style: &Style) -> Vec<String> {
-        line::render(self, style)
+        capture_lines::render(self, style)
     }
 }
 
@@ -192,7 +193,10 @@ fn end_line(files: Vec<FileLine>, s: &Stats) -> Line {
 }
 
 /// What the judge was given and what it answered.
-type Graded = (crate::judge::Observations, crate::judge::Grade);
+type Graded = (
+    crate::grading::judge::Observations,
+    crate::grading::judge::Grade,
+);
 
 /// With `--grade`, the judge's verdict on the capture: its table or its JSON lines, the exit
 /// code (failure when a rule failed), and the grade for a report.
@@ -204,14 +208,17 @@ fn grade(
     let Some(obs) = analyzer.observations() else {
         return Ok((exit::SUCCESS, None));
     };
-    let g = crate::judge::judge(&obs);
+    let g = crate::grading::judge::judge(&obs);
     if json {
-        out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+        out.write_all(crate::grading::judge::grade_lines::write(&obs, &g)?.as_bytes())?;
     } else {
         write!(
             out,
             "{}",
-            crate::output::human::wrap_grade(&g.table(), crate::output::terminal::stdout_columns())
+            crate::present::output::human::wrap_grade(
+                &g.table(),
+                crate::present::output::terminal::stdout_columns()
+            )
         )?;
     }
     let code = g.verdict.exit_code();

@@ -10,17 +10,17 @@
 use std::io::{self, Read, Write};
 
 use crate::cli::probe::ProbeArgs;
-use crate::conn::endpoints;
-use crate::conn::probe::{self, ProbeReport};
-use crate::escape::sanitize;
 use crate::exit;
-use crate::output::human::Style;
-use crate::output::probe_table::{self, Row};
-use crate::output::sink::{self, Sink};
-use crate::output::terminal;
-use crate::record::write as json;
+use crate::network::conn::endpoints;
+use crate::network::conn::probe::{self, ProbeReport};
+use crate::observe::record::write as json;
+use crate::present::output::human::Style;
+use crate::present::output::probe_table::{self, Row};
+use crate::present::output::sink::{self, Sink};
+use crate::present::output::terminal;
+use crate::shared::escape::sanitize;
 
-pub use crate::output::probe_table::Layout;
+pub use crate::present::output::probe_table::Layout;
 
 /// Runs `probe` on the process's stdin, stdout and stderr.
 pub async fn run(args: &ProbeArgs) -> anyhow::Result<i32> {
@@ -180,7 +180,7 @@ mod tests {
 
     /// Answers HELLO with `hello` and the opt-in with `opt_in`, one reply per command.
     async fn responder_with(hello: &'static [u8], opt_in: &'static [u8]) -> SocketAddr {
-        crate::conn::test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
+        crate::network::conn::test_server::serve(vec![hello, opt_in], b"+PONG\r\n").await
     }
 
     fn closed_port() -> SocketAddr {
@@ -197,7 +197,7 @@ mod tests {
         {
             Ok(code) => code,
             Err(e) => {
-                for line in crate::output::terminal::error_lines(&e, None) {
+                for line in crate::present::output::terminal::error_lines(&e, None) {
                     writeln!(err, "{line}").unwrap();
                 }
                 crate::cli::usage::exit_code(&e)
@@ -419,7 +419,10 @@ mod tests {
         let bounded = lines[2]["detail"].as_str().unwrap();
         assert_eq!(
             bounded,
-            format!("ERR {}...", "y".repeat(crate::conn::MAX_ERROR_TEXT - 4))
+            format!(
+                "ERR {}...",
+                "y".repeat(crate::network::conn::MAX_ERROR_TEXT - 4)
+            )
         );
     }
 

@@ -1,5 +1,5 @@
 //! `maintwatch replay`: a capture read back, every raw frame parsed again with today's parser,
-//! and the timeline run again on the recorded inputs ([`crate::timeline::rerun`]).
+//! and the timeline run again on the recorded inputs ([`crate::observe::timeline::rerun`]).
 //!
 //! Captures are the regression fixtures of this field: a frame captured during a real maintenance
 //! must keep parsing the same way, and the labels, offsets, verdicts and summary computed from it
@@ -10,18 +10,18 @@
 //! memory at a time, each at most [`MAX_LINE`] bytes, and the report keeps counts, not lists.
 
 use crate::cli::ReplayArgs;
-use crate::escape::sanitize;
 use crate::exit;
-use crate::judge::{Grade, Observations};
-use crate::output::human::Style;
-use crate::output::sink;
-use crate::output::sink::Sink as _;
-use crate::output::terminal;
-use crate::record::line;
-use crate::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
-use crate::report::sink::PageSink;
-use crate::report::{Collected, Report};
-use crate::timeline::rerun::Rerun;
+use crate::grading::judge::{Grade, Observations};
+use crate::observe::record::line;
+use crate::observe::record::{reparse_bytes, DecodeLine, FrameRecord, WatchLine, SCHEMA_VERSION};
+use crate::observe::timeline::rerun::Rerun;
+use crate::present::output::human::Style;
+use crate::present::output::sink;
+use crate::present::output::sink::Sink as _;
+use crate::present::output::terminal;
+use crate::present::report::page_sink::PageSink;
+use crate::present::report::{Collected, Report};
+use crate::shared::escape::sanitize;
 use anyhow::Context;
 use serde::Deserialize;
 use std::io::{BufRead, Write};
@@ -100,7 +100,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     let mut code = exit::SUCCESS;
     let mut kept = args.report.as_ref().map(|path| {
         PageSink::new(
-            crate::report::command_line("replay"),
+            crate::present::report::command_line("replay"),
             path.clone(),
             files(args),
         )
@@ -147,7 +147,7 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         } else {
             std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?
         };
-        let inputs = match crate::judge::lines::inputs(&text) {
+        let inputs = match crate::grading::judge::grade_lines::inputs(&text) {
             Ok(i) if i.is_empty() => Err(
                 "no grade_input line (written by simulate --grade-json or pcap --grade --json)"
                     .to_string(),
@@ -162,7 +162,7 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
                     "{}",
                     terminal::about(
                         "replay",
-                        &format!("{name}: {}", crate::escape::sanitize(&e))
+                        &format!("{name}: {}", crate::shared::escape::sanitize(&e))
                     )
                 )?;
                 code = exit::FAILURE;
@@ -170,16 +170,16 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             }
         };
         for obs in inputs {
-            let g = crate::judge::judge(&obs);
+            let g = crate::grading::judge::judge(&obs);
             if args.json {
-                out.write_all(crate::judge::lines::write(&obs, &g)?.as_bytes())?;
+                out.write_all(crate::grading::judge::grade_lines::write(&obs, &g)?.as_bytes())?;
             } else {
                 write!(
                     out,
                     "{}",
-                    crate::output::human::wrap_grade(
+                    crate::present::output::human::wrap_grade(
                         &g.table(),
-                        crate::output::terminal::stdout_columns()
+                        crate::present::output::terminal::stdout_columns()
                     )
                 )?;
             }
@@ -502,7 +502,7 @@ fn one_line(
 
 /// A fleet's line (`"ep"` right after `"type"`), read with its label; only such a line pays for
 /// the second read.
-fn fleet_line(line: &[u8]) -> Option<crate::record::TaggedLine> {
+fn fleet_line(line: &[u8]) -> Option<crate::observe::record::TaggedLine> {
     let rest = line.strip_prefix(br#"{"type":""#)?;
     let end = rest.iter().position(|&b| b == b'"')?;
     if !rest[end..].starts_with(br#"","ep":"#) {
@@ -572,14 +572,14 @@ fn check(
     frame: &FrameRecord,
     report: &mut ReplayReport,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
-) -> anyhow::Result<Option<crate::notification::Classified>> {
+) -> anyhow::Result<Option<crate::protocol::notification::Classified>> {
     let (fresh, difference) = match frame.raw.bytes().and_then(|b| reparse_bytes(&b)) {
         Ok((fresh, len)) => {
             let difference = if fresh != frame.parsed {
                 Some(format!(
                     "recorded {:?}, now {:?}",
-                    crate::output::text::describe(&frame.parsed),
-                    crate::output::text::describe(&fresh)
+                    crate::present::output::text::describe(&frame.parsed),
+                    crate::present::output::text::describe(&fresh)
                 ))
             } else if len != frame.len {
                 Some(format!(
@@ -604,14 +604,14 @@ fn check(
 /// [`check`] does for a frame.
 fn check_azure(
     n: usize,
-    payload: &crate::record::Raw,
-    recorded: &crate::azure::AzureEvent,
+    payload: &crate::observe::record::Raw,
+    recorded: &crate::protocol::azure::AzureEvent,
     report: &mut ReplayReport,
     each: &mut impl FnMut(Event<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let difference = match payload.bytes() {
         Ok(bytes) => {
-            let fresh = crate::azure::parse(&bytes);
+            let fresh = crate::protocol::azure::parse(&bytes);
             (fresh != *recorded).then(|| {
                 format!(
                     "recorded {:?}, now {:?}",

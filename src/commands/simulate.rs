@@ -13,10 +13,12 @@ use anyhow::Context;
 use crate::cli::settings::simulation_settings;
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
-use crate::judge::Observations;
-use crate::sim::grade::Grade;
-use crate::sim::scenarios;
-use crate::simulation::{graded, play, report_parts, Graded, Signals, SimulationSettings, Stop};
+use crate::grading::judge::Observations;
+use crate::simulator::sim::scenarios;
+use crate::simulator::simulation::grade::Grade;
+use crate::simulator::simulation::{
+    graded, play, report_parts, Graded, Signals, SimulationSettings, Stop,
+};
 
 /// Runs `maintwatch simulate`.
 pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
@@ -49,8 +51,8 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
 /// frames the simulator sent.
 fn write_report(path: &std::path::Path, run: &Graded) -> anyhow::Result<()> {
     let (lines, notes) = report_parts(run);
-    crate::report::Report {
-        command: &crate::report::command_line("simulate --grade"),
+    crate::present::report::Report {
+        command: &crate::present::report::command_line("simulate --grade"),
         source: format!("scenario {}", run.scenario.name),
         lines: &lines,
         observations: Some(&run.obs),
@@ -75,7 +77,10 @@ fn report(graded: &Graded, args: &SimulationSettings) -> anyhow::Result<i32> {
     write!(
         out,
         "{}",
-        crate::output::human::wrap_grade(&g.table(), crate::output::terminal::stdout_columns())
+        crate::present::output::human::wrap_grade(
+            &g.table(),
+            crate::present::output::terminal::stdout_columns()
+        )
     )?;
     if lost > 0 {
         writeln!(
@@ -113,6 +118,6 @@ fn report(graded: &Graded, args: &SimulationSettings) -> anyhow::Result<i32> {
 
 /// The grade's JSON lines: the observations it was made from, then the grade (docs/jsonl.md).
 fn write_json(obs: &Observations, g: &Grade, path: &PathBuf) -> anyhow::Result<()> {
-    let json = crate::judge::lines::write(obs, g)?;
+    let json = crate::grading::judge::grade_lines::write(obs, g)?;
     std::fs::write(path, json).with_context(|| format!("writing the grade to {}", path.display()))
 }

@@ -1,16 +1,16 @@
 //! `maintwatch watch`: the live watch. Settings from the command line, stdout as the sink, the
-//! engine in [`crate::watch`] does the rest: for one endpoint, or for a fleet of them (several
+//! engine in [`crate::observe::watch`] does the rest: for one endpoint, or for a fleet of them (several
 //! URLs or `--from FILE`) in one process.
 
 use crate::cli::settings;
 use crate::cli::watch::WatchArgs;
-use crate::conn::endpoints::{self, BadLines};
 use crate::exit;
-use crate::output::sink::KeptSummaries;
-use crate::output::stdout::{Outcome, Stdout};
-use crate::output::terminal::tell;
-use crate::service::Services;
-use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
+use crate::network::conn::endpoints::{self, BadLines};
+use crate::observe::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
+use crate::present::output::sink::KeptSummaries;
+use crate::present::output::stdout::{Outcome, Stdout};
+use crate::present::output::terminal::tell;
+use crate::present::service::Services;
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let request = args
@@ -116,7 +116,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
 fn summary_on_stderr(
     settings: &WatchSettings,
     written: Outcome,
-    summaries: Vec<(Option<String>, crate::record::WatchLine)>,
+    summaries: Vec<(Option<String>, crate::observe::record::WatchLine)>,
 ) -> anyhow::Result<()> {
     let why = if written.gone {
         "its reader went away"
@@ -127,13 +127,14 @@ fn summary_on_stderr(
     let lines = if n == 1 { "line" } else { "lines" };
     let lost = format!("stdout: {n} {lines} not written ({why}); the summary follows here");
     tell("", &lost);
-    let style = crate::output::human::Style {
+    let style = crate::present::output::human::Style {
         color: false,
         time: settings.output.time,
         width: settings.output.width,
         azure: settings.engine.azure_events,
     };
-    let mut err = crate::output::sink::lines(std::io::stderr(), settings.output.json, style, false);
+    let mut err =
+        crate::present::output::sink::lines(std::io::stderr(), settings.output.json, style, false);
     for (label, line) in &summaries {
         match label {
             Some(label) => err.line_of(label, line)?,
@@ -171,15 +172,15 @@ fn refuse_shared_series(
 ) -> anyhow::Result<()> {
     let mut seen = std::collections::BTreeMap::new();
     for (label, s) in fleet.unwrap_or_default() {
-        let address = crate::service::metrics::label_text(s.connect.host());
+        let address = crate::present::service::metrics::label_text(s.connect.host());
         let key = (address, s.connect.port());
         if let Some(first) = seen.insert(key, label) {
-            return Err(anyhow::Error::new(crate::conn::ConfigError::Invalid(
-                format!(
+            return Err(anyhow::Error::new(
+                crate::network::conn::ConfigError::Invalid(format!(
                     "{flag}: endpoints {first} and {label} share a server address and port; \
                  metrics are per address and port, so watch them in separate processes"
-                ),
-            )));
+                )),
+            ));
         }
     }
     Ok(())
@@ -214,8 +215,8 @@ fn report(label: Option<&str>, end: &WatchEnd, human: bool) {
 fn page_sink(
     path: &std::path::Path,
     host: &impl std::fmt::Display,
-) -> crate::report::sink::PageSink {
+) -> crate::present::report::page_sink::PageSink {
     let source = format!("watch of {host}");
-    let command = crate::report::command_line("watch");
-    crate::report::sink::PageSink::new(command, path.to_path_buf(), source)
+    let command = crate::present::report::command_line("watch");
+    crate::present::report::page_sink::PageSink::new(command, path.to_path_buf(), source)
 }

@@ -5,9 +5,9 @@
 
 use crate::common;
 
-use maintwatch::azure::{self, AzureKind};
-use maintwatch::escape::escape;
-use maintwatch::record::DecodeLine;
+use maintwatch::observe::record::DecodeLine;
+use maintwatch::protocol::azure::{self, AzureKind};
+use maintwatch::shared::escape::escape;
 use proptest::prelude::*;
 use std::io::Write;
 use std::process::Stdio;
@@ -59,7 +59,7 @@ struct AzureLine {
     payload: Vec<u8>,
     frame_raw: Option<Vec<u8>>,
     event: azure::AzureEvent,
-    clients: Option<Vec<maintwatch::record::ClientVerdict>>,
+    clients: Option<Vec<maintwatch::observe::record::ClientVerdict>>,
 }
 
 fn azure_lines(stdout: &str) -> Vec<AzureLine> {

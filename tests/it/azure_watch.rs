@@ -3,8 +3,8 @@
 //! SUBSCRIBE refused by a real redis-server's ACL (one line with the fix, and the watch goes on).
 
 use crate::common;
-use maintwatch::record::{line, ClosedBy, WatchLine};
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::observe::record::{line, ClosedBy, WatchLine};
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use maintwatch::commands::certify::{junit, worst, Outcome};
-use maintwatch::judge::lines::GradeLine;
-use maintwatch::judge::{
+use maintwatch::grading::judge::grade_lines::GradeLine;
+use maintwatch::grading::judge::{
     ClientGrade, ClientProcess, Counts, Grade, NotificationGrade, Rule, Verdict,
 };
 use serde_json::Value;

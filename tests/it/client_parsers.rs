@@ -46,7 +46,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
     {
         let (name, escaped) = line.split_once('\t').expect("name<TAB>frame");
-        let bytes = maintwatch::escape::unescape(escaped).expect("escaped frame");
+        let bytes = maintwatch::shared::escape::unescape(escaped).expect("escaped frame");
         out.push((name.to_string(), bytes));
     }
     out

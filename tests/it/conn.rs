@@ -18,14 +18,16 @@ use std::time::Duration;
 
 use clap::Parser;
 use maintwatch::cli::connect::ConnectArgs;
-use maintwatch::conn::probe::{self, MaintenanceState, ProbeOutcome, ProbeReport, PushRole};
-use maintwatch::conn::{
+use maintwatch::exit;
+use maintwatch::network::conn::probe::{
+    self, MaintenanceState, ProbeOutcome, ProbeReport, PushRole,
+};
+use maintwatch::network::conn::{
     self, ConnectError, ConnectOptions, EndpointType, Hello, Item, OptIn, TlsFailure,
 };
-use maintwatch::dns::DnsResolver;
-use maintwatch::exit;
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::resp::{Frame, StreamReader};
+use maintwatch::network::dns::DnsResolver;
+use maintwatch::protocol::notification::{Classified, Kind};
+use maintwatch::protocol::resp::{Frame, StreamReader};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
@@ -670,7 +672,7 @@ async fn garbage_instead_of_a_reply_is_a_protocol_error_with_its_offset() {
 
 #[tokio::test]
 async fn a_hostname_is_resolved_through_the_dns_server_flag() {
-    use maintwatch::sim::dns::SimDns;
+    use maintwatch::simulator::sim::dns_server::SimDns;
     let server = Responder::start(Script::accepting()).await;
     let dns = SimDns::start("127.0.0.1:0".parse().unwrap(), "sim.maintwatch.test.")
         .await
@@ -747,7 +749,7 @@ async fn a_json_line_carries_the_outcome_and_the_replay() {
     let report = probe_now(&options(&["-u", &server.url()])).await;
     let v: serde_json::Value = serde_json::from_str(&report.json_line()).unwrap();
     assert_eq!(v["type"], "probe");
-    assert_eq!(v["v"], maintwatch::record::SCHEMA_VERSION);
+    assert_eq!(v["v"], maintwatch::observe::record::SCHEMA_VERSION);
     assert_eq!(v["outcome"], "accepted");
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["address"], server.addr.to_string());

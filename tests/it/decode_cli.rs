@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use maintwatch::escape::escape;
-use maintwatch::notification::{classify, Kind};
-use maintwatch::record::{DecodeLine, SCHEMA_VERSION};
-use maintwatch::resp::{Scan, Scanner};
+use maintwatch::observe::record::{DecodeLine, SCHEMA_VERSION};
+use maintwatch::protocol::notification::{classify, Kind};
+use maintwatch::protocol::resp::{Scan, Scanner};
+use maintwatch::shared::escape::escape;
 use serde::Deserialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -100,7 +100,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A mirror of the documented `decode --json` schema (src/record/, docs/jsonl.md). Every struct
+// A mirror of the documented `decode --json` schema (src/observe/record/, docs/jsonl.md). Every struct
 // refuses unknown fields, and required fields are not optional, so adding, renaming or removing
 // a field fails here until this mirror is updated with it.
 
@@ -401,7 +401,10 @@ fn decode_json_lines_deserialize_with_deny_unknown_fields() {
         assert_eq!(*v, 1);
         assert_eq!(source, path_str(path));
         assert_eq!((frame.offset, frame.len), (0, bytes.len()));
-        assert_eq!(maintwatch::escape::unescape(&frame.raw).unwrap(), bytes);
+        assert_eq!(
+            maintwatch::shared::escape::unescape(&frame.raw).unwrap(),
+            bytes
+        );
         let JsonParsed::Maintenance {
             kind: k,
             type_text,
@@ -784,7 +787,7 @@ fn dump_path(name: &str) -> PathBuf {
 }
 
 /// The frames `decode --json` finds in `run`, which must have succeeded.
-fn frames_of(run: &Run) -> Vec<maintwatch::record::FrameRecord> {
+fn frames_of(run: &Run) -> Vec<maintwatch::observe::record::FrameRecord> {
     assert_eq!(run.code, 0, "{}", run.stderr);
     json_lines(&run.stdout)
         .into_iter()
@@ -962,7 +965,7 @@ fn clients_says_what_each_client_does_with_the_frame() {
         "{}",
         run.stdout
     );
-    // The client tier measured it in these releases (src/clients.rs `measured`).
+    // The client tier measured it in these releases (src/grading/clients/known.rs `measured`).
     assert!(
         lines[3].ends_with(
             "; measured in node-redis 5.9.0 through 6.3.1 (the client matrix of 2026-12-03)"

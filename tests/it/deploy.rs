@@ -444,7 +444,7 @@ async fn a_real_prometheus_scraping_a_watch_fires_and_resolves_the_alerts_and_fe
         l.iter().any(|l| {
             matches!(
                 l,
-                maintwatch::record::WatchLine::Connected(c) if c.session == 2
+                maintwatch::observe::record::WatchLine::Connected(c) if c.session == 2
             )
         })
     })
@@ -544,8 +544,8 @@ async fn a_real_prometheus_fires_the_azure_alert_while_the_azure_window_is_open_
     .await;
     w.until("NodeMaintenanceEnded", |l| {
         l.iter().any(|l| {
-            matches!(l, maintwatch::record::WatchLine::AzureEvent(a)
-                if a.event.kind == Some(maintwatch::azure::AzureKind::Ended))
+            matches!(l, maintwatch::observe::record::WatchLine::AzureEvent(a)
+                if a.event.kind == Some(maintwatch::protocol::azure::AzureKind::Ended))
         })
     })
     .await;

@@ -9,12 +9,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use maintwatch::dns::{spawn_poller, DnsError, DnsEvent, DnsEventKind, DnsOptions, DnsResolver};
-use maintwatch::handoff::{
+use maintwatch::network::dns::{
+    spawn_poller, DnsError, DnsEvent, DnsEventKind, DnsOptions, DnsResolver,
+};
+use maintwatch::network::handoff::{
     self, advertised, Advertised, EndpointHost, FixedJitter, HandoffInput, Outcome, Resolution,
     Resolve, TokioClock,
 };
-use maintwatch::sim::dns::SimDns;
+use maintwatch::simulator::sim::dns_server::SimDns;
 use tokio::sync::mpsc;
 
 const ZONE: &str = "sim.maintwatch.test.";
@@ -374,7 +376,7 @@ async fn unanswered_poll_says_what_it_waits_for_then_cannot_tell_within_the_time
     let (tx, mut rx) = mpsc::unbounded_channel();
     let started = tokio::time::Instant::now();
     let timeout = Duration::from_secs(3);
-    let _task = maintwatch::dns::spawn_poller_bounded(
+    let _task = maintwatch::network::dns::spawn_poller_bounded(
         NeverAnswers,
         HOST.to_string(),
         Duration::from_millis(500),
@@ -417,7 +419,7 @@ async fn silent_nameserver_socket_is_waiting_then_cannot_tell() {
     })
     .unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let _task = maintwatch::dns::spawn_poller_bounded(
+    let _task = maintwatch::network::dns::spawn_poller_bounded(
         resolver,
         HOST.to_string(),
         Duration::from_millis(100),

@@ -9,14 +9,14 @@
 
 use crate::common;
 
-use maintwatch::azure::{AzureEvent, AzureKind};
-use maintwatch::notification::{
-    Classified, HostPort, Migrations, Notification, OtherPush, ShardIds, SlotMove, Slots,
-    SmigratedForm, Target,
-};
-use maintwatch::record::{
+use maintwatch::observe::record::{
     ConnTotals, CopyOf, DecodeLine, EventRow, FrameRecord, Label, OptInOutcome, OptInTally, Rel,
     WatchLine,
+};
+use maintwatch::protocol::azure::{AzureEvent, AzureKind};
+use maintwatch::protocol::notification::{
+    Classified, HostPort, Migrations, Notification, OtherPush, ShardIds, SlotMove, Slots,
+    SmigratedForm, Target,
 };
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -269,7 +269,7 @@ fn jsonl_doc_names_the_fleet_label() {
     let plain = r#"{"type":"verdict","v":1,"t":1.5,"at":"x","conn":1,"event":"MOVING seq 0","text":"x","margin_s":6.1}"#;
     let line: WatchLine = serde_json::from_str(plain).unwrap();
     let mut tagged = Vec::new();
-    maintwatch::record::write::write_json(&mut tagged, Some("db:6379"), &line).unwrap();
+    maintwatch::observe::record::write::write_json(&mut tagged, Some("db:6379"), &line).unwrap();
     let keys = |bytes: &[u8]| -> Vec<String> {
         let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
         v.as_object().unwrap().keys().cloned().collect()
@@ -315,7 +315,7 @@ fn certify_doc_scenario_tables_agree_with_the_scenario_files() {
     let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, expected);
     for (name, length) in &rows {
-        let s = maintwatch::sim::scenarios::by_name(name).unwrap();
+        let s = maintwatch::simulator::sim::scenarios::by_name(name).unwrap();
         assert_eq!(length, &format!("{} s", s.end), "{name}");
     }
     let total = clock_seconds(&default_scenarios());

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
@@ -135,7 +135,7 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
         text.contains("node-redis 6.3.1            yes / external-ip / accepted"),
         "{text}"
     );
-    // The releases the client tier found a behaviour in (src/clients.rs `measured`).
+    // The releases the client tier found a behaviour in (src/grading/clients/known.rs `measured`).
     assert!(
         text.contains(
             "measured in 5.9.0 through 6.3.1: a MOVING with a null target, after an opt-in that \

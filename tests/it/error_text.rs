@@ -11,7 +11,7 @@
 use crate::common;
 
 use maintwatch::exit;
-use maintwatch::sim::dns::SimDns;
+use maintwatch::simulator::sim::dns_server::SimDns;
 use std::net::TcpListener;
 use std::time::Duration;
 

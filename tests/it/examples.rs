@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use maintwatch::cli::Cli;
-use maintwatch::sim::{scenarios, Scenario, SimOptions, Simulator};
+use maintwatch::simulator::sim::{scenarios, Scenario, SimOptions, Simulator};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,

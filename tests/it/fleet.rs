@@ -5,9 +5,9 @@
 
 use crate::common;
 
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::{line, OptInOutcome, TaggedLine, WatchLine};
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::observe::record::{line, OptInOutcome, TaggedLine, WatchLine};
+use maintwatch::protocol::notification::{Classified, Kind};
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
@@ -258,7 +258,7 @@ async fn a_bad_line_in_the_file_is_a_usage_error_naming_it() {
 #[test]
 fn labels_are_host_and_port_without_secrets_and_unique() {
     use clap::Parser;
-    use maintwatch::conn::url::RedisUrl;
+    use maintwatch::network::conn::url::RedisUrl;
     let cli = maintwatch::cli::Cli::try_parse_from(["maintwatch", "watch"]).unwrap();
     let maintwatch::cli::Command::Watch(args) = cli.command else {
         panic!()
@@ -273,7 +273,7 @@ fn labels_are_host_and_port_without_secrets_and_unique() {
     .map(|u| config.options_for(&RedisUrl::parse(u).unwrap()).unwrap())
     .collect();
     assert_eq!(
-        maintwatch::watch::labels(&options),
+        maintwatch::observe::watch::labels(&options),
         ["db.example:6379", "db.example:6379#2", "[::1]:7000"]
     );
 }

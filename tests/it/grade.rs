@@ -15,10 +15,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
 
-use maintwatch::judge::Verdict;
-use maintwatch::resp::{encode_command, StreamReader};
-use maintwatch::sim::grade::{grade, ClientGrade, Grade};
-use maintwatch::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use maintwatch::grading::judge::Verdict;
+use maintwatch::protocol::resp::{encode_command, StreamReader};
+use maintwatch::simulator::sim::{scenarios, SimEvent, SimOptions, Simulator, What};
+use maintwatch::simulator::simulation::grade::{grade, ClientGrade, Grade};
 
 const HANG_GUARD: Duration = Duration::from_secs(40);
 
@@ -467,8 +467,10 @@ async fn the_grade_of_maintwatch_watch_itself() {
     assert!(text.contains("PASS       opt-in"), "{text}");
     assert!(text.contains("FAIL       moved-before-close"), "{text}");
     let text = std::fs::read_to_string(&json_path).unwrap();
-    let g = serde_json::to_value(maintwatch::judge::lines::grade_of(&text).expect("a grade line"))
-        .unwrap();
+    let g = serde_json::to_value(
+        maintwatch::grading::judge::grade_lines::grade_of(&text).expect("a grade line"),
+    )
+    .unwrap();
     let watch = &g["clients"][0];
     assert_eq!(watch["client"], "maintwatch");
     let n = &watch["notifications"][0];
@@ -622,7 +624,7 @@ fn verdict_of(g: &Grade, name: &str, rule: &str) -> (Verdict, String) {
 /// Plays `scenario` at real speed to the scripted `clients` (named by their library), all at
 /// once, and grades the run.
 async fn timing_run(
-    scenario: maintwatch::sim::scenario::Scenario,
+    scenario: maintwatch::simulator::sim::scenario::Scenario,
     clients: Vec<(&'static str, Timeouts)>,
 ) -> Grade {
     tokio::time::timeout(Duration::from_secs(90), async {
@@ -659,7 +661,8 @@ async fn timing_run(
 /// built for, and the last NOT JUDGED, with a reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_relaxed_never_forever_and_unseen() {
-    let scenario = maintwatch::sim::scenario::Scenario::parse("timeouts.scn", TIMEOUTS).unwrap();
+    let scenario =
+        maintwatch::simulator::sim::scenario::Scenario::parse("timeouts.scn", TIMEOUTS).unwrap();
     let own = Some(0.3);
     let g = timing_run(
         scenario,
@@ -757,7 +760,11 @@ async fn the_backstop_stall_passes_a_restoring_client_and_fails_one_relaxed_for_
 fn key_in_moved_slots() -> String {
     (0..)
         .map(|i| format!("k{i}"))
-        .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+        .find(|k| {
+            (8892..=8991).contains(&maintwatch::simulator::sim::cluster_slots::key_slot(
+                k.as_bytes(),
+            ))
+        })
         .unwrap()
 }
 
@@ -808,7 +815,11 @@ async fn ignoring_smigrated_collects_moved_and_fails_smigrated_refresh() {
 }
 
 /// The SMIGRATED's verdict of a rule for one client.
-fn smigrated_rule<'a>(g: &'a Grade, client_name: &str, rule: &str) -> &'a maintwatch::judge::Rule {
+fn smigrated_rule<'a>(
+    g: &'a Grade,
+    client_name: &str,
+    rule: &str,
+) -> &'a maintwatch::grading::judge::Rule {
     client(g, client_name)
         .notifications
         .iter()
@@ -883,9 +894,13 @@ async fn a_sharded_subscriber_outside_the_moved_slots_is_not_judged() {
         let mut seen = Vec::new();
         let channel = (0..)
             .map(|i| format!("calm{i}"))
-            .find(|k| !(8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+            .find(|k| {
+                !(8892..=8991).contains(&maintwatch::simulator::sim::cluster_slots::key_slot(
+                    k.as_bytes(),
+                ))
+            })
             .unwrap();
-        let slot = maintwatch::sim::cluster::key_slot(channel.as_bytes());
+        let slot = maintwatch::simulator::sim::cluster_slots::key_slot(channel.as_bytes());
         let owner = [(2, 0..=5460), (3, 5461..=10922), (4, 10923..=16383)]
             .into_iter()
             .find(|(_, r)| r.contains(&slot))

@@ -3,9 +3,9 @@
 
 use crate::common;
 
-use maintwatch::notification::Classified;
-use maintwatch::record::{line, OptInOutcome, WatchLine};
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::observe::record::{line, OptInOutcome, WatchLine};
+use maintwatch::protocol::notification::Classified;
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -108,12 +108,12 @@ fn the_human_heartbeat_names_what_it_counts() {
         notifications: 3,
         since_notification_s: Some(42.0),
     });
-    let style = maintwatch::output::human::Style {
+    let style = maintwatch::present::output::human::Style {
         color: false,
-        time: maintwatch::output::human::TimeFormat::Rfc3339,
+        time: maintwatch::present::output::human::TimeFormat::Rfc3339,
         ..Default::default()
     };
-    let text = maintwatch::output::human::render(&beat, &style).join("\n");
+    let text = maintwatch::present::output::human::render(&beat, &style).join("\n");
     assert!(
         text.contains("heartbeat: 1/2 connection(s) up, 1 opted in"),
         "{text}"

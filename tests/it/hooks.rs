@@ -8,8 +8,8 @@
 use crate::common;
 use common::scrape;
 
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::{line, Label, WatchLine};
+use maintwatch::observe::record::{line, Label, WatchLine};
+use maintwatch::protocol::notification::{Classified, Kind};
 use std::path::Path;
 use std::time::Duration;
 

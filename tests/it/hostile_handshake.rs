@@ -10,13 +10,13 @@
 
 use crate::common;
 
-use maintwatch::conn::probe::{self, ProbeOutcome, PushRole};
-use maintwatch::conn::{ConnectConfig, RedisUrl, Stage, MAX_EARLY_FRAMES};
-use maintwatch::escape::unescape;
 use maintwatch::exit;
-use maintwatch::record::line;
-use maintwatch::record::WatchLine;
-use maintwatch::resp::{Frame, StreamReader};
+use maintwatch::network::conn::probe::{self, ProbeOutcome, PushRole};
+use maintwatch::network::conn::{ConnectConfig, RedisUrl, Stage, MAX_EARLY_FRAMES};
+use maintwatch::observe::record::line;
+use maintwatch::observe::record::WatchLine;
+use maintwatch::protocol::resp::{Frame, StreamReader};
+use maintwatch::shared::escape::unescape;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
@@ -288,7 +288,7 @@ async fn watch_a_moving_just_before_a_failed_handshake_is_shown_and_captured_byt
 // probe
 // ---------------------------------------------------------------------------------------------
 
-fn options(addr: SocketAddr) -> maintwatch::conn::ConnectOptions {
+fn options(addr: SocketAddr) -> maintwatch::network::conn::ConnectOptions {
     let mut config = ConnectConfig::default();
     config.connect_timeout = Duration::from_secs(1);
     let url = RedisUrl::parse(&format!("redis://{addr}")).unwrap();

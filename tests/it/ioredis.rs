@@ -3,7 +3,7 @@
 //! `maintwatch certify -- node APP` with every scenario certify plays by default. It has no
 //! cluster column: ioredis 6.1.0's `Cluster` turns the feature off on every connection it makes
 //! (`maintNotifications: "disabled"` in its connection pool and subscribers), so the cell is
-//! `n/a` (`maintwatch::clients`, `cluster_since: None`).
+//! `n/a` (`maintwatch::grading::clients`, `cluster_since: None`).
 //!
 //! Needs `MAINTWATCH_IOREDIS` (a folder whose `node_modules` has `ioredis`; `.ci/run` makes one)
 //! and `MAINTWATCH_REDIS_SERVER`. Unset or empty: a SKIP line. Set but unusable: the test fails.

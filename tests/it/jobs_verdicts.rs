@@ -8,7 +8,7 @@
 //! the whole run), per library. The long form, set `MAINTWATCH_JOBS_STABILITY=N`, certifies the
 //! whole default set N times each way, then once more at the default under that load.
 //!
-//! What is asserted: every run's cells of the matrix's columns (`maintwatch::matrix::COLUMNS`)
+//! What is asserted: every run's cells of the matrix's columns (`maintwatch::grading::matrix::COLUMNS`)
 //! are the first run's. The default set's other scenarios are played too (so that the run is as
 //! loaded as a real one) and their cells are printed, run by run, but not asserted: some move
 //! between two runs at `--jobs 1` already (redis-py's `explicit-target` and `ipv6-target`: a
@@ -91,7 +91,7 @@ impl Drop for Load {
 
 /// Whether a scenario is a column of the matrix (its cells are asserted).
 fn in_matrix(scenario: &str) -> bool {
-    maintwatch::matrix::COLUMNS
+    maintwatch::grading::matrix::COLUMNS
         .iter()
         .any(|(s, _)| *s == scenario)
 }

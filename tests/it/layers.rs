@@ -35,13 +35,51 @@ pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The top-level module a file belongs to (`src/output/human/wrap.rs` -> `output`), or `None` for the
+/// The top-level module a file belongs to (`src/present/output/human/wrap.rs` -> `output`), or `None` for the
 /// crate roots.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next()?.as_os_str().to_str()?.to_string();
-    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    let mut parts = rel
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap().trim_end_matches(".rs"));
+    let name = parts.next()?.to_string();
+    if AREAS.contains(&name.as_str()) {
+        // An area's modules are the units; its own mod.rs only declares them.
+        let module = parts.next().filter(|m| *m != "mod")?;
+        return Some(format!("{name}::{module}"));
+    }
     (name != "lib" && name != "main").then_some(name)
+}
+
+/// The folders of `src/` that group modules into areas; the layers are between the modules of
+/// an area (`observe::watch`) and the modules outside the areas (`cli`, `shared`).
+const AREAS: &[&str] = &[
+    "grading",
+    "network",
+    "observe",
+    "present",
+    "protocol",
+    "simulator",
+];
+
+/// The unit a `crate::` path names: its first word, or, when that is an area, the area and
+/// the module in it (`crate::observe::watch::x` -> `observe::watch`).
+fn unit_named(rest: &str) -> String {
+    let word = |t: &str| -> String {
+        t.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let first = word(rest);
+    if AREAS.contains(&first.as_str()) {
+        if let Some(after) = rest[first.len()..].strip_prefix("::") {
+            let second = word(after);
+            if !second.is_empty() {
+                return format!("{first}::{second}");
+            }
+        }
+    }
+    first
 }
 
 /// The top-level modules a piece of source names: `crate::x` and each `x` of `crate::{x, y}`.
@@ -62,10 +100,7 @@ fn named_modules(code: &str) -> BTreeSet<String> {
                 }
             }
         } else {
-            let word: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
+            let word = unit_named(rest);
             if !word.is_empty() {
                 out.insert(word);
             }
@@ -74,7 +109,7 @@ fn named_modules(code: &str) -> BTreeSet<String> {
     out
 }
 
-/// Whether a file is a module's unit tests kept apart (`src/resp/tests.rs`): test code throughout.
+/// Whether a file is a module's unit tests kept apart (`src/protocol/resp/tests.rs`): test code throughout.
 pub(crate) fn is_test_file(file: &Path) -> bool {
     file.file_name().is_some_and(|n| n == "tests.rs")
 }
@@ -168,7 +203,7 @@ fn the_checker_sees_a_cycle_and_both_path_forms() {
 const MAX_FN_LINES: usize = 100;
 
 /// Functions allowed past [`MAX_FN_LINES`], as (file under `src/`, name).
-const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[("sim/scenario.rs", "parse")];
+const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[("simulator/sim/scenario/format.rs", "parse")];
 
 /// The name of the function a line starts, if it does: optional `pub`/`pub(...)`, `async`,
 /// `const` and `unsafe`, in that order, then `fn` and a name.
@@ -394,15 +429,24 @@ fn commands_named(code: &str, me: &str, commands: &[String]) -> BTreeSet<String>
 #[test]
 fn no_command_imports_another() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
-    let commands: Vec<String> = rust_files(&dir)
+    // A command is a file or a folder of `src/commands/`: `certify/jobs.rs` is certify's.
+    let command_of = |f: &Path| -> String {
+        let first = f.strip_prefix(&dir).unwrap().components().next().unwrap();
+        let first = first.as_os_str().to_str().unwrap();
+        first.strip_suffix(".rs").unwrap_or(first).to_string()
+    };
+    let mut commands: Vec<String> = rust_files(&dir)
         .iter()
-        .filter_map(|f| f.file_stem()?.to_str().map(str::to_string))
+        .map(|f| command_of(f))
         .filter(|name| name != "mod")
         .collect();
+    commands.dedup();
     assert!(commands.len() > 5, "{commands:?}");
+    assert!(commands.contains(&"certify".to_string()), "{commands:?}");
     let mut found = Vec::new();
     for file in rust_files(&dir) {
-        let me = file.file_stem().unwrap().to_str().unwrap();
+        let me = command_of(&file);
+        let me = me.as_str();
         if me == "mod" {
             continue;
         }
@@ -499,5 +543,190 @@ fn the_command_line_checker_sees_each_form() {
     assert_eq!(
         names_the_command_line("crate::clients::summary_line()"),
         None
+    );
+}
+
+/// What the simulator may name besides itself: the RESP layer it speaks, and the small shared
+/// part below both it and the watcher (terminal-text escaping, the scenario clock, the Redis URL
+/// form, a few names). The simulator stands in for a server the watcher is tested against; if it
+/// borrowed the watcher's code, a bug there would be copied into the test's other side and pass.
+const SIM_MAY_NAME: &[&str] = &["simulator::sim", "protocol::resp", "shared"];
+
+/// The top-level modules a simulator file's code (comments and test code cut) names past its
+/// wall.
+fn past_the_sim_wall(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap()
+        .lines()
+        .map(code_of)
+        .collect::<Vec<_>>()
+        .join("\n");
+    named_modules(&code)
+        .into_iter()
+        .filter(|m| !SIM_MAY_NAME.contains(&m.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_simulator_names_nothing_past_its_wall() {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/simulator/sim");
+    let files = rust_files(&sim);
+    assert!(
+        files.len() > 10,
+        "the walk found the simulator ({})",
+        files.len()
+    );
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !is_test_file(f)) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for m in past_the_sim_wall(&text) {
+            found.push(format!("{} names crate::{m}", file.display()));
+        }
+        if file.ends_with("sim/mod.rs") && text.contains("super::") {
+            found.push(format!("{} names super:: (the crate)", file.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the simulator shares only {SIM_MAY_NAME:?} with the rest:\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_sim_wall_checker_cuts_comments_and_tests() {
+    let text = "use crate::protocol::resp::Frame;\n/// see [`crate::observe::timeline`]\n\
+                fn f() { crate::network::conn::x(); crate::shared::escape::x(); }\n\
+                #[cfg(test)]\nmod tests { use crate::grading::judge; }";
+    assert_eq!(
+        past_the_sim_wall(text),
+        ["network::conn"].map(String::from).into()
+    );
+}
+
+/// The longest a folder's root (`mod.rs`, or `x.rs` beside `x/`) may be, in lines.
+const MAX_ROOT_LINES: usize = 300;
+
+/// Whether a file is the root of a folder of modules: `mod.rs`, or `x.rs` beside a folder `x/`.
+fn is_root(file: &Path) -> bool {
+    file.file_name().is_some_and(|n| n == "mod.rs") || file.with_extension("").is_dir()
+}
+
+/// A folder's root is its map: the module docs, `mod` lines, re-exports and a few small items.
+/// A reader opens it to find where things are; the engine lives in the named files it lists.
+#[test]
+fn no_folder_root_is_over_300_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let roots: Vec<PathBuf> = rust_files(&src)
+        .into_iter()
+        .filter(|f| is_root(f))
+        .collect();
+    assert!(roots.len() > 10, "the walk found the roots: {roots:?}");
+    let long: Vec<String> = roots
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > MAX_ROOT_LINES).then(|| format!("{lines} lines: {}", f.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "folder roots over {MAX_ROOT_LINES} lines (move the engine into named files):\n  {}",
+        long.join("\n  ")
+    );
+}
+
+/// One module-file style throughout: a folder's root is its `mod.rs`, never an `x.rs` beside
+/// `x/`, so a reader finds every folder's map in the same place.
+#[test]
+fn every_folder_root_is_its_mod_rs() {
+    fn dirs(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                out.push(path.clone());
+                dirs(&path, out);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    dirs(&src, &mut all);
+    all.sort();
+    assert!(all.len() > 10, "the walk found the folders: {all:?}");
+    let mut wrong = Vec::new();
+    for dir in &all {
+        if dir.with_extension("rs").is_file() {
+            wrong.push(format!(
+                "{} beside {}/",
+                dir.with_extension("rs").display(),
+                dir.display()
+            ));
+        }
+        if !dir.join("mod.rs").is_file() {
+            wrong.push(format!("{}/ has no mod.rs", dir.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a folder's root is its mod.rs (git mv x.rs x/mod.rs):\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+/// Bare names more than one file or folder of `src/` carries, each meaning the same thing in
+/// its place: a command's flags (`cli/x.rs`), its wiring (`commands/x.rs`) and its engine or
+/// records (`conn/probe.rs`, `record/watch.rs`, `watch/`), and each command family's settings.
+const SAME_MEANING: &[&str] = &[
+    "certify", "decide", "doctor", "pcap", "probe", "service", "settings", "simulate", "watch",
+];
+
+/// Every bare name in `src/` (a file's stem, `mod.rs` and `tests.rs` aside, or a folder's name)
+/// with where it is.
+fn bare_names(src: &Path) -> BTreeMap<String, Vec<String>> {
+    fn walk(dir: &Path, src: &Path, out: &mut BTreeMap<String, Vec<String>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            let rel = path.strip_prefix(src).unwrap().display().to_string();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                out.entry(name).or_default().push(rel + "/");
+                walk(&path, src, out);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && !["mod", "tests", "lib", "main"].contains(&name.as_str())
+            {
+                out.entry(name).or_default().push(rel);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(src, src, &mut out);
+    out
+}
+
+/// A file's bare name says what it is, so a reader who meets `dns` or `lines` knows which one:
+/// no two files or folders share a name that means different things there.
+#[test]
+fn no_two_files_share_a_bare_name_meaning_different_things() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names = bare_names(&src);
+    assert!(names.len() > 50, "the walk found the names: {names:?}");
+    let mut found = Vec::new();
+    for (name, places) in &names {
+        if places.len() > 1 && !SAME_MEANING.contains(&name.as_str()) {
+            found.push(format!("{name}: {}", places.join(", ")));
+        }
+    }
+    for name in SAME_MEANING {
+        if names.get(*name).is_none_or(|p| p.len() < 2) {
+            found.push(format!("{name} is no longer shared: take it off the list"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "bare names shared by files that mean different things (rename one):\n  {}",
+        found.join("\n  ")
     );
 }

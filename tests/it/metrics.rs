@@ -9,8 +9,8 @@
 use crate::common;
 use common::scrape;
 
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::{line, ClosedBy, DnsEvent, Label, OptInOutcome, WatchLine};
+use maintwatch::observe::record::{line, ClosedBy, DnsEvent, Label, OptInOutcome, WatchLine};
+use maintwatch::protocol::notification::{Classified, Kind};
 use scrape::{samples, Watch};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use tokio::io::AsyncWriteExt;
@@ -312,7 +312,7 @@ async fn a_metrics_address_in_use_is_refused_naming_the_flag() {
 #[test]
 fn a_series_set_is_distinct_per_endpoint() {
     // The labels of one endpoint never collide with another's: two sinks, two series.
-    use maintwatch::service::Metrics;
+    use maintwatch::present::service::Metrics;
     let m = std::sync::Arc::new(Metrics::new());
     let _a = m.endpoint_sink("a.example", 1);
     let _b = m.endpoint_sink("b.example", 1);
@@ -407,7 +407,7 @@ fn endpoints_whose_labels_collide_after_sanitising_are_refused() {
 /// opened is closed, the families are documented and promtool accepts the exposition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_events_are_counted_by_type_and_their_window_closes() {
-    use maintwatch::azure::AzureKind;
+    use maintwatch::protocol::azure::AzureKind;
     let mut w = scrape::start(
         "azure-failover",
         8.0,

@@ -2,11 +2,11 @@
 //! section 2 (and the non-maintenance pushes of section 7). Each test carries the exact bytes of
 //! the frame it checks, so a failure names the wire form that regressed.
 
-use maintwatch::notification::{
+use maintwatch::protocol::notification::{
     classify, Classified, HostPort, Kind, Migrations, Notification, OtherPush, ShardIds, SlotMove,
     Slots, SmigratedForm, Target,
 };
-use maintwatch::resp::{Frame, Scan, Scanner, StreamReader};
+use maintwatch::protocol::resp::{Frame, Scan, Scanner, StreamReader};
 use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use maintwatch::judge::{lines, ClientGrade, Grade, Verdict};
+use maintwatch::grading::judge::{grade_lines, ClientGrade, Grade, Verdict};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -160,7 +160,9 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     }
     let stop = Arc::new(AtomicBool::new(false));
     let poller = capture.then(|| poll_dns(dns.clone(), stop.clone()));
-    let end = maintwatch::sim::scenarios::by_name(scenario).unwrap().end;
+    let end = maintwatch::simulator::sim::scenarios::by_name(scenario)
+        .unwrap()
+        .end;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/redis_py_workload.py"
@@ -196,13 +198,14 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
     if let Some(p) = poller {
         p.await.unwrap();
     }
-    let sim_grade = lines::grade_of(&std::fs::read_to_string(&json).unwrap()).expect("grade line");
+    let sim_grade =
+        grade_lines::grade_of(&std::fs::read_to_string(&json).unwrap()).expect("grade line");
     // The run kept as a fixture: replay --grade judges its grade_input line to the same grade.
     let again = common::maintwatch(["replay", "--grade", "--json"])
         .arg(&json)
         .output()
         .unwrap();
-    let again = lines::grade_of(&String::from_utf8(again.stdout).unwrap());
+    let again = grade_lines::grade_of(&String::from_utf8(again.stdout).unwrap());
     assert_eq!(again.as_ref(), Some(&sim_grade), "replay --grade");
     let (mut pcap, mut no_dns, mut page) = (None, None, None);
     if let Some(mut dump) = dump {
@@ -237,11 +240,11 @@ async fn run(test: &str, scenario: &str, host: &str, capture: bool) -> Option<Ru
         .unwrap();
         let stdout = String::from_utf8(read.stdout).unwrap();
         page = Some((dir.path().join("r.html"), stdout.clone()));
-        let grade = lines::grade_of(&stdout).expect("pcap wrote a grade line");
-        let inputs = lines::inputs(&stdout).unwrap();
+        let grade = grade_lines::grade_of(&stdout).expect("pcap wrote a grade line");
+        let inputs = grade_lines::inputs(&stdout).unwrap();
         assert_eq!(inputs.len(), 1, "one grade_input line");
         // The grade_input line is enough to grade again, to the same grade.
-        assert_eq!(maintwatch::judge::judge(&inputs[0]), grade);
+        assert_eq!(maintwatch::grading::judge::judge(&inputs[0]), grade);
         assert_eq!(read.status.code(), Some(grade.verdict.exit_code()));
         text += &grade.table();
         pcap = Some(grade);
@@ -276,7 +279,8 @@ fn grade_without_dns(file: &Path, dir: &Path, port: &str) -> Grade {
         .arg(&tcp_only)
         .output()
         .unwrap();
-    let grade = lines::grade_of(&String::from_utf8(read.stdout).unwrap()).expect("a grade line");
+    let grade =
+        grade_lines::grade_of(&String::from_utf8(read.stdout).unwrap()).expect("a grade line");
     assert_eq!(read.status.code(), Some(grade.verdict.exit_code()));
     grade
 }

@@ -8,8 +8,8 @@
 use crate::common;
 use common::scrape;
 
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::WatchLine;
+use maintwatch::observe::record::WatchLine;
+use maintwatch::protocol::notification::{Classified, Kind};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::process::Stdio;

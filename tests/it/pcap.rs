@@ -14,10 +14,10 @@
 use crate::common;
 
 use etherparse::{PacketBuilder, TcpHeader};
-use maintwatch::escape::unescape;
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::pcap::line::{Line, PcapLine};
-use maintwatch::record::{line, OptInOutcome, WatchLine};
+use maintwatch::observe::pcap::capture_lines::{Line, PcapLine};
+use maintwatch::observe::record::{line, OptInOutcome, WatchLine};
+use maintwatch::protocol::notification::{Classified, Kind};
+use maintwatch::shared::escape::unescape;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -748,11 +748,11 @@ async fn stop_tcpdump(tcpdump: &mut tokio::process::Child) {
 
 /// The bytes of the first MOVING the simulator reported sending.
 fn first_moving_sent(
-    sent: &mut tokio::sync::broadcast::Receiver<maintwatch::sim::SimEvent>,
+    sent: &mut tokio::sync::broadcast::Receiver<maintwatch::simulator::sim::SimEvent>,
 ) -> Option<Vec<u8>> {
     let mut moving = None;
     while let Ok(ev) = sent.try_recv() {
-        if let maintwatch::sim::What::Sent { bytes, .. } = ev.what {
+        if let maintwatch::simulator::sim::What::Sent { bytes, .. } = ev.what {
             if bytes.windows(6).any(|w| w == b"MOVING") {
                 moving.get_or_insert(bytes);
             }
@@ -763,7 +763,7 @@ fn first_moving_sent(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_tcpdump_sees_what_the_watch_saw() {
-    use maintwatch::sim::{scenarios, SimOptions, Simulator};
+    use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
     use tokio::io::AsyncBufReadExt;
     let speed = 10.0;
     let mut opts = SimOptions::new(scenarios::by_name("single-proxy").unwrap());
@@ -887,7 +887,7 @@ fn redis_py(test: &str) -> Option<String> {
 /// each one got, the server's close, the reconnects and a verdict per connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_tcpdump_sees_what_redis_py_saw() {
-    use maintwatch::sim::{scenarios, SimOptions, Simulator};
+    use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
     let test = "real_tcpdump_sees_what_redis_py_saw";
     let Some(py) = redis_py(test) else {
         return;
@@ -1014,7 +1014,7 @@ fn analyze(packets: &[Pkt]) -> Vec<Line> {
 }
 
 fn analyze_as(linktype: i32, packets: &[Pkt]) -> Vec<Line> {
-    use maintwatch::pcap::{read::Packet, Analyzer, Settings};
+    use maintwatch::observe::pcap::{read::Packet, Analyzer, Settings};
     let mut a = Analyzer::new(Settings::default(), "test".into());
     let mut lines = Vec::new();
     for p in packets {

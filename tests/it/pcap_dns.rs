@@ -9,7 +9,7 @@
 //!
 //! Every capture is written by `pcapgen` (Ethernet, IPv4, DNS messages written field by field).
 
-use maintwatch::judge::{lines, ClientGrade, Grade, Rule, Verdict};
+use maintwatch::grading::judge::{grade_lines, ClientGrade, Grade, Rule, Verdict};
 
 use crate::common;
 use crate::pcapgen::*;
@@ -128,7 +128,7 @@ fn grade(file: &std::path::Path, args: &[&str]) -> Grade {
         .output()
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let g = lines::grade_of(&stdout).unwrap_or_else(|| panic!("no grade: {stdout}"));
+    let g = grade_lines::grade_of(&stdout).unwrap_or_else(|| panic!("no grade: {stdout}"));
     assert_eq!(
         out.status.code(),
         Some(g.verdict.exit_code()),

@@ -11,15 +11,15 @@
 //!     MAINTWATCH_REGENERATE=1 cargo test --test it pcap_robust::
 //!
 //! The large inputs are written to a temporary directory by the tests themselves. Their linearity
-//! is asserted with the reader's work counter ([`maintwatch::pcap::Stats::work`]), never a clock.
+//! is asserted with the reader's work counter ([`maintwatch::observe::pcap::Stats::work`]), never a clock.
 
 use crate::common;
 
 use crate::pcapgen;
 
-use maintwatch::pcap::line::{Line, PcapLine};
-use maintwatch::pcap::{read, Analyzer, Settings, Stats};
-use maintwatch::record::WatchLine;
+use maintwatch::observe::pcap::capture_lines::{Line, PcapLine};
+use maintwatch::observe::pcap::{read, Analyzer, Settings, Stats};
+use maintwatch::observe::record::WatchLine;
 use pcapgen::*;
 use std::path::{Path, PathBuf};
 
@@ -188,7 +188,7 @@ fn pushes(lines: &[Line]) -> Vec<Vec<u8>> {
         .iter()
         .filter_map(|l| match l {
             Line::Watch(WatchLine::Push(p)) => {
-                Some(maintwatch::escape::unescape(&p.frame.raw.escaped()).unwrap())
+                Some(maintwatch::shared::escape::unescape(&p.frame.raw.escaped()).unwrap())
             }
             _ => None,
         })

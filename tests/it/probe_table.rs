@@ -15,7 +15,7 @@ use std::time::Duration;
 use clap::Parser;
 use maintwatch::cli::probe::ProbeArgs;
 use maintwatch::commands::probe::{run_with, Layout};
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 
 const PASSWORD: &str = "right-pass-7c1";
 const WRONG: &str = "wrong-pass-9d2";

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use maintwatch::resp::{Limits, Scan, Scanner};
+use maintwatch::protocol::resp::{Limits, Scan, Scanner};
 
 use crate::common::{self, Proc};
 
@@ -69,7 +69,7 @@ impl Client {
 
     fn call(&mut self, args: &[&str]) -> Vec<u8> {
         self.s
-            .write_all(&maintwatch::resp::encode_command(args))
+            .write_all(&maintwatch::protocol::resp::encode_command(args))
             .unwrap();
         self.frame()
     }

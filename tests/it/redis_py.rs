@@ -72,7 +72,9 @@ async fn run(test: &str, scenario: &str, speed: f64) -> Option<Run> {
     .spawn()
     .unwrap();
     let mut lines = BufReader::new(sim.stdout.take().unwrap()).lines();
-    let end = maintwatch::sim::scenarios::by_name(scenario).unwrap().end;
+    let end = maintwatch::simulator::sim::scenarios::by_name(scenario)
+        .unwrap()
+        .end;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/redis_py_workload.py"
@@ -130,9 +132,10 @@ async fn run(test: &str, scenario: &str, speed: f64) -> Option<Run> {
     .await;
     let (table, code, out) = result.expect("hang guard: the run did not end");
     let text = std::fs::read_to_string(&json).unwrap();
-    let grade =
-        serde_json::to_value(maintwatch::judge::lines::grade_of(&text).expect("a grade line"))
-            .unwrap();
+    let grade = serde_json::to_value(
+        maintwatch::grading::judge::grade_lines::grade_of(&text).expect("a grade line"),
+    )
+    .unwrap();
     let workload: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     eprintln!("{table}\nworkload: {workload}");
     Some(Run {

@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use maintwatch::resp::encode_command;
-use maintwatch::sim::upstream::Upstream;
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::protocol::resp::encode_command;
+use maintwatch::simulator::sim::upstream::Upstream;
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 
 use crate::common;
 

@@ -15,12 +15,14 @@
 
 use crate::common;
 
-use maintwatch::escape::unescape;
-use maintwatch::notification::Classified;
-use maintwatch::record::line;
-use maintwatch::record::{OptInOutcome, WatchLine};
-use maintwatch::sim::scenario::{Hostile, HUGE_BLOB_SENT, MID_FRAME, TRICKLE_FRAME};
-use maintwatch::sim::{scenarios, Scenario, SimEvent, SimOptions, Simulator, What as SimWhat};
+use maintwatch::observe::record::line;
+use maintwatch::observe::record::{OptInOutcome, WatchLine};
+use maintwatch::protocol::notification::Classified;
+use maintwatch::shared::escape::unescape;
+use maintwatch::simulator::sim::scenario::{Hostile, HUGE_BLOB_SENT, MID_FRAME, TRICKLE_FRAME};
+use maintwatch::simulator::sim::{
+    scenarios, Scenario, SimEvent, SimOptions, Simulator, What as SimWhat,
+};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -427,7 +429,7 @@ fn the_reliability_scenario_files_parse() {
         .steps
         .iter()
         .filter_map(|s| match s.action {
-            maintwatch::sim::scenario::Action::Hostile { kind, .. } => Some(kind),
+            maintwatch::simulator::sim::scenario::Action::Hostile { kind, .. } => Some(kind),
             _ => None,
         })
         .collect();
@@ -750,7 +752,7 @@ async fn memory_and_the_summary_stay_bounded_after_100000_distinct_movings() {
     else {
         panic!("the last line is the summary: {last}")
     };
-    assert_eq!(events.len(), maintwatch::timeline::KEPT_EVENTS);
+    assert_eq!(events.len(), maintwatch::observe::timeline::KEPT_EVENTS);
     assert_eq!(
         events.last().and_then(|e| e.seq),
         Some(DISTINCT_MOVINGS as i64 - 1),
@@ -758,7 +760,7 @@ async fn memory_and_the_summary_stay_bounded_after_100000_distinct_movings() {
     );
     assert_eq!(
         notes.retired_events,
-        DISTINCT_MOVINGS - maintwatch::timeline::KEPT_EVENTS as u64,
+        DISTINCT_MOVINGS - maintwatch::observe::timeline::KEPT_EVENTS as u64,
         "the rest are counted"
     );
     assert!(notes.skipped_dry_runs > 0, "{notes:?}");

@@ -421,11 +421,13 @@ fn replay_grade_regrades_a_kept_grade_input() {
     }
     let out = maintwatch(&["replay", "--grade", "--json", file]);
     let json = text(&out.stdout);
-    let inputs = maintwatch::judge::lines::inputs(&json).unwrap();
-    let kept = maintwatch::judge::lines::inputs(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let inputs = maintwatch::grading::judge::grade_lines::inputs(&json).unwrap();
+    let kept =
+        maintwatch::grading::judge::grade_lines::inputs(&std::fs::read_to_string(file).unwrap())
+            .unwrap();
     assert_eq!(inputs, kept);
-    let grade = maintwatch::judge::lines::grade_of(&json).expect("a grade line");
-    assert_eq!(grade, maintwatch::judge::judge(&kept[0]));
+    let grade = maintwatch::grading::judge::grade_lines::grade_of(&json).expect("a grade line");
+    assert_eq!(grade, maintwatch::grading::judge::judge(&kept[0]));
 }
 
 #[test]

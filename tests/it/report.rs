@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use maintwatch::judge::{Grade, Observations};
-use maintwatch::report::{Collected, Report};
+use maintwatch::grading::judge::{Grade, Observations};
+use maintwatch::present::report::{Collected, Report};
 
 use crate::common;
 
@@ -177,8 +177,10 @@ fn rule_counts(g: &Grade) -> (usize, [(String, usize); 3]) {
 /// DNS change naming `dns` when given, the close line and the grade rows; then in Chromium.
 /// Shared with tests/it/one_judge.rs, which makes a real capture of redis-py.
 pub fn check_capture_page(page: &Path, stdout: &str, moving: &str, dns: Option<&str>) {
-    let obs = maintwatch::judge::lines::inputs(stdout).unwrap().remove(0);
-    let g = maintwatch::judge::lines::grade_of(stdout).unwrap();
+    let obs = maintwatch::grading::judge::grade_lines::inputs(stdout)
+        .unwrap()
+        .remove(0);
+    let g = maintwatch::grading::judge::grade_lines::grade_of(stdout).unwrap();
     let html = std::fs::read_to_string(page).unwrap();
     let (rows, verdicts) = rule_counts(&g);
     let want = Expected {
@@ -204,8 +206,10 @@ fn pcap_grade_report_draws_every_connection_the_moving_and_the_close() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a rule fails in this capture");
     let text = String::from_utf8(out.stdout).unwrap();
-    let obs = maintwatch::judge::lines::inputs(&text).unwrap().remove(0);
-    let g = maintwatch::judge::lines::grade_of(&text).unwrap();
+    let obs = maintwatch::grading::judge::grade_lines::inputs(&text)
+        .unwrap()
+        .remove(0);
+    let g = maintwatch::grading::judge::grade_lines::grade_of(&text).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
     let (rows, verdicts) = rule_counts(&g);
     let want = Expected {
@@ -259,8 +263,10 @@ async fn simulate_grade_report_of_single_proxy_with_a_real_client() {
         .unwrap();
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
     let text = std::fs::read_to_string(&json).unwrap();
-    let obs = maintwatch::judge::lines::inputs(&text).unwrap().remove(0);
-    let g = maintwatch::judge::lines::grade_of(&text).unwrap();
+    let obs = maintwatch::grading::judge::grade_lines::inputs(&text)
+        .unwrap()
+        .remove(0);
+    let g = maintwatch::grading::judge::grade_lines::grade_of(&text).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
     let (rows, verdicts) = rule_counts(&g);
     let want = Expected {
@@ -579,45 +585,46 @@ fn hostile_frames_and_names_stay_text() {
         source: name.into(),
         ..Observations::default()
     };
-    let mut c = maintwatch::judge::Connection::opened(
+    let mut c = maintwatch::grading::judge::Connection::opened(
         1,
         (
             "127.0.0.1:5000".parse().unwrap(),
             "127.0.0.2:6379".parse().unwrap(),
         ),
         0.0,
-        maintwatch::judge::Reached::Name { name: name.into() },
-        maintwatch::judge::OptIn::Accepted {
+        maintwatch::grading::judge::Reached::Name { name: name.into() },
+        maintwatch::grading::judge::OptIn::Accepted {
             endpoint_type: Some(name.into()),
         },
     );
     c.lib_name = Some(name.into());
     c.name = Some(name.into());
     obs.connections.push(c);
-    obs.notifications.push(maintwatch::judge::Notification {
-        at: 1.0,
-        kind: "MOVING".into(),
-        seq: Some(9),
-        window: 15.0,
-        target: Some(maintwatch::judge::Target::Name(name.into())),
-        retiring: vec!["127.0.0.2:6379".parse().unwrap()],
-        moves: Vec::new(),
-    });
-    obs.dns.push(maintwatch::judge::DnsAnswer {
+    obs.notifications
+        .push(maintwatch::grading::judge::Notification {
+            at: 1.0,
+            kind: "MOVING".into(),
+            seq: Some(9),
+            window: 15.0,
+            target: Some(maintwatch::grading::judge::Target::Name(name.into())),
+            retiring: vec!["127.0.0.2:6379".parse().unwrap()],
+            moves: Vec::new(),
+        });
+    obs.dns.push(maintwatch::grading::judge::DnsAnswer {
         at: 0.5,
         name: name.into(),
         records: vec!["127.0.0.2".parse().unwrap()],
         to: None,
         ttl: None,
     });
-    obs.dns.push(maintwatch::judge::DnsAnswer {
+    obs.dns.push(maintwatch::grading::judge::DnsAnswer {
         at: 3.0,
         name: name.into(),
         records: vec!["127.0.0.3".parse().unwrap()],
         to: None,
         ttl: None,
     });
-    let g = maintwatch::judge::judge(&obs);
+    let g = maintwatch::grading::judge::judge(&obs);
     let report = Report {
         command: "simulate --grade",
         source: name.into(),
@@ -664,7 +671,7 @@ fn hostile_frames_and_names_stay_text() {
 /// under its bound.
 #[test]
 fn ten_thousand_connections_give_a_bounded_page() {
-    use maintwatch::record::{line, ClosedBy, WatchLine};
+    use maintwatch::observe::record::{line, ClosedBy, WatchLine};
     let mut lines = Collected::default();
     for conn in 1..=10_000u32 {
         let t = f64::from(conn) / 100.0;
@@ -708,7 +715,10 @@ fn ten_thousand_connections_give_a_bounded_page() {
         html.len(),
         started.elapsed()
     );
-    assert_eq!(bars(&html).len(), maintwatch::report::model::MAX_BARS);
+    assert_eq!(
+        bars(&html).len(),
+        maintwatch::present::report::model::MAX_BARS
+    );
     assert!(
         html.contains("9000 connection(s) past the first 1000 are not drawn (9000 of maintwatch)"),
         "no note of what was left out"

@@ -4,17 +4,17 @@
 //! name. tests/it/report.rs checks what the page holds; this checks where it is drawn.
 //!
 //! Each is checked twice: on the written file, from the coordinates and the label widths the page
-//! was laid out with (`maintwatch::report::text`), and, when Chromium is there, on the boxes
+//! was laid out with (`maintwatch::present::report::labels`), and, when Chromium is there, on the boxes
 //! Chromium lays out: a copy of the page with a measuring script (the page itself has none)
 //! writes each label's box and each table cell's line count into the DOM it dumps. Without
 //! Chromium that part prints a SKIP line.
 
 use std::path::Path;
 
-use maintwatch::judge::{
+use maintwatch::grading::judge::{
     Closed, Connection, NodeClose, Notification, Observations, OptIn, Reached, Received, Side,
 };
-use maintwatch::report::{Collected, Report};
+use maintwatch::present::report::{Collected, Report};
 
 use crate::common;
 use crate::report::{attr, chromium, headless, tags};
@@ -128,7 +128,7 @@ fn assert_labels_inside(html: &str, whose: &str) {
         } else {
             11.0
         };
-        let w = maintwatch::report::text::width(&text, px);
+        let w = maintwatch::present::report::labels::width(&text, px);
         let x: f64 = attr(tag, "x").unwrap().parse().unwrap();
         let left = match attr(tag, "text-anchor").unwrap_or("start") {
             "end" => x - w,
@@ -284,7 +284,7 @@ fn a_marker_at_the_right_edge_keeps_its_label_inside() {
     ] {
         obs.notifications.push(notification(at, kind, seq, 0.0));
     }
-    let g = maintwatch::judge::judge(&obs);
+    let g = maintwatch::grading::judge::judge(&obs);
     let report = Report {
         command: "simulate --grade",
         source: "scenario failover".into(),
@@ -384,7 +384,7 @@ fn moved_after_the_close() -> Observations {
         conn(2, "127.0.0.3:6379", 16.8),
     ];
     obs.notifications.push(Notification {
-        target: Some(maintwatch::judge::Target::Null),
+        target: Some(maintwatch::grading::judge::Target::Null),
         ..notification(1.0, "MOVING", 0, 15.0)
     });
     obs.closes.push(NodeClose {
@@ -400,7 +400,7 @@ fn moved_after_the_close() -> Observations {
 #[test]
 fn a_connection_that_moved_after_the_close_has_an_arrow_of_its_own() {
     let obs = moved_after_the_close();
-    let g = maintwatch::judge::judge(&obs);
+    let g = maintwatch::grading::judge::judge(&obs);
     let verdicts: Vec<_> = g.clients[0].notifications[0]
         .moving
         .as_ref()
@@ -453,7 +453,7 @@ fn a_connection_that_moved_after_the_close_has_an_arrow_of_its_own() {
 
 /// Every arrow of a graded page is one a verdict names, and every verdict that names a move
 /// after the close has its dashed arrow. Shared with tests/it/report.rs's real runs.
-pub fn assert_arrows_say_the_verdicts(html: &str, g: &maintwatch::judge::Grade) {
+pub fn assert_arrows_say_the_verdicts(html: &str, g: &maintwatch::grading::judge::Grade) {
     let late: Vec<u64> = g
         .clients
         .iter()
@@ -481,7 +481,7 @@ pub fn assert_arrows_say_the_verdicts(html: &str, g: &maintwatch::judge::Grade) 
 #[test]
 fn the_grade_table_never_breaks_inside_a_name() {
     let obs = moved_after_the_close();
-    let g = maintwatch::judge::judge(&obs);
+    let g = maintwatch::grading::judge::judge(&obs);
     let lines = Collected::default();
     let report = Report {
         command: "replay --grade",

@@ -1,4 +1,4 @@
-//! Property tests of the RESP3 scanner (`maintwatch::resp`).
+//! Property tests of the RESP3 scanner (`maintwatch::protocol::resp`).
 //!
 //! - (a) A generator of arbitrary *valid* RESP3 frames (every type: attributes, verbatim, big
 //!   numbers, doubles with inf/nan, maps, sets, pushes, nesting), encoded canonically, decodes to
@@ -14,7 +14,7 @@
 //! Case counts are small by default so the file runs in seconds in debug builds; set
 //! `PROPTEST_CASES` for a long run (`scripts/fuzz/proptest-long.sh` runs the fuzz tests with 1,000,000).
 
-use maintwatch::resp::{
+use maintwatch::protocol::resp::{
     ErrorKind, FlatScan, Frame, Kind, Limits, RespError, Scan, Scanner, StreamReader, Value,
 };
 use proptest::collection::vec;

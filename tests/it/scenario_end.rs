@@ -6,8 +6,8 @@ use crate::common;
 
 use common::scrape;
 
-use maintwatch::record::{line, ClosedBy, WatchLine};
-use maintwatch::sim::{scenarios, SimOptions};
+use maintwatch::observe::record::{line, ClosedBy, WatchLine};
+use maintwatch::simulator::sim::{scenarios, SimOptions};
 
 const SPEED: f64 = 20.0;
 
@@ -66,7 +66,7 @@ async fn two_looped_rounds_end_as_scenario_ends_not_unannounced_closes() {
     let human: String = w
         .seen
         .iter()
-        .flat_map(|l| maintwatch::output::human::render(l, &Default::default()))
+        .flat_map(|l| maintwatch::present::output::human::render(l, &Default::default()))
         .collect::<Vec<_>>()
         .join("\n");
     assert!(

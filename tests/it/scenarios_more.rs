@@ -15,8 +15,8 @@ use hickory_resolver::TokioResolver;
 
 use crate::common::client::{show, Client};
 use crate::common::narration::until_finished;
-use maintwatch::sim::scenario::Start;
-use maintwatch::sim::{scenarios, SimOptions, Simulator, What};
+use maintwatch::simulator::sim::scenario::Start;
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator, What};
 use tokio::net::TcpStream;
 
 /// Hang guard for a whole test; every wait inside is for bytes or an event, not for time.
@@ -168,14 +168,14 @@ async fn cascading_smigrated_moves_the_slots_twice() {
         let key = (0..100_000)
             .map(|i| format!("k{i}"))
             .find(|k| {
-                let slot = maintwatch::sim::cluster::key_slot(k.as_bytes());
+                let slot = maintwatch::simulator::sim::cluster_slots::key_slot(k.as_bytes());
                 (8892..=8991).contains(&slot)
             })
             .expect("a key in 8892-8991");
         let mut middle = Client::connect(n5).await;
         middle.call(&["HELLO", "3"]).await;
         let moved = middle.call(&["GET", &key]).await;
-        let slot = maintwatch::sim::cluster::key_slot(key.as_bytes());
+        let slot = maintwatch::simulator::sim::cluster_slots::key_slot(key.as_bytes());
         assert_eq!(show(&moved), format!("-MOVED {slot} {n4}\\r\\n"));
         let mut last = Client::connect(n4).await;
         last.call(&["HELLO", "3"]).await;

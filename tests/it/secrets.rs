@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use maintwatch::resp::{Frame, StreamReader};
+use maintwatch::protocol::resp::{Frame, StreamReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Output, Stdio};

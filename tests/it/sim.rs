@@ -26,10 +26,10 @@ use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::TokioResolver;
 use tokio::net::TcpStream;
 
-use maintwatch::notification::{classify, Classified};
-use maintwatch::resp::{encode_command, Frame, Scan, Scanner};
-use maintwatch::sim::scenario::{Action, Push, Start};
-use maintwatch::sim::{scenarios, Scenario, SimOptions, Simulator, What, Why};
+use maintwatch::protocol::notification::{classify, Classified};
+use maintwatch::protocol::resp::{encode_command, Frame, Scan, Scanner};
+use maintwatch::simulator::sim::scenario::{Action, Push, Start};
+use maintwatch::simulator::sim::{scenarios, Scenario, SimOptions, Simulator, What, Why};
 
 use crate::common;
 use crate::common::client::{is_hello_map, show, Client};
@@ -469,7 +469,11 @@ async fn oss_cluster_slot_migration_on_every_node() {
         probe.hello3().await;
         let key = (0..)
             .map(|i| format!("key:{i}"))
-            .find(|k| (8892..=8991).contains(&maintwatch::sim::cluster::key_slot(k.as_bytes())))
+            .find(|k| {
+                (8892..=8991).contains(&maintwatch::simulator::sim::cluster_slots::key_slot(
+                    k.as_bytes(),
+                ))
+            })
             .unwrap();
         assert_eq!(
             show(&probe.call(&["GET", &key]).await),
@@ -530,7 +534,7 @@ async fn oss_cluster_slot_migration_on_every_node() {
             "{after:?}"
         );
         let moved = probe.call(&["GET", &key]).await;
-        let slot = maintwatch::sim::cluster::key_slot(key.as_bytes());
+        let slot = maintwatch::simulator::sim::cluster_slots::key_slot(key.as_bytes());
         assert_eq!(
             show(&moved),
             format!("-MOVED {slot} 127.0.0.5:{port}\\r\\n")

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// The `grade` line of a `--grade-json` file, as JSON.
 fn grade_value(text: &str) -> serde_json::Value {
-    let grade = maintwatch::judge::lines::grade_of(text).expect("a grade line");
+    let grade = maintwatch::grading::judge::grade_lines::grade_of(text).expect("a grade line");
     serde_json::to_value(grade).unwrap()
 }
 

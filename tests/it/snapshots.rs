@@ -8,13 +8,13 @@
 
 use crate::common;
 
-use maintwatch::record::line;
+use maintwatch::observe::record::line;
 use std::process::Output;
 
 use clap::CommandFactory;
 use maintwatch::cli::Cli;
-use maintwatch::output::human::{render, Style};
-use maintwatch::record::{ConnTotals, EventRow, OptInOutcome, OptInTally, WatchLine};
+use maintwatch::observe::record::{ConnTotals, EventRow, OptInOutcome, OptInTally, WatchLine};
+use maintwatch::present::output::human::{render, Style};
 
 /// Runs the built binary with a fixed width and no colour, whatever the terminal running the
 /// tests. All three standard streams are pipes or null, so clap falls back to `COLUMNS`.
@@ -140,7 +140,7 @@ fn summary_with(
     events: Vec<EventRow>,
     conns: Vec<ConnTotals>,
     opt_in: Vec<OptInTally>,
-    pings: Option<maintwatch::record::PingStats>,
+    pings: Option<maintwatch::observe::record::PingStats>,
 ) -> String {
     let line = WatchLine::Summary(line::Summary {
         v: 1,
@@ -233,14 +233,14 @@ fn summary_table_with_joined_window_silent_close_and_traffic() {
         silent_close: true,
         ..EventRow::new("MIGRATING", Some(8), 20.0)
     };
-    let pings = maintwatch::record::PingStats {
+    let pings = maintwatch::observe::record::PingStats {
         sent: 120,
         answered: 117,
         failures: 3,
         p50_ms: Some(0.212),
         p99_ms: Some(1.905),
         max_ms: Some(3.4),
-        failure_windows: vec![maintwatch::record::WindowFailures {
+        failure_windows: vec![maintwatch::observe::record::WindowFailures {
             window: "MOVING seq 7".into(),
             failures: 3,
         }],

@@ -1,5 +1,5 @@
 //! The client matrix (docs/matrix.md) is what the client tier measured: one row per client version, one
-//! column per scenario, each cell certify's short cell (`maintwatch::matrix::short`), and under
+//! column per scenario, each cell certify's short cell (`maintwatch::grading::matrix::short`), and under
 //! the table the run's date and every cell that is not `ok` in full. The tier
 //! (`tests/it/redis_py_app.rs`, `tests/it/node_redis.rs`, `tests/it/go_redis.rs`) runs
 //! `maintwatch certify` for each client version, writes the cells certify printed to
@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use crate::common;
 use common::tier;
-use maintwatch::matrix;
+use maintwatch::grading::matrix;
 
 const START: &str =
     "<!-- client-matrix start: written by tests/it/tier_matrix.rs from the client tier's results -->";
@@ -399,11 +399,11 @@ fn rows_sort_by_version_and_parse_back() {
 /// Every rule the judge knows has a code, and no two codes are the same.
 #[test]
 fn every_rule_has_a_matrix_code() {
-    let names: Vec<&str> = maintwatch::judge::rule_names().collect();
+    let names: Vec<&str> = maintwatch::grading::judge::rule_names().collect();
     for name in &names {
         assert!(
             tier::CODES.iter().any(|(r, _)| r == name),
-            "rule {name} has no code in src/matrix.rs"
+            "rule {name} has no code in src/grading/matrix.rs"
         );
     }
     let mut codes: Vec<&str> = tier::CODES.iter().map(|(_, c)| *c).collect();

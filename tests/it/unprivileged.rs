@@ -14,8 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use maintwatch::judge::lines::GradeLine;
-use maintwatch::judge::{Grade, Verdict};
+use maintwatch::grading::judge::grade_lines::GradeLine;
+use maintwatch::grading::judge::{Grade, Verdict};
 
 use crate::common;
 
@@ -254,15 +254,15 @@ async fn certify_without_root_gives_the_verdicts_of_root() {
             text(run)
         );
     }
-    let cell = maintwatch::matrix::cell(&by_root[0]);
+    let cell = maintwatch::grading::matrix::cell(&by_root[0]);
     assert_eq!(
-        maintwatch::matrix::cell(&by_user[0]),
+        maintwatch::grading::matrix::cell(&by_user[0]),
         cell,
         "{}",
         text(&user)
     );
     assert_eq!(
-        maintwatch::matrix::cell(&by_container[0]),
+        maintwatch::grading::matrix::cell(&by_container[0]),
         cell,
         "{}",
         text(&container)

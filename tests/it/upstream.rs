@@ -10,9 +10,9 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use maintwatch::resp::encode_command;
-use maintwatch::sim::upstream::Upstream;
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::protocol::resp::encode_command;
+use maintwatch::simulator::sim::upstream::Upstream;
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use tokio::net::TcpStream;
 
 use crate::common;

@@ -8,11 +8,11 @@
 
 use crate::common;
 
-use maintwatch::escape::unescape;
-use maintwatch::notification::{Classified, Kind};
-use maintwatch::record::line;
-use maintwatch::record::{Label, OptInOutcome, WatchLine};
-use maintwatch::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
+use maintwatch::observe::record::line;
+use maintwatch::observe::record::{Label, OptInOutcome, WatchLine};
+use maintwatch::protocol::notification::{Classified, Kind};
+use maintwatch::shared::escape::unescape;
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator, What as SimWhat};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -26,7 +26,7 @@ struct Run {
     child: Child,
     lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
     seen: Vec<WatchLine>,
-    sent: tokio::sync::broadcast::Receiver<maintwatch::sim::SimEvent>,
+    sent: tokio::sync::broadcast::Receiver<maintwatch::simulator::sim::SimEvent>,
 }
 
 async fn start(scenario: &str, speed: f64, extra: &[&str]) -> Run {
@@ -34,7 +34,11 @@ async fn start(scenario: &str, speed: f64, extra: &[&str]) -> Run {
     start_with(scenario, speed, extra).await
 }
 
-async fn start_with(scenario: maintwatch::sim::Scenario, speed: f64, extra: &[&str]) -> Run {
+async fn start_with(
+    scenario: maintwatch::simulator::sim::Scenario,
+    speed: f64,
+    extra: &[&str],
+) -> Run {
     let mut opts = SimOptions::new(scenario);
     opts.speed = speed;
     let sim = Simulator::start(opts).await.expect("simulator starts");
@@ -566,7 +570,7 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
             )
         })
         .expect("a copy");
-    let shown = maintwatch::output::human::render(copy, &Default::default()).join("\n");
+    let shown = maintwatch::present::output::human::render(copy, &Default::default()).join("\n");
     // Named, with a cluster node's few milliseconds in ms: "got the same SMIGRATING seq 3 too,
     // 1.2 ms after [1] did".
     assert!(shown.contains("got the same S"), "{shown}");
@@ -836,7 +840,10 @@ async fn real_cluster_every_node_watched_and_the_refusal_reported_once() {
     let human: Vec<String> = seen
         .iter()
         .flat_map(|l| {
-            maintwatch::output::human::render(l, &maintwatch::output::human::Style::default())
+            maintwatch::present::output::human::render(
+                l,
+                &maintwatch::present::output::human::Style::default(),
+            )
         })
         .collect();
     let refusals = human
@@ -860,7 +867,7 @@ async fn a_resent_moving_is_labelled_and_gets_exactly_one_decision() {
     // Two connections to one proxy: the second opts in either before the MOVING (and hears the
     // broadcast) or after it (and is sent it again with its +OK). Either way the same
     // (type, seq) arrives twice, and only the first starts a dry-run.
-    let scenario = maintwatch::sim::Scenario::parse(
+    let scenario = maintwatch::simulator::sim::Scenario::parse(
         "resend.scn",
         "name resend\nabout one MOVING, two connections\nproxies 127.0.0.2 127.0.0.3\n\
          dns 127.0.0.2 127.0.0.3\nstart opt-in\n\
@@ -1084,7 +1091,7 @@ async fn scripted_server(answer: fn(&[String]) -> Vec<u8>) -> Scripted {
         while let Ok((mut s, _)) = listener.accept().await {
             let counter = counter.clone();
             tokio::spawn(async move {
-                let mut reader = maintwatch::resp::StreamReader::default();
+                let mut reader = maintwatch::protocol::resp::StreamReader::default();
                 let mut buf = [0u8; 4096];
                 loop {
                     let n = match s.read(&mut buf).await {
@@ -1094,7 +1101,7 @@ async fn scripted_server(answer: fn(&[String]) -> Vec<u8>) -> Scripted {
                     reader.extend(&buf[..n]);
                     let mut commands = Vec::new();
                     let parsed = reader.drain(|frame, _, _| {
-                        if let maintwatch::resp::Frame::Array(items) = frame {
+                        if let maintwatch::protocol::resp::Frame::Array(items) = frame {
                             commands.push(
                                 items
                                     .iter()
@@ -1222,7 +1229,7 @@ async fn server_text_is_escaped_before_it_reaches_the_terminal() {
     assert!(
         !text
             .chars()
-            .any(|c| c != '\n' && maintwatch::escape::is_unsafe_char(c)),
+            .any(|c| c != '\n' && maintwatch::shared::escape::is_unsafe_char(c)),
         "{text}"
     );
     for line in text.lines() {
@@ -1375,7 +1382,7 @@ async fn traffic_is_summarised_and_per_ping_lines_need_verbose() {
 /// second event, so `--count 2` waits for the MIGRATING that follows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn count_is_of_events_not_of_copies() {
-    let scenario = maintwatch::sim::Scenario::parse(
+    let scenario = maintwatch::simulator::sim::Scenario::parse(
         "count.scn",
         "name count\nabout one MOVING then one MIGRATING, two connections\n\
          proxies 127.0.0.2 127.0.0.3\ndns 127.0.0.2 127.0.0.3\nstart opt-in 2\n\
@@ -1457,7 +1464,7 @@ async fn silent_shrink_summary_row_has_the_dns_drop_and_the_silent_close() {
 /// open, its close stated from receipt with that caveat.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn joining_mid_window_adopts_the_simulators_speed_and_says_the_window_was_open() {
-    let scenario = maintwatch::sim::Scenario::parse(
+    let scenario = maintwatch::simulator::sim::Scenario::parse(
         "joined.scn",
         "name joined\nabout a MOVING whose window is open before the watch connects\n\
          proxies 127.0.0.2\ndns 127.0.0.2\nstart now\n\

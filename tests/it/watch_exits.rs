@@ -14,9 +14,9 @@
 
 use crate::common;
 
-use maintwatch::record::line;
-use maintwatch::record::WatchLine;
-use maintwatch::sim::{Scenario, SimOptions, Simulator};
+use maintwatch::observe::record::line;
+use maintwatch::observe::record::WatchLine;
+use maintwatch::simulator::sim::{Scenario, SimOptions, Simulator};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -237,8 +237,9 @@ async fn after_a_session_a_permanent_error_is_retried_and_counted() {
     .await;
     // A password appears, and the watch's connection is dropped: it must reconnect, and fail.
     let mut admin = tokio::net::TcpStream::connect(redis.addr).await.unwrap();
-    let mut both = maintwatch::resp::encode_command(&["CONFIG", "SET", "requirepass", "new-pw"]);
-    both.extend(maintwatch::resp::encode_command(&[
+    let mut both =
+        maintwatch::protocol::resp::encode_command(&["CONFIG", "SET", "requirepass", "new-pw"]);
+    both.extend(maintwatch::protocol::resp::encode_command(&[
         "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes",
     ]));
     admin.write_all(&both).await.unwrap();

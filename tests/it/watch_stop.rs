@@ -8,9 +8,9 @@
 
 use crate::common;
 
-use maintwatch::escape::unescape;
-use maintwatch::record::line;
-use maintwatch::record::WatchLine;
+use maintwatch::observe::record::line;
+use maintwatch::observe::record::WatchLine;
+use maintwatch::shared::escape::unescape;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
@@ -385,7 +385,7 @@ fn publisher(addr: SocketAddr) -> tokio::task::JoinHandle<()> {
             let mut batch = Vec::new();
             for _ in 0..500 {
                 let payload = format!("m{i}");
-                batch.extend(maintwatch::resp::encode_command(&[
+                batch.extend(maintwatch::protocol::resp::encode_command(&[
                     "PUBLISH", "ch", &payload,
                 ]));
                 i += 1;
@@ -466,7 +466,7 @@ fn the_flood_frames_are_what_the_watch_reads_as_pushes() {
     // The test's own frames parse as one push each, so the prefix check compares whole frames.
     for flood in [Flood::Messages, Flood::Notifications] {
         let raw = flood.frame(12);
-        let mut reader = maintwatch::resp::StreamReader::default();
+        let mut reader = maintwatch::protocol::resp::StreamReader::default();
         reader.extend(&raw);
         let mut frames = 0;
         reader.drain(|_, _, _| frames += 1).unwrap();

@@ -13,7 +13,7 @@
 #[path = "../it/pcapgen/mod.rs"]
 mod pcapgen;
 
-use maintwatch::pcap::line::{Line, PcapLine};
+use maintwatch::observe::pcap::capture_lines::{Line, PcapLine};
 use pcapgen::*;
 use std::io::{BufWriter, Read, Write};
 use std::process::Stdio;
@@ -100,7 +100,7 @@ fn a_million_syns_stay_under_200_mib() {
         assert_eq!((packets, tcp_streams), (u64::from(SYNS), u64::from(SYNS)));
         assert_eq!(
             pruned_streams,
-            u64::from(SYNS) - maintwatch::pcap::MAX_UNDECIDED as u64,
+            u64::from(SYNS) - maintwatch::observe::pcap::MAX_UNDECIDED as u64,
             "every stream past the cap is counted as forgotten"
         );
         assert!(

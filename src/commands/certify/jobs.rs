@@ -4,7 +4,7 @@
 //! scenarios can share the machine; what they must not share is anything a client could reach.
 //! Each scenario is played by a worker: this same binary, started as `certify --scenarios NAME`
 //! with [`WORKER`] in its environment. Before its runtime starts, the worker moves into a
-//! network and mount namespace of its own ([`crate::sim::isolation::own_network`]; with a user
+//! network and mount namespace of its own ([`crate::simulator::sim::isolation::own_network`]; with a user
 //! namespace too when it is not root): its loopback, its simulator's addresses and ports, its
 //! DNS on port 53, its redis-server and its client are its own, and no other scenario's can be
 //! reached. It plays the scenario exactly as `--jobs 1` does, and hands the grade back as one
@@ -24,8 +24,8 @@ use tokio::task::JoinSet;
 
 use super::{finished_line, settle, Done, Run};
 use crate::exit;
-use crate::judge::{Grade, Observations};
-use crate::simulation::{
+use crate::grading::judge::{Grade, Observations};
+use crate::simulator::simulation::{
     self, CertifySettings, SentFrame, Signals, SimulationSettings, Stop, TooLoaded,
 };
 
@@ -113,9 +113,12 @@ pub async fn worker(args: &CertifySettings) -> anyhow::Result<i32> {
         Ok(Some(g)) => g,
         Ok(None) => return Ok(exit::USAGE),
         // Said here, as `--jobs 1` says it; the exit code tells certify it was said.
-        Err(e) if crate::sim::client::not_started(&e) => {
+        Err(e) if crate::simulator::simulation::client::not_started(&e) => {
             let text = format!("scenario {}: {e}", sim_args.scenario.name());
-            eprintln!("{}", crate::output::terminal::message("error", &text));
+            eprintln!(
+                "{}",
+                crate::present::output::terminal::message("error", &text)
+            );
             return Ok(exit::CLIENT_NOT_STARTED);
         }
         Err(e) => return Err(e),
@@ -349,7 +352,7 @@ impl Board {
         if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
             bar.set_style(style);
         }
-        let length = crate::sim::scenarios::by_name(&self.names[i])
+        let length = crate::simulator::sim::scenarios::by_name(&self.names[i])
             .map_or(String::new(), |s| format!(" ({} s long)", s.end));
         bar.set_message(format!("playing {}{length}", self.names[i]));
         bar.enable_steady_tick(Duration::from_millis(500));

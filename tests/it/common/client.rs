@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use maintwatch::resp::{encode_command, StreamReader};
+use maintwatch::protocol::resp::{encode_command, StreamReader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -22,7 +22,7 @@ pub struct Client {
 
 /// Bytes shown as escaped text (`\r\n` and all), for assertions and their messages.
 pub fn show(bytes: &[u8]) -> String {
-    maintwatch::escape::escape(bytes)
+    maintwatch::shared::escape::escape(bytes)
 }
 
 /// A push frame (`>`), as opposed to a reply.

@@ -196,10 +196,10 @@ pub async fn tcpdump(
 pub async fn command(addr: SocketAddr, args: &[&str]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    s.write_all(&maintwatch::resp::encode_command(args))
+    s.write_all(&maintwatch::protocol::resp::encode_command(args))
         .await
         .unwrap();
-    let mut reader = maintwatch::resp::StreamReader::default();
+    let mut reader = maintwatch::protocol::resp::StreamReader::default();
     let mut buf = [0u8; 4096];
     loop {
         let n = s.read(&mut buf).await.unwrap();
@@ -247,10 +247,10 @@ pub fn spawn_lines(c: &mut tokio::process::Command) -> (tokio::process::Child, J
 /// events; the guard only turns a hang into a failure that shows what was seen.
 pub async fn read_until(
     lines: &mut JsonLines,
-    seen: &mut Vec<maintwatch::record::WatchLine>,
+    seen: &mut Vec<maintwatch::observe::record::WatchLine>,
     guard: Duration,
     what: &str,
-    done: impl Fn(&[maintwatch::record::WatchLine]) -> bool,
+    done: impl Fn(&[maintwatch::observe::record::WatchLine]) -> bool,
 ) {
     let result = tokio::time::timeout(guard, async {
         while !done(seen) {
@@ -280,7 +280,7 @@ pub async fn answer_commands(
     n: usize,
     reply: impl Fn(&[u8]) -> Vec<u8>,
 ) -> Option<()> {
-    let mut reader = maintwatch::resp::StreamReader::default();
+    let mut reader = maintwatch::protocol::resp::StreamReader::default();
     let mut buf = [0u8; 4096];
     let mut answered = 0;
     while answered < n {

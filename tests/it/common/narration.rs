@@ -1,7 +1,7 @@
 //! Waiting on the simulator's narration (its broadcast of what it did), for the tests that play
 //! a scenario in-process: by event, never by time.
 
-use maintwatch::sim::{SimEvent, What};
+use maintwatch::simulator::sim::{SimEvent, What};
 use tokio::sync::broadcast;
 
 /// Waits for the first event matching `pred`.

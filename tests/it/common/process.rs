@@ -234,7 +234,7 @@ pub fn peak_rss_kib(pid: u32, check: &str) -> Option<u64> {
 /// A started `maintwatch watch --json`: its stdout parsed into schema lines as they are read.
 pub struct JsonWatch {
     pub proc: Proc,
-    pub seen: Vec<maintwatch::record::WatchLine>,
+    pub seen: Vec<maintwatch::observe::record::WatchLine>,
 }
 
 impl JsonWatch {
@@ -255,7 +255,7 @@ impl JsonWatch {
         &mut self,
         guard: Duration,
         what: &str,
-        done: impl Fn(&[maintwatch::record::WatchLine]) -> bool,
+        done: impl Fn(&[maintwatch::observe::record::WatchLine]) -> bool,
     ) {
         super::read_until(&mut self.proc.stdout, &mut self.seen, guard, what, done).await;
     }

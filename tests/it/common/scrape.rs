@@ -5,8 +5,8 @@
 //! `promtool` tier (`MAINTWATCH_PROMTOOL`, else `promtool` on PATH; neither: a SKIP line).
 
 use super::{maintwatch_async, JsonWatch};
-use maintwatch::record::WatchLine;
-use maintwatch::sim::{scenarios, SimOptions, Simulator};
+use maintwatch::observe::record::WatchLine;
+use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::process::Stdio;

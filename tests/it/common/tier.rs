@@ -24,7 +24,7 @@ use tokio::io::AsyncReadExt;
 
 /// The `grade` line of a `--grade-json` file, as JSON.
 fn grade_value(text: &str) -> Value {
-    let grade = maintwatch::judge::lines::grade_of(text).expect("a grade line");
+    let grade = maintwatch::grading::judge::grade_lines::grade_of(text).expect("a grade line");
     serde_json::to_value(grade).unwrap()
 }
 
@@ -417,7 +417,7 @@ pub fn printed_row(text: &str) -> BTreeMap<String, (String, String)> {
 
 /// The scenarios of the matrix's columns but the cluster one, for certify's `--scenarios`.
 pub fn standalone_columns() -> Vec<&'static str> {
-    maintwatch::matrix::COLUMNS
+    maintwatch::grading::matrix::COLUMNS
         .iter()
         .map(|(s, _)| *s)
         .filter(|s| *s != CLUSTER)
@@ -450,8 +450,10 @@ pub async fn certify_version(
             None => None,
         }
     };
-    let (standalone, cluster) =
-        tokio::join!(certify_with(redis, scenarios, &v.standalone, &v.env, &v.flags), cluster);
+    let (standalone, cluster) = tokio::join!(
+        certify_with(redis, scenarios, &v.standalone, &v.env, &v.flags),
+        cluster
+    );
     record_version(v, &columns, &standalone, cluster.as_ref());
     (standalone, cluster)
 }
@@ -623,7 +625,7 @@ fn record_version(
         None => record(
             &v.label,
             CLUSTER,
-            maintwatch::matrix::NOT_APPLICABLE,
+            maintwatch::grading::matrix::NOT_APPLICABLE,
             "no cluster client with maintenance notifications in this version",
         ),
     }
@@ -661,8 +663,8 @@ pub fn results_dir() -> PathBuf {
 /// Each rule's code in a matrix cell: the library's table, which `certify` prints too.
 // Only some of the tests that include this module read it.
 #[allow(unused_imports)]
-pub use maintwatch::matrix::CODES;
-use maintwatch::matrix::RACY_RULES;
+pub use maintwatch::grading::matrix::CODES;
+use maintwatch::grading::matrix::RACY_RULES;
 
 /// The worse of two verdicts: fail, then not judged, then pass.
 fn worse<'a>(a: &'a str, b: &'a str) -> &'a str {
@@ -712,13 +714,15 @@ pub fn verdicts(r: &TierRun, prefix: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The matrix cell a grade earns, as `certify` prints it in full (`maintwatch::matrix::cell_of`).
+/// The matrix cell a grade earns, as `certify` prints it in full (`maintwatch::grading::matrix::cell_of`).
 pub fn cell(grade: &Value) -> String {
     let verdict = |v: &str| {
-        serde_json::from_value::<maintwatch::judge::Verdict>(Value::from(v))
+        serde_json::from_value::<maintwatch::grading::judge::Verdict>(Value::from(v))
             .unwrap_or_else(|e| panic!("verdict {v:?}: {e}"))
     };
-    maintwatch::matrix::cell_of(results(grade, "").into_iter().map(|(r, v)| (r, verdict(v))))
+    maintwatch::grading::matrix::cell_of(
+        results(grade, "").into_iter().map(|(r, v)| (r, verdict(v))),
+    )
 }
 
 /// Writes the cell of `client` (e.g. `redis-py 8.1.0`) in `scenario`, short and in full, with
@@ -765,7 +769,7 @@ pub enum Runtime {
 }
 
 /// A library of the tier, one row of this table per library: its name in the matrix and in
-/// CLIENTS (`maintwatch::clients`), how the grade names it, the variables naming its builds
+/// CLIENTS (`maintwatch::grading::clients`), how the grade names it, the variables naming its builds
 /// (the newest, and the older ones as a list as in PATH) and its applications. Its tests keep
 /// only what is the library's own: what its rows must show, and what was measured of it.
 pub struct Library {
@@ -954,10 +958,10 @@ impl Library {
 
     /// A build as a version of the tier, labelled `redis-py 8.1.0` (Maven's `.RELEASE`
     /// dropped): the cluster application where the library has one and that release's cluster
-    /// client handles the notifications (`maintwatch::clients`, `cluster_since`; no such bound:
+    /// client handles the notifications (`maintwatch::grading::clients`, `cluster_since`; no such bound:
     /// every release).
     pub fn tier_version(&self, dir: &str, version: &str) -> Version {
-        let cluster = maintwatch::clients::has_cluster(self.name, version) != Some(false);
+        let cluster = maintwatch::grading::clients::has_cluster(self.name, version) != Some(false);
         Version {
             label: format!("{} {}", self.name, version.trim_end_matches(".RELEASE")),
             standalone: self.command(dir, self.app, &[]),

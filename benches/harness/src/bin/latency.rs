@@ -4,7 +4,7 @@
 //! right before its write began (`SimEvent::Sent { writing }`) and right after it returned
 //! (`SimEvent::Sent.at`); on loopback the bytes reach the reader's socket inside that write. The
 //! real `maintwatch watch` binary watches it with `--json`; each push line's `at` is the wall clock
-//! stamped in `src/conn` right after the read that completed the frame returned. The difference,
+//! stamped in `src/network/conn` right after the read that completed the frame returned. The difference,
 //! frame by frame (matched by their bytes: every frame carries its own sequence id), is reported
 //! against both: from the write's start (an upper bound: it includes the write call) and from its
 //! end (a lower bound: negative when the writer was preempted by the woken reader right after its
@@ -24,8 +24,8 @@
 //! Frames are sent one at a time, `--gap-ms` apart, so each is its own read (the figure is per
 //! frame, not amortised over a batch).
 
-use maintwatch::record::{line, WatchLine};
-use maintwatch::sim::{Scenario, SimOptions, Simulator, What};
+use maintwatch::observe::record::{line, WatchLine};
+use maintwatch::simulator::sim::{Scenario, SimOptions, Simulator, What};
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -104,7 +104,7 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
 
 /// The baseline reader: opt in, then print `<wall micros> <escaped frame>` for every push.
 fn baseline_child(port: &str) {
-    use maintwatch::resp::{encode_command, Frame, Scan, Scanner};
+    use maintwatch::protocol::resp::{encode_command, Frame, Scan, Scanner};
     use std::io::{Read, Write};
     let mut sock = std::net::TcpStream::connect(format!("127.0.0.2:{port}")).expect("connect");
     sock.set_nodelay(true).expect("nodelay");
@@ -127,7 +127,7 @@ fn baseline_child(port: &str) {
         let mut pos = 0;
         while let Ok(Scan::Frame(frame, len)) = scanner.scan(&buf[pos..]) {
             if matches!(frame, Frame::Push(_)) {
-                let raw = maintwatch::escape::escape(&buf[pos..pos + len]);
+                let raw = maintwatch::shared::escape::escape(&buf[pos..pos + len]);
                 writeln!(out, "{at} {raw}").expect("stdout");
                 out.flush().expect("stdout");
             }
@@ -229,7 +229,7 @@ async fn measure(a: &Args, baseline: bool, pushes: usize) -> (Vec<i64>, Vec<i64>
         let mut got: Vec<(Vec<u8>, i64)> = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some((at, raw)) = line.split_once(' ').filter(|_| baseline) {
-                let raw = maintwatch::escape::unescape(raw).expect("escaped");
+                let raw = maintwatch::shared::escape::unescape(raw).expect("escaped");
                 got.push((raw, at.parse().expect("micros")));
             } else if let Ok(WatchLine::Push(line::Push { at, frame, .. })) = serde_json::from_str(&line) {
                 let raw = frame.raw.bytes().expect("escaped").into_owned();

@@ -1,0 +1,661 @@
+//! certify's run: the scenarios played one by one (or by `jobs`), each graded, then the
+//! summary, the JSON, the JUnit file and the page. Kept apart from the command's root, which is
+//! its map.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// One scenario's result.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub scenario: String,
+    pub grade: Grade,
+    /// Wall-clock seconds the scenario took, for the JUnit `time`.
+    pub seconds: f64,
+    /// What `--report` draws the scenario's section from, when it was asked for.
+    pub page: Option<Page>,
+}
+
+/// A scenario's part of the `--report` page: the judge's observations, the frames sent, and
+/// how the run ended.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub obs: crate::grading::judge::Observations,
+    pub lines: crate::present::report::Collected,
+    pub notes: Vec<String>,
+}
+
+/// Once, before the first scenario: a run in a namespace of its own, or without port 53 at all,
+/// is said on stderr (each scenario's own run is silent).
+pub(super) fn say_isolation() {
+    use crate::simulator::sim::isolation::{self, Isolation};
+    match isolation::chosen() {
+        Isolation::Namespace => terminal::tell("note", isolation::NAMESPACE_NOTE),
+        Isolation::Refused(why) => terminal::tell(
+            "warning",
+            &format!(
+                "the client gets no private /etc/resolv.conf: {why}; the rules that need its \
+                 DNS are not judged"
+            ),
+        ),
+        Isolation::Host => {}
+    }
+}
+
+/// Runs `maintwatch certify`.
+pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
+    certify(&crate::cli::settings::certify_settings(args)?).await
+}
+
+/// Plays every scenario of `settings` and writes the reports.
+pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
+    if jobs::is_worker() {
+        return jobs::worker(args).await;
+    }
+    say_isolation();
+    let names = args.names();
+    let dir = output_dir(args)?;
+    // Registered before anything starts: a Ctrl-C stops the scenarios being played (their
+    // servers and clients too) and writes the report so far.
+    let mut signals = Signals::new()?;
+    let run = if args.jobs > 1 {
+        jobs::parallel(args, &mut signals).await?
+    } else {
+        one_by_one(args, &mut signals).await?
+    };
+    let outcomes: Vec<Outcome> = run.done.iter().map(|d| d.outcome.clone()).collect();
+    let json: String = run.done.iter().map(|d| d.json.as_str()).collect();
+    write_reports(args, &outcomes, &json)?;
+    if run.usage {
+        return Ok(exit::USAGE);
+    }
+    if let Some(code) = run.said {
+        return Ok(code);
+    }
+    if let Some((name, e)) = run.failed {
+        // The client could not be started, say: what was played before still counts.
+        if crate::simulator::simulation::client::not_started(&e) {
+            let text = format!("scenario {name}: {e}");
+            eprintln!("{}", terminal::message("error", &text));
+            return Ok(exit::CLIENT_NOT_STARTED);
+        }
+        return Err(e.context(format!("scenario {name}")));
+    }
+    print_summary(&outcomes, &names, &dir, run.interrupted.is_some())?;
+    Ok(run
+        .interrupted
+        .unwrap_or_else(|| worst(&outcomes).exit_code()))
+}
+
+/// What a certification played: the scenarios finished, in the list's order whatever order
+/// they finished in, and why it stopped early if it did.
+#[derive(Default)]
+pub struct Run {
+    pub done: Vec<Done>,
+    /// A scenario that could not be played, and why.
+    pub failed: Option<(String, anyhow::Error)>,
+    /// The exit code of the signal that stopped the run.
+    pub interrupted: Option<i32>,
+    /// A usage error was printed.
+    pub usage: bool,
+    /// A scenario's worker said why it could not play (the client could not be started): the
+    /// exit code.
+    pub said: Option<i32>,
+}
+
+/// One scenario finished: its outcome, its grade's JSON lines, and how it stopped.
+pub struct Done {
+    pub outcome: Outcome,
+    pub json: String,
+    pub stop: Stop,
+}
+
+/// `--jobs 1`: each scenario in turn, in this process, in the list's order.
+pub(super) async fn one_by_one(
+    args: &CertifySettings,
+    signals: &mut Signals,
+) -> anyhow::Result<Run> {
+    let mut progress = Progress::new(args.scenarios.len() as u64);
+    let mut run = Run::default();
+    for sim_args in &args.scenarios {
+        let name = sim_args.scenario.name();
+        if let Some(Stop::Signal(_, code)) = signals.pending().await {
+            run.interrupted = Some(code);
+            break;
+        }
+        progress.start(&name);
+        let started = Instant::now();
+        let g = match simulation::graded(sim_args, signals).await {
+            Ok(Some(g)) => g,
+            Ok(None) => {
+                run.usage = true;
+                break;
+            }
+            Err(e) => {
+                run.failed = Some((name, e));
+                break;
+            }
+        };
+        let page = args.report.as_ref().map(|_| simulation::report_parts(&g));
+        let seconds = started.elapsed().as_secs_f64();
+        let done = settle(&name, g.grade, g.obs, g.stop, seconds, page)?;
+        progress.finished(&finished_line(&done.outcome, g.stop, g.lost));
+        let stop = done.stop;
+        run.done.push(done);
+        if let Stop::Signal(_, code) = stop {
+            run.interrupted = Some(code);
+            break;
+        }
+    }
+    progress.clear();
+    Ok(run)
+}
+
+/// A scenario's grade made final (a scenario that never started is NOT JUDGED, with why) and
+/// turned into what every report is written from: the same whether it was played here or in a
+/// process of its own.
+pub fn settle(
+    name: &str,
+    mut grade: Grade,
+    obs: crate::grading::judge::Observations,
+    stop: Stop,
+    seconds: f64,
+    page: Option<(crate::present::report::Collected, Vec<String>)>,
+) -> anyhow::Result<Done> {
+    if let Stop::NeverStarted(load) = stop {
+        never_started(&mut grade, name, load);
+    }
+    let json = crate::grading::judge::grade_lines::write(&obs, &grade)?;
+    let page = page.map(|(lines, notes)| Page { obs, lines, notes });
+    let outcome = Outcome {
+        scenario: name.to_string(),
+        grade,
+        seconds,
+        page,
+    };
+    Ok(Done {
+        outcome,
+        json,
+        stop,
+    })
+}
+
+/// The worst verdict over the scenarios: fail, then not judged, then pass (nothing played is not
+/// a pass).
+pub fn worst(outcomes: &[Outcome]) -> Verdict {
+    outcomes
+        .iter()
+        .map(|o| o.grade.verdict)
+        .max()
+        .unwrap_or(Verdict::NotJudged)
+}
+
+/// The name of the result certify adds to the grade of a scenario that never started.
+pub const STARTED: &str = "scenario-started";
+
+/// A scenario that never started judged nothing of what it exists for, even when the rules it
+/// did judge (`survives`) passed: it is NOT JUDGED, with why, and with the load when the client
+/// was kept waiting for a CPU past what the start deadline allows for.
+pub(super) fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoaded>) {
+    let needs = match crate::simulator::sim::scenarios::by_name(name).map(|s| s.start) {
+        Some(Start::OptIn(n)) if n > 1 => {
+            format!("{n} connections opted in at once (a cluster client's, one per node)")
+        }
+        Some(Start::Subscribe) => "a subscription to AzureRedisEvents".into(),
+        _ => "a connection that opts in".into(),
+    };
+    let deadline = START_DEADLINE.as_secs();
+    let first = deadline * u64::from(crate::simulator::simulation::FIRST_CONNECTION_FACTOR);
+    let why = match load {
+        None => format!(
+            "the scenario never started: it waits for {needs}, and the client had not within \
+             {deadline} s of its first connection (or made none within {first} s)"
+        ),
+        Some(l) => format!(
+            "the run was too loaded to tell: the scenario waits for {needs}, and the client had \
+             not {} in the {:.0} s it was given, but its threads waited up to {:.0} s of it for a \
+             CPU (a bound of {} s moves on by such waits up to {} times itself)",
+            if l.connected { "done it" } else { "connected" },
+            l.given_ms as f64 / 1000.0,
+            l.waited_ms as f64 / 1000.0,
+            if l.connected { deadline } else { first },
+            crate::simulator::simulation::LOAD_FACTOR
+        ),
+    };
+    grade.rules.push(Rule::not_judged(STARTED, why));
+    grade.settle();
+}
+
+/// Where the client's output goes, made if it is not there.
+pub(super) fn output_dir(args: &CertifySettings) -> anyhow::Result<PathBuf> {
+    let dir = args.output_dir().to_path_buf();
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating the client output directory {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// `certify: failover: every rule held (5 passed, 0 failed, 0 not judged)`, with why the
+/// scenario ended early when it did.
+pub fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
+    let verdict = o.grade.verdict_line();
+    let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
+    let mut line = format!("certify: {}: {verdict}", o.scenario);
+    match stop {
+        Stop::ClientExited => line.push_str(" (the client exited before the scenario ended)"),
+        Stop::NeverStarted(None) => line.push_str(" (the scenario never started)"),
+        Stop::NeverStarted(Some(_)) => {
+            line.push_str(" (the scenario never started: the run was too loaded to tell why)")
+        }
+        Stop::Signal(name, _) => {
+            let _ = write!(line, " (stopped by {name}: what happened so far)");
+        }
+        Stop::Ended => {}
+    }
+    if lost > 0 {
+        let _ = write!(line, " ({lost} events lost: figures may be low)");
+    }
+    line
+}
+
+/// A bar across the scenarios on a terminal; nothing but the finished lines on a pipe.
+pub(super) struct Progress {
+    pub(super) bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    pub(super) fn new(len: u64) -> Progress {
+        let bar = std::io::stdout().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stdout());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:24} {pos}/{len} scenarios; playing {msg} (for {elapsed})",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(500));
+            bar
+        });
+        Progress { bar }
+    }
+
+    pub(super) fn start(&mut self, scenario: &str) {
+        if let Some(bar) = &self.bar {
+            // Its length on the scenario clock, to compare with the time elapsed.
+            let length = crate::simulator::sim::scenarios::by_name(scenario)
+                .map_or(String::new(), |s| format!(", {} s long", s.end));
+            bar.set_message(format!("{scenario}{length}"));
+        }
+    }
+
+    pub(super) fn finished(&mut self, line: &str) {
+        match &self.bar {
+            Some(bar) => {
+                bar.println(line);
+                bar.inc(1);
+            }
+            None => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// `--junit` and `--grade-json`, with what was played so far.
+pub(super) fn write_reports(
+    args: &CertifySettings,
+    outcomes: &[Outcome],
+    json: &str,
+) -> anyhow::Result<()> {
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit(outcomes))
+            .with_context(|| format!("writing the JUnit report to {}", path.display()))?;
+    }
+    if let Some(path) = &args.grade_json {
+        std::fs::write(path, json)
+            .with_context(|| format!("writing the grades to {}", path.display()))?;
+    }
+    if let Some(path) = &args.report {
+        write_page(outcomes, path)?;
+    }
+    Ok(())
+}
+
+/// `--report`: one page, a section per scenario played.
+pub(super) fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()> {
+    let command = crate::present::report::command_line("certify");
+    let reports: Vec<crate::present::report::Report<'_>> = outcomes
+        .iter()
+        .filter_map(|o| {
+            let p = o.page.as_ref()?;
+            Some(crate::present::report::Report {
+                command: &command,
+                source: format!("scenario {}", o.scenario),
+                lines: &p.lines,
+                observations: Some(&p.obs),
+                grade: Some(&o.grade),
+                notes: p.notes.clone(),
+            })
+        })
+        .collect();
+    crate::present::report::write_book(&command, &reports, path)
+}
+
+/// The matrix row, every scenario's rules, and where the client's output is.
+pub(super) fn print_summary(
+    outcomes: &[Outcome],
+    names: &[String],
+    dir: &Path,
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    let width = terminal::stdout_columns();
+    let mut text = summary(outcomes, width);
+    if interrupted {
+        let left: Vec<&str> = names
+            .iter()
+            .filter(|n| !outcomes.iter().any(|o| &o.scenario == *n))
+            .map(String::as_str)
+            .collect();
+        if !left.is_empty() {
+            let _ = writeln!(
+                text,
+                "certify: interrupted; not played: {}",
+                left.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        text,
+        "certify: the client's output, one file per scenario, is in {}",
+        sanitize(&dir.to_string_lossy())
+    );
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The client's matrix row and one table per scenario, wrapped to `width` when on a terminal.
+pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
+    let mut lines = vec![format!(
+        "certify: the matrix row of {} ({}; codes: {}), each cell short then in full",
+        client_name(outcomes),
+        crate::grading::matrix::SHORT_LEGEND,
+        crate::grading::matrix::legend()
+    )];
+    let name_width = outcomes.iter().map(|o| o.scenario.len()).max().unwrap_or(0);
+    let shorts: Vec<String> = outcomes
+        .iter()
+        .map(|o| crate::grading::matrix::short(&o.grade))
+        .collect();
+    let short_width = shorts.iter().map(String::len).max().unwrap_or(0);
+    for (o, short) in outcomes.iter().zip(&shorts) {
+        lines.push(format!(
+            "  {:name_width$}  {short:short_width$}  {}",
+            o.scenario,
+            crate::grading::matrix::cell(&o.grade)
+        ));
+    }
+    for o in outcomes {
+        lines.push(String::new());
+        lines.extend(scenario_table(o));
+    }
+    let mut out = String::new();
+    for line in lines {
+        match width {
+            Some(w) => {
+                // Under the last column when that leaves room for a few words, else indented.
+                let hang = Some(hang_of(&line)).filter(|&h| h + 30 <= w).unwrap_or(4);
+                let hang = " ".repeat(hang);
+                for piece in human::wrap_with(&line, w, &hang) {
+                    let _ = writeln!(out, "{piece}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    out
+}
+
+/// Where a wrapped summary line continues: under its last column (the reason, or the cell).
+pub(super) fn hang_of(line: &str) -> usize {
+    line.rfind("  ")
+        .filter(|&i| line.starts_with("  ") && i > 0)
+        .map_or(4, |i| i + 2)
+}
+
+/// `failover: every rule held (...)` then one row per rule: verdict, name, reason.
+pub(super) fn scenario_table(o: &Outcome) -> Vec<String> {
+    let verdict = o.grade.verdict_line();
+    let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
+    let mut lines = vec![format!(
+        "{}: {verdict}, {:.1} s",
+        sanitize(&o.scenario),
+        o.seconds
+    )];
+    let cases = cases(&o.grade);
+    let name_width = cases
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for c in &cases {
+        lines.push(format!(
+            "  {:10}  {:name_width$}  {}",
+            c.verdict.words(),
+            sanitize(&c.name),
+            sanitize(&c.reason)
+        ));
+    }
+    lines
+}
+
+/// The client's name for the row: the names the grade gave its connections, else the program.
+pub(super) fn client_name(outcomes: &[Outcome]) -> String {
+    let mut names: Vec<&str> = outcomes
+        .iter()
+        .flat_map(|o| o.grade.clients.iter().map(|c| c.client.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        let program = outcomes
+            .iter()
+            .find_map(|o| o.grade.client_process.as_ref())
+            .map_or("the client", |p| p.program.as_str());
+        return sanitize(program).into_owned();
+    }
+    sanitize(&names.join(", ")).into_owned()
+}
+
+/// One rule result as a test: `moved-before-close / MOVING seq 0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub name: String,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// A grade's rule results as tests: the run-level rules under their own names, then each
+/// notification's rules as `rule / notification` (with the client's name when the grade has
+/// several clients). A grade with no result at all is one NOT JUDGED case saying why.
+pub fn cases(g: &Grade) -> Vec<Case> {
+    let mut out: Vec<Case> = g
+        .rules
+        .iter()
+        .map(|r| Case {
+            name: r.rule.clone(),
+            verdict: r.verdict,
+            reason: r.detail.clone(),
+        })
+        .collect();
+    let several = g.clients.len() > 1;
+    for c in &g.clients {
+        for n in &c.notifications {
+            for r in &n.rules {
+                let mut name = format!("{} / {}", r.rule, n.notification);
+                if several {
+                    let _ = write!(name, " ({})", c.client);
+                }
+                out.push(Case {
+                    name,
+                    verdict: r.verdict,
+                    reason: r.detail.clone(),
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(Case {
+            name: "grade".into(),
+            verdict: Verdict::NotJudged,
+            reason: g
+                .nothing_judged
+                .clone()
+                .unwrap_or_else(|| "no rule had anything to judge".into()),
+        });
+    }
+    out
+}
+
+/// The JUnit XML report: one `<testsuite>` per scenario, one `<testcase>` per [`Case`], FAIL as
+/// `<failure>`, NOT JUDGED as `<skipped>`, and how the client process ended in `<system-err>`.
+/// Every text is escaped: rule reasons quote what the server and the client sent.
+pub fn junit(outcomes: &[Outcome]) -> String {
+    let suites: Vec<(Vec<Case>, &Outcome)> =
+        outcomes.iter().map(|o| (cases(&o.grade), o)).collect();
+    let count = |v: Verdict| -> usize {
+        suites
+            .iter()
+            .map(|(cs, _)| cs.iter().filter(|c| c.verdict == v).count())
+            .sum()
+    };
+    let tests: usize = suites.iter().map(|(cs, _)| cs.len()).sum();
+    let time: f64 = outcomes.iter().map(|o| o.seconds).sum();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"maintwatch certify\" tests=\"{tests}\" failures=\"{}\" errors=\"0\" \
+         skipped=\"{}\" time=\"{time:.3}\">",
+        count(Verdict::Fail),
+        count(Verdict::NotJudged)
+    );
+    for (cs, o) in &suites {
+        suite(&mut x, o, cs);
+    }
+    x.push_str("</testsuites>\n");
+    x
+}
+
+pub(super) fn suite(x: &mut String, o: &Outcome, cases: &[Case]) {
+    let n = |v: Verdict| cases.iter().filter(|c| c.verdict == v).count();
+    let _ = writeln!(
+        x,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" \
+         time=\"{:.3}\">",
+        xml(&o.scenario),
+        cases.len(),
+        n(Verdict::Fail),
+        n(Verdict::NotJudged),
+        o.seconds
+    );
+    let class = xml(&format!("maintwatch.{}", o.scenario));
+    for c in cases {
+        let open = format!(
+            "    <testcase name=\"{}\" classname=\"{class}\"",
+            xml(&c.name)
+        );
+        let reason = xml(&c.reason);
+        match c.verdict {
+            Verdict::Pass => {
+                let _ = writeln!(x, "{open}/>");
+            }
+            Verdict::Fail => {
+                let _ = writeln!(
+                    x,
+                    "{open}>\n      <failure message=\"{reason}\" type=\"FAIL\">{reason}</failure>\n    </testcase>"
+                );
+            }
+            Verdict::NotJudged => {
+                let _ = writeln!(
+                    x,
+                    "{open}>\n      <skipped message=\"{reason}\"/>\n    </testcase>"
+                );
+            }
+        }
+    }
+    if let Some(p) = &o.grade.client_process {
+        let _ = writeln!(x, "    <system-err>{}</system-err>", xml(&process_text(p)));
+    }
+    x.push_str("  </testsuite>\n");
+}
+
+/// How the client process ended, in lines: how, when, its stderr's last lines, its output file.
+pub(super) fn process_text(p: &ClientProcess) -> String {
+    let how = match (p.exit_code, p.signal, p.stopped) {
+        (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
+        (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
+        (Some(code), _, false) => format!("exited {code}"),
+        (None, Some(sig), false) => format!("killed by signal {sig}"),
+        (None, None, _) => "ended (status unknown)".into(),
+    };
+    let mut out = format!("client process {} {how} at +{} s\n", p.program, p.at);
+    for l in &p.stderr_tail {
+        let _ = writeln!(out, "stderr| {l}");
+    }
+    if let Some(f) = &p.output_file {
+        let _ = writeln!(out, "its stdout and stderr are in {f}");
+    }
+    out
+}
+
+/// Text as XML 1.0 character data or an attribute value: the five markup characters as
+/// entities, line breaks and tabs as character references (an attribute keeps them so), and a
+/// character XML 1.0 cannot carry at all (most C0 controls, U+FFFE, U+FFFF) as `\u{..}` text.
+pub fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' => out.push_str("&#9;"),
+            c if allowed_in_xml(c) => out.push(c),
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    out
+}
+
+/// XML 1.0's `Char` production, less the whitespace handled by [`xml`].
+pub(super) fn allowed_in_xml(c: char) -> bool {
+    matches!(u32::from(c), 0x20..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_escapes_markup_and_drops_what_xml_cannot_carry() {
+        assert_eq!(
+            xml("a<b>&\"c'\u{1}\u{fffe}\n"),
+            "a&lt;b&gt;&amp;&quot;c&apos;\\u{1}\\u{fffe}&#10;"
+        );
+        assert_eq!(xml("é ✓"), "é ✓");
+    }
+}

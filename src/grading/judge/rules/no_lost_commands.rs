@@ -1,0 +1,46 @@
+//! `no-lost-commands`: no command was cut without its reply after a MOVING (docs/protocol.md
+//! section 4: a handoff ahead of the close loses nothing). Commands cut on a connection that had
+//! nowhere else to go still count, since the application lost them, but the reason says so.
+
+use super::{Check, Scope};
+use crate::grading::judge::Rule;
+
+pub struct NoLostCommands;
+
+impl Check for NoLostCommands {
+    fn name(&self) -> &'static str {
+        "no-lost-commands"
+    }
+
+    fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
+        let m = s.moving?;
+        let (mut lost, mut nowhere) = (0, 0);
+        for c in &s.members {
+            let n: u64 = c
+                .traffic
+                .iter()
+                .filter(|t| t.at >= s.n.at)
+                .map(|t| t.unanswered)
+                .sum();
+            lost += n;
+            if !m.alternative_offered && s.cut(c) {
+                nowhere += n;
+            }
+        }
+        let also = if nowhere > 0 {
+            format!(
+                " ({nowhere} of them cut by the close on connections that had nowhere else to go)"
+            )
+        } else {
+            String::new()
+        };
+        Some(Rule::decided(
+            self.name(),
+            lost == 0,
+            format!(
+                "{lost} command(s) cut without a reply after the {}{also}",
+                s.n.name()
+            ),
+        ))
+    }
+}

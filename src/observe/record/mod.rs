@@ -1,0 +1,36 @@
+//! The JSON-lines schema: one self-describing object per line, shared by `decode --json`,
+//! `watch --json`, `--capture` files and `replay`.
+//!
+//! Every line has a `type` and the schema version `v`, so a consumer can dispatch on a line
+//! without context, and a capture cut at any point is still a valid prefix. Raw bytes travel as
+//! escaped text (see `escape`), which is lossless and still greppable. The parse stored next to
+//! the bytes is what `replay --check` compares against a fresh parse of the same bytes.
+//! The schema is documented in `docs/jsonl.md`.
+//!
+//! The schema's code sits together here, split by concern: `frame` (a [`FrameRecord`] and its
+//! raw text), `parts` (the values lines are made of), `watch` (the [`WatchLine`] enum and how a
+//! line is read back), [`line`](mod@line) (each line type's payload), `wall` (every line's
+//! `at`), and the two hand-written paths a flood takes, the writer ([`write`](mod@write)) and the
+//! reader of a `push` line (`fast`), each held byte for byte to what serde writes and reads.
+//! Everything is re-exported here: `maintwatch::observe::record::X` is the path to use.
+
+mod fast;
+mod frame_schema;
+mod parts;
+#[cfg(test)]
+mod tests;
+mod wall;
+mod watch;
+pub mod write;
+
+pub use frame_schema::*;
+pub use parts::*;
+pub use wall::*;
+pub use watch::*;
+
+/// Version of the JSON-lines schema, carried on every line as `v`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The payload of each [`WatchLine`], one named struct per line type (the `type` tag is the
+/// enum's). Every payload refuses unknown fields, so a capture of another schema is caught.
+pub mod line;

@@ -1,0 +1,1178 @@
+//! A scenario: its steps, pushes and actions, and the parser of the scenario file format
+//! (scenarios/README.md). Kept apart from the folder's root, which is its map.
+
+#[allow(unused_imports)]
+use super::*;
+use crate::simulator::sim::azure_channel;
+
+/// Placeholder replaced by the simulator's listening port in endpoint texts.
+/// How long a scenario may wait for the client's opt-ins after its first connection: clients opt
+/// in within a second or two of connecting; a client that cannot start the scenario (one
+/// connection where a cluster scenario waits for three) would otherwise keep certify waiting
+/// forever. A client that never connects is given up on after
+/// `simulation::FIRST_CONNECTION_FACTOR` times this.
+pub const START_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+pub const PORT_PLACEHOLDER: &str = "{port}";
+
+/// A bad scenario file: where, which field, and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The name the file was loaded under (`scenarios/single-proxy.scn` or a user's path).
+    pub file: String,
+    /// 1-based line; `None` for a whole-file problem (a required line missing).
+    pub line: Option<usize>,
+    /// The keyword or `key=` of the offending field.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        f.write_str(": ")?;
+        if let Some(field) = &self.field {
+            write!(f, "field '{field}': ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// When the scenario's clock starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// As soon as the simulator is listening.
+    Now,
+    /// When the first client connects to any proxy.
+    Connect,
+    /// When at least this many connections are opted in at once (usually 1; one per proxy
+    /// when every proxy's connection must hear the first step).
+    OptIn(usize),
+    /// When a connection subscribes to `AzureRedisEvents`: an Azure scenario's first message
+    /// must find its listener, whatever the machine's load.
+    Subscribe,
+}
+
+/// How the server answers the opt-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Like Redis Enterprise with notifications enabled: `+OK`, then notifications.
+    Enterprise,
+    /// Like Redis OSS / Valkey: the opt-in is an unknown subcommand, byte for byte.
+    Refusing,
+}
+
+/// What a hostile server does to a connection (`at T hostile P KIND`): the failures a watcher
+/// must survive with bounded memory, a clear message and a reconnect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hostile {
+    /// A push whose blob declares 4 GiB, followed by [`HUGE_BLOB_SENT`] bytes of it (more than a
+    /// bounded reader would ever hold); the connection stays open for the client to drop.
+    HugeBlob,
+    /// A push nested [`DEEP_LEVELS`] aggregates deep (about 40 KB); the connection stays open.
+    Deep,
+    /// A valid push frame ([`TRICKLE_FRAME`]) written one byte per scenario second. Anything
+    /// else for that connection (pushes, replies) waits until the frame is complete, so nothing is
+    /// ever written into the middle of it.
+    Trickle,
+    /// The first half of a push frame ([`MID_FRAME`]), then the server closes the connection.
+    MidFrame,
+}
+
+/// The blob length a `huge-blob` declares: 4 GiB.
+pub const HUGE_BLOB_DECLARED: u64 = 4 << 30;
+
+/// How many bytes of that blob are really written (unless the client hangs up first): 64 MiB.
+pub const HUGE_BLOB_SENT: usize = 64 << 20;
+
+/// How deep a `deep` frame nests: a push holding arrays holding arrays ... 10,000 levels.
+pub const DEEP_LEVELS: usize = 10_000;
+
+/// The frame a `trickle` writes one byte at a time: a valid push, not a notification.
+pub const TRICKLE_FRAME: &[u8] = b">2\r\n$7\r\ntrickle\r\n$11\r\nhello world\r\n";
+
+/// The frame whose first half `mid-frame` writes before closing.
+pub const MID_FRAME: &[u8] = b">4\r\n$6\r\nMOVING\r\n:999\r\n:15\r\n$14\r\n127.0.0.9:6379\r\n";
+
+impl Hostile {
+    pub const ALL: [Hostile; 4] = [
+        Hostile::HugeBlob,
+        Hostile::Deep,
+        Hostile::Trickle,
+        Hostile::MidFrame,
+    ];
+
+    /// The keyword in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hostile::HugeBlob => "huge-blob",
+            Hostile::Deep => "deep",
+            Hostile::Trickle => "trickle",
+            Hostile::MidFrame => "mid-frame",
+        }
+    }
+
+    /// The bytes written at once (for `huge-blob`, the header only: the declared blob follows in
+    /// chunks; for `trickle`, the whole frame, written one byte at a time; for `mid-frame`, the
+    /// half that is written).
+    pub fn bytes(self) -> Vec<u8> {
+        match self {
+            Hostile::HugeBlob => {
+                format!(">2\r\n$9\r\nhuge-blob\r\n${HUGE_BLOB_DECLARED}\r\n").into_bytes()
+            }
+            Hostile::Deep => {
+                let mut out = Vec::with_capacity(DEEP_LEVELS * 4 + 4);
+                out.extend_from_slice(b">1\r\n");
+                for _ in 1..DEEP_LEVELS {
+                    out.extend_from_slice(b"*1\r\n");
+                }
+                out.extend_from_slice(b":1\r\n");
+                out
+            }
+            Hostile::Trickle => TRICKLE_FRAME.to_vec(),
+            Hostile::MidFrame => MID_FRAME[..MID_FRAME.len() / 2].to_vec(),
+        }
+    }
+}
+
+impl fmt::Display for Hostile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The seven notification types, as the simulator writes them. (The simulator keeps its own
+/// list rather than the watcher's parse model: they must not share code beyond `resp`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushKind {
+    Moving,
+    Migrating,
+    Migrated,
+    FailingOver,
+    FailedOver,
+    SMigrating,
+    SMigrated,
+}
+
+impl PushKind {
+    pub(super) const ALL: [PushKind; 7] = [
+        PushKind::Moving,
+        PushKind::Migrating,
+        PushKind::Migrated,
+        PushKind::FailingOver,
+        PushKind::FailedOver,
+        PushKind::SMigrating,
+        PushKind::SMigrated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PushKind::Moving => "MOVING",
+            PushKind::Migrating => "MIGRATING",
+            PushKind::Migrated => "MIGRATED",
+            PushKind::FailingOver => "FAILING_OVER",
+            PushKind::FailedOver => "FAILED_OVER",
+            PushKind::SMigrating => "SMIGRATING",
+            PushKind::SMigrated => "SMIGRATED",
+        }
+    }
+
+    /// The `key=value` fields this type takes, in wire order.
+    pub(super) fn fields(self) -> &'static [&'static str] {
+        match self {
+            PushKind::Moving => &["time", "target"],
+            PushKind::Migrating | PushKind::FailingOver => &["time", "shards"],
+            PushKind::Migrated | PushKind::FailedOver => &["shards"],
+            PushKind::SMigrating => &["slots"],
+            PushKind::SMigrated => &["move"],
+        }
+    }
+
+    /// Enterprise retains the last completion of a shard-scoped event and replays it to every
+    /// connection that opts in (docs/protocol.md section 1); nothing else is replayed.
+    pub fn is_retained(self) -> bool {
+        matches!(self, PushKind::Migrated | PushKind::FailedOver)
+    }
+}
+
+/// MOVING's endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// RESP3 null: "reconnect the way you connected" (every MOVING seen in the field).
+    Null,
+    /// `host:port`; `{port}` is replaced by the simulator's port.
+    Text(String),
+    /// That proxy, in the form each connection asked for with `moving-endpoint-type`
+    /// (`target=asked:IP`): an ip form is `IP:PORT`, an fqdn form the proxy's own host name
+    /// ([`super::super::proxy_host`], served by the simulator's DNS) with the port, `none` a null; a
+    /// bare `ON` gets the ip form (the server's pick, not measured).
+    Asked(Ipv4Addr),
+}
+
+/// The target text of an asked-for endpoint for one connection's `moving-endpoint-type`
+/// (`None`: a null target).
+pub(super) fn asked_form(ip: Ipv4Addr, port: u16, endpoint_type: Option<&str>) -> Option<String> {
+    match endpoint_type.map(str::to_ascii_lowercase).as_deref() {
+        Some("none") => None,
+        Some(t) if t.ends_with("fqdn") => Some(format!("{}:{port}", super::super::proxy_host(ip))),
+        _ => Some(format!("{ip}:{port}")),
+    }
+}
+
+/// One slot movement of SMIGRATED: source, target (`host:port`, `{port}` allowed) and slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotMove {
+    pub source: String,
+    pub target: String,
+    pub slots: String,
+}
+
+/// What a push step sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Push {
+    /// A notification numbered from the database counter, encoded like the captures.
+    Structured {
+        kind: PushKind,
+        time: Option<i64>,
+        target: Option<Endpoint>,
+        shards: Option<String>,
+        slots: Option<String>,
+        moves: Vec<SlotMove>,
+    },
+    /// Exact bytes (already checked to be one RESP3 frame); no counter, no window, no replay.
+    Raw(Vec<u8>),
+}
+
+impl Push {
+    /// The structured kind, if any.
+    pub fn kind(&self) -> Option<PushKind> {
+        match self {
+            Push::Structured { kind, .. } => Some(*kind),
+            Push::Raw(_) => None,
+        }
+    }
+
+    /// The bytes to write, given the sequence id and the simulator's port.
+    pub fn encode(&self, seq: i64, port: u16) -> Vec<u8> {
+        self.encode_for(seq, port, None)
+    }
+
+    /// Whether the bytes depend on the connection's `moving-endpoint-type` (`target=asked:IP`).
+    pub fn asks(&self) -> bool {
+        matches!(
+            self,
+            Push::Structured {
+                target: Some(Endpoint::Asked(_)),
+                ..
+            }
+        )
+    }
+
+    /// The bytes for a connection that opted in with this `moving-endpoint-type`.
+    pub fn encode_for(&self, seq: i64, port: u16, endpoint_type: Option<&str>) -> Vec<u8> {
+        let (kind, time, target, shards, slots, moves) = match self {
+            Push::Raw(bytes) => return bytes.clone(),
+            Push::Structured {
+                kind,
+                time,
+                target,
+                shards,
+                slots,
+                moves,
+            } => (kind, time, target, shards, slots, moves),
+        };
+        let port_text = port.to_string();
+        let fill = |s: &str| s.replace(PORT_PLACEHOLDER, &port_text);
+        let owned: Vec<(String, String, String)> = moves
+            .iter()
+            .map(|m| (fill(&m.source), fill(&m.target), m.slots.clone()))
+            .collect();
+        let target_text = match target {
+            Some(Endpoint::Text(t)) => Some(fill(t)),
+            Some(Endpoint::Asked(ip)) => asked_form(*ip, port, endpoint_type),
+            _ => None,
+        };
+        let mut items = vec![Frame::Blob(kind.name().as_bytes()), Frame::Integer(seq)];
+        if let Some(t) = time {
+            items.push(Frame::Integer(*t));
+        }
+        match kind {
+            PushKind::Moving => items.push(match &target_text {
+                Some(t) => Frame::Blob(t.as_bytes()),
+                None => Frame::Null,
+            }),
+            PushKind::Migrating
+            | PushKind::Migrated
+            | PushKind::FailingOver
+            | PushKind::FailedOver => {
+                items.push(Frame::Blob(shards.as_deref().unwrap_or("").as_bytes()))
+            }
+            PushKind::SMigrating => {
+                items.push(Frame::Blob(slots.as_deref().unwrap_or("").as_bytes()))
+            }
+            PushKind::SMigrated => items.push(Frame::Array(
+                owned
+                    .iter()
+                    .map(|(s, t, sl)| {
+                        Frame::Array(vec![
+                            Frame::Blob(s.as_bytes()),
+                            Frame::Blob(t.as_bytes()),
+                            Frame::Blob(sl.as_bytes()),
+                        ])
+                    })
+                    .collect(),
+            )),
+        }
+        Frame::Push(items).to_bytes()
+    }
+
+    /// A short description for the narration (`MOVING time=15 target=null`), with `{port}`
+    /// filled in.
+    pub fn summary(&self, port: u16) -> String {
+        let text = match self {
+            Push::Raw(bytes) => {
+                let shown = super::super::notation::escape(bytes);
+                if shown.len() > 90 {
+                    format!("raw {}...", &shown[..87])
+                } else {
+                    format!("raw {shown}")
+                }
+            }
+            Push::Structured {
+                kind,
+                time,
+                target,
+                shards,
+                slots,
+                moves,
+            } => {
+                let mut s = kind.name().to_string();
+                if let Some(t) = time {
+                    s.push_str(&format!(" time={t}"));
+                }
+                match target {
+                    Some(Endpoint::Null) => s.push_str(" target=null"),
+                    Some(Endpoint::Text(t)) => s.push_str(&format!(" target={t}")),
+                    Some(Endpoint::Asked(ip)) => s.push_str(&format!(
+                        " target=asked:{ip} (the form each connection asked for)"
+                    )),
+                    None => {}
+                }
+                if let Some(sh) = shards {
+                    s.push_str(&format!(" shards={sh}"));
+                }
+                if let Some(sl) = slots {
+                    s.push_str(&format!(" slots={sl}"));
+                }
+                for m in moves {
+                    s.push_str(&format!(" move={},{},{}", m.source, m.target, m.slots));
+                }
+                s
+            }
+        };
+        text.replace(PORT_PLACEHOLDER, &port.to_string())
+    }
+}
+
+/// Which proxies a push goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum To {
+    /// Every proxy (a database-wide event: one seq, delivered once per connection).
+    All,
+    One(Ipv4Addr),
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send a notification to every opted-in connection of the proxies named.
+    Push { to: To, push: Push },
+    /// Replace the A records of the database hostname.
+    Dns(Vec<IpAddr>),
+    /// Close every connection of that proxy (opted in or not); `restart` only labels it.
+    Close { proxy: Ipv4Addr, restart: bool },
+    /// Stop listening on that proxy (new connections are refused).
+    Down(Ipv4Addr),
+    /// Listen again on that proxy.
+    Up(Ipv4Addr),
+    /// Give a slot range to a cluster node (what CLUSTER SLOTS / SHARDS answer from then on).
+    Assign {
+        slots: Vec<(u16, u16)>,
+        node: Ipv4Addr,
+    },
+    /// A narration line for something with no wire effect (a server-side move, say).
+    Say(String),
+    /// Misbehave towards every opted-in connection of the proxies named.
+    Hostile { to: To, kind: Hostile },
+    /// From now on the opt-in is accepted (true) or refused as Redis OSS refuses it (false): a
+    /// server upgraded or rolled back mid-maintenance. Connections already opted in stay so.
+    OptIn(bool),
+    /// Hold every reply of the proxies named for this many milliseconds of real time (not
+    /// scaled by the speed: the client's timeouts run in real seconds).
+    Stall { to: To, millis: u64 },
+    /// Publish one numbered message on every sharded channel a client ever subscribed to, from
+    /// the node that owns the channel's slot now (a tick of the `spublish every` directive).
+    ShardPublish { tick: u64 },
+    /// Publish an Azure Cache maintenance event on `AzureRedisEvents` to the subscribers of the
+    /// proxies named.
+    Azure {
+        to: To,
+        message: super::super::azure_channel::Message,
+    },
+}
+
+/// One timed step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Seconds after the clock started, at speed 1.
+    pub at: f64,
+    /// Line in the scenario file, for narration and errors.
+    pub line: usize,
+    pub action: Action,
+}
+
+/// A cluster node of the OSS-cluster topology and the slots it starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterNode {
+    pub addr: Ipv4Addr,
+    pub slots: Vec<(u16, u16)>,
+}
+
+/// A parsed scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    /// One line for `--list` and `--help`.
+    pub about: String,
+    /// The name the file was loaded under.
+    pub source: String,
+    /// One listener per proxy, all on the same port.
+    pub proxies: Vec<Ipv4Addr>,
+    /// Proxies that are not listening when the scenario starts (brought up by an `up` step).
+    pub initially_down: Vec<Ipv4Addr>,
+    /// Initial A records of the database hostname.
+    pub dns: Vec<IpAddr>,
+    /// TTL of those records, seconds (at speed 1).
+    pub ttl: u32,
+    pub start: Start,
+    pub mode: Mode,
+    /// `mode silent`: connections are accepted and read, and never answered (not even HELLO).
+    pub silent: bool,
+    /// Whether the last MIGRATED / FAILED_OVER is replayed after an opt-in's `+OK`.
+    pub catch_up: bool,
+    /// The database counter's first value (0 on a fresh database).
+    pub first_seq: i64,
+    /// OSS-cluster topology; empty for a standalone database.
+    pub cluster: Vec<ClusterNode>,
+    /// Steps in clock order (file order among equal times).
+    pub steps: Vec<Step>,
+    /// When the scenario ends, seconds.
+    pub end: f64,
+}
+
+impl Scenario {
+    /// Parses a scenario file. `file` is only used in error messages.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        Parser {
+            file,
+            line: 0,
+            field: None,
+        }
+        .parse(text)
+    }
+
+    /// The scenario of `simulate --proxy-api` without `--scenario`: no proxies, no steps, a
+    /// clock started at once (so the API's events are stamped) and no end. Nothing happens
+    /// until the API asks.
+    pub fn api_only() -> Scenario {
+        Scenario {
+            name: "proxy-api".into(),
+            about: "The proxy API alone: frames are injected when its HTTP API asks.".into(),
+            source: "--proxy-api".into(),
+            proxies: Vec::new(),
+            initially_down: Vec::new(),
+            dns: Vec::new(),
+            ttl: 5,
+            start: Start::Now,
+            mode: Mode::Enterprise,
+            silent: false,
+            catch_up: false,
+            first_seq: 0,
+            cluster: Vec::new(),
+            steps: Vec::new(),
+            end: f64::INFINITY,
+        }
+    }
+
+    /// Whether the scenario is an Azure Cache one: it publishes on `AzureRedisEvents`, so the
+    /// simulator answers SUBSCRIBE itself, even with an upstream.
+    pub fn is_azure(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Azure { .. }))
+    }
+
+    /// Whether the database is an OSS cluster (answers CLUSTER SLOTS / SHARDS / NODES).
+    pub fn is_cluster(&self) -> bool {
+        !self.cluster.is_empty()
+    }
+}
+
+pub(super) struct Parser<'f> {
+    pub(super) file: &'f str,
+    pub(super) line: usize,
+    pub(super) field: Option<String>,
+}
+
+/// Strips a comment: `#` at the start of the line or after whitespace (so `#` inside a raw
+/// frame such as `#t` is kept).
+pub(super) fn strip_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'#' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+impl Parser<'_> {
+    pub(super) fn err(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: (self.line > 0).then_some(self.line),
+            field: self.field.clone(),
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn whole_file_err(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: None,
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn field(&mut self, name: &str) {
+        self.field = Some(name.to_string());
+    }
+
+    pub(super) fn parse(mut self, text: &str) -> Result<Scenario, ScenarioError> {
+        let mut name = None;
+        let mut about = None;
+        let mut proxies: Option<Vec<Ipv4Addr>> = None;
+        let mut initially_down = Vec::new();
+        let mut dns = None;
+        let mut ttl = 5;
+        let mut start = Start::OptIn(1);
+        let mut mode = Mode::Enterprise;
+        let mut silent = false;
+        let mut catch_up = true;
+        let mut first_seq = 0;
+        let mut cluster = Vec::new();
+        let mut steps = Vec::new();
+        let mut end = None;
+        let mut spublish = None;
+
+        for (i, raw_line) in text.lines().enumerate() {
+            self.line = i + 1;
+            self.field = None;
+            let line = strip_comment(raw_line).trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (keyword, rest) = split_word(line);
+            self.field(keyword);
+            match keyword {
+                "name" => {
+                    let n = self.one_word(rest, "a scenario name")?;
+                    if !n
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                    {
+                        return Err(
+                            self.err(format!("expected letters, digits, '-' or '_', found {n:?}"))
+                        );
+                    }
+                    set_once(&self, &mut name, n.to_string())?;
+                }
+                "about" => {
+                    if rest.is_empty() {
+                        return Err(self.err("expected one line of text"));
+                    }
+                    set_once(&self, &mut about, rest.to_string())?;
+                }
+                "proxies" => {
+                    let list = self.proxy_list(rest)?;
+                    if list.is_empty() {
+                        return Err(self.err("expected at least one loopback address"));
+                    }
+                    for (j, a) in list.iter().enumerate() {
+                        if list[..j].contains(a) {
+                            return Err(self.err(format!("{a} is listed twice")));
+                        }
+                    }
+                    set_once(&self, &mut proxies, list)?;
+                }
+                "down" => initially_down.push(self.proxy(self.one_word(rest, "an address")?)?),
+                "dns" => set_once(&self, &mut dns, self.addr_list(rest)?)?,
+                "ttl" => {
+                    ttl = self.number::<u32>(
+                        self.one_word(rest, "seconds")?,
+                        "a whole number of seconds",
+                    )?;
+                    if ttl == 0 {
+                        return Err(
+                            self.err("a TTL of 0 would defeat every resolver; use 1 or more")
+                        );
+                    }
+                }
+                "start" => {
+                    let mut words = rest.split_whitespace();
+                    start = match (words.next(), words.next(), words.next()) {
+                        (Some("now"), None, _) => Start::Now,
+                        (Some("connect"), None, _) => Start::Connect,
+                        (Some("subscribe"), None, _) => Start::Subscribe,
+                        (Some("opt-in"), None, _) => Start::OptIn(1),
+                        (Some("opt-in"), Some(n), None) => {
+                            let n: usize = self.number(n, "a number of connections")?;
+                            if n == 0 {
+                                return Err(self.err("expected 1 or more connections, found 0"));
+                            }
+                            Start::OptIn(n)
+                        }
+                        _ => {
+                            return Err(self.err(format!(
+                            "expected now, connect, opt-in, opt-in N or subscribe, found {rest:?}"
+                        )))
+                        }
+                    }
+                }
+                "mode" => {
+                    (mode, silent) = match self.one_word(rest, "enterprise, refusing or silent")? {
+                        "enterprise" => (Mode::Enterprise, false),
+                        "refusing" => (Mode::Refusing, false),
+                        "silent" => (Mode::Enterprise, true),
+                        other => {
+                            return Err(self.err(format!(
+                                "expected enterprise, refusing or silent, found {other:?}"
+                            )))
+                        }
+                    }
+                }
+                "catch-up" => {
+                    catch_up = match self.one_word(rest, "on or off")? {
+                        "on" => true,
+                        "off" => false,
+                        other => {
+                            return Err(self.err(format!("expected on or off, found {other:?}")))
+                        }
+                    }
+                }
+                "seq" => {
+                    first_seq =
+                        self.number::<i64>(self.one_word(rest, "an integer")?, "an integer")?
+                }
+                "node" => {
+                    let (addr, slots) = split_word(rest);
+                    let addr = self.proxy(addr)?;
+                    let slots = self.slot_list(slots)?;
+                    cluster.push(ClusterNode { addr, slots });
+                }
+                "at" => steps.push(self.step(rest)?),
+                "spublish" => {
+                    let every = (self.line, self.every(rest)?);
+                    set_once(&self, &mut spublish, every)?;
+                }
+                "end" => {
+                    let t = self.seconds(self.one_word(rest, "seconds")?)?;
+                    set_once(&self, &mut end, t)?;
+                }
+                other => {
+                    self.field = None;
+                    return Err(self.err(format!(
+                        "unknown keyword {other:?} (expected name, about, proxies, down, dns, ttl, \
+                         start, mode, catch-up, seq, node, spublish, at or end)"
+                    )));
+                }
+            }
+        }
+
+        let name = name.ok_or_else(|| self.whole_file_err("no 'name' line"))?;
+        let about = about.ok_or_else(|| self.whole_file_err("no 'about' line"))?;
+        let proxies = proxies.ok_or_else(|| self.whole_file_err("no 'proxies' line"))?;
+        let dns = dns.ok_or_else(|| self.whole_file_err("no 'dns' line"))?;
+        let end = end.ok_or_else(|| self.whole_file_err("no 'end' line"))?;
+
+        // Cross-checks, reported at the line that breaks them.
+        let known = |a: &Ipv4Addr| proxies.contains(a);
+        for a in &initially_down {
+            if !known(a) {
+                return Err(
+                    self.whole_file_err(format!("'down {a}': {a} is not one of the proxies"))
+                );
+            }
+        }
+        for node in &cluster {
+            if !known(&node.addr) {
+                return Err(
+                    self.whole_file_err(format!("'node {}': not one of the proxies", node.addr))
+                );
+            }
+        }
+        for step in &steps {
+            self.line = step.line;
+            self.field = None;
+            if step.at > end {
+                self.field("at");
+                return Err(self.err(format!("{} s is after the end ({end} s)", step.at)));
+            }
+            let proxy = match &step.action {
+                Action::Push { to: To::One(p), .. }
+                | Action::Hostile { to: To::One(p), .. }
+                | Action::Azure { to: To::One(p), .. }
+                | Action::Close { proxy: p, .. }
+                | Action::Down(p)
+                | Action::Up(p) => Some(*p),
+                Action::Assign { node, .. } => {
+                    if cluster.is_empty() {
+                        return Err(self.err("'assign' needs a cluster topology ('node' lines)"));
+                    }
+                    Some(*node)
+                }
+                _ => None,
+            };
+            if let Some(p) = proxy {
+                if !known(&p) {
+                    return Err(self.err(format!("{p} is not one of the proxies")));
+                }
+            }
+        }
+        if let Some((line, every)) = spublish {
+            self.line = line;
+            self.field("spublish");
+            if cluster.is_empty() {
+                return Err(self.err("'spublish' needs a cluster topology ('node' lines)"));
+            }
+            steps.extend(publish_ticks(line, every, end).map_err(|why| self.err(why))?);
+        }
+        steps.sort_by(|a, b| a.at.total_cmp(&b.at));
+
+        Ok(Scenario {
+            name,
+            about,
+            source: self.file.to_string(),
+            proxies,
+            initially_down,
+            dns,
+            ttl,
+            start,
+            mode,
+            silent,
+            catch_up,
+            first_seq,
+            cluster,
+            steps,
+            end,
+        })
+    }
+
+    pub(super) fn one_word<'t>(&self, rest: &'t str, what: &str) -> Result<&'t str, ScenarioError> {
+        let mut words = rest.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some(w), None) => Ok(w),
+            (None, _) => Err(self.err(format!("expected {what}, found nothing"))),
+            (Some(_), Some(extra)) => {
+                Err(self.err(format!("expected {what} only, found {extra:?} after it")))
+            }
+        }
+    }
+
+    pub(super) fn number<T: std::str::FromStr>(
+        &self,
+        word: &str,
+        what: &str,
+    ) -> Result<T, ScenarioError> {
+        word.parse()
+            .map_err(|_| self.err(format!("expected {what}, found {word:?}")))
+    }
+
+    pub(super) fn seconds(&self, word: &str) -> Result<f64, ScenarioError> {
+        let t: f64 = self.number(word, "seconds (a number such as 9.7)")?;
+        if !t.is_finite() || t < 0.0 {
+            return Err(self.err(format!("expected 0 or more seconds, found {word:?}")));
+        }
+        Ok(t)
+    }
+
+    pub(super) fn proxy(&self, word: &str) -> Result<Ipv4Addr, ScenarioError> {
+        let a: Ipv4Addr = self.number(word, "an IPv4 loopback address such as 127.0.0.2")?;
+        if !a.is_loopback() {
+            return Err(self.err(format!(
+                "{a} is not a loopback address: the simulator listens on 127.0.0.0/8 only"
+            )));
+        }
+        Ok(a)
+    }
+
+    pub(super) fn proxy_list(&self, rest: &str) -> Result<Vec<Ipv4Addr>, ScenarioError> {
+        rest.split_whitespace().map(|w| self.proxy(w)).collect()
+    }
+
+    pub(super) fn addr_list(&self, rest: &str) -> Result<Vec<IpAddr>, ScenarioError> {
+        rest.split_whitespace()
+            .map(|w| self.number(w, "IP addresses"))
+            .collect()
+    }
+
+    pub(super) fn slot_list(&self, text: &str) -> Result<Vec<(u16, u16)>, ScenarioError> {
+        parse_slots(text).map_err(|why| self.err(why))
+    }
+
+    /// `spublish every SECONDS`: the interval of the sharded publications, at least 0.1 s.
+    pub(super) fn every(&mut self, rest: &str) -> Result<f64, ScenarioError> {
+        let (word, rest) = split_word(rest);
+        if word != "every" {
+            return Err(self.err(format!("expected 'every SECONDS', found {word:?}")));
+        }
+        let every = self.seconds(self.one_word(rest, "seconds")?)?;
+        if every < 0.1 {
+            return Err(self.err(format!("publish at most every 0.1 s, found {every}")));
+        }
+        Ok(every)
+    }
+
+    /// `stall (*|IP) SECONDS`: more than 0 and at most 60 seconds, kept in milliseconds.
+    pub(super) fn stall(&mut self, rest: &str) -> Result<Action, ScenarioError> {
+        let (to, rest) = split_word(rest);
+        let to = match to {
+            "*" => To::All,
+            "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+            p => To::One(self.proxy(p)?),
+        };
+        let secs = self.seconds(self.one_word(rest, "the stall's seconds")?)?;
+        if secs <= 0.0 || secs > 60.0 {
+            return Err(self.err(format!(
+                "a stall lasts more than 0 and at most 60 seconds, found {secs}"
+            )));
+        }
+        Ok(Action::Stall {
+            to,
+            millis: (secs * 1000.0).round() as u64,
+        })
+    }
+
+    pub(super) fn step(&mut self, rest: &str) -> Result<Step, ScenarioError> {
+        let line = self.line;
+        self.field("at");
+        let (t, rest) = split_word(rest);
+        let at = self.seconds(t)?;
+        let (verb, rest) = split_word(rest);
+        self.field(verb);
+        let action = match verb {
+            "push" => {
+                let (to, rest) = split_word(rest);
+                self.field("push");
+                let to = match to {
+                    "*" => To::All,
+                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+                    p => To::One(self.proxy(p)?),
+                };
+                Action::Push {
+                    to,
+                    push: self.push(rest)?,
+                }
+            }
+            "dns" => Action::Dns(self.addr_list(rest)?),
+            "close" => {
+                let mut words = rest.split_whitespace();
+                let proxy = self.proxy(words.next().unwrap_or(""))?;
+                let restart = match words.next() {
+                    None => false,
+                    Some("restart") => true,
+                    Some(other) => {
+                        return Err(
+                            self.err(format!("expected 'restart' or nothing, found {other:?}"))
+                        )
+                    }
+                };
+                if let Some(extra) = words.next() {
+                    return Err(self.err(format!("unexpected {extra:?}")));
+                }
+                Action::Close { proxy, restart }
+            }
+            "down" => Action::Down(self.proxy(self.one_word(rest, "an address")?)?),
+            "up" => Action::Up(self.proxy(self.one_word(rest, "an address")?)?),
+            "assign" => {
+                let (slots, node) = split_word(rest);
+                let slots = self.slot_list(slots)?;
+                if slots.is_empty() {
+                    return Err(self.err("expected slots such as 8892-8991"));
+                }
+                let node = self.proxy(self.one_word(node, "a node address")?)?;
+                Action::Assign { slots, node }
+            }
+            "say" => {
+                if rest.is_empty() {
+                    return Err(self.err("expected a line of text"));
+                }
+                Action::Say(rest.to_string())
+            }
+            "hostile" => {
+                let (to, rest) = split_word(rest);
+                let to = match to {
+                    "*" => To::All,
+                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+                    p => To::One(self.proxy(p)?),
+                };
+                let word = self.one_word(rest, "huge-blob, deep, trickle or mid-frame")?;
+                let Some(kind) = Hostile::ALL.into_iter().find(|k| k.name() == word) else {
+                    return Err(self.err(format!(
+                        "expected huge-blob, deep, trickle or mid-frame, found {word:?}"
+                    )));
+                };
+                Action::Hostile { to, kind }
+            }
+            "stall" => self.stall(rest)?,
+            "azure" => {
+                let (to, rest) = split_word(rest);
+                let to = match to {
+                    "*" => To::All,
+                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
+                    p => To::One(self.proxy(p)?),
+                };
+                let message = azure_channel::Message::parse(rest).map_err(|why| self.err(why))?;
+                Action::Azure { to, message }
+            }
+            "optin" => match self.one_word(rest, "accept or refuse")? {
+                "accept" => Action::OptIn(true),
+                "refuse" => Action::OptIn(false),
+                other => {
+                    return Err(self.err(format!("expected accept or refuse, found {other:?}")))
+                }
+            },
+            "" => return Err(self.err("expected an action after the time, found nothing")),
+            other => {
+                self.field = None;
+                return Err(self.err(format!(
+                    "unknown action {other:?} (expected push, dns, close, down, up, assign, say, \
+                     hostile, optin, stall or azure)"
+                )));
+            }
+        };
+        Ok(Step { at, line, action })
+    }
+
+    pub(super) fn push(&mut self, rest: &str) -> Result<Push, ScenarioError> {
+        let (kind_word, rest) = split_word(rest);
+        if kind_word == "raw" {
+            return self.raw_push(rest);
+        }
+        self.field("push");
+        let Some(kind) = PushKind::ALL.into_iter().find(|k| k.name() == kind_word) else {
+            return Err(self.err(format!(
+                "expected a notification type (MOVING, MIGRATING, MIGRATED, FAILING_OVER, \
+                 FAILED_OVER, SMIGRATING, SMIGRATED) or 'raw', found {kind_word:?}"
+            )));
+        };
+        let allowed = kind.fields();
+        let mut time = None;
+        let mut target = None;
+        let mut shards = None;
+        let mut slots = None;
+        let mut moves = Vec::new();
+        for word in rest.split_whitespace() {
+            let Some((key, value)) = word.split_once('=') else {
+                self.field = None;
+                return Err(self.err(format!("expected key=value, found {word:?}")));
+            };
+            self.field(key);
+            if !allowed.contains(&key) {
+                return Err(self.err(format!(
+                    "not a field of {} (it takes {})",
+                    kind.name(),
+                    allowed.join(", ")
+                )));
+            }
+            let repeated = match key {
+                "time" => time
+                    .replace(self.number::<i64>(value, "an integer")?)
+                    .is_some(),
+                "target" => target.replace(self.target(value)?).is_some(),
+                "shards" => shards.replace(self.shards(value)?).is_some(),
+                "slots" => {
+                    self.slot_list(value)?;
+                    slots.replace(value.to_string()).is_some()
+                }
+                "move" => {
+                    moves.push(self.slot_move(value)?);
+                    false
+                }
+                _ => unreachable!("checked against the allowed fields"),
+            };
+            if repeated {
+                return Err(self.err("given twice"));
+            }
+        }
+        for &required in allowed {
+            let missing = match required {
+                "time" => time.is_none(),
+                "target" => target.is_none(),
+                "shards" => shards.is_none(),
+                "slots" => slots.is_none(),
+                _ => moves.is_empty(),
+            };
+            if missing {
+                self.field(required);
+                return Err(self.err(format!("{} needs it", kind.name())));
+            }
+        }
+        Ok(Push::Structured {
+            kind,
+            time,
+            target,
+            shards,
+            slots,
+            moves,
+        })
+    }
+
+    /// `push raw ...`: escaped bytes that must be exactly one RESP3 push frame; the error says
+    /// what was found instead.
+    pub(super) fn raw_push(&mut self, rest: &str) -> Result<Push, ScenarioError> {
+        self.field("raw");
+        let bytes = unescape(rest).map_err(|why| self.err(why))?;
+        match Scanner::default().scan(&bytes) {
+            Ok(Scan::Frame(Frame::Push(_), n)) if n == bytes.len() => {}
+            Ok(Scan::Frame(Frame::Push(_), n)) => {
+                return Err(self.err(format!(
+                    "{} bytes left over after one push frame of {n} bytes",
+                    bytes.len() - n
+                )))
+            }
+            Ok(Scan::Frame(other, _)) => {
+                return Err(self.err(format!(
+                    "expected a push frame ('>'), found a {}",
+                    other.type_name()
+                )))
+            }
+            Ok(Scan::Incomplete { need }) => {
+                return Err(self.err(format!(
+                    "incomplete frame: {} bytes given, at least {need} needed",
+                    bytes.len()
+                )))
+            }
+            Err(e) => return Err(self.err(format!("not a RESP3 frame: {e}"))),
+        }
+        Ok(Push::Raw(bytes))
+    }
+
+    /// A MOVING target: `null`, `asked:<proxy>` (the replacement's address in the client's
+    /// own form) or any other text sent as it is.
+    pub(super) fn target(&self, value: &str) -> Result<Endpoint, ScenarioError> {
+        Ok(match value {
+            "null" => Endpoint::Null,
+            "" => return Err(self.err("expected null or host:port, found nothing")),
+            t => match t.strip_prefix("asked:") {
+                Some(ip) => Endpoint::Asked(self.proxy(ip)?),
+                None => Endpoint::Text(t.to_string()),
+            },
+        })
+    }
+
+    /// A JSON array of shard id strings, kept as written.
+    pub(super) fn shards(&self, value: &str) -> Result<String, ScenarioError> {
+        if serde_json::from_str::<Vec<String>>(value).is_err() {
+            return Err(self.err(format!(
+                "expected a JSON array of id strings such as [\"27\"], found {value:?}"
+            )));
+        }
+        Ok(value.to_string())
+    }
+
+    /// `move=source,target,slots`, with the slots checked.
+    pub(super) fn slot_move(&self, value: &str) -> Result<SlotMove, ScenarioError> {
+        let parts: Vec<&str> = value.splitn(3, ',').collect();
+        let [source, target, s] = parts[..] else {
+            return Err(self.err(format!(
+                "expected source,target,slots (e.g. 127.0.0.3:{{port}},127.0.0.4:{{port}},8892-8991), found {value:?}"
+            )));
+        };
+        self.slot_list(s)?;
+        Ok(SlotMove {
+            source: source.to_string(),
+            target: target.to_string(),
+            slots: s.to_string(),
+        })
+    }
+}
+
+pub(super) fn set_once<T>(
+    p: &Parser<'_>,
+    slot: &mut Option<T>,
+    value: T,
+) -> Result<(), ScenarioError> {
+    if slot.replace(value).is_some() {
+        return Err(p.err("given twice"));
+    }
+    Ok(())
+}
+
+/// The first whitespace-separated word and the trimmed rest.
+pub(super) fn split_word(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    match text.find(char::is_whitespace) {
+        Some(i) => (&text[..i], text[i..].trim_start()),
+        None => (text, ""),
+    }
+}
+
+/// Most ticks a `spublish` directive may produce: a bound on the steps a file can make.
+pub(super) const TICKS_MAX: u64 = 1000;
+
+/// The `spublish` ticks from 0 to the end, one every `every` seconds.
+pub(super) fn publish_ticks(line: usize, every: f64, end: f64) -> Result<Vec<Step>, String> {
+    let n = (end / every).floor() as u64 + 1;
+    if n > TICKS_MAX {
+        return Err(format!(
+            "every {every} s until {end} s is {n} publications, more than {TICKS_MAX}"
+        ));
+    }
+    Ok((0..n)
+        .map(|tick| Step {
+            at: tick as f64 * every,
+            line,
+            action: Action::ShardPublish { tick },
+        })
+        .collect())
+}
+
+/// A slot list: comma-separated `N` or `N-M` items within 0..=16383 (empty items skipped).
+pub fn parse_slots(text: &str) -> Result<Vec<(u16, u16)>, String> {
+    let slot = |s: &str| -> Result<u16, String> {
+        match s.parse::<u16>() {
+            Ok(n) if n <= 16383 && s.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+            _ => Err(format!("expected a slot 0..16383, found {s:?}")),
+        }
+    };
+    let mut out = Vec::new();
+    for item in text.split(',').filter(|i| !i.is_empty()) {
+        let (a, b) = match item.split_once('-') {
+            Some((a, b)) => (slot(a)?, slot(b)?),
+            None => {
+                let n = slot(item)?;
+                (n, n)
+            }
+        };
+        if a > b {
+            return Err(format!("slot range {item:?} runs backwards"));
+        }
+        out.push((a, b));
+    }
+    Ok(out)
+}

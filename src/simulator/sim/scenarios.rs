@@ -1,0 +1,201 @@
+//! The scenarios shipped with maintwatch, embedded in the binary.
+//!
+//! They live as data files in `scenarios/` (one per scenario, documented in
+//! `scenarios/README.md`) and are compiled in with `include_str!`, so `maintwatch demo` and
+//! `maintwatch simulate` work from any directory on a machine that has only the binary.
+
+use super::scenario::{Scenario, ScenarioError};
+
+/// `(file name as shown in errors, contents)`, in the order `--list` shows them.
+const FILES: &[(&str, &str)] = &[
+    (
+        "scenarios/single-proxy.scn",
+        include_str!("../../../scenarios/single-proxy.scn"),
+    ),
+    (
+        "scenarios/multi-proxy.scn",
+        include_str!("../../../scenarios/multi-proxy.scn"),
+    ),
+    (
+        "scenarios/dns-race.scn",
+        include_str!("../../../scenarios/dns-race.scn"),
+    ),
+    (
+        "scenarios/shard-migration.scn",
+        include_str!("../../../scenarios/shard-migration.scn"),
+    ),
+    (
+        "scenarios/failover.scn",
+        include_str!("../../../scenarios/failover.scn"),
+    ),
+    (
+        "scenarios/silent-shrink.scn",
+        include_str!("../../../scenarios/silent-shrink.scn"),
+    ),
+    (
+        "scenarios/silent-widening.scn",
+        include_str!("../../../scenarios/silent-widening.scn"),
+    ),
+    (
+        "scenarios/oss-cluster.scn",
+        include_str!("../../../scenarios/oss-cluster.scn"),
+    ),
+    (
+        "scenarios/refusing.scn",
+        include_str!("../../../scenarios/refusing.scn"),
+    ),
+    (
+        "scenarios/peer-variants.scn",
+        include_str!("../../../scenarios/peer-variants.scn"),
+    ),
+    (
+        "scenarios/no-closing-notification.scn",
+        include_str!("../../../scenarios/no-closing-notification.scn"),
+    ),
+    (
+        "scenarios/optin-lost.scn",
+        include_str!("../../../scenarios/optin-lost.scn"),
+    ),
+    (
+        "scenarios/ipv6-target.scn",
+        include_str!("../../../scenarios/ipv6-target.scn"),
+    ),
+    (
+        "scenarios/cascading-smigrated.scn",
+        include_str!("../../../scenarios/cascading-smigrated.scn"),
+    ),
+    (
+        "scenarios/explicit-target.scn",
+        include_str!("../../../scenarios/explicit-target.scn"),
+    ),
+    (
+        "scenarios/azure-failover.scn",
+        include_str!("../../../scenarios/azure-failover.scn"),
+    ),
+    (
+        "scenarios/azure-replica.scn",
+        include_str!("../../../scenarios/azure-replica.scn"),
+    ),
+    (
+        "scenarios/azure-scale.scn",
+        include_str!("../../../scenarios/azure-scale.scn"),
+    ),
+];
+
+/// The scenario the CLI plays when none is named.
+pub const DEFAULT: &str = "single-proxy";
+
+/// Every embedded scenario, parsed.
+///
+/// # Panics
+/// If an embedded file does not parse: a build defect, caught by this module's tests.
+pub fn all() -> Vec<Scenario> {
+    FILES
+        .iter()
+        .map(|(file, text)| {
+            Scenario::parse(file, text).unwrap_or_else(|e| panic!("embedded scenario: {e}"))
+        })
+        .collect()
+}
+
+/// The names of the embedded scenarios, in `--list` order, for clap's possible values (and so
+/// the shell completions). Taken from the file names, which a test keeps equal to the names the
+/// files declare, so that they are `'static` without parsing anything.
+pub fn names() -> Vec<&'static str> {
+    FILES
+        .iter()
+        .map(|(file, _)| {
+            let base = file.rsplit('/').next().unwrap_or(file);
+            base.strip_suffix(".scn").unwrap_or(base)
+        })
+        .collect()
+}
+
+/// The embedded scenario of that name.
+pub fn by_name(name: &str) -> Option<Scenario> {
+    all().into_iter().find(|s| s.name == name)
+}
+
+/// Loads a scenario file from disk; errors name the path as given.
+pub fn load(path: &std::path::Path) -> Result<Scenario, LoadError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
+        path: shown.clone(),
+        error,
+    })?;
+    Ok(Scenario::parse(&shown, &text)?)
+}
+
+/// The scenario a command line names: a file when one is given, else an embedded one by name
+/// (`simulate` and `demo` take the same pair of flags).
+pub fn chosen(name: &str, file: Option<&std::path::Path>) -> anyhow::Result<Scenario> {
+    match file {
+        Some(path) => Ok(load(path)?),
+        None => by_name(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no scenario named {name:?}; the scenarios are:\n{}",
+                listing().trim_end()
+            )
+        }),
+    }
+}
+
+/// Why a scenario file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    // The OS error is part of this message and deliberately not a `source`: a caller printing
+    // the chain (`{:#}`) would show it twice.
+    #[error("cannot read scenario file {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error(transparent)]
+    Parse(#[from] ScenarioError),
+}
+
+/// Names and one-line descriptions, one per line, for `--list` and `--help`.
+pub fn listing() -> String {
+    let all = all();
+    let width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    all.iter()
+        .map(|s| format!("  {:width$}  {}\n", s.name, s.about))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_scenario_parses_with_a_unique_name() {
+        let all = all();
+        assert_eq!(all.len(), FILES.len());
+        for (i, s) in all.iter().enumerate() {
+            assert!(
+                FILES[i].0.ends_with(&format!("/{}.scn", s.name)),
+                "{} is named {}",
+                FILES[i].0,
+                s.name
+            );
+            assert!(all[..i].iter().all(|o| o.name != s.name));
+        }
+        assert!(by_name(DEFAULT).is_some());
+        let names: Vec<String> = all.into_iter().map(|s| s.name).collect();
+        assert_eq!(names, names_list(), "names() must follow the files");
+    }
+
+    fn names_list() -> Vec<String> {
+        names().into_iter().map(String::from).collect()
+    }
+
+    /// `maintwatch simulate --scenario-file missing.scn` printed the OS error twice.
+    #[test]
+    fn a_missing_file_names_its_os_error_once() {
+        let e = load(std::path::Path::new("no/such/dir/missing.scn")).unwrap_err();
+        let shown = format!("{:#}", anyhow::Error::from(e));
+        let os = std::io::Error::from(std::io::ErrorKind::NotFound).to_string();
+        assert!(
+            shown.starts_with("cannot read scenario file no/such/dir/missing.scn: "),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("os error").count(), 1, "{shown} ({os})");
+    }
+}

@@ -1,0 +1,45 @@
+//! The simulator's Redis server: enough of Redis for real clients to connect, handshake, opt in
+//! and do a little work, with Redis' own error texts.
+//!
+//! Real client libraries are picky about the handshake (HELLO with AUTH and SETNAME, CLIENT
+//! SETINFO, the opt-in with or without `moving-endpoint-type`, pipelined), so each of those is
+//! answered as Redis answers it, including the order in which Redis checks things: an unknown
+//! command or a wrong argument count is reported before a missing AUTH, exactly as a real server
+//! does (measured against redis-server 7.0.15). The opt-in follows docs/protocol.md section 1: `+OK`,
+//! then in the same write the retained completion and any open MOVING; a refusing server answers
+//! with Redis OSS's bytes. Data commands keep a small in-memory keyspace shared by every proxy,
+//! as one database behind several proxies would.
+//!
+//! Each connection is one task that owns its socket. Notifications and closes reach it through a
+//! queue, so a push is never written into the middle of a reply.
+
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::cluster_slots::{as_map, key_slot, node_id};
+use super::notation::escape;
+use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
+use super::upstream::{self, Upstream};
+use super::wire::{self, Cutter, Head};
+use super::{ConnEntry, ConnMsg, Shared, State, What, Why};
+use crate::protocol::resp::{encode_command, Frame, Limits, Scan, Scanner};
+
+mod accept;
+mod batch;
+mod data;
+mod handshake;
+mod pubsub;
+#[cfg(test)]
+mod tests;
+
+use batch::*;
+
+pub(super) use accept::*;
