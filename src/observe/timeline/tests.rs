@@ -37,6 +37,12 @@ impl Fixture {
         ));
         Fixture { tl, t0 }
     }
+    /// A fixture whose connection has just received a MOVING (at 0 s, live).
+    fn after_moving() -> Fixture {
+        let mut f = Fixture::new();
+        f.frame(0.0, MOVING, false);
+        f
+    }
     fn at(&mut self, s: f64, conn: u32, what: What) -> Step {
         let o = obs(self.t0, s, conn, what);
         self.tl.observe(o)
@@ -51,6 +57,22 @@ impl Fixture {
                 retry_in: None,
             }),
         )
+    }
+    /// The dry-run's answer for the first event on connection 1.
+    fn handoff(&mut self, s: f64, outcome: Outcome) -> Step {
+        self.at(s, 1, What::Handoff(event::Handoff { event: 0, outcome }))
+    }
+    /// A resolution of the database's name, `db`.
+    fn dns(&mut self, s: f64, kind: DnsEventKind) -> Step {
+        let host = "db".into();
+        self.at(s, 0, What::Dns(event::Dns { host, kind }))
+    }
+    /// The summary line as the watch ends now with `reason`.
+    fn summary(&self, reason: &str) -> line::Summary {
+        match self.tl.summary(self.t0, SystemTime::UNIX_EPOCH, reason) {
+            WatchLine::Summary(s) => s,
+            other => panic!("{other:?}"),
+        }
     }
     fn frame(&mut self, s: f64, raw: &[u8], early: bool) -> Step {
         self.at(
@@ -132,18 +154,11 @@ fn a_window_is_open_from_its_notification_until_its_declared_end_or_its_closing_
 
 #[test]
 fn a_resent_moving_is_labelled_and_starts_no_second_decision() {
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
+    let mut f = Fixture::after_moving();
     let step = f.frame(3.0, MOVING, true);
-    let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
-        panic!()
-    };
-    assert_eq!(labels, &vec![Label::Resent, Label::WithOptIn]);
+    assert_eq!(push_labels(&step), vec![Label::Resent, Label::WithOptIn]);
     assert!(step.actions.is_empty());
-    let summary = f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "ended");
-    let WatchLine::Summary(line::Summary { events, .. }) = summary else {
-        panic!()
-    };
+    let events = f.summary("ended").events;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].copies, 1);
 }
@@ -152,10 +167,7 @@ fn a_resent_moving_is_labelled_and_starts_no_second_decision() {
 fn catch_up_is_labelled_and_closes_nothing() {
     let mut f = Fixture::new();
     let step = f.frame(0.1, MIGRATED, true);
-    let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
-        panic!()
-    };
-    assert_eq!(labels, &vec![Label::CatchUp]);
+    assert_eq!(push_labels(&step), vec![Label::CatchUp]);
     assert!(step.actions.is_empty(), "a replayed MIGRATED is old news");
 }
 
@@ -189,20 +201,8 @@ fn a_close_without_moving_is_unannounced() {
 
 #[test]
 fn verdict_compares_the_dry_run_with_the_close_in_either_order() {
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
-    let step = f.at(
-        9.8,
-        1,
-        What::Handoff(event::Handoff {
-            event: 0,
-            outcome: Outcome::Moved {
-                to: "127.0.0.3".parse().unwrap(),
-                at: Duration::from_millis(9800),
-                polls: 10,
-            },
-        }),
-    );
+    let mut f = Fixture::after_moving();
+    let step = f.handoff(9.8, moved_to_3(Duration::from_millis(9800), 10));
     assert!(!step
         .lines
         .iter()
@@ -218,21 +218,16 @@ fn verdict_compares_the_dry_run_with_the_close_in_either_order() {
     assert!((margin.unwrap() - 6.8).abs() < 1e-6);
 
     // Close first, then a stale dry-run.
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
+    let mut f = Fixture::after_moving();
     f.server_close(15.7);
-    let step = f.at(
+    let step = f.handoff(
         15.8,
-        1,
-        What::Handoff(event::Handoff {
-            event: 0,
-            outcome: Outcome::StaleAtExpiry {
-                at: Duration::from_secs(15),
-                polls: 15,
-                cannot_tell: 0,
-                window: Duration::from_secs(15),
-            },
-        }),
+        Outcome::StaleAtExpiry {
+            at: Duration::from_secs(15),
+            polls: 15,
+            cannot_tell: 0,
+            window: Duration::from_secs(15),
+        },
     );
     assert!(step
         .lines
@@ -242,18 +237,13 @@ fn verdict_compares_the_dry_run_with_the_close_in_either_order() {
 
 #[test]
 fn a_dry_run_on_the_clock_is_a_recycle_and_one_too_late_is_cut() {
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
-    f.at(
+    let mut f = Fixture::after_moving();
+    f.handoff(
         0.1,
-        1,
-        What::Handoff(event::Handoff {
-            event: 0,
-            outcome: Outcome::ReconnectOnClock {
-                at: Duration::from_millis(7500),
-                reason: crate::network::handoff::ClockReason::AddressEndpoint,
-            },
-        }),
+        Outcome::ReconnectOnClock {
+            at: Duration::from_millis(7500),
+            reason: crate::network::handoff::ClockReason::AddressEndpoint,
+        },
     );
     let step = f.server_close(16.6);
     let text = step.lines.iter().find_map(|l| match l {
@@ -264,21 +254,9 @@ fn a_dry_run_on_the_clock_is_a_recycle_and_one_too_late_is_cut() {
         _ => None,
     });
     assert!(text.unwrap().contains("would have recycled at +7.5 s"));
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
+    let mut f = Fixture::after_moving();
     f.server_close(15.7);
-    let step = f.at(
-        18.0,
-        1,
-        What::Handoff(event::Handoff {
-            event: 0,
-            outcome: Outcome::Moved {
-                to: "127.0.0.3".parse().unwrap(),
-                at: Duration::from_secs(18),
-                polls: 18,
-            },
-        }),
-    );
+    let step = f.handoff(18.0, moved_to_3(Duration::from_secs(18), 18));
     assert!(step.lines.iter().any(|l| matches!(l,
         WatchLine::Verdict(line::Verdict { text, margin_s: Some(m), .. })
             if text.contains("would have been cut by the close at +15.7 s") && *m < 0.0)));
@@ -286,32 +264,23 @@ fn a_dry_run_on_the_clock_is_a_recycle_and_one_too_late_is_cut() {
 
 #[test]
 fn dns_change_marks_our_address_leaving_and_the_event_row() {
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
+    let mut f = Fixture::after_moving();
     let a2: IpAddr = "127.0.0.2".parse().unwrap();
     let a3: IpAddr = "127.0.0.3".parse().unwrap();
-    let step = f.at(
+    let step = f.dns(
         9.7,
-        0,
-        What::Dns(event::Dns {
-            host: "db".into(),
-            kind: DnsEventKind::Changed {
-                before: [a2].into(),
-                after: [a3].into(),
-                ttl: Some(5),
-            },
-        }),
+        DnsEventKind::Changed {
+            before: [a2].into(),
+            after: [a3].into(),
+            ttl: Some(5),
+        },
     );
     let WatchLine::Dns(line::Dns { ours, rel, .. }) = &step.lines[0] else {
         panic!()
     };
     assert_eq!(ours.map(|o| o.as_str()), Some("left"));
     assert!((rel.clone().unwrap().s - 9.7).abs() < 1e-6);
-    let WatchLine::Summary(line::Summary { events, .. }) =
-        f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
-    else {
-        panic!()
-    };
+    let events = f.summary("x").events;
     assert!((events[0].dns_moved_s.unwrap() - 9.7).abs() < 1e-6);
 }
 
@@ -322,16 +291,12 @@ fn the_first_answer_is_not_put_after_the_event() {
     let mut f = Fixture::new();
     f.frame(1.0, MOVING, false);
     let a2: IpAddr = "127.0.0.2".parse().unwrap();
-    let step = f.at(
+    let step = f.dns(
         1.2,
-        0,
-        What::Dns(event::Dns {
-            host: "db".into(),
-            kind: DnsEventKind::Initial {
-                addrs: [a2].into(),
-                ttl: Some(5),
-            },
-        }),
+        DnsEventKind::Initial {
+            addrs: [a2].into(),
+            ttl: Some(5),
+        },
     );
     let WatchLine::Dns(line::Dns { rel, .. }) = &step.lines[0] else {
         panic!()
@@ -349,10 +314,7 @@ fn speed_scales_offsets_into_scenario_seconds() {
     assert!((past.unwrap() - 1.6).abs() < 1e-6, "{past:?}");
 }
 fn summary_rows(f: &Fixture) -> Vec<EventRow> {
-    match f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x") {
-        WatchLine::Summary(line::Summary { events, .. }) => events,
-        _ => unreachable!(),
-    }
+    f.summary("x").events
 }
 
 #[test]
@@ -385,17 +347,13 @@ fn silent_shrink_row_records_the_dns_drop_and_the_silent_close() {
     f.frame(16.6, MIGRATED, false);
     let a2: IpAddr = "127.0.0.2".parse().unwrap();
     let a3: IpAddr = "127.0.0.3".parse().unwrap();
-    f.at(
+    f.dns(
         21.4,
-        0,
-        What::Dns(event::Dns {
-            host: "db".into(),
-            kind: DnsEventKind::Changed {
-                before: [a2, a3].into(),
-                after: [a3].into(),
-                ttl: Some(5),
-            },
-        }),
+        DnsEventKind::Changed {
+            before: [a2, a3].into(),
+            after: [a3].into(),
+            ttl: Some(5),
+        },
     );
     let step = f.server_close(34.7);
     let (announced, _, rel) = closed(&step);
@@ -420,10 +378,7 @@ fn silent_shrink_row_records_the_dns_drop_and_the_silent_close() {
 fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
     let mut f = Fixture::new();
     let step = f.frame(0.2, MOVING, true);
-    let WatchLine::Push(line::Push { labels, .. }) = &step.lines[0] else {
-        panic!()
-    };
-    assert_eq!(labels, &vec![Label::WithOptIn]);
+    assert_eq!(push_labels(&step), vec![Label::WithOptIn]);
     let step = f.server_close(1.8);
     let joined = step.lines.iter().find_map(|l| match l {
         WatchLine::Closed(line::Closed {
@@ -441,8 +396,7 @@ fn a_moving_received_with_the_opt_in_is_a_window_we_joined_open() {
     );
     assert!(summary_rows(&f)[0].joined_open);
     // A MOVING seen live is not one we joined.
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
+    let f = Fixture::after_moving();
     assert!(!summary_rows(&f)[0].joined_open);
 }
 
@@ -470,11 +424,7 @@ fn pings_are_summarised_with_percentiles_and_the_window_of_each_failure() {
             }),
         );
     }
-    let WatchLine::Summary(line::Summary { pings, .. }) =
-        f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
-    else {
-        panic!()
-    };
+    let pings = f.summary("x").pings;
     let p = pings.expect("ping figures");
     assert_eq!((p.sent, p.answered, p.failures), (102, 100, 2));
     let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() <= want * 0.011;
@@ -486,28 +436,19 @@ fn pings_are_summarised_with_percentiles_and_the_window_of_each_failure() {
     assert_eq!(p.failure_windows[0].failures, 2);
     // No PING, no figures.
     let f = Fixture::new();
-    let WatchLine::Summary(line::Summary { pings, .. }) =
-        f.tl.summary(f.t0, SystemTime::UNIX_EPOCH, "x")
-    else {
-        panic!()
-    };
+    let pings = f.summary("x").pings;
     assert!(pings.is_none());
 }
 
 #[test]
 fn the_handoff_line_names_its_destination() {
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
-    let step = f.at(
+    let mut f = Fixture::after_moving();
+    let step = f.handoff(
         0.3,
-        1,
-        What::Handoff(event::Handoff {
-            event: 0,
-            outcome: Outcome::SteppedSideways {
-                to: "127.0.0.3".parse().unwrap(),
-                at: Duration::from_millis(300),
-            },
-        }),
+        Outcome::SteppedSideways {
+            to: "127.0.0.3".parse().unwrap(),
+            at: Duration::from_millis(300),
+        },
     );
     let WatchLine::Handoff(line::Handoff { to, .. }) = &step.lines[0] else {
         panic!()
@@ -516,6 +457,19 @@ fn the_handoff_line_names_its_destination() {
 }
 
 const MOVING_2: &[u8] = b">4\r\n$6\r\nMOVING\r\n:2\r\n:15\r\n_\r\n";
+
+/// The dry-run found the new address, 127.0.0.3, at `at` after `polls` polls.
+fn moved_to_3(at: Duration, polls: u32) -> Outcome {
+    let to = "127.0.0.3".parse().unwrap();
+    Outcome::Moved { to, at, polls }
+}
+
+fn push_labels(step: &Step) -> Vec<Label> {
+    match &step.lines[0] {
+        WatchLine::Push(line::Push { labels, .. }) => labels.clone(),
+        other => panic!("{other:?}"),
+    }
+}
 
 fn push_rel(step: &Step) -> Rel {
     match &step.lines[0] {
@@ -561,8 +515,7 @@ fn a_connections_lines_are_measured_from_what_it_received_itself() {
 
 #[test]
 fn a_moving_replaced_on_its_connection_names_the_one_that_superseded_it() {
-    let mut f = Fixture::new();
-    f.frame(0.0, MOVING, false);
+    let mut f = Fixture::after_moving();
     f.frame(0.5, MOVING_2, false);
     let rows = summary_rows(&f);
     assert_eq!(rows[0].superseded_by.as_deref(), Some("MOVING seq 2"));

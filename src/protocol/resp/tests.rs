@@ -18,6 +18,13 @@ fn error(bytes: &[u8]) -> RespError {
         .expect_err("expected a framing error")
 }
 
+/// The default limits with one changed by `set`.
+fn limited(set: impl FnOnce(&mut Limits)) -> Limits {
+    let mut l = Limits::default();
+    set(&mut l);
+    l
+}
+
 #[test]
 fn every_type_scans() {
     assert_eq!(one(b"+OK\r\n"), Frame::Simple(b"OK"));
@@ -191,10 +198,7 @@ fn a_plus_sign_and_minus_zero_are_refused_where_redis_never_writes_them() {
 
 #[test]
 fn past_the_decode_budget_aggregates_keep_their_head_and_count() {
-    let s = Scanner::new(Limits {
-        max_decoded: 3,
-        ..Limits::default()
-    });
+    let s = Scanner::new(limited(|l| l.max_decoded = 3));
     let input = b">2\r\n+invalidate\r\n*4\r\n:1\r\n:2\r\n:3\r\n:4\r\n+next\r\n";
     let Ok(Scan::Frame(frame, n)) = s.scan(input) else {
         panic!("{:?}", s.scan(input));
@@ -262,10 +266,7 @@ fn limits_are_checked_before_allocating() {
     let e = error(&deep);
     assert_eq!(e.kind, ErrorKind::TooDeep { limit: 64 });
     assert_eq!(e.offset, 64 * 4);
-    let small = Scanner::new(Limits {
-        max_frame: 10,
-        ..Limits::default()
-    });
+    let small = Scanner::new(limited(|l| l.max_frame = 10));
     let e = small.scan(b"$20\r\n").unwrap_err();
     assert!(matches!(e.kind, ErrorKind::FrameTooLarge { .. }), "{e}");
     let e = small.scan(b"+aaaaaaaaaaaaaaaa").unwrap_err();
@@ -277,10 +278,7 @@ fn limits_are_checked_before_allocating() {
 
 #[test]
 fn depth_limit_allows_exactly_the_limit() {
-    let limits = Limits {
-        max_depth: 3,
-        ..Limits::default()
-    };
+    let limits = limited(|l| l.max_depth = 3);
     let s = Scanner::new(limits);
     assert!(matches!(
         s.scan(b"*1\r\n*1\r\n*1\r\n:1\r\n"),
@@ -356,10 +354,7 @@ fn scanning_flat_again_reuses_the_node_list() {
 
 #[test]
 fn a_flat_frame_past_the_budget_is_elided_like_the_tree() {
-    let s = Scanner::new(Limits {
-        max_decoded: 3,
-        ..Limits::default()
-    });
+    let s = Scanner::new(limited(|l| l.max_decoded = 3));
     let input = b">2\r\n+invalidate\r\n*4\r\n:1\r\n:2\r\n:3\r\n:4\r\n";
     let mut nodes = Vec::new();
     let Ok(FlatScan::Frame(frame)) = s.scan_flat(input, &mut nodes) else {
@@ -407,10 +402,7 @@ fn short_blobs_read_in_one_go_keep_every_limit_and_error() {
     assert!(blob(b"$2\r\nabc\r\n").starts_with("at byte 6: "));
     assert_eq!(blob(b"$2\r\na"), "need 8");
     assert_eq!(blob(b"$2\r\n"), "need 8");
-    let tight = Scanner::new(Limits {
-        max_frame: 8,
-        ..Limits::default()
-    });
+    let tight = Scanner::new(limited(|l| l.max_frame = 8));
     let e = tight.scan(b"$3\r\nabc\r\n").unwrap_err();
     assert_eq!(e.kind, ErrorKind::FrameTooLarge { size: 9, limit: 8 });
 }
@@ -452,9 +444,7 @@ fn drain_flat_gives_what_drain_gives() {
 type Said = (Vec<(Vec<u8>, u64)>, Option<RespError>, u64, u64, Vec<u8>);
 
 fn fed(pieces: &[&[u8]], straight: bool) -> Vec<Said> {
-    let mut r = StreamReader::default();
-    let mut out = Vec::new();
-    for piece in pieces {
+    fed_by(pieces, |r, piece| {
         let mut frames = Vec::new();
         let each = |f: FlatFrame<'_, '_>, off| frames.push((f.raw().to_vec(), off));
         let result = if straight {
@@ -463,10 +453,36 @@ fn fed(pieces: &[&[u8]], straight: bool) -> Vec<Said> {
             r.extend(piece);
             r.drain_flat(each)
         };
+        (frames, result)
+    })
+}
+
+/// One reader given the pieces in turn, `step` taking each; after each, what the reader says.
+fn fed_by(
+    pieces: &[&[u8]],
+    mut step: impl FnMut(&mut StreamReader, &[u8]) -> (Vec<(Vec<u8>, u64)>, Result<(), RespError>),
+) -> Vec<Said> {
+    let mut r = StreamReader::default();
+    let mut out = Vec::new();
+    for piece in pieces {
+        let (frames, result) = step(&mut r, piece);
         let (work, at) = (r.work(), r.offset());
         out.push((frames, result.err(), work, at, r.buffered().to_vec()));
     }
     out
+}
+
+/// Asserts that `ours` says what `fed(.., false)` (extend then drain_flat) says, for every
+/// split of each input into three pieces, empty ones included.
+fn says_the_same_however_split(inputs: &[&[u8]], ours: impl Fn(&[&[u8]]) -> Vec<Said>) {
+    for input in inputs {
+        for a in 0..=input.len() {
+            for b in a..=input.len() {
+                let pieces = [&input[..a], &input[a..b], &input[b..]];
+                assert_eq!(ours(&pieces), fed(&pieces, false), "split at {a} and {b}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -476,27 +492,14 @@ fn feed_flat_says_what_extend_and_drain_flat_say_however_the_bytes_are_split() {
         b"$10\r\n0123456789\r\n:7\r\n$2\r\nab\r\r+after\r\n",
         b"*2\r\n*1\r\n:1\r\n?x\r\n",
     ];
-    for input in inputs {
-        for a in 0..=input.len() {
-            for b in a..=input.len() {
-                let pieces = [&input[..a], &input[a..b], &input[b..]];
-                assert_eq!(
-                    fed(&pieces, true),
-                    fed(&pieces, false),
-                    "split at {a} and {b}"
-                );
-            }
-        }
-    }
+    says_the_same_however_split(&inputs, |pieces| fed(pieces, true));
 }
 
 /// [`fed`] through `drain_shared`: each frame's bytes are cut from the buffer it hands back,
 /// by the offsets alone (as the watch's reader does), and that buffer must hold exactly the
 /// frames delivered, from the offset the reader had before the call.
 fn fed_shared(pieces: &[&[u8]]) -> Vec<Said> {
-    let mut r = StreamReader::default();
-    let mut out = Vec::new();
-    for piece in pieces {
+    fed_by(pieces, |r, piece| {
         let start = r.offset();
         let mut offsets = Vec::new();
         r.extend(piece);
@@ -509,10 +512,8 @@ fn fed_shared(pieces: &[&[u8]]) -> Vec<Said> {
                 .map_or(shared.len(), |&next| (next - start) as usize);
             frames.push((shared.slice((off - start) as usize..end).to_vec(), off));
         }
-        let (work, at) = (r.work(), r.offset());
-        out.push((frames, result.err(), work, at, r.buffered().to_vec()));
-    }
-    out
+        (frames, result)
+    })
 }
 
 #[test]
@@ -522,18 +523,7 @@ fn drain_shared_says_what_drain_flat_says_however_the_bytes_are_split() {
         b"$10\r\n0123456789\r\n:7\r\n$2\r\nab\r\r+after\r\n",
         b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$3\r\nabc\r\n*2\r\n*1\r\n:1\r\n?x\r\n",
     ];
-    for input in inputs {
-        for a in 0..=input.len() {
-            for b in a..=input.len() {
-                let pieces = [&input[..a], &input[a..b], &input[b..]];
-                assert_eq!(
-                    fed_shared(&pieces),
-                    fed(&pieces, false),
-                    "split at {a} and {b}"
-                );
-            }
-        }
-    }
+    says_the_same_however_split(&inputs, fed_shared);
 }
 
 /// The frames of a read leave in one buffer, where they lay: the second frame's bytes start
@@ -656,30 +646,12 @@ fn short_arrays_and_simple_strings_read_in_one_pass_as_the_exact_way_reads_them(
     ];
     let limits = [
         Limits::default(),
-        Limits {
-            max_blob: 3,
-            ..Limits::default()
-        },
-        Limits {
-            max_frame: 20,
-            ..Limits::default()
-        },
-        Limits {
-            max_elements: 2,
-            ..Limits::default()
-        },
-        Limits {
-            max_decoded: 1,
-            ..Limits::default()
-        },
-        Limits {
-            max_depth: 0,
-            ..Limits::default()
-        },
-        Limits {
-            max_frame: 4,
-            ..Limits::default()
-        },
+        limited(|l| l.max_blob = 3),
+        limited(|l| l.max_frame = 20),
+        limited(|l| l.max_elements = 2),
+        limited(|l| l.max_decoded = 1),
+        limited(|l| l.max_depth = 0),
+        limited(|l| l.max_frame = 4),
     ];
     let mut checked = 0;
     for l in limits {

@@ -294,14 +294,20 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test]
-    async fn answers_authoritatively_and_follows_set_records() {
+    /// A server on a free loopback port, with `name` at 127.0.0.2 for 5 s.
+    async fn started_with(name: &str) -> SimDns {
         let dns = SimDns::start("127.0.0.1:0".parse().unwrap(), ZONE)
             .await
             .unwrap();
-        let host = "db.sim.maintwatch.test.";
-        dns.set_records(host, &["127.0.0.2".parse().unwrap()], 5)
+        dns.set_records(name, &["127.0.0.2".parse().unwrap()], 5)
             .await;
+        dns
+    }
+
+    #[tokio::test]
+    async fn answers_authoritatively_and_follows_set_records() {
+        let host = "db.sim.maintwatch.test.";
+        let dns = started_with(host).await;
 
         let m = ask_udp(dns.addr(), host, RecordType::A).await;
         assert_eq!(m.metadata.id, 0x4d57);
@@ -329,11 +335,7 @@ mod tests {
 
     #[tokio::test]
     async fn apex_soa_nxdomain_and_nodata() {
-        let dns = SimDns::start("127.0.0.1:0".parse().unwrap(), ZONE)
-            .await
-            .unwrap();
-        dns.set_records("db.sim.maintwatch.test", &["127.0.0.2".parse().unwrap()], 5)
-            .await;
+        let dns = started_with("db.sim.maintwatch.test").await;
 
         let m = ask_udp(dns.addr(), ZONE, RecordType::SOA).await;
         assert!(m.metadata.authoritative);
@@ -361,12 +363,8 @@ mod tests {
     /// The second address answers from the same records, changes included.
     #[tokio::test]
     async fn serve_also_answers_the_same_records() {
-        let dns = SimDns::start("127.0.0.1:0".parse().unwrap(), ZONE)
-            .await
-            .unwrap();
         let host = "db.sim.maintwatch.test.";
-        dns.set_records(host, &["127.0.0.2".parse().unwrap()], 5)
-            .await;
+        let dns = started_with(host).await;
         let also = dns
             .serve_also("127.0.0.1:0".parse().unwrap())
             .await
