@@ -83,3 +83,32 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()?)
 }
+
+/// A grade as the judge's JSON lines with `json`, else as the table wrapped at the terminal's
+/// width: pcap and replay print a grade the same way.
+fn write_grade(
+    out: &mut dyn std::io::Write,
+    obs: &crate::grading::judge::Observations,
+    g: &crate::grading::judge::Grade,
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        out.write_all(crate::grading::judge::grade_lines::write(obs, g)?.as_bytes())?;
+        return Ok(());
+    }
+    write_grade_table(out, g)?;
+    Ok(())
+}
+
+/// The grade's table wrapped at the terminal's width, as every command that grades prints it.
+fn write_grade_table(
+    out: &mut dyn std::io::Write,
+    g: &crate::grading::judge::Grade,
+) -> std::io::Result<()> {
+    let columns = crate::present::output::terminal::stdout_columns();
+    write!(
+        out,
+        "{}",
+        crate::present::output::human::wrap_grade(&g.table(), columns)
+    )
+}

@@ -209,18 +209,7 @@ fn grade(
         return Ok((exit::SUCCESS, None));
     };
     let g = crate::grading::judge::judge(&obs);
-    if json {
-        out.write_all(crate::grading::judge::grade_lines::write(&obs, &g)?.as_bytes())?;
-    } else {
-        write!(
-            out,
-            "{}",
-            crate::present::output::human::wrap_grade(
-                &g.table(),
-                crate::present::output::terminal::stdout_columns()
-            )
-        )?;
-    }
+    super::write_grade(out, &obs, &g, json)?;
     let code = g.verdict.exit_code();
     Ok((code, Some((obs, g))))
 }

@@ -157,13 +157,9 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         let inputs = match inputs {
             Ok(i) => i,
             Err(e) => {
-                writeln!(
+                say(
                     err,
-                    "{}",
-                    terminal::about(
-                        "replay",
-                        &format!("{name}: {}", crate::shared::escape::sanitize(&e))
-                    )
+                    &format!("{name}: {}", crate::shared::escape::sanitize(&e)),
                 )?;
                 code = exit::FAILURE;
                 continue;
@@ -171,18 +167,7 @@ fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         };
         for obs in inputs {
             let g = crate::grading::judge::judge(&obs);
-            if args.json {
-                out.write_all(crate::grading::judge::grade_lines::write(&obs, &g)?.as_bytes())?;
-            } else {
-                write!(
-                    out,
-                    "{}",
-                    crate::present::output::human::wrap_grade(
-                        &g.table(),
-                        crate::present::output::terminal::stdout_columns()
-                    )
-                )?;
-            }
+            super::write_grade(out, &obs, &g, args.json)?;
             // The worst grade decides: a failure over a rule not judged over a pass.
             code = worse(code, g.verdict.exit_code());
             if first.is_none() {
@@ -251,40 +236,33 @@ fn replay_file(
             (Some(k), Event::Tagged(ep, line)) => k.line_of(ep, line)?,
             _ => {}
         }
-        match event {
-            Event::Line(line) if timeline => lines.line(line)?,
-            Event::Tagged(ep, line) if timeline => lines.line_of(ep, line)?,
-            Event::Line(_) | Event::Tagged(..) => {}
+        // What goes to stderr, after the timeline so far: a difference or a bad line.
+        let said = match event {
+            Event::Line(line) if timeline => {
+                lines.line(line)?;
+                None
+            }
+            Event::Tagged(ep, line) if timeline => {
+                lines.line_of(ep, line)?;
+                None
+            }
             Event::Differs(n, what) if args.check => {
-                lines.flush()?;
-                let what = sanitize(&what);
-                writeln!(
-                    err,
-                    "{}",
-                    terminal::about("replay", &format!("{name}:{n}: parse differs: {what}"))
-                )?;
+                Some(format!("{n}: parse differs: {}", sanitize(&what)))
             }
             Event::Recomputed(n, what) if args.check => {
-                lines.flush()?;
-                let what = sanitize(&what);
-                writeln!(
-                    err,
-                    "{}",
-                    terminal::about("replay", &format!("{name}:{n}: timeline differs: {what}"))
-                )?;
+                Some(format!("{n}: timeline differs: {}", sanitize(&what)))
             }
-            Event::Differs(..) | Event::Recomputed(..) => {}
             // A file that is no capture at all (a pcap) would give one line per line of it.
             Event::Bad(n, why) if bad_shown < BAD_SHOWN => {
                 bad_shown += 1;
-                lines.flush()?;
-                writeln!(
-                    err,
-                    "{}",
-                    terminal::about("replay", &format!("{name}:{n}: {}", sanitize(&why)))
-                )?;
+                Some(format!("{n}: {}", sanitize(&why)))
             }
-            Event::Bad(..) => {}
+            Event::Line(_) | Event::Tagged(..) => None,
+            Event::Differs(..) | Event::Recomputed(..) | Event::Bad(..) => None,
+        };
+        if let Some(said) = said {
+            lines.flush()?;
+            say(err, &format!("{name}:{said}"))?;
         }
         Ok(())
     })
@@ -304,71 +282,56 @@ fn verdict(
     err: &mut dyn Write,
 ) -> anyhow::Result<bool> {
     if let Some(n) = report.torn_tail {
-        writeln!(
+        say(
             err,
-            "{}",
-            terminal::about(
-                "replay",
-                &format!("{name}:{n}: torn last line (the capture was cut mid-write), ignored")
-            )
+            &format!("{name}:{n}: torn last line (the capture was cut mid-write), ignored"),
         )?;
     }
     let name = sanitize(name);
     let mut ok = report.bad_lines == 0;
     if report.bad_lines > BAD_SHOWN {
-        writeln!(
+        say(
             err,
-            "{}",
-            terminal::about(
-                "replay",
-                &format!(
-                    "{name}: {} more bad lines not shown ({} in all)",
-                    report.bad_lines - BAD_SHOWN,
-                    report.bad_lines
-                )
-            )
+            &format!(
+                "{name}: {} more bad lines not shown ({} in all)",
+                report.bad_lines - BAD_SHOWN,
+                report.bad_lines
+            ),
         )?;
     }
     if let Some((n, why)) = &report.stopped {
         let why = sanitize(why);
-        writeln!(
-            err,
-            "{}",
-            terminal::about("replay", &format!("{name}:{n}: {why}; stopped reading"))
-        )?;
+        say(err, &format!("{name}:{n}: {why}; stopped reading"))?;
         ok = false;
     } else if report.valid == 0 {
-        writeln!(
+        say(
             err,
-            "{}",
-            terminal::about(
-                "replay",
-                &format!(
-                    "{name}: no maintwatch JSON line in it ({} non-blank line(s) read)",
-                    report.lines
-                )
-            )
+            &format!(
+                "{name}: no maintwatch JSON line in it ({} non-blank line(s) read)",
+                report.lines
+            ),
         )?;
         ok = false;
     }
     if args.check {
         ok &= report.differences == 0;
-        writeln!(
+        say(
             err,
-            "{}",
-            terminal::about(
-                "replay",
-                &format!(
-                    "{name}: {}: {}, {} checked, {} differ",
-                    if ok { "ok" } else { "FAILED" },
-                    counted(report.lines, "line"),
-                    counted(report.frames, "frame"),
-                    report.differences
-                )
-            )
+            &format!(
+                "{name}: {}: {}, {} checked, {} differ",
+                if ok { "ok" } else { "FAILED" },
+                counted(report.lines, "line"),
+                counted(report.frames, "frame"),
+                report.differences
+            ),
         )?;
     }
     Ok(ok)
+}
+
+/// One line on stderr about `replay`.
+fn say(err: &mut dyn Write, text: &str) -> std::io::Result<()> {
+    writeln!(err, "{}", terminal::about("replay", text))
 }
 
 /// `n` and the noun, plural unless `n` is 1 ("1 frame", "2 frames").

@@ -74,14 +74,7 @@ fn report(graded: &Graded, args: &SimulationSettings) -> anyhow::Result<i32> {
     } = graded;
     let (lost, stop) = (*lost, *stop);
     let mut out = std::io::stdout().lock();
-    write!(
-        out,
-        "{}",
-        crate::present::output::human::wrap_grade(
-            &g.table(),
-            crate::present::output::terminal::stdout_columns()
-        )
-    )?;
+    super::write_grade_table(&mut out, g)?;
     if lost > 0 {
         writeln!(
             out,
