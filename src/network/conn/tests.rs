@@ -18,46 +18,22 @@ fn secrets_never_format() {
 fn auto_endpoint_type_follows_the_shipped_clients() {
     let auto = EndpointTypeChoice::Auto;
     let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-    assert_eq!(
-        auto.resolve(ip("10.1.2.3"), false),
-        Some(EndpointType::InternalIp)
-    );
-    assert_eq!(
-        auto.resolve(ip("192.168.0.1"), true),
-        Some(EndpointType::InternalFqdn)
-    );
-    assert_eq!(
-        auto.resolve(ip("169.254.1.1"), false),
-        Some(EndpointType::InternalIp)
-    );
-    assert_eq!(
-        auto.resolve(ip("127.0.0.1"), false),
-        Some(EndpointType::InternalIp)
-    );
-    assert_eq!(
-        auto.resolve(ip("fd00::1"), false),
-        Some(EndpointType::InternalIp)
-    );
-    assert_eq!(
-        auto.resolve(ip("fe80::1"), true),
-        Some(EndpointType::InternalFqdn)
-    );
-    assert_eq!(
-        auto.resolve(ip("::ffff:10.0.0.1"), false),
-        Some(EndpointType::InternalIp)
-    );
-    assert_eq!(
-        auto.resolve(ip("8.8.8.8"), false),
-        Some(EndpointType::ExternalIp)
-    );
-    assert_eq!(
-        auto.resolve(ip("2001:db8::1"), true),
-        Some(EndpointType::ExternalFqdn)
-    );
-    assert_eq!(
-        auto.resolve(ip("172.32.0.1"), false),
-        Some(EndpointType::ExternalIp)
-    );
+    // (the connected address, whether over TLS, the type to send)
+    let cases = [
+        ("10.1.2.3", false, EndpointType::InternalIp),
+        ("192.168.0.1", true, EndpointType::InternalFqdn),
+        ("169.254.1.1", false, EndpointType::InternalIp),
+        ("127.0.0.1", false, EndpointType::InternalIp),
+        ("fd00::1", false, EndpointType::InternalIp),
+        ("fe80::1", true, EndpointType::InternalFqdn),
+        ("::ffff:10.0.0.1", false, EndpointType::InternalIp),
+        ("8.8.8.8", false, EndpointType::ExternalIp),
+        ("2001:db8::1", true, EndpointType::ExternalFqdn),
+        ("172.32.0.1", false, EndpointType::ExternalIp),
+    ];
+    for (addr, tls, want) in cases {
+        assert_eq!(auto.resolve(ip(addr), tls), Some(want), "{addr} tls={tls}");
+    }
     assert_eq!(
         EndpointTypeChoice::ServerDefault.resolve(ip("10.0.0.1"), false),
         None

@@ -146,6 +146,31 @@ fn never() -> std::future::Pending<()> {
     std::future::pending()
 }
 
+/// The dry-run for a window of `window_secs` over `dns`, driven to its end on `clock`.
+fn poll(
+    clock: &FakeClock,
+    dns: &impl Resolve,
+    window_secs: i64,
+    jitter: &mut impl Jitter,
+) -> Outcome {
+    poll_until(clock, dns, window_secs, jitter, never())
+}
+
+/// [`poll`], cancelled when `cancel` completes.
+fn poll_until(
+    clock: &FakeClock,
+    dns: &impl Resolve,
+    window_secs: i64,
+    jitter: &mut impl Jitter,
+    cancel: impl Future<Output = ()>,
+) -> Outcome {
+    drive(clock, run(&input(window_secs), dns, clock, jitter, cancel))
+}
+
+fn cancelled(at: Duration, polls: u32) -> Outcome {
+    Outcome::Cancelled { at, polls }
+}
+
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -157,10 +182,7 @@ fn dns_trailing_the_notification_moves_after_n_polls() {
     let mut script = vec![addrs(&[OLD]); 5];
     script.push(addrs(&[NEW]));
     let dns = Scripted::new(clock.clone(), script);
-    let out = drive(
-        &clock,
-        run(&input(15), &dns, &clock, &mut FixedJitter(ms(400)), never()),
-    );
+    let out = poll(&clock, &dns, 15, &mut FixedJitter(ms(400)));
     assert_eq!(
         out,
         Outcome::Moved {
@@ -193,10 +215,7 @@ fn resolution_blip_is_never_read_as_gone() {
         clock.clone(),
         vec![addrs(&[OLD]), failed(), empty, addrs(&[NEW])],
     );
-    let out = drive(
-        &clock,
-        run(&input(15), &dns, &clock, &mut FixedJitter(ms(0)), never()),
-    );
+    let out = poll(&clock, &dns, 15, &mut FixedJitter(ms(0)));
     assert_eq!(
         out,
         Outcome::Moved {
@@ -212,10 +231,7 @@ fn round_robin_record_naming_both_nodes_steps_sideways() {
     let clock = FakeClock::default();
     // The retiring address comes first: the sibling must still be found.
     let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD, NEW])]);
-    let out = drive(
-        &clock,
-        run(&input(15), &dns, &clock, &mut FixedJitter(ms(400)), never()),
-    );
+    let out = poll(&clock, &dns, 15, &mut FixedJitter(ms(400)));
     assert_eq!(
         out,
         Outcome::SteppedSideways {
@@ -231,10 +247,7 @@ fn round_robin_record_naming_both_nodes_steps_sideways() {
 fn sibling_available_at_once_steps_sideways() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
-    let out = drive(
-        &clock,
-        run(&input(2), &dns, &clock, &mut FixedJitter(ms(150)), never()),
-    );
+    let out = poll(&clock, &dns, 2, &mut FixedJitter(ms(150)));
     assert_eq!(
         out,
         Outcome::SteppedSideways {
@@ -248,10 +261,7 @@ fn sibling_available_at_once_steps_sideways() {
 fn zero_window_gets_exactly_one_attempt() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD])]);
-    let out = drive(
-        &clock,
-        run(&input(0), &dns, &clock, &mut MustNotJitter, never()),
-    );
+    let out = poll(&clock, &dns, 0, &mut MustNotJitter);
     assert_eq!(
         out,
         Outcome::StaleAtExpiry {
@@ -268,10 +278,7 @@ fn zero_window_gets_exactly_one_attempt() {
 fn zero_window_single_attempt_can_still_step_sideways() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD, NEW])]);
-    let out = drive(
-        &clock,
-        run(&input(0), &dns, &clock, &mut RandJitter, never()),
-    );
+    let out = poll(&clock, &dns, 0, &mut RandJitter);
     assert_eq!(
         out,
         Outcome::SteppedSideways {
@@ -285,10 +292,7 @@ fn zero_window_single_attempt_can_still_step_sideways() {
 fn negative_window_gets_exactly_one_attempt() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![failed()]);
-    let out = drive(
-        &clock,
-        run(&input(-3), &dns, &clock, &mut MustNotJitter, never()),
-    );
+    let out = poll(&clock, &dns, -3, &mut MustNotJitter);
     // Its one poll failed: DNS told nothing at all, which is not "stale".
     assert_eq!(
         out,
@@ -307,10 +311,7 @@ fn negative_window_gets_exactly_one_attempt() {
 fn stale_at_expiry_is_a_normal_outcome() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD]), failed(), addrs(&[OLD])]);
-    let out = drive(
-        &clock,
-        run(&input(15), &dns, &clock, &mut FixedJitter(ms(400)), never()),
-    );
+    let out = poll(&clock, &dns, 15, &mut FixedJitter(ms(400)));
     // Polls at +0.4 .. +14.4 s, then the budget (15 - 0.4 s) runs out at the window.
     assert_eq!(
         out,
@@ -349,10 +350,7 @@ impl Resolve for StaleThenHung {
 fn resolution_hanging_past_the_window_ends_stale_at_the_window() {
     let clock = FakeClock::default();
     let dns = StaleThenHung(0.into());
-    let out = drive(
-        &clock,
-        run(&input(2), &dns, &clock, &mut FixedJitter(ms(100)), never()),
-    );
+    let out = poll(&clock, &dns, 2, &mut FixedJitter(ms(100)));
     assert_eq!(
         out,
         Outcome::StaleAtExpiry {
@@ -390,10 +388,7 @@ fn a_name_that_never_resolves_is_unresolved_not_stale() {
             ttl: None,
         }],
     );
-    let out = drive(
-        &clock,
-        run(&input(5), &dns, &clock, &mut FixedJitter(ms(0)), never()),
-    );
+    let out = poll(&clock, &dns, 5, &mut FixedJitter(ms(0)));
     let Outcome::Unresolved {
         polls, reason, at, ..
     } = &out
@@ -422,10 +417,7 @@ fn a_first_query_outlasting_the_window_says_why_the_outcome_is_late() {
         clock: clock.clone(),
         delay: ms(4200),
     };
-    let out = drive(
-        &clock,
-        run(&input(2), &dns, &clock, &mut FixedJitter(ms(0)), never()),
-    );
+    let out = poll(&clock, &dns, 2, &mut FixedJitter(ms(0)));
     assert_eq!(out.at(), ms(4200));
     assert!(
         matches!(out, Outcome::Unresolved { polls: 1, .. }),
@@ -486,40 +478,17 @@ fn cancellation_during_polling_returns_cancelled() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![addrs(&[OLD])]);
     let cancel = clock.sleep(ms(2500));
-    let out = drive(
-        &clock,
-        run(&input(15), &dns, &clock, &mut FixedJitter(ms(0)), cancel),
-    );
-    assert_eq!(
-        out,
-        Outcome::Cancelled {
-            at: ms(2500),
-            polls: 3
-        }
-    );
+    let out = poll_until(&clock, &dns, 15, &mut FixedJitter(ms(0)), cancel);
+    assert_eq!(out, cancelled(ms(2500), 3));
 }
 
 #[test]
 fn cancellation_during_jitter_returns_cancelled_without_polling() {
     let clock = FakeClock::default();
     let dns = Scripted::new(clock.clone(), vec![addrs(&[NEW])]);
-    let out = drive(
-        &clock,
-        run(
-            &input(15),
-            &dns,
-            &clock,
-            &mut FixedJitter(ms(900)),
-            std::future::ready(()),
-        ),
-    );
-    assert_eq!(
-        out,
-        Outcome::Cancelled {
-            at: Duration::ZERO,
-            polls: 0
-        }
-    );
+    let jitter = &mut FixedJitter(ms(900));
+    let out = poll_until(&clock, &dns, 15, jitter, std::future::ready(()));
+    assert_eq!(out, cancelled(Duration::ZERO, 0));
     assert!(dns.call_times().is_empty());
 }
 
@@ -527,17 +496,8 @@ fn cancellation_during_jitter_returns_cancelled_without_polling() {
 fn cancellation_while_resolution_hangs() {
     let clock = FakeClock::default();
     let cancel = clock.sleep(ms(3000));
-    let out = drive(
-        &clock,
-        run(&input(15), &Hung, &clock, &mut FixedJitter(ms(0)), cancel),
-    );
-    assert_eq!(
-        out,
-        Outcome::Cancelled {
-            at: ms(3000),
-            polls: 0
-        }
-    );
+    let out = poll_until(&clock, &Hung, 15, &mut FixedJitter(ms(0)), cancel);
+    assert_eq!(out, cancelled(ms(3000), 0));
 }
 
 #[tokio::test]
