@@ -372,13 +372,15 @@ fn lost_commands_count_and_say_when_there_was_nowhere_else_to_go() {
     assert!(!r.held && !r.detail.contains("nowhere"), "{r:?}");
 }
 
+/// The connection that got the MOVING at 0 s and was closed by the client at 1 s.
+fn acted_on_the_moving() -> Connection {
+    let got_it = got(conn(1, OLD, -3.0, Reached::Address), 0.0);
+    closed(got_it, 1.0, Side::Client)
+}
+
 #[test]
 fn a_storm_of_reconnects_fails() {
-    let mut conns = vec![closed(
-        got(conn(1, OLD, -3.0, Reached::Address), 0.0),
-        1.0,
-        Side::Client,
-    )];
+    let mut conns = vec![acted_on_the_moving()];
     for i in 0..4 {
         let t = 1.0 + f64::from(i);
         conns.push(closed(
@@ -394,11 +396,7 @@ fn a_storm_of_reconnects_fails() {
 
 #[test]
 fn acting_on_a_re_sent_moving_again_is_a_loop() {
-    let mut conns = vec![closed(
-        got(conn(1, OLD, -3.0, Reached::Address), 0.0),
-        1.0,
-        Side::Client,
-    )];
+    let mut conns = vec![acted_on_the_moving()];
     for i in 0..2u64 {
         let t = 1.0 + i as f64;
         conns.push(closed(
@@ -493,19 +491,24 @@ fn a_client_without_a_resolver_naming_the_simulator_is_not_passed_for_staying() 
     );
 }
 
+/// A client process that exited with 1 at `at`, its stderr ending with `last`.
+fn died(program: &str, at: f64, last: &str) -> ClientProcess {
+    ClientProcess {
+        program: program.into(),
+        exit_code: Some(1),
+        signal: None,
+        at,
+        stopped: false,
+        stderr_tail: vec![last.into()],
+        output_file: None,
+        no_resolver: None,
+    }
+}
+
 #[test]
 fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
     let mut obs = recycle_run(by_name());
-    obs.client_process = Some(ClientProcess {
-        program: "python".into(),
-        exit_code: Some(1),
-        signal: None,
-        at: 12.0,
-        stopped: false,
-        stderr_tail: vec!["Traceback".into()],
-        output_file: None,
-        no_resolver: None,
-    });
+    obs.client_process = Some(died("python", 12.0, "Traceback"));
     let g = judge(&obs);
     assert_eq!(g.client_process, obs.client_process);
     let table = g.table();
@@ -526,6 +529,13 @@ fn the_client_process_is_a_fact_of_the_grade_and_observations_round_trip() {
 fn verdict_of(g: &Grade, name: &str) -> (Verdict, String) {
     let r = rule(g, name);
     (r.verdict, r.detail.clone())
+}
+
+/// The rule's reason, once its verdict is asserted to be `want` (the reason shown if not).
+fn judged(g: &Grade, name: &str, want: Verdict) -> String {
+    let (v, why) = verdict_of(g, name);
+    assert_eq!(v, want, "{name}: {why}");
+    why
 }
 
 /// A failover: FAILING_OVER at 4 s (window 2 s), FAILED_OVER at 6 s; stalls of 1.5 s at 1 s
@@ -560,6 +570,18 @@ fn failover(waits: Vec<Wait>) -> Observations {
     }
 }
 
+/// [`failover`] with one wait in each stall (at 1 s, 4.5 s and 27 s): how long it waited and
+/// whether it gave up.
+fn failover_waiting(waited: [(f64, bool); 3]) -> Observations {
+    let at = [1.0, 4.5, 27.0];
+    let waits = at.into_iter().zip(waited);
+    failover(
+        waits
+            .map(|(at, (w, gave_up))| wait(at, w, gave_up))
+            .collect(),
+    )
+}
+
 fn wait(at: f64, waited: f64, gave_up: bool) -> Wait {
     Wait {
         at,
@@ -572,17 +594,11 @@ fn wait(at: f64, waited: f64, gave_up: bool) -> Wait {
 /// the reference does.
 #[test]
 fn a_client_that_relaxes_and_restores_passes_both_timeout_rules() {
-    let obs = failover(vec![
-        wait(1.0, 1.0, true),
-        wait(4.5, 1.5, false),
-        wait(27.0, 1.0, true),
-    ]);
+    let obs = failover_waiting([(1.0, true), (1.5, false), (1.0, true)]);
     let g = judge(&obs);
-    let (v, why) = verdict_of(&g, "relaxed-timeout");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&g, "relaxed-timeout", Verdict::Pass);
     assert!(why.contains("waited 1.5 s through a 1.5 s stall at +0.5 s inside the FAILING_OVER seq 1's window, past its own timeout (1.0 s)"), "{why}");
-    let (v, why) = verdict_of(&g, "timeout-restored");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&g, "timeout-restored", Verdict::Pass);
     assert!(why.contains("back to its own timeout (1.0 s)"), "{why}");
     assert_eq!(g.verdict, Verdict::Pass);
     assert!(g.passed);
@@ -590,14 +606,9 @@ fn a_client_that_relaxes_and_restores_passes_both_timeout_rules() {
 
 #[test]
 fn a_client_that_never_relaxes_fails_relaxed_timeout() {
-    let obs = failover(vec![
-        wait(1.0, 1.0, true),
-        wait(4.5, 1.0, true),
-        wait(27.0, 1.0, true),
-    ]);
+    let obs = failover_waiting([(1.0, true), (1.0, true), (1.0, true)]);
     let g = judge(&obs);
-    let (v, why) = verdict_of(&g, "relaxed-timeout");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&g, "relaxed-timeout", Verdict::Fail);
     assert!(
         why.starts_with("gave up after 1.0 s on a reply held 1.5 s"),
         "{why}"
@@ -608,13 +619,8 @@ fn a_client_that_never_relaxes_fails_relaxed_timeout() {
 
 #[test]
 fn a_client_that_relaxes_forever_fails_timeout_restored() {
-    let obs = failover(vec![
-        wait(1.0, 1.0, true),
-        wait(4.5, 1.5, false),
-        wait(27.0, 1.5, false),
-    ]);
-    let (v, why) = verdict_of(&judge(&obs), "timeout-restored");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let obs = failover_waiting([(1.0, true), (1.5, false), (1.5, false)]);
+    let why = judged(&judge(&obs), "timeout-restored", Verdict::Fail);
     assert!(why.contains("still relaxed"), "{why}");
     assert!(why.contains("plus the 20 s tail"), "{why}");
 }
@@ -623,15 +629,10 @@ fn a_client_that_relaxes_forever_fails_timeout_restored() {
 /// have no timeout at all.
 #[test]
 fn no_reaction_at_the_baseline_leaves_both_timeout_rules_not_judged() {
-    let obs = failover(vec![
-        wait(1.0, 1.5, false),
-        wait(4.5, 1.5, false),
-        wait(27.0, 1.5, false),
-    ]);
+    let obs = failover_waiting([(1.5, false), (1.5, false), (1.5, false)]);
     let g = judge(&obs);
     for name in ["relaxed-timeout", "timeout-restored"] {
-        let (v, why) = verdict_of(&g, name);
-        assert_eq!(v, Verdict::NotJudged, "{name}: {why}");
+        let why = judged(&g, name, Verdict::NotJudged);
         assert!(
             why.starts_with("the client's timeout was never seen: the baseline stall (1.5 s at +1.0 s) got no reaction"),
             "{why}"
@@ -733,14 +734,12 @@ fn relaxing_then(last: Option<Wait>) -> Vec<Wait> {
 #[test]
 fn the_backstop_stall_judges_a_window_that_never_closes() {
     let restores = no_closing("lib", 5.0, relaxing_then(Some(wait(36.0, 1.0, true))));
-    let (v, why) = verdict_of(&judge(&restores), "timeout-restored");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&judge(&restores), "timeout-restored", Verdict::Pass);
     assert_eq!(why, "gave up after 1.0 s on a reply held 3.0 s at +31.0 s after the MIGRATING seq 0 (no closing notification: the 30 s backstop): back to its own timeout (1.0 s)");
 
     let forever = no_closing("lib", 5.0, relaxing_then(Some(wait(36.0, 3.0, false))));
     let g = judge(&forever);
-    let (v, why) = verdict_of(&g, "timeout-restored");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&g, "timeout-restored", Verdict::Fail);
     assert!(
         why.starts_with("waited 3.0 s through a 3.0 s stall at +31.0 s after the MIGRATING seq 0"),
         "{why}"
@@ -752,8 +751,7 @@ fn the_backstop_stall_judges_a_window_that_never_closes() {
     assert_eq!(verdict_of(&g, "relaxed-timeout").0, Verdict::Pass);
 
     let idle = no_closing("lib", 5.0, relaxing_then(None));
-    let (v, why) = verdict_of(&judge(&idle), "timeout-restored");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&idle), "timeout-restored", Verdict::NotJudged);
     assert!(
         why.starts_with("no command of the client was waiting during the 3.0 s stall at +31.0 s after the MIGRATING seq 0"),
         "{why}"
@@ -766,8 +764,7 @@ fn the_backstop_stall_judges_a_window_that_never_closes() {
 #[test]
 fn a_wait_within_a_late_timer_of_the_own_timeout_is_not_judged() {
     let late = no_closing("lib", 5.0, relaxing_then(Some(wait(37.9, 1.1, false))));
-    let (v, why) = verdict_of(&judge(&late), "timeout-restored");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&late), "timeout-restored", Verdict::NotJudged);
     assert!(
         why.starts_with("no command waited longer than its own timeout (1.0 s) during the 3.0 s stall at +31.0 s after the MIGRATING seq 0 (the longest waited 1.1 s)"),
         "{why}"
@@ -784,8 +781,7 @@ fn a_wait_within_a_late_timer_of_the_own_timeout_is_not_judged() {
 #[test]
 fn the_backstop_counts_from_the_clients_receipt() {
     let obs = no_closing("lib", 6.5, relaxing_then(Some(wait(36.0, 3.0, false))));
-    let (v, why) = verdict_of(&judge(&obs), "timeout-restored");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&obs), "timeout-restored", Verdict::NotJudged);
     assert!(
         why.starts_with(
             "no stall was seen after +31.5 s (no closing notification: the 30 s backstop)"
@@ -800,24 +796,18 @@ fn the_backstop_counts_from_the_clients_receipt() {
 #[test]
 fn a_library_bound_longer_than_the_stall_is_named_beside_the_backstop() {
     let jedis = no_closing("jedis", 5.0, relaxing_then(Some(wait(36.0, 3.0, false))));
-    let (v, why) = verdict_of(&judge(&jedis), "timeout-restored");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&judge(&jedis), "timeout-restored", Verdict::Fail);
     assert!(
         why.ends_with("(backstop 30 s); Jedis documents its own bound, relaxedWindowMaxDuration 60 s, longer than these 31 s: the rule holds to the reference's 30 s backstop"),
         "{why}"
     );
     let restores = no_closing("jedis", 5.0, relaxing_then(Some(wait(36.0, 1.0, true))));
-    let (v, why) = verdict_of(&judge(&restores), "timeout-restored");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&judge(&restores), "timeout-restored", Verdict::Pass);
     assert!(why.contains("Jedis documents its own bound"), "{why}");
     let other = no_closing("lib", 5.0, relaxing_then(Some(wait(36.0, 3.0, false))));
     let (_, why) = verdict_of(&judge(&other), "timeout-restored");
     assert!(!why.contains("documents"), "{why}");
-    let mut closed = failover(vec![
-        wait(1.0, 1.0, true),
-        wait(4.5, 1.5, false),
-        wait(27.0, 1.5, false),
-    ]);
+    let mut closed = failover_waiting([(1.0, true), (1.5, false), (1.5, false)]);
     closed.connections[0].lib_name = Some("jedis".into());
     let (_, why) = verdict_of(&judge(&closed), "timeout-restored");
     assert!(!why.contains("documents"), "{why}");
@@ -828,16 +818,11 @@ fn a_library_bound_longer_than_the_stall_is_named_beside_the_backstop() {
 #[test]
 fn a_client_that_died_fails_survives_and_its_later_rules_are_not_judged() {
     let mut obs = recycle_run(Reached::Address);
-    obs.client_process = Some(ClientProcess {
-        program: "node".into(),
-        exit_code: Some(1),
-        signal: None,
-        at: 0.09,
-        stopped: false,
-        stderr_tail: vec!["AssertionError [ERR_ASSERTION]: false == true".into()],
-        output_file: None,
-        no_resolver: None,
-    });
+    obs.client_process = Some(died(
+        "node",
+        0.09,
+        "AssertionError [ERR_ASSERTION]: false == true",
+    ));
     let g = judge(&obs);
     assert_eq!(g.rules[0].rule, "survives");
     assert_eq!(g.rules[0].verdict, Verdict::Fail);
@@ -872,8 +857,7 @@ fn a_cut_connection_reached_in_a_way_not_observed_is_not_judged() {
     let mut obs = recycle_run(Reached::Unknown);
     obs.dns.clear();
     let g = judge(&obs);
-    let (v, why) = verdict_of(&g, "moved-before-close");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&g, "moved-before-close", Verdict::NotJudged);
     assert!(
         why.contains("capture the resolver's port too (tcpdump ... or port 53)"),
         "{why}"
@@ -905,8 +889,7 @@ fn a_cut_connection_whose_dns_was_not_told_apart_is_not_judged() {
         ttl: None,
     });
     let g = judge(&obs);
-    let (v, why) = verdict_of(&g, "moved-before-close");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&g, "moved-before-close", Verdict::NotJudged);
     assert!(
         why.contains("a capture cannot tell which client asked"),
         "{why}"
@@ -930,8 +913,7 @@ fn dns_on_a_port_not_read_is_named_with_its_flag() {
     let mut obs = recycle_run(Reached::Unknown);
     obs.dns.clear();
     obs.unread_dns_ports = vec![5354, 40000];
-    let (v, why) = verdict_of(&judge(&obs), "moved-before-close");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&obs), "moved-before-close", Verdict::NotJudged);
     assert!(
         why.contains("DNS on UDP ports 5354, 40000, which was not read"),
         "{why}"
@@ -1026,15 +1008,13 @@ fn smigrated(servers: &[&str]) -> Observations {
 fn one_topology_read_per_burst_passes_and_one_per_copy_fails() {
     let mut obs = smigrated(&[OTHER, SOURCE]);
     obs.connections[0].topology_queries.push(2.01);
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
     assert!(
         why.starts_with("read the topology again (a CLUSTER query) at +0.010 s"),
         "{why}"
     );
     obs.connections[1].topology_queries.push(2.02);
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
     assert!(
         why.contains("a refresh per copy of the notification"),
         "{why}"
@@ -1048,8 +1028,7 @@ fn connecting_to_the_target_at_once_passes() {
     let mut obs = smigrated(&[SOURCE]);
     obs.connections
         .push(conn(9, TARGET, 2.004, Reached::Address));
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
     assert!(
         why.contains("connected to the target 127.0.0.5:7000"),
         "{why}"
@@ -1062,14 +1041,12 @@ fn connecting_to_the_target_at_once_passes() {
 fn never_refreshing_or_refreshing_late_fails() {
     let mut obs = smigrated(&[SOURCE]);
     obs.connections[0].redirects = vec![2.1, 2.2, 2.3];
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
     assert!(why.starts_with("conn 1 got 3 -MOVED"), "{why}");
     let mut obs = smigrated(&[SOURCE]);
     obs.connections[0].redirects = vec![6.0];
     obs.connections[0].topology_queries.push(6.01);
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
     assert!(why.contains("only at +4.0 s"), "{why}");
 }
 
@@ -1083,8 +1060,7 @@ fn a_client_the_move_does_not_concern_leaves_its_topology_alone() {
     );
     let mut obs = smigrated(&[OTHER]);
     obs.connections[0].topology_queries.push(2.5);
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
     assert!(why.contains("concerned none of its nodes"), "{why}");
 }
 
@@ -1092,13 +1068,11 @@ fn a_client_the_move_does_not_concern_leaves_its_topology_alone() {
 #[test]
 fn smigrated_refresh_without_evidence_is_not_judged() {
     let obs = smigrated(&[SOURCE]);
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::NotJudged);
     assert!(why.contains("use keys across all slots"), "{why}");
     let mut obs = smigrated(&[SOURCE]);
     obs.notifications[0].moves.clear();
-    let (v, why) = verdict_of(&judge(&obs), "smigrated-refresh");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::NotJudged);
     assert!(why.contains("triplets were not read"), "{why}");
 }
 
@@ -1140,13 +1114,11 @@ fn a_sharded_subscription_made_again_passes_and_one_dropped_fails() {
         on: true,
         by_server: false,
     });
-    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
-    assert_eq!(v, Verdict::Pass, "{why}");
+    let why = judged(&judge(&obs), "sharded-resubscribe", Verdict::Pass);
     assert!(why.contains("received all 2 message(s)"), "{why}");
     assert!(why.contains("subscribed again +0.310 s"), "{why}");
     let obs = sharded("orders", 8900, &[&[], &[], &[]]);
-    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
-    assert_eq!(v, Verdict::Fail, "{why}");
+    let why = judged(&judge(&obs), "sharded-resubscribe", Verdict::Fail);
     assert!(why.starts_with("2 of 2 message(s)"), "{why}");
     assert!(why.contains("the first at +2.5 s"), "{why}");
 }
@@ -1156,16 +1128,14 @@ fn a_sharded_subscription_made_again_passes_and_one_dropped_fails() {
 #[test]
 fn sharded_resubscribe_without_evidence_is_not_judged_or_not_exercised() {
     let obs = sharded("calm", 100, &[&[1], &[1], &[1]]);
-    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&obs), "sharded-resubscribe", Verdict::NotJudged);
     assert!(
         why.contains("in none of the moved slots (8892-8991)"),
         "{why}"
     );
     let mut obs = sharded("orders", 8900, &[&[1]]);
     obs.publications.truncate(1);
-    let (v, why) = verdict_of(&judge(&obs), "sharded-resubscribe");
-    assert_eq!(v, Verdict::NotJudged, "{why}");
+    let why = judged(&judge(&obs), "sharded-resubscribe", Verdict::NotJudged);
     assert!(why.contains("the scenario ended too soon"), "{why}");
     obs.publications.clear();
     let g = judge(&obs);
