@@ -17,26 +17,14 @@ fn ip(s: &str) -> IpAddr {
 
 /// A client connection (lib `lib/1`), opted in with `internal-fqdn`.
 fn conn(id: u64, server: &str, opened: f64, reached: Reached) -> Connection {
-    Connection {
-        id,
-        client: SocketAddr::new(ip("127.0.0.1"), 40000 + id as u16),
-        server: addr(server),
-        opened,
-        reached,
-        opt_in: OptIn::Accepted {
-            endpoint_type: Some("internal-fqdn".into()),
-        },
-        lib_name: Some("lib".into()),
-        lib_ver: Some("1".into()),
-        name: None,
-        received: Vec::new(),
-        traffic: Vec::new(),
-        closed: None,
-        waits: Vec::new(),
-        redirects: Vec::new(),
-        topology_queries: Vec::new(),
-        sharded: Vec::new(),
-    }
+    let client = SocketAddr::new(ip("127.0.0.1"), 40000 + id as u16);
+    let opt_in = OptIn::Accepted {
+        endpoint_type: Some("internal-fqdn".into()),
+    };
+    let mut c = Connection::opened(id, (client, addr(server)), opened, reached, opt_in);
+    c.lib_name = Some("lib".into());
+    c.lib_ver = Some("1".into());
+    c
 }
 
 fn by_name() -> Reached {
