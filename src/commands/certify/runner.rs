@@ -600,13 +600,7 @@ pub(super) fn suite(x: &mut String, o: &Outcome, cases: &[Case]) {
 
 /// How the client process ended, in lines: how, when, its stderr's last lines, its output file.
 pub(super) fn process_text(p: &ClientProcess) -> String {
-    let how = match (p.exit_code, p.signal, p.stopped) {
-        (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
-        (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
-        (Some(code), _, false) => format!("exited {code}"),
-        (None, Some(sig), false) => format!("killed by signal {sig}"),
-        (None, None, _) => "ended (status unknown)".into(),
-    };
+    let how = p.how_it_ended();
     let mut out = format!("client process {} {how} at +{} s\n", p.program, p.at);
     for l in &p.stderr_tail {
         let _ = writeln!(out, "stderr| {l}");

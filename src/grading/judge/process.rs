@@ -29,6 +29,19 @@ pub struct ClientProcess {
     pub no_resolver: Option<String>,
 }
 
+impl ClientProcess {
+    /// How it ended, in words: who stopped it, with which status or signal.
+    pub fn how_it_ended(&self) -> String {
+        match (self.exit_code, self.signal, self.stopped) {
+            (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
+            (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
+            (Some(code), _, false) => format!("exited {code}"),
+            (None, Some(sig), false) => format!("killed by signal {sig}"),
+            (None, None, _) => "ended (status unknown)".into(),
+        }
+    }
+}
+
 /// The line of a client's stderr that best says why it failed: the last one naming an error,
 /// else the last one.
 pub fn headline(tail: &[String]) -> Option<&str> {

@@ -348,13 +348,7 @@ fn rule_line(out: &mut String, r: &Rule) {
 /// a client that died on a notification did not "move", it crashed, and the table says so
 /// before the rules.
 fn process_lines(p: &ClientProcess) -> String {
-    let how = match (p.exit_code, p.signal, p.stopped) {
-        (_, Some(sig), true) => format!("stopped by maintwatch (signal {sig})"),
-        (Some(code), _, true) => format!("stopped by maintwatch, exited {code}"),
-        (Some(code), _, false) => format!("exited {code}"),
-        (None, Some(sig), false) => format!("killed by signal {sig}"),
-        (None, None, _) => "ended (status unknown)".into(),
-    };
+    let how = p.how_it_ended();
     let why = super::process::headline(&p.stderr_tail)
         .map_or(String::new(), |l| format!(": {}", sanitize(l)));
     let mut out = format!(
