@@ -57,6 +57,27 @@ pub trait Check: Sync {
     }
 }
 
+/// A rule about MOVING alone: it is given the MOVING's figures and says nothing of any other
+/// notification. Four of the judge's rules are this shape; the [`Check`] below spares each the
+/// same preamble (its name method and the `moving?` guard).
+pub trait MovingCheck: Sync {
+    /// The rule's name, as [`Check::name`].
+    const NAME: &'static str;
+
+    /// Its result for one client and one MOVING.
+    fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule;
+}
+
+impl<R: MovingCheck> Check for R {
+    fn name(&self) -> &'static str {
+        R::NAME
+    }
+
+    fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
+        Some(R::judge(s, s.moving?))
+    }
+}
+
 /// Every rule, in the order the grade lists them.
 pub static RULES: &[&dyn Check] = &[
     &survives::Survives,

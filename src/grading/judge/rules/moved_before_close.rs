@@ -7,19 +7,16 @@
 
 use std::collections::BTreeSet;
 
-use super::{Check, Scope};
+use super::{MovingCheck, Scope};
 use crate::grading::judge::input::{Reached, Target};
-use crate::grading::judge::Rule;
+use crate::grading::judge::{MovingGrade, Rule};
 
 pub struct MovedBeforeClose;
 
-impl Check for MovedBeforeClose {
-    fn name(&self) -> &'static str {
-        "moved-before-close"
-    }
+impl MovingCheck for MovedBeforeClose {
+    const NAME: &'static str = "moved-before-close";
 
-    fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
-        let m = s.moving?;
+    fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule {
         let name = s.n.name();
         // The reason names what was offered; the resolutions are in the table above it.
         let known: Vec<&str> = m
@@ -34,29 +31,29 @@ impl Check for MovedBeforeClose {
         };
         let unseen = unseen_cut(s);
         let shared = shared_cut(s);
-        let rule = if m.cut == 0 {
+        if m.cut == 0 {
             Rule::decided(
-                self.name(),
+                Self::NAME,
                 true,
                 format!("no connection on the retiring address at {close}"),
             )
         } else if let Some((n, hosts, others)) = shared.filter(|_| !m.alternative_offered) {
             Rule::not_judged(
-                self.name(),
+                Self::NAME,
                 format!(
                     "{n} connection(s) cut by {close} went to an address that DNS answers to their host ({hosts}) had named, but {others} connected where those answers pointed from the same host too, and a capture cannot tell which client asked (a DNS packet names a host, not a process), so whether this client connected by name, and was offered what DNS named, cannot be seen: capture each application from an address of its own, or grade it alone (simulate --grade -- CMD)"
                 ),
             )
         } else if !m.alternative_offered && unseen > 0 && no_resolver(s) {
             Rule::not_judged(
-                self.name(),
+                Self::NAME,
                 format!(
                     "{unseen} connection(s) cut by {close} reached the proxy by address, and the client had no resolver naming the simulator's DNS (see its line above the grade), so whether it would have followed DNS cannot be seen: give the run port 53 (root, CAP_NET_BIND_SERVICE or user namespaces), or resolve through MAINTWATCH_SIM_DNS"
                 ),
             )
         } else if let Some(from) = m.dns_unseen_from.filter(|_| !m.alternative_offered) {
             Rule::not_judged(
-                self.name(),
+                Self::NAME,
                 format!(
                     "{} connection(s) cut by {close}, and what DNS named from {} the {name} on was not seen: the capture's last answer went stale then (its TTL ran out) and no query came after it, so whether DNS offered another address before the close cannot be seen",
                     m.cut,
@@ -65,7 +62,7 @@ impl Check for MovedBeforeClose {
             )
         } else if !m.alternative_offered && unseen > 0 {
             Rule::not_judged(
-                self.name(),
+                Self::NAME,
                 format!(
                     "{unseen} connection(s) cut by {close} were reached in a way not observed ({}), and the {name} named no successor, so whether anything else was offered cannot be seen: {}",
                     unobserved_why(s),
@@ -74,7 +71,7 @@ impl Check for MovedBeforeClose {
             )
         } else if !m.alternative_offered {
             Rule::decided(
-                self.name(),
+                Self::NAME,
                 true,
                 format!(
                     "stayed: nothing else was offered ({}); {} connection(s) cut by {close}",
@@ -84,7 +81,7 @@ impl Check for MovedBeforeClose {
             )
         } else {
             Rule::decided(
-                self.name(),
+                Self::NAME,
                 false,
                 format!(
                     "{} connection(s) still on the retiring address at {close}, though another was offered ({}; window {} s)",
@@ -93,8 +90,7 @@ impl Check for MovedBeforeClose {
                     s.n.window
                 ),
             )
-        };
-        Some(rule)
+        }
     }
 }
 

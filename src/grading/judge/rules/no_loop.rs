@@ -2,30 +2,24 @@
 //! connections get (docs/protocol.md section 5, rule 5: a re-sent MOVING looped a client twelve
 //! times on a real deployment).
 
-use super::{Check, Scope};
-use crate::grading::judge::Rule;
+use super::{MovingCheck, Scope};
+use crate::grading::judge::{MovingGrade, Rule};
 
 /// Connections closed by the client after a re-sent MOVING before it is a loop.
 pub const LOOP_REACTIONS: usize = 2;
 
 pub struct NoLoop;
 
-impl Check for NoLoop {
-    fn name(&self) -> &'static str {
-        "no-loop"
-    }
+impl MovingCheck for NoLoop {
+    const NAME: &'static str = "no-loop";
 
-    fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
-        let m = s.moving?;
-        Some(Rule::decided(
-            self.name(),
-            m.reacted_to_resent < LOOP_REACTIONS,
-            format!(
-                "{} of {} connection(s) given the re-sent {} after the client had acted were closed by it before the close (fewer than {LOOP_REACTIONS})",
-                m.reacted_to_resent,
-                m.resent,
-                s.n.name()
-            ),
-        ))
+    fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule {
+        let why = format!(
+            "{} of {} connection(s) given the re-sent {} after the client had acted were closed by it before the close (fewer than {LOOP_REACTIONS})",
+            m.reacted_to_resent,
+            m.resent,
+            s.n.name()
+        );
+        Rule::decided(Self::NAME, m.reacted_to_resent < LOOP_REACTIONS, why)
     }
 }

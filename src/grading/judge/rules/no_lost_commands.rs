@@ -2,18 +2,15 @@
 //! section 4: a handoff ahead of the close loses nothing). Commands cut on a connection that had
 //! nowhere else to go still count, since the application lost them, but the reason says so.
 
-use super::{Check, Scope};
-use crate::grading::judge::Rule;
+use super::{MovingCheck, Scope};
+use crate::grading::judge::{MovingGrade, Rule};
 
 pub struct NoLostCommands;
 
-impl Check for NoLostCommands {
-    fn name(&self) -> &'static str {
-        "no-lost-commands"
-    }
+impl MovingCheck for NoLostCommands {
+    const NAME: &'static str = "no-lost-commands";
 
-    fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
-        let m = s.moving?;
+    fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule {
         let (mut lost, mut nowhere) = (0, 0);
         for c in &s.members {
             let n: u64 = c
@@ -34,13 +31,10 @@ impl Check for NoLostCommands {
         } else {
             String::new()
         };
-        Some(Rule::decided(
-            self.name(),
-            lost == 0,
-            format!(
-                "{lost} command(s) cut without a reply after the {}{also}",
-                s.n.name()
-            ),
-        ))
+        let why = format!(
+            "{lost} command(s) cut without a reply after the {}{also}",
+            s.n.name()
+        );
+        Rule::decided(Self::NAME, lost == 0, why)
     }
 }
