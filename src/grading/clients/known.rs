@@ -671,16 +671,6 @@ impl<'f, 'a> View<'f, 'a> {
     }
 }
 
-pub(super) const TYPES: [&str; 7] = [
-    "MOVING",
-    "MIGRATING",
-    "MIGRATED",
-    "FAILING_OVER",
-    "FAILED_OVER",
-    "SMIGRATING",
-    "SMIGRATED",
-];
-
 pub(super) fn text(f: &Frame<'_>) -> Option<String> {
     match f {
         Frame::Blob(b) | Frame::Simple(b) => Some(String::from_utf8_lossy(b).into_owned()),
@@ -701,7 +691,7 @@ pub fn predict(client: &Client, frame: &Frame<'_>, asked: Option<EndpointType>) 
     let name = view
         .kind
         .and_then(|k| std::str::from_utf8(k).ok())
-        .filter(|k| TYPES.contains(k));
+        .filter(|k| crate::shared::NOTIFICATION_TYPES.contains(k));
     let Some(name) = name else {
         return match client.parser {
             Parser::NotRead => Verdict::Unknown,

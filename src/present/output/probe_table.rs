@@ -18,6 +18,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::network::conn::probe::{self, ProbeOutcome, ProbeReport};
 use crate::network::conn::HelloInfo;
+use crate::present::output::human::wrap_with;
 use crate::shared::escape::sanitize;
 
 /// How the human table is laid out.
@@ -189,7 +190,8 @@ fn notes(rows: &[Row], cells: &[Vec<String>], maintenance_cut: bool, layout: Lay
                     _ => text,
                 };
                 let line = format!("{}: {text}", cells[0]);
-                out.push_str(&wrap(&line, width).join("\n"))
+                // Continued four spaces in, under the endpoint rather than the table's columns.
+                out.push_str(&wrap_with(&line, width, "    ").join("\n"))
             }
         }
         out.push('\n');
@@ -219,27 +221,6 @@ pub fn note_line(endpoint: &str, outcome: &crate::network::conn::probe::ProbeOut
     }
     parts.extend(outcome.remedy().and_then(|r| r.more).map(str::to_string));
     format!("{}: {}", sanitize(endpoint), sentences(&parts))
-}
-
-/// A note wrapped between words to `width` terminal columns (a CJK character takes two), the
-/// continuation lines indented; a word longer than a line stays whole on its own.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    const INDENT: &str = "    ";
-    let mut lines = Vec::new();
-    let (mut line, mut fresh) = (String::new(), true);
-    for word in text.split(' ') {
-        if !fresh && line.width() + 1 + word.width() > width {
-            lines.push(std::mem::replace(&mut line, INDENT.to_string()));
-            fresh = true;
-        }
-        if !fresh {
-            line.push(' ');
-        }
-        line.push_str(word);
-        fresh = false;
-    }
-    lines.push(line);
-    lines
 }
 
 /// `parts` as one text, a full stop after each part that does not end a sentence itself.

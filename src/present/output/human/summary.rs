@@ -241,16 +241,22 @@ fn opt_in_line(tally: &crate::observe::record::OptInTally, azure: bool) -> Strin
     format!("{what} on {} connection(s){text}{expected}", tally.conns)
 }
 
-/// One row per event: what closed it and when, the dry-run and its margin.
-fn events_table(events: &[crate::observe::record::EventRow], width: u16) -> Table {
+/// An empty table in the summary's frame, its columns fitted to `width`.
+fn framed(width: u16) -> Table {
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width)
-        .set_header(vec![
-            "event", "window", "done", "DNS", "socket", "dry-run", "margin",
-        ]);
+        .set_width(width);
+    table
+}
+
+/// One row per event: what closed it and when, the dry-run and its margin.
+fn events_table(events: &[crate::observe::record::EventRow], width: u16) -> Table {
+    let mut table = framed(width);
+    table.set_header(vec![
+        "event", "window", "done", "DNS", "socket", "dry-run", "margin",
+    ]);
     for e in events {
         table.add_row(event_row(e));
     }
@@ -315,14 +321,10 @@ fn azure_name(e: &crate::observe::record::EventRow) -> Option<String> {
 
 /// Totals per connection.
 fn totals_table(conns: &[crate::observe::record::ConnTotals], width: u16) -> Table {
-    let mut totals = Table::new();
-    totals
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width)
-        .set_header(vec![
-            "conn", "endpoint", "notif.", "other", "closes", "reconn",
-        ]);
+    let mut totals = framed(width);
+    totals.set_header(vec![
+        "conn", "endpoint", "notif.", "other", "closes", "reconn",
+    ]);
     for c in conns {
         totals.add_row(vec![
             c.conn.to_string(),
@@ -343,35 +345,38 @@ fn totals_table(conns: &[crate::observe::record::ConnTotals], width: u16) -> Tab
 
 /// One sentence per nonzero count of [`SummaryNotes`](crate::observe::record::SummaryNotes).
 fn note_lines(notes: &crate::observe::record::SummaryNotes) -> Vec<String> {
-    let mut out = Vec::new();
-    if notes.retired_events > 0 {
-        out.push(format!(
-            "{} earlier event(s) not shown: the summary keeps the last {}",
+    let counted = [
+        (
             notes.retired_events,
-            crate::observe::timeline::KEPT_EVENTS
-        ));
-    }
-    if notes.skipped_dry_runs > 0 {
-        out.push(format!(
-            "{} dry-run(s) skipped: at most {} run at once",
+            format!(
+                "earlier event(s) not shown: the summary keeps the last {}",
+                crate::observe::timeline::KEPT_EVENTS
+            ),
+        ),
+        (
             notes.skipped_dry_runs,
-            crate::network::handoff::MAX_DRY_RUNS
-        ));
-    }
-    if notes.capped_windows > 0 {
-        out.push(format!(
-            "{} declared window(s) capped at {} s for the dry-run",
+            format!(
+                "dry-run(s) skipped: at most {} run at once",
+                crate::network::handoff::MAX_DRY_RUNS
+            ),
+        ),
+        (
             notes.capped_windows,
-            crate::network::handoff::MAX_DRY_RUN_WINDOW_S
-        ));
-    }
-    if notes.session_errors > 0 {
-        out.push(format!(
-            "{} permanent error(s) when reconnecting after a session existed (retried)",
-            notes.session_errors
-        ));
-    }
-    out
+            format!(
+                "declared window(s) capped at {} s for the dry-run",
+                crate::network::handoff::MAX_DRY_RUN_WINDOW_S
+            ),
+        ),
+        (
+            notes.session_errors,
+            "permanent error(s) when reconnecting after a session existed (retried)".into(),
+        ),
+    ];
+    counted
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -48,8 +48,8 @@ pub const AZURE_REFUSAL: &str = "expected on Azure Cache: it announces maintenan
 AzureRedisEvents channel, which this watch subscribes to; its messages, closes and DNS changes \
 will show";
 
-/// Columns a string takes on a terminal: characters, without our colour sequences (the only
-/// escapes left after sanitising).
+/// Columns a string takes on a terminal, without our colour sequences (the only escapes left
+/// after sanitising): a CJK character or an emoji takes two.
 pub(super) fn visible_width(s: &str) -> usize {
     let mut width = 0;
     let mut in_escape = false;
@@ -58,7 +58,7 @@ pub(super) fn visible_width(s: &str) -> usize {
             (false, '\x1b') => in_escape = true,
             (true, 'm') => in_escape = false,
             (true, _) => {}
-            (false, _) => width += 1,
+            (false, c) => width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
         }
     }
     width

@@ -224,18 +224,7 @@ pub(super) fn describe(bytes: &[u8]) -> Described {
     let Some(kind) = text(0).map(|k| String::from_utf8_lossy(k).to_ascii_uppercase()) else {
         return d;
     };
-    // The simulator keeps its own list rather than the watcher's `notification::Kind`: the two
-    // share no code beyond `resp` (src/simulator/sim/mod.rs).
-    const KINDS: [&str; 7] = [
-        "MOVING",
-        "MIGRATING",
-        "MIGRATED",
-        "FAILING_OVER",
-        "FAILED_OVER",
-        "SMIGRATING",
-        "SMIGRATED",
-    ];
-    if !KINDS.contains(&kind.as_str()) {
+    if !crate::shared::NOTIFICATION_TYPES.contains(&kind.as_str()) {
         return d;
     }
     let int = |i: usize| match items.get(i) {
