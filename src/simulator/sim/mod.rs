@@ -21,7 +21,8 @@
 //! The simulator shares no code with the watcher beyond `resp` (encoding and scanning) and the
 //! small `shared` part below both (terminal-text escaping for what it prints, the scenario
 //! clock's speed check and the end push's name, the Redis URL form of `--upstream`, the client
-//! name): a misunderstanding of the protocol in one must not be silently mirrored by the other.
+//! name, the list of notification type names the proxy API accepts; the watcher's parser spells
+//! its own): a misunderstanding of the protocol in one must not be silently mirrored by the other.
 //! `tests/it/layers.rs` holds it to that. Running a client under test and grading a run sit
 //! above, in `simulation` (`simulation::client`, `simulation::grade`), where the judge is.
 
