@@ -659,3 +659,46 @@ fn the_summary_wraps_at_the_terminals_width() {
         "{unwrapped}"
     );
 }
+
+/// `--pcap DIR` where DIR is not there yet: certify makes it once, and each scenario leaves its
+/// capture there (the scenarios failed with "No such file or directory" before, every one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pcap_makes_its_directory_and_keeps_a_capture_per_scenario() {
+    let test = "pcap_makes_its_directory_and_keeps_a_capture_per_scenario";
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(format!("{test}: capturing needs root (CAP_NET_RAW)"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let captures = dir.path().join("not/yet");
+    let pcap = ["--scenarios", "refusing,failover", "--speed", "5", "--pcap"];
+    let args: Vec<&str> = pcap.into_iter().chain(captures.to_str()).collect();
+    let mut cmd = certify(&redis, dir.path(), &args);
+    cmd.env("MW_SPEED", "5");
+    let exit = common::Proc::spawn(cmd).finish(GUARD).await;
+    assert!(
+        matches!(exit.code, Some(0 | 1 | 9)),
+        "{}\n{}",
+        exit.stdout,
+        exit.stderr
+    );
+    for scenario in ["refusing", "failover"] {
+        let file = captures.join(format!("{scenario}.pcap"));
+        let bytes = std::fs::read(&file)
+            .unwrap_or_else(|e| panic!("{} ({e}): {}", file.display(), exit.stderr));
+        // A pcap file's magic number, in either byte order.
+        assert!(
+            matches!(
+                bytes.get(..4),
+                Some([0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4])
+            ),
+            "{}: {:02x?}",
+            file.display(),
+            bytes.get(..4)
+        );
+    }
+}

@@ -226,11 +226,20 @@ pub(super) fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoade
     grade.settle();
 }
 
-/// Where the client's output goes, made if it is not there.
+/// Where the client's output goes, made if it is not there, as is `--pcap`'s directory: once,
+/// before any scenario, rather than each scenario failing on its own.
 pub(super) fn output_dir(args: &CertifySettings) -> anyhow::Result<PathBuf> {
     let dir = args.output_dir().to_path_buf();
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating the client output directory {}", dir.display()))?;
+    let captures = args
+        .scenarios
+        .iter()
+        .filter_map(|s| s.pcap.as_deref()?.parent());
+    if let Some(pcap) = captures.into_iter().next() {
+        std::fs::create_dir_all(pcap)
+            .with_context(|| format!("--pcap: creating the directory {}", pcap.display()))?;
+    }
     Ok(dir)
 }
 
