@@ -18,15 +18,11 @@ use libfuzzer_sys::fuzz_target;
 use maintwatch::protocol::notification::{classify, Classified, Kind};
 use maintwatch::observe::record::{reparse, FrameRecord};
 use maintwatch::protocol::resp::{Frame, Scan, Scanner};
+use maintwatch::shared::NOTIFICATION_TYPES;
 
-const NAMES: &[&str] = &[
-    "MOVING",
-    "MIGRATING",
-    "MIGRATED",
-    "FAILING_OVER",
-    "FAILED_OVER",
-    "SMIGRATING",
-    "SMIGRATED",
+/// Type names beside the seven of `shared::NOTIFICATION_TYPES`: other cases, pub/sub and
+/// other pushes, a redirect's name and nothing.
+const OTHER_NAMES: &[&str] = &[
     "moving",
     "Failed_Over",
     "message",
@@ -102,7 +98,10 @@ fn element<'a>(u: &mut Unstructured<'a>, depth: u32) -> Result<Frame<'a>> {
 }
 
 fn push<'a>(u: &mut Unstructured<'a>) -> Result<(Frame<'a>, Option<&'a str>)> {
-    let name: &'a str = u.choose(NAMES)?;
+    let name: &'a str = match u.ratio(1u8, 2)? {
+        true => u.choose(&NOTIFICATION_TYPES)?,
+        false => u.choose(OTHER_NAMES)?,
+    };
     let mut items = Vec::new();
     let name_frame = match u.int_in_range(0..=7)? {
         0 => Frame::Simple(name.as_bytes()),
