@@ -494,6 +494,16 @@ fn cell(short: &str, full: &str) -> Cell {
     }
 }
 
+/// A row's cells: `single` in `single-proxy`, `other` in every other column.
+fn row_failing_single(other: Cell, single: Cell) -> BTreeMap<String, Cell> {
+    let mut cells: BTreeMap<String, Cell> = matrix::COLUMNS
+        .iter()
+        .map(|(s, _)| (s.to_string(), other.clone()))
+        .collect();
+    cells.insert("single-proxy".into(), single);
+    cells
+}
+
 /// A row renders within 80 columns and parses back: the sort puts 5.9 before 5.11.
 #[test]
 fn rows_sort_by_version_and_parse_back() {
@@ -502,14 +512,7 @@ fn rows_sort_by_version_and_parse_back() {
         ..Matrix::default()
     };
     for client in ["node-redis 5.11.0", "node-redis 5.9.0"] {
-        let cells: BTreeMap<String, Cell> = matrix::COLUMNS
-            .iter()
-            .map(|(s, _)| (s.to_string(), cell("ok", "PASS srv")))
-            .chain([(
-                "single-proxy".to_string(),
-                cell("F srv", "FAIL srv; PASS opt"),
-            )])
-            .collect();
+        let cells = row_failing_single(cell("ok", "PASS srv"), cell("F srv", "FAIL srv; PASS opt"));
         m.rows.insert(client.into(), row_of(client, &cells));
         m.full.insert(client.into(), full_lines(client, &cells));
         m.dates.insert(client.into(), "2026-12-03".into());
@@ -551,14 +554,10 @@ fn every_rule_has_a_matrix_code() {
 #[test]
 fn only_the_listed_codes_may_come_and_go() {
     let client = "go-redis 9.23.0";
-    let documented: BTreeMap<String, Cell> = matrix::COLUMNS
-        .iter()
-        .map(|(s, _)| (s.to_string(), cell("ok", "PASS srv opt")))
-        .chain([(
-            "single-proxy".to_string(),
-            cell("F loop", "FAIL loop; PASS srv opt mov storm"),
-        )])
-        .collect();
+    let documented = row_failing_single(
+        cell("ok", "PASS srv opt"),
+        cell("F loop", "FAIL loop; PASS srv opt mov storm"),
+    );
     let m = Matrix {
         header: matrix::header(),
         rows: [(client.into(), row_of(client, &documented))].into(),
