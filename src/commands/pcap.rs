@@ -3,7 +3,7 @@
 
 use crate::cli::pcap::PcapArgs;
 use crate::exit;
-use crate::observe::pcap::capture_lines::{self, FileLine, Line, PcapLine};
+use crate::observe::pcap::capture_lines::{FileLine, Line, PcapLine};
 use crate::observe::pcap::{packet, read, Analyzer, Settings, Stats};
 use crate::observe::record::write as json;
 use crate::observe::record::SCHEMA_VERSION;
@@ -106,7 +106,7 @@ impl Record for Line {
     }
 
     fn render(&self, style: &Style) -> Vec<String> {
-        capture_lines::render(self, style)
+        crate::present::output::pcap_screen::render(self, style)
     }
 }
 

@@ -13,9 +13,7 @@
 //! certifying tool must not pass what it could not see.
 
 pub mod grade_lines;
-pub mod input;
 pub mod moving;
-pub mod process;
 pub mod rules;
 pub mod verdicts;
 
@@ -24,11 +22,11 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use input::{
-    Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Publication,
-    Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
+pub use crate::observe::evidence::ClientProcess;
+pub use crate::observe::evidence::{
+    client_of, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn,
+    Publication, Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
 };
-pub use process::ClientProcess;
 use rules::{round, Scope};
 pub use verdicts::{
     ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,
@@ -126,16 +124,6 @@ fn nothing_judged(obs: &Observations, clients: &[ClientGrade]) -> Option<String>
 /// The name of every rule the judge has, in the order grades list them.
 pub fn rule_names() -> impl Iterator<Item = &'static str> {
     rules::RULES.iter().map(|r| r.name())
-}
-
-/// The client a connection belongs to: `lib-name/lib-ver`, else its name, else its host.
-pub fn client_of(c: &Connection) -> String {
-    match (&c.lib_name, &c.lib_ver, &c.name) {
-        (Some(n), Some(v), _) => format!("{n}/{v}"),
-        (Some(n), None, _) => n.clone(),
-        (None, _, Some(name)) => name.clone(),
-        _ => c.client.ip().to_string(),
-    }
 }
 
 /// Clients as [`client_of`] names them, for a sentence: one that names itself by neither

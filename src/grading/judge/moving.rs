@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use super::input::{same_name, Connection, OptIn, Reached, Side};
 use super::rules::{offset, round, Scope};
 use super::verdicts::{ConnVerdict, MovingGrade};
+use crate::observe::evidence::{same_name, Connection, OptIn, Reached, Side};
 
 /// DNS lines shown per client and notification.
 const DNS_LINES: usize = 8;
@@ -43,15 +43,15 @@ pub fn offered(s: &Scope<'_>) -> Known {
         })
         .collect();
     let target = match &s.n.target {
-        Some(super::input::Target::Null) | None => "null".to_string(),
-        Some(t @ super::input::Target::Address(a)) => {
+        Some(crate::observe::evidence::Target::Null) | None => "null".to_string(),
+        Some(t @ crate::observe::evidence::Target::Address(a)) => {
             let other = t
                 .ip()
                 .is_some_and(|ip| s.n.retiring.iter().all(|r| r.ip() != ip));
             offered |= other;
             a.clone()
         }
-        Some(super::input::Target::Name(a)) => {
+        Some(crate::observe::evidence::Target::Name(a)) => {
             offered = true;
             a.clone()
         }
@@ -100,7 +100,7 @@ pub fn offered(s: &Scope<'_>) -> Known {
 /// changes of its records are known (the simulator's), else from when the last answer a
 /// capture saw went stale (its time plus its TTL), no later answer having come.
 fn unseen_from(s: &Scope<'_>, names: &[&str], close: f64) -> Option<f64> {
-    let answers: Vec<&super::input::DnsAnswer> = s
+    let answers: Vec<&crate::observe::evidence::DnsAnswer> = s
         .obs
         .dns
         .iter()
@@ -149,7 +149,8 @@ fn dns_words(
     close: f64,
 ) -> (bool, Vec<String>) {
     let hosts: BTreeSet<std::net::IpAddr> = conns.iter().map(|c| c.client.ip()).collect();
-    let ours = |a: &&super::input::DnsAnswer| names.iter().any(|n| same_name(n, &a.name));
+    let ours =
+        |a: &&crate::observe::evidence::DnsAnswer| names.iter().any(|n| same_name(n, &a.name));
     let last_before = s
         .obs
         .dns

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::process::ClientProcess;
+use crate::observe::evidence::process::ClientProcess;
 use crate::shared::escape::sanitize;
 
 /// A rule's result: what the evidence showed, or that the evidence needed was missing.
@@ -349,7 +349,7 @@ fn rule_line(out: &mut String, r: &Rule) {
 /// before the rules.
 fn process_lines(p: &ClientProcess) -> String {
     let how = p.how_it_ended();
-    let why = super::process::headline(&p.stderr_tail)
+    let why = crate::observe::evidence::process::headline(&p.stderr_tail)
         .map_or(String::new(), |l| format!(": {}", sanitize(l)));
     let mut out = format!(
         "client process {} {how} at +{} s{why}\n",

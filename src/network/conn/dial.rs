@@ -606,8 +606,8 @@ impl Handshake {
     }
 
     /// The outcome in the watch's terms, and the server's text when it refused.
-    pub fn outcome(&self) -> (crate::observe::record::OptInOutcome, Option<String>) {
-        use crate::observe::record::OptInOutcome as O;
+    pub fn outcome(&self) -> (crate::network::conn::OptInOutcome, Option<String>) {
+        use crate::network::conn::OptInOutcome as O;
         match (&self.hello, &self.opt_in) {
             (Hello::Unavailable { text }, _) => (O::Resp3Unavailable, Some(text.clone())),
             (_, OptIn::Refused(text)) => (O::Refused, Some(text.clone())),

@@ -30,6 +30,7 @@
 pub mod endpoints;
 mod error;
 mod options;
+mod outcome;
 pub mod probe;
 pub mod redact;
 pub mod session;
@@ -37,6 +38,7 @@ pub mod session;
 pub(crate) mod test_server;
 pub mod tls;
 pub use crate::shared::url;
+pub use outcome::OptInOutcome;
 
 use std::collections::VecDeque;
 use std::fmt;

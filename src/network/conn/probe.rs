@@ -25,8 +25,8 @@ use super::{
     Item, OptIn, Received, RedisUrl, Stage, TlsFailure,
 };
 use crate::exit;
+use crate::network::conn::OptInOutcome;
 use crate::network::dns::DnsResolver;
-use crate::observe::record::OptInOutcome;
 use crate::protocol::notification::{Classified, Kind, Notification};
 
 /// How bad an outcome is; the order is the severity order and the exit-code order. The
@@ -436,7 +436,7 @@ impl ProbeReport {
     pub fn json(&self) -> JsonReport<'_> {
         JsonReport {
             kind: "probe",
-            v: crate::observe::record::SCHEMA_VERSION,
+            v: crate::SCHEMA_VERSION,
             endpoint: &self.endpoint,
             address: self.address.map(|a| a.to_string()),
             tls: self.tls,

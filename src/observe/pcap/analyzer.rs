@@ -362,7 +362,7 @@ impl Analyzer {
     }
 
     /// The judge's observations of the capture (`--grade`), once it has been read.
-    pub fn observations(&mut self) -> Option<crate::grading::judge::Observations> {
+    pub fn observations(&mut self) -> Option<crate::observe::evidence::Observations> {
         self.grade.take().map(observations::Recorder::finish)
     }
 
@@ -1111,7 +1111,7 @@ impl Analyzer {
     }
 }
 
-/// A connection's verdict in the judge's words ([`crate::grading::judge`]): offsets are from the MOVING
+/// A connection's verdict in the judge's words (`grading::judge`): offsets are from the MOVING
 /// this connection received, and say so. Given as the connection closes, so an application that
 /// closes first and reconnects after is only "closed by the client" here; `--grade` sees the
 /// whole run and tells a recycle from a move.

@@ -1,4 +1,4 @@
-//! `pcap --grade`: what the capture showed, as the judge's observations ([`crate::grading::judge`]).
+//! `pcap --grade`: what the capture showed, as the judge's observations ([`evidence`](super::super::evidence)).
 //!
 //! The capture sees the application's side: each connection from its first bytes (or its SYN),
 //! its handshake when captured, `CLIENT SETINFO`, the notifications it got, its commands and
@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
-use crate::grading::judge::{
+use crate::observe::evidence::{
     client_of, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn,
     Reached, Received, Side, Target, Traffic,
 };
@@ -340,13 +340,13 @@ fn target(n: &Parsed) -> Target {
 /// An SMIGRATED's triplets, for the judge (a pair without a source names none).
 fn moves(
     n: &crate::protocol::notification::Notification,
-) -> Vec<crate::grading::judge::input::SlotMove> {
+) -> Vec<crate::observe::evidence::SlotMove> {
     let Some(m) = &n.migrations else {
         return Vec::new();
     };
     m.moves
         .iter()
-        .map(|t| crate::grading::judge::input::SlotMove {
+        .map(|t| crate::observe::evidence::SlotMove {
             source: t.source.clone().unwrap_or_default(),
             target: t.target.clone(),
             slots: t.slots.raw.clone(),

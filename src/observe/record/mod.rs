@@ -28,8 +28,8 @@ pub use parts::*;
 pub use wall::*;
 pub use watch::*;
 
-/// Version of the JSON-lines schema, carried on every line as `v`.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::network::conn::OptInOutcome;
+pub use crate::SCHEMA_VERSION;
 
 /// The payload of each [`WatchLine`], one named struct per line type (the `type` tag is the
 /// enum's). Every payload refuses unknown fields, so a capture of another schema is caught.

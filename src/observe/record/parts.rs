@@ -1,7 +1,7 @@
 //! The values the lines are made of: the `decode` line, labels, event rows, tallies and the closed
 //! sets of wire names shared by several line types.
 
-use super::{ClientVerdict, FrameRecord, Raw};
+use super::{ClientVerdict, FrameRecord, OptInOutcome, Raw};
 use serde::{Deserialize, Serialize};
 
 /// Lines written by `decode --json`.
@@ -64,29 +64,6 @@ pub enum Label {
     Resent,
     /// Arrived with the opt-in's reply (a MOVING whose window is still open).
     WithOptIn,
-}
-
-/// The opt-in's outcome on one connection: the one enum for it, in lines, the summary, `probe`
-/// (inside its `Severity`) and `--require`'s exit code. Declared in severity order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OptInOutcome {
-    Accepted,
-    Refused,
-    Resp3Unavailable,
-    AuthFailed,
-}
-
-impl OptInOutcome {
-    /// The exit code of a run that ends on this outcome (`probe`, `watch --require`).
-    pub fn exit_code(self) -> i32 {
-        match self {
-            OptInOutcome::Accepted => crate::exit::SUCCESS,
-            OptInOutcome::Refused => crate::exit::REFUSED,
-            OptInOutcome::Resp3Unavailable => crate::exit::RESP3_UNAVAILABLE,
-            OptInOutcome::AuthFailed => crate::exit::AUTH_FAILED,
-        }
-    }
 }
 
 /// One row of the end-of-watch summary: one logical event and what followed it.

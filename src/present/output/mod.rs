@@ -3,6 +3,7 @@
 
 pub mod countdown;
 pub mod human;
+pub mod pcap_screen;
 pub mod probe_table;
 pub mod sink;
 pub mod stdout;

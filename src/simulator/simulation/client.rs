@@ -25,7 +25,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use crate::grading::judge::process::ClientProcess;
+use crate::observe::evidence::process::ClientProcess;
 use crate::simulator::sim::dns_server::SimDns;
 use crate::simulator::sim::Simulator;
 
@@ -509,7 +509,7 @@ fn sanitized(text: &str) -> String {
     crate::shared::escape::sanitize(text).into_owned()
 }
 
-pub use crate::grading::judge::process::headline;
+pub use crate::observe::evidence::process::headline;
 
 #[cfg(test)]
 mod tests {

@@ -133,7 +133,9 @@ impl Collector {
                 self.records = records.clone();
                 self.answer(t, None);
             }
-            What::Resolved { from, name } if judge::input::same_name(name, HOSTNAME) => {
+            What::Resolved { from, name }
+                if crate::observe::evidence::same_name(name, HOSTNAME) =>
+            {
                 self.queries.push((t, from.ip(), self.records.clone()));
                 self.answer(t, Some(from.ip()));
             }

@@ -17,8 +17,8 @@ mod timeout_restored;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use super::input::{Connection, Notification, Observations, Side};
 use super::verdicts::{MovingGrade, Rule};
+use crate::observe::evidence::{Connection, Notification, Observations, Side};
 
 pub use no_loop::LOOP_REACTIONS;
 pub use no_storm::STORM_PER_CONNECTION;

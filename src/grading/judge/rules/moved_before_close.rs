@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 
 use super::{MovingCheck, Scope};
-use crate::grading::judge::input::{Reached, Target};
 use crate::grading::judge::{MovingGrade, Rule};
+use crate::observe::evidence::{Reached, Target};
 
 pub struct MovedBeforeClose;
 

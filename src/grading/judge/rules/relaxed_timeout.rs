@@ -10,8 +10,8 @@
 //! or could simply have no timeout, and the rule is NOT JUDGED.
 
 use super::{Check, Scope};
-use crate::grading::judge::input::{Connection, Observations, Stall, Wait};
 use crate::grading::judge::Rule;
+use crate::observe::evidence::{Connection, Observations, Stall, Wait};
 
 /// The relaxed timeout the judge assumes, seconds: the reference value, every client's default.
 pub const RELAXED_TIMEOUT_S: f64 = 10.0;

@@ -12,8 +12,8 @@
 use std::collections::BTreeSet;
 
 use super::{Check, Scope, LEARN_WITHIN_S};
-use crate::grading::judge::input::{Observations, Publication};
 use crate::grading::judge::Rule;
+use crate::observe::evidence::{Observations, Publication};
 use crate::protocol::notification::Slots;
 
 pub struct ShardedResubscribe;

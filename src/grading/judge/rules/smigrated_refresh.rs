@@ -13,8 +13,8 @@
 use std::collections::BTreeSet;
 
 use super::{earliest, Check, Scope};
-use crate::grading::judge::input::Connection;
 use crate::grading::judge::Rule;
+use crate::observe::evidence::Connection;
 
 /// The move must be taken into account this long after the SMIGRATED: 1 s of jitter, 1 s of
 /// margin.

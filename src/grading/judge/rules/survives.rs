@@ -14,7 +14,7 @@ impl Check for Survives {
 
     fn on_run(&self, obs: &Observations) -> Option<Rule> {
         let p = obs.client_process.as_ref()?;
-        let why = crate::grading::judge::process::headline(&p.stderr_tail)
+        let why = crate::observe::evidence::process::headline(&p.stderr_tail)
             .map_or(String::new(), |l| format!(": {l}"));
         let rule = match (p.stopped, p.exit_code, p.signal) {
             (true, _, _) => Rule::decided(

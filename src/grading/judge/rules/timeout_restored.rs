@@ -15,8 +15,8 @@
 
 use super::relaxed_timeout::{closing_at, no_stall, opening, own_timeout, waits_in};
 use super::{Check, Scope, BACKSTOP_S, TAIL_S};
-use crate::grading::judge::input::{Stall, Wait};
 use crate::grading::judge::Rule;
+use crate::observe::evidence::{Stall, Wait};
 
 pub struct TimeoutRestored;
 
@@ -29,7 +29,7 @@ impl Check for TimeoutRestored {
         "timeout-restored"
     }
 
-    fn not_exercised(&self, obs: &crate::grading::judge::input::Observations) -> Option<String> {
+    fn not_exercised(&self, obs: &crate::observe::evidence::Observations) -> Option<String> {
         no_stall(obs)
     }
 

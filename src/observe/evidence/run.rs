@@ -339,3 +339,13 @@ pub fn same_name(a: &str, b: &str) -> bool {
     a.trim_end_matches('.')
         .eq_ignore_ascii_case(b.trim_end_matches('.'))
 }
+
+/// The client a connection belongs to: `lib-name/lib-ver`, else its name, else its host.
+pub fn client_of(c: &Connection) -> String {
+    match (&c.lib_name, &c.lib_ver, &c.name) {
+        (Some(n), Some(v), _) => format!("{n}/{v}"),
+        (Some(n), None, _) => n.clone(),
+        (None, _, Some(name)) => name.clone(),
+        _ => c.client.ip().to_string(),
+    }
+}
