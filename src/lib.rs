@@ -14,6 +14,7 @@ pub mod present;
 pub mod protocol;
 pub mod shared;
 pub mod simulator;
+pub mod watch;
 
 /// Version of the JSON-lines schema, carried on every line as `v`: by the watch's records, the
 /// grade and `probe --json` alike, so it is the crate's rather than one area's.

@@ -9,15 +9,15 @@ use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
 use crate::network::conn::ConnectOptions;
 use crate::observe::timeline::ScenarioClock;
-use crate::observe::watch::{
-    CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
-};
 use crate::present::service::{otlp, ExecOn, HookSettings, ServiceSettings};
 use crate::simulator::sim::scenario::START_DEADLINE;
 use crate::simulator::sim::upstream::Upstream;
 use crate::simulator::simulation::{
     ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
     UpstreamChoice, Verbosity,
+};
+use crate::watch::{
+    CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -156,7 +156,7 @@ pub fn fleet_settings(
     if options.len() < 2 && args.from.is_none() {
         return None;
     }
-    let labels = crate::observe::watch::labels(&options);
+    let labels = crate::watch::labels(&options);
     let fleet = options.into_iter().zip(labels).map(|(connect, label)| {
         let settings = WatchSettings {
             connect,

@@ -1,16 +1,16 @@
 //! `maintwatch watch`: the live watch. Settings from the command line, stdout as the sink, the
-//! engine in [`crate::observe::watch`] does the rest: for one endpoint, or for a fleet of them (several
+//! engine in [`crate::watch`] does the rest: for one endpoint, or for a fleet of them (several
 //! URLs or `--from FILE`) in one process.
 
 use crate::cli::settings;
 use crate::cli::watch::WatchArgs;
 use crate::exit;
 use crate::network::conn::endpoints::{self, BadLines};
-use crate::observe::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 use crate::present::output::sink::KeptSummaries;
 use crate::present::output::stdout::{Outcome, Stdout};
 use crate::present::output::terminal::tell;
 use crate::present::service::Services;
+use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
 pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let request = args

@@ -7,4 +7,3 @@ pub mod evidence;
 pub mod pcap;
 pub mod record;
 pub mod timeline;
-pub mod watch;

@@ -273,7 +273,7 @@ fn labels_are_host_and_port_without_secrets_and_unique() {
     .map(|u| config.options_for(&RedisUrl::parse(u).unwrap()).unwrap())
     .collect();
     assert_eq!(
-        maintwatch::observe::watch::labels(&options),
+        maintwatch::watch::labels(&options),
         ["db.example:6379", "db.example:6379#2", "[::1]:7000"]
     );
 }

@@ -52,7 +52,7 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
 }
 
 /// The folders of `src/` that group modules into areas; the layers are between the modules of
-/// an area (`observe::watch`) and the modules outside the areas (`cli`, `shared`).
+/// an area (`observe::record`) and the modules outside the areas (`cli`, `shared`).
 const AREAS: &[&str] = &[
     "grading",
     "network",
@@ -60,10 +60,11 @@ const AREAS: &[&str] = &[
     "present",
     "protocol",
     "simulator",
+    "watch",
 ];
 
 /// The unit a `crate::` path names: its first word, or, when that is an area, the area and
-/// the module in it (`crate::observe::watch::x` -> `observe::watch`).
+/// the module in it (`crate::observe::record::x` -> `observe::record`).
 fn unit_named(rest: &str) -> String {
     let word = |t: &str| -> String {
         t.chars()
@@ -182,11 +183,77 @@ fn no_module_reaches_back_to_itself() {
     }
 }
 
+/// The areas and the top-level modules, lowest first: each names only what stands below it
+/// (two on one level name neither). So a reader can learn the tree from the bottom: the
+/// protocol, the connection, what was observed, the judge, how it is shown, then the two
+/// engines that drive it all and the command line.
+const STACK: &[&[&str]] = &[
+    &["exit"],
+    &["shared"],
+    &["protocol"],
+    &["network"],
+    &["observe"],
+    &["grading"],
+    &["present"],
+    &["defaults"],
+    &["watch", "simulator"],
+    &["cli"],
+    &["commands"],
+];
+
+/// Where a unit (`observe::record`, `cli`) stands in [`STACK`].
+fn level(unit: &str) -> Option<usize> {
+    let top = unit.split("::").next().unwrap();
+    STACK.iter().position(|l| l.contains(&top))
+}
+
+/// The places where a unit names one on its own level or above, as `from -> to (file)`.
+fn upward(edges: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, tos) in edges {
+        for (to, file) in tos {
+            let same = from.split("::").next() == to.split("::").next();
+            if let (Some(a), Some(b), false) = (level(from), level(to), same) {
+                if b >= a {
+                    out.push(format!("{from} -> {to} ({})", file.display()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_areas_stack() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = graph(&src);
+    for unit in edges.keys() {
+        assert!(level(unit).is_some(), "{unit} has no place in STACK");
+    }
+    let up = upward(&edges);
+    assert!(
+        up.is_empty(),
+        "names past the stack:\n  {}",
+        up.join("\n  ")
+    );
+    // The checker sees an upward name, and one across a level.
+    let mut bad = Graph::new();
+    for (a, b) in [
+        ("observe::pcap", "present::output"),
+        ("watch", "simulator::sim"),
+    ] {
+        bad.entry(a.into())
+            .or_default()
+            .insert(b.into(), PathBuf::from("x.rs"));
+    }
+    assert_eq!(upward(&bad).len(), 2);
+}
+
 #[test]
 fn the_checker_sees_a_cycle_and_both_path_forms() {
     assert_eq!(
-        named_modules("use crate::{record::X, output};\nlet y = crate::watch::Z;"),
-        ["output", "record", "watch"].map(String::from).into()
+        named_modules("use crate::{record::X, output};\nlet y = crate::exit::Z;"),
+        ["exit", "output", "record"].map(String::from).into()
     );
     let mut edges = Graph::new();
     for (a, b) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {

@@ -5,6 +5,9 @@
 //! drives it (`watch`, `demo`, and next a fleet of endpoints or a pcap reader), and because what
 //! plugs into it (metrics, hooks) must not mean another `if` in a command. The command builds
 //! [`WatchSettings`], picks its sinks and calls [`watch`]; nothing here knows clap or a terminal.
+//! It is an area of its own, above `present`, because it writes through `present`'s sinks and
+//! runs its services, while `present` renders the records `observe` defines: inside `observe`,
+//! the two areas named each other.
 //!
 //! Every source sends an [`Observation`](crate::observe::timeline::Observation) down one channel to one
 //! loop that owns the timeline and the sinks, so ordering between sources is the order of arrival
