@@ -86,8 +86,11 @@ impl TierRun {
             .unwrap()["detail"]
             .as_str()
             .unwrap();
+        // Judged on a stall against its own timeout, whichever way it went: go-redis's first
+        // command after a notification may not be relaxed (docs/matrix.md, varying cells).
+        let on_a_stall = detail.contains(" s stall") || detail.contains("on a reply held ");
         assert!(
-            detail.contains(" s stall") && detail.contains("its own timeout ("),
+            on_a_stall && detail.contains("its own timeout ("),
             "{scenario}: {detail}"
         );
         if rule == "timeout-restored" {
