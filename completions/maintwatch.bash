@@ -103,7 +103,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__certify)
-            opts="-j -h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --jobs --help"
+            opts="-j -h --scenarios --junit --grade-json --report --speed --upstream --client-output --pcap --jobs --runs --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -146,6 +146,10 @@ _maintwatch() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -244,6 +244,15 @@ pub struct CertifyArgs {
           value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
 
+    /// Play each scenario N times, each time with a fresh simulator, redis-server and client.
+    /// Each cell then says how often each verdict came (`F mov 1/20`: moved-before-close failed
+    /// in 1 of 20 runs), JUnit has each test case once per run (`run 3/20`), and the exit code is
+    /// the worst run's. For a client whose behaviour depends on its own scheduling, a cell of
+    /// one run says what happened once; of 20, how often.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub runs: u16,
+
     /// The client application, after `--`, started afresh for each scenario with
     /// MAINTWATCH_SIM_URL, _HOST, _PORT and _DNS and (on Linux) a private /etc/resolv.conf
     /// naming the simulator's DNS, as `simulate -- CMD`.

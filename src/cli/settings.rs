@@ -20,6 +20,7 @@ use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
 /// Validates the command line of `watch`, for the endpoint `connect` (the first of a fleet).
@@ -275,17 +276,27 @@ pub fn certify_settings(args: &CertifyArgs) -> anyhow::Result<CertifySettings> {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
     };
-    let scenarios = names
-        .iter()
-        .map(|name| SimulationSettings {
+    let runs = usize::from(args.runs);
+    // With several runs each run's files go to a folder of their own: the same scenario may be
+    // playing twice at once.
+    let folder = |d: &Path, run: usize| match runs {
+        1 => d.to_path_buf(),
+        _ => d.join(format!("run-{run}")),
+    };
+    let scenarios = (1..=runs)
+        .flat_map(|run| names.iter().map(move |name| (run, name)))
+        .map(|(run, name)| SimulationSettings {
             speed: args.speed,
             upstream: upstream.clone(),
             client: Some(ClientSettings {
                 command: args.command.clone(),
-                output: Some(dir.join(format!("{name}.log"))),
+                output: Some(folder(&dir, run).join(format!("{name}.log"))),
             }),
             grade: true,
-            pcap: args.pcap.as_ref().map(|d| d.join(format!("{name}.pcap"))),
+            pcap: args
+                .pcap
+                .as_ref()
+                .map(|d| folder(d, run).join(format!("{name}.pcap"))),
             narration: Verbosity::Silent,
             start_deadline: Some(START_DEADLINE),
             ..SimulationSettings::new(ScenarioChoice::Named(name.clone()))
@@ -293,6 +304,7 @@ pub fn certify_settings(args: &CertifyArgs) -> anyhow::Result<CertifySettings> {
         .collect();
     Ok(CertifySettings {
         scenarios,
+        runs,
         // One shared upstream server is one scenario's at a time.
         jobs: match upstream {
             UpstreamChoice::Spawn => usize::from(args.jobs),

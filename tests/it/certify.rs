@@ -174,12 +174,14 @@ fn junit_of_a_hand_made_grade_escapes_what_the_wire_sent() {
     let outcomes = [
         Outcome {
             scenario: "single-proxy".into(),
+            run: None,
             grade: g.clone(),
             seconds: 3.25,
             page: None,
         },
         Outcome {
             scenario: "refusing".into(),
+            run: None,
             grade: nothing,
             seconds: 0.5,
             page: None,
@@ -629,6 +631,7 @@ fn usage_errors_exit_2_before_anything_starts() {
 fn the_summary_wraps_at_the_terminals_width() {
     let outcomes = [Outcome {
         scenario: "single-proxy".into(),
+        run: None,
         grade: hand_made(),
         seconds: 3.25,
         page: None,
@@ -704,4 +707,58 @@ async fn pcap_makes_its_directory_and_keeps_a_capture_per_scenario() {
             bytes.get(..4)
         );
     }
+}
+
+/// `--runs 2`: each scenario played twice, each run's files in a folder of its own, JUnit with
+/// a suite per run and every case once per run (`(run k/2)`), one row cell for the scenario
+/// counting its runs, and the exit code of the worst run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_play_each_scenario_again_and_count_the_verdicts() {
+    let test = "runs_play_each_scenario_again";
+    let Some(redis) = common::redis_server_binary(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--runs", "2", "--scenarios", "single-proxy", "--speed", "5"];
+    let mut cmd = certify(&redis, dir.path(), &args);
+    cmd.env("MW_SPEED", "5");
+    let exit = common::Proc::spawn(cmd).finish(GUARD).await;
+    let out = &exit.stdout;
+    assert_eq!(exit.code, Some(1), "{out}\n{}", exit.stderr);
+    for k in 1..=2 {
+        assert!(
+            out.contains(&format!("certify: single-proxy, run {k}/2: a rule failed")),
+            "{out}"
+        );
+        let log = dir.path().join(format!("client/run-{k}/single-proxy.log"));
+        assert!(log.exists(), "{}: {out}", log.display());
+    }
+    // The watch never moves: moved-before-close fails in both runs, so the cell has no count.
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("  single-proxy  "))
+        .collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert!(rows[0].contains("  F mov  FAIL mov"), "{out}");
+    assert!(
+        out.contains("(1 more of the 2 runs gave the same cell)"),
+        "{out}"
+    );
+    let xml_file = dir.path().join("junit.xml");
+    let xml = std::fs::read_to_string(&xml_file).unwrap();
+    let counts = suite_counts(&xml);
+    let names: Vec<&String> = counts.keys().collect();
+    assert_eq!(
+        names,
+        ["single-proxy, run 1/2", "single-proxy, run 2/2"],
+        "{xml}"
+    );
+    let grades = grades(&dir.path().join("grades.jsonl"));
+    assert_eq!(grades.len(), 2);
+    for (k, g) in grades.iter().enumerate() {
+        let cases = xml.matches(&format!("(run {}/2)\"", k + 1)).count();
+        let c = g.counts;
+        assert_eq!(cases, c.pass + c.fail + c.not_judged, "{xml}");
+    }
+    validate(test, &xml_file);
 }

@@ -155,7 +155,8 @@ enum WorkerError {
 /// Plays the scenarios of `args`, up to `args.jobs` at once, each in a worker.
 pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::Result<Run> {
     let exe = std::env::current_exe()?;
-    let mut board = Board::new(&args.names());
+    let labels: Vec<String> = (0..args.scenarios.len()).map(|i| args.label(i)).collect();
+    let mut board = Board::new(&args.names(), labels);
     let mut running: JoinSet<Ending> = JoinSet::new();
     let mut pids: BTreeMap<usize, u32> = BTreeMap::new();
     let mut order = longest_first(args).into_iter();
@@ -179,8 +180,8 @@ pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::
                 let Some(Ok((i, result))) = ended else { continue };
                 pids.remove(&i);
                 let name = args.scenarios[i].scenario.name();
-                let settled = settled(&name, result, args.report.is_some());
-                board.finish(i, line_of(&name, &settled));
+                let settled = settled(&name, args.run_of(i), result, args.report.is_some());
+                board.finish(i, line_of(&args.label(i), &settled));
                 results.insert(i, settled);
             }
             stop = signals.recv(), if interrupted.is_none() => {
@@ -243,11 +244,18 @@ fn gather(
 /// A worker's result settled as `--jobs 1` settles its own, with the events it lost.
 type Settled = Result<(Done, u64), WorkerError>;
 
-fn settled(name: &str, result: Result<Finished, WorkerError>, page: bool) -> Settled {
+fn settled(
+    name: &str,
+    run: Option<(usize, usize)>,
+    result: Result<Finished, WorkerError>,
+    page: bool,
+) -> Settled {
     let f = result?;
     let stop = Stop::from(f.stop);
     let page = page.then(|| simulation::page_parts(&f.sent, f.until, f.lost, stop));
-    let done = settle(name, f.grade, f.obs, stop, f.seconds, page).map_err(WorkerError::Other)?;
+    let mut done =
+        settle(name, f.grade, f.obs, stop, f.seconds, page).map_err(WorkerError::Other)?;
+    done.outcome.run = run;
     Ok((done, f.lost))
 }
 
@@ -282,8 +290,13 @@ fn worker_command(
         .arg(format!("--scenarios={}", s.scenario.name()))
         .arg(format!("--speed={}", s.speed))
         .arg("--upstream=spawn")
-        .arg("--client-output")
-        .arg(args.output_dir());
+        .arg("--client-output");
+    // The run's own folder, which holds the scenario's output file.
+    let output = s
+        .client
+        .as_ref()
+        .and_then(|c| c.output.as_deref()?.parent());
+    cmd.arg(output.unwrap_or(args.output_dir()));
     if let Some(dir) = s.pcap.as_ref().and_then(|p| p.parent()) {
         cmd.arg("--pcap").arg(dir);
     }
@@ -325,6 +338,8 @@ async fn collect(child: &mut tokio::process::Child) -> Result<Finished, WorkerEr
 /// in the list's order (a line waits for those before it).
 struct Board {
     names: Vec<String>,
+    /// What each play is called on screen (its run with several).
+    labels: Vec<String>,
     multi: Option<MultiProgress>,
     bars: BTreeMap<usize, ProgressBar>,
     /// Pipe: lines finished but not printed yet, and the next index to print.
@@ -333,12 +348,13 @@ struct Board {
 }
 
 impl Board {
-    fn new(names: &[String]) -> Board {
+    fn new(names: &[String], labels: Vec<String>) -> Board {
         let multi = std::io::stdout()
             .is_terminal()
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stdout()));
         Board {
             names: names.to_vec(),
+            labels,
             multi,
             bars: BTreeMap::new(),
             held: BTreeMap::new(),
@@ -354,7 +370,7 @@ impl Board {
         }
         let length = crate::simulator::sim::scenarios::by_name(&self.names[i])
             .map_or(String::new(), |s| format!(" ({} s long)", s.end));
-        bar.set_message(format!("playing {}{length}", self.names[i]));
+        bar.set_message(format!("playing {}{length}", self.labels[i]));
         bar.enable_steady_tick(Duration::from_millis(500));
         self.bars.insert(i, bar);
     }

@@ -9,6 +9,8 @@ use super::*;
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub scenario: String,
+    /// Which run this was, out of how many, with `--runs` above 1.
+    pub run: Option<(usize, usize)>,
     pub grade: Grade,
     /// Wall-clock seconds the scenario took, for the JUnit `time`.
     pub seconds: f64,
@@ -117,13 +119,13 @@ pub(super) async fn one_by_one(
 ) -> anyhow::Result<Run> {
     let mut progress = Progress::new(args.scenarios.len() as u64);
     let mut run = Run::default();
-    for sim_args in &args.scenarios {
+    for (i, sim_args) in args.scenarios.iter().enumerate() {
         let name = sim_args.scenario.name();
         if let Some(Stop::Signal(_, code)) = signals.pending().await {
             run.interrupted = Some(code);
             break;
         }
-        progress.start(&name);
+        progress.start(&name, &args.label(i));
         let started = Instant::now();
         let g = match simulation::graded(sim_args, signals).await {
             Ok(Some(g)) => g,
@@ -138,7 +140,8 @@ pub(super) async fn one_by_one(
         };
         let page = args.report.as_ref().map(|_| simulation::report_parts(&g));
         let seconds = started.elapsed().as_secs_f64();
-        let done = settle(&name, g.grade, g.obs, g.stop, seconds, page)?;
+        let mut done = settle(&name, g.grade, g.obs, g.stop, seconds, page)?;
+        done.outcome.run = args.run_of(i);
         progress.finished(&finished_line(&done.outcome, g.stop, g.lost));
         let stop = done.stop;
         run.done.push(done);
@@ -169,6 +172,7 @@ pub fn settle(
     let page = page.map(|(lines, notes)| Page { obs, lines, notes });
     let outcome = Outcome {
         scenario: name.to_string(),
+        run: None,
         grade,
         seconds,
         page,
@@ -232,13 +236,20 @@ pub(super) fn output_dir(args: &CertifySettings) -> anyhow::Result<PathBuf> {
     let dir = args.output_dir().to_path_buf();
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating the client output directory {}", dir.display()))?;
-    let captures = args
-        .scenarios
-        .iter()
-        .filter_map(|s| s.pcap.as_deref()?.parent());
-    if let Some(pcap) = captures.into_iter().next() {
-        std::fs::create_dir_all(pcap)
-            .with_context(|| format!("--pcap: creating the directory {}", pcap.display()))?;
+    // Each run's folder (with a single run, the directory itself), and --pcap's.
+    let outputs = args.scenarios.iter().filter_map(|s| {
+        let file = s.client.as_ref()?.output.as_deref()?;
+        Some(("creating the client output directory", file.parent()?))
+    });
+    let captures = args.scenarios.iter().filter_map(|s| {
+        Some((
+            "--pcap: creating the directory",
+            s.pcap.as_deref()?.parent()?,
+        ))
+    });
+    let folders: std::collections::BTreeSet<(&str, &Path)> = outputs.chain(captures).collect();
+    for (what, folder) in folders {
+        std::fs::create_dir_all(folder).with_context(|| format!("{what} {}", folder.display()))?;
     }
     Ok(dir)
 }
@@ -248,7 +259,7 @@ pub(super) fn output_dir(args: &CertifySettings) -> anyhow::Result<PathBuf> {
 pub fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
     let verdict = o.grade.verdict_line();
     let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
-    let mut line = format!("certify: {}: {verdict}", o.scenario);
+    let mut line = format!("certify: {}: {verdict}", played(o));
     match stop {
         Stop::ClientExited => line.push_str(" (the client exited before the scenario ended)"),
         Stop::NeverStarted(None) => line.push_str(" (the scenario never started)"),
@@ -264,6 +275,14 @@ pub fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
         let _ = write!(line, " ({lost} events lost: figures may be low)");
     }
     line
+}
+
+/// A play's name: the scenario's, with its run when there were several (`failover, run 3/20`).
+pub fn played(o: &Outcome) -> String {
+    match o.run {
+        Some((k, n)) => format!("{}, run {k}/{n}", o.scenario),
+        None => o.scenario.clone(),
+    }
 }
 
 /// A bar across the scenarios on a terminal; nothing but the finished lines on a pipe.
@@ -286,12 +305,12 @@ impl Progress {
         Progress { bar }
     }
 
-    pub(super) fn start(&mut self, scenario: &str) {
+    pub(super) fn start(&mut self, scenario: &str, label: &str) {
         if let Some(bar) = &self.bar {
             // Its length on the scenario clock, to compare with the time elapsed.
             let length = crate::simulator::sim::scenarios::by_name(scenario)
                 .map_or(String::new(), |s| format!(", {} s long", s.end));
-            bar.set_message(format!("{scenario}{length}"));
+            bar.set_message(format!("{label}{length}"));
         }
     }
 
@@ -379,9 +398,13 @@ pub(super) fn print_summary(
             );
         }
     }
+    let per = match outcomes.iter().find_map(|o| o.run) {
+        Some((_, n)) => format!("a folder per run (run-1 to run-{n}), in each a file per scenario"),
+        None => "one file per scenario".into(),
+    };
     let _ = writeln!(
         text,
-        "certify: the client's output, one file per scenario, is in {}",
+        "certify: the client's output, {per}, is in {}",
         sanitize(&dir.to_string_lossy())
     );
     let mut out = std::io::stdout().lock();
@@ -391,6 +414,8 @@ pub(super) fn print_summary(
 }
 
 /// The client's matrix row and one table per scenario, wrapped to `width` when on a terminal.
+/// With several runs, a scenario's cell counts how often each verdict came, and its table is
+/// shown once per different cell, from the first run that gave it.
 pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
     let mut lines = vec![format!(
         "certify: the matrix row of {} ({}; codes: {}), each cell short then in full",
@@ -398,28 +423,68 @@ pub fn summary(outcomes: &[Outcome], width: Option<usize>) -> String {
         crate::grading::matrix::SHORT_LEGEND,
         crate::grading::matrix::legend()
     )];
-    let name_width = outcomes.iter().map(|o| o.scenario.len()).max().unwrap_or(0);
-    let shorts: Vec<String> = outcomes
+    let scenarios = by_scenario(outcomes);
+    let name_width = scenarios.iter().map(|(s, _)| s.len()).max().unwrap_or(0);
+    let cells: Vec<(String, String)> = scenarios
         .iter()
-        .map(|o| crate::grading::matrix::short(&o.grade))
+        .map(|(_, runs)| {
+            let fulls: Vec<String> = runs
+                .iter()
+                .map(|o| crate::grading::matrix::cell(&o.grade))
+                .collect();
+            (
+                crate::grading::matrix::short_over(&fulls),
+                crate::grading::matrix::cell_over(&fulls),
+            )
+        })
         .collect();
-    let short_width = shorts.iter().map(String::len).max().unwrap_or(0);
-    for (o, short) in outcomes.iter().zip(&shorts) {
+    let short_width = cells.iter().map(|(s, _)| s.len()).max().unwrap_or(0);
+    for ((name, _), (short, full)) in scenarios.iter().zip(&cells) {
         lines.push(format!(
-            "  {:name_width$}  {short:short_width$}  {}",
-            o.scenario,
-            crate::grading::matrix::cell(&o.grade)
+            "  {name:name_width$}  {short:short_width$}  {full}"
         ));
     }
-    for o in outcomes {
-        lines.push(String::new());
-        lines.extend(scenario_table(o));
+    for (_, runs) in &scenarios {
+        for (o, alike) in first_of_each_cell(runs) {
+            lines.push(String::new());
+            lines.extend(scenario_table(o, alike));
+        }
     }
+    wrapped(lines, width)
+}
+
+/// The outcomes by scenario, in the order first played.
+fn by_scenario(outcomes: &[Outcome]) -> Vec<(&str, Vec<&Outcome>)> {
+    let mut out: Vec<(&str, Vec<&Outcome>)> = Vec::new();
+    for o in outcomes {
+        match out.iter_mut().find(|(s, _)| *s == o.scenario) {
+            Some(e) => e.1.push(o),
+            None => out.push((&o.scenario, vec![o])),
+        }
+    }
+    out
+}
+
+/// Of one scenario's runs, the first to give each different cell, and how many gave it.
+fn first_of_each_cell<'a>(runs: &[&'a Outcome]) -> Vec<(&'a Outcome, usize)> {
+    let mut out: Vec<(&Outcome, String, usize)> = Vec::new();
+    for o in runs {
+        let cell = crate::grading::matrix::cell(&o.grade);
+        match out.iter_mut().find(|(_, c, _)| *c == cell) {
+            Some(e) => e.2 += 1,
+            None => out.push((o, cell, 1)),
+        }
+    }
+    out.into_iter().map(|(o, _, n)| (o, n)).collect()
+}
+
+/// Summary lines wrapped to `width` (a terminal's), each under its last column when that
+/// leaves room for a few words, else indented.
+fn wrapped(lines: Vec<String>, width: Option<usize>) -> String {
     let mut out = String::new();
     for line in lines {
         match width {
             Some(w) => {
-                // Under the last column when that leaves room for a few words, else indented.
                 let hang = Some(hang_of(&line)).filter(|&h| h + 30 <= w).unwrap_or(4);
                 let hang = " ".repeat(hang);
                 for piece in human::wrap_with(&line, w, &hang) {
@@ -441,13 +506,20 @@ pub(super) fn hang_of(line: &str) -> usize {
         .map_or(4, |i| i + 2)
 }
 
-/// `failover: every rule held (...)` then one row per rule: verdict, name, reason.
-pub(super) fn scenario_table(o: &Outcome) -> Vec<String> {
+/// `failover: every rule held (...)` then one row per rule: verdict, name, reason. With
+/// several runs the heading names the run, and how many more runs earned the same cell.
+pub(super) fn scenario_table(o: &Outcome, alike: usize) -> Vec<String> {
     let verdict = o.grade.verdict_line();
     let verdict = verdict.strip_prefix("grade: ").unwrap_or(&verdict);
+    let also = match (o.run, alike) {
+        (Some((_, n)), a) if a > 1 => {
+            format!(" ({} more of the {n} runs gave the same cell)", a - 1)
+        }
+        _ => String::new(),
+    };
     let mut lines = vec![format!(
-        "{}: {verdict}, {:.1} s",
-        sanitize(&o.scenario),
+        "{}{also}: {verdict}, {:.1} s",
+        sanitize(&played(o)),
         o.seconds
     )];
     let cases = cases(&o.grade);
@@ -467,11 +539,14 @@ pub(super) fn scenario_table(o: &Outcome) -> Vec<String> {
     lines
 }
 
-/// The client's name for the row: the names the grade gave its connections, else the program.
+/// The client's name for the row: the names its connections gave themselves (`CLIENT
+/// SETINFO`, a connection name), else the program. A connection that named itself by neither is
+/// called by its host in a grade; an address is no library's name, so the row leaves it out.
 pub(super) fn client_name(outcomes: &[Outcome]) -> String {
     let mut names: Vec<&str> = outcomes
         .iter()
         .flat_map(|o| o.grade.clients.iter().map(|c| c.client.as_str()))
+        .filter(|n| n.parse::<std::net::IpAddr>().is_err())
         .collect();
     names.sort_unstable();
     names.dedup();
@@ -570,16 +645,19 @@ pub(super) fn suite(x: &mut String, o: &Outcome, cases: &[Case]) {
         x,
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" \
          time=\"{:.3}\">",
-        xml(&o.scenario),
+        xml(&played(o)),
         cases.len(),
         n(Verdict::Fail),
         n(Verdict::NotJudged),
         o.seconds
     );
     let class = xml(&format!("maintwatch.{}", o.scenario));
+    let run = o
+        .run
+        .map_or(String::new(), |(k, n)| format!(" (run {k}/{n})"));
     for c in cases {
         let open = format!(
-            "    <testcase name=\"{}\" classname=\"{class}\"",
+            "    <testcase name=\"{}{run}\" classname=\"{class}\"",
             xml(&c.name)
         );
         let reason = xml(&c.reason);
@@ -660,5 +738,37 @@ mod tests {
             "a&lt;b&gt;&amp;&quot;c&apos;\\u{1}\\u{fffe}&#10;"
         );
         assert_eq!(xml("é ✓"), "é ✓");
+    }
+
+    #[test]
+    fn the_rows_name_is_the_librarys_never_an_address() {
+        let grade = |clients: &[&str]| -> Grade {
+            let clients: Vec<serde_json::Value> = clients
+                .iter()
+                .map(|c| {
+                    serde_json::json!({"client": c, "connections": 1, "reached": "by address",
+                        "opted_in": {}, "never_opted_in": 0, "commands": 0, "errors": 0,
+                        "notifications": []})
+                })
+                .collect();
+            serde_json::from_value(serde_json::json!({"scenario": "s", "clients": clients,
+                "rules": [], "verdict": "pass", "counts": {"pass": 0, "fail": 0,
+                "not_judged": 0}, "passed": true}))
+            .unwrap()
+        };
+        let outcome = |g: Grade| Outcome {
+            scenario: "single-proxy".into(),
+            run: None,
+            grade: g,
+            seconds: 1.0,
+            page: None,
+        };
+        let both = [outcome(grade(&["127.0.0.1", "node-redis/6.4.0"]))];
+        assert_eq!(client_name(&both), "node-redis/6.4.0");
+        let v6 = [
+            outcome(grade(&["::1"])),
+            outcome(grade(&["redis-py/8.2.0"])),
+        ];
+        assert_eq!(client_name(&v6), "redis-py/8.2.0");
     }
 }

@@ -177,8 +177,11 @@ impl SimulationSettings {
 /// `certify`: the scenarios to play, each fully settled, and where the reports go.
 #[derive(Clone)]
 pub struct CertifySettings {
-    /// In the order given (or the default order): the order of every report.
+    /// In the order given (or the default order): the order of every report. With several
+    /// runs, the list once per run, run after run.
     pub scenarios: Vec<SimulationSettings>,
+    /// How many times each scenario is played (`--runs`), each time afresh.
+    pub runs: usize,
     /// How many scenarios play at once (1: one after another, in order).
     pub jobs: usize,
     pub junit: Option<PathBuf>,
@@ -191,6 +194,23 @@ pub struct CertifySettings {
 impl CertifySettings {
     pub fn names(&self) -> Vec<String> {
         self.scenarios.iter().map(|s| s.scenario.name()).collect()
+    }
+
+    /// Which run the `i`th play of the list is, counted from 1, and out of how many: `None` with
+    /// one run.
+    pub fn run_of(&self, i: usize) -> Option<(usize, usize)> {
+        let per_run = self.scenarios.len() / self.runs.max(1);
+        (self.runs > 1 && per_run > 0).then(|| (i / per_run + 1, self.runs))
+    }
+
+    /// The `i`th play's name on screen: the scenario's, with its run when there are several
+    /// (`failover, run 3/20`).
+    pub fn label(&self, i: usize) -> String {
+        let name = self.scenarios[i].scenario.name();
+        match self.run_of(i) {
+            Some((k, n)) => format!("{name}, run {k}/{n}"),
+            None => name,
+        }
     }
 
     pub fn output_dir(&self) -> &Path {
