@@ -121,6 +121,7 @@ fn hand_made() -> Grade {
         reached: "by name".into(),
         opted_in: BTreeMap::new(),
         never_opted_in: 0,
+        refused_opt_in: 0,
         handshake_unknown: 0,
         commands: 3,
         errors: 0,

@@ -17,6 +17,7 @@ use crate::common::client::{show, Client};
 use crate::common::narration::until_finished;
 use maintwatch::simulator::sim::scenario::Start;
 use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator, What};
+use maintwatch::simulator::simulation::grade;
 use tokio::net::TcpStream;
 
 /// Hang guard for a whole test; every wait inside is for bytes or an event, not for time.
@@ -100,6 +101,20 @@ async fn optin_lost_accepts_then_refuses_after_the_restart() {
             })
             .collect();
         assert_eq!(answers, [true, false]);
+        // The connection that asked after the restart did its part: the judge counts it as
+        // having asked, and says the server refused it.
+        let scenario = scenarios::by_name("optin-lost").expect("embedded scenario");
+        let g = grade::grade(&scenario, &seen, 10.0);
+        let r = g.clients[0].notifications[0]
+            .rules
+            .iter()
+            .find(|r| r.rule == "opt-in")
+            .expect("opt-in judged on the MOVING");
+        assert!(r.held, "{}", g.table());
+        assert_eq!(
+            r.detail,
+            "0 connection(s) never opted in; 1 asked and was refused by the server"
+        );
         sim.shutdown().await;
     })
     .await;

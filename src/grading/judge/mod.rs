@@ -27,7 +27,7 @@ pub use crate::observe::evidence::{
     client_of, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn,
     Publication, Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
 };
-use rules::{round, Scope};
+use rules::{round, OptInCounts, Scope};
 pub use verdicts::{
     ClientGrade, ConnVerdict, Counts, Grade, MovingGrade, NotificationGrade, Rule, Verdict,
 };
@@ -90,8 +90,7 @@ pub fn successions(obs: &Observations) -> Vec<Succession> {
                 n,
                 members: members.clone(),
                 moving: None,
-                never: 0,
-                unknown: 0,
+                opt_in: OptInCounts::default(),
             };
             for (c, _, next) in s.successors() {
                 if let (Some(f), Some(next)) = (moving::followed(&s, c, next), next) {
@@ -146,20 +145,24 @@ fn open_at(c: &Connection, at: f64) -> bool {
     c.closed.is_none_or(|closed| closed.at >= at)
 }
 
-/// How many connections never opted in, and how many had a handshake not seen whole.
-fn opt_in_counts<'a>(members: impl Iterator<Item = &'a Connection>) -> (usize, usize) {
-    let (mut never, mut unknown) = (0, 0);
+/// How many connections never asked to opt in, how many asked and were refused by the server,
+/// and how many had a handshake not seen whole.
+fn opt_in_counts<'a>(members: impl Iterator<Item = &'a Connection>) -> OptInCounts {
+    let mut n = OptInCounts::default();
     for c in members {
         match &c.opt_in {
             OptIn::Accepted { .. } => {}
-            OptIn::Unknown => unknown += 1,
+            // It asked: the server said no (a server without the feature, or rolled back). The
+            // client did its part; what it does next is for the other rules.
+            OptIn::Refused => n.refused += 1,
+            OptIn::Unknown => n.unknown += 1,
             // The client gave up on its HELLO's reply, held by a stall, before it could opt in:
             // the rest of that handshake was never seen.
-            OptIn::NotSent if c.waits.iter().any(|w| w.gave_up) => unknown += 1,
-            OptIn::Refused | OptIn::NotSent => never += 1,
+            OptIn::NotSent if c.waits.iter().any(|w| w.gave_up) => n.unknown += 1,
+            OptIn::NotSent => n.never += 1,
         }
     }
-    (never, unknown)
+    n
 }
 
 fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -> ClientGrade {
@@ -170,7 +173,7 @@ fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -
             *opted_in.entry(t).or_insert(0) += 1;
         }
     }
-    let (never, unknown) = opt_in_counts(members.iter().copied());
+    let counts = opt_in_counts(members.iter().copied());
     let traffic = members.iter().flat_map(|c| c.traffic.iter());
     let (commands, errors) = traffic.fold((0, 0), |(a, b), t| (a + t.commands, b + t.errors));
     let reached = reached(&members);
@@ -189,8 +192,9 @@ fn client_grade(obs: &Observations, client: String, members: Vec<&Connection>) -
         connections: members.len(),
         reached,
         opted_in,
-        never_opted_in: never,
-        handshake_unknown: unknown,
+        never_opted_in: counts.never,
+        refused_opt_in: counts.refused,
+        handshake_unknown: counts.unknown,
         commands,
         errors,
         notifications,
@@ -217,7 +221,7 @@ fn notification_grade<'a>(
     index: usize,
     p: &'a Notification,
     members: Vec<&'a Connection>,
-    (never, unknown): (usize, usize),
+    opt_in: OptInCounts,
 ) -> NotificationGrade {
     let mut s = Scope {
         obs,
@@ -225,8 +229,7 @@ fn notification_grade<'a>(
         n: p,
         members,
         moving: None,
-        never,
-        unknown,
+        opt_in,
     };
     let end = p.at + p.window;
     let inside = |t: f64| t >= p.at && t <= end;

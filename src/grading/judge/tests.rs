@@ -312,6 +312,54 @@ fn opt_in_counts_refusals_and_leaves_unseen_handshakes_out() {
     assert!(!rule(&g, "opt-in").held);
 }
 
+/// `optin-lost`: connections that asked and were refused by the server did their part. The
+/// rule passes and says how many were refused; one that never asked still fails it.
+#[test]
+fn opt_in_counts_a_refused_connection_as_having_asked() {
+    let used = got(conn(1, OLD, -3.0, Reached::Address), 0.0);
+    let refused: Vec<Connection> = (2..5)
+        .map(|id| {
+            let mut c = conn(id, OLD, 2.1, Reached::Address);
+            c.opt_in = OptIn::Refused;
+            c
+        })
+        .collect();
+    let mut all = vec![used.clone()];
+    all.extend(refused.iter().cloned());
+    let g = judge(&world(Target::Null, all.clone()));
+    let r = rule(&g, "opt-in");
+    assert!(r.held, "{r:?}");
+    assert_eq!(
+        r.detail,
+        "0 connection(s) never opted in; 3 asked and were refused by the server"
+    );
+    assert_eq!(g.clients[0].never_opted_in, 0);
+    assert_eq!(g.clients[0].refused_opt_in, 3);
+    assert!(
+        g.table()
+            .contains("never opted in: 0, refused by the server: 3,"),
+        "{}",
+        g.table()
+    );
+    let mut silent = conn(5, OLD, 2.1, Reached::Address);
+    silent.opt_in = OptIn::NotSent;
+    all.push(silent);
+    let r = rule(&judge(&world(Target::Null, all)), "opt-in").clone();
+    assert!(!r.held, "{r:?}");
+    assert_eq!(
+        r.detail,
+        "1 connection(s) never opted in; 3 asked and were refused by the server"
+    );
+    let mut one = refused[0].clone();
+    one.id = 9;
+    let r = rule(&judge(&world(Target::Null, vec![used, one])), "opt-in").clone();
+    assert!(
+        r.detail
+            .ends_with("; 1 asked and was refused by the server"),
+        "{r:?}"
+    );
+}
+
 /// A loaded client gives up on a handshake (its own timeout, before its opt-in) and closes that
 /// connection before the maintenance: it could not miss the MOVING and is not counted. One
 /// closed after the MOVING went out still is, and so is one opened after it.

@@ -93,7 +93,11 @@ pub struct ClientGrade {
     pub reached: String,
     /// Connections that opted in, by the endpoint type asked for (`default` for a bare ON).
     pub opted_in: BTreeMap<String, usize>,
+    /// Connections whose handshake was seen and never asked to opt in.
     pub never_opted_in: usize,
+    /// Connections that asked to opt in and were refused by the server.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused_opt_in: usize,
     /// Connections whose handshake was not observed.
     #[serde(default)]
     pub handshake_unknown: usize,
@@ -287,6 +291,11 @@ fn not_exercised_lines(out: &mut String, rules: &[NotExercised]) {
 
 fn client_table(out: &mut String, c: &ClientGrade) {
     let how: Vec<String> = c.opted_in.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    let refused = if c.refused_opt_in > 0 {
+        format!(", refused by the server: {}", c.refused_opt_in)
+    } else {
+        String::new()
+    };
     let unknown = if c.handshake_unknown > 0 {
         format!(", handshake not seen: {}", c.handshake_unknown)
     } else {
@@ -294,7 +303,7 @@ fn client_table(out: &mut String, c: &ClientGrade) {
     };
     let _ = writeln!(
         out,
-        "client {}: {} connection(s) ({}), opted in: {}, never opted in: {}{unknown}, {} command(s), {} error(s)",
+        "client {}: {} connection(s) ({}), opted in: {}, never opted in: {}{refused}{unknown}, {} command(s), {} error(s)",
         sanitize(&c.client),
         c.connections,
         sanitize(&c.reached),
@@ -363,4 +372,8 @@ fn process_lines(p: &ClientProcess) -> String {
         let _ = writeln!(out, "  its stdout and stderr are in {}", sanitize(f));
     }
     out
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

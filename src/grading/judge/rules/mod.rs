@@ -100,8 +100,17 @@ pub struct Scope<'a> {
     pub members: Vec<&'a Connection>,
     /// The MOVING's figures, for a MOVING.
     pub moving: Option<&'a MovingGrade>,
-    /// Connections whose handshake was seen without an opt-in, and those not seen at all.
+    /// How the connections open at the notification (or opened after) stand on the opt-in.
+    pub opt_in: OptInCounts,
+}
+
+/// The opt-in of a client's connections, counted: those that never asked (a handshake seen
+/// without `CLIENT MAINT_NOTIFICATIONS ON`), those that asked and were refused by the server,
+/// and those whose handshake was not seen whole. Accepted ones are not counted here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OptInCounts {
     pub never: usize,
+    pub refused: usize,
     pub unknown: usize,
 }
 
