@@ -506,6 +506,9 @@ struct Timeouts {
     backstop: Option<f64>,
     /// Sends nothing more once it has read the opening notification.
     idles: bool,
+    /// Gives up on a reply without closing the connection: drops it when it comes and sends the
+    /// next command at once on the same connection (Lettuce's synchronous API).
+    keeps: bool,
 }
 
 impl Timeouts {
@@ -517,6 +520,7 @@ impl Timeouts {
             restores,
             backstop: None,
             idles: false,
+            keeps: false,
         }
     }
 }
@@ -538,8 +542,9 @@ impl Relaxation {
 }
 
 /// A scripted client: PING after PING on one opted-in connection; a reply that takes longer than
-/// its current timeout is given up on by closing the connection and opening another, as clients
-/// do. Runs until `stop`.
+/// its current timeout is given up on by closing the connection and opening another, as most
+/// clients do, or (`keeps`) by sending the next PING on the same connection, the late reply
+/// dropped when it comes. Runs until `stop`.
 async fn timing_client(
     addr: SocketAddr,
     lib: &'static str,
@@ -550,13 +555,15 @@ async fn timing_client(
     let mut relaxation = Relaxation::default();
     'connect: loop {
         let mut c = Conn::open(addr, lib, true).await;
+        // Every reply owed so far: a PING given up on keeps its place in the reply order.
+        let mut want = c.replies;
         loop {
             if t.idles && relaxation.since.is_some() {
                 let _ = stop.recv().await;
                 return;
             }
             c.s.write_all(&encode_command(&["PING"])).await.unwrap();
-            let want = c.replies + 1;
+            want += 1;
             while c.replies < want {
                 let limit = match (relaxation.relaxed(&t), t.relaxed, t.own) {
                     (true, Some(r), _) => Some(r),
@@ -575,7 +582,11 @@ async fn timing_client(
                     }
                 };
                 tokio::select! {
-                    ok = timed => if !ok { continue 'connect },
+                    ok = timed => match (ok, t.keeps) {
+                        (true, _) => {}
+                        (false, true) => break,
+                        (false, false) => continue 'connect,
+                    },
                     _ = stop.recv() => return,
                 }
             }
@@ -655,10 +666,12 @@ async fn timing_run(
     .expect("hang guard")
 }
 
-/// Four scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
+/// Six scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
 /// restores it at the closing notification; one never relaxes; one relaxes and never restores;
-/// one has no timeout at all, so its own timeout is never seen. Each earns the verdicts it was
-/// built for, and the last NOT JUDGED, with a reason.
+/// one has no timeout at all, so its own timeout is never seen. Two more give up without closing
+/// the connection (the next PING on it while the old reply is held): one never relaxes, one
+/// relaxes and restores. Each earns the verdicts it was built for, and the untimed one NOT
+/// JUDGED, with a reason that says what the wire did not show.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_relaxed_never_forever_and_unseen() {
     let scenario =
@@ -671,6 +684,20 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
             ("never", Timeouts::new(own, None, true)),
             ("forever", Timeouts::new(own, Some(5.0), false)),
             ("untimed", Timeouts::new(None, None, true)),
+            (
+                "keeps-never",
+                Timeouts {
+                    keeps: true,
+                    ..Timeouts::new(own, None, true)
+                },
+            ),
+            (
+                "keeps-relaxes",
+                Timeouts {
+                    keeps: true,
+                    ..Timeouts::new(own, Some(5.0), true)
+                },
+            ),
         ],
     )
     .await;
@@ -692,8 +719,26 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
     for rule in ["relaxed-timeout", "timeout-restored"] {
         let (unseen, why) = v("untimed", rule);
         assert_eq!(unseen, Verdict::NotJudged, "{text}");
-        assert!(why.contains("the client's timeout was never seen"), "{why}");
+        assert!(why.contains("the client's timeout was never seen: during the baseline stall (1.0 s at +0.5 s) it neither closed the connection nor wrote on it again"), "{why}");
     }
+    // Giving up without a close shows on the wire as the next command written while the old
+    // reply is held.
+    let (kept, why) = v("keeps-never", "relaxed-timeout");
+    assert_eq!(kept, Verdict::Fail, "{text}");
+    assert!(why.contains(", and kept the connection (it wrote its next command while that reply was still held): its own timeout (0.3 s), not the relaxed 10 s"), "{why}");
+    let (back, why) = v("keeps-never", "timeout-restored");
+    assert_eq!(back, Verdict::Pass, "{text}");
+    assert!(why.contains(", and kept the connection"), "{why}");
+    assert_eq!(
+        v("keeps-relaxes", "relaxed-timeout").0,
+        Verdict::Pass,
+        "{text}"
+    );
+    assert_eq!(
+        v("keeps-relaxes", "timeout-restored").0,
+        Verdict::Pass,
+        "{text}"
+    );
     assert_eq!(g.verdict, Verdict::Fail, "{text}");
 }
 

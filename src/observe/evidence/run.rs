@@ -81,13 +81,22 @@ pub struct Stall {
 
 /// A command that waited on a reply a stall held: since `at`, for `waited` real seconds, until
 /// the reply went out, or until the client gave up and closed the connection.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Wait {
     pub at: f64,
     pub waited: f64,
     pub gave_up: bool,
+    /// When the client wrote more on the connection while that reply was held, real seconds
+    /// after `at` (the first [`WRITES_KEPT`]): other callers' commands, or the next command of
+    /// a caller that gave up on its reply and kept the connection (docs/protocol.md section 8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<f64>,
 }
+
+/// How many writes during one held reply an observer keeps: a client that writes more than this
+/// while its reply is held does not wait on each reply, and later ones would tell nothing more.
+pub const WRITES_KEPT: usize = 100;
 
 /// How the client reached the server.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

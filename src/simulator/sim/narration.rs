@@ -143,11 +143,14 @@ pub enum What {
     },
     /// A command waited on a reply a stall held, for `waited` real seconds: until the stall
     /// ended and the reply went out, or until the client gave up and closed the connection.
+    /// `writes`: when the client wrote more on the connection meanwhile, real seconds after the
+    /// reply was first held (the first [`crate::observe::evidence::WRITES_KEPT`]).
     Waited {
         conn: u64,
         proxy: SocketAddr,
         waited: f64,
         gave_up: bool,
+        writes: Vec<f64>,
     },
     /// A connection ended, closed by the server (a close step, QUIT, a protocol error) or not.
     Disconnected {
@@ -426,6 +429,7 @@ impl What {
             proxy,
             waited,
             gave_up,
+            writes,
         } = self
         else {
             return Ok(());
@@ -434,13 +438,24 @@ impl What {
             write!(
                 f,
                 "conn {conn} @{proxy}: the client gave up on its held reply after {waited:.3} s (closed the connection)"
-            )
+            )?;
         } else {
             write!(
                 f,
                 "conn {conn} @{proxy}: waited {waited:.3} s for its held reply"
-            )
+            )?;
         }
+        if !writes.is_empty() {
+            let at: Vec<String> = writes.iter().take(5).map(|w| format!("{w:.3}")).collect();
+            let more = if writes.len() > 5 { ", ..." } else { "" };
+            write!(
+                f,
+                "; meanwhile it wrote {} more time(s), at {}{more} s",
+                writes.len(),
+                at.join(", ")
+            )?;
+        }
+        Ok(())
     }
 
     fn fmt_opt_in(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

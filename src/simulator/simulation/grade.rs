@@ -160,8 +160,9 @@ impl Collector {
                 conn,
                 waited,
                 gave_up,
+                writes,
                 ..
-            } => self.waited(t, *conn, *waited, *gave_up),
+            } => self.waited(t, *conn, *waited, *gave_up, writes),
             What::Sharded { .. } | What::Published { .. } => self.pubsub(t, &e.what),
             What::Injected { .. } => self.injected(t, &e.what),
             What::Intercepted { conn, command, .. } if topology_query(command) => {
@@ -244,14 +245,15 @@ impl Collector {
     }
 
     /// A command held by a stall stopped waiting at `t`: it had waited since `waited` real
-    /// seconds before.
-    fn waited(&mut self, t: f64, conn: u64, waited: f64, gave_up: bool) {
+    /// seconds before, and the client wrote more at `writes` (real seconds after it was held).
+    fn waited(&mut self, t: f64, conn: u64, waited: f64, gave_up: bool, writes: &[f64]) {
         let at = t - waited * self.speed();
         if let Some(c) = self.conn(conn) {
             c.waits.push(Wait {
                 at,
                 waited,
                 gave_up,
+                writes: writes.to_vec(),
             });
         }
     }

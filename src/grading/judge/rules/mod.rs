@@ -3,6 +3,7 @@
 //! was observed, and NOT JUDGED, naming what is missing and how to get it, where the evidence
 //! is not there (docs/protocol.md, section 8).
 
+pub mod give_up;
 mod moved_before_close;
 mod no_loop;
 mod no_lost_commands;

@@ -5,10 +5,12 @@
 //! design every client shares, 10 s by default).
 //!
 //! Giving up must be visible from the server's side: the client closes the connection while a
-//! stall holds its reply. The baseline stall, before any notification, shows the client's own
+//! stall holds its reply, or keeps it and writes its next command while the reply is still held
+//! ([`super::give_up`]). The baseline stall, before any notification, shows the client's own
 //! timeout that way; without it, a client that kept waiting inside the window could have relaxed
 //! or could simply have no timeout, and the rule is NOT JUDGED.
 
+use super::give_up::{at_own_timeout, give_up, no_give_up_why};
 use super::{Check, Scope};
 use crate::grading::judge::Rule;
 use crate::observe::evidence::{Connection, Observations, Stall, Wait};
@@ -71,22 +73,33 @@ impl Check for RelaxedTimeout {
             .filter(|c| s.receipt(c).is_some())
             .collect();
         let waits = waits_in(&receivers, stall);
-        let rule = if let Some(w) = waits.iter().find(|w| w.gave_up) {
+        let longest = waits.iter().max_by(|a, b| a.waited.total_cmp(&b.waited));
+        let rule = if let Some(g) = at_own_timeout(&waits, own).first() {
             Rule::decided(
                 self.name(),
                 false,
                 format!(
-                    "gave up after {:.1} s on a reply held {:.1} s at +{at:.1} s inside the {name}'s window: its own timeout ({own:.1} s), not the relaxed {RELAXED_TIMEOUT_S} s",
-                    w.waited, stall.seconds
+                    "gave up after {:.1} s on a reply held {:.1} s at +{at:.1} s inside the {name}'s window{}: its own timeout ({own:.1} s), not the relaxed {RELAXED_TIMEOUT_S} s",
+                    g.after,
+                    stall.seconds,
+                    g.kept()
                 ),
             )
-        } else if let Some(w) = waits.first() {
+        } else if let Some(w) = longest.filter(|w| w.waited > own) {
             Rule::decided(
                 self.name(),
                 true,
                 format!(
                     "waited {:.1} s through a {:.1} s stall at +{at:.1} s inside the {name}'s window, past its own timeout ({own:.1} s): relaxed",
                     w.waited, stall.seconds
+                ),
+            )
+        } else if let Some(w) = longest {
+            Rule::not_judged(
+                self.name(),
+                format!(
+                    "no command waited longer than its own timeout ({own:.1} s) during the {:.1} s stall at +{at:.1} s inside the {name}'s window (the longest waited {:.1} s), and none was given up at it: keep the client busy through the window",
+                    stall.seconds, w.waited
                 ),
             )
         } else {
@@ -158,7 +171,9 @@ pub fn waits_in<'a>(conns: &[&'a Connection], stall: &Stall) -> Vec<&'a Wait> {
 }
 
 /// The client's own timeout, as the baseline stalls (those over before the first notification)
-/// showed it: how long it waited before it gave up. Otherwise why it is not known.
+/// showed it: how long it waited before it gave up, by a close or by a write that kept the
+/// connection; the shortest such give-up, since a timer fires late under load, never early.
+/// Otherwise why it is not known.
 pub fn own_timeout(s: &Scope<'_>) -> Result<f64, String> {
     let first = super::earliest(s.obs.notifications.iter().map(|n| n.at)).unwrap_or(f64::MAX);
     let baseline: Vec<&Stall> = s.obs.stalls.iter().filter(|st| st.until <= first).collect();
@@ -173,8 +188,8 @@ pub fn own_timeout(s: &Scope<'_>) -> Result<f64, String> {
         .collect();
     if let Some(t) = waits
         .iter()
-        .filter(|w| w.gave_up)
-        .map(|w| w.waited)
+        .filter_map(|w| give_up(w))
+        .map(|g| g.after)
         .reduce(f64::min)
     {
         return Ok(t);
@@ -187,8 +202,10 @@ pub fn own_timeout(s: &Scope<'_>) -> Result<f64, String> {
         )
     } else {
         format!(
-            "the client's timeout was never seen: the baseline stall ({:.1} s at +{:.1} s) got no reaction (its timeout is longer, it has none, or it gives up without closing the connection): give the application a timeout shorter than the stall",
-            st.seconds, st.at
+            "the client's timeout was never seen: during the baseline stall ({:.1} s at +{:.1} s) {}",
+            st.seconds,
+            st.at,
+            no_give_up_why(&waits)
         )
     })
 }

@@ -13,6 +13,7 @@
 //! The client's tail runs in real seconds, the scenario's in scenario seconds: a sped-up run
 //! cannot judge it.
 
+use super::give_up::at_own_timeout;
 use super::relaxed_timeout::{closing_at, no_stall, opening, own_timeout, waits_in};
 use super::{Check, Scope, BACKSTOP_S, TAIL_S};
 use crate::grading::judge::Rule;
@@ -120,13 +121,14 @@ fn judged(name: &str, s: &Scope<'_>, restore: &Restore, stall: &Stall, own: f64)
     } else {
         String::new()
     };
-    if let Some(w) = waits.iter().find(|w| w.gave_up) {
+    if let Some(g) = at_own_timeout(&waits, own).first() {
         return Rule::decided(
             name,
             true,
             format!(
-                "gave up after {:.1} s on a reply held {seconds:.1} s at +{at:.1} s after the {n} ({why}): back to its own timeout ({own:.1} s){bound}",
-                w.waited
+                "gave up after {:.1} s on a reply held {seconds:.1} s at +{at:.1} s after the {n} ({why}){}: back to its own timeout ({own:.1} s){bound}",
+                g.after,
+                g.kept()
             ),
         );
     }

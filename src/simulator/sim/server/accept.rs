@@ -4,6 +4,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::observe::evidence::WRITES_KEPT;
 
 /// The version HELLO reports. Enterprise 8.0.2 is the first with maintenance notifications; the
 /// refusing mode imitates Redis OSS 7.4.1, whose refusal is byte-identical to the captured one
@@ -575,8 +576,11 @@ impl Conn {
         let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
         // A QUIT was read while relayed replies were still owed: nothing more is read.
         let mut quitting = false;
-        // Since when commands read during a stall have waited to be run.
+        // Since when commands read during a stall have waited to be run, and when the client
+        // wrote more meanwhile (seconds after that): a caller that gave up on its reply and kept
+        // the connection sends its next command then.
         let mut held: Option<tokio::time::Instant> = None;
+        let mut writes: Vec<f64> = Vec::new();
         let by_server = 'run: loop {
             // A notification goes between two relayed frames, never inside one.
             while trickle.is_none() && !self.mid_frame() {
@@ -606,7 +610,7 @@ impl Conn {
                 // While a frame trickles out, commands wait unread: no reply may land inside it.
                 read = rd.read_buf(&mut buf), if read_client => match read {
                     Ok(0) | Err(_) => {
-                        self.waited(&mut held, true);
+                        self.waited(&mut held, &mut writes, true);
                         break false;
                     }
                     Ok(n) if self.shared.scenario.silent => {
@@ -615,7 +619,13 @@ impl Conn {
                     }
                     // A stall: the commands wait, read but not run, until it ends.
                     Ok(_) if held.is_some() || self.shared.stalled(self.ip).is_some() => {
-                        held.get_or_insert_with(tokio::time::Instant::now);
+                        match held {
+                            Some(since) if writes.len() < WRITES_KEPT => {
+                                writes.push(since.elapsed().as_secs_f64());
+                            }
+                            Some(_) => {}
+                            None => held = Some(tokio::time::Instant::now()),
+                        }
                     }
                     Ok(_) => {
                         if let Some(by_server) = self.consume(&mut buf, &mut out, &mut link, &mut wr, &mut quitting).await {
@@ -625,7 +635,7 @@ impl Conn {
                 },
                 () = sleep_until_some(stall_end), if held.is_some() => {
                     if self.shared.stalled(self.ip).is_none() {
-                        self.waited(&mut held, false);
+                        self.waited(&mut held, &mut writes, false);
                         if let Some(by_server) = self.consume(&mut buf, &mut out, &mut link, &mut wr, &mut quitting).await {
                             break by_server;
                         }
@@ -737,13 +747,19 @@ impl Conn {
     }
 
     /// Commands held by a stall stop waiting: the stall ended, or the client gave up on them.
-    pub(super) fn waited(&self, held: &mut Option<tokio::time::Instant>, gave_up: bool) {
+    pub(super) fn waited(
+        &self,
+        held: &mut Option<tokio::time::Instant>,
+        writes: &mut Vec<f64>,
+        gave_up: bool,
+    ) {
         if let Some(since) = held.take() {
             self.shared.emit(What::Waited {
                 conn: self.id,
                 proxy: self.proxy,
                 waited: since.elapsed().as_secs_f64(),
                 gave_up,
+                writes: std::mem::take(writes),
             });
         }
     }
