@@ -1,12 +1,14 @@
 # The client releases of the client matrix (docs/matrix.md), each pinned: sourced by .ci/run and
 # scripts/clients/matrix.sh (from the repository's root). redis-py 7.0 brought maintenance notifications
 # and 7.2 its cluster client's; node-redis 5.9 brought them (off unless RESP3) and 5.11 its
-# cluster client's. Each older minor is pinned at its latest patch (PyPI, npm, 2026-12-03); the
-# newest of each library lives in target/mw-venv and target/mw-node, with what other tests need.
-REDIS_PY_NEWEST=8.1.0
-REDIS_PY_OLDER="7.0.1 7.2.2"
-NODE_REDIS_NEWEST=6.3.1
-NODE_REDIS_OLDER="5.9.0 5.11.0"
+# cluster client's. Each older minor is pinned at its latest patch (PyPI, npm, 2026-12-03; 8.2.0
+# and 6.4.0, the newest, on 2026-12-06); the newest of each library lives in target/mw-venv and
+# target/mw-node, with what other tests need. report_newer_releases, below, says in CI's log when
+# a registry serves a newer one.
+REDIS_PY_NEWEST=8.2.0
+REDIS_PY_OLDER="7.0.1 7.2.2 8.1.0"
+NODE_REDIS_NEWEST=6.4.0
+NODE_REDIS_OLDER="5.9.0 5.11.0 6.3.1"
 # ioredis: `maintNotifications` came in 6.1.0 (npm, 2026-11-23), the newest served on 2026-12-05,
 # so the first release with the feature is the newest; its Cluster turns the feature off.
 IOREDIS_NEWEST=6.1.0
@@ -137,4 +139,38 @@ install_older_go_redis() {
     list="${list:+$list:}$PWD/target/clients/go-redis-$v"
   done
   export MAINTWATCH_GO_REDIS_OLDER="$list"
+}
+
+# newer_than PINNED: of the versions on stdin (a registry's answer: one a line, or separated by
+# commas, spaces, brackets or quotes; a leading `v` dropped), the releases newer than PINNED,
+# oldest first, one a line. Pre-releases (anything but digits and dots) are left out: the matrix
+# pins releases.
+newer_than() {
+  local pinned="$1"
+  { tr ',[]" ' '\n\n\n\n\n' | sed 's/^v//' | grep -E '^[0-9]+(\.[0-9]+)*$'; echo "$pinned"; } |
+    sort -u -V | sed -n "/^${pinned//./\\.}\$/,\$p" | sed 1d
+}
+
+# The newest releases the registries serve, each asked by its own client (at most 30 s each);
+# a line per library that has a release newer than the newest pinned above, so that a reader of
+# CI's log sees that a matrix row is due. A registry that does not answer is said, not failed.
+report_newer_releases() {
+  local lib pinned newer answer
+  while read -r lib pinned cmd; do
+    if ! answer=$(timeout 30 bash -c "$cmd" 2>/dev/null); then
+      echo "client-versions: $lib: the registry did not answer (asked: $cmd)"
+      continue
+    fi
+    newer=$(newer_than "$pinned" <<<"$answer" | tr '\n' ' ')
+    if [ -n "$newer" ]; then
+      echo "client-versions: $lib ${newer% } served, newer than the pinned $pinned: a matrix row is due (scripts/clients/client-versions.sh)"
+    else
+      echo "client-versions: $lib: $pinned is the newest release served"
+    fi
+  done <<EOF2
+redis-py $REDIS_PY_NEWEST pip index versions redis | sed -n 's/^Available versions: //p'
+node-redis $NODE_REDIS_NEWEST npm view redis versions --json
+ioredis $IOREDIS_NEWEST npm view ioredis versions --json
+go-redis $GO_REDIS_NEWEST cd tests/clients/go-redis && go list -m -versions github.com/redis/go-redis/v9
+EOF2
 }

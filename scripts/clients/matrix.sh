@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Regenerates the client matrix (docs/matrix.md) from a fresh measurement: installs the pinned client
-# releases (scripts/clients/client-versions.sh; the newest where .ci/run puts them), runs the client tier
-# (`maintwatch certify` per release, tests/it/redis_py_app.rs, tests/it/node_redis.rs and
-# tests/it/go_redis.rs) with MAINTWATCH_REGENERATE=1 to rewrite the rows and their date, then
-# runs it again without it: the second run must measure the same cells, or the test names the row that changed (a cell that
-# changes from run to run says nothing about the client). About 13 minutes on 2 cores.
-# Needs root (the tier gives each client a private resolv.conf), python3, node and npm, Go, and
-# redis-server. Usage: scripts/clients/matrix.sh [--once]
+# releases (scripts/clients/client-versions.sh; the newest where .ci/run puts them), runs the client
+# tier (`maintwatch certify` per release: tests/it/redis_py_app.rs, node_redis.rs, ioredis.rs,
+# go_redis.rs, lettuce.rs) with MAINTWATCH_REGENERATE=1 to rewrite the rows and their date line,
+# then once more without it, one run each, as CI checks them: a cell outside what the runs
+# recorded is named. The newest release of each library is certified with `--runs` (RUNS, 20 by
+# default: how often each verdict comes, written in its cells), the older ones once. One library
+# at a time, so that the load is each library's own: about 12 minutes a library at 20 runs on
+# 2 cores, Lettuce (certified at --jobs 2) about four times that. The date line of each row says
+# the day, the runs and the highest load average seen at the end of a certification.
+# Needs root (the tier gives each client a private resolv.conf), python3, node and npm, Go, Java
+# and Maven, and redis-server. Usage: [RUNS=N] [LIBS="redis_py go_redis"]
+# scripts/clients/matrix.sh [--once]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/clients/client-versions.sh
@@ -35,9 +40,16 @@ export MAINTWATCH_LETTUCE MAINTWATCH_JEDIS
 export MAINTWATCH_PYTHON="$PWD/$MW_VENV/bin/python" MAINTWATCH_NODE_REDIS="$PWD/$MW_NODE"
 export MAINTWATCH_REDIS_SERVER="${MAINTWATCH_REDIS_SERVER:-$(command -v redis-server)}"
 
-tier=(certified_row older_certified_rows)
-MAINTWATCH_REGENERATE=1 cargo test --locked --test it -- "${tier[@]}"
+# Each library's tests are named after it (tests/it/redis_py_app.rs: redis_py_certified_row).
+LIBS="${LIBS:-redis_py node_redis ioredis go_redis lettuce}"
+for lib in $LIBS; do
+  MAINTWATCH_REGENERATE=1 MAINTWATCH_MATRIX_RUNS="${RUNS:-20}" \
+    cargo test --locked --test it -- "${lib}_certified_row"
+  MAINTWATCH_REGENERATE=1 cargo test --locked --test it -- "${lib}_older_certified_rows"
+done
 if [ "${1:-}" != "--once" ]; then
-  cargo test --locked --test it -- "${tier[@]}"
+  for lib in $LIBS; do
+    cargo test --locked --test it -- "${lib}_certified_row" "${lib}_older_certified_rows"
+  done
 fi
 git --no-pager diff --stat -- docs/matrix.md

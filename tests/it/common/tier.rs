@@ -344,7 +344,8 @@ pub async fn certify_with(
     }
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     // Only a guard against a hang: certify's default list lasts about 7 minutes.
-    let (text, code) = run_graded(c, (&json, &out), cmd, redis, &env, CERTIFY_GUARD)
+    let guard = CERTIFY_GUARD * matrix_runs();
+    let (text, code) = run_graded(c, (&json, &out), cmd, redis, &env, guard)
         .await
         .unwrap_or_else(|| panic!("hang guard: certify {cmd:?} did not end"));
     eprintln!("--- certify {cmd:?}:\n{text}");
@@ -359,8 +360,11 @@ pub async fn certify_with(
                 .as_str()?
                 .trim_start_matches("scenario ")
                 .to_string();
-            let output =
-                std::fs::read_to_string(out.join(format!("{scenario}.log"))).unwrap_or_default();
+            // With several runs, the first run's output (`run-1/`).
+            let log = format!("{scenario}.log");
+            let output = std::fs::read_to_string(out.join(&log))
+                .or_else(|_| std::fs::read_to_string(out.join("run-1").join(&log)))
+                .unwrap_or_default();
             Some((
                 scenario,
                 TierRun {
@@ -444,20 +448,33 @@ pub async fn certify_version(
     if all {
         cluster_scenarios.extend(&v.cluster_also);
     }
+    let runs = matrix_runs().to_string();
+    let mut flags = v.flags.clone();
+    if runs != "1" {
+        flags.extend(["--runs", runs.as_str()]);
+    }
     let cluster = async {
         match &v.cluster {
             Some(cmd) => {
                 let scenarios = Some(cluster_scenarios.as_slice());
-                Some(certify_with(redis, scenarios, cmd, &v.env, &v.flags).await)
+                Some(certify_with(redis, scenarios, cmd, &v.env, &flags).await)
             }
             None => None,
         }
     };
     let (standalone, cluster) = tokio::join!(
-        certify_with(redis, scenarios, &v.standalone, &v.env, &v.flags),
+        certify_with(redis, scenarios, &v.standalone, &v.env, &flags),
         cluster
     );
-    record_version(v, &columns, &standalone, cluster.as_ref());
+    let columns = match all {
+        true => standalone.row.keys().map(String::as_str).collect(),
+        false => columns,
+    };
+    let cluster_columns = match all {
+        true => cluster_scenarios,
+        false => vec![CLUSTER],
+    };
+    record_version(v, &columns, &cluster_columns, &standalone, cluster.as_ref());
     (standalone, cluster)
 }
 
@@ -519,7 +536,7 @@ pub async fn older_certified_rows(test: &str, lib: &Library, graded: Graded) {
     };
     for dir in dirs {
         let v = lib.tier_version(&dir, &lib.version_of(&dir));
-        let (standalone, cluster) = certify_version(&redis, &v, false).await;
+        let (standalone, cluster) = certify_version(&redis, &v, true).await;
         graded(&standalone, cluster.as_ref());
         crate::tier_matrix::check_rows(&[&v.label]);
     }
@@ -605,6 +622,7 @@ pub fn opted_in(r: &TierRun, prefix: &str) -> u64 {
 fn record_version(
     v: &Version,
     columns: &[&str],
+    cluster_columns: &[&str],
     standalone: &Certified,
     cluster: Option<&Certified>,
 ) {
@@ -617,20 +635,21 @@ fn record_version(
         });
         record(&v.label, scenario, short, full);
     }
-    match cluster {
-        Some(c) => {
-            let (short, full) = c
-                .row
-                .get(CLUSTER)
-                .unwrap_or_else(|| panic!("{}: no {CLUSTER} in the row: {}", v.label, c.stdout));
-            record(&v.label, CLUSTER, short, full);
+    for scenario in cluster_columns {
+        match cluster {
+            Some(c) => {
+                let (short, full) = c.row.get(*scenario).unwrap_or_else(|| {
+                    panic!("{}: no {scenario} in the row: {}", v.label, c.stdout)
+                });
+                record(&v.label, scenario, short, full);
+            }
+            None => record(
+                &v.label,
+                scenario,
+                maintwatch::grading::matrix::NOT_APPLICABLE,
+                "no cluster client with maintenance notifications in this version",
+            ),
         }
-        None => record(
-            &v.label,
-            CLUSTER,
-            maintwatch::grading::matrix::NOT_APPLICABLE,
-            "no cluster client with maintenance notifications in this version",
-        ),
     }
 }
 
@@ -744,14 +763,34 @@ pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
         })
         .collect();
     let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    // How busy the machine was: the 1-minute load average as the run ends, which covers
+    // most of a row's certification.
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "unknown".into());
     let line = serde_json::json!({
-        "client": client, "scenario": scenario, "short": short, "cell": full, "date": date
+        "client": client, "scenario": scenario, "short": short, "cell": full, "date": date,
+        "runs": matrix_runs(), "load": load,
     });
     std::fs::write(
         dir.join(format!("{slug}__{scenario}.json")),
         line.to_string(),
     )
     .unwrap();
+}
+
+/// How many times the tier plays each scenario of a row: `MAINTWATCH_MATRIX_RUNS` (certify's
+/// `--runs`), 1 when unset. scripts/clients/matrix.sh sets it to measure how often each
+/// verdict comes; CI plays each once and checks it against what those runs recorded.
+pub fn matrix_runs() -> u32 {
+    std::env::var("MAINTWATCH_MATRIX_RUNS")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|e| panic!("MAINTWATCH_MATRIX_RUNS={v:?}: {e}"))
+        })
+        .unwrap_or(1)
 }
 
 /// How a library's build, named by its variable, is run and asked its version.
@@ -807,7 +846,7 @@ pub const REDIS_PY: Library = Library {
     runtime: Runtime::Python(PYTHON_CHECK),
     app: "redis_py_app.py",
     cluster_app: Some("redis_py_cluster_app.py"),
-    cluster_also: &[],
+    cluster_also: &["cascading-smigrated"],
     jobs: None,
 };
 
@@ -820,7 +859,7 @@ pub const NODE_REDIS: Library = Library {
     runtime: Runtime::Node("redis"),
     app: "node_redis_app.js",
     cluster_app: Some("node_redis_cluster_app.js"),
-    cluster_also: &[],
+    cluster_also: &["cascading-smigrated"],
     jobs: None,
 };
 
