@@ -406,7 +406,7 @@ const NEWEST: [&str; 5] = [
 ];
 
 /// The cells of a row as the page shows them: (column heading, short cell).
-fn cells_of_rows<'a>(rows: &'a [String]) -> Vec<(&'static str, &'a str)> {
+fn cells_of_rows(rows: &[String]) -> Vec<(&'static str, &str)> {
     rows.iter()
         .zip(TABLES)
         .flat_map(|(row, columns)| {
