@@ -2,9 +2,9 @@
 // `maintwatch simulate --scenario oss-cluster --grade -- node node_redis_cluster_app.js [--sharded]`.
 // Only createCluster with the seed from MAINTWATCH_SIM_HOST / _PORT: the host name resolves
 // through the machine's resolver, which `simulate` points at its own DNS. Three loops of SET / GET
-// on 1,000 keys spread over the slots (KEYS) until SIGTERM; then one JSON line. With --sharded, also a sharded
-// subscription (sSubscribe) to a channel whose slot the oss-cluster scenario moves (what
-// sharded-resubscribe judges); the client matrix runs without it.
+// on 1,000 keys spread over the slots (KEYS) until SIGTERM; then one JSON line. With --sharded,
+// also a sharded subscription (sSubscribe) to a channel whose slot the oss-cluster scenario moves
+// (what sharded-resubscribe judges); the client matrix runs without it.
 
 const { createCluster } = require("redis");
 const version = require("redis/package.json").version;

@@ -3,8 +3,8 @@
 
 Only `redis.RedisCluster(host=..., port=...)` and `os.environ`: the seed host name resolves through
 the machine's resolver, which `simulate` points at its own DNS. Three threads doing SET / GET on
-1,000 keys spread over the slots (KEYS) until SIGTERM; then one JSON line. With --sharded, a fourth holds an
-SSUBSCRIBE to a sharded channel whose slot the oss-cluster scenario moves (what
+1,000 keys spread over the slots (KEYS) until SIGTERM; then one JSON line. With --sharded, a
+fourth holds an SSUBSCRIBE to a sharded channel whose slot the oss-cluster scenario moves (what
 sharded-resubscribe judges); the client matrix runs without it, since its extra connections make
 the cells depend on the machine's load.
 """

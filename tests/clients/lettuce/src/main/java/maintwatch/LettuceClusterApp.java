@@ -20,9 +20,9 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
  * {@code simulate} points at its own DNS), one connection, its synchronous API, every option at
  * its default (no periodic or adaptive topology refresh: Lettuce follows -MOVED by itself). A 1 s
  * timeout as the other applications have. Three threads of SET / GET on 1,000 keys spread over
- * the slots ({@link #KEYS}) until SIGTERM; then one JSON line. With --sharded, also a sharded subscription
- * (SSUBSCRIBE) to a channel whose slot the oss-cluster scenario moves (what sharded-resubscribe
- * judges); the client matrix runs without it.
+ * the slots ({@link #KEYS}) until SIGTERM; then one JSON line. With --sharded, also a sharded
+ * subscription (SSUBSCRIBE) to a channel whose slot the oss-cluster scenario moves (what
+ * sharded-resubscribe judges); the client matrix runs without it.
  */
 public final class LettuceClusterApp {
 
