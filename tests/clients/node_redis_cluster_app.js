@@ -2,9 +2,9 @@
 // `maintwatch simulate --scenario oss-cluster --grade -- node node_redis_cluster_app.js [--sharded]`.
 // Only createCluster with the seed from MAINTWATCH_SIM_HOST / _PORT: the host name resolves
 // through the machine's resolver, which `simulate` points at its own DNS. Three loops of SET / GET
-// on keys spread over the slots until SIGTERM; then one JSON line. With --sharded, also a sharded
-// subscription (sSubscribe) to a channel whose slot the oss-cluster scenario moves (what
-// sharded-resubscribe judges); the client matrix runs without it.
+// on 1,000 keys spread over the slots (KEYS) until SIGTERM; then one JSON line. With --sharded,
+// also a sharded subscription (sSubscribe) to a channel whose slot the oss-cluster scenario moves
+// (what sharded-resubscribe judges); the client matrix runs without it.
 
 const { createCluster } = require("redis");
 const version = require("redis/package.json").version;
@@ -54,10 +54,17 @@ let ops = 0;
 let stopping = false;
 const errors = {};
 
+// How many keys the loops go through, together in turn: app:key:0 to app:key:999, spread over the
+// whole slot space as a real application's are. Six of them fall in the slots that oss-cluster and
+// cascading-smigrated move (8892-8991), so a client's stale slot map shows on the wire (a -MOVED,
+// a redirect) and smigrated-refresh is decided.
+const KEYS = 1000;
+const WORKERS = 3;
+
 async function work(n) {
   let i = 0;
   while (!stopping) {
-    const key = `app:${n}:${i++ % 64}`;
+    const key = `app:key:${(i++ * WORKERS + n) % KEYS}`;
     try {
       await cluster.set(key, "v");
       await cluster.get(key);
@@ -81,7 +88,7 @@ async function main() {
       errors[`pubsub ${e.name}`] = (errors[`pubsub ${e.name}`] || 0) + 1;
     }
   }
-  const loops = [0, 1, 2].map(work);
+  const loops = Array.from({ length: WORKERS }, (_, n) => work(n));
   process.on("SIGTERM", () => {
     stopping = true;
   });

@@ -3,8 +3,8 @@
 
 Only `redis.RedisCluster(host=..., port=...)` and `os.environ`: the seed host name resolves through
 the machine's resolver, which `simulate` points at its own DNS. Three threads doing SET / GET on
-keys spread over the slots until SIGTERM; then one JSON line. With --sharded, a fourth holds an
-SSUBSCRIBE to a sharded channel whose slot the oss-cluster scenario moves (what
+1,000 keys spread over the slots (KEYS) until SIGTERM; then one JSON line. With --sharded, a
+fourth holds an SSUBSCRIBE to a sharded channel whose slot the oss-cluster scenario moves (what
 sharded-resubscribe judges); the client matrix runs without it, since its extra connections make
 the cells depend on the machine's load.
 """
@@ -37,10 +37,18 @@ errors = {}
 lock = threading.Lock()
 
 
+# How many keys the threads go through, together in turn: app:key:0 to app:key:999, spread over the
+# whole slot space as a real application's are. Six of them fall in the slots that oss-cluster and
+# cascading-smigrated move (8892-8991), so a client's stale slot map shows on the wire (a -MOVED, a
+# redirect) and smigrated-refresh is decided.
+KEYS = 1000
+WORKERS = 3
+
+
 def work(n):
     i = 0
     while not stop.is_set():
-        key = f"app:{n}:{i % 64}"
+        key = f"app:key:{(i * WORKERS + n) % KEYS}"
         i += 1
         try:
             client.set(key, "v")
@@ -75,7 +83,7 @@ def listen():
             errors["pubsub " + type(e).__name__] = errors.get("pubsub " + type(e).__name__, 0) + 1
 
 
-threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+threads = [threading.Thread(target=work, args=(i,)) for i in range(WORKERS)]
 if "--sharded" in sys.argv[1:]:
     threads.append(threading.Thread(target=listen))
 for t in threads:

@@ -25,7 +25,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub use crate::observe::evidence::ClientProcess;
 pub use crate::observe::evidence::{
     client_of, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn,
-    Publication, Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
+    Publication, Reached, Received, Redirect, Side, SlotMove, Stall, Subscription, Target, Traffic,
+    Wait,
 };
 use rules::{round, OptInCounts, Scope};
 pub use verdicts::{

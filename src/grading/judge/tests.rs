@@ -1249,16 +1249,92 @@ fn connecting_to_the_target_at_once_passes() {
     );
 }
 
+/// A `-MOVED` at `at` for slot 8899, one of those the SMIGRATED moved, naming TARGET.
+fn moved(at: f64) -> Redirect {
+    Redirect {
+        at,
+        slot: Some(8899),
+        to: Some(addr(TARGET)),
+    }
+}
+
+/// The line says what moved the client to the target: a connection to it before any -MOVED is
+/// its handling of the SMIGRATED; one after a -MOVED naming it is the redirect (go-redis at its
+/// defaults). A -MOVED for a slot that did not move, or naming another node, is not the cause.
+/// Either way the verdict is the outcome's.
+#[test]
+fn the_line_says_whether_the_smigrated_or_a_moved_took_the_client_to_the_target() {
+    let mut obs = smigrated(&[SOURCE]);
+    obs.connections
+        .push(conn(9, TARGET, 2.996, Reached::Address));
+    obs.connections[0].redirects = vec![moved(2.99)];
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
+    assert_eq!(
+        why,
+        "connected to the target 127.0.0.5:7000 at +0.996 s after the SMIGRATED seq 19, after a -MOVED for slot 8899 naming 127.0.0.5:7000 at +0.990 s: the redirect moved it, not its handling of the SMIGRATED (1 -MOVED for the moved slots after it)"
+    );
+    obs.connections[0].redirects = vec![Redirect {
+        slot: Some(100),
+        ..moved(2.99)
+    }];
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
+    assert!(
+        why.starts_with("applied the triplet (connected to the target 127.0.0.5:7000) at +0.996 s after the SMIGRATED seq 19, before any -MOVED for the moved slots: its handling of the SMIGRATED moved it"),
+        "{why}"
+    );
+    // A topology read after a -MOVED: the redirect again.
+    let mut obs = smigrated(&[SOURCE]);
+    obs.connections[0].redirects = vec![moved(2.5)];
+    obs.connections[0].topology_queries.push(2.501);
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
+    assert!(
+        why.contains(
+            "a CLUSTER query) at +0.501 s after the SMIGRATED seq 19, after a -MOVED for slot 8899"
+        ),
+        "{why}"
+    );
+    // Several reads at once after a -MOVED (Lettuce asks every node in one refresh): the
+    // redirect's answer, not a refresh per copy of the notification.
+    obs.connections.push(conn(7, OTHER, 0.0, Reached::Address));
+    obs.connections[1].topology_queries.push(2.502);
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
+    assert!(
+        why.starts_with("read the topology again (2 CLUSTER queries) at +0.501 s after the SMIGRATED seq 19, after a -MOVED"),
+        "{why}"
+    );
+    // The same reads before any -MOVED: a refresh per copy.
+    obs.connections[0].redirects[0].at = 2.6;
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
+    assert!(
+        why.contains("before any -MOVED for the moved slots: a refresh per copy"),
+        "{why}"
+    );
+    // One -MOVED and nothing else seen: not a lack of keys in the moved slots.
+    let mut obs = smigrated(&[SOURCE]);
+    obs.connections[0].redirects = vec![moved(2.5)];
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::NotJudged);
+    assert!(why.starts_with("1 -MOVED for the moved slots after it, and neither a topology read nor a new connection to a target (127.0.0.5:7000)"), "{why}");
+}
+
+/// An older `grade_input` line holds each -MOVED as its time alone: it still reads.
+#[test]
+fn a_redirect_written_as_a_time_alone_still_reads() {
+    let r: Redirect = serde_json::from_str("2.5").unwrap();
+    assert_eq!((r.at, r.slot, r.to), (2.5, None, None));
+    let r: Redirect = serde_json::from_str(&serde_json::to_string(&moved(2.5)).unwrap()).unwrap();
+    assert_eq!(r, moved(2.5));
+}
+
 /// A client that ignores the SMIGRATED collects -MOVED from the source; one that learns only
 /// late fails too.
 #[test]
 fn never_refreshing_or_refreshing_late_fails() {
     let mut obs = smigrated(&[SOURCE]);
-    obs.connections[0].redirects = vec![2.1, 2.2, 2.3];
+    obs.connections[0].redirects = [2.1, 2.2, 2.3].map(moved).to_vec();
     let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
     assert!(why.starts_with("conn 1 got 3 -MOVED"), "{why}");
     let mut obs = smigrated(&[SOURCE]);
-    obs.connections[0].redirects = vec![6.0];
+    obs.connections[0].redirects = vec![moved(6.0)];
     obs.connections[0].topology_queries.push(6.01);
     let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);
     assert!(why.contains("only at +4.0 s"), "{why}");

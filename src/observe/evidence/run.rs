@@ -98,6 +98,46 @@ pub struct Wait {
 /// while its reply is held does not wait on each reply, and later ones would tell nothing more.
 pub const WRITES_KEPT: usize = 100;
 
+/// A `-MOVED` the server answered on a connection: when, and the key's slot and the node the
+/// reply named, as the simulator knows them. A `grade_input` line written before they were kept
+/// holds the time alone, and still reads.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(from = "RedirectLine")]
+pub struct Redirect {
+    pub at: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<SocketAddr>,
+}
+
+/// A [`Redirect`] as a line holds it: the time alone (older lines), or the whole.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RedirectLine {
+    At(f64),
+    Whole {
+        at: f64,
+        #[serde(default)]
+        slot: Option<u16>,
+        #[serde(default)]
+        to: Option<SocketAddr>,
+    },
+}
+
+impl From<RedirectLine> for Redirect {
+    fn from(line: RedirectLine) -> Redirect {
+        match line {
+            RedirectLine::At(at) => Redirect {
+                at,
+                slot: None,
+                to: None,
+            },
+            RedirectLine::Whole { at, slot, to } => Redirect { at, slot, to },
+        }
+    }
+}
+
 /// How the client reached the server.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "by", rename_all = "snake_case", deny_unknown_fields)]
@@ -164,9 +204,9 @@ pub struct Connection {
     /// Its commands' waits on stalled replies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<Wait>,
-    /// When the server answered `-MOVED` on it (a key of a slot served elsewhere).
+    /// When the server answered `-MOVED` on it (a key of a slot served elsewhere), and where to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub redirects: Vec<f64>,
+    pub redirects: Vec<Redirect>,
     /// When it asked for the cluster's topology (CLUSTER SLOTS, SHARDS or NODES).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology_queries: Vec<f64>,

@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::grading::judge::{
     self, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations, OptIn, Publication,
-    Reached, Received, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
+    Reached, Received, Redirect, Side, SlotMove, Stall, Subscription, Target, Traffic, Wait,
 };
 pub use crate::grading::judge::{ClientGrade, Grade, MovingGrade, NotificationGrade, Rule};
 
@@ -146,9 +146,13 @@ impl Collector {
             What::Stalled {
                 proxies, seconds, ..
             } => self.stalled(t, proxies, *seconds),
-            What::Redirected { conn, .. } => {
+            What::Redirected { conn, slot, to, .. } => {
                 if let Some(c) = self.conn(*conn) {
-                    c.redirects.push(t);
+                    c.redirects.push(Redirect {
+                        at: t,
+                        slot: Some(*slot),
+                        to: Some(*to),
+                    });
                 }
             }
             What::Command { conn, command, .. } if topology_query(command) => {

@@ -5,9 +5,9 @@
 // resolves through Go's default resolver and the machine's /etc/resolv.conf, which `simulate`
 // points at its own DNS. RESP3 and maintenance notifications at their default (ModeAuto; the
 // cluster client handles SMIGRATING / SMIGRATED from 9.18). Three goroutines doing SET / GET on
-// keys spread over the slots until SIGTERM; then one JSON line. With --sharded, also a sharded
-// subscription (SSubscribe) to a channel whose slot the oss-cluster scenario moves (what
-// sharded-resubscribe judges); the client matrix runs without it.
+// 1,000 keys spread over the slots (see keys) until SIGTERM; then one JSON line. With --sharded,
+// also a sharded subscription (SSubscribe) to a channel whose slot the oss-cluster scenario moves
+// (what sharded-resubscribe judges); the client matrix runs without it.
 package main
 
 import (
@@ -40,7 +40,7 @@ func main() {
 		go subscribe(ctx, client, counts)
 	}
 	workload.Loops(ctx, counts, func(ctx context.Context, n, i int) (int, error) {
-		key := fmt.Sprintf("app:%d:%d", n, i%64)
+		key := fmt.Sprintf("app:key:%d", (i*workload.Workers+n)%keys)
 		if err := client.Set(ctx, key, "v", 0).Err(); err != nil {
 			return 0, err
 		}
@@ -51,6 +51,12 @@ func main() {
 	})
 	counts.Print()
 }
+
+// keys is how many keys the loops go through, together in turn: app:key:0 to app:key:999, spread
+// over the whole slot space as a real application's are. Six of them fall in the slots that
+// oss-cluster and cascading-smigrated move (8892-8991), so a client's stale slot map shows on the
+// wire (a -MOVED, a redirect) and smigrated-refresh is decided.
+const keys = 1000
 
 // subscribe holds a sharded subscription to a channel in the slots oss-cluster moves
 // (8892-8991), counting its messages as `sharded_messages`.

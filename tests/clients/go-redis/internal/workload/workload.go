@@ -85,12 +85,15 @@ func Stopped() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 }
 
+// Workers is how many goroutines Loops runs.
+const Workers = 3
+
 // Loops runs step(ctx, n, i) in three goroutines (n = 0, 1, 2; i counts each one's iterations)
 // until ctx is done, 10 ms apart, 50 ms more after a failure; step returns how many operations it
 // did or the first error.
 func Loops(ctx context.Context, c *Counts, step func(ctx context.Context, n, i int) (int, error)) {
 	var wg sync.WaitGroup
-	for n := 0; n < 3; n++ {
+	for n := 0; n < Workers; n++ {
 		wg.Add(1)
 		go func(n int) {
 			defer wg.Done()

@@ -19,12 +19,22 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
  * from MAINTWATCH_SIM_HOST / _PORT (the host name resolves through the JVM's resolver, which
  * {@code simulate} points at its own DNS), one connection, its synchronous API, every option at
  * its default (no periodic or adaptive topology refresh: Lettuce follows -MOVED by itself). A 1 s
- * timeout as the other applications have. Three threads of SET / GET on keys spread over the
- * slots until SIGTERM; then one JSON line. With --sharded, also a sharded subscription
- * (SSUBSCRIBE) to a channel whose slot the oss-cluster scenario moves (what sharded-resubscribe
- * judges); the client matrix runs without it.
+ * timeout as the other applications have. Three threads of SET / GET on 1,000 keys spread over
+ * the slots ({@link #KEYS}) until SIGTERM; then one JSON line. With --sharded, also a sharded
+ * subscription (SSUBSCRIBE) to a channel whose slot the oss-cluster scenario moves (what
+ * sharded-resubscribe judges); the client matrix runs without it.
  */
 public final class LettuceClusterApp {
+
+    /**
+     * How many keys the threads go through, together in turn: app:key:0 to app:key:999, spread
+     * over the whole slot space as a real application's are. Six of them fall in the slots that
+     * oss-cluster and cascading-smigrated move (8892-8991), so a client's stale slot map shows on
+     * the wire (a -MOVED, a redirect) and smigrated-refresh is decided.
+     */
+    private static final int KEYS = 1000;
+
+    private static final int WORKERS = 3;
 
     public static void main(String[] args) throws Exception {
         String version = RedisClient.class.getPackage().getImplementationVersion();
@@ -41,8 +51,8 @@ public final class LettuceClusterApp {
         if (sharded) {
             subscribe(cluster, work);
         }
-        work.run(3, (worker, round) -> {
-            String key = "app:" + worker + ":" + (round % 64);
+        work.run(WORKERS, (worker, round) -> {
+            String key = "app:key:" + (round * WORKERS + worker) % KEYS;
             sync.set(key, "v");
             sync.get(key);
             return 2;
