@@ -1302,6 +1302,14 @@ fn the_line_says_whether_the_smigrated_or_a_moved_took_the_client_to_the_target(
         why.starts_with("read the topology again (2 CLUSTER queries) at +0.501 s after the SMIGRATED seq 19, after a -MOVED"),
         "{why}"
     );
+    // A -MOVED naming the target an instant before the SMIGRATED went out (the slots moved,
+    // then the notification) is still this move's redirect.
+    obs.connections[0].redirects[0].at = 1.999;
+    let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Pass);
+    assert!(
+        why.contains("after a -MOVED for slot 8899 naming 127.0.0.5:7000 0.001 s before it: the redirect moved it"),
+        "{why}"
+    );
     // The same reads before any -MOVED: a refresh per copy.
     obs.connections[0].redirects[0].at = 2.6;
     let why = judged(&judge(&obs), "smigrated-refresh", Verdict::Fail);

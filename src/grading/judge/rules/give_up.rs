@@ -12,8 +12,9 @@
 //! A write after such a silence could also be a caller that was simply slow to send its first
 //! command (a thread the machine's load held back). A give-up at the client's own timeout comes
 //! no sooner than that timeout, since a timer never fires early; so inside a window a give-up
-//! that kept the connection counts only when it came at least [`OWN_SHARE`] of the client's own
-//! give-up time, as the baseline stall of the same run showed it (docs/protocol.md section 8).
+//! that kept the connection counts only when it came at least [`OWN_SHARE`] times the client's
+//! own give-up time after the hold, as the baseline stall of the same run showed that time
+//! (docs/protocol.md section 8).
 
 use crate::observe::evidence::{Wait, WRITES_KEPT};
 
