@@ -18,6 +18,8 @@ pub mod rules;
 pub mod verdicts;
 
 #[cfg(test)]
+mod cluster_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};

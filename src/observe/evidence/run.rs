@@ -88,15 +88,11 @@ pub struct Wait {
     pub waited: f64,
     pub gave_up: bool,
     /// When the client wrote more on the connection while that reply was held, real seconds
-    /// after `at` (the first [`WRITES_KEPT`]): other callers' commands, or the next command of
-    /// a caller that gave up on its reply and kept the connection (docs/protocol.md section 8).
+    /// after `at` (at most one per 10 ms): other callers' commands, or the next command of a
+    /// caller that gave up on its reply and kept the connection (docs/protocol.md section 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<f64>,
 }
-
-/// How many writes during one held reply an observer keeps: a client that writes more than this
-/// while its reply is held does not wait on each reply, and later ones would tell nothing more.
-pub const WRITES_KEPT: usize = 100;
 
 /// A `-MOVED` the server answered on a connection: when, and the key's slot and the node the
 /// reply named, as the simulator knows them. A `grade_input` line written before they were kept

@@ -144,7 +144,7 @@ pub enum What {
     /// A command waited on a reply a stall held, for `waited` real seconds: until the stall
     /// ended and the reply went out, or until the client gave up and closed the connection.
     /// `writes`: when the client wrote more on the connection meanwhile, real seconds after the
-    /// reply was first held (the first [`crate::observe::evidence::WRITES_KEPT`]).
+    /// reply was first held (at most one per 10 ms).
     Waited {
         conn: u64,
         proxy: SocketAddr,

@@ -12,10 +12,11 @@
 //! A write after such a silence could also be a caller that was simply slow to send its first
 //! command (a thread the machine's load held back). A give-up at the client's own timeout comes
 //! no sooner than that timeout, since a timer never fires early; so inside a window a give-up
-//! that kept the connection counts only when it came at least [`OWN_SHARE`] of the client's own
-//! give-up time, as the baseline stall of the same run showed it (docs/protocol.md section 8).
+//! that kept the connection counts only when it came at least [`OWN_SHARE`] times the client's
+//! own give-up time after the hold, as the baseline stall of the same run showed that time
+//! (docs/protocol.md section 8).
 
-use crate::observe::evidence::{Wait, WRITES_KEPT};
+use crate::observe::evidence::Wait;
 
 /// A silence this long on a connection whose reply is held means every caller on it was
 /// waiting: a busy client's callers send their next commands within milliseconds, and a loaded
@@ -90,10 +91,9 @@ pub fn at_own_timeout(waits: &[&Wait], own: f64) -> Vec<GiveUp> {
 /// connection nor wrote on it again while the reply was held.
 pub fn no_give_up_why(waits: &[&Wait]) -> &'static str {
     let busy = waits.iter().any(|w| {
-        w.writes.len() >= WRITES_KEPT
-            || w.writes
-                .last()
-                .is_some_and(|last| w.waited - last < QUIET_S)
+        w.writes
+            .last()
+            .is_some_and(|last| w.waited - last < QUIET_S)
     });
     if busy {
         "it kept writing on the held connection without a pause, so its callers do not wait on each reply (pipelined or asynchronous) and no write tells a give-up apart"

@@ -111,10 +111,23 @@ impl Evidence {
             .members
             .iter()
             .map(|c| (c.redirects.iter().filter(for_move).count(), c.id));
+        // What may have sent the client to the target: those, and a -MOVED for a moved slot that
+        // named one of this move's targets, which only this move's reassignment can have given,
+        // even an instant before the SMIGRATED went out (the slots move, then the notification).
+        let named_target = |r: &&Redirect| {
+            r.to.is_some_and(|to| targets.contains(to.to_string().as_str()))
+                && r.slot
+                    .is_some_and(|slot| s.n.moves.iter().any(|m| in_slots(&m.slots, slot)))
+        };
         let mut moved_slots: Vec<Redirect> = s
             .members
             .iter()
-            .flat_map(|c| c.redirects.iter().filter(for_move).copied())
+            .flat_map(|c| {
+                c.redirects
+                    .iter()
+                    .filter(|r| for_move(r) || named_target(r))
+            })
+            .copied()
             .collect();
         moved_slots.sort_by(|a, b| a.at.total_cmp(&b.at));
         Evidence {
@@ -195,9 +208,14 @@ impl Cause {
             Cause::Redirect(r) => {
                 let slot = r.slot.map_or(String::new(), |s| format!(" for slot {s}"));
                 let to = r.to.map_or(String::new(), |to| format!(" naming {to}"));
+                let d = r.at - t;
+                let when = if d < 0.0 {
+                    format!("{:.3} s before it", -d)
+                } else {
+                    format!("at +{d:.3} s")
+                };
                 format!(
-                    ", after a -MOVED{slot}{to} at +{:.3} s: the redirect moved it, not its handling of the SMIGRATED",
-                    r.at - t
+                    ", after a -MOVED{slot}{to} {when}: the redirect moved it, not its handling of the SMIGRATED"
                 )
             }
         }

@@ -4,7 +4,6 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::observe::evidence::WRITES_KEPT;
 
 /// The version HELLO reports. Enterprise 8.0.2 is the first with maintenance notifications; the
 /// refusing mode imitates Redis OSS 7.4.1, whose refusal is byte-identical to the captured one
@@ -576,9 +575,7 @@ impl Conn {
         let mut backlog: VecDeque<ConnMsg> = VecDeque::new();
         // A QUIT was read while relayed replies were still owed: nothing more is read.
         let mut quitting = false;
-        // Since when commands read during a stall have waited to be run, and when the client
-        // wrote more meanwhile (seconds after that): a caller that gave up on its reply and kept
-        // the connection sends its next command then.
+        // Since when commands read during a stall have waited to be run, and its later writes.
         let mut held: Option<tokio::time::Instant> = None;
         let mut writes: Vec<f64> = Vec::new();
         let by_server = 'run: loop {
@@ -619,13 +616,7 @@ impl Conn {
                     }
                     // A stall: the commands wait, read but not run, until it ends.
                     Ok(_) if held.is_some() || self.shared.stalled(self.ip).is_some() => {
-                        match held {
-                            Some(since) if writes.len() < WRITES_KEPT => {
-                                writes.push(since.elapsed().as_secs_f64());
-                            }
-                            Some(_) => {}
-                            None => held = Some(tokio::time::Instant::now()),
-                        }
+                        held_read(&mut held, &mut writes);
                     }
                     Ok(_) => {
                         if let Some(by_server) = self.consume(&mut buf, &mut out, &mut link, &mut wr, &mut quitting).await {
@@ -747,6 +738,7 @@ impl Conn {
     }
 
     /// Commands held by a stall stop waiting: the stall ended, or the client gave up on them.
+    /// `writes`: when the client wrote meanwhile ([`held_read`]).
     pub(super) fn waited(
         &self,
         held: &mut Option<tokio::time::Instant>,
@@ -1136,4 +1128,24 @@ pub(super) async fn sent_after_close(mut rd: OwnedReadHalf) -> u32 {
         }
     }
     count + u32::from(partial)
+}
+
+/// A write noted during a hold comes at least this long after the last one noted: a client that
+/// writes on without pause is noted 100 times a second at most, and every silence the judge reads
+/// (a quarter of a second) is kept.
+const WRITE_GAP_S: f64 = 0.01;
+
+/// Bytes read while a stall holds the connection's commands: the first read starts the hold, and
+/// a later one is the client writing meanwhile, noted in seconds since the hold began. A caller
+/// that gave up on its reply and kept the connection sends its next command then
+/// (docs/protocol.md section 8).
+fn held_read(held: &mut Option<tokio::time::Instant>, writes: &mut Vec<f64>) {
+    let Some(since) = held else {
+        *held = Some(tokio::time::Instant::now());
+        return;
+    };
+    let at = since.elapsed().as_secs_f64();
+    if writes.last().is_none_or(|last| at - last >= WRITE_GAP_S) {
+        writes.push(at);
+    }
 }
