@@ -170,6 +170,9 @@ impl Rerun {
                 nodes: l.nodes.clone(),
                 added: l.added.clone(),
                 removed: l.removed.clone(),
+                replicas: l.replicas.clone(),
+                roles: l.roles.clone(),
+                moved: l.moved.clone(),
             }),
             WatchLine::Start(_)
             | WatchLine::Verdict(_)

@@ -11,6 +11,7 @@ use crate::observe::record::{Rel, WatchLine};
 use crate::protocol::notification::Kind;
 
 mod render;
+pub mod retries;
 mod safe;
 mod style;
 pub mod summary;
@@ -80,6 +81,28 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
         }
     }
     wrapped
+}
+
+/// A line as [`retries::Retries`] decided to show it: nothing, as it is, as a "still
+/// unreachable" line, or after a line saying the connection is back.
+pub fn render_shown(line: &WatchLine, shown: &retries::Shown, style: &Style) -> Vec<String> {
+    use retries::Shown;
+    match shown {
+        Shown::Hidden => Vec::new(),
+        Shown::Line => render(line, style),
+        Shown::Still { attempts, secs } => {
+            let text = render::still_unreachable(line, *attempts, *secs, style);
+            text.iter().flat_map(|l| wrap(l, style.width)).collect()
+        }
+        Shown::Back { attempts, secs } => {
+            let mut out: Vec<String> = render::back(line, *attempts, *secs, style)
+                .iter()
+                .flat_map(|l| wrap(l, style.width))
+                .collect();
+            out.extend(render(line, style));
+            out
+        }
+    }
 }
 
 /// A line that is detail rather than news: a successful `--traffic` PING. Shown with `-v`; the

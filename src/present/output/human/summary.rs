@@ -150,6 +150,7 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
         pings,
         notes,
         scenario_s,
+        topology,
         ..
     }) = line
     else {
@@ -182,6 +183,7 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
         out.extend(traffic(p));
     }
     out.extend(note_lines(notes));
+    out.extend(topology_lines(topology, usize::from(width)));
     if let Some(table) = totals_at {
         out.extend(lines(&table));
     }
@@ -343,6 +345,20 @@ fn totals_table(conns: &[crate::observe::record::ConnTotals], width: u16) -> Tab
     totals
 }
 
+/// The cluster's topology changes, one entry each, wrapped within `width`.
+fn topology_lines(rows: &[crate::observe::record::line::TopologyRow], width: usize) -> Vec<String> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!("cluster topology changed {} time(s):", rows.len())];
+    for r in rows {
+        let what = super::render::topology_change(&r.added, &r.removed, &r.roles, &r.moved);
+        let entry = format!("  at {:.1} s ({}): {}", r.t, r.reason, what.join(", "));
+        out.extend(super::wrap::wrap_with(&entry, width, "    "));
+    }
+    out
+}
+
 /// One sentence per nonzero count of [`SummaryNotes`](crate::observe::record::SummaryNotes).
 fn note_lines(notes: &crate::observe::record::SummaryNotes) -> Vec<String> {
     let counted = [
@@ -403,6 +419,7 @@ mod tests {
             pings: None,
             notes: Default::default(),
             scenario_s: None,
+            topology: Vec::new(),
         })
     }
 
