@@ -332,4 +332,13 @@ async fn a_watch_follows_a_failover_a_return_and_a_reshard_of_a_real_cluster() {
         "{attempts} attempts: {unreachable:#?}"
     );
     assert!(text.contains("cluster topology changed"), "{text}");
+    // The timeline run again on the capture's inputs computes the same topology lines.
+    let check = common::maintwatch(["replay", "--check", capture.to_str().unwrap()])
+        .output()
+        .expect("replay --check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }

@@ -2,8 +2,9 @@
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 //!
 //! Split by concern: `style` (colours, time, width), `lines` (one renderer per line type),
-//! `wrap` (keeping within the width), `safe` (escaping what the server chose) and `summary`
-//! (the tables a watch ends with). The public items are re-exported here, so `output::human::X`
+//! `wrap` (keeping within the width), `safe` (escaping what the server chose), `summary`
+//! (the tables a watch ends with), `topology` (a cluster's topology change in words) and
+//! `retries` (one line per state, not per retry, of a connection that cannot be made). The public items are re-exported here, so `output::human::X`
 //! paths are unchanged.
 
 use crate::observe::record::line;
@@ -17,11 +18,13 @@ mod style;
 pub mod summary;
 #[cfg(test)]
 mod tests;
+mod topology;
 mod wrap;
 
 use render::render_safe;
 pub use safe::terminal_safe;
 pub use style::{clock, Role, Style, TimeFormat};
+pub use topology::topology_change;
 pub use wrap::{
     glue_units, hanging, wrap_grade, wrap_with, AFTER_REFUSAL, AZURE_REFUSAL, CONTINUATION, WIDTH,
 };

@@ -683,44 +683,6 @@ fn line_ping(line: &WatchLine, style: &Style) -> Vec<String> {
     }
 }
 
-/// A topology change in words, one part per kind of change: `added a:1`, `removed b:1`,
-/// `c:1 replica -> master`, `slots 0-5460 (5461) b:1 -> c:1`.
-pub fn topology_change(
-    added: &[String],
-    removed: &[String],
-    roles: &[line::RoleChange],
-    moved: &[line::SlotsMoved],
-) -> Vec<String> {
-    let mut parts = Vec::new();
-    if !added.is_empty() {
-        parts.push(format!("added {}", added.join(", ")));
-    }
-    if !removed.is_empty() {
-        parts.push(format!("removed {}", removed.join(", ")));
-    }
-    for r in roles {
-        parts.push(format!("{} {} -> {}", r.node, r.from, r.to));
-    }
-    let none = "no master";
-    for m in moved {
-        let range = match m.first == m.last {
-            true => format!("slot {}", m.first),
-            false => format!(
-                "slots {}-{} ({})",
-                m.first,
-                m.last,
-                u32::from(m.last) - u32::from(m.first) + 1
-            ),
-        };
-        parts.push(format!(
-            "{range} {} -> {}",
-            m.from.as_deref().unwrap_or(none),
-            m.to.as_deref().unwrap_or(none)
-        ));
-    }
-    parts
-}
-
 fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
@@ -739,7 +701,7 @@ fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
                 other => other.as_str(),
             };
             let mut what = format!("cluster topology {reason}: {} node(s)", nodes.len());
-            for part in topology_change(&t.added, &t.removed, &t.roles, &t.moved) {
+            for part in super::topology::topology_change(&t.added, &t.removed, &t.roles, &t.moved) {
                 what.push_str(", ");
                 what.push_str(&part);
             }
