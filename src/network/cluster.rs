@@ -112,6 +112,59 @@ fn tidy(mut nodes: Vec<ClusterNode>) -> Vec<ClusterNode> {
     out
 }
 
+/// A cluster as one node sees it, its failed nodes included (`doctor`): a node marked `fail`, or
+/// slots no master that answers serves, is a topology change under way or just made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Health {
+    pub masters: u32,
+    pub replicas: u32,
+    /// `host:port` of each node marked `fail`.
+    pub failed: Vec<String>,
+    /// Slots whose master is missing or marked `fail`.
+    pub unserved_slots: u32,
+}
+
+/// The health of a cluster from a CLUSTER SHARDS reply.
+pub fn health_from_shards(reply: &Frame<'_>) -> Option<Health> {
+    let Frame::Array(shards) = reply else {
+        return None;
+    };
+    let mut health = Health::default();
+    let mut served = 0u32;
+    for shard in shards {
+        let Some(Frame::Array(nodes)) = shard.field("nodes") else {
+            return None;
+        };
+        let mut master_up = false;
+        for node in nodes {
+            let text = |k: &str| node.field(k).and_then(Frame::text_lossy);
+            let role = text("role").unwrap_or_else(|| "master".into());
+            if text("health").as_deref() == Some("fail") {
+                let host = text("endpoint")
+                    .filter(|h| !h.is_empty() && h != "?")
+                    .or_else(|| text("ip"))
+                    .unwrap_or_default();
+                let port = node.field("port").and_then(Frame::int).unwrap_or(0);
+                health.failed.push(format!("{host}:{port}"));
+            } else if role == "master" {
+                health.masters += 1;
+                master_up = true;
+            } else {
+                health.replicas += 1;
+            }
+        }
+        if master_up {
+            served += shard_slots(shard)
+                .iter()
+                .map(|(a, b)| u32::from(b.saturating_sub(*a)) + 1)
+                .sum::<u32>();
+        }
+    }
+    health.failed.sort();
+    health.unserved_slots = (SLOTS as u32).saturating_sub(served);
+    Some(health)
+}
+
 /// Nodes from a CLUSTER SLOTS reply: the first node of each range is its master.
 pub fn from_slots(reply: &Frame<'_>) -> Option<Vec<ClusterNode>> {
     let Frame::Array(ranges) = reply else {
@@ -283,6 +336,23 @@ mod tests {
         let resp2 = b"*1\r\n*4\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n*6\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.4\r\n$4\r\nport\r\n:7002\r\n$4\r\nrole\r\n$6\r\nmaster\r\n";
         let nodes = from_shards(&frame(resp2)).unwrap();
         assert_eq!(nodes[0].addr(), "127.0.0.4:7002");
+    }
+
+    #[test]
+    fn health_counts_the_failed_nodes_and_the_slots_no_live_master_serves() {
+        // A shard whose master failed before its replica took over, and a healthy one.
+        let reply = b"*2\r\n%2\r\n$5\r\nslots\r\n*2\r\n:0\r\n:99\r\n$5\r\nnodes\r\n*2\r\n%4\r\n$2\r\nip\r\n$9\r\n127.0.0.2\r\n$4\r\nport\r\n:7000\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$6\r\nhealth\r\n$4\r\nfail\r\n%4\r\n$2\r\nip\r\n$9\r\n127.0.0.3\r\n$4\r\nport\r\n:7001\r\n$4\r\nrole\r\n$7\r\nreplica\r\n$6\r\nhealth\r\n$6\r\nonline\r\n%2\r\n$5\r\nslots\r\n*2\r\n:100\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n%4\r\n$2\r\nip\r\n$9\r\n127.0.0.4\r\n$4\r\nport\r\n:7002\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$6\r\nhealth\r\n$6\r\nonline\r\n";
+        let health = health_from_shards(&frame(reply)).unwrap();
+        assert_eq!(
+            health,
+            Health {
+                masters: 1,
+                replicas: 1,
+                failed: vec!["127.0.0.2:7000".into()],
+                unserved_slots: 100,
+            }
+        );
+        assert!(health_from_shards(&frame(b"+OK\r\n")).is_none());
     }
 
     #[test]

@@ -151,6 +151,24 @@ fn conns_to(seen: &[WatchLine], addr: &str) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// Slot runs sorted, each joined to the next when it continues it between the same masters.
+fn joined(mut moved: Vec<SlotsMoved>) -> Vec<SlotsMoved> {
+    moved.sort_by_key(|m| m.first);
+    let mut out: Vec<SlotsMoved> = Vec::new();
+    for m in moved {
+        match out.last_mut() {
+            Some(l) if l.last + 1 == m.first && l.from == m.from && l.to == m.to => l.last = m.last,
+            _ => out.push(m),
+        }
+    }
+    out
+}
+
+/// The watch's own close of connection `conn` (its node left the cluster).
+fn stopped_watching(l: &WatchLine, conn: u32) -> bool {
+    matches!(l, WatchLine::Closed(c) if c.conn == conn && c.by == maintwatch::observe::record::ClosedBy::Watch)
+}
+
 /// Which slots `moved` hands to `to`, from whom.
 fn handed_to(moved: &[SlotsMoved], to: &str) -> Vec<(u16, u16, Option<String>)> {
     moved
@@ -204,9 +222,15 @@ async fn a_watch_follows_a_failover_a_return_and_a_reshard_of_a_real_cluster() {
     nodes[1].redis.kill();
     let (gone, heir) = (addrs[1].clone(), addrs[4].clone());
     watch
-        .until(GUARD, "the promotion of node 4", |seen| {
-            latest(seen).is_some_and(|t| !t.nodes.contains(&gone) && !t.replicas.contains(&heir))
-        })
+        .until(
+            GUARD,
+            "the promotion of node 4, the killed node no longer watched",
+            |seen| {
+                latest(seen)
+                    .is_some_and(|t| !t.nodes.contains(&gone) && !t.replicas.contains(&heir))
+                    && seen.iter().any(|l| stopped_watching(l, down_conn))
+            },
+        )
         .await;
     let after_kill = &watch.seen[killed_at..];
     let closed = after_kill
@@ -248,10 +272,41 @@ async fn a_watch_follows_a_failover_a_return_and_a_reshard_of_a_real_cluster() {
         "from the killed node, or from no master in between: {moved:#?}"
     );
     // The watch stopped watching it once the topology said it left.
-    let stopped = watch.seen[killed_at..]
+    let stopped = after_kill
         .iter()
-        .any(|l| matches!(l, WatchLine::Closed(c) if c.conn == down_conn && c.by == maintwatch::observe::record::ClosedBy::Watch));
-    assert!(stopped, "the watch stops watching a node that left");
+        .position(|l| stopped_watching(l, down_conn))
+        .unwrap();
+    let left = topologies(after_kill)
+        .find(|(_, t)| t.removed.contains(&gone))
+        .map(|(i, _)| i)
+        .unwrap();
+    assert!(
+        left < stopped,
+        "the topology says it left, then it is no longer watched"
+    );
+
+    // doctor, asked meanwhile, says the node is marked fail and its slots are served again.
+    let doctor = common::maintwatch(["doctor", "--json", &nodes[0].redis.url()])
+        .output()
+        .expect("doctor");
+    let diagnosis: serde_json::Value = serde_json::from_slice(&doctor.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&doctor.stdout)));
+    let cluster = &diagnosis["cluster"];
+    assert_eq!(
+        cluster["failed"],
+        serde_json::json!([gone]),
+        "{diagnosis:#}"
+    );
+    assert_eq!(
+        (&cluster["masters"], &cluster["unserved_slots"]),
+        (&serde_json::json!(3), &serde_json::json!(0)),
+        "{diagnosis:#}"
+    );
+    let caveats = diagnosis["caveats"].to_string();
+    assert!(
+        caveats.contains("topology is changing or just changed"),
+        "{caveats}"
+    );
 
     // The killed node back: a replica now, watched again.
     let back_at = watch.seen.len();
@@ -283,12 +338,19 @@ async fn a_watch_follows_a_failover_a_return_and_a_reshard_of_a_real_cluster() {
     let (from, to) = (addrs[0].clone(), addrs[2].clone());
     watch
         .until(GUARD, "the 100 slots reported moved", |seen| {
-            topologies(&seen[reshard_at..]).any(|(_, t)| !handed_to(&t.moved, &to).is_empty())
+            let handed: u32 = topologies(&seen[reshard_at..])
+                .flat_map(|(_, t)| handed_to(&t.moved, &to))
+                .map(|(first, last, _)| u32::from(last - first) + 1)
+                .sum();
+            handed >= 100
         })
         .await;
-    let moved: Vec<SlotsMoved> = topologies(&watch.seen[reshard_at..])
-        .flat_map(|(_, t)| t.moved.clone())
-        .collect();
+    // A read may fall between two SETSLOTs: the moves of consecutive lines are joined.
+    let moved = joined(
+        topologies(&watch.seen[reshard_at..])
+            .flat_map(|(_, t)| t.moved.clone())
+            .collect(),
+    );
     assert_eq!(
         moved,
         vec![SlotsMoved {
