@@ -233,7 +233,10 @@ impl Membership {
                     id,
                     What::Closed(event::Closed {
                         cause: CloseCause::Watch,
-                        error: Some(format!("{addr} left the cluster")),
+                        error: Some(format!(
+                            "{addr} is no longer in the cluster topology (marked fail, or \
+                             removed)"
+                        )),
                         retry_in: None,
                     }),
                 );

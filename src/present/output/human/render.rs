@@ -492,7 +492,11 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
         }) => {
             let mut what = match by {
                 ClosedBy::Server => "closed by the server".to_string(),
-                ClosedBy::Watch => "closed by maintwatch".to_string(),
+                // With its reason when it has one: a node that left the cluster.
+                ClosedBy::Watch => match error {
+                    Some(e) => format!("closed by maintwatch: {e}"),
+                    None => "closed by maintwatch".to_string(),
+                },
                 ClosedBy::Client => "closed by the application".to_string(),
                 ClosedBy::ScenarioEnd => {
                     "scenario ended: the simulator closed the connection (not an incident)"
