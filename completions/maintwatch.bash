@@ -753,7 +753,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__watch)
-            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --report --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --azure-events --no-azure-events --tracking --cluster --no-cluster --masters-only --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --otlp --otlp-interval --exec --exec-on --exec-timeout"
+            opts="-h -p -u -a -n -v --from --heartbeat --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help --require --duration --count --json --capture --report --append --force --capture-max-size --capture-keep --traffic --connections --subscribe --azure-events --no-azure-events --tracking --cluster --no-cluster --masters-only --topology-interval --dns-interval --dns-interval-open --no-dns --no-handoff --handoff-poll --sim-speed --color --time-format --verbose --clients --metrics --otlp --otlp-interval --exec --exec-on --exec-timeout"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -876,6 +876,10 @@ _maintwatch() {
                     return 0
                     ;;
                 --subscribe)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --topology-interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -65,6 +65,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --traffic 'Send a PING every interval and report latency and errors, attributing failures to the open window'
             cand --connections 'Open N connections to the endpoint (a node-wide close takes them all at once)'
             cand --subscribe 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are'
+            cand --topology-interval 'With a cluster, read its topology again this often, to follow a failover or a reshard that no notification announces (it is also read again after an SMIGRATED, and when a node''s connection closes or fails)'
             cand --dns-interval 'How often to poll the hostname''s A/AAAA records'
             cand --dns-interval-open 'How often to poll them while a maintenance window is open (the change comes then)'
             cand --handoff-poll 'Interval of the dry-run''s DNS polls (the reference client uses 1 s)'

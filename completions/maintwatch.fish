@@ -68,6 +68,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l capture-
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l traffic -d 'Send a PING every interval and report latency and errors, attributing failures to the open window' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l connections -d 'Open N connections to the endpoint (a node-wide close takes them all at once)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l subscribe -d 'SUBSCRIBE to CHANNEL on each connection (repeatable): pub/sub messages are shown beside maintenance notifications, as what they are' -r
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l topology-interval -d 'With a cluster, read its topology again this often, to follow a failover or a reshard that no notification announces (it is also read again after an SMIGRATED, and when a node\'s connection closes or fails)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-interval -d 'How often to poll the hostname\'s A/AAAA records' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l dns-interval-open -d 'How often to poll them while a maintenance window is open (the change comes then)' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand watch" -l handoff-poll -d 'Interval of the dry-run\'s DNS polls (the reference client uses 1 s)' -r

@@ -14,6 +14,11 @@ pub const DNS_INTERVAL: Duration = duration(DNS_INTERVAL_TEXT);
 pub const DNS_INTERVAL_OPEN_TEXT: &str = "100ms";
 pub const DNS_INTERVAL_OPEN: Duration = duration(DNS_INTERVAL_OPEN_TEXT);
 
+/// How often a cluster watch reads the topology again, besides after an SMIGRATED and when a
+/// node's connection fails (`--topology-interval`): a failover or a reshard announces nothing.
+pub const TOPOLOGY_INTERVAL_TEXT: &str = "30s";
+pub const TOPOLOGY_INTERVAL: Duration = duration(TOPOLOGY_INTERVAL_TEXT);
+
 /// The dry-run handoff's DNS poll interval (`--handoff-poll`; the reference client's 1 s).
 pub const HANDOFF_POLL_TEXT: &str = "1s";
 pub const HANDOFF_POLL: Duration = duration(HANDOFF_POLL_TEXT);
@@ -74,6 +79,7 @@ mod tests {
             (DNS_INTERVAL_TEXT, DNS_INTERVAL),
             (DNS_INTERVAL_OPEN_TEXT, DNS_INTERVAL_OPEN),
             (HANDOFF_POLL_TEXT, HANDOFF_POLL),
+            (TOPOLOGY_INTERVAL_TEXT, TOPOLOGY_INTERVAL),
             (TRAFFIC_TEXT, TRAFFIC),
             (OTLP_INTERVAL_TEXT, OTLP_INTERVAL),
             (EXEC_TIMEOUT_TEXT, EXEC_TIMEOUT),

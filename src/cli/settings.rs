@@ -67,6 +67,7 @@ fn engine_settings(args: &WatchArgs) -> EngineSettings {
             ClusterMode::Auto
         },
         masters_only: args.masters_only,
+        topology_interval: args.topology_interval,
         heartbeat: args.heartbeat,
     }
 }

@@ -114,6 +114,11 @@ pub struct WatchArgs {
     /// With a cluster, watch the masters only (not the replicas).
     #[arg(long)]
     pub masters_only: bool,
+    /// With a cluster, read its topology again this often, to follow a failover or a reshard
+    /// that no notification announces (it is also read again after an SMIGRATED, and when a
+    /// node's connection closes or fails).
+    #[arg(long, value_parser = positive_duration, default_value = defaults::TOPOLOGY_INTERVAL_TEXT)]
+    pub topology_interval: std::time::Duration,
     /// How often to poll the hostname's A/AAAA records.
     #[arg(long, value_parser = parse_duration, default_value = defaults::DNS_INTERVAL_TEXT)]
     pub dns_interval: std::time::Duration,

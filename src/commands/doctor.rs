@@ -47,6 +47,9 @@ pub struct Diagnosis {
     /// Azure Cache's maintenance channel, on an Azure Cache host or with `--azure-events`.
     #[serde(skip_serializing_if = "Option::is_none")]
     azure: Option<AzureCheck>,
+    /// An OSS cluster's health as the node asked sees it (HELLO said `mode cluster`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<ClusterCheck>,
     caveats: Vec<String>,
     /// Set when doctor stopped at the first failure that every other check would repeat (a
     /// TLS handshake, a refused password, nothing answering): probe's one line for it.
@@ -63,6 +66,60 @@ struct AzureCheck {
     /// The clients that listen to it by default.
     listening: Vec<String>,
     note: &'static str,
+}
+
+/// What `doctor` says of an OSS cluster: its nodes, and a topology change under way or just
+/// made (a node marked `fail`, slots no live master serves), which no notification announces.
+#[derive(Serialize)]
+struct ClusterCheck {
+    #[serde(flatten)]
+    health: Option<crate::network::cluster::Health>,
+    /// Why CLUSTER SHARDS could not be read (an ACL, a server before Redis 7).
+    error: Option<String>,
+}
+
+impl ClusterCheck {
+    /// The caveat a failed node or unserved slots call for.
+    fn caveat(&self) -> Option<String> {
+        let h = self.health.as_ref()?;
+        if h.failed.is_empty() && h.unserved_slots == 0 {
+            return None;
+        }
+        Some(format!(
+            "the cluster's topology is changing or just changed ({}{}): no notification \
+             announces a failover; watch --cluster reads the topology again when a node's \
+             connection fails and every --topology-interval, and reports who took the slots",
+            match h.failed.len() {
+                0 => String::new(),
+                _ => format!("marked fail: {}", h.failed.join(", ")),
+            },
+            match (h.failed.is_empty(), h.unserved_slots) {
+                (_, 0) => String::new(),
+                (true, n) => format!("{n} slots served by no live master"),
+                (false, n) => format!("; {n} slots served by no live master"),
+            }
+        ))
+    }
+
+    fn line(&self) -> String {
+        match (&self.health, &self.error) {
+            (Some(h), _) => {
+                let mut text = format!("{} masters, {} replicas", h.masters, h.replicas);
+                if !h.failed.is_empty() {
+                    text.push_str(&format!("; marked fail: {}", h.failed.join(", ")));
+                }
+                if h.unserved_slots > 0 {
+                    text.push_str(&format!(
+                        "; {} slots served by no live master",
+                        h.unserved_slots
+                    ));
+                }
+                text
+            }
+            (None, Some(e)) => format!("not read: {}", sanitize(e)),
+            (None, None) => "not read".into(),
+        }
+    }
 }
 
 /// Said on every Azure check: the two Azure services announce maintenance differently.
@@ -197,6 +254,7 @@ pub async fn diagnose(
         Ok(s) => s.read().await,
         Err(e) => Err(e.clone()),
     };
+    let cluster = cluster_check(&main, &mut stats).await;
     // Last on that connection: a granted SUBSCRIBE leaves it subscribed.
     let azure = match (azure, &mut stats) {
         (false, _) => None,
@@ -239,7 +297,8 @@ pub async fn diagnose(
         endpoint_types,
     };
     let clients = client_rows(opts, &main, &server, &errorstats);
-    let caveats = caveats(opts, &main, &server, &clients);
+    let mut caveats = caveats(opts, &main, &server, &clients);
+    caveats.extend(cluster.as_ref().and_then(ClusterCheck::caveat));
     Diagnosis {
         kind: "doctor",
         v: crate::observe::record::SCHEMA_VERSION,
@@ -251,9 +310,38 @@ pub async fn diagnose(
         clients,
         errorstats,
         azure,
+        cluster,
         caveats,
         stopped: None,
     }
+}
+
+/// On a cluster (HELLO said `mode cluster`), its health read on the errorstats connection.
+async fn cluster_check(
+    main: &ProbeReport,
+    stats: &mut Result<ErrorStats, String>,
+) -> Option<ClusterCheck> {
+    let in_cluster = main
+        .hello
+        .as_ref()
+        .is_some_and(|h| h.mode.as_deref() == Some("cluster"));
+    if !in_cluster {
+        return None;
+    }
+    let read = match stats {
+        Ok(s) => s.cluster_health().await,
+        Err(e) => Err(e.clone()),
+    };
+    Some(match read {
+        Ok(h) => ClusterCheck {
+            health: Some(h),
+            error: None,
+        },
+        Err(e) => ClusterCheck {
+            health: None,
+            error: Some(e),
+        },
+    })
 }
 
 /// Whether an outcome ends the diagnosis: a failure every later connection would meet the same
@@ -292,6 +380,7 @@ fn stopped(opts: &ConnectOptions, outcome: ProbeOutcome) -> Diagnosis {
             ..Errorstats::default()
         },
         azure: None,
+        cluster: None,
         caveats: Vec::new(),
         stopped: Some(line),
     }
@@ -616,6 +705,9 @@ impl fmt::Display for Diagnosis {
             )?;
             writeln!(f, "  listens by default: {}", a.listening.join("; "))?;
             writeln!(f, "  note: {}", a.note)?;
+        }
+        if let Some(c) = &self.cluster {
+            writeln!(f, "cluster: {}", c.line())?;
         }
         for c in &self.caveats {
             writeln!(f, "caveat: {c}")?;

@@ -144,6 +144,8 @@ pub(super) enum Report {
         wall: SystemTime,
         nodes: Vec<ClusterNode>,
     },
+    /// `--topology-interval` passed: time to read a cluster's topology again.
+    Tick,
 }
 
 /// The channel into the watch loop, from one endpoint: every report carries its index, so one

@@ -9,7 +9,7 @@ use crate::exit;
 use crate::network::dns::{self, DnsResolver};
 use crate::network::handoff::{self, Clock, EndpointHost, HandoffInput, RandJitter};
 use crate::observe::record::line;
-use crate::observe::record::{OptInOutcome, SimSpeed, WatchLine};
+use crate::observe::record::{OptInOutcome, SimSpeed, TopologyReason, WatchLine};
 use crate::observe::timeline::{event, Action, Observation, ScenarioClock, Step, Timeline, What};
 use crate::present::output::sink::Sinks;
 use std::future::Future;
@@ -326,7 +326,7 @@ async fn finish(
         let observations = match report {
             Report::Seen(obs) => vec![obs],
             Report::Frames(frames) => frames,
-            Report::Nodes { .. } => continue,
+            Report::Nodes { .. } | Report::Tick => continue,
         };
         let engine = &mut engines[ep as usize];
         for obs in observations {
@@ -473,6 +473,12 @@ impl<'o> Engine<'o> {
     ) -> anyhow::Result<(Option<StopReason>, u32)> {
         let frames = match report {
             Report::Frames(frames) => frames,
+            Report::Tick => {
+                if let Some(members) = &mut self.members {
+                    members.ask(TopologyReason::Interval, None);
+                }
+                return Ok((None, 0));
+            }
             Report::Seen(obs) => return self.take(sinks, obs, idle),
             Report::Nodes {
                 conn,
@@ -483,7 +489,9 @@ impl<'o> Engine<'o> {
                 let Some(members) = &mut self.members else {
                     return Ok((None, 0));
                 };
-                let what = members.nodes_read(&nodes);
+                let Some(what) = members.nodes_read(&nodes) else {
+                    return Ok((None, 0));
+                };
                 return self.take(
                     sinks,
                     Observation {
@@ -515,6 +523,7 @@ impl<'o> Engine<'o> {
         mut obs: Observation,
         idle: bool,
     ) -> anyhow::Result<(Option<StopReason>, u32)> {
+        self.follow_sessions(obs.conn, &obs.what);
         match &mut obs.what {
             What::Connected(event::Connected { addr, .. }) => {
                 if let Some(members) = &mut self.members {
@@ -561,6 +570,28 @@ impl<'o> Engine<'o> {
             self.pace_dns();
         }
         Ok((required, notifications))
+    }
+
+    /// Tells the membership which connections have a session, and which lost theirs or failed
+    /// to make one (a cluster's topology is read again then).
+    fn follow_sessions(&mut self, conn: u32, what: &What) {
+        let Some(members) = &mut self.members else {
+            return;
+        };
+        match what {
+            What::Handshake(event::Handshake { opt_in, .. })
+                if *opt_in != OptInOutcome::AuthFailed =>
+            {
+                members.session_up(conn)
+            }
+            What::Closed(event::Closed { cause, .. }) => {
+                members.session_down(conn, *cause != event::CloseCause::Watch)
+            }
+            What::ConnectFailed(event::ConnectFailed {
+                retry_in: Some(_), ..
+            }) => members.session_down(conn, true),
+            _ => {}
+        }
     }
 
     /// Keeps what the heartbeat reports (sessions up, opt-ins); returns the `--require` stop.
@@ -643,7 +674,7 @@ impl<'o> Engine<'o> {
             sources,
         } = action
         {
-            if let Some(members) = &self.members {
+            if let Some(members) = &mut self.members {
                 members.refresh(&self.settings.clock, conn, event, sources);
             }
             return;

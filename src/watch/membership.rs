@@ -3,14 +3,26 @@
 //! One owner for it: the connection tasks only report the nodes a CLUSTER SHARDS/SLOTS reply
 //! named, the timeline only sees the resulting [`What::Topology`], and this module alone decides
 //! which connections start and stop.
+//!
+//! It also decides when the topology is read again: after an SMIGRATED naming a node we watch (a
+//! client's refresh), when a watched node's connection closes or cannot be made, and every
+//! `--topology-interval`. A failover or a reshard announces nothing, and every cluster client
+//! re-reads the topology on a connection error: a watch that did not would go on watching the
+//! cluster as it was. The read goes to a connection that has a session now, never to the one
+//! that failed.
 
-use super::connection::{observe, ConnCmd, Spawner, Watched};
+use super::connection::{observe, ConnCmd, Report, Spawner, Watched};
 use crate::network::cluster::{self, ClusterNode};
+use crate::observe::record::line::{RoleChange, SlotsMoved};
 use crate::observe::record::TopologyReason;
 use crate::observe::timeline::{event, CloseCause, ScenarioClock, What};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::time::Duration;
+
+/// How long a topology read may go unanswered before another may be asked for (the asker may
+/// have closed meanwhile).
+const READ_PATIENCE: Duration = Duration::from_secs(5);
 
 /// The watched connections and the cluster nodes they cover.
 pub(super) struct Membership {
@@ -22,6 +34,12 @@ pub(super) struct Membership {
     /// Where each connection is connected, to match a node with a connection already open.
     peers: HashMap<u32, SocketAddr>,
     masters_only: bool,
+    /// Connections with a session now: the ones a topology read can be asked of.
+    up: BTreeSet<u32>,
+    /// The read asked for and not yet answered: why, and when it was asked.
+    pending: Option<(TopologyReason, tokio::time::Instant)>,
+    /// The `--topology-interval` ticker, started with the first topology.
+    ticker: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Membership {
@@ -40,6 +58,46 @@ impl Membership {
             nodes: None,
             peers: HashMap::new(),
             masters_only,
+            up: BTreeSet::new(),
+            pending: None,
+            ticker: None,
+        }
+    }
+
+    /// Connection `conn` has a session (its handshake completed).
+    pub(super) fn session_up(&mut self, conn: u32) {
+        self.up.insert(conn);
+    }
+
+    /// Connection `conn` lost its session or could not get one (`lost`: by a failure, not by
+    /// the watch's own doing): a cluster's topology is read again from another node.
+    pub(super) fn session_down(&mut self, conn: u32, lost: bool) {
+        self.up.remove(&conn);
+        if lost && self.nodes.is_some() {
+            self.ask(TopologyReason::ConnectionLost, Some(conn));
+        }
+    }
+
+    /// Asks a connection with a session (not `avoid`) to read the topology, unless a read is
+    /// already under way. Nothing is asked when no connection has a session: the next failure
+    /// or tick asks again.
+    pub(super) fn ask(&mut self, reason: TopologyReason, avoid: Option<u32>) {
+        let now = tokio::time::Instant::now();
+        if self
+            .pending
+            .is_some_and(|(_, at)| now.saturating_duration_since(at) < READ_PATIENCE)
+        {
+            return;
+        }
+        let asker = self
+            .up
+            .iter()
+            .filter(|&&id| Some(id) != avoid)
+            .find_map(|id| self.watched.get(id));
+        if let Some(w) = asker {
+            if w.cmds.send(ConnCmd::Topology).is_ok() {
+                self.pending = Some((reason, now));
+            }
         }
     }
 
@@ -49,34 +107,93 @@ impl Membership {
     }
 
     /// A topology was read: new nodes get a connection (or adopt one already open to them),
-    /// nodes that left lose theirs. Returns what the timeline is told.
-    pub(super) fn nodes_read(&mut self, found: &[ClusterNode]) -> What {
+    /// nodes that left lose theirs. Returns what the timeline is told: always the discovery and
+    /// the refresh after an SMIGRATED, other reads only when something changed.
+    pub(super) fn nodes_read(&mut self, found: &[ClusterNode]) -> Option<What> {
         let found: Vec<ClusterNode> = found
             .iter()
             .filter(|n| !self.masters_only || n.is_master())
             .cloned()
             .collect();
-        let reason = if self.nodes.is_some() {
-            TopologyReason::Refreshed
-        } else {
-            TopologyReason::Discovered
+        let asked = self.pending.take().map(|(reason, _)| reason);
+        let reason = match (&self.nodes, asked) {
+            (None, _) => TopologyReason::Discovered,
+            (Some(_), Some(reason)) => reason,
+            // The reading connection read it again as its new session started.
+            (Some(_), None) => TopologyReason::ConnectionLost,
         };
+        if self.nodes.is_none() {
+            self.start_ticker();
+        }
         let before = self.nodes.take().unwrap_or_default();
-        let (added, removed) = cluster::diff(&before, &found);
-        for node in &added {
+        let change = cluster::diff(&before, &found);
+        for node in &change.added {
             self.add(node);
         }
-        for node in &removed {
+        for node in &change.removed {
             self.remove(&node.addr());
         }
-        let what = What::Topology(event::Topology {
+        let unchanged = change.is_empty();
+        // A discovery lists the slots' masters as from nowhere: nothing moved.
+        let moved = match reason {
+            TopologyReason::Discovered => Vec::new(),
+            _ => change.moved,
+        };
+        let quiet = matches!(
             reason,
-            nodes: found.iter().map(ClusterNode::addr).collect(),
-            added: added.iter().map(ClusterNode::addr).collect(),
-            removed: removed.iter().map(ClusterNode::addr).collect(),
-        });
+            TopologyReason::Interval | TopologyReason::ConnectionLost
+        );
+        let nodes = found.iter().map(ClusterNode::addr).collect();
+        let replicas = found
+            .iter()
+            .filter(|n| !n.is_master())
+            .map(ClusterNode::addr)
+            .collect();
         self.nodes = Some(found);
-        what
+        if quiet && unchanged {
+            return None;
+        }
+        Some(What::Topology(event::Topology {
+            reason,
+            nodes,
+            added: change.added.iter().map(ClusterNode::addr).collect(),
+            removed: change.removed.iter().map(ClusterNode::addr).collect(),
+            replicas,
+            roles: change
+                .roles
+                .into_iter()
+                .map(|r| RoleChange {
+                    node: r.addr,
+                    from: r.from,
+                    to: r.to,
+                })
+                .collect(),
+            moved: moved
+                .into_iter()
+                .map(|m| SlotsMoved {
+                    first: m.first,
+                    last: m.last,
+                    from: m.from,
+                    to: m.to,
+                })
+                .collect(),
+        }))
+    }
+
+    /// Every `--topology-interval` (scenario time, read on each turn: a simulator's speed may
+    /// be learnt later), the loop is told to read the topology again.
+    fn start_ticker(&mut self) {
+        let tx = self.spawner.tx.clone();
+        let clock = self.spawner.settings.clock.clone();
+        let interval = self.spawner.settings.engine.topology_interval;
+        self.ticker = Some(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(clock.to_real(interval)).await;
+                if tx.send(Report::Tick).is_err() {
+                    return;
+                }
+            }
+        }));
     }
 
     fn add(&mut self, node: &ClusterNode) {
@@ -116,7 +233,10 @@ impl Membership {
                     id,
                     What::Closed(event::Closed {
                         cause: CloseCause::Watch,
-                        error: Some(format!("{addr} left the cluster")),
+                        error: Some(format!(
+                            "{addr} is no longer in the cluster topology (marked fail, or \
+                             removed)"
+                        )),
                         retry_in: None,
                     }),
                 );
@@ -128,7 +248,7 @@ impl Membership {
     /// then the real refresh after the same jitter (scenario seconds on `clock`), so the new
     /// topology is watched.
     pub(super) fn refresh(
-        &self,
+        &mut self,
         clock: &ScenarioClock,
         conn: u32,
         event: usize,
@@ -151,6 +271,13 @@ impl Membership {
             .or_else(|| self.watched.get(&conn))
             .map(|w| w.cmds.clone());
         let delay = Duration::from_secs_f64(clock.real_secs(jitter_s));
+        if asker.is_some() {
+            // Its reply is this refresh's, whatever else asks meanwhile.
+            self.pending = Some((
+                TopologyReason::Refreshed,
+                tokio::time::Instant::now() + delay,
+            ));
+        }
         if let Some(cmds) = asker {
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
@@ -167,6 +294,9 @@ impl Membership {
     /// Stops every connection task and waits until each is gone: after this, everything they
     /// read is in the channel.
     pub(super) async fn stop(self) {
+        if let Some(ticker) = &self.ticker {
+            ticker.abort();
+        }
         for w in self.watched.values() {
             w.task.abort();
         }

@@ -55,6 +55,8 @@ pub struct EngineSettings {
     pub cluster: ClusterMode,
     /// With a cluster, watch the masters only.
     pub masters_only: bool,
+    /// With a cluster, read the topology again this often (scenario time).
+    pub topology_interval: Duration,
     /// `--heartbeat`: a heartbeat line this often.
     pub heartbeat: Option<Duration>,
 }
@@ -78,6 +80,7 @@ impl Default for EngineSettings {
             tracking: false,
             cluster: ClusterMode::Auto,
             masters_only: false,
+            topology_interval: defaults::TOPOLOGY_INTERVAL,
             heartbeat: None,
         }
     }

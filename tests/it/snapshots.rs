@@ -153,6 +153,7 @@ fn summary_with(
         pings,
         notes: Default::default(),
         scenario_s: None,
+        topology: Vec::new(),
     });
     render(&line, &Style::default()).join("\n")
 }

@@ -627,6 +627,30 @@ impl ErrorStats {
         Ok(parse_errorstats(&String::from_utf8_lossy(raw)))
     }
 
+    /// The cluster's health as this node sees it (CLUSTER SHARDS), or why it cannot be read.
+    pub async fn cluster_health(&mut self) -> Result<crate::network::cluster::Health, String> {
+        self.conn
+            .send(&["CLUSTER", "SHARDS"])
+            .await
+            .map_err(|e| e.to_string())?;
+        let reply = loop {
+            match tokio::time::timeout(Duration::from_secs(5), self.conn.next()).await {
+                Ok(Ok(Some(r))) if r.is_push() => continue,
+                Ok(Ok(Some(r))) => break r,
+                Ok(Ok(None)) => return Err("the server closed the connection".into()),
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => return Err("no reply to CLUSTER SHARDS within 5 s".into()),
+            }
+        };
+        if let Some(text) = reply.error_text() {
+            return Err(text.to_string());
+        }
+        super::dial::rescan(&reply.raw)
+            .as_ref()
+            .and_then(crate::network::cluster::health_from_shards)
+            .ok_or_else(|| "the CLUSTER SHARDS reply could not be read".into())
+    }
+
     /// Whether this user may SUBSCRIBE to `channel`: its confirmation, or the server's error
     /// text (an ACL without `+subscribe` or without the channel). Leaves the connection
     /// subscribed: ask it last.

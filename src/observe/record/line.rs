@@ -261,12 +261,63 @@ pub struct Topology {
     pub v: u32,
     pub t: f64,
     pub at: String,
-    /// `discovered` or `refreshed` (after an SMIGRATED).
+    /// `discovered`, `refreshed` (after an SMIGRATED), `interval` or `connection_lost`.
     pub reason: TopologyReason,
     pub nodes: Vec<String>,
     pub added: Vec<String>,
     pub removed: Vec<String>,
+    /// Which of `nodes` are replicas (the others are masters).
+    #[serde(default)]
+    pub replicas: Vec<String>,
+    /// Nodes whose role changed since the previous topology line (a replica promoted).
+    #[serde(default)]
+    pub roles: Vec<RoleChange>,
+    /// Slot ranges whose master changed since the previous topology line.
+    #[serde(default)]
+    pub moved: Vec<SlotsMoved>,
     pub rel: Option<Rel>,
+}
+
+impl Topology {
+    /// Whether it says something changed (a `discovered` line always does).
+    pub fn changed(&self) -> bool {
+        !(self.added.is_empty()
+            && self.removed.is_empty()
+            && self.roles.is_empty()
+            && self.moved.is_empty())
+    }
+}
+
+/// A node's role before and now (`master`, `replica`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleChange {
+    pub node: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// Slots `first` to `last` (inclusive) served by master `from` before and by `to` now; `null`:
+/// no master that answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlotsMoved {
+    pub first: u16,
+    pub last: u16,
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+/// A topology change as the summary lists it: a topology line's change, without its nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyRow {
+    pub t: f64,
+    pub reason: TopologyReason,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub roles: Vec<RoleChange>,
+    pub moved: Vec<SlotsMoved>,
 }
 
 /// Last line: one row per event and totals per connection.
@@ -292,6 +343,9 @@ pub struct Summary {
     /// `t` in scenario seconds, when the watch read a simulator's speed other than 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_s: Option<f64>,
+    /// The cluster's topology changes after its discovery (the last 100); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology: Vec<TopologyRow>,
 }
 
 /// `--heartbeat`: a quiet watch says it is alive (one per endpoint in a fleet).

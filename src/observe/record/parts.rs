@@ -314,5 +314,10 @@ wire_enum!(
     TopologyReason {
         Discovered => "discovered",
         Refreshed => "refreshed",
+        /// Read again at `--topology-interval`: written only when something changed.
+        Interval => "interval",
+        /// Read again because a watched node's connection closed or could not be made (or the
+        /// connection that reads it reconnected): written only when something changed.
+        ConnectionLost => "connection_lost",
     }
 );

@@ -141,6 +141,9 @@ pub struct Topology {
     pub nodes: Vec<String>,
     pub added: Vec<String>,
     pub removed: Vec<String>,
+    pub replicas: Vec<String>,
+    pub roles: Vec<crate::observe::record::line::RoleChange>,
+    pub moved: Vec<crate::observe::record::line::SlotsMoved>,
 }
 
 #[derive(Debug, Clone)]

@@ -170,6 +170,9 @@ impl Rerun {
                 nodes: l.nodes.clone(),
                 added: l.added.clone(),
                 removed: l.removed.clone(),
+                replicas: l.replicas.clone(),
+                roles: l.roles.clone(),
+                moved: l.moved.clone(),
             }),
             WatchLine::Start(_)
             | WatchLine::Verdict(_)
@@ -213,6 +216,7 @@ impl Rerun {
             reason,
             conns: recorded_conns,
             notes: recorded_notes,
+            topology: recorded_topology,
             ..
         }) = recorded
         else {
@@ -221,7 +225,18 @@ impl Rerun {
         let (now, wall) = self.when(*t, at);
         let timeline = self.timeline.as_ref().expect("started");
         let mut line = timeline.summary(now, wall, reason);
-        if let WatchLine::Summary(line::Summary { conns, notes, .. }) = &mut line {
+        if let WatchLine::Summary(line::Summary {
+            conns,
+            notes,
+            topology,
+            ..
+        }) = &mut line
+        {
+            // A capture written before the summary listed topology changes has none: its
+            // topology lines are checked one by one all the same.
+            if recorded_topology.is_empty() {
+                topology.clear();
+            }
             notes.skipped_dry_runs = recorded_notes.skipped_dry_runs;
             notes.capped_windows = recorded_notes.capped_windows;
             notes.session_errors = recorded_notes.session_errors;

@@ -127,7 +127,12 @@ pub struct Timeline {
     /// threads, so one may arrive a moment after a later one; its line then shows the later
     /// time, and the screen's timestamps never go backwards.
     pub(super) shown: (Instant, SystemTime),
+    /// The cluster's topology changes after its discovery, the most recent kept.
+    pub(super) topology: std::collections::VecDeque<line::TopologyRow>,
 }
+
+/// Topology changes the summary keeps (a long watch of a flapping cluster stays bounded).
+const MAX_TOPOLOGY_ROWS: usize = 100;
 
 /// The connections by id. Ids are the process's own counters, not input from the network, so
 /// they need no keyed hash: SipHash, looked up twice for every frame of a flood, was 3 % of its
@@ -171,6 +176,7 @@ impl Timeline {
             clock: ScenarioClock::default(),
             pings: PingTally::default(),
             shown: (start, SystemTime::UNIX_EPOCH),
+            topology: Default::default(),
         }
     }
 
@@ -297,7 +303,7 @@ impl Timeline {
     /// The cluster's nodes, as the membership resolved them.
     pub(super) fn on_topology(&mut self, step: &mut Step, cx: Ctx, e: event::Topology) {
         let rel = self.rel_to(self.anchor, cx.now);
-        step.lines.push(WatchLine::Topology(line::Topology {
+        let line = line::Topology {
             v: SCHEMA_VERSION,
             t: cx.t,
             at: cx.at,
@@ -305,8 +311,25 @@ impl Timeline {
             nodes: e.nodes,
             added: e.added,
             removed: e.removed,
+            replicas: e.replicas,
+            roles: e.roles,
+            moved: e.moved,
             rel,
-        }))
+        };
+        if line.reason != crate::observe::record::TopologyReason::Discovered && line.changed() {
+            if self.topology.len() == MAX_TOPOLOGY_ROWS {
+                self.topology.pop_front();
+            }
+            self.topology.push_back(line::TopologyRow {
+                t: line.t,
+                reason: line.reason,
+                added: line.added.clone(),
+                removed: line.removed.clone(),
+                roles: line.roles.clone(),
+                moved: line.moved.clone(),
+            });
+        }
+        step.lines.push(WatchLine::Topology(line))
     }
 
     /// The dry-run's topology refresh after an SMIGRATED naming our nodes.
@@ -539,6 +562,7 @@ impl Timeline {
                         .scenario_secs(now.saturating_duration_since(self.start)),
                 )
             }),
+            topology: self.topology.iter().cloned().collect(),
         })
     }
 }

@@ -142,6 +142,9 @@ pub struct HumanLines<W: Write> {
     out: W,
     style: Style,
     verbose: bool,
+    /// One line per state, not per retry, of a connection that cannot be made (the JSON lines
+    /// keep every attempt).
+    retries: human::retries::Retries,
 }
 
 impl<W: Write> HumanLines<W> {
@@ -150,7 +153,14 @@ impl<W: Write> HumanLines<W> {
             out,
             style,
             verbose,
+            retries: Default::default(),
         }
+    }
+}
+
+impl<W: Write> HumanLines<W> {
+    fn shown(&mut self, ep: Option<&str>, line: &WatchLine) -> human::retries::Shown {
+        self.retries.admit(ep, line)
     }
 }
 
@@ -159,7 +169,8 @@ impl<W: Write> Sink for HumanLines<W> {
         if !self.verbose && human::is_detail(line) {
             return Ok(());
         }
-        for text in human::render(line, &self.style) {
+        let shown = self.shown(None, line);
+        for text in human::render_shown(line, &shown, &self.style) {
             self.out.write_all(text.as_bytes())?;
             self.out.write_all(b"\n")?;
         }
@@ -184,7 +195,8 @@ impl<W: Write> Sink for HumanLines<W> {
                 ..self.style
             },
         };
-        for text in human::render(line, &style) {
+        let shown = self.shown(Some(ep), line);
+        for text in human::render_shown(line, &shown, &style) {
             if !summary {
                 write!(self.out, "{ep} ")?;
             }

@@ -417,6 +417,27 @@ fn watch_tables(s: &crate::observe::record::line::Summary) -> Markup {
             }
         }
         @if s.conns.len() > MAX_SUMMARY_ROWS { p class="note" { (s.conns.len() - MAX_SUMMARY_ROWS) " more connection(s) not shown" } }
+        (topology_table(&s.topology))
+    }
+}
+
+/// A cluster watch's topology changes (a failover, a node's return, a reshard), as the summary
+/// lists them; nothing when there were none.
+fn topology_table(rows: &[crate::observe::record::line::TopologyRow]) -> Markup {
+    use crate::present::output::human::topology_change;
+    html! {
+        @if !rows.is_empty() {
+            h3 { "Cluster topology changes" }
+            table class="topology" {
+                tr { th { "at" } th { "read" } th { "change" } }
+                @for r in rows.iter().take(MAX_SUMMARY_ROWS) {
+                    tr data-reason=(r.reason.as_str()) {
+                        td class="num" { (secs(r.t)) } td { (r.reason.as_str()) }
+                        td class="name" { (bounded_to(&topology_change(&r.added, &r.removed, &r.roles, &r.moved).join(", "), DETAIL_CAP)) }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -444,6 +465,33 @@ fn frames_section(c: &Collected) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_topology_change_is_a_row_in_the_words_of_its_line_and_none_is_no_table() {
+        use crate::observe::record::line::{SlotsMoved, TopologyRow};
+        use crate::observe::record::TopologyReason;
+        assert_eq!(topology_table(&[]).into_string(), "");
+        let row = TopologyRow {
+            t: 12.5,
+            reason: TopologyReason::Interval,
+            added: Vec::new(),
+            removed: vec!["a:1".into()],
+            roles: Vec::new(),
+            moved: vec![SlotsMoved {
+                first: 0,
+                last: 99,
+                from: Some("a:1".into()),
+                to: Some("<b>:1".into()),
+            }],
+        };
+        let html = topology_table(&[row]).into_string();
+        assert!(html.contains(r#"<table class="topology">"#), "{html}");
+        assert!(html.contains(r#"data-reason="interval""#), "{html}");
+        assert!(
+            html.contains("removed a:1, slots 0-99 (100) a:1 -&gt; &lt;b&gt;:1"),
+            "{html}"
+        );
+    }
 
     #[test]
     fn values_keep_their_units() {

@@ -142,6 +142,8 @@ pub struct Metrics {
     reconnects: Family<EndpointLabels, Counter>,
     connect_failures: Family<EndpointLabels, Counter>,
     malformed: Family<EndpointLabels, Counter>,
+    unreachable: Family<EndpointLabels, Gauge>,
+    topology_changes: Family<ReasonLabels, Counter>,
     hooks: Family<HookResult, Counter>,
     otlp: Family<OtlpResult, Counter>,
 }
@@ -178,6 +180,8 @@ impl Metrics {
             reconnects: Family::default(),
             connect_failures: Family::default(),
             malformed: Family::default(),
+            unreachable: Family::default(),
+            topology_changes: Family::default(),
             hooks: Family::default(),
             otlp: Family::default(),
         };
@@ -317,6 +321,16 @@ impl Metrics {
             self.connect_failures.clone(),
         );
         r.register(
+            "maintwatch_unreachable_connections",
+            "Connections whose latest attempt to connect failed (a node down, or the endpoint)",
+            self.unreachable.clone(),
+        );
+        r.register(
+            "maintwatch_topology_changes",
+            "Changes of a cluster's topology after its discovery, by why it was read (refreshed, interval, connection_lost)",
+            self.topology_changes.clone(),
+        );
+        r.register(
             "maintwatch_malformed_frames",
             "Byte streams that could not be framed (the connection was re-established)",
             self.malformed.clone(),
@@ -374,6 +388,7 @@ impl Metrics {
         // The endpoint's gauges exist from the start: 0 connections is an answer, not a gap.
         self.connections.get_or_create(&endpoint).set(0);
         self.windows_open.get_or_create(&endpoint).set(0);
+        self.unreachable.get_or_create(&endpoint).set(0);
         MetricsSink {
             metrics: Arc::clone(self),
             endpoint,
@@ -381,6 +396,7 @@ impl Metrics {
             connected: HashMap::new(),
             window,
             dns_polled: false,
+            unreachable: Default::default(),
         }
     }
 }
@@ -469,6 +485,8 @@ pub struct MetricsSink {
     window: SecondsLeft,
     /// The endpoint's hostname is polled (a `dns` line was seen): only then can DNS be late.
     dns_polled: bool,
+    /// Connections whose latest attempt failed and that have not connected since.
+    unreachable: std::collections::HashSet<u32>,
 }
 
 const OPT_IN_STATES: [OptInOutcome; 4] = [
@@ -618,6 +636,33 @@ impl MetricsSink {
             .scenario_secs(std::time::Duration::from_secs_f64(real))
     }
 
+    /// Whether connection `conn` can be reached, as its latest attempt said.
+    fn reachable(&mut self, conn: u32, yes: bool) {
+        let changed = match yes {
+            true => self.unreachable.remove(&conn),
+            false => self.unreachable.insert(conn),
+        };
+        if changed || !yes {
+            self.metrics
+                .unreachable
+                .get_or_create(&self.endpoint)
+                .set(self.unreachable.len() as i64);
+        }
+    }
+
+    /// A cluster's topology line: counted when it says something changed after the discovery.
+    fn topology(&self, t: &line::Topology) {
+        if t.reason == crate::observe::record::TopologyReason::Discovered || !t.changed() {
+            return;
+        }
+        let labels = self.with(|server_address, server_port| ReasonLabels {
+            reason: t.reason.as_str(),
+            server_address,
+            server_port,
+        });
+        self.metrics.topology_changes.get_or_create(&labels).inc();
+    }
+
     fn closed(&mut self, c: &line::Closed) {
         let labels = self.with(|server_address, server_port| ReasonLabels {
             reason: c.by.as_str(),
@@ -627,6 +672,10 @@ impl MetricsSink {
         self.metrics.closed.get_or_create(&labels).inc();
         self.connected.remove(&c.conn);
         self.connections_changed();
+        if c.by == crate::observe::record::ClosedBy::Watch {
+            // No longer watched (a node that left the cluster): not unreachable any more.
+            self.reachable(c.conn, true);
+        }
         use crate::observe::record::ClosedBy;
         if c.announced {
             if let Some(past) = c.past_s {
@@ -719,13 +768,19 @@ impl Sink for MetricsSink {
         let m = Arc::clone(&self.metrics);
         match l {
             WatchLine::Connected(c) => {
+                self.reachable(c.conn, true);
                 self.connected.insert(c.conn, None);
                 if c.session > 1 {
                     self.count(&m.reconnects);
                 }
                 self.connections_changed();
             }
-            WatchLine::ConnectFailed(_) => self.count(&m.connect_failures),
+            WatchLine::ConnectFailed(f) => {
+                self.count(&m.connect_failures);
+                if f.retry_in_s.is_some() {
+                    self.reachable(f.conn, false);
+                }
+            }
             WatchLine::Handshake(h) => {
                 if let Some(state) = self.connected.get_mut(&h.conn) {
                     *state = Some(h.opt_in);
@@ -750,10 +805,8 @@ impl Sink for MetricsSink {
                 self.windows_changed();
             }
             WatchLine::Heartbeat(_) => self.heartbeat(),
-            WatchLine::Start(_)
-            | WatchLine::Advertised(_)
-            | WatchLine::Ping(_)
-            | WatchLine::Topology(_) => {}
+            WatchLine::Topology(t) => self.topology(t),
+            WatchLine::Start(_) | WatchLine::Advertised(_) | WatchLine::Ping(_) => {}
         }
         Ok(())
     }
@@ -795,6 +848,48 @@ mod tests {
     }
 
     const LATE: &str = "maintwatch_dns_late_total{server_address=\"db\",server_port=\"1\"} 1";
+
+    /// A cluster node killed: its connection fails twice, the topology read again drops it
+    /// and the watch stops watching it; the discovery is not a change.
+    #[test]
+    fn an_unreachable_node_is_a_gauge_and_each_topology_change_is_counted_by_reason() {
+        let failed = |t: f64| {
+            format!(
+                r#"{{"type":"connect_failed",{AT},"t":{t},"conn":2,"error":"refused","retry_in_s":0.1}}"#
+            )
+        };
+        let topology = |reason: &str, removed: &str| {
+            format!(
+                r#"{{"type":"topology",{AT},"t":1.0,"reason":"{reason}","nodes":["a:1"],"added":[],"removed":[{removed}],"replicas":[],"roles":[],"moved":[],"rel":null}}"#
+            )
+        };
+        let gauge = "maintwatch_unreachable_connections{server_address=\"db\",server_port=\"1\"}";
+        let mut lines = vec![
+            topology("discovered", ""),
+            format!(
+                r#"{{"type":"connected",{AT},"t":0.01,"conn":2,"addr":"127.0.0.2:1","tls":false,"session":1,"rel":null}}"#
+            ),
+        ];
+        assert!(
+            after(&lines).contains(&format!("{gauge} 0")),
+            "0 from the start"
+        );
+        lines.extend([failed(2.0), failed(2.5)]);
+        assert!(
+            after(&lines).contains(&format!("{gauge} 1")),
+            "one connection, however many attempts"
+        );
+        lines.push(topology("interval", r#""127.0.0.2:1""#));
+        lines.push(topology("interval", ""));
+        lines.push(format!(r#"{{"type":"closed",{AT},"t":3.0,"conn":2,"by":"watch","error":"left","announced":false,"window_s":null,"past_s":null,"rel":null,"joined_open":false}}"#));
+        let text = after(&lines);
+        assert!(text.contains(&format!("{gauge} 0")), "{text}");
+        assert!(
+            text.contains("maintwatch_topology_changes_total{reason=\"interval\",server_address=\"db\",server_port=\"1\"} 1"),
+            "only the change counts: {text}"
+        );
+        assert!(!text.contains("reason=\"discovered\""), "{text}");
+    }
 
     #[test]
     fn dns_following_within_the_window_is_not_late() {

@@ -81,6 +81,17 @@ impl RealRedis {
         format!("redis://{}", self.addr)
     }
 
+    /// Kills the server (SIGKILL: no goodbye to clients); [`RealRedis::revive`] starts it again.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts a killed server again on the same port, with the same arguments.
+    pub async fn revive(&mut self) {
+        self.child = spawn(&self.bin, self.addr, &self.extra).await;
+    }
+
     /// Kills the server (SIGKILL: no goodbye to clients) and starts it again on the same port.
     pub async fn restart(&mut self) {
         let _ = self.child.kill();

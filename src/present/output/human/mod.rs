@@ -2,8 +2,9 @@
 //! exact bytes under every frame and `+s.mmm` offsets relative to the latest opening event.
 //!
 //! Split by concern: `style` (colours, time, width), `lines` (one renderer per line type),
-//! `wrap` (keeping within the width), `safe` (escaping what the server chose) and `summary`
-//! (the tables a watch ends with). The public items are re-exported here, so `output::human::X`
+//! `wrap` (keeping within the width), `safe` (escaping what the server chose), `summary`
+//! (the tables a watch ends with), `topology` (a cluster's topology change in words) and
+//! `retries` (one line per state, not per retry, of a connection that cannot be made). The public items are re-exported here, so `output::human::X`
 //! paths are unchanged.
 
 use crate::observe::record::line;
@@ -11,16 +12,19 @@ use crate::observe::record::{Rel, WatchLine};
 use crate::protocol::notification::Kind;
 
 mod render;
+pub mod retries;
 mod safe;
 mod style;
 pub mod summary;
 #[cfg(test)]
 mod tests;
+mod topology;
 mod wrap;
 
 use render::render_safe;
 pub use safe::terminal_safe;
 pub use style::{clock, Role, Style, TimeFormat};
+pub use topology::topology_change;
 pub use wrap::{
     glue_units, hanging, wrap_grade, wrap_with, AFTER_REFUSAL, AZURE_REFUSAL, CONTINUATION, WIDTH,
 };
@@ -80,6 +84,28 @@ pub fn render(line: &WatchLine, style: &Style) -> Vec<String> {
         }
     }
     wrapped
+}
+
+/// A line as [`retries::Retries`] decided to show it: nothing, as it is, as a "still
+/// unreachable" line, or after a line saying the connection is back.
+pub fn render_shown(line: &WatchLine, shown: &retries::Shown, style: &Style) -> Vec<String> {
+    use retries::Shown;
+    match shown {
+        Shown::Hidden => Vec::new(),
+        Shown::Line => render(line, style),
+        Shown::Still { attempts, secs } => {
+            let text = render::still_unreachable(line, *attempts, *secs, style);
+            text.iter().flat_map(|l| wrap(l, style.width)).collect()
+        }
+        Shown::Back { attempts, secs } => {
+            let mut out: Vec<String> = render::back(line, *attempts, *secs, style)
+                .iter()
+                .flat_map(|l| wrap(l, style.width))
+                .collect();
+            out.extend(render(line, style));
+            out
+        }
+    }
 }
 
 /// A line that is detail rather than news: a successful `--traffic` PING. Shown with `-v`; the

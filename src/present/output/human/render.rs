@@ -6,7 +6,7 @@ use super::style::{clock, clock_into, Role, Style};
 use super::wrap::{wrap_with, AFTER_REFUSAL, AZURE_REFUSAL, CONTINUATION};
 use crate::network::handoff::Advertised;
 use crate::observe::record::line;
-use crate::observe::record::{ClosedBy, DnsEvent, OursChange};
+use crate::observe::record::{ClosedBy, DnsEvent, OursChange, TopologyReason};
 use crate::observe::record::{Label, OptInOutcome, WatchLine};
 use crate::present::output::text;
 use crate::protocol::notification::Classified;
@@ -175,6 +175,48 @@ fn line_connect_failed(line: &WatchLine, style: &Style) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A retry of a connection that is still failing, said as such: `still unreachable: 7 attempts
+/// in 18.0 s; last: ...`. The error loses its own "; failing for" note, which says the same.
+pub(super) fn still_unreachable(
+    line: &WatchLine,
+    attempts: u32,
+    secs: f64,
+    style: &Style,
+) -> Vec<String> {
+    let WatchLine::ConnectFailed(line::ConnectFailed {
+        at,
+        conn,
+        error,
+        retry_in_s,
+        ..
+    }) = line
+    else {
+        return Vec::new();
+    };
+    let error = crate::shared::escape::sanitize(error);
+    let error = error.split("; failing for ").next().unwrap_or_default();
+    let retry = retry_in_s.map_or(String::new(), |s| format!("; retrying in {s:.1} s"));
+    vec![format!(
+        "{} {}",
+        head(style, at, Some(*conn)),
+        style.paint(
+            Role::Error,
+            &format!("still unreachable: {attempts} attempts in {secs:.1} s; last: {error}{retry}")
+        )
+    )]
+}
+
+/// The line before a connection's `connected` line when it had failed more than once.
+pub(super) fn back(line: &WatchLine, attempts: u32, secs: f64, style: &Style) -> Vec<String> {
+    let WatchLine::Connected(line::Connected { at, conn, .. }) = line else {
+        return Vec::new();
+    };
+    vec![format!(
+        "{} reachable again after {attempts} failed attempts in {secs:.1} s",
+        head(style, at, Some(*conn)),
+    )]
 }
 
 fn line_handshake(line: &WatchLine, style: &Style) -> Vec<String> {
@@ -450,7 +492,11 @@ fn line_closed(line: &WatchLine, style: &Style) -> Vec<String> {
         }) => {
             let mut what = match by {
                 ClosedBy::Server => "closed by the server".to_string(),
-                ClosedBy::Watch => "closed by maintwatch".to_string(),
+                // With its reason when it has one: a node that left the cluster.
+                ClosedBy::Watch => match error {
+                    Some(e) => format!("closed by maintwatch: {e}"),
+                    None => "closed by maintwatch".to_string(),
+                },
                 ClosedBy::Client => "closed by the application".to_string(),
                 ClosedBy::ScenarioEnd => {
                     "scenario ended: the simulator closed the connection (not an incident)"
@@ -644,21 +690,24 @@ fn line_ping(line: &WatchLine, style: &Style) -> Vec<String> {
 fn line_topology(line: &WatchLine, style: &Style) -> Vec<String> {
     let head = |at: &str, conn: Option<u32>| head(style, at, conn);
     match line {
-        WatchLine::Topology(line::Topology {
-            at,
-            reason,
-            nodes,
-            added,
-            removed,
-            rel: r,
-            ..
-        }) => {
+        WatchLine::Topology(
+            t @ line::Topology {
+                at,
+                reason,
+                nodes,
+                rel: r,
+                ..
+            },
+        ) => {
+            let reason = match reason {
+                TopologyReason::Interval => "read again",
+                TopologyReason::ConnectionLost => "read again after a connection was lost",
+                other => other.as_str(),
+            };
             let mut what = format!("cluster topology {reason}: {} node(s)", nodes.len());
-            if !added.is_empty() {
-                what.push_str(&format!(", added {}", added.join(", ")));
-            }
-            if !removed.is_empty() {
-                what.push_str(&format!(", removed {}", removed.join(", ")));
+            for part in super::topology::topology_change(&t.added, &t.removed, &t.roles, &t.moved) {
+                what.push_str(", ");
+                what.push_str(&part);
             }
             vec![format!(
                 "{} {}{}",

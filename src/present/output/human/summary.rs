@@ -150,12 +150,15 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
         pings,
         notes,
         scenario_s,
+        topology,
         ..
     }) = line
     else {
         return Vec::new();
     };
     // In scenario seconds, like every offset on the screen, when a simulator set the speed.
+    // The topology changes' times are read in scenario seconds too.
+    let scale = scenario_s.map_or(1.0, |s| if *t > 0.0 { s / *t } else { 1.0 });
     let t = scenario_s.unwrap_or(*t);
     let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
     // The server's refusal text can be long: wrapped between words, continued 2 spaces in.
@@ -182,6 +185,7 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
         out.extend(traffic(p));
     }
     out.extend(note_lines(notes));
+    out.extend(topology_lines(topology, scale, usize::from(width)));
     if let Some(table) = totals_at {
         out.extend(lines(&table));
     }
@@ -343,6 +347,29 @@ fn totals_table(conns: &[crate::observe::record::ConnTotals], width: u16) -> Tab
     totals
 }
 
+/// The cluster's topology changes, one entry each, wrapped within `width`.
+fn topology_lines(
+    rows: &[crate::observe::record::line::TopologyRow],
+    scale: f64,
+    width: usize,
+) -> Vec<String> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!("cluster topology changed {} time(s):", rows.len())];
+    for r in rows {
+        let what = super::topology::topology_change(&r.added, &r.removed, &r.roles, &r.moved);
+        let entry = format!(
+            "  at {:.1} s ({}): {}",
+            r.t * scale,
+            r.reason,
+            what.join(", ")
+        );
+        out.extend(super::wrap::wrap_with(&entry, width, "    "));
+    }
+    out
+}
+
 /// One sentence per nonzero count of [`SummaryNotes`](crate::observe::record::SummaryNotes).
 fn note_lines(notes: &crate::observe::record::SummaryNotes) -> Vec<String> {
     let counted = [
@@ -403,6 +430,7 @@ mod tests {
             pings: None,
             notes: Default::default(),
             scenario_s: None,
+            topology: Vec::new(),
         })
     }
 
