@@ -103,6 +103,16 @@ pub fn usage(flag: &str, message: impl std::fmt::Display) -> anyhow::Error {
     })
 }
 
+/// Whether an error is a reader that went away (`EPIPE`: `| head`), which is no failure of the
+/// command's: a command that has its answer (certify's grade) still exits with it.
+pub fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

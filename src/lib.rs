@@ -2,6 +2,11 @@
 //!
 //! The library holds everything; the binary in `main.rs` only parses arguments and maps errors to
 //! exit codes, so that tests and benchmarks drive the same code the operator runs.
+//!
+//! `println!` and `eprintln!` are refused: they panic when the reader went away (`| head`), and
+//! every line goes out through a write whose error is handled
+//! ([`present::output::terminal::to_stderr`] for stderr).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
 pub mod commands;

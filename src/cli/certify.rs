@@ -212,7 +212,7 @@ pub struct CertifyArgs {
 
     /// Run each scenario's clock this many times faster. Above 1 the timeout rules are NOT
     /// JUDGED, and a client acting on a MOVING's declared window acts late.
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed, allow_negative_numbers = true)]
     pub speed: f64,
 
     /// The Redis every command the simulator does not own is relayed to: `spawn` starts a fresh

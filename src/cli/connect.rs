@@ -60,10 +60,10 @@ mod askpass {
         let stdin = std::io::stdin();
         let mut line = String::new();
         let result = if stdin.is_terminal() {
-            eprint!("Please input password: ");
+            let _ = write!(std::io::stderr(), "Please input password: ");
             let _ = std::io::stderr().flush();
             let r = without_echo(|| stdin.lock().read_line(&mut line));
-            eprintln!();
+            let _ = writeln!(std::io::stderr());
             r
         } else {
             stdin.lock().read_line(&mut line)

@@ -211,7 +211,7 @@ pub struct ScenarioArgs {
     /// Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not
     /// change, so MOVING still declares its real window). Stalls are not shortened: they last
     /// real seconds, because a client's timeouts do.
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed)]
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = positive_speed, allow_negative_numbers = true)]
     pub speed: f64,
 }
 

@@ -33,12 +33,7 @@ pub fn is_usage(e: &anyhow::Error) -> bool {
 /// The exit code of a command that failed: a closed stdout (`| head`) is no failure, a usage
 /// error is 2, anything else 1.
 pub fn exit_code(e: &anyhow::Error) -> i32 {
-    let broken_pipe = e.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    });
-    if broken_pipe {
+    if crate::exit::closed_pipe(e) {
         exit::SUCCESS
     } else if is_usage(e) {
         exit::USAGE

@@ -48,10 +48,10 @@ pub struct WatchArgs {
     #[arg(long)]
     pub require: bool,
     /// Stop after this long (e.g. 90s, 10m, 1h).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = watch_duration, allow_negative_numbers = true)]
     pub duration: Option<std::time::Duration>,
     /// Stop after N maintenance notifications.
-    #[arg(long, value_name = "N", value_parser = parse_count)]
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
     pub count: Option<u32>,
     /// One JSON object per line on stdout instead of human lines (schema: docs/jsonl.md).
     #[arg(long)]
@@ -137,7 +137,7 @@ pub struct WatchArgs {
     /// The endpoint is the built-in simulator running N times faster (`simulate --speed N`):
     /// declared windows, polls and offsets are read at that speed. Without it, the speed the
     /// simulator announces in its HELLO reply is used (1 for any other server).
-    #[arg(long, value_name = "N", value_parser = positive_speed)]
+    #[arg(long, value_name = "N", value_parser = positive_speed, allow_negative_numbers = true)]
     pub sim_speed: Option<f64>,
     /// Colour: auto (a terminal and no NO_COLOR), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -212,7 +212,24 @@ fn parse_count(text: &str) -> Result<u32, String> {
                 .into(),
         ),
         Ok(n) => Ok(n),
+        // A whole number, but more than a u32 holds: said as what it is, with the limit.
+        Err(_) if text.trim().parse::<u128>().is_ok() => Err(format!(
+            "{text} is too large: at most {} notifications (leave --count out to watch \
+             without a limit)",
+            u32::MAX
+        )),
         Err(_) => Err(format!("{text:?} is not a whole number of notifications")),
+    }
+}
+
+/// `--duration`: above zero, as `--count` is at least 1: a watch that stops before it starts
+/// is a mistake to say, not a run to make.
+fn watch_duration(text: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err("the watch stops after DURATION, so it is above 0 (leave \
+                                 --duration out to watch without a limit)"
+            .into()),
+        d => Ok(d),
     }
 }
 

@@ -135,6 +135,7 @@ fn demo_shows(e: &SimEvent) -> bool {
             | What::Assigned { .. }
             | What::AzurePublished { .. }
             | What::Say { .. }
+            | What::Stalled { .. }
             | What::Finished { .. }
             | What::Error { .. }
     )

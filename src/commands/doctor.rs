@@ -237,7 +237,7 @@ pub async fn diagnose(
 ) -> Diagnosis {
     progress.step("connecting");
     let mut stats = match open_stats(opts, dns).await {
-        Err(Stats::Stop(outcome)) => return stopped(opts, outcome),
+        Err(Stats::Stop(outcome, address)) => return stopped(opts, outcome, address),
         Err(Stats::Unread(e)) => Err(e),
         Ok(s) => Ok(s),
     };
@@ -248,7 +248,7 @@ pub async fn diagnose(
     progress.step("the opt-in");
     let main = probe::probe(opts, dns, Duration::from_millis(50)).await;
     if stops(&main.outcome) {
-        return stopped(opts, main.outcome);
+        return stopped(opts, main.outcome, main.address);
     }
     let after = match &mut stats {
         Ok(s) => s.read().await,
@@ -358,14 +358,19 @@ fn stops(outcome: &ProbeOutcome) -> bool {
 
 /// The diagnosis of an endpoint doctor could not get past: the failure in probe's one line, what
 /// to do, and nothing else (every other check needs a connection that gets past it).
-fn stopped(opts: &ConnectOptions, outcome: ProbeOutcome) -> Diagnosis {
+/// `address` is where it got to, as probe says it (none when the name did not resolve).
+fn stopped(
+    opts: &ConnectOptions,
+    outcome: ProbeOutcome,
+    address: Option<std::net::SocketAddr>,
+) -> Diagnosis {
     let report = ProbeReport::failed(opts.display_endpoint(), opts.tls(), outcome);
     let line = crate::present::output::probe_table::note_line(&report.endpoint, &report.outcome);
     Diagnosis {
         kind: "doctor",
         v: crate::observe::record::SCHEMA_VERSION,
         endpoint: report.endpoint.clone(),
-        address: None,
+        address: address.map(|a| a.to_string()),
         tls: report.tls,
         exit_code: report.outcome.exit_code(),
         server: Server {
@@ -449,8 +454,9 @@ fn azure_check(subscribed: Result<(), String>) -> AzureCheck {
 
 /// Why the `INFO errorstats` connection is missing.
 enum Stats {
-    /// A failure that ends the diagnosis ([`stops`]), as an outcome.
-    Stop(ProbeOutcome),
+    /// A failure that ends the diagnosis ([`stops`]), as an outcome, with the address it met
+    /// it at (none: the name did not resolve).
+    Stop(ProbeOutcome, Option<std::net::SocketAddr>),
     /// Errorstats cannot be read, but the other checks can go on (`INFO` refused, say).
     Unread(String),
 }
@@ -458,26 +464,31 @@ enum Stats {
 /// The connection that reads `INFO errorstats`, on the first address of the endpoint. It is
 /// doctor's first connection, so it is where a TLS mismatch or a wrong password shows first.
 async fn open_stats(opts: &ConnectOptions, dns: Option<&DnsResolver>) -> Result<ErrorStats, Stats> {
-    let failed = |e: crate::network::conn::ConnectError| {
-        let outcome = ProbeOutcome::from_error(&e);
-        if stops(&outcome) {
-            Stats::Stop(outcome)
-        } else {
-            Stats::Unread(e.reason())
+    let failed_at = |at: Option<std::net::SocketAddr>| {
+        move |e: crate::network::conn::ConnectError| {
+            let outcome = ProbeOutcome::from_error(&e);
+            if stops(&outcome) {
+                Stats::Stop(outcome, at)
+            } else {
+                Stats::Unread(e.reason())
+            }
         }
     };
     let addr: IpAddr = match (opts.host().parse(), dns) {
         (Ok(ip), _) => ip,
         (Err(_), Some(dns)) => *crate::network::conn::resolve(opts, dns)
             .await
-            .map_err(failed)?
+            .map_err(failed_at(None))?
             .first()
             .ok_or(Stats::Unread("no address".into()))?,
         (Err(_), None) => return Err(Stats::Unread("no resolver".into())),
     };
     // A bare ON: the reading connection asks for nothing in particular.
     let quiet = opts.with_endpoint_type(EndpointTypeChoice::ServerDefault);
-    ErrorStats::open(&quiet, addr).await.map_err(failed)
+    let at = std::net::SocketAddr::new(addr, opts.port());
+    ErrorStats::open(&quiet, addr)
+        .await
+        .map_err(failed_at(Some(at)))
 }
 
 fn client_rows(

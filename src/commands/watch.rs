@@ -62,10 +62,8 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
         })
     });
     if let Some(server) = &services.server {
-        eprintln!(
-            "maintwatch: metrics at http://{}/metrics",
-            server.local_addr()
-        );
+        let at = format!("metrics at http://{}/metrics", server.local_addr());
+        tell("", &at);
     }
     let mut sinks = settings.sinks(out)?;
     let summaries = KeptSummaries::default();
@@ -102,7 +100,11 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     if !written.gone && written.dropped == 0 {
         return Ok(code);
     }
-    summary_on_stderr(&settings, written, summaries.take())?;
+    // stderr gone too (`2>&1 | head`): the summary is lost, the code is still stdout's.
+    match summary_on_stderr(&settings, written, summaries.take()) {
+        Err(e) if !exit::closed_pipe(&e) => return Err(e),
+        _ => {}
+    }
     // A signal's code stands; otherwise the watch stopped because nobody read it.
     Ok(if written.gone && code < exit::HANGUP {
         exit::FAILURE

@@ -157,4 +157,15 @@ async fn errors_from_a_real_server_are_lines_of_words() {
     for (args, code) in &cases {
         assert_plain(args, &run(args).await, *code);
     }
+    // Stopped by the password, doctor --json still says where it got to, as probe --json does.
+    let wrong = format!("redis://:wrong@{addr}");
+    let address = |command: &str, out: &str| -> serde_json::Value {
+        let line: serde_json::Value = serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("{command} --json: {e}: {out}"));
+        line["address"].clone()
+    };
+    let (_, doctor, _) = run(&strings(&["doctor", "--json", &wrong])).await;
+    let (_, probe, _) = run(&strings(&["probe", "--json", &wrong])).await;
+    assert_eq!(address("doctor", &doctor), address("probe", &probe));
+    assert_eq!(address("doctor", &doctor), addr.to_string().as_str());
 }

@@ -364,6 +364,24 @@ fn every_scripts_and_docs_path_named_in_the_tree_exists() {
     assert!(missing.is_empty(), "no such file:\n{}", missing.join("\n"));
 }
 
+/// The README tells a reader of a checkout how to read a man page (`man -l man/...`): the page
+/// it names is there, and is a man page of the binary.
+#[test]
+fn the_readmes_man_page_from_a_checkout_exists() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let pages: Vec<&str> = readme
+        .split("`man -l ")
+        .skip(1)
+        .filter_map(|rest| rest.split('`').next())
+        .collect();
+    assert!(!pages.is_empty(), "the README says no `man -l PAGE`");
+    for page in pages {
+        let text = std::fs::read_to_string(root().join(page))
+            .unwrap_or_else(|e| panic!("README: man -l {page}: {e}"));
+        assert!(text.contains(".TH maintwatch"), "{page} is no man page");
+    }
+}
+
 /// The commands a page shows: code lines and inline code that run `maintwatch` (at the start,
 /// after a `$ ` prompt, after `VAR=value` or a `|`), and `cargo run ... -- SUB` as
 /// `maintwatch SUB` (not `cargo run --example`). Each is the maintwatch part of the line, comment

@@ -15,6 +15,7 @@ mod certify;
 mod ci_job;
 mod cli_small;
 mod client_parsers;
+mod closed_pipes;
 mod cluster_topology;
 mod conn;
 mod decode_cli;

@@ -387,3 +387,42 @@ fn the_page_names_the_dns_port_it_was_graded_with() {
     );
     assert!(html.contains(&want), "{}", &html[..html.len().min(3000)]);
 }
+
+/// Plain `pcap` (no `--grade`) shows the DNS it reads, as the watch shows its own polls: the
+/// first answer, the change from 127.0.0.2 to 127.0.0.3 after the MOVING, and the time of the
+/// change in the summary's DNS column (it showed `-` and no DNS line).
+#[test]
+fn plain_pcap_shows_the_dns_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = Py {
+        host: "127.0.0.5",
+        server: OLD,
+        recycles: false,
+    };
+    let file = write(dir.path(), "plain.pcap", &two_apps(&py));
+    let out = common::maintwatch(["pcap", "--dns-port", "5354"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!("DNS {NAME} {{127.0.0.2}}")),
+        "{text}"
+    );
+    assert!(
+        flat.contains(&format!(
+            "after MOVING seq 7: DNS {NAME} {{127.0.0.2}} -> {{127.0.0.3}}"
+        )),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("│ MOVING 7"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        row.split('┆').nth(3).map(str::trim),
+        Some("+8.0 s"),
+        "{text}"
+    );
+}

@@ -140,3 +140,50 @@ fn clap_errors_keep_their_format() {
         "{err}"
     );
 }
+
+/// The input edges a new user met (issue 60), each said as what it is: a count too large for
+/// its type names the largest, a negative speed is a speed and not an unknown flag, a zero
+/// `--duration` is refused as a zero `--count` is, and a directory given as a capture is a
+/// directory to `pcap` as it is to `replay`.
+#[test]
+fn each_input_edge_names_the_real_problem() {
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["watch", "--count", "4294967296", CLOSED],
+            2,
+            "4294967296 is too large: at most 4294967295 notifications",
+        ),
+        (
+            &["demo", "--speed", "-1"],
+            2,
+            "for '--speed <N>': expected a number above 0, such as 1, 4 or 0.5, found \"-1\"",
+        ),
+        (
+            &["watch", "--duration", "0s", CLOSED],
+            2,
+            "the watch stops after DURATION, so it is above 0",
+        ),
+        (
+            &["watch", "--count", "0", CLOSED],
+            2,
+            "the watch stops after N notifications, so N is at least 1",
+        ),
+        (&["pcap", "/"], 1, "/: cannot open: Is a directory"),
+        (&["replay", "/"], 1, "Is a directory"),
+    ];
+    let mut wrong = Vec::new();
+    for (args, code, said) in cases {
+        let out = common::maintwatch(*args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(*code) || !err.contains(said) {
+            wrong.push(format!(
+                "{args:?}: exit {:?}, stderr {err:?}",
+                out.status.code()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}

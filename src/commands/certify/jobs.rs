@@ -115,10 +115,7 @@ pub async fn worker(args: &CertifySettings) -> anyhow::Result<i32> {
         // Said here, as `--jobs 1` says it; the exit code tells certify it was said.
         Err(e) if crate::simulator::simulation::client::not_started(&e) => {
             let text = format!("scenario {}: {e}", sim_args.scenario.name());
-            eprintln!(
-                "{}",
-                crate::present::output::terminal::message("error", &text)
-            );
+            crate::present::output::terminal::tell("error", &text);
             return Ok(exit::CLIENT_NOT_STARTED);
         }
         Err(e) => return Err(e),

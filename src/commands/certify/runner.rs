@@ -78,12 +78,17 @@ pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
         // The client could not be started, say: what was played before still counts.
         if crate::simulator::simulation::client::not_started(&e) {
             let text = format!("scenario {name}: {e}");
-            eprintln!("{}", terminal::message("error", &text));
+            terminal::tell("error", &text);
             return Ok(exit::CLIENT_NOT_STARTED);
         }
         return Err(e.context(format!("scenario {name}")));
     }
-    print_summary(&outcomes, &names, &dir, run.interrupted.is_some())?;
+    // A closed stdout (`| head`) loses the summary, not the grade: the files are written and
+    // the exit code is the one the scenarios earned.
+    match print_summary(&outcomes, &names, &dir, run.interrupted.is_some()) {
+        Err(e) if !exit::closed_pipe(&e) => return Err(e),
+        _ => {}
+    }
     Ok(run
         .interrupted
         .unwrap_or_else(|| worst(&outcomes).exit_code()))

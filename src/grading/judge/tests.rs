@@ -527,6 +527,34 @@ fn a_client_without_a_resolver_naming_the_simulator_is_not_passed_for_staying() 
     );
 }
 
+/// A client that ignored SIGTERM is killed after the grace, past the scenario's end: the grade
+/// says the signal and when, in the words the report's heading uses (the terminal said
+/// "scenario ended (+11.0 s)" where the page said "signal 9").
+#[test]
+fn a_client_stopped_by_maintwatch_is_said_as_the_report_says_it() {
+    let mut obs = recycle_run(by_name());
+    let process = ClientProcess {
+        signal: Some(9),
+        exit_code: None,
+        stopped: true,
+        ..died("app", 11.004, "")
+    };
+    obs.client_process = Some(process.clone());
+    let g = judge(&obs);
+    let r = g
+        .rules
+        .iter()
+        .find(|r| r.rule == "survives")
+        .unwrap()
+        .clone();
+    assert_eq!(r.verdict, Verdict::Pass, "{r:?}");
+    assert_eq!(
+        r.detail,
+        "still running when the scenario ended; stopped by maintwatch (signal 9) at +11.0 s"
+    );
+    assert!(r.detail.contains(&process.how_it_ended()));
+}
+
 /// A client process that exited with 1 at `at`, its stderr ending with `last`.
 fn died(program: &str, at: f64, last: &str) -> ClientProcess {
     ClientProcess {

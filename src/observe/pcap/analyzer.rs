@@ -212,7 +212,14 @@ pub struct Analyzer {
     pub(super) endpoint: String,
     /// The judge's observations, with `--grade`.
     pub(super) grade: Option<observations::Recorder>,
+    /// The DNS answers read, as the watch's poller reads its own: per name and address family,
+    /// what changed, so that plain `pcap` shows DNS as `--grade` reads it.
+    pub(super) dns: std::collections::BTreeMap<(String, bool), crate::network::dns::ChangeTracker>,
 }
+
+/// Names whose answers are followed: a capture of a busy host answers many names, and past
+/// this many the others are left out of the lines (the grade reads them all).
+const DNS_NAMES: usize = 64;
 
 pub(super) fn secs_f(s: f64) -> f64 {
     (s * 1e6).round() / 1e6
@@ -329,6 +336,7 @@ impl Analyzer {
             out: Vec::new(),
             grade,
             endpoint,
+            dns: Default::default(),
         }
     }
 
@@ -407,9 +415,12 @@ impl Analyzer {
         match packet::segment(p.linktype, p.data) {
             Ok(seg) => self.segment(&seg, p.ts),
             Err(packet::Skip::Bad) => self.stats.bad_packets += 1,
-            Err(packet::Skip::NotTcp) if self.grade.is_some() => {
+            Err(packet::Skip::NotTcp) => {
                 let t = self.gt(p.ts);
                 let udp = dns_answers::read(p.linktype, p.data, &self.settings.dns_ports);
+                if let dns_answers::Udp::Answer(a) = &udp {
+                    self.dns_answer(a, p.ts);
+                }
                 if let Some(g) = &mut self.grade {
                     match udp {
                         dns_answers::Udp::Answer(a) => g.dns(a, t),
@@ -418,8 +429,30 @@ impl Analyzer {
                     }
                 }
             }
-            Err(packet::Skip::NotTcp) => {}
         }
+    }
+
+    /// A DNS answer, told to the timeline when it changes what the name resolves to, as the
+    /// watch tells its own polls: a first answer, then each change. An empty answer (the AAAA
+    /// query of a name with only A records) says nothing about the addresses.
+    fn dns_answer(&mut self, a: &dns_answers::Answer, ts: SystemTime) {
+        let Some(first) = a.records.first() else {
+            return;
+        };
+        let key = (a.name.trim_end_matches('.').to_string(), first.is_ipv4());
+        if !self.dns.contains_key(&key) && self.dns.len() >= DNS_NAMES {
+            return;
+        }
+        let resolution = crate::network::handoff::Resolution::Addresses {
+            addrs: a.records.clone(),
+            ttl: a.ttl,
+        };
+        let Some(kind) = self.dns.entry(key.clone()).or_default().observe(resolution) else {
+            return;
+        };
+        let dns = event::Dns { host: key.0, kind };
+        let lines = self.observe(ts, 0, What::Dns(dns));
+        self.emit_watch(lines);
     }
 
     pub(super) fn segment(&mut self, seg: &packet::Segment<'_>, ts: SystemTime) {

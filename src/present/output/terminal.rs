@@ -4,7 +4,7 @@
 //! Piped or redirected output keeps the fixed width of 80 ([`super::human::WIDTH`]): files and
 //! scripts see the same lines on every machine, whatever window started them.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 /// Narrower than this, a `COLUMNS` value is taken for a mistake and ignored.
 const MIN_COLUMNS: usize = 20;
@@ -38,11 +38,20 @@ pub fn say(text: &str) {
     match stderr_columns() {
         Some(width) => {
             for line in super::human::wrap_with(text, width, "  ") {
-                eprintln!("{line}");
+                to_stderr(&line);
             }
         }
-        None => eprintln!("{text}"),
+        None => to_stderr(text),
     }
+}
+
+/// One line on stderr, the way every line of ours gets there. A reader that went away
+/// (`2>&1 | head`) loses the line and nothing else happens: `eprintln!` panics on a closed
+/// stderr (exit 101), and a last word nobody reads must not change the exit code the command
+/// earned.
+pub fn to_stderr(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
 }
 
 /// A line for stderr in the one form every message has: `maintwatch: `, then the text,
@@ -75,7 +84,7 @@ pub fn tell(kind: &str, text: &str) {
 /// (sanitised: a cause may quote a server or a file), wrapped between words on a terminal.
 pub fn print_error(e: &anyhow::Error) {
     for line in error_lines(e, stderr_columns()) {
-        eprintln!("{line}");
+        to_stderr(&line);
     }
 }
 

@@ -304,13 +304,8 @@ fn grade_section(g: &Grade, rows: &GradeRows) -> Markup {
         h2 id="grade" { "Grade" }
         @if let Some(p) = &g.client_process {
             p class="client-process" {
-                "Client process " (bounded(&p.program)) ": "
-                @match (p.exit_code, p.signal) {
-                    (Some(code), _) => { "exited " (code) }
-                    (None, Some(sig)) => { "ended by signal " (sig) }
-                    (None, None) => { "ended (status unknown)" }
-                }
-                @if p.stopped { " (stopped by maintwatch)" }
+                // The words of the terminal's grade (`survives`), so the two agree.
+                "Client process " (bounded(&p.program)) ": " (p.how_it_ended())
                 " at " (secs(p.at))
             }
             @if !p.stderr_tail.is_empty() {

@@ -37,9 +37,14 @@ fn t3(t: f64) -> String {
     format!("{t:.3}")
 }
 
-/// Seconds as every title writes them: `+12.345 s`.
+/// Seconds as every title writes them: `+12.345 s`, and a time before the reference (a
+/// connection opened before the clock started) as `-1.000 s`, never `+-1.000 s`.
 pub fn secs(t: f64) -> String {
-    format!("+{t:.3} s")
+    if t.is_sign_negative() && format!("{t:.3}") != "-0.000" {
+        format!("{t:.3} s")
+    } else {
+        format!("+{:.3} s", t.abs())
+    }
 }
 
 /// One row per bar, and one above each client's first bar for its name.
@@ -366,6 +371,13 @@ fn tick_label(t: f64, step: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_before_the_start_has_one_sign() {
+        assert_eq!(secs(-1.0), "-1.000 s");
+        assert_eq!(secs(12.3454), "+12.345 s");
+        assert_eq!(secs(-0.0001), "+0.000 s");
+    }
 
     fn marker(t: f64, name: &str) -> Marker {
         Marker {

@@ -351,7 +351,7 @@ pub(super) async fn start_client(
         // The fallback still matters to a silent run: the grade of a client that cannot
         // resolve the name says little (certify said a refusal once, before its first run).
         if let Some(n) = note.filter(|_| refused.is_none()) {
-            eprintln!("{n}");
+            crate::present::output::terminal::to_stderr(&n);
         }
         return Ok((Some(client), port53, capture));
     }

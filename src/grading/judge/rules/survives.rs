@@ -20,8 +20,12 @@ impl Check for Survives {
             (true, _, _) => Rule::decided(
                 self.name(),
                 true,
+                // When it ended is when it was stopped, which may be later than the scenario's
+                // end (a client that ignores SIGTERM is killed after a grace): said as the
+                // report's heading says it, with the signal or status.
                 format!(
-                    "still running when the scenario ended (+{:.1} s); stopped by maintwatch",
+                    "still running when the scenario ended; {} at +{:.1} s",
+                    p.how_it_ended(),
                     p.at
                 ),
             ),

@@ -210,11 +210,9 @@ pub fn read_file(
 ) -> anyhow::Result<FileReport> {
     let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let mut head = [0u8; legacy::HEADER];
-    // Unreadable (a directory, an I/O error): said as the parser's first read would say it.
-    let got = read_full(&mut file, &mut head).map_err(|_| ReadError::Block {
-        offset: 0,
-        what: "read error".into(),
-    })?;
+    // Unreadable from its first byte (a directory, an I/O error): the OS's words, as for a
+    // file that does not open ("Is a directory", where "read error" named nothing).
+    let got = read_full(&mut file, &mut head).map_err(ReadError::Io)?;
     match legacy::Header::parse(&head[..got]) {
         Some(header) => legacy::read(file, header, each),
         None => read_blocks(open(&head[..got], file)?, each),

@@ -139,6 +139,17 @@ fn traffic(p: &crate::observe::record::PingStats) -> Vec<String> {
     vec![latency, line]
 }
 
+/// How long the watch ran: in scenario seconds, like every offset on the screen, when a
+/// simulator set a speed other than 1 (only then is `scenario_s` there), and then labelled so,
+/// with the clock's seconds beside them (`--speed 4`: 32 s of scenario in 8 s), so that neither
+/// is taken for the other.
+fn watched(t: f64, scenario_s: Option<f64>) -> String {
+    match scenario_s {
+        Some(s) => format!("{s:.1} s of scenario time ({t:.1} s by the clock)"),
+        None => format!("{t:.1} s"),
+    }
+}
+
 /// Renders a `Summary` line, its tables within `width` columns; other lines render as nothing.
 pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     let WatchLine::Summary(line::Summary {
@@ -159,8 +170,10 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     // In scenario seconds, like every offset on the screen, when a simulator set the speed.
     // The topology changes' times are read in scenario seconds too.
     let scale = scenario_s.map_or(1.0, |s| if *t > 0.0 { s / *t } else { 1.0 });
-    let t = scenario_s.unwrap_or(*t);
-    let mut out = vec![format!("summary: watched {t:.1} s, stopped ({reason})")];
+    let mut out = vec![format!(
+        "summary: watched {}, stopped ({reason})",
+        watched(*t, *scenario_s)
+    )];
     // The server's refusal text can be long: wrapped between words, continued 2 spaces in.
     let azure = events.iter().any(|e| e.kind.starts_with("NodeMaintenance"));
     for tally in opt_in {
@@ -408,7 +421,17 @@ fn note_lines(notes: &crate::observe::record::SummaryNotes) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::note_lines;
+    use super::{note_lines, watched};
+
+    /// `demo --speed 4` watched 32 s of scenario in 8 s: said as both, never one for the other.
+    #[test]
+    fn scenario_time_is_labelled_when_the_clock_ran_faster() {
+        assert_eq!(
+            watched(8.0, Some(32.0)),
+            "32.0 s of scenario time (8.0 s by the clock)"
+        );
+        assert_eq!(watched(95.4, None), "95.4 s");
+    }
     use crate::observe::record::{line, ConnTotals, EventRow, SummaryNotes, WatchLine};
 
     fn summary(events: Vec<EventRow>, endpoint: &str) -> WatchLine {

@@ -384,14 +384,21 @@ fn command_text(frame: &[u8]) -> String {
             if name.eq_ignore_ascii_case(b"AUTH") || name.eq_ignore_ascii_case(b"HELLO") {
                 return format!("{} (arguments not shown)", escape(name));
             }
+            // Every argument, so that the opt-in's value shows (`moving-endpoint-type
+            // internal-ip`, the fifth word); only a long command is cut, and says so.
             let words: Vec<String> = args
                 .iter()
-                .take(4)
                 .map(|a| escape(a.as_text().unwrap_or(b"?")))
                 .collect();
-            let mut text = words.join(" ");
-            text.truncate(SHOWN_MAX);
-            text
+            let text = words.join(" ");
+            if text.len() <= SHOWN_MAX {
+                return text;
+            }
+            let mut cut = SHOWN_MAX;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}...", &text[..cut])
         }
         _ => short(frame),
     }
@@ -403,4 +410,43 @@ fn short(bytes: &[u8]) -> String {
         text.push_str("...");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{command_text, SHOWN_MAX};
+
+    fn frame(words: &[&str]) -> Vec<u8> {
+        let mut f = format!("*{}\r\n", words.len()).into_bytes();
+        for w in words {
+            f.extend(format!("${}\r\n{w}\r\n", w.len()).bytes());
+        }
+        f
+    }
+
+    /// The opt-in's value is its fifth word: the narration showed the opt-in without it.
+    #[test]
+    fn a_command_is_shown_whole_and_only_a_long_one_is_cut() {
+        let opt_in = [
+            "CLIENT",
+            "MAINT_NOTIFICATIONS",
+            "ON",
+            "moving-endpoint-type",
+            "internal-ip",
+        ];
+        assert_eq!(
+            command_text(&frame(&opt_in)),
+            "CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type internal-ip"
+        );
+        let long = "k".repeat(200);
+        let text = command_text(&frame(&["GET", &long]));
+        assert!(
+            text.ends_with("...") && text.len() == SHOWN_MAX + 3,
+            "{text}"
+        );
+        assert_eq!(
+            command_text(&frame(&["AUTH", "secret"])),
+            "AUTH (arguments not shown)"
+        );
+    }
 }
