@@ -354,3 +354,35 @@ fn check_trigger(params: &Value, effect: &str, also: &[&str]) -> Result<(), Stri
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_actions_are_capped_and_ended_ones_forgotten_oldest_first() {
+        let mut t = Table::default();
+        let ids: Vec<String> = (0..RUNNING_MAX)
+            .map(|_| t.open("migrate").unwrap())
+            .collect();
+        assert!(t.open("migrate").unwrap_err().contains("running already"));
+        t.end(&ids[0], Status::Success(json!({})));
+        let next = t.open("bind").unwrap();
+        assert_eq!(t.show(&next).unwrap()["status"], "running");
+        assert_eq!(t.show(&ids[0]).unwrap()["status"], "success");
+        for id in &ids {
+            t.end(id, Status::Failed("x".into()));
+        }
+        t.end(&next, Status::Failed("x".into()));
+        for _ in 0..KEPT_MAX {
+            let id = t.open("failover").unwrap();
+            t.end(&id, Status::Failed("x".into()));
+        }
+        assert!(t.records.len() <= KEPT_MAX);
+        assert!(
+            t.show(&ids[0]).is_none(),
+            "the oldest ended action is forgotten"
+        );
+        assert!(t.show("action-0").is_none());
+    }
+}
