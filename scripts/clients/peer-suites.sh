@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The client libraries' own maintenance test suites, run against `maintwatch simulate
-# --proxy-api` in place of the Docker proxy (cae-resp-proxy) they are written for.
+# --proxy-api` in place of the Docker proxy (cae-resp-proxy) they are written for, and their
+# real-cluster suites against `maintwatch simulate --fault-injector-api` in place of Redis
+# Enterprise and its fault injector.
 #
-#   scripts/clients/peer-suites.sh [redis-py|go-redis|all]   (default all)
+#   scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|fi]
+#
+# `all` (the default, what CI runs) is the mock level; `fi` the real-cluster level (tens of
+# minutes: the suites wait on real-time maintenance windows; redis-py's only, so far).
 #
 # Their code is fetched from the registries into target/peer at run time, never committed:
 # redis-py's sdist from PyPI (pip download), go-redis' module from the Go module proxy (go mod
@@ -86,11 +91,13 @@ check() {
     return $new
 }
 
-redis_py() {
+# redis_py_fetch: redis-py's sdist unpacked and a venv for its suites (1 when there is no
+# Python, after a SKIP line).
+redis_py_fetch() {
     local python="${PYTHON:-python3}"
     if ! command -v "$python" >/dev/null; then
         echo "SKIP: peer-suites: redis-py: no $python"
-        return 0
+        return 1
     fi
     local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
     if [ ! -d "$src" ]; then
@@ -103,6 +110,11 @@ redis_py() {
         # other suites' needs).
         "$venv/bin/pip" install -q pytest pytest-asyncio pytest-timeout
     fi
+}
+
+redis_py() {
+    redis_py_fetch || return 0
+    local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
     start_sim 4000 15379,15380,15381 cluster,hitless,logger "$peer/redis-py-sim.log" || return 1
     local xml="$peer/redis-py.xml" start=$SECONDS
     rm -f "$xml"
@@ -118,6 +130,31 @@ redis_py() {
     echo "peer-suites: redis-py $REDIS_PY_VERSION tests/maint_notifications -m fixed_client:" \
         "$(summary "$peer/redis-py")," "$((SECONDS - start)) s"
     check redis-py "$peer/redis-py.failed" "$peer/redis-py.passed" || status=1
+}
+
+# The real-cluster suite, tests/test_scenario/test_maint_notifications.py, in its default Redis
+# Enterprise mode: the simulator serves the fault injector's API on redis-py's default port and
+# runs pytest as its client, so the database names resolve through its DNS.
+redis_py_fi() {
+    redis_py_fetch || return 0
+    local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
+    # tests/test_scenario's conftest imports redis.multidb, which needs pybreaker.
+    "$venv/bin/python" -c "import pybreaker" 2>/dev/null || "$venv/bin/pip" install -q pybreaker
+    local xml="$peer/redis-py-fi.xml" endpoints="$peer/redis-py-fi-endpoints.json" start=$SECONDS
+    rm -f "$xml"
+    (cd "$src" && "$bin" simulate --fault-injector-api 20324 --endpoints-file "$endpoints" \
+        --upstream spawn --quiet --client-output "$peer/redis-py-fi.log" -- \
+        env REDIS_ENDPOINTS_CONFIG_PATH="$endpoints" FAULT_INJECTION_API_URL=http://127.0.0.1:20324 \
+        "$venv/bin/python" -m pytest tests/test_scenario/test_maint_notifications.py \
+        -p no:cacheprovider -q --junit-xml "$xml" >"$peer/redis-py-fi-sim.log" 2>&1) || true
+    if [ ! -s "$xml" ]; then
+        echo "peer-suites: redis-py-fi: the suite did not finish; see target/peer/redis-py-fi.log"
+        return 1
+    fi
+    junit "$xml" "$peer/redis-py-fi" || return 1
+    echo "peer-suites: redis-py $REDIS_PY_VERSION tests/test_scenario/test_maint_notifications.py" \
+        "(fault injector): $(summary "$peer/redis-py-fi")," "$((SECONDS - start)) s"
+    check redis-py-fi "$peer/redis-py-fi.failed" "$peer/redis-py-fi.passed" || status=1
 }
 
 # junit XML PREFIX: writes PREFIX.failed and PREFIX.passed (test ids file::Class::name) and
@@ -212,6 +249,8 @@ suite() {
 case "$which_suite" in
 redis-py) (suite redis_py) || status=1 ;;
 go-redis) (suite go_redis) || status=1 ;;
+redis-py-fi) (suite redis_py_fi) || status=1 ;;
+fi) (suite redis_py_fi) || status=1 ;;
 all)
     (suite redis_py) &
     py=$!
@@ -221,7 +260,7 @@ all)
     wait $gr || status=1
     ;;
 *)
-    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all]" >&2
+    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|fi]" >&2
     exit 2
     ;;
 esac

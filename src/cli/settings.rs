@@ -175,6 +175,7 @@ pub fn simulation_settings(args: &SimulateArgs) -> anyhow::Result<SimulationSett
     let scenario = match args.play.asked() {
         Some(asked) => asked,
         None if args.proxy_api.is_some() => ScenarioChoice::ApiOnly,
+        None if args.fault_injector_api.is_some() => ScenarioChoice::FaultInjector,
         None => args.play.choice(),
     };
     let client = (!args.command.is_empty()).then(|| ClientSettings {
@@ -201,6 +202,7 @@ pub fn simulation_settings(args: &SimulateArgs) -> anyhow::Result<SimulationSett
         },
         verbose: args.verbose,
         api: api_settings(args)?,
+        fault_injector: fault_injector_settings(args)?,
         ..SimulationSettings::new(scenario)
     })
 }
@@ -236,6 +238,22 @@ fn api_settings(args: &SimulateArgs) -> anyhow::Result<Option<ApiSettings>> {
         defaults: args.default_interceptors.clone(),
         announce: args.announce.clone(),
     }))
+}
+
+/// `--fault-injector-api` and `--endpoints-file`; a bad address is a usage error.
+fn fault_injector_settings(
+    args: &SimulateArgs,
+) -> anyhow::Result<Option<crate::simulator::sim::fault_injector::FaultInjectorOptions>> {
+    let Some(addr) = &args.fault_injector_api else {
+        return Ok(None);
+    };
+    let addr = loopback_or(addr).map_err(|e| usage("--fault-injector-api", e))?;
+    Ok(Some(
+        crate::simulator::sim::fault_injector::FaultInjectorOptions {
+            addr,
+            endpoints_file: args.endpoints_file.clone(),
+        },
+    ))
 }
 
 /// `PORT` on 127.0.0.1, or `HOST:PORT` as given (an IP address, `[v6]:port` for IPv6).

@@ -88,6 +88,22 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "[HOST:]PORT", requires = "upstream")]
     pub proxy_api: Option<String>,
 
+    /// Serve the HTTP API of Redis Enterprise's fault injector on [HOST:]PORT, loopback unless a
+    /// host is given, in place of a scenario: the client libraries' real-cluster suites create
+    /// databases and trigger maintenances through it, each played on the simulator's proxies
+    /// (docs/fault-injector.md).
+    #[arg(
+        long,
+        value_name = "[HOST:]PORT",
+        conflicts_with_all = ["proxy_api", "scenario", "scenario_file"]
+    )]
+    pub fault_injector_api: Option<String>,
+
+    /// Write the fault injector's databases here, as the suites read them
+    /// (REDIS_ENDPOINTS_CONFIG_PATH), again whenever one is created, deleted or moved.
+    #[arg(long, value_name = "PATH", requires = "fault_injector_api")]
+    pub endpoints_file: Option<PathBuf>,
+
     /// The proxy API's nodes, comma-separated: [HOST:]PORT each, loopback unless a host is
     /// given (the proxy's LISTEN_PORT; default 6379).
     #[arg(

@@ -25,6 +25,7 @@ mod docs;
 mod doctor;
 mod error_text;
 mod examples;
+mod fault_injector;
 mod fleet;
 mod go_redis;
 mod grade;

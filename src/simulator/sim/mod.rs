@@ -31,6 +31,8 @@ pub mod capture;
 pub mod cluster_slots;
 pub mod cpu_wait;
 pub mod dns_server;
+pub mod fault_injector;
+mod http_api;
 pub mod isolation;
 mod narration;
 pub mod notation;

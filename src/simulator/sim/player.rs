@@ -43,6 +43,9 @@ pub struct SimOptions {
     pub mark_end: bool,
     /// Serve cae-resp-proxy's HTTP API and its relaying nodes too ([`proxy_api`]).
     pub api: Option<proxy_api::ApiOptions>,
+    /// Serve Redis Enterprise's fault injector API too ([`fault_injector`]); the scenario is
+    /// then [`Scenario::fault_injector`].
+    pub fault_injector: Option<fault_injector::FaultInjectorOptions>,
     /// Keep every event, in order, for a grade ([`Simulator::kept_events`]). The narration's
     /// broadcast drops the oldest events for a subscriber that falls behind, which is right for
     /// a terminal but not for a judge: on a loaded machine a verdict would rest on part of the
@@ -65,6 +68,7 @@ impl SimOptions {
             traffic: false,
             mark_end: true,
             api: None,
+            fault_injector: None,
             keep: false,
         }
     }
@@ -85,6 +89,7 @@ impl fmt::Debug for SimOptions {
             .field("upstream", &self.upstream)
             .field("traffic", &self.traffic)
             .field("api", &self.api)
+            .field("fault_injector", &self.fault_injector)
             .field("keep", &self.keep)
             .finish()
     }
@@ -295,6 +300,8 @@ pub struct Simulator {
     pub(super) shutdown: watch::Sender<bool>,
     /// Where the proxy API answers and its nodes as started, with `--proxy-api`.
     pub(super) api: Option<(SocketAddr, Vec<SocketAddr>)>,
+    /// Where the fault injector API answers, with `--fault-injector-api`.
+    pub(super) fault_injector: Option<SocketAddr>,
 }
 
 impl Simulator {
@@ -354,6 +361,7 @@ impl Simulator {
         let _ = narrator.set(Arc::downgrade(&shared));
         let mut tasks = Vec::new();
         // Before anything else is spawned: a port it cannot bind ends the start cleanly.
+        let fi = fault_injector::bind(opts.fault_injector).await?;
         let api = match opts.api {
             Some(a) => {
                 let handle = proxy_api::start(shared.clone(), a).await?;
@@ -363,6 +371,10 @@ impl Simulator {
             None => None,
         };
         let dns = Arc::new(dns);
+        let fault_injector = match fi {
+            Some(fi) => Some(fault_injector::start(&shared, &dns, fi, &mut tasks).await),
+            None => None,
+        };
         for (i, want) in wants.into_iter().enumerate() {
             let ip = shared.scenario.proxies[i];
             // A proxy that starts down gives its socket back now; `up` binds it again.
@@ -382,6 +394,7 @@ impl Simulator {
         )));
         Ok(Simulator {
             api,
+            fault_injector,
             shared,
             dns: Some(dns),
             dns_addr,
@@ -395,6 +408,11 @@ impl Simulator {
     /// Where the proxy API answers, and its nodes as started (`--proxy-api`).
     pub fn api(&self) -> Option<(SocketAddr, &[SocketAddr])> {
         self.api.as_ref().map(|(a, n)| (*a, n.as_slice()))
+    }
+
+    /// Where the fault injector API answers (`--fault-injector-api`).
+    pub fn fault_injector(&self) -> Option<SocketAddr> {
+        self.fault_injector
     }
 
     /// The port every proxy listens on.

@@ -198,6 +198,9 @@ pub(super) fn print_banner(
         Some((addr, nodes)) => api_banner(&mut out, sim, args, addr, nodes)?,
         None => banner(&mut out, sim, args)?,
     }
+    if let Some(addr) = sim.fault_injector() {
+        fault_injector_banner(&mut out, args, addr)?;
+    }
     match (upstream, spawned) {
         (Some(up), Some(s)) => {
             // The TCP address first: it is the one a client (or redis-cli) would use directly.
@@ -255,6 +258,28 @@ pub(super) fn api_banner(
             out,
             "  clock     started; nothing happens until the API asks"
         )?;
+    }
+    Ok(())
+}
+
+/// The fault injector's lines of the header: where its API answers and where the endpoints file
+/// is.
+pub(super) fn fault_injector_banner(
+    out: &mut Header<impl Write>,
+    args: &SimulationSettings,
+    addr: std::net::SocketAddr,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "  faults    http://{addr}: Redis Enterprise's fault injector API (docs/fault-injector.md); \
+         nothing happens until an action asks"
+    )?;
+    if let Some(path) = args
+        .fault_injector
+        .as_ref()
+        .and_then(|f| f.endpoints_file.as_ref())
+    {
+        writeln!(out, "  endpoints {}", path.display())?;
     }
     Ok(())
 }
@@ -782,7 +807,11 @@ pub(super) fn banner(
         Start::OptIn(1) => "starts when a client opts in (CLIENT MAINT_NOTIFICATIONS ON)".into(),
         Start::OptIn(n) => format!("starts when {n} connections are opted in at once"),
     };
-    writeln!(out, "  clock     {start}; the scenario lasts {} s", s.end)?;
+    if s.end.is_finite() {
+        writeln!(out, "  clock     {start}; the scenario lasts {} s", s.end)?;
+    } else {
+        writeln!(out, "  clock     {start}; no end: it runs until stopped")?;
+    }
     try_lines(out, sim, args)
 }
 

@@ -22,6 +22,9 @@ pub enum ScenarioChoice {
     File(PathBuf),
     /// None: `simulate --proxy-api` alone, where frames are sent when its HTTP API asks.
     ApiOnly,
+    /// None: `simulate --fault-injector-api`, where maintenances are played when its HTTP API
+    /// asks.
+    FaultInjector,
 }
 
 impl ScenarioChoice {
@@ -31,6 +34,7 @@ impl ScenarioChoice {
             ScenarioChoice::Named(name) => scenarios::chosen(name, None),
             ScenarioChoice::File(path) => scenarios::chosen("", Some(path)),
             ScenarioChoice::ApiOnly => Ok(Scenario::api_only()),
+            ScenarioChoice::FaultInjector => Ok(Scenario::fault_injector()),
         }
     }
 
@@ -40,6 +44,7 @@ impl ScenarioChoice {
             ScenarioChoice::Named(name) => name.clone(),
             ScenarioChoice::File(path) => path.display().to_string(),
             ScenarioChoice::ApiOnly => Scenario::api_only().name,
+            ScenarioChoice::FaultInjector => Scenario::fault_injector().name,
         }
     }
 }
@@ -118,6 +123,8 @@ pub struct SimulationSettings {
     pub verbose: bool,
     /// The proxy API served beside the scenario.
     pub api: Option<ApiSettings>,
+    /// The fault injector API served in place of a scenario.
+    pub fault_injector: Option<crate::simulator::sim::fault_injector::FaultInjectorOptions>,
     /// Stop when the scenario's clock has not started this long after the client's first
     /// connection (a scenario that starts on opt-ins waits for them forever otherwise), or when
     /// the client has made none within `FIRST_CONNECTION_FACTOR` times this.
@@ -144,6 +151,7 @@ impl SimulationSettings {
             narration: Verbosity::Full,
             verbose: false,
             api: None,
+            fault_injector: None,
             start_deadline: None,
         }
     }
@@ -169,6 +177,7 @@ impl SimulationSettings {
             user: self.user.clone(),
             catch_up: self.catch_up,
             repeat: self.repeat,
+            fault_injector: self.fault_injector.clone(),
             ..SimOptions::new(scenario)
         }
     }

@@ -1,90 +1,31 @@
-//! The proxy API's HTTP server: cae-resp-proxy's routes on hyper.
-//!
-//! A request is untrusted like any peer's bytes: at most [`MAX_CONNECTIONS`] connections at once
-//! (more are closed at once), a deadline on a request's head, a body of at most [`BODY_MAX`]
-//! bytes, and a connection's life bounded. A malformed request (an unknown route, a bad query,
-//! JSON that is not the expected shape, base64 that does not decode) gets a 4xx with a JSON
-//! message, `{"success":false,"error":...}`, and the simulator goes on.
+//! The proxy API's routes: cae-resp-proxy's, on the simulator's HTTP plumbing
+//! ([`crate::simulator::sim::http_api`]: bounded connections, bodies and deadlines). A malformed
+//! request (an unknown route, a bad query, JSON that is not the expected shape, base64 that does
+//! not decode) gets a 4xx with a JSON message, `{"success":false,"error":...}`, and the
+//! simulator goes on.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, CONTENT_TYPE};
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper::body::Incoming;
+use hyper::{Method, Request, StatusCode};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
 use super::intercept::{Interceptor, Kind};
 use super::{connections, stats, Api};
+use crate::simulator::sim::http_api::{self, body, json, param, parse_json, Answer, Fail};
 use crate::simulator::sim::upstream::Upstream;
 
-/// Connections served at once; past it a new one is closed.
-pub const MAX_CONNECTIONS: usize = 64;
-/// The largest request body: frames to inject and interceptors are small.
-pub const BODY_MAX: usize = 1024 * 1024;
-/// The time a connection has to send a whole request head.
-const HEADER_DEADLINE: Duration = Duration::from_secs(10);
-/// The longest one connection is kept (a keep-alive client reconnects after it).
-const CONNECTION_LIFETIME: Duration = Duration::from_secs(600);
-
 pub(super) async fn serve(api: Arc<Api>, listener: TcpListener) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let mut shutdown = api.shared.shutdown.clone();
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-            _ = super::stopped(&mut shutdown) => return,
-        };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            continue; // every slot is taken: the stream is dropped, closed
-        };
+    let shutdown = api.shared.shutdown.clone();
+    http_api::serve(listener, shutdown, move |req| {
         let api = api.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let api = api.clone();
-                async move { Ok::<_, Infallible>(answer(&api, req).await) }
-            });
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_DEADLINE)
-                .max_buf_size(64 * 1024);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
-            drop(slot);
-        });
-    }
+        async move { answer(&api, req).await }
+    })
+    .await
 }
 
-/// A 4xx or 5xx with its message.
-#[derive(Debug)]
-struct Fail(StatusCode, String);
-
-impl Fail {
-    fn bad(message: impl Into<String>) -> Fail {
-        Fail(StatusCode::BAD_REQUEST, message.into())
-    }
-}
-
-fn json(status: StatusCode, value: &serde_json::Value) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(value.to_string())));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r
-}
-
-async fn answer(api: &Arc<Api>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn answer(api: &Arc<Api>, req: Request<Incoming>) -> Answer {
     match route(api, req).await {
         Ok(v) => json(StatusCode::OK, &v),
         Err(Fail(status, error)) => json(
@@ -97,11 +38,7 @@ async fn answer(api: &Arc<Api>, req: Request<Incoming>) -> Response<Full<Bytes>>
 async fn route(api: &Arc<Api>, req: Request<Incoming>) -> Result<serde_json::Value, Fail> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
-    let segments: Vec<String> = path
-        .trim_matches('/')
-        .split('/')
-        .map(percent_decode)
-        .collect::<Result<_, _>>()?;
+    let segments = http_api::segments(&path)?;
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
     let method = req.method().clone();
     match (&method, segs.as_slice()) {
@@ -138,25 +75,7 @@ async fn route(api: &Arc<Api>, req: Request<Incoming>) -> Result<serde_json::Val
         }
         (&Method::POST, ["scenarios"]) => scenarios(api, &body(req).await?),
         (&Method::POST, ["interceptors"]) => interceptors(api, &body(req).await?),
-        _ => Err(Fail(
-            StatusCode::NOT_FOUND,
-            format!(
-                "no route {method} {}",
-                crate::simulator::sim::notation::escape(path.as_bytes())
-            ),
-        )),
-    }
-}
-
-/// The body, whole, within [`BODY_MAX`].
-async fn body(req: Request<Incoming>) -> Result<Vec<u8>, Fail> {
-    match Limited::new(req.into_body(), BODY_MAX).collect().await {
-        Ok(b) => Ok(b.to_bytes().to_vec()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Fail(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the body is larger than {BODY_MAX} bytes"),
-        )),
-        Err(e) => Err(Fail::bad(format!("reading the body: {e}"))),
+        _ => Err(http_api::no_route(&method, &path)),
     }
 }
 
@@ -192,21 +111,6 @@ fn connection_ids(query: &str) -> Result<Vec<String>, Fail> {
         ));
     }
     Ok(ids)
-}
-
-fn param(query: &str, name: &str) -> Result<Option<String>, Fail> {
-    for pair in query.split('&') {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        if k == name {
-            return percent_decode(&v.replace('+', " ")).map(Some);
-        }
-    }
-    Ok(None)
-}
-
-/// The URL's own %-decoding (`redis://` URLs decode the same way).
-fn percent_decode(text: &str) -> Result<String, Fail> {
-    crate::shared::url::percent_decode(text).map_err(|e| Fail::bad(format!("the URL: {e}")))
 }
 
 /// The frame bytes a body or a JSON string stands for.
@@ -262,10 +166,6 @@ fn base64(data: &[u8]) -> Result<Vec<u8>, String> {
 
 fn node_ids(api: &Api) -> Vec<String> {
     api.lock().nodes.iter().map(|(id, _)| id.clone()).collect()
-}
-
-fn parse_json<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Fail> {
-    serde_json::from_slice(body).map_err(|e| Fail::bad(format!("the JSON body: {e}")))
 }
 
 /// `POST /nodes`' body: the proxy takes a number or a numeric string for the ports.

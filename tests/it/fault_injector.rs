@@ -1,0 +1,288 @@
+//! `simulate --fault-injector-api`: Redis Enterprise's fault injector API, driven as redis-py's
+//! `tests/test_scenario` and go-redis' e2e drive it, over real sockets: bad requests (an unknown
+//! action, a malformed body, an unknown database, a deleted one) each answered clearly while
+//! the simulator goes on serving; and a database created, then a migrate and a bind on it
+//! reaching an opted-in connection as MIGRATING, MIGRATED and MOVING, the bind's close ending
+//! it, the endpoints file following the endpoint, and the whole narrated.
+//!
+//! The simulator answers the RESP itself (no upstream), so these need no real part.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use maintwatch::protocol::resp::{Limits, Scan, Scanner};
+use serde_json::{json, Value};
+
+use crate::common::{self, Proc};
+
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// One HTTP/1.1 request (the connection closed after it): the status and the body as JSON.
+fn http(api: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, Value) {
+    let mut s = TcpStream::connect(api).expect("the API accepts");
+    s.set_read_timeout(Some(HANG_GUARD)).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {api}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("a reply");
+    let status = reply[9..12].parse().expect("a status");
+    let text = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    let value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"));
+    (status, value)
+}
+
+/// Triggers an action and polls it to its end: its final status document.
+fn action(api: SocketAddr, kind: &str, parameters: Value) -> Value {
+    let body = json!({ "type": kind, "parameters": parameters }).to_string();
+    let (status, started) = http(api, "POST", "/action", body.as_bytes());
+    assert_eq!(status, 200, "{started}");
+    let id = started["action_id"]
+        .as_str()
+        .expect("an action id")
+        .to_string();
+    // Each poll is a request the simulator answers at once; the guard only stops a hang.
+    for _ in 0..12_000 {
+        let (status, now) = http(api, "GET", &format!("/action/{id}"), b"");
+        assert_eq!(status, 200, "{now}");
+        if now["status"] != "running" {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("action {id} ({kind}) never ended");
+}
+
+fn failed_with(api: SocketAddr, kind: &str, parameters: Value, says: &str) {
+    let end = action(api, kind, parameters);
+    assert_eq!(end["status"], "failed", "{end}");
+    let error = end["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(says),
+        "{kind}: {error:?} should say {says:?}"
+    );
+}
+
+fn start(endpoints: &Path, speed: &str) -> (Proc, SocketAddr) {
+    let api = common::closed_port();
+    let sim = Proc::start([
+        "simulate",
+        "--fault-injector-api",
+        &api.to_string(),
+        "--endpoints-file",
+        endpoints.to_str().unwrap(),
+        "--speed",
+        speed,
+    ]);
+    (sim, api)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_clear_answers_and_the_simulator_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoints = dir.path().join("endpoints.json");
+    let (mut sim, api) = start(&endpoints, "1");
+    sim.line(HANG_GUARD, "the fault injector's line", |l| {
+        l.contains("fault injector API")
+    })
+    .await;
+    let file = endpoints.clone();
+    tokio::task::spawn_blocking(move || bad_requests(api, &file))
+        .await
+        .unwrap();
+    sim.signal(libc::SIGINT);
+    let exit = sim.finish(HANG_GUARD).await;
+    assert!(
+        exit.stdout
+            .contains("fault injector: nope (action-1) failed"),
+        "{}",
+        exit.stdout
+    );
+}
+
+fn bad_requests(api: SocketAddr, endpoints: &Path) {
+    failed_with(api, "nope", json!({}), "unknown action type \"nope\"");
+    let (status, answer) = http(api, "POST", "/action", b"{\"typ");
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("JSON"),
+        "{answer}"
+    );
+    let (status, answer) = http(api, "POST", "/action", b"[1, 2]");
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = http(api, "GET", "/action/action-999", b"");
+    assert_eq!(status, 404, "{answer}");
+    let (status, _) = http(api, "GET", "/slot-migrate?effect=sideways", b"");
+    assert_eq!(status, 404);
+    failed_with(api, "migrate", json!({"bdb_id": 99}), "no database 99");
+    failed_with(api, "bind", json!({}), "bdb_id is required");
+    failed_with(
+        api,
+        "topology_change_standalone",
+        json!({"bdb_id": 1, "effect": "sideways"}),
+        "unknown effect",
+    );
+    failed_with(
+        api,
+        "slot_migrate",
+        json!({"bdb_id": 1, "effect": "add", "trigger": "teleport"}),
+        "unknown trigger",
+    );
+    let created = action(
+        api,
+        "create_database",
+        json!({"database_config": {"name": "short-lived"}}),
+    );
+    assert_eq!(created["status"], "success", "{created}");
+    let id = created["output"]["bdb_id"].as_u64().unwrap();
+    let listed = std::fs::read_to_string(endpoints).unwrap();
+    assert!(listed.contains("short-lived"), "{listed}");
+    assert_eq!(
+        action(api, "delete_database", json!({"bdb_id": id}))["status"],
+        "success"
+    );
+    let gone = format!("database {id} was deleted");
+    failed_with(api, "migrate", json!({"bdb_id": id}), &gone);
+    failed_with(api, "delete_database", json!({"bdb_id": id}), &gone);
+    let listed = std::fs::read_to_string(endpoints).unwrap();
+    assert!(!listed.contains("short-lived"), "{listed}");
+    // Still serving, and still knowing its databases.
+    let status = action(
+        api,
+        "execute_rladmin_command",
+        json!({"rladmin_command": "status", "bdb_id": 1}),
+    );
+    let text = status["output"]["output"].as_str().expect("rladmin's text");
+    assert!(text.contains("db:1 standalone"), "{text}");
+    assert!(!text.contains("short-lived"), "{text}");
+}
+
+/// A connection to the simulator reading whole RESP frames.
+struct Conn {
+    s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    fn connect(addr: SocketAddr) -> Conn {
+        let s = TcpStream::connect(addr).expect("the database's proxy accepts");
+        s.set_read_timeout(Some(HANG_GUARD)).unwrap();
+        Conn { s, buf: Vec::new() }
+    }
+
+    /// The next whole frame; `None` when the server closed the connection first.
+    fn frame(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Ok(Scan::Frame(_, n)) = Scanner::new(Limits::default()).scan(&self.buf) {
+                let rest = self.buf.split_off(n);
+                return Some(std::mem::replace(&mut self.buf, rest));
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.s.read(&mut chunk).unwrap_or(0);
+            if n == 0 {
+                return None;
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    fn call(&mut self, args: &[&str]) -> Vec<u8> {
+        self.s
+            .write_all(&maintwatch::protocol::resp::encode_command(args))
+            .unwrap();
+        self.frame().expect("a reply")
+    }
+}
+
+fn text(frame: &[u8]) -> String {
+    String::from_utf8_lossy(frame).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migrate_and_a_bind_reach_an_opted_in_connection_and_move_the_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoints = dir.path().join("endpoints.json");
+    // At 4x the bind's close comes about 4 s after its MOVING; the frames are the same.
+    let (mut sim, api) = start(&endpoints, "4");
+    sim.line(HANG_GUARD, "the fault injector's line", |l| {
+        l.contains("fault injector API")
+    })
+    .await;
+    let file = endpoints.clone();
+    tokio::task::spawn_blocking(move || migrate_then_bind(api, &file))
+        .await
+        .unwrap();
+    sim.signal(libc::SIGINT);
+    let exit = sim.finish(HANG_GUARD).await;
+    let out = exit.stdout;
+    let migrating = out.find("MIGRATING").expect("MIGRATING narrated");
+    let moving = out.find("MOVING").expect("MOVING narrated");
+    assert!(migrating < moving, "{out}");
+    assert!(
+        out.contains("fault injector: bind (action-3) succeeded"),
+        "{out}"
+    );
+}
+
+fn migrate_then_bind(api: SocketAddr, endpoints: &Path) {
+    let created = action(
+        api,
+        "create_database",
+        json!({"database_config": {"name": "fi-test"}}),
+    );
+    assert_eq!(created["status"], "success", "{created}");
+    let out = &created["output"];
+    let id = out["bdb_id"].as_u64().unwrap();
+    let port = out["raw_endpoints"][0]["port"].as_u64().unwrap() as u16;
+    let first: std::net::IpAddr = out["raw_endpoints"][0]["addr"][0]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(out["endpoints"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("redis://db.sim.maintwatch.test:"));
+    let mut conn = Conn::connect(SocketAddr::new(first, port));
+    assert_eq!(conn.call(&["HELLO", "3"])[0], b'%');
+    let on = [
+        "CLIENT",
+        "MAINT_NOTIFICATIONS",
+        "ON",
+        "moving-endpoint-type",
+        "external-ip",
+    ];
+    assert_eq!(conn.call(&on), b"+OK\r\n");
+
+    assert_eq!(
+        action(api, "migrate", json!({"bdb_id": id}))["status"],
+        "success"
+    );
+    let migrating = text(&conn.frame().expect("MIGRATING"));
+    assert!(migrating.contains("MIGRATING"), "{migrating}");
+    let migrated = text(&conn.frame().expect("MIGRATED"));
+    assert!(migrated.contains("MIGRATED"), "{migrated}");
+
+    assert_eq!(
+        action(api, "bind", json!({"bdb_id": id}))["status"],
+        "success"
+    );
+    let moving = text(&conn.frame().expect("MOVING"));
+    assert!(moving.contains("MOVING"), "{moving}");
+    assert!(moving.contains(&format!("127.0.0.3:{port}")), "{moving}");
+    assert_eq!(
+        conn.frame(),
+        None,
+        "the bind closes the old proxy's connections"
+    );
+    let listed: Value = serde_json::from_str(&std::fs::read_to_string(endpoints).unwrap()).unwrap();
+    assert_eq!(
+        listed["fi-test"]["raw_endpoints"][0]["addr"][0],
+        "127.0.0.3"
+    );
+}
