@@ -884,3 +884,33 @@ fn certify_at_80_columns_keeps_its_reasons_in_a_column_and_ends_with_its_verdict
     );
     assert!(verdict.contains("client output in "), "{all}");
 }
+
+/// `doctor` against a plain redis-server, which refuses the opt-in (issue 60): one screen, under
+/// 45 lines at 80 columns (146 before, 90 of them each client's version history), saying at 80
+/// what it says at 200.
+#[tokio::test]
+async fn doctor_against_a_refusing_server_fits_one_screen_at_80_columns() {
+    let Some(tmux) = tmux("screen_tty: doctor against a refusing server") else {
+        return;
+    };
+    let test = "screen_tty: doctor against a refusing server";
+    let Some(redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let command = format!("{BIN} doctor {}", redis.url());
+    let shown = tokio::task::spawn_blocking(move || same_words_at_80_as_at_200(&tmux, &command))
+        .await
+        .unwrap();
+    let all = shown.join("\n");
+    assert!(shown.len() < 45, "{} lines:\n{all}", shown.len());
+    assert!(
+        flat(&shown).contains("opt-in refused: ERR unknown subcommand"),
+        "{all}"
+    );
+    assert!(flat(&shown).contains("doctor --clients all"), "{all}");
+    assert_eq!(
+        shown.last().map(String::as_str),
+        Some("exit code 3"),
+        "{all}"
+    );
+}
