@@ -145,6 +145,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;doctor' {
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, '`--clients all`: also each client''s version history (the releases that changed what it does, and what the client tier measured), which the screen leaves out to fit; `--json` always has it')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Server hostname or IP address [default: 127.0.0.1]')
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Server port [default: 6379]')

@@ -259,12 +259,16 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__doctor)
-            opts="-h -p -u -a -n --json --azure-events --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
+            opts="-h -p -u -a -n --json --azure-events --clients --host --port --uri --pass --askpass --user --db --tls --cacert --cacertdir --cert --key --sni --insecure --endpoint-type --connect-timeout --dns-server --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --clients)
+                    COMPREPLY=($(compgen -W "all" -- "${cur}"))
+                    return 0
+                    ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -138,6 +138,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --help 'Print help (-h is the host, as in redis-cli)'
         }
         &'maintwatch;doctor'= {
+            cand --clients '`--clients all`: also each client''s version history (the releases that changed what it does, and what the client tier measured), which the screen leaves out to fit; `--json` always has it'
             cand -h 'Server hostname or IP address [default: 127.0.0.1]'
             cand --host 'Server hostname or IP address [default: 127.0.0.1]'
             cand -p 'Server port [default: 6379]'

@@ -146,6 +146,7 @@ complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l askpass 
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l tls -d 'Connect with TLS (implied by rediss://)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l insecure -d 'Do not verify the server\'s certificate or name (prints a warning)'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand probe" -l help -d 'Print help (-h is the host, as in redis-cli)'
+complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -l clients -d '`--clients all`: also each client\'s version history (the releases that changed what it does, and what the client tier measured), which the screen leaves out to fit; `--json` always has it' -r -f -a "all\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s h -l host -d 'Server hostname or IP address [default: 127.0.0.1]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s p -l port -d 'Server port [default: 6379]' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand doctor" -s u -l uri -d 'Server URI: redis://[[user]:password@]host[:port][/db], rediss:// for TLS. A user-info without \':\' is the password, as in redis-cli' -r

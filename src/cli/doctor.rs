@@ -51,6 +51,11 @@ pub struct DoctorArgs {
     /// AzureRedisEvents, and which clients listen to it. The default on an Azure Cache host name.
     #[arg(long)]
     pub azure_events: bool,
+    /// `--clients all`: also each client's version history (the releases that changed what it
+    /// does, and what the client tier measured), which the screen leaves out to fit; `--json`
+    /// always has it.
+    #[arg(long, value_name = "all", value_parser = ["all"])]
+    pub clients: Option<String>,
 
     #[command(flatten)]
     pub connect: ConnectArgs,

@@ -222,7 +222,8 @@ pub async fn run_with(
     };
     let diagnosis = diagnose(&opts, dns.as_deref(), azure, &progress).await;
     progress.clear();
-    let text = Wrapped(&diagnosis, terminal::stdout_width());
+    let all_versions = args.clients.is_some();
+    let text = Wrapped(&diagnosis, terminal::stdout_width(), all_versions);
     crate::present::output::sink::one(out, args.json, &diagnosis, &text)?;
     out.flush()?;
     Ok(diagnosis.exit_code)
@@ -636,17 +637,37 @@ fn versions(f: &mut fmt::Formatter<'_>, clients: &[ClientRow]) -> fmt::Result {
     Ok(())
 }
 
+/// The whole diagnosis, each client's version history included (`--clients all`).
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = |t: &str| sanitize(t).into_owned();
-        if let Some(line) = &self.stopped {
+        Text(self, true).fmt(f)
+    }
+}
+
+/// The diagnosis for people; the version history only when asked for (`.1`): it does not bear
+/// on the usual answers (a server that refuses the opt-in), and it was 90 of 146 lines.
+struct Text<'a>(&'a Diagnosis, bool);
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Text(d, all_versions) = *self;
+        if let Some(line) = &d.stopped {
             writeln!(f, "{line}")?;
             writeln!(
                 f,
                 "doctor stopped there: every other check needs a connection that gets past it"
             )?;
-            return write!(f, "exit code {}", self.exit_code);
+            return write!(f, "exit code {}", d.exit_code);
         }
+        d.write_server(f)?;
+        d.write_clients(f, all_versions)?;
+        d.write_rest(f)
+    }
+}
+
+impl Diagnosis {
+    fn write_server(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |t: &str| sanitize(t).into_owned();
         let address = self.address.as_deref().unwrap_or("-");
         writeln!(
             f,
@@ -668,10 +689,20 @@ impl fmt::Display for Diagnosis {
         };
         writeln!(f, "  RESP3 (HELLO 3)   {resp3}")?;
         writeln!(f, "  opt-in            {}", line(&self.server.opt_in))?;
-        for a in &self.server.endpoint_types {
+        let first = line(&self.server.opt_in);
+        let types = &self.server.endpoint_types;
+        if !types.is_empty() && types.iter().all(|a| line(a) == first) {
+            // One answer to every type: said once, not five times over.
+            return writeln!(f, "    the same answer to every moving-endpoint-type");
+        }
+        for a in types {
             let t = a.endpoint_type.map_or("bare ON".into(), |t| t.to_string());
             writeln!(f, "    {t:<15} {}", line(a))?;
         }
+        Ok(())
+    }
+
+    fn write_clients(&self, f: &mut fmt::Formatter<'_>, all_versions: bool) -> fmt::Result {
         writeln!(
             f,
             "clients (would it opt in by default / its auto type / the server's answer)"
@@ -693,7 +724,18 @@ impl fmt::Display for Diagnosis {
                 c.server_answer.map_or("-".into(), |a| a.replace('_', " ")),
             )?;
         }
-        versions(f, &self.clients)?;
+        if all_versions {
+            return versions(f, &self.clients);
+        }
+        writeln!(
+            f,
+            "client versions: the releases that changed what each does, and what the client tier \
+             measured: doctor --clients all"
+        )
+    }
+
+    fn write_rest(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |t: &str| sanitize(t).into_owned();
         match &self.errorstats.error {
             Some(e) => writeln!(f, "errorstats: not measured: {}", s(e))?,
             None => writeln!(
@@ -728,12 +770,12 @@ impl fmt::Display for Diagnosis {
 }
 
 /// The diagnosis at the terminal's width: each line wrapped between words, continued 2 spaces
-/// deeper than its own indent (a caveat quotes long facts).
-struct Wrapped<'a>(&'a Diagnosis, usize);
+/// deeper than its own indent (a caveat quotes long facts); the version history if asked for.
+struct Wrapped<'a>(&'a Diagnosis, usize, bool);
 
 impl fmt::Display for Wrapped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.0.to_string();
+        let text = Text(self.0, self.2).to_string();
         let mut first = true;
         for line in text.lines() {
             let indent = line.len() - line.trim_start().len();

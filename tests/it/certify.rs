@@ -554,8 +554,8 @@ async fn a_scenario_the_client_cannot_start_is_not_judged_and_does_not_hang() {
     );
 }
 
-/// A client command that does not exist: certify's own exit code, the reason on stderr, and the
-/// report (with nothing in it) still written.
+/// A client command that does not exist: certify's own exit code, the reason said once on
+/// stderr, and the JUnit file with one case in error.
 #[tokio::test]
 async fn a_client_that_cannot_be_started_exits_10_with_the_report_written() {
     let test = "a_client_that_cannot_be_started_exits_10";
@@ -577,13 +577,24 @@ async fn a_client_that_cannot_be_started_exits_10_with_the_report_written() {
         exit.stdout,
         exit.stderr
     );
-    assert!(
-        exit.stderr
-            .contains("scenario refusing: cannot start /nonexistent/maintwatch-test-client"),
-        "{}",
-        exit.stderr
+    // Said once, before any scenario (it was said once per scenario, each "not played").
+    assert_eq!(
+        exit.stderr.trim(),
+        "maintwatch: error: cannot start /nonexistent/maintwatch-test-client: no such file; no \
+         scenario was played",
     );
-    assert!(dir.path().join("junit.xml").exists());
+    assert!(!exit.stdout.contains("not played"), "{}", exit.stdout);
+    // The JUnit file shows it to a CI system: one case, in error.
+    let xml = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        xml.contains("tests=\"1\" failures=\"0\" errors=\"1\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<error message=\"cannot start /nonexistent/maintwatch-test-client"),
+        "{xml}"
+    );
+    validate(test, &dir.path().join("junit.xml"));
 }
 
 /// The `maintwatch certify` command lines of docs/certify.md, each as the CLI parses it: the

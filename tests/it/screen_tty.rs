@@ -791,3 +791,126 @@ fn the_azure_demo_at_80_columns_breaks_bytes_at_separators_and_says_what_happene
     let done = scheduled.split('┆').nth(2).unwrap().trim();
     assert!(done.starts_with('+') && done.ends_with(" s"), "{scheduled}");
 }
+
+/// Rows as one text with every digit made `0`: two runs of one command (times, a process id in
+/// a path) read alike, and a word cut in two by a row's end reads as two words.
+fn masked(rows: &[String]) -> String {
+    flat(rows)
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '0' } else { c })
+        .collect()
+}
+
+/// The same command in a pane `width` columns wide, until `DONE-` shows; the rows as shown and
+/// joined, from the command's first row to the row before `DONE-`.
+fn screen_of(tmux: &str, width: usize, command: &str) -> (Vec<String>, Vec<String>) {
+    let pane = Pane::start(
+        tmux,
+        width,
+        50,
+        &format!("{command}; echo DONE-$?; sleep 600"),
+    );
+    pane.wait_for("the command's end", |text| text.contains("DONE-"));
+    let cut = |mut rows: Vec<String>| {
+        let end = rows.iter().position(|r| r.starts_with("DONE-")).unwrap();
+        rows.truncate(end);
+        rows
+    };
+    (cut(pane.capture(false)), cut(pane.capture(true)))
+}
+
+/// Each screen at 80 columns says what it says at 200, word for word: every break we made fell
+/// at a space, and nothing was left to the terminal to cut.
+fn same_words_at_80_as_at_200(tmux: &str, command: &str) -> Vec<String> {
+    let (wide, _) = screen_of(tmux, 200, command);
+    let (shown, joined) = screen_of(tmux, 80, command);
+    assert_fits(&joined, 80);
+    assert_eq!(masked(&shown), masked(&wide), "80:\n{}", shown.join("\n"));
+    shown
+}
+
+/// `certify` at 80 columns (issue 60): every reason goes on in a column, under the reason
+/// column or, when a long rule name leaves no room, under the name (it went back to 4 spaces);
+/// the last line is the verdict with the exit code and where the files are.
+#[test]
+fn certify_at_80_columns_keeps_its_reasons_in_a_column_and_ends_with_its_verdict() {
+    let Some(tmux) = tmux("screen_tty: certify at 80 columns") else {
+        return;
+    };
+    let Some(redis) = common::redis_server_binary("screen_tty: certify at 80 columns") else {
+        return;
+    };
+    let bin_dir = std::path::Path::new(&redis)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "PATH={bin_dir}:$PATH MW={BIN} {BIN} certify --scenarios failover --speed 10 \
+         --client-output {out} -- sh -c 'exec \"$MW\" watch \"$MAINTWATCH_SIM_URL\" \
+         --dns-server \"$MAINTWATCH_SIM_DNS\" --sim-speed 10'",
+        out = dir.path().join("client").display()
+    );
+    let shown = same_words_at_80_as_at_200(&tmux, &command);
+    let all = shown.join("\n");
+    let is_rule = |r: &str| {
+        ["  PASS ", "  FAIL ", "  NOT JUDGED "]
+            .iter()
+            .any(|p| r.starts_with(p))
+    };
+    let indent = |r: &str| r.len() - r.trim_start().len();
+    let mut rows = shown.iter().skip_while(|r| !is_rule(r)).peekable();
+    let mut continued = 0;
+    while let Some(row) = rows.next() {
+        if !is_rule(row) {
+            break;
+        }
+        while let Some(next) = rows.next_if(|r| r.starts_with("   ") && !is_rule(r)) {
+            assert!(
+                indent(next) >= 14,
+                "a reason off its column:\n{next}\nin:\n{all}"
+            );
+            continued += 1;
+        }
+    }
+    assert!(continued > 0, "no reason was wrapped:\n{all}");
+    // The verdict is the last line: its first row, then its continuations only.
+    let last = shown.iter().rposition(|r| !r.starts_with(' ')).unwrap();
+    let verdict = flat(&shown[last..]);
+    assert!(
+        verdict.starts_with("certify: NOT JUDGED (exit 9): failover NJ rlx rst;"),
+        "{all}"
+    );
+    assert!(verdict.contains("client output in "), "{all}");
+}
+
+/// `doctor` against a plain redis-server, which refuses the opt-in (issue 60): one screen, under
+/// 45 lines at 80 columns (146 before, 90 of them each client's version history), saying at 80
+/// what it says at 200.
+#[tokio::test]
+async fn doctor_against_a_refusing_server_fits_one_screen_at_80_columns() {
+    let Some(tmux) = tmux("screen_tty: doctor against a refusing server") else {
+        return;
+    };
+    let test = "screen_tty: doctor against a refusing server";
+    let Some(redis) = common::RealRedis::start(test, &[]).await else {
+        return;
+    };
+    let command = format!("{BIN} doctor {}", redis.url());
+    let shown = tokio::task::spawn_blocking(move || same_words_at_80_as_at_200(&tmux, &command))
+        .await
+        .unwrap();
+    let all = shown.join("\n");
+    assert!(shown.len() < 45, "{} lines:\n{all}", shown.len());
+    assert!(
+        flat(&shown).contains("opt-in refused: ERR unknown subcommand"),
+        "{all}"
+    );
+    assert!(flat(&shown).contains("doctor --clients all"), "{all}");
+    assert_eq!(
+        shown.last().map(String::as_str),
+        Some("exit code 3"),
+        "{all}"
+    );
+}

@@ -378,7 +378,8 @@ impl Board {
                 bar.finish_and_clear();
                 multi.remove(&bar);
             }
-            let _ = multi.println(line);
+            // With the bars out of the way, as `--jobs 1` prints it (`println` pads each row).
+            multi.suspend(|| super::print_rows(&line));
             return;
         }
         self.held.insert(i, line);

@@ -54,6 +54,9 @@ pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
     if jobs::is_worker() {
         return jobs::worker(args).await;
     }
+    if let Some(why) = args.scenarios.first().and_then(cannot_start) {
+        return not_started(args, &why);
+    }
     say_isolation();
     let names = args.names();
     let dir = output_dir(args)?;
@@ -83,15 +86,92 @@ pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
         }
         return Err(e.context(format!("scenario {name}")));
     }
+    let code = run
+        .interrupted
+        .unwrap_or_else(|| worst(&outcomes).exit_code());
+    let end = End {
+        names: &names,
+        dir: &dir,
+        interrupted: run.interrupted.is_some(),
+        code,
+    };
     // A closed stdout (`| head`) loses the summary, not the grade: the files are written and
     // the exit code is the one the scenarios earned.
-    match print_summary(&outcomes, &names, &dir, run.interrupted.is_some()) {
+    match print_summary(&outcomes, args, &end) {
         Err(e) if !exit::closed_pipe(&e) => return Err(e),
         _ => {}
     }
-    Ok(run
-        .interrupted
-        .unwrap_or_else(|| worst(&outcomes).exit_code()))
+    Ok(code)
+}
+
+/// How a certification ended, for its last lines.
+pub(super) struct End<'a> {
+    pub names: &'a [String],
+    /// Where the client's output went.
+    pub dir: &'a Path,
+    pub interrupted: bool,
+    pub code: i32,
+}
+
+/// Why the client's program cannot be started, looked up before any scenario as `exec` looks it
+/// up (a path as given, a bare name on `PATH`): a typo is said once, not once per scenario. A
+/// program that is found but fails to start otherwise is still caught where it is started.
+pub(super) fn cannot_start(
+    sim: &crate::simulator::simulation::SimulationSettings,
+) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let program = sim.client.as_ref()?.command.first()?;
+    let path = Path::new(program);
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.to_string_lossy().contains('/') {
+        runnable(path)
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|dirs| std::env::split_paths(&dirs).any(|d| runnable(&d.join(path))))
+    };
+    let why = match std::fs::metadata(path) {
+        _ if found => return None,
+        Ok(m) if m.is_dir() => "it is a directory",
+        Ok(_) if program.to_string_lossy().contains('/') => "it is not executable",
+        _ if program.to_string_lossy().contains('/') => "no such file",
+        _ => "no such program on PATH",
+    };
+    Some(format!(
+        "cannot start {}: {why}",
+        sanitize(&program.to_string_lossy())
+    ))
+}
+
+/// The client cannot be started: said once, recorded in `--junit` as one error a CI system
+/// shows, and certify's own exit code; no scenario is played.
+fn not_started(args: &CertifySettings, why: &str) -> anyhow::Result<i32> {
+    terminal::tell("error", &format!("{why}; no scenario was played"));
+    // The page and the grades of nothing played, as when a scenario could not start its client.
+    write_reports(args, &[], "")?;
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit_not_started(why))
+            .with_context(|| format!("writing the JUnit report to {}", path.display()))?;
+    }
+    Ok(exit::CLIENT_NOT_STARTED)
+}
+
+/// The JUnit file of a client that could not be started: one case, in error.
+pub fn junit_not_started(why: &str) -> String {
+    let why = xml(why);
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <testsuites name=\"maintwatch certify\" tests=\"1\" failures=\"0\" errors=\"1\" \
+         skipped=\"0\" time=\"0.000\">\n\
+         \x20 <testsuite name=\"client\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" \
+         time=\"0.000\">\n\
+         \x20   <testcase name=\"client-started\" classname=\"maintwatch.client\">\n\
+         \x20     <error message=\"{why}\">{why}</error>\n\
+         \x20   </testcase>\n\
+         \x20 </testsuite>\n\
+         </testsuites>\n"
+    )
 }
 
 /// What a certification played: the scenarios finished, in the list's order whatever order
@@ -279,7 +359,18 @@ pub fn finished_line(o: &Outcome, stop: Stop, lost: u64) -> String {
     if lost > 0 {
         let _ = write!(line, " ({lost} events lost: figures may be low)");
     }
-    line
+    // Wrapped between words on a terminal, which cut it mid-word ("0 not judge", "d)").
+    match terminal::stdout_columns() {
+        Some(w) => human::wrap_with(&line, w, "    ").join("\n"),
+        None => line,
+    }
+}
+
+/// A finished scenario's line (its rows, when wrapped) on stdout.
+pub(super) fn print_rows(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }
 
 /// A play's name: the scenario's, with its run when there were several (`failover, run 3/20`).
@@ -322,7 +413,10 @@ impl Progress {
     pub(super) fn finished(&mut self, line: &str) {
         match &self.bar {
             Some(bar) => {
-                bar.println(line);
+                // Written with the bar out of the way rather than by `println`, which pads each
+                // row to the terminal's width so that the terminal takes the rows of a wrapped
+                // line for one line it wrapped itself.
+                bar.suspend(|| print_rows(line));
                 bar.inc(1);
             }
             None => {
@@ -380,42 +474,96 @@ pub(super) fn write_page(outcomes: &[Outcome], path: &Path) -> anyhow::Result<()
     crate::present::report::write_book(&command, &reports, path)
 }
 
-/// The matrix row, every scenario's rules, and where the client's output is.
+/// The matrix row, every scenario's rules, then the verdict line last: what a person (or a CI
+/// log's tail) reads first.
 pub(super) fn print_summary(
     outcomes: &[Outcome],
-    names: &[String],
-    dir: &Path,
-    interrupted: bool,
+    args: &CertifySettings,
+    end: &End<'_>,
 ) -> anyhow::Result<()> {
     let width = terminal::stdout_columns();
     let mut text = summary(outcomes, width);
-    if interrupted {
-        let left: Vec<&str> = names
-            .iter()
-            .filter(|n| !outcomes.iter().any(|o| &o.scenario == *n))
-            .map(String::as_str)
-            .collect();
-        if !left.is_empty() {
-            let _ = writeln!(
-                text,
-                "certify: interrupted; not played: {}",
-                left.join(", ")
-            );
-        }
+    let left: Vec<&str> = end
+        .names
+        .iter()
+        .filter(|n| !outcomes.iter().any(|o| &o.scenario == *n))
+        .map(String::as_str)
+        .collect();
+    if end.interrupted && !left.is_empty() {
+        let line = format!("certify: interrupted; not played: {}", left.join(", "));
+        push_wrapped(&mut text, &line, width);
     }
-    let per = match outcomes.iter().find_map(|o| o.run) {
-        Some((_, n)) => format!("a folder per run (run-1 to run-{n}), in each a file per scenario"),
-        None => "one file per scenario".into(),
-    };
-    let _ = writeln!(
-        text,
-        "certify: the client's output, {per}, is in {}",
-        sanitize(&dir.to_string_lossy())
-    );
+    push_wrapped(&mut text, &verdict_line(outcomes, args, end), width);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// `line` and a line break, wrapped between words to `width` (on a terminal), going on 4 in.
+fn push_wrapped(text: &mut String, line: &str, width: Option<usize>) {
+    let pieces = match width {
+        Some(w) => human::wrap_with(line, w, "    "),
+        None => vec![line.to_string()],
+    };
+    for piece in pieces {
+        let _ = writeln!(text, "{piece}");
+    }
+}
+
+/// certify's last word, one line: the verdict and the exit code, the matrix row, the counts over
+/// every scenario, and where the files are.
+pub(super) fn verdict_line(outcomes: &[Outcome], args: &CertifySettings, end: &End<'_>) -> String {
+    let verdict = if end.interrupted {
+        "interrupted".to_string()
+    } else {
+        worst(outcomes).words().to_string()
+    };
+    let row: Vec<String> = by_scenario(outcomes)
+        .into_iter()
+        .map(|(scenario, runs)| {
+            let fulls: Vec<String> = runs
+                .iter()
+                .map(|o| crate::grading::matrix::cell(&o.grade))
+                .collect();
+            let short = crate::grading::matrix::short_over(&fulls);
+            format!("{} {short}", sanitize(scenario))
+        })
+        .collect();
+    let (mut pass, mut fail, mut not_judged) = (0, 0, 0);
+    for o in outcomes {
+        pass += o.grade.counts.pass;
+        fail += o.grade.counts.fail;
+        not_judged += o.grade.counts.not_judged;
+    }
+    let per_run = match outcomes.iter().find_map(|o| o.run) {
+        Some((_, n)) => format!(" (a folder per run, run-1 to run-{n})"),
+        None => String::new(),
+    };
+    let mut files = vec![format!(
+        "client output in {}{per_run}",
+        sanitize(&end.dir.to_string_lossy())
+    )];
+    for (what, path) in [
+        ("JUnit", &args.junit),
+        ("report", &args.report),
+        ("grades", &args.grade_json),
+    ] {
+        if let Some(p) = path {
+            files.push(format!("{what} in {}", sanitize(&p.to_string_lossy())));
+        }
+    }
+    let row = if row.is_empty() {
+        "nothing played".to_string()
+    } else {
+        row.join(", ")
+    };
+    format!(
+        "certify: {verdict} (exit {}): {row}; {pass} passed, {fail} failed, {not_judged} not \
+         judged; {}",
+        end.code,
+        files.join(", ")
+    )
 }
 
 /// The client's matrix row and one table per scenario, wrapped to `width` when on a terminal.
@@ -490,9 +638,7 @@ fn wrapped(lines: Vec<String>, width: Option<usize>) -> String {
     for line in lines {
         match width {
             Some(w) => {
-                let hang = Some(hang_of(&line)).filter(|&h| h + 30 <= w).unwrap_or(4);
-                let hang = " ".repeat(hang);
-                for piece in human::wrap_with(&line, w, &hang) {
+                for piece in wrapped_row(&line, w) {
                     let _ = writeln!(out, "{piece}");
                 }
             }
@@ -502,6 +648,27 @@ fn wrapped(lines: Vec<String>, width: Option<usize>) -> String {
         }
     }
     out
+}
+
+/// Where a rule's name starts in its row (`  NOT JUDGED  `): a reason that has no room beside
+/// a long name goes under it.
+const NAME_COLUMN: usize = 14;
+
+/// A summary line wrapped to `width` between words. A table row's text continues under its
+/// last column when that leaves room for a few words; when it does not (a rule with a long name
+/// at 80 columns), the reason starts on the next row under the rule's name and continues there,
+/// a column still. Other lines continue 4 in.
+fn wrapped_row(line: &str, width: usize) -> Vec<String> {
+    let hang = hang_of(line);
+    if !line.starts_with("  ") || hang + 30 <= width {
+        let hang = if hang + 30 <= width { hang } else { 4 };
+        return human::wrap_with(line, width, &" ".repeat(hang));
+    }
+    let (head, text) = line.split_at(hang);
+    let under = " ".repeat(NAME_COLUMN.min(width / 2));
+    let mut rows = human::wrap_with(head.trim_end(), width, &under);
+    rows.extend(human::wrap_with(&format!("{under}{text}"), width, &under));
+    rows
 }
 
 /// Where a wrapped summary line continues: under its last column (the reason, or the cell).

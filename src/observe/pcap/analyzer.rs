@@ -217,10 +217,6 @@ pub struct Analyzer {
     pub(super) dns: std::collections::BTreeMap<(String, bool), crate::network::dns::ChangeTracker>,
 }
 
-/// Names whose answers are followed: a capture of a busy host answers many names, and past
-/// this many the others are left out of the lines (the grade reads them all).
-const DNS_NAMES: usize = 64;
-
 pub(super) fn secs_f(s: f64) -> f64 {
     (s * 1e6).round() / 1e6
 }
@@ -430,29 +426,6 @@ impl Analyzer {
                 }
             }
         }
-    }
-
-    /// A DNS answer, told to the timeline when it changes what the name resolves to, as the
-    /// watch tells its own polls: a first answer, then each change. An empty answer (the AAAA
-    /// query of a name with only A records) says nothing about the addresses.
-    fn dns_answer(&mut self, a: &dns_answers::Answer, ts: SystemTime) {
-        let Some(first) = a.records.first() else {
-            return;
-        };
-        let key = (a.name.trim_end_matches('.').to_string(), first.is_ipv4());
-        if !self.dns.contains_key(&key) && self.dns.len() >= DNS_NAMES {
-            return;
-        }
-        let resolution = crate::network::handoff::Resolution::Addresses {
-            addrs: a.records.clone(),
-            ttl: a.ttl,
-        };
-        let Some(kind) = self.dns.entry(key.clone()).or_default().observe(resolution) else {
-            return;
-        };
-        let dns = event::Dns { host: key.0, kind };
-        let lines = self.observe(ts, 0, What::Dns(dns));
-        self.emit_watch(lines);
     }
 
     pub(super) fn segment(&mut self, seg: &packet::Segment<'_>, ts: SystemTime) {
