@@ -1139,13 +1139,15 @@ const WRITE_GAP_S: f64 = 0.01;
 /// a later one is the client writing meanwhile, noted in seconds since the hold began. A caller
 /// that gave up on its reply and kept the connection sends its next command then
 /// (docs/protocol.md section 8).
-fn held_read(held: &mut Option<tokio::time::Instant>, writes: &mut Vec<f64>) {
+pub(super) fn held_read(held: &mut Option<tokio::time::Instant>, writes: &mut Vec<f64>) {
     let Some(since) = held else {
         *held = Some(tokio::time::Instant::now());
         return;
     };
     let at = since.elapsed().as_secs_f64();
-    if writes.last().is_none_or(|last| at - last >= WRITE_GAP_S) {
+    // Whole microseconds: a gap of exactly 10 ms must not read as 9.999... in floating point.
+    let gap = |last: &f64| ((at - last) * 1e6).round() >= WRITE_GAP_S * 1e6;
+    if writes.last().is_none_or(gap) {
         writes.push(at);
     }
 }
