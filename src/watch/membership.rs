@@ -305,3 +305,152 @@ impl Membership {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::connection::{Shared, Tx};
+    use super::*;
+    use crate::network::dns::DnsResolver;
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::Arc;
+    use tokio::sync::mpsc;
+
+    type Reports = mpsc::UnboundedReceiver<(u32, Report)>;
+
+    /// A membership of connections 1 to 3 that never connect (their tasks wait for ever), each
+    /// with the receiving end of its commands, and the reports it sends the loop.
+    fn members() -> (Membership, Vec<mpsc::UnboundedReceiver<ConnCmd>>, Reports) {
+        let url = crate::network::conn::url::RedisUrl::parse("redis://127.0.0.1:1").unwrap();
+        let opts = crate::network::conn::ConnectConfig::default()
+            .options_for(&url)
+            .unwrap();
+        let mut settings = crate::watch::WatchSettings::new(opts);
+        settings.engine.topology_interval = Duration::from_secs(1);
+        let (tx, reports) = mpsc::unbounded_channel();
+        let (fatal, _) = mpsc::unbounded_channel();
+        let spawner = Spawner {
+            settings,
+            resolver: Arc::new(DnsResolver::new(&Default::default()).unwrap()),
+            tx: Tx { ep: 0, tx },
+            shared: Arc::new(Shared {
+                permits: Arc::default(),
+                ep: 0,
+                established: AtomicBool::new(true),
+                session_errors: AtomicU64::new(0),
+                fatal,
+            }),
+        };
+        let mut m = Membership {
+            spawner,
+            watched: HashMap::new(),
+            next_id: 4,
+            nodes: None,
+            peers: HashMap::new(),
+            masters_only: false,
+            up: BTreeSet::new(),
+            pending: None,
+            ticker: None,
+        };
+        let mut rxs = Vec::new();
+        for id in 1..=3 {
+            let (cmds, rx) = mpsc::unbounded_channel();
+            let task = tokio::spawn(std::future::pending());
+            m.watched.insert(
+                id,
+                Watched {
+                    task,
+                    cmds,
+                    node: None,
+                },
+            );
+            rxs.push(rx);
+        }
+        (m, rxs, reports)
+    }
+
+    fn node(port: u16, role: &str, slots: &[(u16, u16)]) -> ClusterNode {
+        ClusterNode {
+            host: "127.0.0.1".into(),
+            port,
+            role: role.into(),
+            slots: slots.to_vec(),
+        }
+    }
+
+    fn asked(rxs: &mut [mpsc::UnboundedReceiver<ConnCmd>]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (i, rx) in rxs.iter_mut().enumerate() {
+            while rx.try_recv().is_ok() {
+                out.push(i as u32 + 1);
+            }
+        }
+        out
+    }
+
+    /// On the paused clock: a lost connection asks another node, once while a read is under
+    /// way, and again after the patience; a read that changed nothing writes no line, one that
+    /// did says what; the interval ticks.
+    #[tokio::test(start_paused = true)]
+    async fn a_lost_connection_asks_another_node_once_and_only_changes_are_told() {
+        let (mut m, mut rxs, mut reports) = members();
+        let before = [
+            node(7001, "master", &[(0, 16383)]),
+            node(7002, "replica", &[]),
+        ];
+        let Some(What::Topology(first)) = m.nodes_read(&before) else {
+            panic!("the discovery is always told")
+        };
+        assert_eq!(first.reason, TopologyReason::Discovered);
+        assert!(first.moved.is_empty(), "nothing moved at the discovery");
+        m.session_up(1);
+        m.session_up(2);
+
+        m.session_down(1, true);
+        assert_eq!(
+            asked(&mut rxs),
+            vec![2],
+            "another node, never the one that failed"
+        );
+        m.session_down(3, true);
+        assert!(asked(&mut rxs).is_empty(), "one read under way at a time");
+        tokio::time::advance(READ_PATIENCE).await;
+        m.session_down(3, true);
+        assert_eq!(asked(&mut rxs), vec![2], "asked again after the patience");
+        assert!(m.nodes_read(&before).is_none(), "nothing changed: no line");
+
+        m.session_down(2, false);
+        m.ask(TopologyReason::Interval, None);
+        assert!(
+            asked(&mut rxs).is_empty(),
+            "no connection has a session: nobody asked"
+        );
+
+        m.session_up(3);
+        m.ask(TopologyReason::Interval, None);
+        assert_eq!(asked(&mut rxs), vec![3]);
+        let after = [node(7002, "master", &[(0, 16383)])];
+        let Some(What::Topology(change)) = m.nodes_read(&after) else {
+            panic!("a change is told")
+        };
+        assert_eq!(change.reason, TopologyReason::Interval);
+        assert_eq!(change.removed, vec!["127.0.0.1:7001".to_string()]);
+        assert_eq!(change.roles.len(), 1);
+        assert_eq!(
+            (
+                change.moved[0].from.as_deref(),
+                change.moved[0].to.as_deref()
+            ),
+            (Some("127.0.0.1:7001"), Some("127.0.0.1:7002"))
+        );
+
+        // The ticker started with the discovery: one tick per interval.
+        while reports.try_recv().is_ok() {}
+        let mut ticks = 0;
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        while let Ok((_, report)) = reports.try_recv() {
+            ticks += matches!(report, Report::Tick) as u32;
+        }
+        assert!(ticks >= 2, "{ticks} ticks");
+        m.stop().await;
+    }
+}

@@ -622,11 +622,34 @@ async fn oss_cluster_one_entry_per_event_one_refresh_and_the_new_node_is_watched
         |l| matches!(l, WatchLine::Topology(line::Topology { reason, .. }) if reason == "refreshed"),
     )
     .expect("the topology is read again");
-    let WatchLine::Topology(line::Topology { added, removed, .. }) = &seen[refreshed] else {
+    let WatchLine::Topology(line::Topology {
+        added,
+        removed,
+        roles,
+        moved,
+        ..
+    }) = &seen[refreshed]
+    else {
         unreachable!()
     };
     assert_eq!(added, &vec![new_node.clone()]);
-    assert!(removed.is_empty());
+    assert!(removed.is_empty() && roles.is_empty());
+    // The slots the SMIGRATED named, read in the topology too (issue 61).
+    assert_eq!(
+        moved,
+        &vec![line::SlotsMoved {
+            first: 8892,
+            last: 8991,
+            from: Some(format!("127.0.0.3:{port}")),
+            to: Some(new_node.clone()),
+        }]
+    );
+    // Nothing changes unannounced in this scenario: no other topology line than these two.
+    let topology_lines = seen
+        .iter()
+        .filter(|l| matches!(l, WatchLine::Topology(_)))
+        .count();
+    assert_eq!(topology_lines, 2, "the discovery and the refresh");
     let joined = position(
         seen,
         |l| matches!(l, WatchLine::Connected(line::Connected { addr, .. }) if *addr == new_node),

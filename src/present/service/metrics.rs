@@ -63,6 +63,15 @@ struct ReasonLabels {
     server_port: u16,
 }
 
+/// Why a cluster's topology was read (`topology.reason`): not `reason`, which OTLP exports as
+/// the conventions' `close.reason`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TriggerLabels {
+    trigger: &'static str,
+    server_address: String,
+    server_port: u16,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
     outcome: &'static str,
@@ -143,7 +152,7 @@ pub struct Metrics {
     connect_failures: Family<EndpointLabels, Counter>,
     malformed: Family<EndpointLabels, Counter>,
     unreachable: Family<EndpointLabels, Gauge>,
-    topology_changes: Family<ReasonLabels, Counter>,
+    topology_changes: Family<TriggerLabels, Counter>,
     hooks: Family<HookResult, Counter>,
     otlp: Family<OtlpResult, Counter>,
 }
@@ -327,7 +336,7 @@ impl Metrics {
         );
         r.register(
             "maintwatch_topology_changes",
-            "Changes of a cluster's topology after its discovery, by why it was read (refreshed, interval, connection_lost)",
+            "Changes of a cluster's topology after its discovery, by what made the watch read it (refreshed, interval, connection_lost)",
             self.topology_changes.clone(),
         );
         r.register(
@@ -655,8 +664,8 @@ impl MetricsSink {
         if t.reason == crate::observe::record::TopologyReason::Discovered || !t.changed() {
             return;
         }
-        let labels = self.with(|server_address, server_port| ReasonLabels {
-            reason: t.reason.as_str(),
+        let labels = self.with(|server_address, server_port| TriggerLabels {
+            trigger: t.reason.as_str(),
             server_address,
             server_port,
         });
@@ -885,10 +894,10 @@ mod tests {
         let text = after(&lines);
         assert!(text.contains(&format!("{gauge} 0")), "{text}");
         assert!(
-            text.contains("maintwatch_topology_changes_total{reason=\"interval\",server_address=\"db\",server_port=\"1\"} 1"),
+            text.contains("maintwatch_topology_changes_total{trigger=\"interval\",server_address=\"db\",server_port=\"1\"} 1"),
             "only the change counts: {text}"
         );
-        assert!(!text.contains("reason=\"discovered\""), "{text}");
+        assert!(!text.contains("trigger=\"discovered\""), "{text}");
     }
 
     #[test]
