@@ -20,6 +20,8 @@ pub mod verdicts;
 #[cfg(test)]
 mod cluster_tests;
 #[cfg(test)]
+mod give_up_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
