@@ -245,14 +245,19 @@ go_redis_fi() {
     local go
     go_redis_fetch || return 0
     local src="$peer/go-redis-$GO_REDIS_VERSION" endpoints="$peer/go-redis-fi-endpoints.json"
-    (cd "$src" && "$go" test -c -o "$peer/go-redis-e2e.test" ./maintnotifications/e2e/)
+    (cd "$src" && "$go" test -c -o "$peer/go-redis-e2e.test" ./maintnotifications/e2e/) || return 1
     local start=$SECONDS
+    rm -f "$peer/go-redis-fi.log"
     (cd "$src/maintnotifications/e2e" && "$bin" simulate --fault-injector-api 20325 \
         --endpoints-file "$endpoints" --upstream spawn --quiet \
         --client-output "$peer/go-redis-fi.log" -- \
         env E2E_SCENARIO_TESTS=true REDIS_ENDPOINTS_CONFIG_PATH="$endpoints" \
         FAULT_INJECTION_API_URL=http://127.0.0.1:20325 \
         "$peer/go-redis-e2e.test" -test.v -test.timeout 30m >"$peer/go-redis-fi-sim.log" 2>&1) || true
+    if ! grep -q '^--- ' "$peer/go-redis-fi.log" 2>/dev/null; then
+        echo "peer-suites: go-redis-fi: the suite did not run; see target/peer/go-redis-fi-sim.log"
+        return 1
+    fi
     gotest "$peer/go-redis-fi.log" "$peer/go-redis-fi"
     echo "peer-suites: go-redis $GO_REDIS_VERSION maintnotifications/e2e (fault injector):" \
         "$(summary "$peer/go-redis-fi")," "$((SECONDS - start)) s"
