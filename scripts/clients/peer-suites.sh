@@ -4,10 +4,11 @@
 # real-cluster suites against `maintwatch simulate --fault-injector-api` in place of Redis
 # Enterprise and its fault injector.
 #
-#   scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|fi]
+#   scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|go-redis-fi|fi]
 #
 # `all` (the default, what CI runs) is the mock level; `fi` the real-cluster level (tens of
-# minutes: the suites wait on real-time maintenance windows; redis-py's only, so far).
+# minutes: the suites wait on real-time maintenance windows), `redis-py-fi` and `go-redis-fi`
+# one of it.
 #
 # Their code is fetched from the registries into target/peer at run time, never committed:
 # redis-py's sdist from PyPI (pip download), go-redis' module from the Go module proxy (go mod
@@ -187,13 +188,15 @@ summary() {
     echo "$p passed, $f failed, $s skipped"
 }
 
-go_redis() {
-    local go="${GO:-}"
+# go_redis_fetch: go-redis' module in a writable copy; sets `go` (1 when there is no Go, after a
+# SKIP line).
+go_redis_fetch() {
+    go="${GO:-}"
     [ -z "$go" ] && go="$(command -v go || true)"
     [ -z "$go" ] && [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go
     if [ -z "$go" ]; then
         echo "SKIP: peer-suites: go-redis: no go"
-        return 0
+        return 1
     fi
     export GOMODCACHE="$peer/gomod" GOFLAGS=-mod=mod
     local src="$peer/go-redis-$GO_REDIS_VERSION"
@@ -205,6 +208,12 @@ go_redis() {
         cp -r "$dir" "$src"
         chmod -R u+w "$src"
     fi
+}
+
+go_redis() {
+    local go
+    go_redis_fetch || return 0
+    local src="$peer/go-redis-$GO_REDIS_VERSION"
     # As go-redis' compose file (profile e2e): four nodes, the API on 18100, and the suite's own
     # fault-injector server (built from the module) on 15000 driving that API.
     start_sim 18100 17000,17001,17002,17003 cluster,hitless "$peer/go-redis-sim.log" || return 1
@@ -229,6 +238,32 @@ go_redis() {
     check go-redis "$peer/go-redis.failed" "$peer/go-redis.passed" || status=1
 }
 
+# The e2e suite in fault-injector mode (REDIS_ENDPOINTS_CONFIG_PATH set): the test binary is
+# built first (under the simulator its resolver answers the simulator's names only), then run as
+# the simulator's client.
+go_redis_fi() {
+    local go
+    go_redis_fetch || return 0
+    local src="$peer/go-redis-$GO_REDIS_VERSION" endpoints="$peer/go-redis-fi-endpoints.json"
+    (cd "$src" && "$go" test -c -o "$peer/go-redis-e2e.test" ./maintnotifications/e2e/) || return 1
+    local start=$SECONDS
+    rm -f "$peer/go-redis-fi.log"
+    (cd "$src/maintnotifications/e2e" && "$bin" simulate --fault-injector-api 20325 \
+        --endpoints-file "$endpoints" --upstream spawn --quiet \
+        --client-output "$peer/go-redis-fi.log" -- \
+        env E2E_SCENARIO_TESTS=true REDIS_ENDPOINTS_CONFIG_PATH="$endpoints" \
+        FAULT_INJECTION_API_URL=http://127.0.0.1:20325 \
+        "$peer/go-redis-e2e.test" -test.v -test.timeout 30m >"$peer/go-redis-fi-sim.log" 2>&1) || true
+    if ! grep -q '^--- ' "$peer/go-redis-fi.log" 2>/dev/null; then
+        echo "peer-suites: go-redis-fi: the suite did not run; see target/peer/go-redis-fi-sim.log"
+        return 1
+    fi
+    gotest "$peer/go-redis-fi.log" "$peer/go-redis-fi"
+    echo "peer-suites: go-redis $GO_REDIS_VERSION maintnotifications/e2e (fault injector):" \
+        "$(summary "$peer/go-redis-fi")," "$((SECONDS - start)) s"
+    check go-redis-fi "$peer/go-redis-fi.failed" "$peer/go-redis-fi.passed" || status=1
+}
+
 # gotest LOG PREFIX: top-level results of `go test -v`.
 gotest() {
     grep -E '^--- (PASS|FAIL|SKIP): ' "$1" | awk '{print $2, $3}' >"$2.all" || true
@@ -250,7 +285,15 @@ case "$which_suite" in
 redis-py) (suite redis_py) || status=1 ;;
 go-redis) (suite go_redis) || status=1 ;;
 redis-py-fi) (suite redis_py_fi) || status=1 ;;
-fi) (suite redis_py_fi) || status=1 ;;
+go-redis-fi) (suite go_redis_fi) || status=1 ;;
+fi)
+    (suite redis_py_fi) &
+    py=$!
+    (suite go_redis_fi) &
+    gr=$!
+    wait $py || status=1
+    wait $gr || status=1
+    ;;
 all)
     (suite redis_py) &
     py=$!
@@ -260,7 +303,7 @@ all)
     wait $gr || status=1
     ;;
 *)
-    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|fi]" >&2
+    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|go-redis-fi|fi]" >&2
     exit 2
     ;;
 esac
