@@ -679,7 +679,7 @@ _maintwatch() {
             return 0
             ;;
         maintwatch__subcmd__simulate)
-            opts="-p -q -v -h --scenario-file --speed --proxy-api --listen --default-interceptors --announce --loop --list --port --password --user --no-catch-up --quiet --verbose --upstream --grade --grade-json --report --client-output --pcap --scenario --help"
+            opts="-p -q -v -h --scenario-file --speed --proxy-api --fault-injector-api --endpoints-file --listen --default-interceptors --announce --loop --list --port --password --user --no-catch-up --quiet --verbose --upstream --grade --grade-json --report --client-output --pcap --scenario --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -694,6 +694,14 @@ _maintwatch() {
                     return 0
                     ;;
                 --proxy-api)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fault-injector-api)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoints-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
