@@ -25,7 +25,8 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     // People who met `simulate --list` try it here too: the same list, not a usage error.
     if args.list {
         let mut out = std::io::stdout().lock();
-        write!(out, "{}", scenarios::listing())?;
+        let columns = crate::present::output::terminal::stdout_columns();
+        write!(out, "{}", scenarios::listing_at(columns))?;
         out.flush()?;
         return Ok(crate::exit::SUCCESS);
     }

@@ -24,7 +24,8 @@ use crate::simulator::simulation::{
 pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if args.list {
         let mut out = std::io::stdout().lock();
-        write!(out, "{}", scenarios::listing())?;
+        let columns = crate::present::output::terminal::stdout_columns();
+        write!(out, "{}", scenarios::listing_at(columns))?;
         out.flush()?;
         return Ok(exit::SUCCESS);
     }

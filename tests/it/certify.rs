@@ -431,6 +431,46 @@ fn report_has_a_section_per_scenario(page: &Path, grades: &[Grade]) {
             "{s}"
         );
     }
+    // Every id is one element's (`id="grade"` was on every section's heading, the arrowheads'
+    // on every drawing), and no time reads `+-`.
+    let ids: Vec<&str> = html
+        .split(" id=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "duplicate ids in {ids:?}");
+    assert!(!html.contains("+-"), "a time reads +-");
+    // The summary comes first: a row per scenario linking to its section, the worst first.
+    let contents = html
+        .split("<table class=\"contents\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .unwrap_or_else(|| panic!("no summary table: {html}"));
+    assert!(html.find("class=\"contents\"") < html.find("<section"));
+    for i in 1..=grades.len() {
+        let link = format!("href=\"#run-{i}\"");
+        assert!(contents.contains(&link), "{link}: {contents}");
+        assert!(unique.contains(format!("run-{i}").as_str()), "{ids:?}");
+    }
+    let worst = grades.iter().map(|g| g.verdict).max().unwrap();
+    let first = contents.split("data-verdict=\"").nth(1).unwrap_or("");
+    assert!(first.starts_with(worst.words()), "{contents}");
+    // As a browser builds it: the summary's links and the sections they lead to.
+    let Some(bin) = crate::report::chromium() else {
+        return skip("certify report summary: chromium not installed".into());
+    };
+    let dom =
+        String::from_utf8(crate::report::headless(&bin, page, &["--dump-dom".into()])).unwrap();
+    assert!(
+        dom.find("class=\"contents\"") < dom.find("<section"),
+        "{dom}"
+    );
+    for i in 1..=grades.len() {
+        assert!(dom.contains(&format!("href=\"#run-{i}\"")), "{dom}");
+        assert!(dom.contains(&format!("id=\"run-{i}\"")), "{dom}");
+        assert!(dom.contains(&format!("id=\"run-{i}-grade\"")), "{dom}");
+    }
 }
 
 /// The pids of every process below `root`, from /proc's parent links.

@@ -914,3 +914,30 @@ async fn doctor_against_a_refusing_server_fits_one_screen_at_80_columns() {
         "{all}"
     );
 }
+
+/// `demo --list` at 80 columns (issue 60): each description goes on under its own column,
+/// between words (the terminal cut `MIG` / `RATING`), saying at 80 what it says at 200.
+#[test]
+fn demo_list_at_80_columns_wraps_under_its_descriptions() {
+    let Some(tmux) = tmux("screen_tty: demo --list at 80 columns") else {
+        return;
+    };
+    let shown = same_words_at_80_as_at_200(&tmux, &format!("{BIN} demo --list"));
+    let all = shown.join("\n");
+    let column = shown[0]
+        .find("One proxy retired")
+        .unwrap_or_else(|| panic!("{all}"));
+    for row in &shown {
+        let indent = row.len() - row.trim_start().len();
+        assert!(
+            indent == 2 || indent == column,
+            "a row off its column: {row:?}\n{all}"
+        );
+    }
+    assert!(
+        shown
+            .iter()
+            .any(|r| r.len() - r.trim_start().len() == column),
+        "{all}"
+    );
+}

@@ -3,12 +3,14 @@
 //! count of outcomes.
 //!
 //! comfy-table lays the lines out, as it does the watch's summary; what this module decides is
-//! which columns a terminal has room for and where a cell is cut, because the rule is the
-//! table's own: an endpoint's line stays one line (a script or a reader finds it by its
-//! endpoint, whole), so cells are cut with an ellipsis, or the address and server columns are
-//! left out, rather than wrapped. Widths are terminal columns (`unicode-width`, as comfy-table
-//! measures them), so a name in CJK or with emoji keeps the columns aligned. On a terminal the
-//! width is `COLUMNS` or the terminal's, as on every other screen; piped, nothing is cut.
+//! what a terminal has room for, because the rule is the table's own: an endpoint's line stays
+//! one line (a script or a reader finds it by its endpoint, whole). When every column does not
+//! fit whole, the endpoint, its outcome and what to do stay the table, and the address, server
+//! and maintenance go on a labelled line under it, wrapped between words: nothing is cut or
+//! left out (a cut server read `redis…`, a cut address is a wrong one). Widths are terminal
+//! columns (`unicode-width`, as comfy-table measures them), so a name in CJK or with emoji
+//! keeps the columns aligned. On a terminal the width is `COLUMNS` or the terminal's, as on
+//! every other screen; piped, one line per endpoint with every column.
 
 use std::collections::BTreeMap;
 
@@ -90,35 +92,6 @@ impl Row {
     }
 }
 
-/// How a column of the table gives way when the terminal is narrow.
-#[derive(Clone, Copy)]
-struct Column {
-    /// Shortened (with an ellipsis) down to this many characters; `usize::MAX`: never.
-    min: usize,
-    /// Left out entirely, in this order (1 first), when shortening is not enough.
-    drop: Option<u8>,
-}
-
-const fn column(min: usize, drop: Option<u8>) -> Column {
-    Column { min, drop }
-}
-
-/// In [`HEADER`] order. The endpoint is never shortened (it is what a reader looks up); the
-/// address is dropped rather than cut (a cut address is a wrong address); the outcome is one or
-/// two words and what to do at most [`probe::HINT_WIDTH`] characters: both always whole. The
-/// maintenance, when it is cut or left out, is whole in the endpoint's note.
-const COLUMNS: [Column; 6] = [
-    column(usize::MAX, None),    // endpoint
-    column(usize::MAX, Some(1)), // address
-    column(usize::MAX, None),    // outcome
-    column(10, Some(2)),         // server
-    column(18, Some(3)),         // maintenance
-    column(usize::MAX, None),    // what to do
-];
-
-/// The columns that shorten; among equally wide ones, the last here gives way first.
-const SHRINKABLE: [usize; 2] = [3, 4];
-
 const MAINTENANCE: usize = 4;
 
 const GAP: &str = "  ";
@@ -152,14 +125,73 @@ pub fn render(rows: &[Row], layout: Layout) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    if let Layout::Terminal { width } = layout {
+        let present = present_columns(&cells);
+        if total(&natural, &present) > width {
+            let mut out = two_line(&cells, &natural, &present, width);
+            out.push_str(&notes(rows, &cells, false, layout));
+            return out;
+        }
+    }
     let whole_maintenance = natural[MAINTENANCE];
     let (shown, widths) = match layout {
         Layout::Piped => ((0..6).collect(), natural),
-        Layout::Terminal { width } => fit(&cells, natural, width),
+        Layout::Terminal { .. } => (present_columns(&cells), natural),
     };
     let mut out = lines(&cells, &shown, &widths);
     let maintenance_cut = !shown.contains(&MAINTENANCE) || whole_maintenance > widths[MAINTENANCE];
     out.push_str(&notes(rows, &cells, maintenance_cut, layout));
+    out
+}
+
+/// The columns that have something to say (the endpoint and the outcome always).
+fn present_columns(cells: &[Vec<String>]) -> Vec<usize> {
+    (0..6)
+        .filter(|&i| i == 0 || i == 2 || cells.iter().any(|r| r[i] != "-"))
+        .collect()
+}
+
+/// The width of the columns `shown` at `widths`, with the gaps between them.
+fn total(widths: &[usize], shown: &[usize]) -> usize {
+    shown.iter().map(|&i| widths[i]).sum::<usize>() + GAP.len() * shown.len().saturating_sub(1)
+}
+
+/// The columns that are never cut, in the table: the endpoint, the outcome, what to do.
+const MAIN: [usize; 3] = [0, 2, 5];
+
+/// A terminal too narrow for every column whole: the endpoint, its outcome and what to do stay
+/// the table's one line per endpoint, and the address, server and maintenance go on the line
+/// under it, labelled and wrapped between words, whole: nothing is cut and no column is left
+/// out (the server read `redis…`, and the address and maintenance were dropped).
+fn two_line(cells: &[Vec<String>], natural: &[usize], present: &[usize], width: usize) -> String {
+    let main: Vec<usize> = MAIN
+        .iter()
+        .copied()
+        .filter(|i| present.contains(i))
+        .collect();
+    let table = lines(cells, &main, natural);
+    let mut rows = table.lines();
+    let mut out = String::new();
+    if let Some(header) = rows.next() {
+        out.push_str(header);
+        out.push('\n');
+    }
+    for (row, line) in cells.iter().zip(rows) {
+        out.push_str(line);
+        out.push('\n');
+        let more: Vec<String> = [1, 3, 4]
+            .into_iter()
+            .filter(|&i| present.contains(&i) && row[i] != "-")
+            .map(|i| format!("{} {}", HEADER[i], row[i]))
+            .collect();
+        if more.is_empty() {
+            continue;
+        }
+        for piece in wrap_with(&format!("    {}", more.join("; ")), width, "      ") {
+            out.push_str(&piece);
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -236,48 +268,6 @@ fn sentences(parts: &[String]) -> String {
         out.push_str(part);
     }
     out
-}
-
-/// The columns to show and every column's width, for a terminal `width` wide.
-fn fit(cells: &[Vec<String>], natural: Vec<usize>, width: usize) -> (Vec<usize>, Vec<usize>) {
-    // A column nobody has anything to say in costs room and tells nothing.
-    let mut shown: Vec<usize> = (0..6)
-        .filter(|&i| i == 0 || i == 2 || cells.iter().any(|r| r[i] != "-"))
-        .collect();
-    let mut drops: Vec<usize> = (0..6).filter(|&i| COLUMNS[i].drop.is_some()).collect();
-    drops.sort_by_key(|&i| COLUMNS[i].drop);
-    let mut drops = drops.into_iter();
-    loop {
-        let mut widths = natural.clone();
-        let total = |w: &[usize], shown: &[usize]| {
-            shown.iter().map(|&i| w[i]).sum::<usize>() + GAP.len() * shown.len().saturating_sub(1)
-        };
-        // The widest text gives up a character first, so that no one column is cut to its
-        // minimum while another keeps everything.
-        while total(&widths, &shown) > width {
-            let widest = SHRINKABLE
-                .iter()
-                .filter(|&&i| shown.contains(&i) && widths[i] > floor(i))
-                .max_by_key(|&&i| widths[i]);
-            match widest {
-                Some(&i) => widths[i] -= 1,
-                None => break,
-            }
-        }
-        if total(&widths, &shown) <= width {
-            return (shown, widths);
-        }
-        match drops.next() {
-            Some(d) => shown.retain(|&i| i != d),
-            // Nothing left to give: the line overflows rather than cut an endpoint.
-            None => return (shown, widths),
-        }
-    }
-}
-
-/// The narrowest a column may get: its minimum, and never below its header.
-fn floor(i: usize) -> usize {
-    COLUMNS[i].min.max(HEADER[i].len())
 }
 
 /// `text` cut to `width` terminal columns, the last one an ellipsis when anything was cut: at the end
@@ -366,7 +356,7 @@ mod tests {
     }
 
     #[test]
-    fn a_narrow_terminal_drops_the_address_before_cutting_an_endpoint() {
+    fn a_narrow_terminal_puts_the_address_under_its_endpoint_rather_than_drop_it() {
         let refusal = "ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.";
         let rows = [
             row(
@@ -386,8 +376,10 @@ mod tests {
         assert_eq!(
             text,
             "endpoint                        outcome   what to do\n\
-             redis://db-1.example.net:12000  accepted  -\n\
-             redis://db-2.example.net:12000  refused   unsupported here\n\
+             redis://db-1.example.net:12000  accepted  -\n    \
+             address 10.0.0.5:12000\n\
+             redis://db-2.example.net:12000  refused   unsupported here\n    \
+             address 10.0.0.6:12000\n\
              \n\
              redis://db-2.example.net:12000: ERR unknown subcommand\n    \
              'MAINT_NOTIFICATIONS'. Try CLIENT HELP. Redis Open\n    \

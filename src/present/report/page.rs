@@ -23,6 +23,7 @@ h2 { font-size: 1.15em; margin: 1.4em 0 .4em; border-bottom: 1px solid #ddd; }
 dl.head { display: grid; grid-template-columns: max-content auto; gap: .1em 1em; margin: 0; }
 dl.head dt { font-weight: 600; }
 dl.head dd { margin: 0; }
+table.contents { margin: .5em 0 1em; }
 .counts span { display: inline-block; padding: .1em .6em; margin-right: .4em; border-radius: 3px; font-weight: 600; }
 .pass { background: #dff3e2; color: #15602a; }
 .fail { background: #fbe0e0; color: #8a1414; }
@@ -176,7 +177,7 @@ pub fn page(r: &Report<'_>) -> Markup {
         (legend())
         (svg::draw(&drawing))
         @for note in &drawing.left_out { p class="note left-out" { (note) } }
-        @if let (Some(g), Some(rows)) = (r.grade, &rows) { (grade_section(g, rows)) }
+        @if let (Some(g), Some(rows)) = (r.grade, &rows) { (grade_section(g, rows, "grade")) }
         (summary_section(r, &drawing))
         (frames_section(r.lines))
     };
@@ -227,17 +228,50 @@ pub fn book(command: &str, reports: &[Report<'_>]) -> Markup {
                 }
             }
         }
+        (contents(reports))
         (legend())
-        @for r in reports { (run_section(r)) }
+        @for (i, r) in reports.iter().enumerate() { (run_section(r, i + 1)) }
     };
     document(command, body)
 }
 
-/// One run of a book: what it was, its verdict, its drawing and its grade.
-fn run_section(r: &Report<'_>) -> Markup {
-    let drawing = r.drawing();
+/// The book's summary, first: every run with its verdict and counts, each linking to its
+/// section, the failures first (then NOT JUDGED, then PASS; the runs' order within each).
+fn contents(reports: &[Report<'_>]) -> Markup {
+    let mut order: Vec<usize> = (0..reports.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(reports[i].grade.map(|g| g.verdict)));
     html! {
-        section class="run" data-source=(bounded(&r.source)) {
+        table class="contents" {
+            tr { th { "run" } th { "verdict" } th { "passed" } th { "failed" } th { "not judged" } }
+            @for i in order {
+                @let r = &reports[i];
+                @let words = r.grade.map_or("-", |g| g.verdict.words());
+                tr class=(format!("run-row {}", class_of(words))) {
+                    td { a href=(format!("#run-{}", i + 1)) { (bounded(&r.source)) } }
+                    td class=(class_of(words)) data-verdict=(words) { (words) }
+                    @if let Some(g) = r.grade {
+                        td { (g.counts.pass) } td { (g.counts.fail) } td { (g.counts.not_judged) }
+                    } @else {
+                        td { "-" } td { "-" } td { "-" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One run of a book: what it was, its verdict, its drawing and its grade. Its ids (its own,
+/// its grade's heading, its drawing's arrowheads) carry its number `n`: a book holds several
+/// runs, and an id is the page's one element.
+fn run_section(r: &Report<'_>, n: usize) -> Markup {
+    let drawing = r.drawing();
+    let prefix = format!("run-{n}-");
+    let drawn = svg::draw(&drawing)
+        .into_string()
+        .replace("id=\"arrow", &format!("id=\"{prefix}arrow"))
+        .replace("url(#arrow", &format!("url(#{prefix}arrow"));
+    html! {
+        section class="run" id=(format!("run-{n}")) data-source=(bounded(&r.source)) {
             h2 { (bounded(&r.source)) }
             @if let Some(g) = r.grade {
                 p class="verdict-line" {
@@ -246,9 +280,9 @@ fn run_section(r: &Report<'_>) -> Markup {
                 }
             }
             @for note in &r.notes { p class="note" { (bounded_to(note, DETAIL_CAP)) } }
-            (svg::draw(&drawing))
+            (PreEscaped(drawn))
             @for note in &drawing.left_out { p class="note left-out" { (note) } }
-            @if let Some(g) = r.grade { (grade_section(g, &grade_rows(g))) }
+            @if let Some(g) = r.grade { (grade_section(g, &grade_rows(g), &format!("{prefix}grade"))) }
         }
     }
 }
@@ -299,9 +333,9 @@ fn legend() -> Markup {
     }
 }
 
-fn grade_section(g: &Grade, rows: &GradeRows) -> Markup {
+fn grade_section(g: &Grade, rows: &GradeRows, id: &str) -> Markup {
     html! {
-        h2 id="grade" { "Grade" }
+        h2 id=(id) { "Grade" }
         @if let Some(p) = &g.client_process {
             p class="client-process" {
                 // The words of the terminal's grade (`survives`), so the two agree.

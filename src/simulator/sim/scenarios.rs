@@ -153,11 +153,27 @@ pub enum LoadError {
 
 /// Names and one-line descriptions, one per line, for `--list` and `--help`.
 pub fn listing() -> String {
+    listing_at(None)
+}
+
+/// `--list`: on a terminal (`columns`), each description wrapped between words under its own
+/// column (the terminal cut them mid-word, `MIG` / `RATING`); on a pipe, one line each.
+pub fn listing_at(columns: Option<usize>) -> String {
     let all = all();
     let width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
-    all.iter()
-        .map(|s| format!("  {:width$}  {}\n", s.name, s.about))
-        .collect()
+    let mut out = String::new();
+    for s in &all {
+        let lead = format!("  {:width$}  ", s.name);
+        let rows = match columns {
+            Some(c) => crate::present::output::human::hanging(&lead, &s.about, c),
+            None => vec![format!("{lead}{}", s.about)],
+        };
+        for row in rows {
+            out.push_str(&row);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 #[cfg(test)]
