@@ -145,7 +145,7 @@ fn traffic(p: &crate::observe::record::PingStats) -> Vec<String> {
 /// is taken for the other.
 fn watched(t: f64, scenario_s: Option<f64>) -> String {
     match scenario_s {
-        Some(s) => format!("{s:.1} s of scenario time ({t:.1} s by the clock)"),
+        Some(s) => format!("{s:.1} s of scenario time ({t:.1} s real)"),
         None => format!("{t:.1} s"),
     }
 }
@@ -170,10 +170,12 @@ pub fn render(line: &WatchLine, width: usize) -> Vec<String> {
     // In scenario seconds, like every offset on the screen, when a simulator set the speed.
     // The topology changes' times are read in scenario seconds too.
     let scale = scenario_s.map_or(1.0, |s| if *t > 0.0 { s / *t } else { 1.0 });
-    let mut out = vec![format!(
+    let first = format!(
         "summary: watched {}, stopped ({reason})",
         watched(*t, *scenario_s)
-    )];
+    );
+    // Labelled scenario time makes it long: wrapped between words like the lines below it.
+    let mut out = super::wrap::wrap_with(&first, width, "  ");
     // The server's refusal text can be long: wrapped between words, continued 2 spaces in.
     let azure = events.iter().any(|e| e.kind.starts_with("NodeMaintenance"));
     for tally in opt_in {
@@ -428,7 +430,7 @@ mod tests {
     fn scenario_time_is_labelled_when_the_clock_ran_faster() {
         assert_eq!(
             watched(8.0, Some(32.0)),
-            "32.0 s of scenario time (8.0 s by the clock)"
+            "32.0 s of scenario time (8.0 s real)"
         );
         assert_eq!(watched(95.4, None), "95.4 s");
     }
