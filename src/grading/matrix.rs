@@ -76,6 +76,10 @@ pub const MORE_COLUMNS: [(&str, &str); 6] = [
 /// release): nothing to judge, and not a NOT JUDGED either.
 pub const NOT_APPLICABLE: &str = "n/a";
 
+/// The cell of a scenario a row's run did not play (an older release measured before the
+/// matrix had that column).
+pub const NOT_RUN: &str = "-";
+
 /// The short cell's words, for a legend.
 pub const SHORT_LEGEND: &str = "F: a rule failed, the codes of those that failed follow; NJ: none \
      failed but some were not judged, their codes follow (alone: nothing was judged); ok: every \
@@ -284,7 +288,7 @@ pub fn row(
 ) -> String {
     let mut cells: Vec<String> = columns
         .iter()
-        .map(|(s, _)| short(s).unwrap_or_else(|| "not run".into()))
+        .map(|(s, _)| short(s).unwrap_or_else(|| NOT_RUN.into()))
         .collect();
     let line = |cells: &[String]| format!("| {client} | {} |", cells.join(" | "));
     while line(&cells).chars().count() > ROW_WIDTH {

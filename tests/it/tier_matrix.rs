@@ -29,9 +29,7 @@ const WHY: &str = "<!-- why: read by tests/it/tier_matrix.rs -->";
 /// The page's tables, in order: the kinds of maintenance, then the rest of certify's default
 /// scenarios and the cluster's second move.
 const TABLES: [&[(&str, &str)]; 2] = [&matrix::COLUMNS, &matrix::MORE_COLUMNS];
-/// A cell of a scenario its row's run did not play (an older release measured before the
-/// second table).
-const NOT_RUN: &str = "not run";
+use matrix::NOT_RUN;
 
 /// Every scenario of the page's tables, in order.
 fn all_columns() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
@@ -129,15 +127,26 @@ fn full_lines(client: &str, cells: &BTreeMap<String, Cell>) -> Vec<String> {
             None => groups.push((vec![scenario], &c.full)),
         }
     }
-    groups
-        .iter()
-        .flat_map(|(scenarios, full)| {
-            [
-                format!("- {client}, {}:", scenarios.join(", ")),
-                format!("  `{full}`"),
-            ]
-        })
-        .collect()
+    // A cell over several runs gives each of its results a line, so that none runs past 80
+    // columns: `  `A (7/10)`` then `  or `B (3/10)``.
+    let mut lines = Vec::new();
+    for (scenarios, full) in groups {
+        lines.push(format!("- {client}, {}:", scenarios.join(", ")));
+        for (i, (variant, n)) in matrix::variants_of(full).into_iter().enumerate() {
+            let or = if i == 0 { "" } else { "or " };
+            let count = match full.contains(" or ") {
+                true => format!(" ({n}/{})", runs_of(full)),
+                false => String::new(),
+            };
+            lines.push(format!("  {or}`{variant}{count}`"));
+        }
+    }
+    lines
+}
+
+/// How many runs a full cell counts (1 for a cell of one run, or of runs that all agreed).
+fn runs_of(full: &str) -> usize {
+    matrix::variants_of(full).iter().map(|(_, n)| n).sum()
 }
 
 /// `client`'s row in each table.
@@ -278,11 +287,21 @@ fn render(m: &Matrix) -> String {
 fn documented_full(m: &Matrix, client: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let lines = m.full.get(client).cloned().unwrap_or_default();
-    for pair in lines.chunks(2) {
-        let scenarios = pair[0].trim_start_matches("- ").trim_end_matches(':');
-        let full = pair[1].trim().trim_matches('`');
+    let mut bullets: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in &lines {
+        match line.strip_prefix("- ") {
+            Some(head) => bullets.push((head.trim_end_matches(':'), Vec::new())),
+            None => {
+                let variant = line.trim().trim_start_matches("or ").trim_matches('`');
+                if let Some(b) = bullets.last_mut() {
+                    b.1.push(variant);
+                }
+            }
+        }
+    }
+    for (scenarios, variants) in bullets {
         for s in scenarios.split(", ").skip(1) {
-            out.insert(s.to_string(), full.to_string());
+            out.insert(s.to_string(), variants.join(" or "));
         }
     }
     out
