@@ -604,47 +604,38 @@ impl ErrorStats {
         Ok(ErrorStats { conn })
     }
 
-    /// The counters now: `(name, count)` from each `errorstat_NAME:count=N,...` line, or the
-    /// server's error text (`INFO` refused by an ACL, say).
-    pub async fn read(&mut self) -> Result<Vec<(String, u64)>, String> {
-        self.conn
-            .send(&["INFO", "errorstats"])
-            .await
-            .map_err(|e| e.to_string())?;
+    /// Sends `command` and waits up to 5 s for its reply, pushes passed over: the reply, or why
+    /// there is none (the server's error text among them).
+    async fn ask(&mut self, command: &[&str]) -> Result<super::Received, String> {
+        self.conn.send(command).await.map_err(|e| e.to_string())?;
         let reply = loop {
             match tokio::time::timeout(Duration::from_secs(5), self.conn.next()).await {
                 Ok(Ok(Some(r))) if r.is_push() => continue,
                 Ok(Ok(Some(r))) => break r,
                 Ok(Ok(None)) => return Err("the server closed the connection".into()),
                 Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err("no reply to INFO errorstats within 5 s".into()),
+                Err(_) => {
+                    return Err(format!("no reply to {} within 5 s", command.join(" ")));
+                }
             }
         };
-        if let Some(text) = reply.error_text() {
-            return Err(text.to_string());
+        match reply.error_text() {
+            Some(text) => Err(text.to_string()),
+            None => Ok(reply),
         }
+    }
+
+    /// The counters now: `(name, count)` from each `errorstat_NAME:count=N,...` line, or the
+    /// server's error text (`INFO` refused by an ACL, say).
+    pub async fn read(&mut self) -> Result<Vec<(String, u64)>, String> {
+        let reply = self.ask(&["INFO", "errorstats"]).await?;
         let raw = &reply.raw[..reply.raw.len().min(ERRORSTATS_LIMIT)];
         Ok(parse_errorstats(&String::from_utf8_lossy(raw)))
     }
 
     /// The cluster's health as this node sees it (CLUSTER SHARDS), or why it cannot be read.
     pub async fn cluster_health(&mut self) -> Result<crate::network::cluster::Health, String> {
-        self.conn
-            .send(&["CLUSTER", "SHARDS"])
-            .await
-            .map_err(|e| e.to_string())?;
-        let reply = loop {
-            match tokio::time::timeout(Duration::from_secs(5), self.conn.next()).await {
-                Ok(Ok(Some(r))) if r.is_push() => continue,
-                Ok(Ok(Some(r))) => break r,
-                Ok(Ok(None)) => return Err("the server closed the connection".into()),
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err("no reply to CLUSTER SHARDS within 5 s".into()),
-            }
-        };
-        if let Some(text) = reply.error_text() {
-            return Err(text.to_string());
-        }
+        let reply = self.ask(&["CLUSTER", "SHARDS"]).await?;
         super::dial::rescan(&reply.raw)
             .as_ref()
             .and_then(crate::network::cluster::health_from_shards)
