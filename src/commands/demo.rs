@@ -26,7 +26,8 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     if args.list {
         let mut out = std::io::stdout().lock();
         let columns = crate::present::output::terminal::stdout_columns();
-        write!(out, "{}", scenarios::listing_at(columns))?;
+        let row = |lead: &str, about: &str| human::hanging_at(lead, about, columns);
+        write!(out, "{}", scenarios::listing_by(row))?;
         out.flush()?;
         return Ok(crate::exit::SUCCESS);
     }

@@ -14,6 +14,7 @@ use crate::cli::settings::simulation_settings;
 use crate::cli::simulate::SimulateArgs;
 use crate::exit;
 use crate::grading::judge::Observations;
+use crate::present::output::human;
 use crate::simulator::sim::scenarios;
 use crate::simulator::simulation::grade::Grade;
 use crate::simulator::simulation::{
@@ -25,7 +26,8 @@ pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
     if args.list {
         let mut out = std::io::stdout().lock();
         let columns = crate::present::output::terminal::stdout_columns();
-        write!(out, "{}", scenarios::listing_at(columns))?;
+        let row = |lead: &str, about: &str| human::hanging_at(lead, about, columns);
+        write!(out, "{}", scenarios::listing_by(row))?;
         out.flush()?;
         return Ok(exit::SUCCESS);
     }

@@ -153,23 +153,19 @@ pub enum LoadError {
 
 /// Names and one-line descriptions, one per line, for `--list` and `--help`.
 pub fn listing() -> String {
-    listing_at(None)
+    listing_by(|lead, about| vec![format!("{lead}{about}")])
 }
 
-/// `--list`: on a terminal (`columns`), each description wrapped between words under its own
-/// column (the terminal cut them mid-word, `MIG` / `RATING`); on a pipe, one line each.
-pub fn listing_at(columns: Option<usize>) -> String {
+/// `--list`: each scenario's rows as `row(lead, description)` makes them (on a terminal, the
+/// description wrapped under its own column; the wrapping is the terminal output's, which the
+/// simulator does not name).
+pub fn listing_by(row: impl Fn(&str, &str) -> Vec<String>) -> String {
     let all = all();
     let width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for s in &all {
-        let lead = format!("  {:width$}  ", s.name);
-        let rows = match columns {
-            Some(c) => crate::present::output::human::hanging(&lead, &s.about, c),
-            None => vec![format!("{lead}{}", s.about)],
-        };
-        for row in rows {
-            out.push_str(&row);
+        for line in row(&format!("  {:width$}  ", s.name), &s.about) {
+            out.push_str(&line);
             out.push('\n');
         }
     }

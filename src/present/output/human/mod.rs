@@ -26,7 +26,8 @@ pub use safe::terminal_safe;
 pub use style::{clock, Role, Style, TimeFormat};
 pub use topology::topology_change;
 pub use wrap::{
-    glue_units, hanging, wrap_grade, wrap_with, AFTER_REFUSAL, AZURE_REFUSAL, CONTINUATION, WIDTH,
+    glue_units, hanging, hanging_at, wrap_grade, wrap_with, AFTER_REFUSAL, AZURE_REFUSAL,
+    CONTINUATION, WIDTH,
 };
 use wrap::{visible_width, wrap, wrap_bytes};
 

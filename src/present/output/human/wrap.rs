@@ -101,6 +101,14 @@ pub fn wrap_with(line: &str, width: usize, continuation: &str) -> Vec<String> {
     out
 }
 
+/// [`hanging`] on a terminal of `columns`; on a pipe (`None`), `lead` and `text` on one line.
+pub fn hanging_at(lead: &str, text: &str, columns: Option<usize>) -> Vec<String> {
+    match columns {
+        Some(c) => hanging(lead, text, c),
+        None => vec![format!("{lead}{text}")],
+    }
+}
+
 /// A row of a two-column table (a help text's scenario list): `lead` (its width is the first
 /// column's), then `text` wrapped between words under the second column, values kept with their
 /// units. Where the second column would be narrower than [`HANG_ROOM`], `text` goes on the rows
