@@ -26,6 +26,11 @@ if [ "$(cd "$MW_NODE" 2>/dev/null && node -p 'require("redis/package.json").vers
   mkdir -p "$MW_NODE"
   npm install --prefix "$MW_NODE" --no-audit --no-fund --silent "redis@$NODE_REDIS_NEWEST" >/dev/null
 fi
+MW_IOREDIS=target/mw-ioredis
+if [ "$(cd "$MW_IOREDIS" 2>/dev/null && node -p 'require("ioredis/package.json").version' 2>/dev/null)" != "$IOREDIS_NEWEST" ]; then
+  mkdir -p "$MW_IOREDIS"
+  npm install --prefix "$MW_IOREDIS" --no-audit --no-fund --silent "ioredis@$IOREDIS_NEWEST" >/dev/null
+fi
 # go-redis: the newest built from tests/clients/go-redis as .ci/run builds it (the older ones by
 # install_older_clients); without Go, its tests print a SKIP line.
 if go_redis_go; then
@@ -37,7 +42,8 @@ install_older_clients
 MAINTWATCH_LETTUCE="$(build_jvm_clients lettuce lettuce.version "$LETTUCE_NEWEST")"
 MAINTWATCH_JEDIS="$(build_jvm_clients jedis jedis.version "$JEDIS_NEWEST")"
 export MAINTWATCH_LETTUCE MAINTWATCH_JEDIS
-export MAINTWATCH_PYTHON="$PWD/$MW_VENV/bin/python" MAINTWATCH_NODE_REDIS="$PWD/$MW_NODE"
+export MAINTWATCH_PYTHON="$PWD/$MW_VENV/bin/python" MAINTWATCH_NODE_REDIS="$PWD/$MW_NODE" \
+  MAINTWATCH_IOREDIS="$PWD/$MW_IOREDIS"
 export MAINTWATCH_REDIS_SERVER="${MAINTWATCH_REDIS_SERVER:-$(command -v redis-server)}"
 
 # Each library's tests are named after it (tests/it/redis_py_app.rs: redis_py_certified_row).
