@@ -4,22 +4,20 @@
 //! row for a client are both made here, so that a cell a client author sees in their own CI is
 //! spelled exactly as the matrix spells it.
 
+use crate::grading::judge::rules::RULES;
 use crate::grading::judge::{Grade, Verdict};
 
-/// Each rule's code in a matrix cell, in the order cells list them, so that a cell fits a narrow
-/// column (docs/matrix.md and `certify` print the legend).
-pub const CODES: [(&str, &str); 10] = [
-    ("survives", "srv"),
-    ("opt-in", "opt"),
-    ("moved-before-close", "mov"),
-    ("no-lost-commands", "lost"),
-    ("no-storm", "storm"),
-    ("no-loop", "loop"),
-    ("relaxed-timeout", "rlx"),
-    ("timeout-restored", "rst"),
-    ("smigrated-refresh", "smr"),
-    ("sharded-resubscribe", "ssub"),
-];
+/// Each rule's code in a matrix cell, `(rule, code)`, in the order cells list them (the judge's
+/// order), so that a cell fits a narrow column (docs/matrix.md and `certify` print the legend).
+/// Each rule carries its own code ([`Check::code`]).
+pub fn codes() -> impl Iterator<Item = (&'static str, &'static str)> {
+    RULES.iter().map(|r| (r.name(), r.code()))
+}
+
+/// Where a rule's code stands in [`codes`]' order.
+fn position(found: impl Fn((&str, &str)) -> bool) -> Option<usize> {
+    codes().position(found)
+}
 
 /// Rules left out of a cell: with a busy client, whether a command is in flight when the server
 /// closes the connection is a race, not a property of the client, so its verdict changes from
@@ -28,16 +26,12 @@ pub const RACY_RULES: [&str; 1] = ["no-lost-commands"];
 
 /// The code of a rule; a rule without one is spelled out.
 pub fn code(rule: &str) -> &str {
-    CODES
-        .iter()
-        .find(|(r, _)| *r == rule)
-        .map_or(rule, |(_, c)| c)
+    codes().find(|(r, _)| *r == rule).map_or(rule, |(_, c)| c)
 }
 
 /// `srv survives, opt opt-in, ...`: the codes in words, for a legend.
 pub fn legend() -> String {
-    CODES
-        .iter()
+    codes()
         .filter(|(rule, _)| !RACY_RULES.contains(rule))
         .map(|(rule, code)| format!("{code} {rule}"))
         .collect::<Vec<_>>()
@@ -86,7 +80,7 @@ pub const SHORT_LEGEND: &str = "F: a rule failed, the codes of those that failed
      rule held; n/a: the version has no client of that shape";
 
 /// The cell a grade earns: the codes of the rules that failed, were not judged, and passed (each
-/// rule's worst verdict over every notification and client), in [`CODES`]' order; `nothing
+/// rule's worst verdict over every notification and client), in [`codes`]' order; `nothing
 /// judged` when no rule had a result.
 pub fn cell(grade: &Grade) -> String {
     cell_of(grade.all_rules().map(|r| (r.rule.as_str(), r.verdict)))
@@ -98,7 +92,7 @@ pub fn short(grade: &Grade) -> String {
     short_of(grade.all_rules().map(|r| (r.rule.as_str(), r.verdict)))
 }
 
-/// Each rule's worst verdict, the racy rules left out, in [`CODES`]' order.
+/// Each rule's worst verdict, the racy rules left out, in [`codes`]' order.
 fn worst_by_rule<'a>(
     results: impl IntoIterator<Item = (&'a str, Verdict)>,
 ) -> Vec<(&'a str, Verdict)> {
@@ -110,7 +104,7 @@ fn worst_by_rule<'a>(
             None => worst.push((rule, verdict)),
         }
     }
-    worst.sort_by_key(|(r, _)| CODES.iter().position(|(c, _)| c == r).unwrap_or(usize::MAX));
+    worst.sort_by_key(|(r, _)| position(|(c, _)| c == *r).unwrap_or(usize::MAX));
     worst
 }
 
@@ -211,7 +205,7 @@ pub fn short_over(fulls: &[String]) -> String {
         .iter()
         .filter(|run| run.iter().any(|(_, v)| *v == worst))
         .count();
-    let order = |c: &str| CODES.iter().position(|(_, x)| *x == c);
+    let order = |c: &str| position(|(_, x)| x == c);
     if at_worst < n {
         codes.sort_by_key(|(c, _)| order(c));
         let names: Vec<&str> = codes.iter().map(|(c, _)| *c).collect();

@@ -965,7 +965,7 @@ fn clients_says_what_each_client_does_with_the_frame() {
         "{}",
         run.stdout
     );
-    // The client tier measured it in these releases (src/grading/clients/known.rs `measured`).
+    // The client tier measured it in these releases (src/grading/clients/library/, `measured`).
     assert!(
         lines[3].ends_with(
             "; measured in node-redis 5.9.0 through 6.3.1 (the client matrix of 2026-12-03)"

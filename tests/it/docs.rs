@@ -402,3 +402,35 @@ fn demo_streams(text: &str) -> [Vec<String>; 4] {
     }
     streams
 }
+
+/// docs/protocol.md's table of rules has one row per rule the judge has, in the judge's order,
+/// each beginning with the docs line the rule carries: a new rule is documented where it is
+/// written, and a stale row fails here.
+#[test]
+fn each_rule_has_its_row_in_the_protocol_table_of_rules() {
+    use maintwatch::grading::judge::rules::RULES;
+    let protocol = doc("protocol.md");
+    let rows: Vec<&str> = protocol
+        .lines()
+        .filter(|l| l.starts_with("| `") && l.contains("` | "))
+        .collect();
+    let mut named = Vec::new();
+    for rule in RULES {
+        let start = format!("| `{}` | {}", rule.name(), rule.doc());
+        assert!(
+            rows.iter().any(|r| r.starts_with(&start)),
+            "docs/protocol.md has no row beginning {start:?}"
+        );
+        named.push(rule.name());
+    }
+    let in_table: Vec<&str> = protocol
+        .split_once("### The rules\n")
+        .map(|(_, t)| t)
+        .unwrap_or("")
+        .lines()
+        .skip_while(|l| !l.starts_with("| `"))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(n, _)| n))
+        .collect();
+    assert_eq!(in_table, named);
+}

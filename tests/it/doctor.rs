@@ -143,7 +143,7 @@ async fn against_the_simulator_every_endpoint_type_is_accepted() {
     assert!(text.contains("doctor --clients all"), "{text}");
     let (code, text, _) = doctor(&[&url, "--clients", "all"]).await;
     assert_eq!(code, 0);
-    // The releases the client tier found a behaviour in (src/grading/clients/known.rs `measured`).
+    // The releases the client tier found a behaviour in (src/grading/clients/library/, `measured`).
     assert!(
         text.contains(
             "measured in 5.9.0 through 6.3.1: a MOVING with a null target, after an opt-in that \

@@ -2,85 +2,15 @@
 //!
 //! They live as data files in `scenarios/` (one per scenario, documented in
 //! `scenarios/README.md`) and are compiled in with `include_str!`, so `maintwatch demo` and
-//! `maintwatch simulate` work from any directory on a machine that has only the binary.
+//! `maintwatch simulate` work from any directory on a machine that has only the binary. The list
+//! is made at build time (build.rs) from the files themselves: each says on its `name` line
+//! whether it is compiled in and where it stands in `--list` (`#@ embedded 40`, or `no`).
 
 use super::scenario::{Scenario, ScenarioError};
 
-/// `(file name as shown in errors, contents)`, in the order `--list` shows them.
-const FILES: &[(&str, &str)] = &[
-    (
-        "scenarios/single-proxy.scn",
-        include_str!("../../../scenarios/single-proxy.scn"),
-    ),
-    (
-        "scenarios/multi-proxy.scn",
-        include_str!("../../../scenarios/multi-proxy.scn"),
-    ),
-    (
-        "scenarios/dns-race.scn",
-        include_str!("../../../scenarios/dns-race.scn"),
-    ),
-    (
-        "scenarios/shard-migration.scn",
-        include_str!("../../../scenarios/shard-migration.scn"),
-    ),
-    (
-        "scenarios/failover.scn",
-        include_str!("../../../scenarios/failover.scn"),
-    ),
-    (
-        "scenarios/silent-shrink.scn",
-        include_str!("../../../scenarios/silent-shrink.scn"),
-    ),
-    (
-        "scenarios/silent-widening.scn",
-        include_str!("../../../scenarios/silent-widening.scn"),
-    ),
-    (
-        "scenarios/oss-cluster.scn",
-        include_str!("../../../scenarios/oss-cluster.scn"),
-    ),
-    (
-        "scenarios/refusing.scn",
-        include_str!("../../../scenarios/refusing.scn"),
-    ),
-    (
-        "scenarios/peer-variants.scn",
-        include_str!("../../../scenarios/peer-variants.scn"),
-    ),
-    (
-        "scenarios/no-closing-notification.scn",
-        include_str!("../../../scenarios/no-closing-notification.scn"),
-    ),
-    (
-        "scenarios/optin-lost.scn",
-        include_str!("../../../scenarios/optin-lost.scn"),
-    ),
-    (
-        "scenarios/ipv6-target.scn",
-        include_str!("../../../scenarios/ipv6-target.scn"),
-    ),
-    (
-        "scenarios/cascading-smigrated.scn",
-        include_str!("../../../scenarios/cascading-smigrated.scn"),
-    ),
-    (
-        "scenarios/explicit-target.scn",
-        include_str!("../../../scenarios/explicit-target.scn"),
-    ),
-    (
-        "scenarios/azure-failover.scn",
-        include_str!("../../../scenarios/azure-failover.scn"),
-    ),
-    (
-        "scenarios/azure-replica.scn",
-        include_str!("../../../scenarios/azure-replica.scn"),
-    ),
-    (
-        "scenarios/azure-scale.scn",
-        include_str!("../../../scenarios/azure-scale.scn"),
-    ),
-];
+// `FILES`: `(file name as shown in errors, contents)`, in the order `--list` shows them, made by
+// build.rs from the `#@ embedded N` directive on each file's `name` line.
+include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
 
 /// The scenario the CLI plays when none is named.
 pub const DEFAULT: &str = "single-proxy";

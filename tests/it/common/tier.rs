@@ -696,10 +696,10 @@ pub fn results_dir() -> PathBuf {
         .unwrap()
 }
 
-/// Each rule's code in a matrix cell: the library's table, which `certify` prints too.
+/// Each rule's code in a matrix cell, as each rule carries it, which `certify` prints too.
 // Only some of the tests that include this module read it.
 #[allow(unused_imports)]
-pub use maintwatch::grading::matrix::CODES;
+pub use maintwatch::grading::matrix::codes;
 use maintwatch::grading::matrix::RACY_RULES;
 
 /// The worse of two verdicts: fail, then not judged, then pass.

@@ -1,19 +1,10 @@
-//! The judge's rules, one file each, behind one trait and registered in one table ([`RULES`]).
-//! A new rule is a new file plus one line in the table. Each rule says PASS or FAIL only on what
-//! was observed, and NOT JUDGED, naming what is missing and how to get it, where the evidence
-//! is not there (docs/protocol.md, section 8).
+//! The judge's rules, one file each, behind one trait and registered in one list ([`RULES`]).
+//! A rule carries its name, its matrix code and its docs line ([`Check`]); a new rule is a new
+//! file plus one line in the `register!` list below, which declares its module and lists it.
+//! Each rule says PASS or FAIL only on what was observed, and NOT JUDGED, naming what is missing
+//! and how to get it, where the evidence is not there (docs/protocol.md, section 8).
 
 pub mod give_up;
-mod moved_before_close;
-mod no_loop;
-mod no_lost_commands;
-mod no_storm;
-mod opt_in;
-mod relaxed_timeout;
-mod sharded_resubscribe;
-mod smigrated_refresh;
-mod survives;
-mod timeout_restored;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -30,6 +21,14 @@ pub use smigrated_refresh::{LEARN_WITHIN_S, REDIRECTS_PER_CONNECTION};
 pub trait Check: Sync {
     /// The rule's name, as the grade JSON, JUnit and the matrix carry it.
     fn name(&self) -> &'static str;
+
+    /// Its code in a matrix cell, short enough for a narrow column (docs/matrix.md and `certify`
+    /// print the legend).
+    fn code(&self) -> &'static str;
+
+    /// What it holds to, in one line: the start of its row in docs/protocol.md's table of rules,
+    /// which a test keeps equal.
+    fn doc(&self) -> &'static str;
 
     /// Its result for one client and one notification; `None` when the rule does not concern
     /// this notification (a MOVING rule on a MIGRATING, say).
@@ -64,6 +63,10 @@ pub trait Check: Sync {
 pub trait MovingCheck: Sync {
     /// The rule's name, as [`Check::name`].
     const NAME: &'static str;
+    /// Its matrix code, as [`Check::code`].
+    const CODE: &'static str;
+    /// Its docs line, as [`Check::doc`].
+    const DOC: &'static str;
 
     /// Its result for one client and one MOVING.
     fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule;
@@ -74,24 +77,42 @@ impl<R: MovingCheck> Check for R {
         R::NAME
     }
 
+    fn code(&self) -> &'static str {
+        R::CODE
+    }
+
+    fn doc(&self) -> &'static str {
+        R::DOC
+    }
+
     fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
         Some(R::judge(s, s.moving?))
     }
 }
 
-/// Every rule, in the order the grade lists them.
-pub static RULES: &[&dyn Check] = &[
-    &survives::Survives,
-    &opt_in::OptInRule,
-    &moved_before_close::MovedBeforeClose,
-    &no_lost_commands::NoLostCommands,
-    &no_storm::NoStorm,
-    &no_loop::NoLoop,
-    &relaxed_timeout::RelaxedTimeout,
-    &timeout_restored::TimeoutRestored,
-    &smigrated_refresh::SmigratedRefresh,
-    &sharded_resubscribe::ShardedResubscribe,
-];
+/// Declares each rule's module and lists the rule in [`RULES`], from one line per rule
+/// (`module::Rule`), so that a rule is registered once.
+macro_rules! register {
+    ($($module:ident::$rule:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// Every rule, in the order the grade lists them and a matrix cell lists their codes.
+        pub static RULES: &[&dyn Check] = &[$(&$module::$rule),*];
+    };
+}
+
+register! {
+    survives::Survives,
+    opt_in::OptInRule,
+    moved_before_close::MovedBeforeClose,
+    no_lost_commands::NoLostCommands,
+    no_storm::NoStorm,
+    no_loop::NoLoop,
+    relaxed_timeout::RelaxedTimeout,
+    timeout_restored::TimeoutRestored,
+    smigrated_refresh::SmigratedRefresh,
+    sharded_resubscribe::ShardedResubscribe,
+}
 
 /// One client's connections and one notification, with what follows from them.
 pub struct Scope<'a> {

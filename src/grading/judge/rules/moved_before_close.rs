@@ -15,6 +15,9 @@ pub struct MovedBeforeClose;
 
 impl MovingCheck for MovedBeforeClose {
     const NAME: &'static str = "moved-before-close";
+    const CODE: &'static str = "mov";
+    const DOC: &'static str =
+        "no connection was still on a retiring address when the server closed it, unless nothing else was offered to the client before the close";
 
     fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule {
         let name = s.n.name();

@@ -12,6 +12,9 @@ pub struct NoLoop;
 
 impl MovingCheck for NoLoop {
     const NAME: &'static str = "no-loop";
+    const CODE: &'static str = "loop";
+    const DOC: &'static str =
+        "fewer than 2 connections given a re-sent MOVING (opened after it was first pushed) after the client first acted on it were then closed by it before the close";
 
     fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule {
         let why = format!(

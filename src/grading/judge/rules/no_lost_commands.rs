@@ -9,6 +9,9 @@ pub struct NoLostCommands;
 
 impl MovingCheck for NoLostCommands {
     const NAME: &'static str = "no-lost-commands";
+    const CODE: &'static str = "lost";
+    const DOC: &'static str =
+        "no command was cut without its reply after the notification";
 
     fn judge(s: &Scope<'_>, m: &MovingGrade) -> Rule {
         let (mut lost, mut nowhere) = (0, 0);

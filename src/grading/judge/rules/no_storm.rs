@@ -11,6 +11,9 @@ pub struct NoStorm;
 
 impl MovingCheck for NoStorm {
     const NAME: &'static str = "no-storm";
+    const CODE: &'static str = "storm";
+    const DOC: &'static str =
+        "at most 3 new connections after the MOVING per connection of the client's peak";
 
     fn judge(_: &Scope<'_>, m: &MovingGrade) -> Rule {
         let per = m.reconnects_per_connection;

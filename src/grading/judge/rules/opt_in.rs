@@ -16,6 +16,14 @@ impl Check for OptInRule {
         "opt-in"
     }
 
+    fn code(&self) -> &'static str {
+        "opt"
+    }
+
+    fn doc(&self) -> &'static str {
+        "every connection whose handshake was observed, and that was open when the notification went out or opened after it, opted in"
+    }
+
     fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
         let counts = s.opt_in;
         let seen = s.members.len() - counts.unknown;

@@ -29,6 +29,14 @@ impl Check for RelaxedTimeout {
         "relaxed-timeout"
     }
 
+    fn code(&self) -> &'static str {
+        "rlx"
+    }
+
+    fn doc(&self) -> &'static str {
+        "no command was given up by the client during a stall inside an opening notification's window, when the stall was longer than the client's own timeout (seen at the baseline stall) and shorter than the relaxed timeout"
+    }
+
     fn not_exercised(&self, obs: &Observations) -> Option<String> {
         no_stall(obs)
     }

@@ -23,6 +23,14 @@ impl Check for ShardedResubscribe {
         "sharded-resubscribe"
     }
 
+    fn code(&self) -> &'static str {
+        "ssub"
+    }
+
+    fn doc(&self) -> &'static str {
+        "on an SMIGRATED, every message published on a sharded channel of a moved slot to which the client had subscribed, from 2 s after the SMIGRATED (the same jitter and margin) to the end, reached one of its connections"
+    }
+
     fn not_exercised(&self, obs: &Observations) -> Option<String> {
         let migrated = obs
             .notifications

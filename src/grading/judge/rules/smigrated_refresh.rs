@@ -36,6 +36,14 @@ impl Check for SmigratedRefresh {
         "smigrated-refresh"
     }
 
+    fn code(&self) -> &'static str {
+        "smr"
+    }
+
+    fn doc(&self) -> &'static str {
+        "on an SMIGRATED, a client with a connection to a node named as a source took the move into account within 2 s"
+    }
+
     fn on_notification(&self, s: &Scope<'_>) -> Option<Rule> {
         if !s.n.kind.eq_ignore_ascii_case("SMIGRATED") {
             return None;

@@ -12,6 +12,14 @@ impl Check for Survives {
         "survives"
     }
 
+    fn code(&self) -> &'static str {
+        "srv"
+    }
+
+    fn doc(&self) -> &'static str {
+        "the client process run by `simulate -- CMD` was still running, or had exited 0 on its own, when the scenario ended"
+    }
+
     fn on_run(&self, obs: &Observations) -> Option<Rule> {
         let p = obs.client_process.as_ref()?;
         let why = crate::observe::evidence::process::headline(&p.stderr_tail)

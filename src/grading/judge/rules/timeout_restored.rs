@@ -30,6 +30,14 @@ impl Check for TimeoutRestored {
         "timeout-restored"
     }
 
+    fn code(&self) -> &'static str {
+        "rst"
+    }
+
+    fn doc(&self) -> &'static str {
+        "after the closing notification plus the tail, or the backstop after the opening notification when no closing one came, a stall is given up on as the baseline stall was: the timeout is back to the client's own"
+    }
+
     fn not_exercised(&self, obs: &crate::observe::evidence::Observations) -> Option<String> {
         no_stall(obs)
     }

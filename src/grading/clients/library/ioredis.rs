@@ -1,14 +1,72 @@
-//! ioredis 6.1.0's reading of a maintenance notification (`built/maintNotifications/parser.js`
-//! of the npm package), apart from the other clients because its rules differ in kind: it checks
+//! ioredis: its facts by release, what its tier measured, and its parser. Its reading of a
+//! maintenance notification at 6.1.0 (`built/maintNotifications/parser.js` of the npm package)
+//! differs in kind from the other clients': it checks
 //! every element's shape and drops a malformed notification silently (a debug line), where the
 //! others log an error or throw. Its types are the five of the standalone protocol: SMIGRATING
 //! and SMIGRATED are not among them (and its `Cluster` turns the feature off).
 
-use super::{acts, ignores, text, Verdict, View};
+use crate::grading::clients::facts::{Auto, Client, Measured, Private};
+use crate::grading::clients::frame_view::{acts, ignores, text, View};
+use crate::network::conn::EndpointType;
+use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
 
+/// ioredis, as read at its `version`.
+pub const CLIENT: Client = Client {
+    name: "ioredis",
+    version: "6.1.0",
+    opts_in_by_default: Some(true),
+    opt_in_note: None,
+    auto: Some(Auto::ByTls(Private::IoRedis)),
+    since: &[("6.1.0", "maintNotifications, 'auto' by default with RESP3 (the default since 6.0); standalone only")],
+    cluster_since: None,
+    measured: IOREDIS_MEASURED,
+    parser: Some(predict),
+};
+
+/// The run that established ioredis's [`Measured`] facts (docs/clients.md, "ioredis, measured").
+pub const IOREDIS_RUN: &str = "the client tier of 2026-12-05";
+
+/// What the ioredis tier measured: `tests/clients/ioredis_app.js` at its defaults (RESP3,
+/// `maintNotifications: "auto"`) with a 1 s `socketTimeout`.
+pub(super) const IOREDIS_MEASURED: &[Measured] = &[
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: None,
+        what: "`auto` asks for internal-ip for its loopback peer over plain TCP (its list of \
+               private ranges has 127/8, node-redis's has not)",
+        run: IOREDIS_RUN,
+    },
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: Some("MOVING"),
+        what: "with a null target it hands off, make before break, to its configured host name \
+               at half the window, while DNS still names the retiring proxy, and is cut by the \
+               close (single-proxy: moved-before-close FAIL), as redis-py",
+        run: IOREDIS_RUN,
+    },
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: None,
+        what: "it relaxes a 1 s socketTimeout inside a MIGRATING or FAILING_OVER window and is \
+               back to 1 s on a stall 21 s after the closing notification",
+        run: IOREDIS_RUN,
+    },
+    Measured {
+        first: "6.1.0",
+        last: "6.1.0",
+        notification: None,
+        what: "after a MIGRATING and no MIGRATED, still relaxed 31 s later, past the 30 s \
+               backstop: its own cap on such a window is 10 min",
+        run: IOREDIS_RUN,
+    },
+];
+
 /// What ioredis does with the notification `name`, whose elements `v` holds.
-pub(super) fn predict(name: &str, v: &View<'_, '_>) -> Verdict {
+pub(super) fn predict(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType>) -> Verdict {
     let dropped = |what: &str| ignores(format!("malformed ({what}): dropped without a word"));
     if name.starts_with('S') {
         return ignores("not one of its notification types (standalone types only)");

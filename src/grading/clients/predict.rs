@@ -1,0 +1,193 @@
+//! Each known client's verdict on a frame: its parser's prediction (the parsers are in the
+//! libraries' files), with what the client tier measured; the lines `decode --clients`,
+//! `watch --clients` and `doctor` print; Azure's events, to which one library listens; and the
+//! cluster support of a release.
+
+use super::facts::{at_least, Client};
+use super::frame_view::{fails, ignores, View};
+use super::library::stackexchange_redis::{azure_reference_verdict, AZURE_LISTENER, AZURE_READ_AT};
+use super::library::CLIENTS;
+use crate::network::conn::EndpointType;
+use crate::observe::record::{ClientVerdict, Verdict};
+use crate::protocol::resp::Frame;
+
+/// Every known client's verdict on `frame`; `asked` as in [`predict`].
+pub fn verdicts(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<ClientVerdict> {
+    CLIENTS
+        .iter()
+        .map(|c| ClientVerdict {
+            client: c.name.to_string(),
+            version: c.version.to_string(),
+            verdict: with_measured(c, frame, predict(c, frame, asked)),
+        })
+        .collect()
+}
+
+/// A predicted failure that the client tier measured too names the releases it was measured in;
+/// a predicted action gets what the tier measured the client do with that notification.
+pub(super) fn with_measured(c: &Client, frame: &Frame<'_>, verdict: Verdict) -> Verdict {
+    let kind = View::of(frame).and_then(|v| v.kind);
+    let fact = c
+        .measured
+        .iter()
+        .find(|m| m.notification.is_some_and(|n| Some(n.as_bytes()) == kind));
+    let Some(m) = fact else {
+        return verdict;
+    };
+    match verdict {
+        Verdict::Fails { how } => fails(format!(
+            "{how}; measured in {} {} ({})",
+            c.name,
+            m.range(),
+            m.run
+        )),
+        Verdict::Acts { reads, target } => Verdict::Acts {
+            reads: format!(
+                "{reads}; measured in {} {}: {} ({})",
+                c.name,
+                m.range(),
+                m.what,
+                m.run
+            ),
+            target,
+        },
+        other => other,
+    }
+}
+
+/// The lines `decode --clients` and `watch --clients` print under a frame: one per client,
+/// sanitised (a verdict quotes the frame's text).
+pub fn lines(frame: &Frame<'_>, asked: Option<EndpointType>) -> Vec<String> {
+    verdict_lines(&verdicts(frame, asked))
+}
+
+/// One line per verdict, `client version: verdict`, sanitised.
+pub fn verdict_lines(verdicts: &[ClientVerdict]) -> Vec<String> {
+    verdicts
+        .iter()
+        .map(|v| {
+            let text = format!("{} {}: {}", v.client, v.version, v.verdict.describe());
+            crate::shared::escape::sanitize(&text).into_owned()
+        })
+        .collect()
+}
+
+/// The one line `watch --clients` adds under a notification: every client's outcome, the how
+/// of a failure spelled out (sanitised).
+pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
+    // The prediction alone: the releases a failure was measured in are `decode --clients`' and
+    // `doctor`'s to say, not a line under every notification of a watch.
+    let parts: Vec<String> = CLIENTS
+        .iter()
+        .map(|c| match predict(c, frame, asked) {
+            Verdict::Fails { how } => format!("{} FAILS ({how})", c.name),
+            other => format!("{} {}", c.name, other.outcome()),
+        })
+        .collect();
+    crate::shared::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
+}
+
+/// What each known client does with an `AzureRedisEvents` message. Only StackExchange.Redis
+/// subscribes to the channel; the others never receive it.
+pub fn azure_verdicts(event: &crate::protocol::azure::AzureEvent) -> Vec<ClientVerdict> {
+    CLIENTS
+        .iter()
+        .map(|c| {
+            let (version, verdict) = if c.name == AZURE_LISTENER {
+                (AZURE_READ_AT, azure_reference_verdict(event))
+            } else {
+                (c.version, ignores("does not subscribe to AzureRedisEvents"))
+            };
+            ClientVerdict {
+                client: c.name.to_string(),
+                version: version.to_string(),
+                verdict,
+            }
+        })
+        .collect()
+}
+
+/// What `client`'s parser does with `frame`, for a client that asked for `asked` (`None`: the
+/// client's `auto`, which never asks for `none`).
+pub fn predict(client: &Client, frame: &Frame<'_>, asked: Option<EndpointType>) -> Verdict {
+    let Some(view) = View::of(frame) else {
+        return ignores("not a push frame");
+    };
+    let name = view
+        .kind
+        .and_then(|k| std::str::from_utf8(k).ok())
+        .filter(|k| crate::shared::NOTIFICATION_TYPES.contains(k));
+    let Some(name) = name else {
+        return match client.parser {
+            None => Verdict::Unknown,
+            Some(_) => ignores("not one of its notification types (matched case-sensitively)"),
+        };
+    };
+    match client.parser {
+        Some(parse) => parse(name, &view, asked),
+        None => Verdict::Unknown,
+    }
+}
+
+/// Whether `version` of the client `name` has a cluster client that handles the notifications;
+/// `None` for a client not known or a release not established.
+pub fn has_cluster(name: &str, version: &str) -> Option<bool> {
+    let c = CLIENTS.iter().find(|c| c.name == name)?;
+    Some(at_least(version, c.cluster_since?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(bytes: &[u8]) -> Frame<'_> {
+        let scan = crate::protocol::resp::Scanner::default()
+            .scan(bytes)
+            .unwrap();
+        match scan {
+            crate::protocol::resp::Scan::Frame(f, _) => f,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_measured_failure_names_its_releases_and_only_under_its_notification() {
+        let moving = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        let node = verdicts(&moving, None)
+            .into_iter()
+            .find(|v| v.client == "node-redis")
+            .unwrap();
+        let text = node.verdict.describe();
+        assert!(
+            text.ends_with(
+                "; measured in node-redis 5.9.0 through 6.3.1 (the client matrix of 2026-12-03)"
+            ),
+            "{text}"
+        );
+        assert!(!summary_line(&moving, None).contains("measured"));
+        let migrating = frame(b">3\r\n$9\r\nMIGRATING\r\n:1\r\n:2\r\n");
+        let all: Vec<String> = verdicts(&migrating, None)
+            .iter()
+            .map(|v| v.verdict.describe())
+            .collect();
+        assert!(all.iter().all(|t| !t.contains("measured")), "{all:?}");
+    }
+
+    #[test]
+    fn node_redis_asserts_on_a_null_target_unless_it_asked_for_none() {
+        let f = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");
+        let node = &CLIENTS[1];
+        assert_eq!(
+            predict(node, &f, Some(EndpointType::InternalIp)).outcome(),
+            "fails"
+        );
+        assert_eq!(
+            predict(node, &f, Some(EndpointType::None)).outcome(),
+            "acts"
+        );
+        assert_eq!(
+            predict(&CLIENTS[0], &f, Some(EndpointType::InternalIp)).outcome(),
+            "acts"
+        );
+    }
+}
