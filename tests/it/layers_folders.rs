@@ -222,8 +222,6 @@ fn code_outside_tests(file: &Path) -> String {
 const ROOTS_WITH_CODE: &[&str] = &[
     "cli/mod.rs",
     "commands/mod.rs",
-    "grading/judge/mod.rs",
-    "grading/judge/rules/mod.rs",
     "present/output/human/mod.rs",
     "present/report/mod.rs",
     "present/service/mod.rs",
