@@ -72,6 +72,41 @@ async fn start_waiting_for(name: &str, speed: f64, opt_ins: usize) -> Simulator 
     start(scenario, speed).await
 }
 
+/// A scenario watched on its one proxy (127.0.0.2), as the DNS first answers it: its events, a
+/// resolver, a connection that never opts in and one that has.
+struct OneProxy {
+    sim: Simulator,
+    events: tokio::sync::broadcast::Receiver<maintwatch::simulator::sim::SimEvent>,
+    dns: TokioResolver,
+    bystander: Client,
+    client: Client,
+}
+
+async fn one_proxy(name: &str, speed: f64) -> OneProxy {
+    let sim = start_named(name, speed).await;
+    let events = sim.events();
+    let dns = resolver(&sim);
+    assert_eq!(answer(&dns, &sim).await, vec![ip(2)]);
+    let bystander = Client::connect(addr(&sim, 2)).await;
+    let mut client = Client::connect(addr(&sim, 2)).await;
+    client.opt_in().await;
+    OneProxy {
+        sim,
+        events,
+        dns,
+        bystander,
+        client,
+    }
+}
+
+/// The close as both connections of a [`OneProxy`] see it, nothing read before it, with what
+/// DNS answered then.
+async fn at_the_close(p: &mut OneProxy, dns_then: &[IpAddr], why: &str) {
+    assert!(p.client.until_closed().await.is_empty(), "{why}");
+    assert_eq!(answer(&p.dns, &p.sim).await, dns_then, "{why}");
+    assert!(p.bystander.until_closed().await.is_empty(), "{why}");
+}
+
 fn addr(sim: &Simulator, last_octet: u8) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, last_octet], sim.port()))
 }
@@ -251,28 +286,16 @@ async fn dns_race_close_comes_before_the_record_moves() {
     guarded(async {
         // Speed 4: the record moves 0.75 s after the close, the slack this test's one
         // "DNS has not moved yet" observation needs.
-        let sim = start_named("dns-race", 4.0).await;
-        let mut events = sim.events();
-        let dns = resolver(&sim);
-        assert_eq!(answer(&dns, &sim).await, vec![ip(2)]);
-        let mut bystander = Client::connect(addr(&sim, 2)).await;
-        let mut client = Client::connect(addr(&sim, 2)).await;
-        client.opt_in().await;
-        assert_eq!(show(&client.expect("MOVING").await), show(MOVING));
-        assert!(client.until_closed().await.is_empty());
-        assert_eq!(
-            answer(&dns, &sim).await,
-            vec![ip(2)],
-            "DNS still stale at the close"
-        );
-        assert!(bystander.until_closed().await.is_empty());
+        let mut p = one_proxy("dns-race", 4.0).await;
+        assert_eq!(show(&p.client.expect("MOVING").await), show(MOVING));
+        at_the_close(&mut p, &[ip(2)], "DNS still stale at the close").await;
         // Reconnecting now lands on the old proxy again, which still listens.
-        let mut again =
-            Client::connect(SocketAddr::new(answer(&dns, &sim).await[0], sim.port())).await;
+        let stale = answer(&p.dns, &p.sim).await[0];
+        let mut again = Client::connect(SocketAddr::new(stale, p.sim.port())).await;
         again.opt_in().await;
-        until_answer(&dns, &sim, &[ip(3)]).await;
+        until_answer(&p.dns, &p.sim, &[ip(3)]).await;
 
-        let seen = until_finished(&mut events).await;
+        let seen = until_finished(&mut p.events).await;
         let close = seen
             .iter()
             .position(|e| matches!(e.what, What::Closed { .. }));
@@ -280,7 +303,7 @@ async fn dns_race_close_comes_before_the_record_moves() {
             .iter()
             .position(|e| matches!(&e.what, What::Dns { records, .. } if records == &[ip(3)]));
         assert!(close.unwrap() < moved.unwrap(), "the close comes first");
-        sim.shutdown().await;
+        p.sim.shutdown().await;
     })
     .await;
 }
@@ -401,24 +424,10 @@ async fn silent_shrink_closes_with_no_moving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_widening_then_restart_close_with_no_notification() {
     guarded(async {
-        let sim = start_named("silent-widening", 20.0).await;
-        let mut events = sim.events();
-        let dns = resolver(&sim);
-        assert_eq!(answer(&dns, &sim).await, vec![ip(2)]);
-        let mut bystander = Client::connect(addr(&sim, 2)).await;
-        let mut client = Client::connect(addr(&sim, 2)).await;
-        client.opt_in().await;
-        assert!(
-            client.until_closed().await.is_empty(),
-            "no notification at all"
-        );
-        assert_eq!(
-            answer(&dns, &sim).await,
-            vec![ip(2), ip(3)],
-            "widened before the close"
-        );
-        assert!(bystander.until_closed().await.is_empty());
-        let closed = wait_for(&mut events, |w| matches!(w, What::Closed { .. })).await;
+        let mut p = one_proxy("silent-widening", 20.0).await;
+        // No notification at all, and DNS widened before the close.
+        at_the_close(&mut p, &[ip(2), ip(3)], "widened before the close").await;
+        let closed = wait_for(&mut p.events, |w| matches!(w, What::Closed { .. })).await;
         assert!(matches!(
             closed.what,
             What::Closed {
@@ -428,7 +437,7 @@ async fn silent_widening_then_restart_close_with_no_notification() {
                 ..
             }
         ));
-        sim.shutdown().await;
+        p.sim.shutdown().await;
     })
     .await;
 }

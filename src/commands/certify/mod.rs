@@ -6,22 +6,6 @@
 //! run grades a client exactly as `simulate --upstream spawn --grade -- CMD` does. Scenarios run
 //! one after another: the timing rules must not change with the machine's load.
 
-use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-use anyhow::Context;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-use crate::cli::certify::CertifyArgs;
-use crate::exit;
-use crate::grading::judge::{ClientProcess, Grade, Rule, Verdict};
-use crate::present::output::{human, terminal};
-use crate::shared::escape::sanitize;
-use crate::simulator::sim::scenario::Start;
-use crate::simulator::simulation::{self, CertifySettings, Signals, Stop, TooLoaded};
-
 mod jobs;
 mod runner;
 
@@ -29,4 +13,8 @@ pub use jobs::take_worker_mode;
 
 pub use crate::simulator::sim::scenario::START_DEADLINE;
 
-pub use runner::*;
+use runner::print_rows;
+pub use runner::{
+    cases, certify, finished_line, junit, junit_not_started, played, run, settle, summary, worst,
+    xml, Case, Done, Outcome, Page, Run, STARTED,
+};

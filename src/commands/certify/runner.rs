@@ -2,8 +2,21 @@
 //! summary, the JSON, the JUnit file and the page. Kept apart from the command's root, which is
 //! its map.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::cli::certify::CertifyArgs;
+use crate::commands::certify::jobs;
+use crate::exit;
+use crate::grading::judge::{ClientProcess, Grade, Rule, Verdict};
+use crate::present::output::{human, terminal};
+use crate::shared::escape::sanitize;
+use crate::simulator::sim::scenario::{Start, START_DEADLINE};
+use crate::simulator::simulation;
+use crate::simulator::simulation::{CertifySettings, Signals, Stop, TooLoaded};
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// One scenario's result.
 #[derive(Debug, Clone)]

@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Grade, Observations};
+use super::verdicts::Grade;
+use crate::observe::evidence::Observations;
 
 /// The schema of the judge's lines: 2 since rule results carry a `verdict` (pass, fail or
 /// not_judged) and the grade its counts. Version 1 `grade_input` lines read as they are: what

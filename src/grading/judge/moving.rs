@@ -128,7 +128,7 @@ fn reached_words(conns: &[&Connection]) -> String {
                 "in a way not told apart (by name {name} or by address {}): the DNS answers for {name} went to {}, where {} connected where they pointed too",
                 c.server,
                 c.client.ip(),
-                super::clients_in_words(others.iter().map(String::as_str))
+                super::verdicts::clients_in_words(others.iter().map(String::as_str))
             ),
         });
     }

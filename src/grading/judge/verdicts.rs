@@ -377,3 +377,15 @@ fn process_lines(p: &ClientProcess) -> String {
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
+
+/// Clients as `client_of` names them, for a sentence: one that names itself by neither
+/// `CLIENT SETINFO` nor a connection name is called by its host as such.
+pub fn clients_in_words<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let words: Vec<String> = names
+        .map(|n| match n.parse::<std::net::IpAddr>() {
+            Ok(ip) => format!("a client that does not name itself ({ip})"),
+            Err(_) => n.to_string(),
+        })
+        .collect();
+    words.join(", ")
+}

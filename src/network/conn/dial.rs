@@ -2,8 +2,27 @@
 //! connection that reads frames from then on. Kept apart from the folder's root, which is its
 //! map.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::network::conn::{
+    redact, tls, Attempt, ConnectError, ConnectOptions, EndpointType, HandshakeError, ReadError,
+    Stage, TlsFailure, WriteError,
+};
+use crate::network::dns::{DnsError, DnsResolver};
+use crate::protocol::notification::{classify_flat, Classified, Notification};
+use crate::protocol::resp::{
+    encode_command, FlatFrame, Frame, RespError, Scan, Scanner, StreamReader,
+};
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+use std::{fmt, io};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf, ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+use tokio_rustls::rustls::pki_types::ServerName;
+use tokio_rustls::TlsConnector;
 
 /// How much to ask the socket for per read when the buffer has no room left.
 pub(super) const READ_CHUNK: usize = 16 * 1024;

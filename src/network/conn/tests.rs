@@ -1,5 +1,8 @@
 //! The connection layer's unit tests.
 
+use super::dial::is_auth_error;
+use std::net::IpAddr;
+
 use super::*;
 
 #[test]

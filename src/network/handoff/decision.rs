@@ -2,8 +2,14 @@
 //! clock and resolver until the address changes or the window ends, and the outcome told. Kept
 //! apart from the folder's root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::protocol::notification::check_host;
+use serde::{Serialize, Serializer};
+use std::fmt;
+use std::future::Future;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Dry-runs running at once, at most: each polls DNS until its window ends, and a server that
 /// sends a stream of distinct MOVINGs must not start one task per notification.

@@ -7,18 +7,12 @@
 //! time, randomness, cancellation) comes in through a trait or an argument, so the decision is
 //! tested with scripted answers and a paused clock instead of sockets and sleeps.
 
-use std::fmt;
-use std::future::Future;
-use std::net::IpAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
-use crate::protocol::notification::check_host;
-use serde::{Serialize, Serializer};
-
 mod decision;
 #[cfg(test)]
 mod tests;
 
-pub use decision::*;
+pub use decision::{
+    advertised, jitter_upper, run, Advertised, Clock, ClockReason, EndpointHost, FixedJitter,
+    HandoffInput, Jitter, Outcome, RandJitter, Resolution, Resolve, TokioClock, MAX_DRY_RUNS,
+    MAX_DRY_RUN_WINDOW_S,
+};

@@ -3,8 +3,10 @@
 
 use super::*;
 use std::collections::VecDeque;
-use std::net::Ipv4Addr;
-use std::sync::Mutex;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 const OLD: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 const NEW: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3));

@@ -10,4 +10,8 @@ pub mod process;
 pub mod run;
 
 pub use process::ClientProcess;
-pub use run::*;
+pub use run::{
+    client_of, same_name, Closed, Connection, DnsAnswer, NodeClose, Notification, Observations,
+    OptIn, Publication, Reached, Received, Redirect, Side, SlotMove, Stall, Subscription, Target,
+    Traffic, Wait,
+};

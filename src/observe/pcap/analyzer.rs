@@ -2,8 +2,16 @@
 //! commands, pushes, TLS) and handed to its application connection. Kept apart from the
 //! folder's root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use super::app::{App, Event};
+use super::capture_lines::{Line, PcapLine};
+use super::reassembly::{Direction, GapWhy, Out, Outs};
+use crate::observe::pcap::{dns_answers, observations, packet, read};
+use crate::observe::record::{wall, ClosedBy, OptInOutcome, WatchLine, SCHEMA_VERSION};
+use crate::observe::timeline::{event, CloseCause, Observation, Timeline, What};
+use crate::protocol::notification::{Classified, Kind};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A multiply-rotate hasher for the per-packet stream lookups, where SipHash was a quarter of the
 /// time on a packet-heavy capture. Its seed is random per run, so a capture crafted to collide

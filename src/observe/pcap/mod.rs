@@ -20,14 +20,4 @@ pub mod packet;
 pub mod read;
 pub mod reassembly;
 
-use crate::observe::record::{wall, ClosedBy, OptInOutcome, WatchLine, SCHEMA_VERSION};
-use crate::observe::timeline::{event, CloseCause, Observation, Timeline, What};
-use crate::protocol::notification::{Classified, Kind};
-use app::{App, Event};
-use capture_lines::{Line, PcapLine};
-use reassembly::{Direction, GapWhy, Out, Outs};
-use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::net::{IpAddr, SocketAddr};
-use std::time::{Duration, Instant, SystemTime};
-
-pub use analyzer::*;
+pub use analyzer::{Analyzer, FastHash, FastHasher, Settings, Stats, MAX_UNDECIDED, TLS_TEXT};

@@ -23,10 +23,13 @@ mod wall;
 mod watch;
 pub mod write;
 
-pub use frame_schema::*;
-pub use parts::*;
-pub use wall::*;
-pub use watch::*;
+pub use frame_schema::{reparse, reparse_bytes, reparse_sized, FrameRecord, Raw};
+pub use parts::{
+    ConnTotals, CopyOf, DecodeLine, EventRow, Label, OptInTally, PingStats, Rel, SimSpeed,
+    SummaryNotes, WindowFailures,
+};
+pub use wall::{wall, wall_into};
+pub use watch::{ClientVerdict, TaggedLine, Verdict, WatchLine};
 
 pub use crate::network::conn::OptInOutcome;
 pub use crate::SCHEMA_VERSION;
@@ -34,3 +37,4 @@ pub use crate::SCHEMA_VERSION;
 /// The payload of each [`WatchLine`], one named struct per line type (the `type` tag is the
 /// enum's). Every payload refuses unknown fields, so a capture of another schema is caught.
 pub mod line;
+pub use parts::{ClosedBy, DnsEvent, DryRunOutcome, OursChange, TopologyReason};

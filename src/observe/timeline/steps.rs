@@ -1,8 +1,18 @@
 //! The timeline itself: observations in, lines and actions out, one connection's events at a
 //! time. Kept apart from the folder's root, which is its map of the timeline's parts.
 
-#[allow(unused_imports)]
-use super::*;
+use super::ping::PingTally;
+use crate::network::dns::DnsEventKind;
+use crate::observe::record::{
+    line, wall, wall_into, ConnTotals, DnsEvent, DryRunOutcome, EventRow, OptInOutcome, OptInTally,
+    OursChange, Rel, WatchLine, SCHEMA_VERSION,
+};
+use crate::observe::timeline::{azure_events, event, kept, DryRun, Observation, What};
+use crate::protocol::notification::{HostPort, Kind};
+use crate::shared::clock::ScenarioClock;
+use std::collections::{BTreeSet, HashMap};
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Work the timeline asks the watch to start; the watch feeds the results back as observations.
 #[derive(Debug, Clone, PartialEq)]

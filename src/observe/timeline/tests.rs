@@ -1,9 +1,13 @@
 //! The timeline's rules, one observation at a time.
 
 use super::*;
+use crate::network::dns::DnsEventKind;
 use crate::network::handoff::Outcome;
+use crate::observe::record::{line, EventRow, Rel, WatchLine};
 use crate::observe::record::{FrameRecord, Label};
 use crate::protocol::resp::{Scan, Scanner};
+use std::net::IpAddr;
+use std::time::{Duration, Instant, SystemTime};
 
 const MOVING: &[u8] = b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n";
 const MIGRATING: &[u8] = b">4\r\n$9\r\nMIGRATING\r\n:0\r\n:2\r\n$6\r\n[\"27\"]\r\n";

@@ -16,11 +16,11 @@
 //! notes, each cut announced in a note with how much was left out. The exact bytes are kept by
 //! whoever holds the payload (`decode` writes them beside the parse).
 
-use crate::protocol::resp::Frame;
-use serde::{Deserialize, Serialize};
-
 mod parse;
 #[cfg(test)]
 mod tests;
 
-pub use parse::*;
+pub use parse::{
+    is_azure_host, message_payload, parse, AzureEvent, AzureKind, AZURE_CACHE_DOMAINS, CHANNEL,
+    LEGACY_FAILOVER, MAX_EXTRA, MAX_NOTES, MAX_TEXT,
+};

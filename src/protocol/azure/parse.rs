@@ -2,8 +2,9 @@
 //! `AzureRedisEvents` within bounds (no serde on hostile input). Kept apart from the folder's
 //! root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::protocol::resp::Frame;
+use serde::Deserialize;
+use serde::Serialize;
 
 /// The pub/sub channel Azure Cache for Redis publishes maintenance events on.
 pub const CHANNEL: &str = "AzureRedisEvents";

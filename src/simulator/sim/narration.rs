@@ -2,7 +2,12 @@
 //! scenario clocks, and the words the CLI prints for it. Kept apart from the player so that the
 //! narration can be read (and changed) without the machinery that produces it.
 
-use super::*;
+use super::notation::escape;
+use super::scenario::Hostile;
+use crate::simulator::sim::{scenario, HOSTNAME};
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::time::SystemTime;
 
 /// One thing the simulator did, as it did it.
 #[derive(Debug, Clone, PartialEq)]
@@ -579,6 +584,8 @@ fn join<T: fmt::Display>(items: impl Iterator<Item = T>, sep: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simulator::sim::player::EVENT_CAPACITY;
+    use crate::simulator::sim::{scenarios, SimOptions, Simulator};
     use tokio::sync::broadcast::error::TryRecvError;
 
     /// A grade rests on every event: with `keep`, a narration that falls behind the broadcast

@@ -2,8 +2,22 @@
 //! started, and the player that runs a scenario's steps on the scenario clock. Kept apart from
 //! the folder's root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use super::cluster_slots::Topology;
+use super::dns_server::SimDns;
+use super::scenario::{Action, Hostile, Mode, Push, PushKind, Start, Step, To};
+use crate::simulator::sim::{
+    dns_server, fault_injector, proxy_api, server, sharded_pubsub, upstream, Scenario, SimEvent,
+    What, Why,
+};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
 
 /// The DNS zone the simulator is authoritative for.
 pub const ZONE: &str = "sim.maintwatch.test.";

@@ -6,32 +6,11 @@
 //! (each scenario in turn, for a client's CI). It lives in the library so that both reach it and
 //! neither command imports the other.
 
-use std::io::Write;
-
-use anyhow::{anyhow, Context};
-use tokio::signal::unix::{signal, Signal, SignalKind};
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-use tokio::sync::broadcast::Receiver;
-use tokio::time::Instant;
-
-use crate::exit;
-use crate::grading::judge::{ClientProcess, Observations};
-use crate::present::output::{human, terminal};
-use crate::simulator::sim::capture::Capture;
-use crate::simulator::sim::dns_server::SimDns;
-use crate::simulator::sim::scenario::{Mode, Scenario, Start};
-use crate::simulator::sim::upstream::{Address, SpawnedRedis, Upstream};
-use crate::simulator::sim::{SimEvent, Simulator, What};
-use client::{Client, Target};
-use grade::Grade;
-
 pub mod client;
 pub mod grade;
 mod play;
 mod settings;
 mod start;
-
-use start::{AtBound, StartWatch};
 
 pub use start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
 
@@ -40,4 +19,7 @@ pub use settings::{
     UpstreamChoice, Verbosity,
 };
 
-pub use play::*;
+pub use play::{
+    graded, observed_until, page_parts, play, report_parts, sent_frames, Graded, Played, SentFrame,
+    Signals, Stop,
+};

@@ -2,8 +2,26 @@
 //! and client, the narration printed, the run graded. Kept apart from the folder's root, which is
 //! its map.
 
-#[allow(unused_imports)]
-use super::*;
+use super::client::{Client, Target};
+use super::grade::Grade;
+use super::start::{AtBound, StartWatch};
+use crate::exit;
+use crate::grading::judge::{ClientProcess, Observations};
+use crate::present::output::{human, terminal};
+use crate::simulator::sim::capture::Capture;
+use crate::simulator::sim::dns_server::SimDns;
+use crate::simulator::sim::scenario::{Mode, Scenario, Start};
+use crate::simulator::sim::upstream::{Address, SpawnedRedis, Upstream};
+use crate::simulator::sim::{SimEvent, Simulator, What};
+use crate::simulator::simulation::{
+    client, grade, SimulationSettings, TooLoaded, UpstreamChoice, Verbosity,
+};
+use anyhow::{anyhow, Context};
+use std::io::Write;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::broadcast::Receiver;
+use tokio::time::Instant;
 
 /// One scenario played to its end (or the client's, or a signal's), with what a grade needs.
 pub struct Played {
@@ -880,6 +898,7 @@ pub(super) fn try_lines(
 mod tests {
     use super::*;
     use crate::simulator::sim::{scenarios, SimOptions};
+    use crate::simulator::simulation::ScenarioChoice;
 
     async fn banner_of(password: Option<&str>, user: Option<&str>) -> String {
         let mut args = SimulationSettings::new(ScenarioChoice::Named(scenarios::DEFAULT.into()));

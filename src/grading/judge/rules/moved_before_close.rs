@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::{MovingCheck, Scope};
-use crate::grading::judge::{MovingGrade, Rule};
+use crate::grading::judge::verdicts::{MovingGrade, Rule};
 use crate::observe::evidence::{Reached, Target};
 
 pub struct MovedBeforeClose;
@@ -138,7 +138,7 @@ fn shared_cut(s: &Scope<'_>) -> Option<(usize, String, String)> {
         }
     }
     let hosts: Vec<String> = hosts.into_iter().collect();
-    let others = crate::grading::judge::clients_in_words(others.into_iter());
+    let others = crate::grading::judge::verdicts::clients_in_words(others.into_iter());
     (n > 0).then(|| (n, hosts.join(", "), others))
 }
 

@@ -3,7 +3,7 @@
 //! times on a real deployment).
 
 use super::{MovingCheck, Scope};
-use crate::grading::judge::{MovingGrade, Rule};
+use crate::grading::judge::verdicts::{MovingGrade, Rule};
 
 /// Connections closed by the client after a re-sent MOVING before it is a loop.
 pub const LOOP_REACTIONS: usize = 2;

@@ -3,7 +3,7 @@
 //! nowhere else to go still count, since the application lost them, but the reason says so.
 
 use super::{MovingCheck, Scope};
-use crate::grading::judge::{MovingGrade, Rule};
+use crate::grading::judge::verdicts::{MovingGrade, Rule};
 
 pub struct NoLostCommands;
 

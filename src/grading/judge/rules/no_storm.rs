@@ -2,7 +2,7 @@
 //! the client's peak (docs/protocol.md section 6: go-redis retries a handoff 3 times).
 
 use super::{MovingCheck, Scope};
-use crate::grading::judge::{MovingGrade, Rule};
+use crate::grading::judge::verdicts::{MovingGrade, Rule};
 
 /// New connections per connection before it is a storm.
 pub const STORM_PER_CONNECTION: usize = 3;

@@ -7,7 +7,7 @@
 //! says how many were refused. What a client does without notifications is for the other rules.
 
 use super::{Check, Scope};
-use crate::grading::judge::Rule;
+use crate::grading::judge::verdicts::Rule;
 
 pub struct OptInRule;
 

@@ -12,7 +12,7 @@
 
 use super::give_up::{at_own_timeout, give_up, no_give_up_why};
 use super::{Check, Scope};
-use crate::grading::judge::Rule;
+use crate::grading::judge::verdicts::Rule;
 use crate::observe::evidence::{Connection, Observations, Stall, Wait};
 
 /// The relaxed timeout the judge assumes, seconds: the reference value, every client's default.

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::{Check, Scope, LEARN_WITHIN_S};
-use crate::grading::judge::Rule;
+use crate::grading::judge::verdicts::Rule;
 use crate::observe::evidence::{Observations, Publication};
 use crate::protocol::notification::Slots;
 

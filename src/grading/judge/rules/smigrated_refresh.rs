@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 
 use super::{earliest, Check, Scope};
-use crate::grading::judge::Rule;
+use crate::grading::judge::verdicts::Rule;
 use crate::observe::evidence::{Connection, Redirect};
 
 /// The move must be taken into account this long after the SMIGRATED: 1 s of jitter, 1 s of

@@ -3,7 +3,8 @@
 //! stayed: its other rules are NOT JUDGED from the moment it died ([`super::notification_rules`]).
 
 use super::Check;
-use crate::grading::judge::{Observations, Rule};
+use crate::grading::judge::verdicts::Rule;
+use crate::observe::evidence::Observations;
 
 pub struct Survives;
 

@@ -16,7 +16,7 @@
 use super::give_up::at_own_timeout;
 use super::relaxed_timeout::{closing_at, no_stall, opening, own_timeout, waits_in};
 use super::{Check, Scope, BACKSTOP_S, TAIL_S};
-use crate::grading::judge::Rule;
+use crate::grading::judge::verdicts::Rule;
 use crate::observe::evidence::{Stall, Wait};
 
 pub struct TimeoutRestored;

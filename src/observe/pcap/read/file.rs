@@ -2,8 +2,12 @@
 //! first bytes, a malformed block skipped with a warning naming its offset, the file's report.
 //! Kept apart from the folder's root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::observe::pcap::read::legacy;
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{PcapBlockOwned, PcapError};
+use std::io::Read;
+use std::time::{Duration, SystemTime};
 
 /// Which container the file was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

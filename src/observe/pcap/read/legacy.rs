@@ -203,7 +203,8 @@ fn records(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{read_blocks, read_file, FileReport};
+    use super::super::file::read_blocks;
+    use super::super::{read_file, FileReport};
     use std::io::Write;
 
     /// A pcap file: `records` of (seconds, fraction, bytes, original length), in either order.

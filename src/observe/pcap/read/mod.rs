@@ -14,10 +14,6 @@
 mod file;
 mod legacy;
 
-use pcap_parser::pcapng::Block;
-use pcap_parser::traits::PcapReaderIterator;
-use pcap_parser::{PcapBlockOwned, PcapError};
-use std::io::Read;
-use std::time::{Duration, SystemTime};
-
-pub use file::*;
+pub use file::{read_file, FileReport, Format, Packet, ReadError, SkippedBlock, MAX_SKIPPED_SHOWN};
+// For the folder's own files, until each imports from where a name is defined.
+use file::{too_large, MAX_BLOCK};

@@ -2,8 +2,16 @@
 //! read and change, and the handle the simulator keeps to stop it. Kept apart from the folder's
 //! root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use super::super::upstream::Upstream;
+use super::super::{Shared, SimError, What};
+use super::intercept::Interceptor;
+use crate::simulator::sim::proxy_api::{http, intercept, relay, DEFAULT_INTERCEPTORS};
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 
 /// What `--proxy-api` serves, and on what.
 #[derive(Debug, Clone)]

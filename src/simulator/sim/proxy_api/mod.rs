@@ -25,17 +25,9 @@ mod http;
 mod intercept;
 mod relay;
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
-
-use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
-
-use super::upstream::Upstream;
-use super::{Shared, SimError, What};
-use intercept::Interceptor;
 pub use intercept::DEFAULT_INTERCEPTORS;
 
-pub use api::*;
+pub(in crate::simulator::sim) use api::{start, Api};
+pub use api::{ApiHandle, ApiOptions};
+// For the folder's own files, until each imports from where a name is defined.
+use api::{connections, stats, stopped, Conn, Msg};

@@ -1,9 +1,11 @@
 //! A scenario: its steps, pushes and actions, and the parser of the scenario file format
 //! (scenarios/README.md). Kept apart from the folder's root, which is its map.
 
-#[allow(unused_imports)]
-use super::*;
+use super::super::notation::unescape;
+use crate::protocol::resp::{Frame, Scan, Scanner};
 use crate::simulator::sim::azure_channel;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// Placeholder replaced by the simulator's listening port in endpoint texts.
 /// How long a scenario may wait for the client's opt-ins after its first connection: clients opt

@@ -10,15 +10,12 @@
 //! (bulk-string type, integer seq and time, `_` for a null endpoint, shard ids as one bulk string);
 //! a `raw` push sends the given bytes untouched, for the shapes other clients' fixtures use.
 
-use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
-
-use crate::protocol::resp::{Frame, Scan, Scanner};
-
-use super::notation::unescape;
-
 mod format;
 #[cfg(test)]
 mod tests;
 
-pub use format::*;
+pub use format::{
+    parse_slots, Action, ClusterNode, Endpoint, Hostile, Mode, Push, PushKind, Scenario,
+    ScenarioError, SlotMove, Start, Step, To, DEEP_LEVELS, HUGE_BLOB_DECLARED, HUGE_BLOB_SENT,
+    MID_FRAME, PORT_PLACEHOLDER, START_DEADLINE, TRICKLE_FRAME,
+};

@@ -2,8 +2,21 @@
 //! within bounds, the upstream link when relaying. Kept apart from the folder's root, which is
 //! its map.
 
-#[allow(unused_imports)]
-use super::*;
+use super::super::notation::escape;
+use super::super::scenario::{Hostile, HUGE_BLOB_SENT};
+use super::super::upstream::Upstream;
+use super::super::wire::Cutter;
+use super::super::{upstream, wire, ConnEntry, ConnMsg, Shared, What, Why};
+use crate::simulator::sim::server::error;
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 
 /// The version HELLO reports. Enterprise 8.0.2 is the first with maintenance notifications; the
 /// refusing mode imitates Redis OSS 7.4.1, whose refusal is byte-identical to the captured one

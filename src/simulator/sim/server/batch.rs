@@ -2,7 +2,14 @@
 //! command table in the order Redis checks them, then answered here, relayed upstream, or
 //! held until the relayed ones before them are answered (pipelining keeps its order).
 
-use super::*;
+use super::super::notation::escape;
+use super::super::wire::Head;
+use super::super::{wire, What};
+use crate::protocol::resp::{encode_command, Frame, Limits, Scan, Scanner};
+use crate::simulator::sim::server::{
+    is_error_reply, is_subscription, keyed, owned_with_upstream, Batch, Conn, LinkState, Pending,
+    Streaming, INLINE_MAX, LOCAL_ARGS_MAX, LOCAL_MAX,
+};
 
 impl Conn {
     /// Runs every complete command in `buf` (pipelining) and passes on the relayed ones as far

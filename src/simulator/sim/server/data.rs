@@ -2,7 +2,11 @@
 //! clients probe, and in cluster mode the slot map, `-MOVED` for slots served elsewhere and
 //! CLUSTER SLOTS/SHARDS/NODES.
 
-use super::*;
+use super::super::cluster_slots::{key_slot, node_id};
+use super::super::What;
+use crate::simulator::sim::server::{
+    bulk, error, int, ok, parse_int, subcommand, Conn, NOT_AN_INTEGER,
+};
 
 impl Conn {
     pub(super) fn select(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {

@@ -2,7 +2,15 @@
 //! neighbours and the opt-in (`CLIENT MAINT_NOTIFICATIONS`), answered with Redis' own replies and
 //! errors, because real client libraries are picky about each.
 
-use super::*;
+use super::super::cluster_slots::as_map;
+use super::super::scenario::Mode;
+use super::super::{What, Why};
+use crate::protocol::resp::Frame;
+use crate::simulator::sim::server::{
+    arity_ok, bulk, client_setinfo, endpoint_type_arg, error, int, ok, parse_int, simple,
+    subcommand, Batch, Conn, ENDPOINT_TYPES, ENTERPRISE_VERSION, OSS_VERSION, WRONGPASS,
+};
+use std::sync::Arc;
 
 impl Conn {
     /// Checks a CLIENT subcommand and its argument count; false when an error was written.

@@ -13,25 +13,6 @@
 //! Each connection is one task that owns its socket. Notifications and closes reach it through a
 //! queue, so a push is never written into the middle of a reply.
 
-use std::collections::VecDeque;
-use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-use std::time::SystemTime;
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
-
-use super::cluster_slots::{as_map, key_slot, node_id};
-use super::notation::escape;
-use super::scenario::{Hostile, Mode, HUGE_BLOB_SENT};
-use super::upstream::{self, Upstream};
-use super::wire::{self, Cutter, Head};
-use super::{ConnEntry, ConnMsg, Shared, State, What, Why};
-use crate::protocol::resp::{encode_command, Frame, Limits, Scan, Scanner};
-
 mod accept;
 mod batch;
 mod data;
@@ -40,6 +21,14 @@ mod pubsub;
 #[cfg(test)]
 mod tests;
 
-use batch::*;
+use batch::{
+    arity_ok, bulk, client_setinfo, endpoint_type_arg, error, int, ok, parse_int, simple,
+    subcommand, NOT_AN_INTEGER, WRONGPASS,
+};
 
-pub(super) use accept::*;
+pub(in crate::simulator::sim) use accept::listen;
+use accept::{
+    is_error_reply, is_subscription, keyed, owned_with_upstream, Batch, Conn, LinkState, Pending,
+    Streaming, ENDPOINT_TYPES, ENTERPRISE_VERSION, INLINE_MAX, LOCAL_ARGS_MAX, LOCAL_MAX,
+    OSS_VERSION,
+};

@@ -3,9 +3,13 @@
 //! The subscriptions themselves live in the shared table ([`crate::simulator::sim`]'s `pubsub`), where the
 //! player's ticks and slot moves find them.
 
+use super::super::cluster_slots::key_slot;
+use super::super::notation::escape;
+use super::super::{ConnMsg, State, What};
 use super::batch::{error, int};
-use super::*;
+use crate::simulator::sim::server::Conn;
 use crate::simulator::sim::sharded_pubsub::{frame, Last, CHANNELS_MAX, CHANNEL_LEN_MAX};
+use std::sync::Arc;
 
 impl Conn {
     pub(super) fn pubsub(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {

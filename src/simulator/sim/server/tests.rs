@@ -1,6 +1,7 @@
 //! The simulator server's unit tests: command framing, the command table and replies, and what
 //! a stall notes of the client's writes.
 
+use super::batch::{next_inline, redacted, whole_command};
 use super::*;
 
 #[test]
