@@ -8,8 +8,9 @@ use crate::grading::judge::{Grade, Verdict};
 
 /// Each rule's code in a matrix cell, in the order cells list them, so that a cell fits a narrow
 /// column (docs/matrix.md and `certify` print the legend).
-pub const CODES: [(&str, &str); 10] = [
+pub const CODES: [(&str, &str); 11] = [
     ("survives", "srv"),
+    ("keeps-working", "kw"),
     ("opt-in", "opt"),
     ("moved-before-close", "mov"),
     ("no-lost-commands", "lost"),

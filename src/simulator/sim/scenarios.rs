@@ -82,6 +82,57 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// `(file name, contents)` of one robustness case, `robust-NAME.scn`: one line registers a case.
+macro_rules! robust {
+    ($name:literal) => {
+        (
+            concat!("scenarios/robust-", $name, ".scn"),
+            include_str!(concat!("../../../scenarios/robust-", $name, ".scn")),
+        )
+    };
+}
+
+/// The robustness set (scenarios/README.md, "The robustness set"), after [`FILES`] in `--list`
+/// order: one kind of frame each, played by `certify --scenarios robustness`, never by default.
+/// One line per case.
+const ROBUSTNESS: &[(&str, &str)] = &[
+    robust!("seq-same"),
+    robust!("seq-different"),
+    robust!("time-zero"),
+    robust!("time-negative"),
+    robust!("time-huge"),
+    robust!("null-target"),
+    robust!("unresolvable"),
+    robust!("ipv6-bracketed"),
+    robust!("ipv6-bare"),
+    robust!("lone-migrated"),
+    robust!("lone-failed-over"),
+    robust!("lone-smigrated"),
+    robust!("unknown-type"),
+    robust!("smoving"),
+    robust!("sfailing-over"),
+    robust!("extra-fields"),
+    robust!("missing-fields"),
+    robust!("wrong-types"),
+    robust!("smigrated-pairs"),
+    robust!("smigrated-flat"),
+    robust!("sunsubscribe"),
+];
+
+/// Every file: the scenarios, then the robustness set.
+fn files() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    FILES.iter().chain(ROBUSTNESS)
+}
+
+/// Whether a scenario is a case of the robustness set.
+pub fn is_robustness(name: &str) -> bool {
+    ROBUSTNESS.iter().any(|(file, _)| {
+        file.strip_prefix("scenarios/")
+            .and_then(|f| f.strip_suffix(".scn"))
+            == Some(name)
+    })
+}
+
 /// The scenario the CLI plays when none is named.
 pub const DEFAULT: &str = "single-proxy";
 
@@ -90,8 +141,7 @@ pub const DEFAULT: &str = "single-proxy";
 /// # Panics
 /// If an embedded file does not parse: a build defect, caught by this module's tests.
 pub fn all() -> Vec<Scenario> {
-    FILES
-        .iter()
+    files()
         .map(|(file, text)| {
             Scenario::parse(file, text).unwrap_or_else(|e| panic!("embedded scenario: {e}"))
         })
@@ -102,8 +152,7 @@ pub fn all() -> Vec<Scenario> {
 /// the shell completions). Taken from the file names, which a test keeps equal to the names the
 /// files declare, so that they are `'static` without parsing anything.
 pub fn names() -> Vec<&'static str> {
-    FILES
-        .iter()
+    files()
         .map(|(file, _)| {
             let base = file.rsplit('/').next().unwrap_or(file);
             base.strip_suffix(".scn").unwrap_or(base)
@@ -179,12 +228,13 @@ mod tests {
     #[test]
     fn every_embedded_scenario_parses_with_a_unique_name() {
         let all = all();
-        assert_eq!(all.len(), FILES.len());
+        let files: Vec<_> = files().collect();
+        assert_eq!(all.len(), files.len());
         for (i, s) in all.iter().enumerate() {
             assert!(
-                FILES[i].0.ends_with(&format!("/{}.scn", s.name)),
+                files[i].0.ends_with(&format!("/{}.scn", s.name)),
                 "{} is named {}",
-                FILES[i].0,
+                files[i].0,
                 s.name
             );
             assert!(all[..i].iter().all(|o| o.name != s.name));

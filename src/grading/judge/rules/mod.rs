@@ -4,6 +4,7 @@
 //! is not there (docs/protocol.md, section 8).
 
 pub mod give_up;
+mod keeps_working;
 mod moved_before_close;
 mod no_loop;
 mod no_lost_commands;
@@ -21,6 +22,7 @@ use std::net::SocketAddr;
 use super::verdicts::{MovingGrade, Rule};
 use crate::observe::evidence::{Connection, Notification, Observations, Side};
 
+pub use keeps_working::HUNG_S;
 pub use no_loop::LOOP_REACTIONS;
 pub use no_storm::STORM_PER_CONNECTION;
 pub use relaxed_timeout::{BACKSTOP_S, RELAXED_TIMEOUT_S, TAIL_S};
@@ -82,6 +84,7 @@ impl<R: MovingCheck> Check for R {
 /// Every rule, in the order the grade lists them.
 pub static RULES: &[&dyn Check] = &[
     &survives::Survives,
+    &keeps_working::KeepsWorking,
     &opt_in::OptInRule,
     &moved_before_close::MovedBeforeClose,
     &no_lost_commands::NoLostCommands,
