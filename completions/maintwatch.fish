@@ -235,7 +235,11 @@ robust-missing-fields\t''
 robust-wrong-types\t''
 robust-smigrated-pairs\t''
 robust-smigrated-flat\t''
-robust-sunsubscribe\t''"
+robust-sunsubscribe\t''
+robust-push-pipeline\t''
+robust-push-multi\t''
+robust-push-blpop\t''
+robust-push-pubsub\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l loop -d 'Play the scenario again and again; between rounds DNS and listeners are reset and every connection is closed so clients start over'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l list -d 'List the scenarios, one line each, and exit'
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand simulate" -l no-catch-up -d 'Do not replay the last MIGRATED/FAILED_OVER after an opt-in\'s +OK'
@@ -281,7 +285,11 @@ robust-missing-fields\t''
 robust-wrong-types\t''
 robust-smigrated-pairs\t''
 robust-smigrated-flat\t''
-robust-sunsubscribe\t''"
+robust-sunsubscribe\t''
+robust-push-pipeline\t''
+robust-push-multi\t''
+robust-push-blpop\t''
+robust-push-pubsub\t''"
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l scenario-file -d 'Play a scenario file from disk instead (format: scenarios/README.md)' -r -F
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l speed -d 'Run the scenario clock this many times faster (the DNS TTL shrinks with it; frames do not change, so MOVING still declares its real window). Stalls are not shortened: they last real seconds, because a client\'s timeouts do' -r
 complete -c maintwatch -n "__fish_maintwatch_using_subcommand demo" -l capture -d 'Also write the watch\'s JSON lines to FILE (a capture `replay` reads back)' -r -F
@@ -349,6 +357,10 @@ robust-wrong-types\t''
 robust-smigrated-pairs\t''
 robust-smigrated-flat\t''
 robust-sunsubscribe\t''
+robust-push-pipeline\t''
+robust-push-multi\t''
+robust-push-blpop\t''
+robust-push-pubsub\t''
 default\t''
 cluster\t''
 azure\t''

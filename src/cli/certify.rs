@@ -157,8 +157,9 @@ fn after_help() -> String {
          node):\n{}\
          `azure`, for a client that subscribes to Azure Cache's AzureRedisEvents \
          (StackExchange.Redis):\n{}\
-         `robustness`, {} odd or malformed frames, one kind per scenario, each judged on whether \
-         the client keeps working after it ({} s together; scenarios/README.md lists them).\n\
+         `robustness`, {} frames a server may send, odd, malformed or badly placed, one per \
+         scenario, each judged on whether the client keeps working after it ({} s together; \
+         scenarios/README.md lists them).\n\
          Left out: {}.\n\n\
          Exit codes:\n  \
          0    every rule of every scenario passed\n  \

@@ -117,6 +117,10 @@ const ROBUSTNESS: &[(&str, &str)] = &[
     robust!("smigrated-pairs"),
     robust!("smigrated-flat"),
     robust!("sunsubscribe"),
+    robust!("push-pipeline"),
+    robust!("push-multi"),
+    robust!("push-blpop"),
+    robust!("push-pubsub"),
 ];
 
 /// Every file: the scenarios, then the robustness set.

@@ -38,13 +38,30 @@ impl Check for KeepsWorking {
     }
 
     fn on_run(&self, obs: &Observations) -> Option<Rule> {
-        let frame = super::earliest(
-            obs.notifications
+        let sent = obs.notifications.iter().any(|n| n.kind == RAW);
+        if !sent {
+            return None;
+        }
+        // When the client first had it: a push that waits for a connection's state goes out
+        // after its step.
+        let receipt = super::earliest(
+            obs.connections
                 .iter()
-                .filter(|n| n.kind == RAW)
-                .map(|n| n.at),
-        )?;
-        Some(judge(obs, frame))
+                .flat_map(|c| c.received.iter())
+                .filter(|r| {
+                    obs.notifications
+                        .get(r.notification)
+                        .is_some_and(|n| n.kind == RAW)
+                })
+                .map(|r| r.at),
+        );
+        Some(match receipt {
+            Some(frame) => judge(obs, frame),
+            None => Rule::not_judged(
+                self.name(),
+                "the frame reached none of its connections: none was opted in, or none was in the state the push waited for (`push P when STATE`: a pipeline, a MULTI, a BLPOP, a subscription)".into(),
+            ),
+        })
     }
 }
 
@@ -483,8 +500,24 @@ mod tests {
         let r = run(vec![busy(1, 0.0, END)], None);
         assert_eq!(r.verdict, Verdict::NotJudged);
         assert!(r.detail.contains("client process"), "{}", r.detail);
-        let r = run(vec![busy(1, 2.0, END)], Some(stopped()));
+        let mut idle = busy(1, 2.0, END);
+        idle.opened = 0.5;
+        idle.received.push(Received {
+            notification: 0,
+            at: FRAME,
+        });
+        let r = run(vec![idle], Some(stopped()));
         assert_eq!(r.verdict, Verdict::NotJudged);
         assert!(r.detail.contains("busy with commands"), "{}", r.detail);
+        // A push that waited for a state no connection was in reached nobody.
+        let mut missed = busy(1, 0.0, END);
+        missed.received.clear();
+        let r = run(vec![missed], Some(stopped()));
+        assert_eq!(r.verdict, Verdict::NotJudged);
+        assert!(
+            r.detail.contains("reached none of its connections"),
+            "{}",
+            r.detail
+        );
     }
 }

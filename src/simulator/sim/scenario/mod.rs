@@ -20,5 +20,7 @@ use super::notation::unescape;
 mod format;
 #[cfg(test)]
 mod tests;
+mod when;
 
 pub use format::*;
+pub use when::When;

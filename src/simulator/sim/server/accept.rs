@@ -383,6 +383,8 @@ pub(super) struct UpConn {
     pub(super) forwarding: bool,
     /// The current frame is a push, not an answer.
     pub(super) push: bool,
+    /// What the relayed commands put the connection in, for a push that waits for it.
+    pub(super) states: states::States,
 }
 
 impl UpConn {
@@ -395,6 +397,7 @@ impl UpConn {
             cutter: Cutter::default(),
             forwarding: false,
             push: false,
+            states: states::States::default(),
         }
     }
 
@@ -581,7 +584,7 @@ impl Conn {
         let by_server = 'run: loop {
             // A notification goes between two relayed frames, never inside one.
             while trickle.is_none() && !self.mid_frame() {
-                let Some(msg) = backlog.pop_front() else {
+                let Some(msg) = self.next_ready(&mut backlog) else {
                     break;
                 };
                 if let Some(by_server) = self.deliver(msg, &mut wr, &mut out, &mut trickle).await {
@@ -902,7 +905,7 @@ impl Conn {
         }
         match msg {
             ConnMsg::Close => Some(true),
-            ConnMsg::Push(bytes, why) => {
+            ConnMsg::Push(bytes, why) | ConnMsg::PushWhen(bytes, why, _) => {
                 let writing = SystemTime::now();
                 if wr.write_all(&bytes).await.is_err() {
                     return Some(false);
