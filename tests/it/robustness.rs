@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use crate::common::tier::{self, Library};
 use crate::common::RealRedis;
 
 use maintwatch::grading::judge::{self, ClientProcess, Rule, Verdict};
@@ -325,4 +326,71 @@ fn the_matrix_has_every_case_and_a_why_line_for_every_cell_that_is_not_ok() {
             assert!(named, "{lib}, {}: {cell} has no why line", row[0]);
         }
     }
+}
+
+/// docs/matrix.md's robustness section, up to the next heading.
+fn matrix_section() -> String {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/matrix.md")).unwrap();
+    let section = page
+        .split("\n## The robustness set\n")
+        .nth(1)
+        .expect("docs/matrix.md has a robustness section");
+    section.split("\n## ").next().unwrap().to_string()
+}
+
+/// The section's table, its heading first, each row's cells trimmed.
+fn table(section: &str) -> Vec<Vec<&str>> {
+    section
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect()
+}
+
+tier::tier_tests! {
+    /// The newest redis-py's robustness column, from `certify --scenarios robustness` with
+    /// tests/clients/redis_py_robust_app.py: every cell as docs/matrix.md records it.
+    redis_py_robustness_column: robustness_column(tier::REDIS_PY, "redis_py_robust_app.py");
+    /// The same for node-redis (tests/clients/node_redis_robust_app.js).
+    node_redis_robustness_column: robustness_column(tier::NODE_REDIS, "node_redis_robust_app.js");
+    /// The same for ioredis (tests/clients/ioredis_robust_app.js).
+    ioredis_robustness_column: robustness_column(tier::IOREDIS, "ioredis_robust_app.js");
+    /// The same for go-redis (tests/clients/go-redis/go_redis_robust_app, built with the others).
+    go_redis_robustness_column: robustness_column(tier::GO_REDIS, "go_redis_robust_app");
+    /// The same for Lettuce (LettuceRobustApp, at its tier's --jobs).
+    lettuce_robustness_column: robustness_column(tier::LETTUCE, "maintwatch.LettuceRobustApp");
+}
+
+/// Certifies the library's robustness application on the whole set and checks every cell
+/// against its column of docs/matrix.md, when the newest release is the one the page names;
+/// `None` after a SKIP line.
+async fn robustness_column(test: &str, lib: &Library, app: &str) -> Option<()> {
+    let (dir, version, redis) = lib.with_redis(test)?;
+    let section = matrix_section();
+    let label = format!("{} {version}", lib.name);
+    if !section.contains(&label) {
+        println!("SKIP: {test}: docs/matrix.md's robustness table is not of {label}: measure it");
+        return None;
+    }
+    let cmd = lib.command(&dir, app, &[]);
+    let flags: Vec<&str> = lib.jobs.map_or(Vec::new(), |j| vec!["--jobs", j]);
+    let certified =
+        tier::certify_with(&redis, Some(&["robustness"]), &cmd, &lib.env(&dir), &flags).await;
+    let rows = table(&section);
+    let column = rows[0]
+        .iter()
+        .position(|h| *h == lib.name)
+        .expect("a column");
+    for row in &rows[1..] {
+        let case = format!("robust-{}", row[0].trim_matches('`'));
+        let (short, full) = &certified.row[&case];
+        assert_eq!(
+            short, row[column],
+            "{label}, {case}: certify gave {full}, docs/matrix.md records {} (measured once: if \
+             the client varies, re-measure the column)",
+            row[column]
+        );
+    }
+    Some(())
 }
