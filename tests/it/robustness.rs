@@ -394,3 +394,58 @@ async fn robustness_column(test: &str, lib: &Library, app: &str) -> Option<()> {
     }
     Some(())
 }
+
+/// `decode --clients` beside the measured cells: for each case and each library whose parser it
+/// models, it predicts that the process ends (a failure left unhandled) exactly where
+/// docs/matrix.md records `srv` failing. A hang is not something it predicts; the measurement
+/// stands for those (docs/clients.md, "The robustness set, measured").
+#[test]
+fn decode_clients_predicts_a_crash_exactly_where_one_was_measured() {
+    use maintwatch::grading::clients::{verdicts, Verdict as Predicted};
+    use maintwatch::protocol::resp::{Scan, Scanner};
+    use maintwatch::simulator::sim::scenario::{Action, Push};
+    let section = matrix_section();
+    let rows = table(&section);
+    let (head, body) = rows.split_first().expect("a table");
+    let mut compared = 0;
+    for row in body {
+        let case = format!("robust-{}", row[0].trim_matches('`'));
+        let scenario = scenarios::by_name(&case).unwrap();
+        let frames: Vec<Vec<u8>> = scenario
+            .steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::Push {
+                    push: Push::Raw(b) | Push::RawWhen(b, _),
+                    ..
+                } => Some(b.clone()),
+                _ => None,
+            })
+            .collect();
+        for (lib, cell) in head[1..].iter().zip(&row[1..]) {
+            let mut modelled = false;
+            let mut crash = false;
+            for bytes in &frames {
+                let Ok(Scan::Frame(frame, _)) = Scanner::default().scan(bytes) else {
+                    panic!("{case}: not a frame");
+                };
+                for v in verdicts(&frame, None).iter().filter(|v| v.client == *lib) {
+                    modelled |= !matches!(v.verdict, Predicted::Unknown);
+                    crash |=
+                        matches!(&v.verdict, Predicted::Fails { how } if how.contains("unhandled"));
+                }
+            }
+            if !modelled {
+                continue;
+            }
+            compared += 1;
+            let measured = cell.split_whitespace().any(|c| c == "srv");
+            assert_eq!(
+                crash, measured,
+                "{lib}, {case}: decode --clients predicts {} a crash, docs/matrix.md records {cell}",
+                if crash { "" } else { "no" }
+            );
+        }
+    }
+    assert!(compared >= 100, "only {compared} cells compared");
+}
