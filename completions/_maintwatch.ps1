@@ -253,7 +253,7 @@ Register-ArgumentCompleter -Native -CommandName 'maintwatch' -ScriptBlock {
             break
         }
         'maintwatch;certify' {
-            [CompletionResult]::new('--scenarios', '--scenarios', [CompletionResultType]::ParameterName, 'The scenarios to play, comma-separated, in this order (default: every scenario listed below as played by default); `default`, `cluster` and `azure` name the groups below')
+            [CompletionResult]::new('--scenarios', '--scenarios', [CompletionResultType]::ParameterName, 'The scenarios to play, comma-separated, in this order (default: every scenario listed below as played by default); `default`, `cluster`, `azure` and `robustness` name the groups below')
             [CompletionResult]::new('--junit', '--junit', [CompletionResultType]::ParameterName, 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)')
             [CompletionResult]::new('--grade-json', '--grade-json', [CompletionResultType]::ParameterName, 'Write every scenario''s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write one self-contained HTML page to FILE with a section per scenario: its verdict, its timeline drawn, and its grade (docs/report.md)')

@@ -110,7 +110,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenarios)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale default cluster azure" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale robust-seq-same robust-seq-different robust-time-zero robust-time-negative robust-time-huge robust-null-target robust-unresolvable robust-ipv6-bracketed robust-ipv6-bare robust-lone-migrated robust-lone-failed-over robust-lone-smigrated robust-unknown-type robust-smoving robust-sfailing-over robust-extra-fields robust-missing-fields robust-wrong-types robust-smigrated-pairs robust-smigrated-flat robust-sunsubscribe robust-push-pipeline robust-push-multi robust-push-blpop robust-push-pubsub default cluster azure robustness" -- "${cur}"))
                     return 0
                     ;;
                 --junit)
@@ -228,7 +228,7 @@ _maintwatch() {
             fi
             case "${prev}" in
                 --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale robust-seq-same robust-seq-different robust-time-zero robust-time-negative robust-time-huge robust-null-target robust-unresolvable robust-ipv6-bracketed robust-ipv6-bare robust-lone-migrated robust-lone-failed-over robust-lone-smigrated robust-unknown-type robust-smoving robust-sfailing-over robust-extra-fields robust-missing-fields robust-wrong-types robust-smigrated-pairs robust-smigrated-flat robust-sunsubscribe robust-push-pipeline robust-push-multi robust-push-blpop robust-push-pubsub" -- "${cur}"))
                     return 0
                     ;;
                 --scenario-file)
@@ -754,7 +754,7 @@ _maintwatch() {
                     return 0
                     ;;
                 --scenario)
-                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "single-proxy multi-proxy dns-race shard-migration failover silent-shrink silent-widening oss-cluster refusing peer-variants no-closing-notification optin-lost ipv6-target cascading-smigrated explicit-target azure-failover azure-replica azure-scale robust-seq-same robust-seq-different robust-time-zero robust-time-negative robust-time-huge robust-null-target robust-unresolvable robust-ipv6-bracketed robust-ipv6-bare robust-lone-migrated robust-lone-failed-over robust-lone-smigrated robust-unknown-type robust-smoving robust-sfailing-over robust-extra-fields robust-missing-fields robust-wrong-types robust-smigrated-pairs robust-smigrated-flat robust-sunsubscribe robust-push-pipeline robust-push-multi robust-push-blpop robust-push-pubsub" -- "${cur}"))
                     return 0
                     ;;
                 *)

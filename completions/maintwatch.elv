@@ -240,7 +240,7 @@ set edit:completion:arg-completer[maintwatch] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'maintwatch;certify'= {
-            cand --scenarios 'The scenarios to play, comma-separated, in this order (default: every scenario listed below as played by default); `default`, `cluster` and `azure` name the groups below'
+            cand --scenarios 'The scenarios to play, comma-separated, in this order (default: every scenario listed below as played by default); `default`, `cluster`, `azure` and `robustness` name the groups below'
             cand --junit 'Write a JUnit XML report to FILE: one testsuite per scenario, one testcase per rule and notification (FAIL: <failure>, NOT JUDGED: <skipped>)'
             cand --grade-json 'Write every scenario''s grade to FILE as JSON lines (`grade_input` and `grade`, each naming its scenario), as `simulate --grade-json` does for one'
             cand --report 'Write one self-contained HTML page to FILE with a section per scenario: its verdict, its timeline drawn, and its grade (docs/report.md)'

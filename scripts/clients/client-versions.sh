@@ -124,7 +124,7 @@ go_redis_build() {
     (cd "$src" && "$GO_REDIS_GO" mod edit -require="github.com/redis/go-redis/v9@v$v" && "$GO_REDIS_GO" mod tidy)
   fi
   mkdir -p "$out"
-  (cd "$src" && "$GO_REDIS_GO" build -o "$out/" ./go_redis_app ./go_redis_cluster_app)
+  (cd "$src" && "$GO_REDIS_GO" build -o "$out/" ./go_redis_app ./go_redis_cluster_app ./go_redis_robust_app)
   [ "$("$out/go_redis_app" --version)" = "$v" ]
 }
 

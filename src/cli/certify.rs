@@ -30,6 +30,10 @@ pub enum Needs {
     Cluster,
     /// A subscriber to Azure Cache's `AzureRedisEvents` channel (group `azure`).
     Azure,
+    /// Nothing more, but the scenario asks whether the client survives odd frames rather than
+    /// how it handles a maintenance (group `robustness`, scenarios/README.md): played when
+    /// asked for, so that the default set and the matrix's first tables stay what they were.
+    Robustness,
 }
 
 impl Needs {
@@ -39,11 +43,15 @@ impl Needs {
             Needs::Nothing => "default",
             Needs::Cluster => "cluster",
             Needs::Azure => "azure",
+            Needs::Robustness => "robustness",
         }
     }
 
     /// What the scenario's clock waits for: the feature a client must have.
     pub fn of(s: &crate::simulator::sim::scenario::Scenario) -> Needs {
+        if scenarios::is_robustness(&s.name) {
+            return Needs::Robustness;
+        }
         match s.start {
             Start::Subscribe => Needs::Azure,
             Start::OptIn(n) if n > 1 => Needs::Cluster,
@@ -52,7 +60,12 @@ impl Needs {
     }
 }
 
-const GROUPS: [Needs; 3] = [Needs::Nothing, Needs::Cluster, Needs::Azure];
+const GROUPS: [Needs; 4] = [
+    Needs::Nothing,
+    Needs::Cluster,
+    Needs::Azure,
+    Needs::Robustness,
+];
 
 /// The certified scenarios (all but [`NOT_CERTIFIED`]) of one group, in `--list` order.
 ///
@@ -144,6 +157,9 @@ fn after_help() -> String {
          node):\n{}\
          `azure`, for a client that subscribes to Azure Cache's AzureRedisEvents \
          (StackExchange.Redis):\n{}\
+         `robustness`, {} frames a server may send, odd, malformed or badly placed, one per \
+         scenario, each judged on whether the client keeps working after it ({} s together; \
+         scenarios/README.md lists them).\n\
          Left out: {}.\n\n\
          Exit codes:\n  \
          0    every rule of every scenario passed\n  \
@@ -163,6 +179,8 @@ fn after_help() -> String {
         crate::simulator::sim::scenario::START_DEADLINE.as_secs(),
         listed(Needs::Cluster),
         listed(Needs::Azure),
+        group(Needs::Robustness).len(),
+        clock_seconds(&group(Needs::Robustness)),
         NOT_CERTIFIED.join(", ")
     )
 }
@@ -190,7 +208,8 @@ fn first_words(about: &str, room: usize) -> String {
 #[command(long_about = LONG_ABOUT, after_help = after_help())]
 pub struct CertifyArgs {
     /// The scenarios to play, comma-separated, in this order (default: every scenario listed
-    /// below as played by default); `default`, `cluster` and `azure` name the groups below.
+    /// below as played by default); `default`, `cluster`, `azure` and `robustness` name the
+    /// groups below.
     #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = certify_scenario_names(),
           hide_possible_values = true)]
     pub scenarios: Vec<String>,
@@ -276,7 +295,13 @@ mod tests {
             group(Needs::Azure),
             ["azure-failover", "azure-replica", "azure-scale"]
         );
-        assert_eq!(d.len() + 1 + 2 + 3, scenarios::names().len());
+        let robustness = group(Needs::Robustness);
+        assert!(robustness.iter().all(|n| n.starts_with("robust-")));
+        assert!(d.iter().all(|n| !robustness.contains(n)));
+        assert_eq!(
+            d.len() + 1 + 2 + 3 + robustness.len(),
+            scenarios::names().len()
+        );
         let help = after_help();
         assert!(help.contains("`cluster`, for a cluster client"), "{help}");
         assert!(

@@ -60,6 +60,7 @@ mod replay_cli;
 mod report;
 mod report_layout;
 mod resp_props;
+mod robustness;
 mod scenario_end;
 mod scenarios_more;
 mod screen_tty;

@@ -75,6 +75,7 @@ fn world(target: Target, connections: Vec<Connection>) -> Observations {
         stalls: Vec::new(),
         speed: None,
         publications: Vec::new(),
+        ended: None,
     }
 }
 

@@ -42,6 +42,10 @@ pub struct Observations {
     /// simulator's `spublish` directive); a capture and a watch see none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub publications: Vec<Publication>,
+    /// When the scenario ended (the simulator's `end`), when known: what a client did after it
+    /// is its shutdown, not its work (`keeps-working`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<f64>,
 }
 
 /// One message published on a sharded channel by the node that owned its slot then, and the

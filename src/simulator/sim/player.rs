@@ -144,6 +144,8 @@ pub(super) struct Triggers {
 /// land in the middle of a reply.
 pub(super) enum ConnMsg {
     Push(Arc<[u8]>, Why),
+    /// A push written only once the connection is in that state (`push P when STATE raw`).
+    PushWhen(Arc<[u8]>, Why, super::scenario::When),
     /// A hostile step, from the scenario line given.
     Hostile(Hostile, usize),
     /// A pub/sub frame (a sharded message, or the server's own SUNSUBSCRIBE): written between
@@ -902,8 +904,12 @@ pub(super) fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr],
         } else {
             bytes.clone()
         };
+        let msg = match push {
+            Push::RawWhen(_, when) => ConnMsg::PushWhen(bytes, Why::Step { line }, *when),
+            _ => ConnMsg::Push(bytes, Why::Step { line }),
+        };
         // A send fails only if the connection task already ended; it is about to leave the table.
-        let _ = c.tx.send(ConnMsg::Push(bytes, Why::Step { line }));
+        let _ = c.tx.send(msg);
     }
 }
 

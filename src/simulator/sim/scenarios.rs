@@ -12,6 +12,21 @@ use super::scenario::{Scenario, ScenarioError};
 // build.rs from the `#@ embedded N` directive on each file's `name` line.
 include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
 
+/// Every file, in `--list` order: the scenarios, then the robustness set (`robust-*.scn`, placed
+/// after them by their `#@ embedded` numbers).
+fn files() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    FILES.iter()
+}
+
+/// The name prefix of the robustness set's cases (scenarios/README.md, "The robustness set"):
+/// one kind of frame each, played by `certify --scenarios robustness`, never by default.
+const ROBUSTNESS_PREFIX: &str = "robust-";
+
+/// Whether a scenario is a case of the robustness set.
+pub fn is_robustness(name: &str) -> bool {
+    name.starts_with(ROBUSTNESS_PREFIX) && names().contains(&name)
+}
+
 /// The scenario the CLI plays when none is named.
 pub const DEFAULT: &str = "single-proxy";
 
@@ -20,8 +35,7 @@ pub const DEFAULT: &str = "single-proxy";
 /// # Panics
 /// If an embedded file does not parse: a build defect, caught by this module's tests.
 pub fn all() -> Vec<Scenario> {
-    FILES
-        .iter()
+    files()
         .map(|(file, text)| {
             Scenario::parse(file, text).unwrap_or_else(|e| panic!("embedded scenario: {e}"))
         })
@@ -32,8 +46,7 @@ pub fn all() -> Vec<Scenario> {
 /// the shell completions). Taken from the file names, which a test keeps equal to the names the
 /// files declare, so that they are `'static` without parsing anything.
 pub fn names() -> Vec<&'static str> {
-    FILES
-        .iter()
+    files()
         .map(|(file, _)| {
             let base = file.rsplit('/').next().unwrap_or(file);
             base.strip_suffix(".scn").unwrap_or(base)
@@ -109,12 +122,13 @@ mod tests {
     #[test]
     fn every_embedded_scenario_parses_with_a_unique_name() {
         let all = all();
-        assert_eq!(all.len(), FILES.len());
+        let files: Vec<_> = files().collect();
+        assert_eq!(all.len(), files.len());
         for (i, s) in all.iter().enumerate() {
             assert!(
-                FILES[i].0.ends_with(&format!("/{}.scn", s.name)),
+                files[i].0.ends_with(&format!("/{}.scn", s.name)),
                 "{} is named {}",
-                FILES[i].0,
+                files[i].0,
                 s.name
             );
             assert!(all[..i].iter().all(|o| o.name != s.name));

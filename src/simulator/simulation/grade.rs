@@ -36,6 +36,7 @@ pub fn observations(scenario: &Scenario, events: &[SimEvent], speed: f64) -> Obs
         obs: Observations {
             source: format!("scenario {}", scenario.name),
             speed: Some(speed),
+            ended: Some(scenario.end),
             ..Observations::default()
         },
         index: HashMap::new(),

@@ -10,6 +10,7 @@ mod check;
 mod scope;
 
 pub use check::{Check, MovingCheck};
+pub use keeps_working::HUNG_S;
 pub use no_loop::LOOP_REACTIONS;
 pub use no_storm::STORM_PER_CONNECTION;
 pub use relaxed_timeout::{BACKSTOP_S, RELAXED_TIMEOUT_S, TAIL_S};
@@ -29,6 +30,7 @@ macro_rules! register {
 
 register! {
     survives::Survives,
+    keeps_working::KeepsWorking,
     opt_in::OptInRule,
     moved_before_close::MovedBeforeClose,
     no_lost_commands::NoLostCommands,

@@ -2,6 +2,7 @@
 //! (scenarios/README.md). Kept apart from the folder's root, which is its map.
 
 use super::super::notation::unescape;
+use super::When;
 use crate::protocol::resp::{Frame, Scan, Scanner};
 use crate::simulator::sim::azure_channel;
 use std::fmt;
@@ -246,6 +247,9 @@ pub enum Push {
     },
     /// Exact bytes (already checked to be one RESP3 frame); no counter, no window, no replay.
     Raw(Vec<u8>),
+    /// Exact bytes as [`Push::Raw`], written to each connection only once it is in that state
+    /// (`push P when STATE raw BYTES`); a connection never in it never gets them.
+    RawWhen(Vec<u8>, When),
 }
 
 impl Push {
@@ -253,7 +257,7 @@ impl Push {
     pub fn kind(&self) -> Option<PushKind> {
         match self {
             Push::Structured { kind, .. } => Some(*kind),
-            Push::Raw(_) => None,
+            Push::Raw(_) | Push::RawWhen(..) => None,
         }
     }
 
@@ -276,7 +280,7 @@ impl Push {
     /// The bytes for a connection that opted in with this `moving-endpoint-type`.
     pub fn encode_for(&self, seq: i64, port: u16, endpoint_type: Option<&str>) -> Vec<u8> {
         let (kind, time, target, shards, slots, moves) = match self {
-            Push::Raw(bytes) => return bytes.clone(),
+            Push::Raw(bytes) | Push::RawWhen(bytes, _) => return bytes.clone(),
             Push::Structured {
                 kind,
                 time,
@@ -335,14 +339,9 @@ impl Push {
     /// filled in.
     pub fn summary(&self, port: u16) -> String {
         let text = match self {
-            Push::Raw(bytes) => {
-                let shown = super::super::notation::escape(bytes);
-                if shown.len() > 90 {
-                    format!("raw {}...", &shown[..87])
-                } else {
-                    format!("raw {shown}")
-                }
-            }
+            Push::Raw(bytes) => raw_summary(bytes),
+            // "raw" first all the same: the grade reads the kind from the first word.
+            Push::RawWhen(bytes, when) => format!("{} (when {})", raw_summary(bytes), when.name()),
             Push::Structured {
                 kind,
                 time,
@@ -376,6 +375,16 @@ impl Push {
             }
         };
         text.replace(PORT_PLACEHOLDER, &port.to_string())
+    }
+}
+
+/// `raw BYTES`, escaped, cut to 90 characters.
+fn raw_summary(bytes: &[u8]) -> String {
+    let shown = super::super::notation::escape(bytes);
+    if shown.len() > 90 {
+        format!("raw {}...", &shown[..87])
+    } else {
+        format!("raw {shown}")
     }
 }
 
@@ -974,6 +983,9 @@ impl Parser<'_> {
         let (kind_word, rest) = split_word(rest);
         if kind_word == "raw" {
             return self.raw_push(rest);
+        }
+        if kind_word == "when" {
+            return self.push_when(rest);
         }
         self.field("push");
         let Some(kind) = PushKind::ALL.into_iter().find(|k| k.name() == kind_word) else {

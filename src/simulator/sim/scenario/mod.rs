@@ -13,9 +13,11 @@
 mod format;
 #[cfg(test)]
 mod tests;
+mod when;
 
 pub use format::{
     parse_slots, Action, ClusterNode, Endpoint, Hostile, Mode, Push, PushKind, Scenario,
     ScenarioError, SlotMove, Start, Step, To, DEEP_LEVELS, HUGE_BLOB_DECLARED, HUGE_BLOB_SENT,
     MID_FRAME, PORT_PLACEHOLDER, START_DEADLINE, TRICKLE_FRAME,
 };
+pub use when::When;

@@ -126,3 +126,27 @@ fn slot_lists() {
     assert!(parse_slots("16384").is_err());
     assert!(parse_slots("+1").is_err());
 }
+
+#[test]
+fn a_raw_push_can_wait_for_a_connection_state() {
+    let s = Scenario::parse(
+        "x",
+        &format!("{MINIMAL}at 0.5 push * when blocked raw >2\\r\\n$3\\r\\nfoo\\r\\n:1\\r\\n\n"),
+    )
+    .unwrap();
+    let Action::Push { push, .. } = &s.steps[0].action else {
+        panic!("{:?}", s.steps[0].action)
+    };
+    assert_eq!(
+        push,
+        &Push::RawWhen(b">2\r\n$3\r\nfoo\r\n:1\r\n".to_vec(), When::Blocked)
+    );
+    // The narration's first word is the grade's kind: still `raw`.
+    assert!(push.summary(1).starts_with("raw "), "{}", push.summary(1));
+    assert!(push.summary(1).ends_with("(when blocked)"));
+    assert_eq!(
+        err("at 0 push * when busy raw >1\\r\\n:1\\r\\n"),
+        "scenarios/x.scn:6: field 'when': expected pipeline, multi, blocked or subscribed, found \"busy\""
+    );
+    assert!(err("at 0 push * when multi MOVING time=1 target=null").contains("expected 'raw'"));
+}

@@ -3,7 +3,7 @@
 //! its map.
 
 use super::super::notation::escape;
-use super::super::scenario::{Hostile, HUGE_BLOB_SENT};
+use super::super::scenario::{Hostile, When, HUGE_BLOB_SENT};
 use super::super::upstream::Upstream;
 use super::super::wire::Cutter;
 use super::super::{upstream, wire, ConnEntry, ConnMsg, Shared, What, Why};
@@ -396,6 +396,8 @@ pub(super) struct UpConn {
     pub(super) forwarding: bool,
     /// The current frame is a push, not an answer.
     pub(super) push: bool,
+    /// What the relayed commands put the connection in, for a push that waits for it.
+    pub(super) states: super::states::States,
 }
 
 impl UpConn {
@@ -408,6 +410,7 @@ impl UpConn {
             cutter: Cutter::default(),
             forwarding: false,
             push: false,
+            states: super::states::States::default(),
         }
     }
 
@@ -594,7 +597,7 @@ impl Conn {
         let by_server = 'run: loop {
             // A notification goes between two relayed frames, never inside one.
             while trickle.is_none() && !self.mid_frame() {
-                let Some(msg) = backlog.pop_front() else {
+                let Some(msg) = self.next_ready(&mut backlog) else {
                     break;
                 };
                 if let Some(by_server) = self.deliver(msg, &mut wr, &mut out, &mut trickle).await {
@@ -915,7 +918,7 @@ impl Conn {
         }
         match msg {
             ConnMsg::Close => Some(true),
-            ConnMsg::Push(bytes, why) => {
+            ConnMsg::Push(bytes, why) | ConnMsg::PushWhen(bytes, why, _) => {
                 let writing = SystemTime::now();
                 if wr.write_all(&bytes).await.is_err() {
                     return Some(false);
@@ -1162,5 +1165,26 @@ pub(super) fn held_read(held: &mut Option<tokio::time::Instant>, writes: &mut Ve
     let gap = |last: &f64| ((at - last) * 1e6).round() >= WRITE_GAP_S * 1e6;
     if writes.last().is_none_or(gap) {
         writes.push(at);
+    }
+}
+
+impl Conn {
+    /// Whether the connection is in that state now.
+    fn in_state(&self, when: When) -> bool {
+        let owed = self.owed();
+        let Some(up) = self.up.as_ref() else {
+            return false;
+        };
+        up.states.holds(when, owed)
+    }
+
+    /// The first message of the backlog that may go out now: anything but a push waiting for a
+    /// state the connection is not in, which keeps its place.
+    pub(super) fn next_ready(&self, backlog: &mut VecDeque<ConnMsg>) -> Option<ConnMsg> {
+        let at = backlog.iter().position(|m| match m {
+            ConnMsg::PushWhen(_, _, when) => self.in_state(*when),
+            _ => true,
+        })?;
+        backlog.remove(at)
     }
 }

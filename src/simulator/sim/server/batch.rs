@@ -270,6 +270,7 @@ impl Conn {
             up.pending.push_back(Pending::Discard);
             up.resp3 = resp3;
         }
+        up.states.relayed(name);
         if !is_subscription(name) {
             up.expect_reply();
         }

@@ -18,6 +18,7 @@ mod batch;
 mod data;
 mod handshake;
 mod pubsub;
+mod states;
 #[cfg(test)]
 mod tests;
 
