@@ -10,11 +10,11 @@
 
 use crate::common::tier::{self, IOREDIS};
 
-/// Every connection opted in where the matrix has a column, the maintenance rules judged; no
-/// cluster application (see above).
+/// Graded under its own name where the matrix has a column (its verdicts are the row's cells);
+/// no cluster application (see above).
 fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
     assert!(cluster.is_none());
-    tier::assert_columns_opted_in_and_judged(standalone, IOREDIS.client);
+    tier::assert_graded_in_columns(standalone, IOREDIS.client);
 }
 
 tier::tier_tests! {

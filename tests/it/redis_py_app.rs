@@ -106,13 +106,11 @@ async fn verdicts_of_the_hand_patched_workload(test: &str, lib: &tier::Library) 
     Some(())
 }
 
-/// What every certified row must show of redis-py: it was graded, opted in on every connection,
-/// and the scenarios that judge the timeouts (and, with the cluster client, the refresh) judged
-/// them.
+/// What every certified row must show of redis-py: it was graded under its own name, the
+/// cluster client too (its verdicts are the row's cells, which the row check holds).
 fn assert_graded(standalone: &tier::Certified, cluster: Option<&tier::Certified>) {
-    tier::assert_columns_opted_in_and_judged(standalone, "redis-py/");
+    tier::assert_graded_in_columns(standalone, "redis-py/");
     for (scenario, r) in cluster.iter().flat_map(|c| &c.runs) {
-        assert_eq!(r.client("redis-py/")["never_opted_in"], 0, "{}", r.table);
-        r.assert_maintenance_rules_judged("redis-py/", scenario);
+        assert!(r.client("redis-py/").is_object(), "{scenario}: {}", r.table);
     }
 }

