@@ -443,3 +443,74 @@ fn oss_cluster(api: SocketAddr, endpoints: &Path) {
         "{smigrated}"
     );
 }
+
+/// A client of the standard library only: creates a database, opts in on its proxy, asks for a
+/// migrate and exits once the MIGRATED has reached it.
+const GRADED_CLIENT: &str = r#"
+import json, socket, sys, time, urllib.request
+api = sys.argv[1]
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(api + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    return json.loads(urllib.request.urlopen(req, timeout=60).read())
+def act(kind, params):
+    aid = call("POST", "/action", {"type": kind, "parameters": params})["action_id"]
+    while True:
+        st = call("GET", "/action/" + aid)
+        if st["status"] != "running":
+            return st
+        time.sleep(0.05)
+db = act("create_database", {"database_config": {"name": "graded"}})["output"]
+ep = db["raw_endpoints"][0]
+s = socket.create_connection((ep["addr"][0], ep["port"]), timeout=60)
+for args in (["HELLO", "3"], ["CLIENT", "MAINT_NOTIFICATIONS", "ON"]):
+    s.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args))
+buf = b""
+while b"+OK" not in buf:
+    buf += s.recv(65536)
+call("POST", "/action", {"type": "migrate", "parameters": {"bdb_id": db["bdb_id"]}})
+while b"MIGRATED" not in buf:
+    chunk = s.recv(65536)
+    if not chunk:
+        sys.exit("closed before the MIGRATED")
+    buf += chunk
+"#;
+
+/// `--grade -- CMD` with the fault injector grades CMD as certify grades an application: the
+/// MIGRATING an action sent is judged with the window its step declared (2 s), which the grade
+/// can only know from the steps the actions played.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grade_judges_the_notifications_of_the_actions_the_client_asked_for() {
+    let test = "grade_judges_the_notifications_of_the_actions_the_client_asked_for";
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: {test}: python3 is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let client = dir.path().join("client.py");
+    std::fs::write(&client, GRADED_CLIENT).unwrap();
+    let api = common::closed_port();
+    let run = common::maintwatch_async(["simulate", "--fault-injector-api", &api.to_string()])
+        .args(["--quiet", "--grade", "--", "python3"])
+        .arg(&client)
+        .arg(format!("http://{api}"))
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let o = tokio::time::timeout(HANG_GUARD, run)
+        .await
+        .expect("the run ends with its client")
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("exited 0"), "{out}");
+    assert!(
+        out.contains("MIGRATING seq 0") && out.contains("(window 2 s): received by 1"),
+        "{out}"
+    );
+    assert!(out.contains("grade: every rule held"), "{out}");
+}
