@@ -281,8 +281,8 @@ gotest() {
 # (topology_change_standalone data_movement_no_conn_drop), of a migrate then bind
 # (data_movement_conn_drop) and of three slot migrations (slot_migrate slot-shuffle, remove-add,
 # remove), each creating and deleting its database and finding it with rladmin status. go-redis:
-# TestPushNotifications (a failover, a migrate and a bind) and a slot-shuffle through its
-# POST /slot-migrate. sequence_of_actions and
+# TestEndpointTypesPushNotifications/ExternalIP (a failover, a migrate and a bind) and a
+# slot-shuffle through its POST /slot-migrate. sequence_of_actions and
 # wait_for_database_active, which neither suite sends, are in our own tests
 # (tests/it/fault_injector.rs).
 redis_py_fi_ci() {
@@ -293,7 +293,7 @@ test_notification_handling_with_node_replace or test_notification_handling_with_
 }
 
 go_redis_fi_ci() {
-    go_redis_fi '^(TestPushNotifications|TestProxyFaultInjectorServer_ClusterExistingE2ETest)$'
+    go_redis_fi '^(TestEndpointTypesPushNotifications|TestProxyFaultInjectorServer_ClusterExistingE2ETest)$/^ExternalIP$'
 }
 
 # Each suite in a subshell of its own, which stops what it started however it ends. The two
