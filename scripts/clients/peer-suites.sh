@@ -4,11 +4,12 @@
 # real-cluster suites against `maintwatch simulate --fault-injector-api` in place of Redis
 # Enterprise and its fault injector.
 #
-#   scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|go-redis-fi|fi]
+#   scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|go-redis-fi|fi|fi-ci]
 #
-# `all` (the default, what CI runs) is the mock level; `fi` the real-cluster level (tens of
-# minutes: the suites wait on real-time maintenance windows), `redis-py-fi` and `go-redis-fi`
-# one of it.
+# `all` (the default) is the mock level; `fi` the real-cluster level (tens of minutes: the
+# suites wait on real-time maintenance windows), `redis-py-fi` and `go-redis-fi` one of it.
+# `fi-ci` is the part of the real-cluster level CI runs after `all` (docs/peer-suites.md, "In our
+# CI"): a few minutes, and every action type either suite sends.
 #
 # Their code is fetched from the registries into target/peer at run time, never committed:
 # redis-py's sdist from PyPI (pip download), go-redis' module from the Go module proxy (go mod
@@ -136,6 +137,7 @@ redis_py() {
 # The real-cluster suite, tests/test_scenario/test_maint_notifications.py, in its default Redis
 # Enterprise mode: the simulator serves the fault injector's API on redis-py's default port and
 # runs pytest as its client, so the database names resolve through its DNS.
+# redis_py_fi [PYTEST-ARG...]: the arguments select tests (`-k …`); none, the whole file.
 redis_py_fi() {
     redis_py_fetch || return 0
     local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
@@ -146,7 +148,7 @@ redis_py_fi() {
     (cd "$src" && "$bin" simulate --fault-injector-api 20324 --endpoints-file "$endpoints" \
         --upstream spawn --quiet --client-output "$peer/redis-py-fi.log" -- \
         env REDIS_ENDPOINTS_CONFIG_PATH="$endpoints" FAULT_INJECTION_API_URL=http://127.0.0.1:20324 \
-        "$venv/bin/python" -m pytest tests/test_scenario/test_maint_notifications.py \
+        "$venv/bin/python" -m pytest tests/test_scenario/test_maint_notifications.py "$@" \
         -p no:cacheprovider -q --junit-xml "$xml" >"$peer/redis-py-fi-sim.log" 2>&1) || true
     if [ ! -s "$xml" ]; then
         echo "peer-suites: redis-py-fi: the suite did not finish; see target/peer/redis-py-fi.log"
@@ -241,8 +243,10 @@ go_redis() {
 # The e2e suite in fault-injector mode (REDIS_ENDPOINTS_CONFIG_PATH set): the test binary is
 # built first (under the simulator its resolver answers the simulator's names only), then run as
 # the simulator's client.
+# go_redis_fi [PATTERN]: the tests `-test.run` selects; none, every test.
 go_redis_fi() {
-    local go
+    local go run=()
+    [ -n "${1:-}" ] && run=(-test.run "$1")
     go_redis_fetch || return 0
     local src="$peer/go-redis-$GO_REDIS_VERSION" endpoints="$peer/go-redis-fi-endpoints.json"
     (cd "$src" && "$go" test -c -o "$peer/go-redis-e2e.test" ./maintnotifications/e2e/) || return 1
@@ -253,7 +257,8 @@ go_redis_fi() {
         --client-output "$peer/go-redis-fi.log" -- \
         env E2E_SCENARIO_TESTS=true REDIS_ENDPOINTS_CONFIG_PATH="$endpoints" \
         FAULT_INJECTION_API_URL=http://127.0.0.1:20325 \
-        "$peer/go-redis-e2e.test" -test.v -test.timeout 30m >"$peer/go-redis-fi-sim.log" 2>&1) || true
+        "$peer/go-redis-e2e.test" -test.v -test.timeout 30m "${run[@]}" \
+        >"$peer/go-redis-fi-sim.log" 2>&1) || true
     if ! grep -q '^--- ' "$peer/go-redis-fi.log" 2>/dev/null; then
         echo "peer-suites: go-redis-fi: the suite did not run; see target/peer/go-redis-fi-sim.log"
         return 1
@@ -272,6 +277,25 @@ gotest() {
     echo "$(wc -l <"$2.passed") $(wc -l <"$2.failed") $(awk '$1 == "SKIP:"' "$2.all" | wc -l)" >"$2.counts"
 }
 
+# The CI part of the real-cluster level. redis-py: the notification-handling tests of a migrate
+# (topology_change_standalone data_movement_no_conn_drop), of a migrate then bind
+# (data_movement_conn_drop) and of three slot migrations (slot_migrate slot-shuffle, remove-add,
+# remove), each creating and deleting its database and finding it with rladmin status. go-redis:
+# TestEndpointTypesPushNotifications/ExternalIP (a failover, a migrate and a bind) and a
+# slot-shuffle through its POST /slot-migrate. sequence_of_actions and
+# wait_for_database_active, which neither suite sends, are in our own tests
+# (tests/it/fault_injector.rs).
+redis_py_fi_ci() {
+    redis_py_fi -k "test_notification_handling_during_data_movements_no_conn_drop or \
+test_notification_handling_during_data_movements_with_conn_drop or \
+test_notification_handling_during_node_shuffle_no_node_replacement or \
+test_notification_handling_with_node_replace or test_notification_handling_with_node_remove"
+}
+
+go_redis_fi_ci() {
+    go_redis_fi '^(TestEndpointTypesPushNotifications|TestProxyFaultInjectorServer_ClusterExistingE2ETest)$/^ExternalIP$'
+}
+
 # Each suite in a subshell of its own, which stops what it started however it ends. The two
 # use different ports and mostly wait on their clients, so `all` runs them side by side.
 suite() {
@@ -286,6 +310,14 @@ redis-py) (suite redis_py) || status=1 ;;
 go-redis) (suite go_redis) || status=1 ;;
 redis-py-fi) (suite redis_py_fi) || status=1 ;;
 go-redis-fi) (suite go_redis_fi) || status=1 ;;
+fi-ci)
+    (suite redis_py_fi_ci) &
+    py=$!
+    (suite go_redis_fi_ci) &
+    gr=$!
+    wait $py || status=1
+    wait $gr || status=1
+    ;;
 fi)
     (suite redis_py_fi) &
     py=$!
@@ -303,7 +335,7 @@ all)
     wait $gr || status=1
     ;;
 *)
-    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|go-redis-fi|fi]" >&2
+    echo "usage: scripts/clients/peer-suites.sh [redis-py|go-redis|all|redis-py-fi|go-redis-fi|fi|fi-ci]" >&2
     exit 2
     ;;
 esac

@@ -89,6 +89,25 @@ impl Topology {
         }
     }
 
+    /// The slot ranges a node owns, in slot order (none for a node that owns nothing).
+    pub fn ranges_of(&self, node: Ipv4Addr) -> Vec<(u16, u16)> {
+        self.runs()
+            .into_iter()
+            .filter(|(_, _, n)| *n == node)
+            .map(|(a, b, _)| (a, b))
+            .collect()
+    }
+
+    /// The nodes that own slots, in the order they were first given some.
+    pub fn owners(&self) -> Vec<Ipv4Addr> {
+        let runs = self.runs();
+        self.nodes
+            .iter()
+            .copied()
+            .filter(|n| runs.iter().any(|(_, _, o)| o == n))
+            .collect()
+    }
+
     pub fn owner(&self, slot: u16) -> Option<Ipv4Addr> {
         self.nodes.get(self.owner[slot as usize] as usize).copied()
     }

@@ -26,7 +26,8 @@ pub enum Why {
     Step { line: usize },
     /// The retained MIGRATED / FAILED_OVER, replayed after an opt-in's `+OK`.
     CatchUp,
-    /// An open MOVING, re-sent (same seq) to a connection that opted in during its window.
+    /// An open MOVING (or, in the fault injector's mode, an open MIGRATING, FAILING_OVER or
+    /// SMIGRATING), re-sent (same seq) to a connection that opted in during its window.
     Resent,
     /// The scenario ended: the simulator's own marker, sent to maintwatch's connections only
     /// ([`crate::observe::timeline::SCENARIO_END`]).

@@ -209,11 +209,31 @@ pub(super) struct State {
     pub(super) retained: Option<Arc<[u8]>>,
     /// MOVING frames whose window is open, per proxy; ended by that proxy's close.
     pub(super) open_moving: HashMap<Ipv4Addr, OpenMoving>,
+    /// The open MIGRATING / FAILING_OVER / SMIGRATING and the proxies it went to, kept only
+    /// with [`Shared::resend_windows`]; ended by its completion.
+    pub(super) open_window: Option<(Arc<[u8]>, Vec<Ipv4Addr>)>,
     pub(super) topology: Topology,
     pub(super) keys: HashMap<(u8, Vec<u8>), Vec<u8>>,
     /// Every sharded channel ever subscribed to, at most [`sharded_pubsub::CHANNELS_MAX`]: what a
     /// `spublish` tick publishes on.
     pub(super) channels: BTreeSet<Vec<u8>>,
+}
+
+impl State {
+    /// A fresh database: no connection yet, its counter at `seq`, nothing retained or open.
+    fn new(seq: i64, topology: Topology) -> State {
+        State {
+            next_conn: 1,
+            conns: HashMap::new(),
+            seq,
+            retained: None,
+            open_moving: HashMap::new(),
+            open_window: None,
+            topology,
+            keys: HashMap::new(),
+            channels: BTreeSet::new(),
+        }
+    }
 }
 
 pub(super) struct Shared {
@@ -243,6 +263,16 @@ pub(super) struct Shared {
     pub(super) refusing: AtomicBool,
     /// Until when each proxy holds its replies (`stall` steps); one entry per proxy at most.
     pub(super) stalls: Mutex<HashMap<Ipv4Addr, tokio::time::Instant>>,
+    /// Proxies that answer as OSS-cluster nodes besides a cluster scenario's own (the fault
+    /// injector's OSS-cluster databases, [`fault_injector::OSS_NODES`]).
+    pub(super) cluster_nodes: Vec<Ipv4Addr>,
+    /// An open MIGRATING / FAILING_OVER / SMIGRATING is re-sent to a connection that opts in
+    /// during its window (the fault injector's mode: what the suites expect of Redis Enterprise,
+    /// docs/fault-injector.md; no capture shows it, so scenarios do not do it).
+    pub(super) resend_windows: bool,
+    /// Steps played beside the scenario's own (the fault injector's actions), numbered past its
+    /// lines, so that a grade reads their windows, targets and moves as a scenario step's.
+    pub(super) played_steps: Mutex<Vec<Step>>,
 }
 
 impl Shared {
@@ -282,6 +312,11 @@ impl Shared {
             .get(&proxy)
             .copied()
             .filter(|until| *until > tokio::time::Instant::now())
+    }
+
+    /// Whether this proxy answers as an OSS-cluster node (CLUSTER SLOTS, `-MOVED`, SSUBSCRIBE).
+    pub(super) fn is_cluster_node(&self, proxy: Ipv4Addr) -> bool {
+        self.scenario.is_cluster() || self.cluster_nodes.contains(&proxy)
     }
 
     /// One scenario second of real time.
@@ -343,6 +378,9 @@ impl Simulator {
         }
         let topology = initial_topology(&scenario);
         let shared = Arc::new(Shared {
+            cluster_nodes: fault_injector::cluster_nodes(opts.fault_injector.as_ref()),
+            resend_windows: opts.fault_injector.is_some(),
+            played_steps: Mutex::new(Vec::new()),
             speed: opts.speed,
             mark_end: opts.mark_end,
             port,
@@ -354,16 +392,7 @@ impl Simulator {
             traffic: opts.traffic,
             events,
             kept: opts.keep.then(|| Mutex::new(Vec::new())),
-            state: Mutex::new(State {
-                next_conn: 1,
-                conns: HashMap::new(),
-                seq: scenario.first_seq,
-                retained: None,
-                open_moving: HashMap::new(),
-                topology,
-                keys: HashMap::new(),
-                channels: BTreeSet::new(),
-            }),
+            state: Mutex::new(State::new(scenario.first_seq, topology)),
             clock: Mutex::new(None),
             triggers: watch::channel(Triggers::default()).0,
             listening,
@@ -488,6 +517,19 @@ impl Simulator {
     /// The scenario being played.
     pub fn scenario(&self) -> &Scenario {
         &self.shared.scenario
+    }
+
+    /// The scenario with the steps played beside it (the fault injector's actions) after its
+    /// own: what a grade of the run reads.
+    pub fn played_scenario(&self) -> Scenario {
+        let mut s = self.shared.scenario.clone();
+        let played = self
+            .shared
+            .played_steps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        s.steps.extend(played.iter().cloned());
+        s
     }
 
     /// The DNS TTL actually served (the scenario's, divided by the speed, at least 1 s).
@@ -883,6 +925,17 @@ pub(super) fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr],
         }
         Some(k) if k.is_retained() => st.retained = Some(bytes.clone()),
         _ => {}
+    }
+    if shared.resend_windows {
+        match push.kind() {
+            Some(PushKind::Migrating | PushKind::FailingOver | PushKind::SMigrating) => {
+                st.open_window = Some((bytes.clone(), targets.to_vec()));
+            }
+            Some(PushKind::Migrated | PushKind::FailedOver | PushKind::SMigrated) => {
+                st.open_window = None;
+            }
+            _ => {}
+        }
     }
     let recipients: Vec<&ConnEntry> = st
         .conns

@@ -109,7 +109,7 @@ pub async fn play(
     if let Some(d) = port53 {
         d.shutdown().await;
     }
-    let scenario = sim.scenario().clone();
+    let scenario = sim.played_scenario();
     sim.shutdown().await;
     if let Some(s) = spawned {
         s.stop().await;

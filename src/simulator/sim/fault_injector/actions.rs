@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::super::{run_step, What};
 use super::databases::bdb_id;
-use super::effects::{self, Maintenance};
+use super::effects::{self, Maintenance, SlotEffect};
 use super::Injector;
 
 /// Actions running at once.
@@ -26,6 +26,10 @@ pub const RUNNING_MAX: usize = 64;
 pub const KEPT_MAX: usize = 1024;
 /// The most actions one `sequence_of_actions` runs.
 pub const SEQUENCE_MAX: usize = 32;
+/// The actions' steps are narrated as `step line N` from this number on, past any scenario line.
+pub const FIRST_LINE: usize = 1000;
+/// Steps kept for a grade: a suite's whole run plays a few hundred.
+pub const KEPT_STEPS: usize = 100_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Status {
@@ -153,7 +157,7 @@ impl Injector {
         depth: usize,
     ) -> Result<Value, String> {
         match kind {
-            "create_database" => self.create_database(params),
+            "create_database" => self.create_database(params).await,
             "delete_database" => self.delete_database(params),
             "wait_for_database_active" => {
                 let id = self.database(params)?;
@@ -172,11 +176,10 @@ impl Injector {
             }
             "slot_migrate" => {
                 let effect = effect_of(params)?;
-                if !effects::SLOT_EFFECTS.contains(&effect.as_str()) {
-                    return Err(unknown_effect(kind, &effect));
-                }
-                check_trigger(params, &effect, &["default", "migrate", "failover"])?;
-                self.maintain(params, Maintenance::SlotMigrate).await
+                let slots =
+                    SlotEffect::named(&effect).ok_or_else(|| unknown_effect(kind, &effect))?;
+                check_trigger(params, &effect, &SLOT_TRIGGERS)?;
+                self.maintain(params, Maintenance::Slots(slots)).await
             }
             "sequence_of_actions" if depth == 0 => self.sequence(params).await,
             "sequence_of_actions" => Err("a sequence_of_actions inside a sequence".into()),
@@ -188,19 +191,37 @@ impl Injector {
         }
     }
 
-    fn create_database(&self, params: &Value) -> Result<Value, String> {
+    /// A new database starts as a fresh one does: no completion retained, no window open, and
+    /// an OSS-cluster one on its three first nodes.
+    async fn create_database(&self, params: &Value) -> Result<Value, String> {
         let config = params
             .get("database_config")
             .cloned()
             .ok_or("parameters.database_config is required")?;
         let id = self.lock().databases.create(config)?;
+        let db = self.lock().databases.get(id)?.clone();
+        {
+            let mut st = self.shared.lock();
+            st.retained = None;
+            st.open_window = None;
+            if db.cluster {
+                st.topology = super::oss_topology();
+            }
+        }
+        if db.cluster {
+            self.follow_topology().await;
+        }
         self.write_endpoints();
-        let st = self.lock();
-        let db = st.databases.get(id)?;
-        let (id, name) = (db.id, db.name.clone());
-        drop(st);
-        self.say(format!("fault injector: database {id} ({name}) created"));
-        Ok(self.describe(&super::databases::Database { id, name }))
+        let kind = if db.cluster {
+            "OSS-cluster"
+        } else {
+            "standalone"
+        };
+        self.say(format!(
+            "fault injector: {kind} database {} ({}) created",
+            db.id, db.name
+        ));
+        Ok(self.describe(&db))
     }
 
     fn delete_database(&self, params: &Value) -> Result<Value, String> {
@@ -245,15 +266,33 @@ impl Injector {
     }
 
     /// Plays a maintenance on the database's endpoint, one at a time, on the simulator's engine.
+    /// Slots move on an OSS-cluster database only, and the rest on a standalone one.
     async fn maintain(&self, params: &Value, m: Maintenance) -> Result<Value, String> {
         let id = self.database(params)?;
+        let cluster = self.lock().databases.get(id)?.cluster;
+        match (m, cluster) {
+            (Maintenance::Slots(_), false) => {
+                return Err(format!(
+                    "database {id} is not an OSS-cluster one: slot_migrate needs a database \
+                     created with oss_cluster: true"
+                ))
+            }
+            (Maintenance::Slots(_), true) | (_, false) => {}
+            (_, true) => {
+                return Err(format!(
+                    "database {id} is an OSS-cluster one: maintwatch plays slot_migrate on it, \
+                     not {m:?}"
+                ))
+            }
+        }
         let _one = self.maintenance.lock().await;
         let from = self.lock().current;
         let to = super::PROXIES
             .into_iter()
             .find(|p| *p != from)
             .unwrap_or(from);
-        let steps = m.steps(from, to)?;
+        let topology = self.shared.lock().topology.clone();
+        let steps = self.numbered(m.steps(from, to, &topology)?);
         self.say(format!("fault injector: {m:?} on database {id} begins"));
         let t0 = tokio::time::Instant::now();
         let scaled = |secs: f64| Duration::from_secs_f64(secs / self.shared.speed);
@@ -265,7 +304,33 @@ impl Injector {
             self.lock().current = to;
             self.write_endpoints();
         }
+        if cluster {
+            self.follow_topology().await;
+            self.write_endpoints();
+        }
         Ok(json!({ "bdb_id": id, "steps": steps.len() }))
+    }
+
+    /// The steps numbered past every step played before (from [`FIRST_LINE`]), and kept for a
+    /// grade of the run (at most [`KEPT_STEPS`]; past that a step is graded without its window).
+    fn numbered(
+        &self,
+        mut steps: Vec<super::super::scenario::Step>,
+    ) -> Vec<super::super::scenario::Step> {
+        let mut kept = self
+            .shared
+            .played_steps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut st = self.lock();
+        for step in &mut steps {
+            st.lines += 1;
+            step.line = FIRST_LINE + st.lines;
+            if kept.len() < KEPT_STEPS {
+                kept.push(step.clone());
+            }
+        }
+        steps
     }
 
     /// `sequence_of_actions`: `parameters.actions`, each `{type, params}` (go-redis) or `{type,
@@ -321,6 +386,10 @@ pub const TYPES: [&str; 10] = [
     "slot_migrate",
     "sequence_of_actions",
 ];
+
+/// The triggers `slot_migrate` takes besides the one listed: go-redis' e2e names these variants
+/// (`SlotMigrateVariant`); each plays the same moves here.
+const SLOT_TRIGGERS: [&str; 4] = ["default", "migrate", "failover", "maintenance_mode"];
 
 fn effect_of(params: &Value) -> Result<String, String> {
     params

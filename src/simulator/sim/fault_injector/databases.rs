@@ -20,9 +20,12 @@ pub const LIVE_MAX: usize = 256;
 /// Deleted databases remembered as such (older ones are unknown).
 pub const DELETED_MAX: usize = 1024;
 
+#[derive(Clone)]
 pub(super) struct Database {
     pub(super) id: u64,
     pub(super) name: String,
+    /// Served with the OSS-cluster API on [`super::OSS_NODES`], under [`super::oss_host`].
+    pub(super) cluster: bool,
 }
 
 pub(super) struct Table {
@@ -52,20 +55,19 @@ impl Table {
                 "{LIVE_MAX} databases exist already: delete one first"
             ));
         }
-        for refused in ["tls", "oss_cluster"] {
-            if config.get(refused).and_then(Value::as_bool) == Some(true) {
-                return Err(format!(
-                    "database_config.{refused}: not served by maintwatch yet (docs/fault-injector.md)"
-                ));
-            }
+        if config.get("tls").and_then(Value::as_bool) == Some(true) {
+            return Err(
+                "database_config.tls: not served by maintwatch yet (docs/fault-injector.md)".into(),
+            );
         }
+        let cluster = config.get("oss_cluster").and_then(Value::as_bool) == Some(true);
         let id = self.next;
         self.next += 1;
         let name = match config.get("name").and_then(Value::as_str) {
             Some(n) if !n.trim().is_empty() => n.to_string(),
             _ => format!("db-{id}"),
         };
-        self.live.insert(id, Database { id, name });
+        self.live.insert(id, Database { id, name, cluster });
         Ok(id)
     }
 
@@ -110,6 +112,9 @@ pub(super) fn bdb_id(params: &Value) -> Result<u64, String> {
 impl Injector {
     /// What Redis Enterprise answers for a database: its id, credentials and endpoints.
     pub(super) fn describe(&self, db: &Database) -> Value {
+        if db.cluster {
+            return self.describe_cluster(db);
+        }
         let host = super::super::HOSTNAME.trim_end_matches('.');
         let port = self.shared.port;
         let current = self.lock().current;
@@ -133,6 +138,40 @@ impl Injector {
         })
     }
 
+    /// An OSS-cluster database: its name resolves to the nodes that own slots now, and
+    /// `raw_endpoints` lists them, as Redis Enterprise does for the OSS-cluster API.
+    fn describe_cluster(&self, db: &Database) -> Value {
+        let host = super::oss_host();
+        let port = self.shared.port;
+        let nodes: Vec<String> = self
+            .shared
+            .lock()
+            .topology
+            .owners()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        json!({
+            "bdb_id": db.id,
+            "name": db.name,
+            "username": self.shared.user,
+            "password": self.shared.password.clone().unwrap_or_default(),
+            "tls": false,
+            "oss_cluster": true,
+            "endpoints": [format!("redis://{host}:{port}")],
+            "raw_endpoints": [{
+                "addr": nodes,
+                "addr_type": "external",
+                "dns_name": host,
+                "oss_cluster_api_preferred_endpoint_type": "ip",
+                "oss_cluster_api_preferred_ip_type": "external",
+                "port": port,
+                "proxy_policy": "all-master-shards",
+                "uid": format!("{}:1", db.id),
+            }],
+        })
+    }
+
     /// The endpoints file (`REDIS_ENDPOINTS_CONFIG_PATH`): every database by name. Written to a
     /// temporary file and renamed, so a suite never reads half of it; a failure is narrated.
     pub(super) fn write_endpoints(&self) {
@@ -140,12 +179,9 @@ impl Injector {
             return;
         };
         let dbs: Vec<(String, Value)> = {
-            let st = self.lock();
-            let all: Vec<(u64, String)> =
-                st.databases.all().map(|d| (d.id, d.name.clone())).collect();
-            drop(st);
+            let all: Vec<Database> = self.lock().databases.all().cloned().collect();
             all.into_iter()
-                .map(|(id, name)| (name.clone(), self.describe(&Database { id, name })))
+                .map(|db| (db.name.clone(), self.describe(&db)))
                 .collect()
         };
         let text = Value::Object(dbs.into_iter().collect()).to_string();
@@ -177,8 +213,13 @@ impl Injector {
         }
         out.push_str("\nDATABASES:\nDB:ID NAME TYPE STATUS SHARDS PLACEMENT REPLICATION PERSISTENCE ENDPOINT\n");
         for db in st.databases.all() {
+            let (shards, endpoint) = if db.cluster {
+                (3, super::oss_host())
+            } else {
+                (1, host.to_string())
+            };
             out.push_str(&format!(
-                "db:{} {} redis active 1 dense disabled disabled {host}:{port}\n",
+                "db:{} {} redis active {shards} dense disabled disabled {endpoint}:{port}\n",
                 db.id, db.name
             ));
         }
@@ -216,6 +257,8 @@ mod tests {
         assert!(t.create(json!({})).unwrap_err().contains("exist already"));
         let mut t = Table::default();
         assert!(t.create(json!({"tls": true})).unwrap_err().contains("tls"));
+        let id = t.create(json!({"oss_cluster": true})).unwrap();
+        assert!(t.get(id).unwrap().cluster);
         assert!(t.create(json!([1])).unwrap_err().contains("object"));
     }
 

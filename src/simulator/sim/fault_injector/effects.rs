@@ -10,6 +10,7 @@ use std::net::Ipv4Addr;
 
 use serde_json::{json, Value};
 
+use super::super::cluster_slots::Topology;
 use super::super::scenario::{Scenario, Step};
 
 /// A maintenance on the standalone deployment, from the proxy serving it now (`from`) and the
@@ -29,9 +30,78 @@ pub(super) enum Maintenance {
     /// A migration, then the bind 2 s after its MIGRATED: what redis-py's
     /// `data_movement_conn_drop` tests wait for, in that order.
     MigrateBind,
-    /// SMIGRATING of a slot range, SMIGRATED 2 s later moving it to the other node:
-    /// oss-cluster.scn.
-    SlotMigrate,
+    /// An OSS-cluster database's slots move: SMIGRATING of the slots, and 2 s later they change
+    /// owner and SMIGRATED names source and target (oss-cluster.scn's timings, measured).
+    Slots(SlotEffect),
+}
+
+/// What a `slot_migrate` effect does to the OSS-cluster topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SlotEffect {
+    /// 100 slots of the first node move to the second; no node joins or leaves.
+    Shuffle,
+    /// Every slot of the first node moves to the second: the first leaves the topology.
+    Remove,
+    /// Half the first range of the first node moves to a node that joins with them.
+    Add,
+    /// Every slot of the first node moves to a node that joins: one leaves, one joins.
+    RemoveAdd,
+}
+
+/// What a slot effect moves: the node the slots leave, the node they go to, and the slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Plan {
+    source: Ipv4Addr,
+    target: Ipv4Addr,
+    slots: Vec<(u16, u16)>,
+}
+
+impl SlotEffect {
+    pub(super) fn named(effect: &str) -> Option<SlotEffect> {
+        Some(match effect {
+            "slot-shuffle" => SlotEffect::Shuffle,
+            "remove" => SlotEffect::Remove,
+            "add" => SlotEffect::Add,
+            "remove-add" => SlotEffect::RemoveAdd,
+            _ => return None,
+        })
+    }
+
+    /// The source node, the target node and the slots that move, from the topology as it is
+    /// now; or why the effect cannot be played on it.
+    fn plan(self, topology: &Topology) -> Result<Plan, String> {
+        let owners = topology.owners();
+        let Some(&source) = owners.first() else {
+            return Err("the database owns no slots".into());
+        };
+        let spare = super::OSS_NODES.into_iter().find(|n| !owners.contains(n));
+        let target = match self {
+            SlotEffect::Shuffle | SlotEffect::Remove => owners.get(1).copied(),
+            SlotEffect::Add | SlotEffect::RemoveAdd => spare,
+        }
+        .ok_or_else(|| format!("{self:?}: the database has no node to move slots to"))?;
+        let ranges = topology.ranges_of(source);
+        let (a, b) = ranges[0];
+        let slots = match self {
+            SlotEffect::Shuffle => vec![(a, b.min(a.saturating_add(99)))],
+            SlotEffect::Add => vec![(a, a + (b - a) / 2)],
+            SlotEffect::Remove | SlotEffect::RemoveAdd => ranges,
+        };
+        Ok(Plan {
+            source,
+            target,
+            slots,
+        })
+    }
+}
+
+/// Slot ranges as the scenario format and the notifications write them: `0-99,200-299`.
+fn slot_text(slots: &[(u16, u16)]) -> String {
+    slots
+        .iter()
+        .map(|(a, b)| format!("{a}-{b}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl Maintenance {
@@ -41,7 +111,7 @@ impl Maintenance {
     }
 
     /// The steps, as a scenario file's lines, at times from the action's start.
-    fn lines(self, from: Ipv4Addr, to: Ipv4Addr) -> String {
+    fn lines(self, from: Ipv4Addr, to: Ipv4Addr, topology: &Topology) -> Result<String, String> {
         let migrate = "at 0.0 push * MIGRATING time=2 shards=[\"1\"]\n\
                        at 2.0 push * MIGRATED shards=[\"1\"]\n";
         let bind = |at: f64, target: &str| {
@@ -53,7 +123,7 @@ impl Maintenance {
                 at + 16.6
             )
         };
-        match self {
+        Ok(match self {
             Maintenance::Migrate => migrate.into(),
             Maintenance::Failover => "at 0.0 push * FAILING_OVER time=2 shards=[\"1\"]\n\
                                       at 2.0 push * FAILED_OVER shards=[\"1\"]\n"
@@ -64,20 +134,45 @@ impl Maintenance {
                  at 0.0 say dns_resolution_change: the address set widens, silently\n"
             ),
             Maintenance::MigrateBind => format!("{migrate}{}", bind(4.0, &format!("asked:{to}"))),
-            Maintenance::SlotMigrate => format!(
-                "at 0.0 push * SMIGRATING slots=8892-8991\n\
-                 at 2.0 push * SMIGRATED move={from}:{{port}},{to}:{{port}},8892-8991\n"
-            ),
-        }
+            Maintenance::Slots(effect) => {
+                let Plan {
+                    source,
+                    target,
+                    slots,
+                } = effect.plan(topology)?;
+                let slots = slot_text(&slots);
+                format!(
+                    "at 0.0 push * SMIGRATING slots={slots}\n\
+                     at 2.0 assign {slots} {target}\n\
+                     at 2.0 push * SMIGRATED move={source}:{{port}},{target}:{{port}},{slots}\n"
+                )
+            }
+        })
     }
 
-    /// The steps to play, parsed as a scenario of the deployment's two proxies.
-    pub(super) fn steps(self, from: Ipv4Addr, to: Ipv4Addr) -> Result<Vec<Step>, String> {
-        let [a, b] = super::PROXIES;
+    /// The steps to play, parsed as a scenario of the deployment's proxies and the OSS-cluster
+    /// topology as it is now.
+    pub(super) fn steps(
+        self,
+        from: Ipv4Addr,
+        to: Ipv4Addr,
+        topology: &Topology,
+    ) -> Result<Vec<Step>, String> {
+        let proxies: Vec<String> = super::PROXIES
+            .iter()
+            .chain(&super::OSS_NODES)
+            .map(Ipv4Addr::to_string)
+            .collect();
+        let nodes: String = topology
+            .owners()
+            .into_iter()
+            .map(|n| format!("node {n} {}\n", slot_text(&topology.ranges_of(n))))
+            .collect();
         let text = format!(
-            "name fault-injector-action\nabout one action\nproxies {a} {b}\ndns {from}\n\
-             ttl 5\nstart now\n{}end 30\n",
-            self.lines(from, to)
+            "name fault-injector-action\nabout one action\nproxies {}\ndns {from}\n\
+             ttl 5\nstart now\n{nodes}{}end 30\n",
+            proxies.join(" "),
+            self.lines(from, to, topology)?
         );
         Scenario::parse("fault-injector-action", &text)
             .map(|s| s.steps)
@@ -149,23 +244,69 @@ mod tests {
 
     #[test]
     fn every_maintenance_parses_into_steps() {
+        let t = super::super::oss_topology();
         for m in [
             Maintenance::Migrate,
             Maintenance::Failover,
             Maintenance::Bind,
             Maintenance::DnsWiden,
             Maintenance::MigrateBind,
-            Maintenance::SlotMigrate,
+            Maintenance::Slots(SlotEffect::Shuffle),
+            Maintenance::Slots(SlotEffect::Remove),
+            Maintenance::Slots(SlotEffect::Add),
+            Maintenance::Slots(SlotEffect::RemoveAdd),
         ] {
-            let steps = m.steps(A, B).unwrap();
+            let steps = m.steps(A, B, &t).unwrap();
             assert!(!steps.is_empty(), "{m:?}");
-            assert_eq!(m.steps(B, A).unwrap().len(), steps.len(), "{m:?}");
+            assert_eq!(m.steps(B, A, &t).unwrap().len(), steps.len(), "{m:?}");
         }
+    }
+
+    /// Plays an effect's moves on the topology, as the player's `assign` steps do.
+    fn after(effect: SlotEffect, t: &Topology) -> Topology {
+        let plan = effect.plan(t).unwrap();
+        let mut t = t.clone();
+        t.assign(&plan.slots, plan.target);
+        t
+    }
+
+    #[test]
+    fn each_slot_effect_changes_the_nodes_as_its_name_says() {
+        let [a, b, c, d] = super::super::OSS_NODES;
+        let t = super::super::oss_topology();
+        assert_eq!(after(SlotEffect::Shuffle, &t).owners(), vec![a, b, c]);
+        assert_eq!(after(SlotEffect::Remove, &t).owners(), vec![b, c]);
+        assert_eq!(after(SlotEffect::Add, &t).owners(), vec![a, b, c, d]);
+        assert_eq!(after(SlotEffect::RemoveAdd, &t).owners(), vec![b, c, d]);
+        // A second add finds no node left to bring in, and says so.
+        let full = after(SlotEffect::Add, &t);
+        assert!(SlotEffect::Add.plan(&full).unwrap_err().contains("no node"));
+        // The moves play on the topology as it is now: a shuffle after a remove moves the
+        // second node's slots.
+        let removed = after(SlotEffect::Remove, &t);
+        let plan = SlotEffect::Shuffle.plan(&removed).unwrap();
+        assert_eq!((plan.source, plan.target), (b, c));
+    }
+
+    #[test]
+    fn slot_steps_move_the_slots_between_smigrating_and_smigrated() {
+        let t = super::super::oss_topology();
+        let steps = Maintenance::Slots(SlotEffect::RemoveAdd)
+            .steps(A, B, &t)
+            .unwrap();
+        let times: Vec<f64> = steps.iter().map(|s| s.at).collect();
+        assert_eq!(times, vec![0.0, 2.0, 2.0]);
+        assert!(matches!(
+            &steps[1].action,
+            super::super::super::scenario::Action::Assign { slots, node }
+                if slots == &vec![(0, 5460)] && *node == super::super::OSS_NODES[3]
+        ));
     }
 
     #[test]
     fn migrate_bind_moves_after_migrated() {
-        let steps = Maintenance::MigrateBind.steps(A, B).unwrap();
+        let t = super::super::oss_topology();
+        let steps = Maintenance::MigrateBind.steps(A, B, &t).unwrap();
         let times: Vec<f64> = steps.iter().map(|s| s.at).collect();
         assert_eq!(times, vec![0.0, 2.0, 4.0, 13.7, 20.6]);
     }

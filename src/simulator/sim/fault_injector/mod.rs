@@ -48,6 +48,39 @@ pub struct FaultInjectorOptions {
 /// The two proxies every database is served by: a bind moves the endpoint from one to the other.
 pub const PROXIES: [Ipv4Addr; 2] = [Ipv4Addr::new(127, 0, 0, 2), Ipv4Addr::new(127, 0, 0, 3)];
 
+/// The nodes of the OSS-cluster databases: the first three own the slots when a database is
+/// created ([`oss_topology`]); the fourth is the node an `add` or `remove-add` brings in.
+pub const OSS_NODES: [Ipv4Addr; 4] = [
+    Ipv4Addr::new(127, 0, 0, 4),
+    Ipv4Addr::new(127, 0, 0, 5),
+    Ipv4Addr::new(127, 0, 0, 6),
+    Ipv4Addr::new(127, 0, 0, 7),
+];
+
+/// The proxies that answer as OSS-cluster nodes: [`OSS_NODES`] when the fault injector is served,
+/// none otherwise.
+pub(in crate::simulator::sim) fn cluster_nodes(
+    served: Option<&FaultInjectorOptions>,
+) -> Vec<Ipv4Addr> {
+    served.map_or_else(Vec::new, |_| OSS_NODES.to_vec())
+}
+
+/// The OSS-cluster databases' name (without the final dot): it resolves to the nodes that own
+/// slots, as a cluster's endpoint names its nodes.
+pub fn oss_host() -> String {
+    format!("oss.{}", super::ZONE.trim_end_matches('.'))
+}
+
+/// A new OSS-cluster database's slots: three nodes, a third each, as a three-shard database.
+pub(in crate::simulator::sim) fn oss_topology() -> super::cluster_slots::Topology {
+    let [a, b, c, _] = OSS_NODES;
+    super::cluster_slots::Topology::new(&[
+        (a, vec![(0, 5460)]),
+        (b, vec![(5461, 10922)]),
+        (c, vec![(10923, 16383)]),
+    ])
+}
+
 /// The databases made when the API starts, so that a suite reading the endpoints file before
 /// creating any finds one: go-redis' e2e reads `standalone`, redis-py's `m-standard`.
 pub const INITIAL_DATABASES: [&str; 2] = ["standalone", "m-standard"];
@@ -62,7 +95,7 @@ impl Scenario {
             about: "The fault injector's API alone: maintenances are played when an action asks."
                 .into(),
             source: "--fault-injector-api".into(),
-            proxies: PROXIES.to_vec(),
+            proxies: PROXIES.iter().chain(&OSS_NODES).copied().collect(),
             dns: vec![IpAddr::V4(PROXIES[0])],
             catch_up: true,
             ..Scenario::api_only()
@@ -86,12 +119,28 @@ struct State {
     databases: databases::Table,
     /// The proxy the database name resolves to now (a bind moves it).
     current: Ipv4Addr,
+    /// Steps played so far: the next one is numbered past them.
+    lines: usize,
 }
 
 impl Injector {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock is a bug already reported; keep serving.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The OSS-cluster name resolves to the nodes that own slots now.
+    async fn follow_topology(&self) {
+        let owners: Vec<IpAddr> = self
+            .shared
+            .lock()
+            .topology
+            .owners()
+            .into_iter()
+            .map(IpAddr::V4)
+            .collect();
+        let name = format!("{}.", oss_host());
+        self.dns.set_records(&name, &owners, self.shared.ttl).await;
     }
 }
 
@@ -125,10 +174,11 @@ pub(in crate::simulator::sim) async fn start(
     tasks: &mut Vec<JoinHandle<()>>,
 ) -> SocketAddr {
     let addr = listener.local_addr().unwrap_or(opts.addr);
-    for ip in PROXIES {
-        let name = format!("{}.", proxy_host(ip));
-        dns.set_records(&name, &[IpAddr::V4(ip)], shared.ttl).await;
+    for ip in PROXIES.iter().chain(&OSS_NODES) {
+        let name = format!("{}.", proxy_host(*ip));
+        dns.set_records(&name, &[IpAddr::V4(*ip)], shared.ttl).await;
     }
+    shared.lock().topology = oss_topology();
     let mut databases = databases::Table::default();
     for name in INITIAL_DATABASES {
         // An empty table has room, and a plain name is valid: this cannot fail.
@@ -142,9 +192,11 @@ pub(in crate::simulator::sim) async fn start(
             actions: actions::Table::default(),
             databases,
             current: PROXIES[0],
+            lines: 0,
         }),
         maintenance: tokio::sync::Mutex::new(()),
     });
+    injector.follow_topology().await;
     injector.write_endpoints();
     let shutdown = injector.shared.shutdown.clone();
     tasks.push(tokio::spawn(super::http_api::serve(

@@ -5,7 +5,9 @@
 //! - `GET /action` → the action types served;
 //! - `POST /rladmin` (text/plain, `rladmin [-b ID] COMMAND`) → `{status, output}`;
 //! - `GET /slot-migrate?effect=…` and `GET /topology-change-standalone?effect=…` → the effect's
-//!   triggers.
+//!   triggers;
+//! - `POST /slot-migrate?effect=…&bdb_id=…[&trigger=…]` → a `slot_migrate` action started, as
+//!   `POST /action` answers (go-redis' `TriggerSlotMigrate` calls it so, with no body).
 //!
 //! A malformed request (an unknown route, JSON that is not an action, an effect never heard of in
 //! a trigger listing) gets a 4xx with `{"error": ...}`; an action's own failure is its status,
@@ -59,9 +61,39 @@ async fn route(injector: &Arc<Injector>, req: Request<Incoming>) -> Result<Value
             }
         }
         (&Method::GET, ["slot-migrate"]) => triggers(&query, true),
+        (&Method::POST, ["slot-migrate"]) => {
+            let request = actions::Request {
+                kind: "slot_migrate".into(),
+                parameters: slot_migrate_parameters(&query)?,
+            };
+            let id = injector
+                .trigger(request)
+                .map_err(|e| Fail(StatusCode::TOO_MANY_REQUESTS, e))?;
+            Ok(json!({ "action_id": id, "status": "running" }))
+        }
         (&Method::GET, ["topology-change-standalone"]) => triggers(&query, false),
         _ => Err(http_api::no_route(&method, &path)),
     }
+}
+
+/// `POST /slot-migrate`'s query as a `slot_migrate` action's parameters: the action checks them
+/// (an unknown effect or database ends it `failed`, as through `POST /action`).
+fn slot_migrate_parameters(query: &str) -> Result<Value, Fail> {
+    let mut parameters = serde_json::Map::new();
+    for name in [
+        "effect",
+        "bdb_id",
+        "cluster_index",
+        "trigger",
+        "variant",
+        "source_node",
+        "target_node",
+    ] {
+        if let Some(value) = param(query, name)? {
+            parameters.insert(name.into(), Value::String(value));
+        }
+    }
+    Ok(Value::Object(parameters))
 }
 
 /// An effect's triggers; an effect not of this listing is a 404 naming the ones served.

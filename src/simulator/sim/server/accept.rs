@@ -579,6 +579,11 @@ pub(super) struct Conn {
 }
 
 impl Conn {
+    /// Whether this connection's proxy answers as an OSS-cluster node.
+    pub(super) fn is_cluster_node(&self) -> bool {
+        self.shared.is_cluster_node(self.ip)
+    }
+
     pub(super) async fn run(mut self, stream: TcpStream, mut rx: mpsc::UnboundedReceiver<ConnMsg>) {
         let (mut rd, mut wr) = stream.into_split();
         let mut shutdown = self.shared.shutdown.clone();

@@ -141,7 +141,7 @@ impl Conn {
     /// the protocol; in a cluster, a keyed command's slot is checked first).
     pub(super) fn relays(&self, head: &Head) -> bool {
         let (name, sub) = (head.name.bytes(), head.sub.bytes());
-        let cluster = self.shared.scenario.is_cluster();
+        let cluster = self.is_cluster_node();
         let looked_at = owned_with_upstream(name, sub, (cluster, self.shared.azure))
             || (cluster && keyed(name))
             || (name == b"CLIENT" && sub == b"SETNAME")
@@ -167,7 +167,7 @@ impl Conn {
                 .get(1)
                 .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
                 .unwrap_or_default();
-            let cluster = self.shared.scenario.is_cluster();
+            let cluster = self.is_cluster_node();
             if !owned_with_upstream(
                 name.as_bytes(),
                 sub.as_bytes(),

@@ -10,7 +10,7 @@ use crate::simulator::sim::server::{
 
 impl Conn {
     pub(super) fn select(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
-        if self.shared.scenario.is_cluster() {
+        if self.is_cluster_node() {
             return error(out, "ERR SELECT is not allowed in cluster mode");
         }
         match parse_int(&args[1]) {
@@ -68,7 +68,7 @@ impl Conn {
         match name {
             "COMMAND" if subcommand(args) == "COUNT" => int(out, 0),
             "COMMAND" => out.extend_from_slice(b"*0\r\n"),
-            "READONLY" | "READWRITE" if self.shared.scenario.is_cluster() => ok(out),
+            "READONLY" | "READWRITE" if self.is_cluster_node() => ok(out),
             "READONLY" | "READWRITE" => {
                 error(out, "ERR This instance has cluster support disabled")
             }
@@ -134,7 +134,7 @@ impl Conn {
     /// On a cluster, keys must hash to one slot and that slot must be ours; otherwise answers
     /// `-CROSSSLOT` or `-MOVED slot ip:port` and returns true.
     pub(super) fn moved(&self, keys: &[Vec<u8>], out: &mut Vec<u8>) -> bool {
-        if !self.shared.scenario.is_cluster() || keys.is_empty() {
+        if !self.is_cluster_node() || keys.is_empty() {
             return false;
         }
         let slot = key_slot(&keys[0]);
@@ -163,7 +163,7 @@ impl Conn {
     }
 
     pub(super) fn cluster(&self, sub: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
-        if !self.shared.scenario.is_cluster() {
+        if !self.is_cluster_node() {
             return error(out, "ERR This instance has cluster support disabled");
         }
         let port = self.shared.port;

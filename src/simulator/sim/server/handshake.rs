@@ -124,7 +124,7 @@ impl Conn {
     }
 
     pub(super) fn mode(&self) -> &'static str {
-        if self.shared.scenario.is_cluster() {
+        if self.is_cluster_node() {
             "cluster"
         } else {
             "standalone"
@@ -313,6 +313,12 @@ impl Conn {
                     let port = self.shared.port;
                     (m.for_conn(port, endpoint_type.as_deref()), Why::Resent)
                 }))
+                .chain(
+                    st.open_window
+                        .as_ref()
+                        .filter(|(_, to)| to.contains(&self.ip))
+                        .map(|(bytes, _)| (bytes.clone(), Why::Resent)),
+                )
                 .collect();
             if let Some(c) = st.conns.get_mut(&self.id) {
                 c.opted_in = true;
