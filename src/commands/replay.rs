@@ -11,9 +11,9 @@ use crate::exit;
 use crate::grading::judge::{Grade, Observations};
 use crate::observe::replay::{replay_with, Event, ReplayReport, MAX_LINE};
 use crate::present::output::human::Style;
+use crate::present::output::replay_screen::{say, verdict, BAD_SHOWN};
 use crate::present::output::sink;
 use crate::present::output::sink::Sink as _;
-use crate::present::output::terminal;
 use crate::present::report::page_sink::PageSink;
 use crate::present::report::{Collected, Report};
 use crate::shared::escape::sanitize;
@@ -46,7 +46,7 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             let reader = std::io::BufReader::with_capacity(1 << 16, f);
             replay_file(reader, args, (&style, timeline), &name, &mut kept, out, err)?
         };
-        if !verdict(args, &name, &report, err)? {
+        if !verdict(args.check, &name, &report, err)? {
             code = exit::FAILURE;
         }
     }
@@ -200,76 +200,4 @@ fn replay_file(
     .with_context(|| format!("reading {name}"))?;
     lines.flush()?;
     Ok(report)
-}
-
-/// Bad lines reported one by one; past them only their number.
-const BAD_SHOWN: usize = 10;
-
-/// Reports how a file ended; returns whether it passed.
-fn verdict(
-    args: &ReplayArgs,
-    name: &str,
-    report: &ReplayReport,
-    err: &mut dyn Write,
-) -> anyhow::Result<bool> {
-    if let Some(n) = report.torn_tail {
-        say(
-            err,
-            &format!("{name}:{n}: torn last line (the capture was cut mid-write), ignored"),
-        )?;
-    }
-    let name = sanitize(name);
-    let mut ok = report.bad_lines == 0;
-    if report.bad_lines > BAD_SHOWN {
-        say(
-            err,
-            &format!(
-                "{name}: {} more bad lines not shown ({} in all)",
-                report.bad_lines - BAD_SHOWN,
-                report.bad_lines
-            ),
-        )?;
-    }
-    if let Some((n, why)) = &report.stopped {
-        let why = sanitize(why);
-        say(err, &format!("{name}:{n}: {why}; stopped reading"))?;
-        ok = false;
-    } else if report.valid == 0 {
-        say(
-            err,
-            &format!(
-                "{name}: no maintwatch JSON line in it ({} non-blank line(s) read)",
-                report.lines
-            ),
-        )?;
-        ok = false;
-    }
-    if args.check {
-        ok &= report.differences == 0;
-        say(
-            err,
-            &format!(
-                "{name}: {}: {}, {} checked, {} differ",
-                if ok { "ok" } else { "FAILED" },
-                counted(report.lines, "line"),
-                counted(report.frames, "frame"),
-                report.differences
-            ),
-        )?;
-    }
-    Ok(ok)
-}
-
-/// One line on stderr about `replay`.
-fn say(err: &mut dyn Write, text: &str) -> std::io::Result<()> {
-    writeln!(err, "{}", terminal::about("replay", text))
-}
-
-/// `n` and the noun, plural unless `n` is 1 ("1 frame", "2 frames").
-fn counted(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }

@@ -6,6 +6,7 @@ pub mod doctor_screen;
 pub mod human;
 pub mod pcap_screen;
 pub mod probe_table;
+pub mod replay_screen;
 pub mod sink;
 pub mod stdout;
 pub mod terminal;
