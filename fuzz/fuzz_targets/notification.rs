@@ -171,7 +171,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(reparse(&record.raw.escaped()).as_ref(), Ok(&classified));
 
     // 4.
-    let _ = maintwatch::present::output::text::describe(&classified);
+    let _ = classified.describe();
     if let Classified::Maintenance(n) = &classified {
         let _ = n.describe();
     }

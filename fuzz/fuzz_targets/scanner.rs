@@ -101,7 +101,7 @@ fn check(input: &[u8], limits: Limits, chunk: usize) {
         let json = serde_json::to_string(&classified).expect("serializes");
         let back: Classified = serde_json::from_str(&json).expect("deserializes");
         assert_eq!(back, classified, "the schema round trip changes nothing");
-        let _ = maintwatch::present::output::text::describe(&classified);
+        let _ = classified.describe();
     }
     assert_eq!(pos, end);
     if error.is_none() && end < input.len() {

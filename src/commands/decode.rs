@@ -312,11 +312,7 @@ impl Record for Decoded<'_> {
 impl Decoded<'_> {
     fn render_frame(&self, source: &str, record: &FrameRecord, clients: bool) -> Vec<String> {
         let mut out = vec![
-            format!(
-                "{source} @{}: {}",
-                record.offset,
-                text::describe(&record.parsed)
-            ),
+            format!("{source} @{}: {}", record.offset, record.parsed.describe()),
             format!("    {}", record.raw.escaped()),
         ];
         if let crate::protocol::notification::Classified::Maintenance(n) = &record.parsed {

@@ -469,6 +469,41 @@ pub enum Classified {
     NotPush,
 }
 
+impl Classified {
+    /// One line saying what a frame is.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        self.describe_into(&mut out);
+        out
+    }
+
+    /// [`Classified::describe`], appended to `out`: a flood's every human line says this, so a
+    /// pub/sub push is written piece by piece rather than through a format string into a string
+    /// of its own.
+    pub fn describe_into(&self, out: &mut String) {
+        match self {
+            Classified::Maintenance(n) => out.push_str(&n.describe()),
+            Classified::OtherPush(p) => p.describe_into(out),
+            Classified::NotPush => out.push_str("reply (not a push frame)"),
+        }
+    }
+}
+
+impl OtherPush {
+    /// A non-maintenance push, named so nobody mistakes it for one.
+    fn describe_into(&self, out: &mut String) {
+        if !self.known {
+            out.push_str("unknown ");
+        }
+        out.push_str("push '");
+        out.push_str(self.name.as_deref().unwrap_or("<no name>"));
+        out.push_str("' (");
+        // Writing into a String cannot fail.
+        let _ = std::fmt::Write::write_fmt(out, format_args!("{}", self.elements));
+        out.push_str(" elements): not a maintenance notification");
+    }
+}
+
 /// Classifies any frame; only push frames can be maintenance notifications.
 pub fn classify(frame: &Frame<'_>) -> Classified {
     match frame.unattributed() {

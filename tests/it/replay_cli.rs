@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use maintwatch::commands::replay::{replay, Event};
+use maintwatch::observe::replay::{replay, Event};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};

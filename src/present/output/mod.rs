@@ -2,9 +2,11 @@
 //! the other modules computed.
 
 pub mod countdown;
+pub mod doctor_screen;
 pub mod human;
 pub mod pcap_screen;
 pub mod probe_table;
+pub mod replay_screen;
 pub mod sink;
 pub mod stdout;
 pub mod terminal;

@@ -8,7 +8,6 @@ use crate::network::handoff::Advertised;
 use crate::observe::record::line;
 use crate::observe::record::{ClosedBy, DnsEvent, OursChange, TopologyReason};
 use crate::observe::record::{Label, OptInOutcome, WatchLine};
-use crate::present::output::text;
 use crate::protocol::notification::Classified;
 
 /// What the watch made of the speed a simulator announced in its HELLO reply.
@@ -356,9 +355,7 @@ fn line_push(line: &WatchLine, style: &Style) -> Vec<String> {
             if crate::observe::timeline::is_scenario_end(&frame.parsed) {
                 first.push_str("scenario ended (the simulator's end-of-scenario marker)");
             } else {
-                style.paint_with(&mut first, role, |out| {
-                    text::describe_into(out, &frame.parsed)
-                });
+                style.paint_with(&mut first, role, |out| frame.parsed.describe_into(out));
             }
             first.push_str(&labels);
             let mut bytes = String::with_capacity(frame.raw.len_hint() + 32);
