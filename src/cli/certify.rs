@@ -55,6 +55,8 @@ impl Needs {
         match s.start {
             Start::Subscribe => Needs::Azure,
             Start::OptIn(n) if n > 1 => Needs::Cluster,
+            // SSUBSCRIBE is a cluster command: only a cluster client's subscriber sends it.
+            Start::OptInSsubscribe(_) => Needs::Cluster,
             _ => Needs::Nothing,
         }
     }

@@ -23,7 +23,14 @@ use maintwatch::simulator::simulation::grade::{grade, ClientGrade, Grade};
 const HANG_GUARD: Duration = Duration::from_secs(40);
 
 async fn start(name: &str, speed: f64) -> (Simulator, broadcast::Receiver<SimEvent>) {
-    let mut opts = SimOptions::new(scenarios::by_name(name).unwrap());
+    start_scenario(scenarios::by_name(name).unwrap(), speed).await
+}
+
+async fn start_scenario(
+    scenario: maintwatch::simulator::sim::scenario::Scenario,
+    speed: f64,
+) -> (Simulator, broadcast::Receiver<SimEvent>) {
+    let mut opts = SimOptions::new(scenario);
     opts.speed = speed;
     opts.traffic = true;
     let sim = Simulator::start(opts).await.unwrap();
@@ -928,6 +935,67 @@ async fn a_sharded_subscriber_that_subscribes_again_passes_and_one_that_drops_it
     let lost = smigrated_rule(&g, "drops/1.0", "sharded-resubscribe");
     assert_eq!(lost.verdict, Verdict::Fail, "{}", g.table());
     assert!(lost.detail.contains("never reached it"), "{}", lost.detail);
+}
+
+/// Under `start opt-in 3 ssubscribe`, three opted-in connections do not start oss-cluster's
+/// clock; the subscription that follows does, so the move finds it and the rule is judged.
+/// Under plain `start opt-in 3`, the same subscriber opened only after the move is NOT JUDGED,
+/// with when it subscribed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clock_waits_for_a_late_sharded_subscriber_and_one_after_the_move_is_not_judged() {
+    use maintwatch::simulator::sim::scenario::Start;
+    for waits in [true, false] {
+        let g = guarded(async {
+            let mut scenario = scenarios::by_name("oss-cluster").unwrap();
+            if waits {
+                scenario.start = Start::OptInSsubscribe(3);
+            }
+            let (sim, mut events) = start_scenario(scenario, 1.0).await;
+            let mut seen = Vec::new();
+            let mut conns = Vec::new();
+            for last in [2, 3, 4] {
+                conns.push(Conn::open(proxy(&sim, last), "late", true).await);
+            }
+            if !waits {
+                until(&mut events, &mut seen, |w| {
+                    matches!(w, What::Assigned { .. })
+                })
+                .await;
+            }
+            let owner = if waits { 3 } else { 5 };
+            let mut sub = Conn::open(proxy(&sim, owner), "late", true).await;
+            sub.s
+                .write_all(&encode_command(&["SSUBSCRIBE", &key_in_moved_slots()]))
+                .await
+                .unwrap();
+            until(&mut events, &mut seen, |w| {
+                matches!(w, What::Sharded { on: true, .. })
+            })
+            .await;
+            conns.push(sub);
+            let g = finish(sim, events, seen.clone()).await;
+            drop(conns);
+            (g, seen)
+        })
+        .await;
+        let (g, seen) = g;
+        let started = seen.iter().any(|e| matches!(e.what, What::Started { .. }));
+        assert_eq!(
+            started, !waits,
+            "the clock started before the SSUBSCRIBE: waits {waits}"
+        );
+        let r = smigrated_rule(&g, "late/1.0", "sharded-resubscribe");
+        if waits {
+            assert_ne!(r.verdict, Verdict::NotJudged, "{}", g.table());
+        } else {
+            assert_eq!(r.verdict, Verdict::NotJudged, "{}", g.table());
+            assert!(
+                r.detail.contains("no sharded subscription was open"),
+                "{}",
+                r.detail
+            );
+        }
+    }
 }
 
 /// A subscriber whose channel stays where it was is not judged on the move: its messages prove

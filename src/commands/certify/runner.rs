@@ -304,6 +304,9 @@ pub(super) fn never_started(grade: &mut Grade, name: &str, load: Option<TooLoade
             format!("{n} connections opted in at once (a cluster client's, one per node)")
         }
         Some(Start::Subscribe) => "a subscription to AzureRedisEvents".into(),
+        Some(Start::OptInSsubscribe(n)) => {
+            format!("{n} connection(s) opted in at once and a sharded subscription (SSUBSCRIBE)")
+        }
         _ => "a connection that opts in".into(),
     };
     let deadline = START_DEADLINE.as_secs();

@@ -265,6 +265,18 @@ fn sharded_resubscribe_without_evidence_is_not_judged_or_not_exercised() {
     obs.publications.truncate(1);
     let why = judged(&judge(&obs), "sharded-resubscribe", Verdict::NotJudged);
     assert!(why.contains("the scenario ended too soon"), "{why}");
+    // A subscription made only after the SMIGRATED (at +2.0 s) had nothing to lose: not
+    // judged, with when it came, rather than left out of the grade.
+    let mut obs = sharded("orders", 8900, &[&[1], &[1], &[1]]);
+    obs.connections[0].sharded.retain(|x| x.on);
+    obs.connections[0].sharded[0].at = 2.5;
+    let why = judged(&judge(&obs), "sharded-resubscribe", Verdict::NotJudged);
+    assert!(why.contains("no sharded subscription was open"), "{why}");
+    assert!(
+        why.contains("orders (slot 8900)) came +0.500 s after it"),
+        "{why}"
+    );
+    let mut obs = sharded("orders", 8900, &[&[1]]);
     obs.publications.clear();
     let g = judge(&obs);
     assert!(

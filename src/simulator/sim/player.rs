@@ -138,6 +138,8 @@ pub(super) struct Triggers {
     pub(super) live: usize,
     /// SUBSCRIBEs to `AzureRedisEvents` ever answered.
     pub(super) subscribed: u64,
+    /// Sharded channels ever subscribed to (each channel of each SSUBSCRIBE answered).
+    pub(super) ssubscribed: u64,
 }
 
 /// A message to a connection's task. Writes go through the task so that a notification can never
@@ -721,10 +723,14 @@ pub(super) async fn play(
             Start::Subscribe => {
                 let _ = triggers.wait_for(|t| t.subscribed > base.subscribed).await;
             }
-            Start::OptIn(n) => {
+            Start::OptIn(n) | Start::OptInSsubscribe(n) => {
+                let sharded = matches!(scenario.start, Start::OptInSsubscribe(_));
                 // A refusing server never accepts an opt-in: there the attempt starts the clock.
                 let _ = triggers
-                    .wait_for(|t| t.opted_in >= n || (refusing && t.attempts > base.attempts))
+                    .wait_for(|t| {
+                        (t.opted_in >= n || (refusing && t.attempts > base.attempts))
+                            && (!sharded || t.ssubscribed > base.ssubscribed)
+                    })
                     .await;
                 // A step at 0 sent right behind the opt-in's +OK lands in the same read as it
                 // on a busy machine, where a client takes it for the catch-up of a window already

@@ -824,6 +824,9 @@ pub(super) fn banner(
         Start::Subscribe => "starts when a client subscribes to AzureRedisEvents".into(),
         Start::OptIn(1) => "starts when a client opts in (CLIENT MAINT_NOTIFICATIONS ON)".into(),
         Start::OptIn(n) => format!("starts when {n} connections are opted in at once"),
+        Start::OptInSsubscribe(n) => format!(
+            "starts when {n} connection(s) are opted in at once and a sharded channel is subscribed to (SSUBSCRIBE)"
+        ),
     };
     if s.end.is_finite() {
         writeln!(out, "  clock     {start}; the scenario lasts {} s", s.end)?;

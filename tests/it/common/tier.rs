@@ -165,9 +165,15 @@ pub async fn simulate(
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grade.json");
     let out = dir.path().join("client.log");
+    // A path is a scenario file (the tests' variants of an embedded one), a word a name.
+    let flag = if scenario.ends_with(".scn") {
+        "--scenario-file"
+    } else {
+        "--scenario"
+    };
     let sim = maintwatch_async([
         "simulate",
-        "--scenario",
+        flag,
         scenario,
         "--speed",
         &speed.to_string(),
@@ -555,20 +561,45 @@ pub async fn older_certified_rows(test: &str, lib: &Library, graded: Graded) {
 /// The newest release's cluster application with a sharded subscriber (`--sharded`), under
 /// oss-cluster; `None` after a SKIP line (no build, no redis-server, no private resolv.conf).
 pub async fn sharded_subscriber(test: &str, lib: &Library) -> Option<TierRun> {
-    let (dir, _, redis) = lib.with_redis(test)?;
-    let app = lib.cluster_app.expect("a cluster application");
-    let (cmd, env) = (lib.command(&dir, app, &["--sharded"]), lib.env(&dir));
-    let r = simulate(&redis, CLUSTER, 1.0, &strs(&cmd), &pairs(&env)).await;
-    resolved_privately(test, &r).then_some(r)
+    sharded_run(test, lib, false).await
 }
 
-/// [`sharded_subscriber`], and `sharded-resubscribe` is judged on the SMIGRATED: PASS or FAIL
+/// [`sharded_subscriber`] under oss-cluster's clock waiting for the subscription too
+/// ([`sharded_scenario`]), and `sharded-resubscribe` is judged on the SMIGRATED: PASS or FAIL
 /// with the messages counted.
 pub async fn sharded_subscriber_is_judged(test: &str, lib: &Library) -> Option<()> {
-    sharded_subscriber(test, lib)
+    sharded_run(test, lib, true)
         .await?
         .assert_sharded_judged(lib.client);
     Some(())
+}
+
+/// The sharded subscriber's run, under oss-cluster or, `waits`, [`sharded_scenario`].
+async fn sharded_run(test: &str, lib: &Library, waits: bool) -> Option<TierRun> {
+    let (dir, _, redis) = lib.with_redis(test)?;
+    let app = lib.cluster_app.expect("a cluster application");
+    let (cmd, env) = (lib.command(&dir, app, &["--sharded"]), lib.env(&dir));
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = match waits {
+        true => sharded_scenario(tmp.path()),
+        false => CLUSTER.to_string(),
+    };
+    let r = simulate(&redis, &scenario, 1.0, &strs(&cmd), &pairs(&env)).await;
+    resolved_privately(test, &r).then_some(r)
+}
+
+/// oss-cluster with its clock waiting for the subscriber too (`start opt-in 3 ssubscribe`),
+/// written in `dir`; its path. A loaded JVM opens its pub/sub connection seconds after its
+/// cluster's connections, and a subscription made after the move has nothing for it to end.
+/// (A client whose SSUBSCRIBE is refused, as go-redis's is, would never start this clock.)
+fn sharded_scenario(dir: &Path) -> String {
+    let text = include_str!("../../../scenarios/oss-cluster.scn")
+        .replace("name oss-cluster ", "name oss-cluster-sharded ")
+        .replace("\nstart opt-in 3 ", "\nstart opt-in 3 ssubscribe ");
+    assert!(text.contains("start opt-in 3 ssubscribe"), "{text}");
+    let path = dir.join("oss-cluster-sharded.scn");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
 }
 
 /// single-proxy and multi-proxy, each played by `app` and by `hooked` (the same application

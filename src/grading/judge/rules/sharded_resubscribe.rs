@@ -50,7 +50,7 @@ impl Check for ShardedResubscribe {
         }
         let subscribed = subscribed_before(s);
         if subscribed.is_empty() {
-            return None;
+            return self.subscribed_late(s);
         }
         let moved = moved_slots(s);
         let mine: Vec<&(String, u16)> = subscribed
@@ -76,6 +76,27 @@ impl Check for ShardedResubscribe {
 }
 
 impl ShardedResubscribe {
+    /// A client whose first sharded subscription came after the SMIGRATED had nothing for the
+    /// move to end: not judged, with when it subscribed, rather than silently left out.
+    fn subscribed_late(&self, s: &Scope<'_>) -> Option<Rule> {
+        let first = s
+            .members
+            .iter()
+            .flat_map(|c| c.sharded.iter())
+            .filter(|x| x.on && x.at > s.n.at)
+            .min_by(|a, b| a.at.total_cmp(&b.at))?;
+        Some(Rule::not_judged(
+            self.name(),
+            format!(
+                "no sharded subscription was open at the {}: its first SSUBSCRIBE ({} (slot {})) came +{:.3} s after it, so the move had nothing to end (subscribe before the maintenance; a scenario can wait for it with `start opt-in N ssubscribe`)",
+                s.n.name(),
+                first.channel,
+                first.slot,
+                first.at - s.n.at
+            ),
+        ))
+    }
+
     /// The verdict from the messages published on the client's moved channels after the grace.
     fn delivery(&self, s: &Scope<'_>, mine: &[&(String, u16)]) -> Rule {
         let from = s.n.at + LEARN_WITHIN_S;

@@ -57,6 +57,10 @@ pub enum Start {
     /// When a connection subscribes to `AzureRedisEvents`: an Azure scenario's first message
     /// must find its listener, whatever the machine's load.
     Subscribe,
+    /// As [`Start::OptIn`], and once a sharded channel has been subscribed to (SSUBSCRIBE):
+    /// a sharded subscriber that opens its subscription after the cluster's connections, as a
+    /// loaded JVM may seconds later, would otherwise meet the slot's move with nothing to lose.
+    OptInSsubscribe(usize),
 }
 
 /// How the server answers the opt-in.
@@ -650,16 +654,22 @@ impl Parser<'_> {
                         (Some("connect"), None, _) => Start::Connect,
                         (Some("subscribe"), None, _) => Start::Subscribe,
                         (Some("opt-in"), None, _) => Start::OptIn(1),
-                        (Some("opt-in"), Some(n), None) => {
+                        (Some("opt-in"), Some(n), more) => {
                             let n: usize = self.number(n, "a number of connections")?;
                             if n == 0 {
                                 return Err(self.err("expected 1 or more connections, found 0"));
                             }
-                            Start::OptIn(n)
+                            match (more, words.next()) {
+                                (None, _) => Start::OptIn(n),
+                                (Some("ssubscribe"), None) => Start::OptInSsubscribe(n),
+                                _ => return Err(self.err(format!(
+                                    "expected opt-in N or opt-in N ssubscribe, found {rest:?}"
+                                ))),
+                            }
                         }
                         _ => {
                             return Err(self.err(format!(
-                            "expected now, connect, opt-in, opt-in N or subscribe, found {rest:?}"
+                            "expected now, connect, opt-in, opt-in N, opt-in N ssubscribe or subscribe, found {rest:?}"
                         )))
                         }
                     }

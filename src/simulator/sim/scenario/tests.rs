@@ -28,6 +28,16 @@ fn spublish_needs_a_cluster_and_a_sane_interval() {
     assert_eq!(ticks, [0.0, 0.5, 1.0]);
 }
 
+/// `start opt-in N ssubscribe` waits for a sharded subscription too; a cluster client's
+/// subscriber is what it needs of the client.
+#[test]
+fn the_clock_can_wait_for_a_sharded_subscription() {
+    let s = Scenario::parse("x", &format!("{MINIMAL}start opt-in 3 ssubscribe\n")).unwrap();
+    assert_eq!(s.start, Start::OptInSsubscribe(3));
+    let s = Scenario::parse("x", &format!("{MINIMAL}start opt-in 3\n")).unwrap();
+    assert_eq!(s.start, Start::OptIn(3));
+}
+
 #[test]
 fn optin_steps_accept_or_refuse() {
     let s = Scenario::parse(
@@ -71,6 +81,8 @@ fn errors_name_file_line_and_field() {
     assert!(err("bogus 1").contains("unknown keyword \"bogus\""));
     assert!(err("start opt-in 0").contains("field 'start': expected 1 or more"));
     assert!(err("start later").contains("field 'start': expected now, connect"));
+    assert!(err("start opt-in 3 subscribe").contains("expected opt-in N or opt-in N ssubscribe"));
+    assert!(err("start opt-in 3 ssubscribe x").contains("found \"opt-in 3 ssubscribe x\""));
     assert_eq!(
         Scenario::parse("f.scn", "name t\n")
             .unwrap_err()

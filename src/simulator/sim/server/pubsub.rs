@@ -65,6 +65,8 @@ impl Conn {
                 on: true,
                 by_server: false,
             });
+            // After the event: a clock that waits for this starts after it in every narration.
+            self.shared.triggers.send_modify(|t| t.ssubscribed += 1);
             let n = entry.sharded.len();
             out.extend_from_slice(&frame(self.resp3, "ssubscribe", channel, Last::Count(n)));
         }
