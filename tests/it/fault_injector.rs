@@ -83,9 +83,14 @@ fn failed_with(api: SocketAddr, kind: &str, parameters: Value, says: &str) {
     );
 }
 
-fn start(endpoints: &Path, speed: &str) -> (Proc, SocketAddr) {
+/// Runs `body` (blocking HTTP calls, given the API's address and the endpoints file) against
+/// a simulator serving the fault injector's API at `speed`, then stops it with SIGINT: what it
+/// printed.
+async fn against_api(speed: &str, body: fn(SocketAddr, &Path)) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoints = dir.path().join("endpoints.json");
     let api = common::closed_port();
-    let sim = Proc::start([
+    let mut sim = Proc::start([
         "simulate",
         "--fault-injector-api",
         &api.to_string(),
@@ -94,29 +99,23 @@ fn start(endpoints: &Path, speed: &str) -> (Proc, SocketAddr) {
         "--speed",
         speed,
     ]);
-    (sim, api)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_requests_get_clear_answers_and_the_simulator_keeps_serving() {
-    let dir = tempfile::tempdir().unwrap();
-    let endpoints = dir.path().join("endpoints.json");
-    let (mut sim, api) = start(&endpoints, "1");
     sim.line(HANG_GUARD, "the fault injector's line", |l| {
         l.contains("fault injector API")
     })
     .await;
-    let file = endpoints.clone();
-    tokio::task::spawn_blocking(move || bad_requests(api, &file))
+    tokio::task::spawn_blocking(move || body(api, &endpoints))
         .await
         .unwrap();
     sim.signal(libc::SIGINT);
-    let exit = sim.finish(HANG_GUARD).await;
+    sim.finish(HANG_GUARD).await.stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_clear_answers_and_the_simulator_keeps_serving() {
+    let out = against_api("1", bad_requests).await;
     assert!(
-        exit.stdout
-            .contains("fault injector: nope (action-1) failed"),
-        "{}",
-        exit.stdout
+        out.contains("fault injector: nope (action-1) failed"),
+        "{out}"
     );
 }
 
@@ -230,21 +229,8 @@ fn text(frame: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_migrate_and_a_bind_reach_an_opted_in_connection_and_move_the_endpoint() {
-    let dir = tempfile::tempdir().unwrap();
-    let endpoints = dir.path().join("endpoints.json");
     // At 4x the bind's close comes about 4 s after its MOVING; the frames are the same.
-    let (mut sim, api) = start(&endpoints, "4");
-    sim.line(HANG_GUARD, "the fault injector's line", |l| {
-        l.contains("fault injector API")
-    })
-    .await;
-    let file = endpoints.clone();
-    tokio::task::spawn_blocking(move || migrate_then_bind(api, &file))
-        .await
-        .unwrap();
-    sim.signal(libc::SIGINT);
-    let exit = sim.finish(HANG_GUARD).await;
-    let out = exit.stdout;
+    let out = against_api("4", migrate_then_bind).await;
     let migrating = out.find("MIGRATING").expect("MIGRATING narrated");
     let moving = out.find("MOVING").expect("MOVING narrated");
     assert!(migrating < moving, "{out}");
@@ -314,26 +300,12 @@ fn migrate_then_bind(api: SocketAddr, endpoints: &Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oss_cluster_database_moves_its_slots_and_tells_every_node() {
-    let dir = tempfile::tempdir().unwrap();
-    let endpoints = dir.path().join("endpoints.json");
     // At a quarter speed the SMIGRATING window lasts 8 s: room for a connection to open and
     // opt in inside it once the first connection has read the SMIGRATING.
-    let (mut sim, api) = start(&endpoints, "0.25");
-    sim.line(HANG_GUARD, "the fault injector's line", |l| {
-        l.contains("fault injector API")
-    })
-    .await;
-    let file = endpoints.clone();
-    tokio::task::spawn_blocking(move || oss_cluster(api, &file))
-        .await
-        .unwrap();
-    sim.signal(libc::SIGINT);
-    let exit = sim.finish(HANG_GUARD).await;
+    let out = against_api("0.25", oss_cluster).await;
     assert!(
-        exit.stdout
-            .contains("OSS-cluster database 3 (fi-oss) created"),
-        "{}",
-        exit.stdout
+        out.contains("OSS-cluster database 3 (fi-oss) created"),
+        "{out}"
     );
 }
 

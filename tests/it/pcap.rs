@@ -349,8 +349,7 @@ fn made() -> Vec<(&'static str, Vec<u8>)> {
 
 #[test]
 fn fixtures_are_what_this_file_makes() {
-    let regenerate =
-        std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0");
+    let regenerate = crate::common::regenerating();
     for (name, bytes) in made() {
         let path = fixtures().join(name);
         if regenerate {

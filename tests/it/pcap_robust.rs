@@ -131,8 +131,7 @@ fn made() -> Vec<(&'static str, Vec<u8>, u64)> {
 
 #[test]
 fn robust_fixtures_are_what_this_file_makes() {
-    let regenerate =
-        std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0");
+    let regenerate = crate::common::regenerating();
     for (name, bytes, _) in made() {
         let path = fixtures().join(name);
         if regenerate {

@@ -361,8 +361,7 @@ pub fn check_rows(clients: &[&str]) {
     let _lock = MATRIX_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let text = std::fs::read_to_string(MATRIX).unwrap();
     let mut m = parse(&text);
-    let regenerate =
-        std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0");
+    let regenerate = crate::common::regenerating();
     for client in clients {
         let cells = results
             .get(*client)
@@ -404,10 +403,7 @@ pub fn check_rows(clients: &[&str]) {
     }
     if regenerate {
         m.headers = headers();
-        let start = text.find(START).unwrap() + START.len();
-        let end = text.find(END).unwrap();
-        let new = format!("{}\n{}{}", &text[..start], render(&m), &text[end..]);
-        std::fs::write(MATRIX, new).unwrap();
+        write_page(&text, &m);
         eprintln!(
             "docs/matrix.md: client matrix rows of {} rewritten",
             clients.join(", ")
@@ -427,7 +423,7 @@ const NEWEST: [&str; 5] = [
 /// With `MAINTWATCH_REGENERATE=1`, every row rewritten from its full cells ([`rows_from_full`]):
 /// after a change of how a short cell is spelled, the page follows without measuring again.
 fn rows_rewritten_from_full_when_regenerating() {
-    if !std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0") {
+    if !crate::common::regenerating() {
         return;
     }
     let _lock = MATRIX_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -438,9 +434,14 @@ fn rows_rewritten_from_full_when_regenerating() {
         let rows = rows_from_full(&m, &client);
         m.rows.insert(client, rows);
     }
+    write_page(&text, &m);
+}
+
+/// The page `text` with the matrix between its markers rendered from `m`, written back.
+fn write_page(text: &str, m: &Matrix) {
     let start = text.find(START).unwrap() + START.len();
     let end = text.find(END).unwrap();
-    let new = format!("{}\n{}{}", &text[..start], render(&m), &text[end..]);
+    let new = format!("{}\n{}{}", &text[..start], render(m), &text[end..]);
     std::fs::write(MATRIX, new).unwrap();
 }
 

@@ -24,6 +24,12 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// Whether this run rewrites the files tests check against (the matrix page, the pcap
+/// fixtures) instead of checking them: `MAINTWATCH_REGENERATE` set, and not to 0.
+pub fn regenerating() -> bool {
+    std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// A port nothing listens on (bound, then released).
 pub fn closed_port() -> SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
