@@ -11,7 +11,7 @@
 # the day, the runs and the highest load average seen at the end of a certification.
 # Needs root (the tier gives each client a private resolv.conf), python3, node and npm, Go, Java
 # and Maven, and redis-server. Usage: [RUNS=N] [LIBS="redis_py go_redis"]
-# scripts/clients/matrix.sh [--once]
+# scripts/clients/matrix.sh [--once | --robustness]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/clients/client-versions.sh
@@ -48,6 +48,19 @@ export MAINTWATCH_REDIS_SERVER="${MAINTWATCH_REDIS_SERVER:-$(command -v redis-se
 
 # Each library's tests are named after it (tests/it/redis_py_app.rs: redis_py_certified_row).
 LIBS="${LIBS:-redis_py node_redis ioredis go_redis lettuce}"
+# --robustness: the robustness columns instead (tests/it/robustness.rs), each newest release over
+# RUNS runs of the whole set, rewritten with its line of runs; then each checked once, as CI does.
+if [ "${1:-}" = "--robustness" ]; then
+  for lib in $LIBS; do
+    MAINTWATCH_REGENERATE=1 MAINTWATCH_MATRIX_RUNS="${RUNS:-20}" \
+      cargo test --locked --test it -- "${lib}_robustness_column"
+  done
+  for lib in $LIBS; do
+    cargo test --locked --test it -- "${lib}_robustness_column"
+  done
+  git --no-pager diff --stat -- docs/matrix.md
+  exit 0
+fi
 for lib in $LIBS; do
   MAINTWATCH_REGENERATE=1 MAINTWATCH_MATRIX_RUNS="${RUNS:-20}" \
     cargo test --locked --test it -- "${lib}_certified_row"

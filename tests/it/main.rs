@@ -61,6 +61,7 @@ mod report;
 mod report_layout;
 mod resp_props;
 mod robustness;
+mod robustness_page;
 mod scenario_end;
 mod scenarios_more;
 mod screen_tty;

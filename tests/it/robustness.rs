@@ -22,8 +22,10 @@ use tokio::sync::watch;
 
 use crate::common::tier::{self, Library};
 use crate::common::RealRedis;
+use crate::robustness_page as page;
 
 use maintwatch::grading::judge::{self, ClientProcess, Rule, Verdict};
+use maintwatch::grading::matrix;
 use maintwatch::protocol::resp::{encode_command, StreamReader};
 use maintwatch::simulator::sim::upstream::Upstream;
 use maintwatch::simulator::sim::{scenarios, SimOptions, Simulator, What};
@@ -284,18 +286,8 @@ async fn every_case_passes_a_client_that_keeps_working_and_fails_one_that_dies_h
 /// case (as the other tables' cells have theirs, `tier_matrix.rs`).
 #[test]
 fn the_matrix_has_every_case_and_a_why_line_for_every_cell_that_is_not_ok() {
-    let page =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/matrix.md")).unwrap();
-    let section = page
-        .split("\n## The robustness set\n")
-        .nth(1)
-        .expect("docs/matrix.md has a robustness section");
-    let section = section.split("\n## ").next().unwrap();
-    let rows: Vec<Vec<&str>> = section
-        .lines()
-        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
-        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
-        .collect();
+    let section = page::section();
+    let rows = page::table(&section);
     let (head, body) = rows.split_first().expect("a table");
     assert_eq!(
         head[1..],
@@ -306,9 +298,9 @@ fn the_matrix_has_every_case_and_a_why_line_for_every_cell_that_is_not_ok() {
         .map(|r| format!("robust-{}", r[0].trim_matches('`')))
         .collect();
     assert_eq!(shown, cases(), "one row per case, in --list order");
-    // Each bullet with its continuation lines.
+    // Each bullet with its continuation lines (the block of runs has bullets of its own).
     let mut bullets: Vec<String> = Vec::new();
-    for line in section.lines() {
+    for line in page::prose(&section).lines() {
         match bullets.last_mut() {
             _ if line.starts_with("- ") => bullets.push(line.to_string()),
             Some(last) if line.starts_with("  ") => last.push_str(line),
@@ -328,26 +320,6 @@ fn the_matrix_has_every_case_and_a_why_line_for_every_cell_that_is_not_ok() {
     }
 }
 
-/// docs/matrix.md's robustness section, up to the next heading.
-fn matrix_section() -> String {
-    let page =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/matrix.md")).unwrap();
-    let section = page
-        .split("\n## The robustness set\n")
-        .nth(1)
-        .expect("docs/matrix.md has a robustness section");
-    section.split("\n## ").next().unwrap().to_string()
-}
-
-/// The section's table, its heading first, each row's cells trimmed.
-fn table(section: &str) -> Vec<Vec<&str>> {
-    section
-        .lines()
-        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
-        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
-        .collect()
-}
-
 tier::tier_tests! {
     /// The newest redis-py's robustness column, from `certify --scenarios robustness` with
     /// tests/clients/redis_py_robust_app.py: every cell as docs/matrix.md records it.
@@ -364,35 +336,72 @@ tier::tier_tests! {
 
 /// Certifies the library's robustness application on the whole set and checks every cell
 /// against its column of docs/matrix.md, when the newest release is the one the page names;
-/// `None` after a SKIP line.
+/// `None` after a SKIP line. A cell whose recorded runs varied takes any verdict they gave (one
+/// they never gave is named, to be measured again); the others must be what they were. With
+/// `MAINTWATCH_REGENERATE=1` the column and its runs' lines are rewritten instead, over
+/// `MAINTWATCH_MATRIX_RUNS` runs (scripts/clients/matrix.sh).
 async fn robustness_column(test: &str, lib: &Library, app: &str) -> Option<()> {
     let (dir, version, redis) = lib.with_redis(test)?;
-    let section = matrix_section();
+    let section = page::section();
     let label = format!("{} {version}", lib.name);
-    if !section.contains(&label) {
+    if !section.contains(&label) && !crate::common::regenerating() {
         println!("SKIP: {test}: docs/matrix.md's robustness table is not of {label}: measure it");
         return None;
     }
     let cmd = lib.command(&dir, app, &[]);
-    let flags: Vec<&str> = lib.jobs.map_or(Vec::new(), |j| vec!["--jobs", j]);
+    let runs = tier::matrix_runs().to_string();
+    let mut flags: Vec<&str> = lib.jobs.map_or(Vec::new(), |j| vec!["--jobs", j]);
+    flags.extend(["--runs", &runs]);
     let certified =
         tier::certify_with(&redis, Some(&["robustness"]), &cmd, &lib.env(&dir), &flags).await;
-    let rows = table(&section);
-    let column = rows[0]
-        .iter()
-        .position(|h| *h == lib.name)
-        .expect("a column");
-    for row in &rows[1..] {
-        let case = format!("robust-{}", row[0].trim_matches('`'));
-        let (short, full) = &certified.row[&case];
+    if crate::common::regenerating() {
+        let s = if runs == "1" { "" } else { "s" };
+        let measured = format!(
+            "{}, {runs} run{s}, load up to {}",
+            tier::today(),
+            tier::load_average()
+        );
+        page::rewrite_column(lib.name, &label, &certified.row, &measured);
+        return Some(());
+    }
+    check_column(&section, lib.name, &label, &certified.row);
+    Some(())
+}
+
+/// Each case's cell as certify gave it against the column `name` of the page's table.
+fn check_column(
+    section: &str,
+    name: &str,
+    label: &str,
+    row: &std::collections::BTreeMap<String, (String, String)>,
+) {
+    let rows = page::table(section);
+    let column = rows[0].iter().position(|h| *h == name).expect("a column");
+    let recorded = page::runs(section).remove(label).unwrap_or_default();
+    let how = recorded.measured.as_deref().unwrap_or("once");
+    for cells in &rows[1..] {
+        let case = format!("robust-{}", cells[0].trim_matches('`'));
+        let (short, full) = &row[&case];
+        if let Some(doc) = recorded.varied.get(&case) {
+            let variants = matrix::variants_of(doc);
+            if !matrix::variants_of(full)
+                .iter()
+                .all(|(f, _)| variants.iter().any(|(v, _)| v == f))
+            {
+                eprintln!(
+                    "{label}, {case}: `{full}` not seen in the recorded runs ({doc}): re-measure \
+                     the column (scripts/clients/matrix.sh)"
+                );
+            }
+            continue;
+        }
         assert_eq!(
-            short, row[column],
-            "{label}, {case}: certify gave {full}, docs/matrix.md records {} (measured once: if \
-             the client varies, re-measure the column)",
-            row[column]
+            short, cells[column],
+            "{label}, {case}: certify gave {full}, docs/matrix.md records {} (measured {how}: \
+             if the client varies, re-measure the column)",
+            cells[column]
         );
     }
-    Some(())
 }
 
 /// `decode --clients` beside the measured cells: for each case and each library whose parser it
@@ -404,8 +413,8 @@ fn decode_clients_predicts_a_crash_exactly_where_one_was_measured() {
     use maintwatch::grading::clients::{verdicts, Verdict as Predicted};
     use maintwatch::protocol::resp::{Scan, Scanner};
     use maintwatch::simulator::sim::scenario::{Action, Push};
-    let section = matrix_section();
-    let rows = table(&section);
+    let section = page::section();
+    let rows = page::table(&section);
     let (head, body) = rows.split_first().expect("a table");
     let mut compared = 0;
     for row in body {

@@ -808,13 +808,7 @@ pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
             }
         })
         .collect();
-    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
-    // How busy the machine was: the 1-minute load average as the run ends, which covers
-    // most of a row's certification.
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(String::from))
-        .unwrap_or_else(|| "unknown".into());
+    let (date, load) = (today(), load_average());
     let line = serde_json::json!({
         "client": client, "scenario": scenario, "short": short, "cell": full, "date": date,
         "runs": matrix_runs(), "load": load,
@@ -824,6 +818,20 @@ pub fn record(client: &str, scenario: &str, short: &str, full: &str) {
         line.to_string(),
     )
     .unwrap();
+}
+
+/// Today's date (UTC), as the matrix's date lines give it.
+pub fn today() -> String {
+    chrono::Utc::now().format("%Y-%m-%d").to_string()
+}
+
+/// How busy the machine was: the 1-minute load average as a certification ends, which covers
+/// most of it.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// How many times the tier plays each scenario of a row: `MAINTWATCH_MATRIX_RUNS` (certify's
