@@ -173,6 +173,20 @@ mod tests {
         assert!(all.iter().all(|t| !t.contains("measured")), "{all:?}");
     }
 
+    /// redis-py moves its pool to the MOVING's host and keeps the port it had, as measured in
+    /// the robustness set: the prediction names no port to move to.
+    #[test]
+    fn redis_py_moves_to_the_host_and_keeps_its_port() {
+        let f = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n$14\r\n10.0.0.9:13000\r\n");
+        match predict(&CLIENTS[0], &f, None) {
+            Verdict::Acts { reads, target } => {
+                assert_eq!(target, Some(("10.0.0.9".to_string(), None)));
+                assert!(reads.contains("keeping its own port"), "{reads}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn node_redis_asserts_on_a_null_target_unless_it_asked_for_none() {
         let f = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n_\r\n");

@@ -57,9 +57,14 @@ pub(super) fn redis_py(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
                     let Ok(port) = port.trim().parse::<i64>() else {
                         return logged(&format!("ValueError (port {port:?})"));
                     };
+                    // The pool's new connection arguments take the host alone
+                    // (`_build_moving_connection_kwargs`): the port is the one it had, which
+                    // the robustness set measured (docs/clients.md).
                     Verdict::Acts {
-                        reads: format!("moves to host {host:?} port {port}"),
-                        target: Some((host.to_string(), Some(port))),
+                        reads: format!(
+                            "moves to host {host:?}, keeping its own port (it reads port {port} and does not use it)"
+                        ),
+                        target: Some((host.to_string(), None)),
                     }
                 }
                 None => logged("IndexError"),
