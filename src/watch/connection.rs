@@ -343,6 +343,28 @@ pub(super) struct Spawner {
 }
 
 impl Spawner {
+    /// A spawner for the unit tests of the watch: endpoint 0, a session already established
+    /// (failures are retried and their length said), reports to `tx`, fatal errors to `fatal`.
+    #[cfg(test)]
+    pub(super) fn for_test(
+        settings: WatchSettings,
+        tx: mpsc::UnboundedSender<(u32, Report)>,
+        fatal: mpsc::UnboundedSender<(u32, i32, String)>,
+    ) -> Spawner {
+        Spawner {
+            settings,
+            resolver: Arc::new(DnsResolver::new(&Default::default()).unwrap()),
+            tx: Tx { ep: 0, tx },
+            shared: Arc::new(Shared {
+                permits: Arc::default(),
+                ep: 0,
+                established: AtomicBool::new(true),
+                session_errors: AtomicU64::new(0),
+                fatal,
+            }),
+        }
+    }
+
     /// Starts watching `opts` as connection `id`; `discover`: it reads the cluster's topology.
     pub(super) fn spawn(&self, id: u32, opts: ConnectOptions, discover: bool) -> Watched {
         let (cmds, cmd_rx) = mpsc::unbounded_channel();
@@ -797,19 +819,8 @@ mod tests {
             .unwrap();
         let (tx, mut rx) = mpsc::unbounded_channel();
         let (fatal, _fatal_rx) = mpsc::unbounded_channel();
-        let spawner = Spawner {
-            settings: WatchSettings::new(opts.clone()),
-            resolver: Arc::new(DnsResolver::new(&Default::default()).unwrap()),
-            tx: Tx { ep: 0, tx },
-            shared: Arc::new(Shared {
-                permits: Arc::default(),
-                ep: 0,
-                // A session has existed: failures are retried, and their length is said.
-                established: AtomicBool::new(true),
-                session_errors: AtomicU64::new(0),
-                fatal,
-            }),
-        };
+        // A session has existed: failures are retried, and their length is said.
+        let spawner = Spawner::for_test(WatchSettings::new(opts.clone()), tx, fatal);
         let watched = spawner.spawn(1, opts, false);
         let mut failures = Vec::new();
         while failures.len() < 40 {

@@ -308,11 +308,7 @@ impl Membership {
 
 #[cfg(test)]
 mod tests {
-    use super::super::connection::{Shared, Tx};
     use super::*;
-    use crate::network::dns::DnsResolver;
-    use std::sync::atomic::{AtomicBool, AtomicU64};
-    use std::sync::Arc;
     use tokio::sync::mpsc;
 
     type Reports = mpsc::UnboundedReceiver<(u32, Report)>;
@@ -328,18 +324,7 @@ mod tests {
         settings.engine.topology_interval = Duration::from_secs(1);
         let (tx, reports) = mpsc::unbounded_channel();
         let (fatal, _) = mpsc::unbounded_channel();
-        let spawner = Spawner {
-            settings,
-            resolver: Arc::new(DnsResolver::new(&Default::default()).unwrap()),
-            tx: Tx { ep: 0, tx },
-            shared: Arc::new(Shared {
-                permits: Arc::default(),
-                ep: 0,
-                established: AtomicBool::new(true),
-                session_errors: AtomicU64::new(0),
-                fatal,
-            }),
-        };
+        let spawner = Spawner::for_test(settings, tx, fatal);
         let mut m = Membership {
             spawner,
             watched: HashMap::new(),

@@ -132,12 +132,40 @@ pub(super) fn percent_decode(text: &str) -> Result<String, Fail> {
     crate::shared::url::percent_decode(text).map_err(|e| Fail::bad(format!("the URL: {e}")))
 }
 
-/// The path's segments, each %-decoded.
-pub(super) fn segments(path: &str) -> Result<Vec<String>, Fail> {
-    path.trim_matches('/')
-        .split('/')
-        .map(percent_decode)
-        .collect()
+/// What a route matches on: the method and the path's %-decoded segments, with the path (for
+/// the answer to a route nobody serves) and the query.
+pub(super) struct Target {
+    pub(super) method: hyper::Method,
+    pub(super) path: String,
+    pub(super) query: String,
+    pub(super) segments: Vec<String>,
+}
+
+impl Target {
+    pub(super) fn of<B>(req: &Request<B>) -> Result<Target, Fail> {
+        let path = req.uri().path().to_string();
+        let segments = path
+            .trim_matches('/')
+            .split('/')
+            .map(percent_decode)
+            .collect::<Result<_, _>>()?;
+        Ok(Target {
+            method: req.method().clone(),
+            query: req.uri().query().unwrap_or("").to_string(),
+            path,
+            segments,
+        })
+    }
+
+    /// The segments, to match on as a slice of `&str`.
+    pub(super) fn segs(&self) -> Vec<&str> {
+        self.segments.iter().map(String::as_str).collect()
+    }
+
+    /// The answer when no route matched.
+    pub(super) fn no_route(&self) -> Fail {
+        no_route(&self.method, &self.path)
+    }
 }
 
 pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Fail> {

@@ -110,66 +110,45 @@ pub(super) fn bdb_id(params: &Value) -> Result<u64, String> {
 }
 
 impl Injector {
-    /// What Redis Enterprise answers for a database: its id, credentials and endpoints.
+    /// What Redis Enterprise answers for a database: its id, credentials and endpoints. The
+    /// password is the simulator's own (`--password`), which a suite needs to connect.
     pub(super) fn describe(&self, db: &Database) -> Value {
+        let port = self.shared.port;
+        let (host, addr, policy) = match db.cluster {
+            // An OSS-cluster database: its name resolves to the nodes that own slots now, and
+            // `raw_endpoints` lists them, as Redis Enterprise does for the OSS-cluster API.
+            true => {
+                let nodes = self.shared.lock().topology.owners();
+                let addr: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+                (super::oss_host(), addr, "all-master-shards")
+            }
+            false => {
+                let host = super::super::HOSTNAME.trim_end_matches('.').to_string();
+                (host, vec![self.lock().current.to_string()], "single")
+            }
+        };
+        let mut out = json!({
+            "bdb_id": db.id,
+            "name": db.name,
+            "username": self.shared.user,
+            "password": self.shared.password.clone().unwrap_or_default(),
+            "tls": false,
+            "endpoints": [format!("redis://{host}:{port}")],
+            "raw_endpoints": [{
+                "addr": addr,
+                "addr_type": "external",
+                "dns_name": host,
+                "oss_cluster_api_preferred_endpoint_type": "ip",
+                "oss_cluster_api_preferred_ip_type": "external",
+                "port": port,
+                "proxy_policy": policy,
+                "uid": format!("{}:1", db.id),
+            }],
+        });
         if db.cluster {
-            return self.describe_cluster(db);
+            out["oss_cluster"] = Value::Bool(true);
         }
-        let host = super::super::HOSTNAME.trim_end_matches('.');
-        let port = self.shared.port;
-        let current = self.lock().current;
-        json!({
-            "bdb_id": db.id,
-            "name": db.name,
-            "username": self.shared.user,
-            "password": self.shared.password.clone().unwrap_or_default(),
-            "tls": false,
-            "endpoints": [format!("redis://{host}:{port}")],
-            "raw_endpoints": [{
-                "addr": [current.to_string()],
-                "addr_type": "external",
-                "dns_name": host,
-                "oss_cluster_api_preferred_endpoint_type": "ip",
-                "oss_cluster_api_preferred_ip_type": "external",
-                "port": port,
-                "proxy_policy": "single",
-                "uid": format!("{}:1", db.id),
-            }],
-        })
-    }
-
-    /// An OSS-cluster database: its name resolves to the nodes that own slots now, and
-    /// `raw_endpoints` lists them, as Redis Enterprise does for the OSS-cluster API.
-    fn describe_cluster(&self, db: &Database) -> Value {
-        let host = super::oss_host();
-        let port = self.shared.port;
-        let nodes: Vec<String> = self
-            .shared
-            .lock()
-            .topology
-            .owners()
-            .iter()
-            .map(|n| n.to_string())
-            .collect();
-        json!({
-            "bdb_id": db.id,
-            "name": db.name,
-            "username": self.shared.user,
-            "password": self.shared.password.clone().unwrap_or_default(),
-            "tls": false,
-            "oss_cluster": true,
-            "endpoints": [format!("redis://{host}:{port}")],
-            "raw_endpoints": [{
-                "addr": nodes,
-                "addr_type": "external",
-                "dns_name": host,
-                "oss_cluster_api_preferred_endpoint_type": "ip",
-                "oss_cluster_api_preferred_ip_type": "external",
-                "port": port,
-                "proxy_policy": "all-master-shards",
-                "uid": format!("{}:1", db.id),
-            }],
-        })
+        out
     }
 
     /// The endpoints file (`REDIS_ENDPOINTS_CONFIG_PATH`): every database by name. Written to a

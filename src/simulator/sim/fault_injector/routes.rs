@@ -31,18 +31,12 @@ pub(super) async fn answer(injector: &Arc<Injector>, req: Request<Incoming>) -> 
 }
 
 async fn route(injector: &Arc<Injector>, req: Request<Incoming>) -> Result<Value, Fail> {
-    let path = req.uri().path().to_string();
-    let query = req.uri().query().unwrap_or("").to_string();
-    let segments = http_api::segments(&path)?;
-    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let method = req.method().clone();
-    match (&method, segs.as_slice()) {
+    let target = http_api::Target::of(&req)?;
+    let (segs, query) = (target.segs(), target.query.as_str());
+    match (&target.method, segs.as_slice()) {
         (&Method::POST, ["action"]) => {
             let request: actions::Request = parse_json(&body(req).await?)?;
-            let id = injector
-                .trigger(request)
-                .map_err(|e| Fail(StatusCode::TOO_MANY_REQUESTS, e))?;
-            Ok(json!({ "action_id": id, "status": "running" }))
+            started(injector, request)
         }
         (&Method::GET, ["action"]) => Ok(json!({
             "actions": TYPES.iter().map(|t| json!({"action_type": t})).collect::<Vec<_>>()
@@ -60,20 +54,25 @@ async fn route(injector: &Arc<Injector>, req: Request<Incoming>) -> Result<Value
                 Err(e) => Err(Fail(StatusCode::UNPROCESSABLE_ENTITY, e)),
             }
         }
-        (&Method::GET, ["slot-migrate"]) => triggers(&query, true),
+        (&Method::GET, ["slot-migrate"]) => triggers(query, true),
         (&Method::POST, ["slot-migrate"]) => {
             let request = actions::Request {
                 kind: "slot_migrate".into(),
-                parameters: slot_migrate_parameters(&query)?,
+                parameters: slot_migrate_parameters(query)?,
             };
-            let id = injector
-                .trigger(request)
-                .map_err(|e| Fail(StatusCode::TOO_MANY_REQUESTS, e))?;
-            Ok(json!({ "action_id": id, "status": "running" }))
+            started(injector, request)
         }
-        (&Method::GET, ["topology-change-standalone"]) => triggers(&query, false),
-        _ => Err(http_api::no_route(&method, &path)),
+        (&Method::GET, ["topology-change-standalone"]) => triggers(query, false),
+        _ => Err(target.no_route()),
     }
+}
+
+/// An action triggered: its id, running (too many actions at once: 429).
+fn started(injector: &Arc<Injector>, request: actions::Request) -> Result<Value, Fail> {
+    let id = injector
+        .trigger(request)
+        .map_err(|e| Fail(StatusCode::TOO_MANY_REQUESTS, e))?;
+    Ok(json!({ "action_id": id, "status": "running" }))
 }
 
 /// `POST /slot-migrate`'s query as a `slot_migrate` action's parameters: the action checks them

@@ -36,12 +36,9 @@ async fn answer(api: &Arc<Api>, req: Request<Incoming>) -> Answer {
 }
 
 async fn route(api: &Arc<Api>, req: Request<Incoming>) -> Result<serde_json::Value, Fail> {
-    let path = req.uri().path().to_string();
-    let query = req.uri().query().unwrap_or("").to_string();
-    let segments = http_api::segments(&path)?;
-    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let method = req.method().clone();
-    match (&method, segs.as_slice()) {
+    let target = http_api::Target::of(&req)?;
+    let (segs, query) = (target.segs(), target.query.as_str());
+    match (&target.method, segs.as_slice()) {
         (&Method::GET, ["nodes"]) => Ok(serde_json::json!({ "ids": node_ids(api) })),
         (&Method::POST, ["nodes"]) => add_node(api, &body(req).await?).await,
         (&Method::DELETE, ["nodes", id]) => {
@@ -53,7 +50,7 @@ async fn route(api: &Arc<Api>, req: Request<Incoming>) -> Result<serde_json::Val
             Ok(serde_json::json!({ "success": api.close(id), "connectionId": id }))
         }
         (&Method::POST, ["send-to-client", id]) => {
-            let encoding = encoding(&query)?;
+            let encoding = encoding(query)?;
             let bytes = decode(&body(req).await?, encoding)?;
             let route = format!("send-to-client {id}");
             let ids = [id.to_string()];
@@ -61,21 +58,21 @@ async fn route(api: &Arc<Api>, req: Request<Incoming>) -> Result<serde_json::Val
             Ok(results.pop().unwrap_or_default())
         }
         (&Method::POST, ["send-to-clients"]) => {
-            let encoding = encoding(&query)?;
-            let ids = connection_ids(&query)?;
+            let encoding = encoding(query)?;
+            let ids = connection_ids(query)?;
             let bytes = decode(&body(req).await?, encoding)?;
             let results = api.inject("send-to-clients", Some(&ids), bytes.into(), true);
             Ok(serde_json::json!({ "results": results }))
         }
         (&Method::POST, ["send-to-all-clients"]) => {
-            let encoding = encoding(&query)?;
+            let encoding = encoding(query)?;
             let bytes = decode(&body(req).await?, encoding)?;
             let results = api.inject("send-to-all-clients", None, bytes.into(), false);
             Ok(serde_json::json!({ "results": results }))
         }
         (&Method::POST, ["scenarios"]) => scenarios(api, &body(req).await?),
         (&Method::POST, ["interceptors"]) => interceptors(api, &body(req).await?),
-        _ => Err(http_api::no_route(&method, &path)),
+        _ => Err(target.no_route()),
     }
 }
 
