@@ -392,27 +392,23 @@ mod tests {
             .expect("keeps-working judged on a raw frame")
     }
 
+    /// The verdict is `verdict` and its reason says `text`.
+    fn says(r: &Rule, verdict: Verdict, text: &str) {
+        assert_eq!(r.verdict, verdict, "{}", r.detail);
+        assert!(r.detail.contains(text), "{}", r.detail);
+    }
+
     #[test]
     fn a_client_that_carries_on_on_the_same_connection_passes() {
         let r = run(vec![busy(1, 0.0, END)], Some(stopped()));
-        assert_eq!(r.verdict, Verdict::Pass, "{}", r.detail);
-        assert!(
-            r.detail.contains("on the same connection(s)"),
-            "{}",
-            r.detail
-        );
+        says(&r, Verdict::Pass, "on the same connection(s)");
     }
 
     #[test]
     fn a_client_that_drops_the_connection_and_carries_on_on_a_new_one_passes() {
         let old = closed(busy(1, 0.0, 1.05), 1.05, Side::Client);
         let r = run(vec![old, busy(2, 1.3, END)], Some(stopped()));
-        assert_eq!(r.verdict, Verdict::Pass, "{}", r.detail);
-        assert!(
-            r.detail.contains("after closing 1 connection(s)"),
-            "{}",
-            r.detail
-        );
+        says(&r, Verdict::Pass, "after closing 1 connection(s)");
     }
 
     #[test]
