@@ -234,21 +234,43 @@ fn spawn_private(_: &[OsString], _: &Target, _: IpAddr) -> Result<(Child, PathBu
 #[cfg(target_os = "linux")]
 fn resolv_conf(ip: IpAddr) -> io::Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path =
-        std::env::temp_dir().join(format!("maintwatch-resolv-{}-{n}.conf", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .open(&path)?;
-    // Short timeouts: a client's DNS failure should show in the grade quickly.
-    writeln!(
-        f,
-        "# maintwatch simulate: the simulator's DNS\nnameserver {ip}\noptions timeout:2 attempts:2"
-    )?;
-    Ok(path)
+    // A name is taken when a killed process with this same id (ids are reused) left its file:
+    // the next one is tried, never the stale file (O_EXCL: a file in /tmp is not trusted).
+    for _ in 0..RESOLV_NAMES {
+        let path = resolv_path(RESOLV_NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&path);
+        let mut f = match opened {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            other => other?,
+        };
+        // Short timeouts: a client's DNS failure should show in the grade quickly.
+        writeln!(
+            f,
+            "# maintwatch simulate: the simulator's DNS\nnameserver {ip}\noptions timeout:2 attempts:2"
+        )?;
+        return Ok(path);
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{RESOLV_NAMES} names in a row were taken in the temporary directory"),
+    ))
+}
+
+/// How many taken names [`resolv_conf`] passes over before it gives up.
+#[cfg(target_os = "linux")]
+const RESOLV_NAMES: u32 = 64;
+
+#[cfg(target_os = "linux")]
+static RESOLV_NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The `n`th resolv.conf name of this process.
+#[cfg(target_os = "linux")]
+fn resolv_path(n: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("maintwatch-resolv-{}-{n}.conf", std::process::id()))
 }
 
 #[cfg(target_os = "linux")]
@@ -514,6 +536,33 @@ pub use crate::observe::evidence::process::headline;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Files a killed process with this same id left under the next names do not keep the
+    /// client from its private resolver: the names are passed over, and the files left alone.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stale_resolv_conf_of_a_reused_process_id_is_passed_over() {
+        use std::sync::atomic::Ordering;
+        let next = RESOLV_NEXT.load(Ordering::Relaxed);
+        let stale: Vec<PathBuf> = (next..next + 3).map(resolv_path).collect();
+        for p in &stale {
+            std::fs::write(p, "stale").unwrap();
+        }
+        let made = resolv_conf(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)));
+        let kept: Vec<String> = stale
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        for p in &stale {
+            let _ = std::fs::remove_file(p);
+        }
+        let made = made.expect("a name past the stale ones");
+        let text = std::fs::read_to_string(&made).unwrap();
+        let _ = std::fs::remove_file(&made);
+        assert!(!stale.contains(&made), "{made:?}");
+        assert!(text.contains("nameserver 127.0.0.1"), "{text}");
+        assert_eq!(kept, ["stale", "stale", "stale"]);
+    }
 
     #[test]
     fn tail_keeps_the_last_lines_bounded_and_sanitised() {
