@@ -536,6 +536,48 @@ impl Scenario {
     }
 }
 
+/// What the statements of a file have said so far; [`Parser::finish`] makes it a scenario.
+struct Draft {
+    name: Option<String>,
+    about: Option<String>,
+    proxies: Option<Vec<Ipv4Addr>>,
+    initially_down: Vec<Ipv4Addr>,
+    dns: Option<Vec<IpAddr>>,
+    ttl: u32,
+    start: Start,
+    mode: Mode,
+    silent: bool,
+    catch_up: bool,
+    first_seq: i64,
+    cluster: Vec<ClusterNode>,
+    steps: Vec<Step>,
+    end: Option<f64>,
+    spublish: Option<(usize, f64)>,
+}
+
+impl Default for Draft {
+    /// The settings' defaults (scenarios/README.md, "Settings").
+    fn default() -> Draft {
+        Draft {
+            name: None,
+            about: None,
+            proxies: None,
+            initially_down: Vec::new(),
+            dns: None,
+            ttl: 5,
+            start: Start::OptIn(1),
+            mode: Mode::Enterprise,
+            silent: false,
+            catch_up: true,
+            first_seq: 0,
+            cluster: Vec::new(),
+            steps: Vec::new(),
+            end: None,
+            spublish: None,
+        }
+    }
+}
+
 pub(super) struct Parser<'f> {
     pub(super) file: &'f str,
     pub(super) line: usize,
@@ -578,22 +620,7 @@ impl Parser<'_> {
     }
 
     pub(super) fn parse(mut self, text: &str) -> Result<Scenario, ScenarioError> {
-        let mut name = None;
-        let mut about = None;
-        let mut proxies: Option<Vec<Ipv4Addr>> = None;
-        let mut initially_down = Vec::new();
-        let mut dns = None;
-        let mut ttl = 5;
-        let mut start = Start::OptIn(1);
-        let mut mode = Mode::Enterprise;
-        let mut silent = false;
-        let mut catch_up = true;
-        let mut first_seq = 0;
-        let mut cluster = Vec::new();
-        let mut steps = Vec::new();
-        let mut end = None;
-        let mut spublish = None;
-
+        let mut d = Draft::default();
         for (i, raw_line) in text.lines().enumerate() {
             self.line = i + 1;
             self.field = None;
@@ -603,150 +630,223 @@ impl Parser<'_> {
             }
             let (keyword, rest) = split_word(line);
             self.field(keyword);
-            match keyword {
-                "name" => {
-                    let n = self.one_word(rest, "a scenario name")?;
-                    if !n
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                    {
-                        return Err(
-                            self.err(format!("expected letters, digits, '-' or '_', found {n:?}"))
-                        );
-                    }
-                    set_once(&self, &mut name, n.to_string())?;
+            self.statement(&mut d, keyword, rest)?;
+        }
+        self.finish(d)
+    }
+
+    /// One statement of the file, into the draft.
+    fn statement(&mut self, d: &mut Draft, keyword: &str, rest: &str) -> Result<(), ScenarioError> {
+        match keyword {
+            "name" => set_once(self, &mut d.name, self.name(rest)?)?,
+            "about" => {
+                if rest.is_empty() {
+                    return Err(self.err("expected one line of text"));
                 }
-                "about" => {
-                    if rest.is_empty() {
-                        return Err(self.err("expected one line of text"));
-                    }
-                    set_once(&self, &mut about, rest.to_string())?;
-                }
-                "proxies" => {
-                    let list = self.proxy_list(rest)?;
-                    if list.is_empty() {
-                        return Err(self.err("expected at least one loopback address"));
-                    }
-                    for (j, a) in list.iter().enumerate() {
-                        if list[..j].contains(a) {
-                            return Err(self.err(format!("{a} is listed twice")));
-                        }
-                    }
-                    set_once(&self, &mut proxies, list)?;
-                }
-                "down" => initially_down.push(self.proxy(self.one_word(rest, "an address")?)?),
-                "dns" => set_once(&self, &mut dns, self.addr_list(rest)?)?,
-                "ttl" => {
-                    ttl = self.number::<u32>(
-                        self.one_word(rest, "seconds")?,
-                        "a whole number of seconds",
-                    )?;
-                    if ttl == 0 {
-                        return Err(
-                            self.err("a TTL of 0 would defeat every resolver; use 1 or more")
-                        );
-                    }
-                }
-                "start" => {
-                    let mut words = rest.split_whitespace();
-                    start = match (words.next(), words.next(), words.next()) {
-                        (Some("now"), None, _) => Start::Now,
-                        (Some("connect"), None, _) => Start::Connect,
-                        (Some("subscribe"), None, _) => Start::Subscribe,
-                        (Some("opt-in"), None, _) => Start::OptIn(1),
-                        (Some("opt-in"), Some(n), more) => {
-                            let n: usize = self.number(n, "a number of connections")?;
-                            if n == 0 {
-                                return Err(self.err("expected 1 or more connections, found 0"));
-                            }
-                            match (more, words.next()) {
-                                (None, _) => Start::OptIn(n),
-                                (Some("ssubscribe"), None) => Start::OptInSsubscribe(n),
-                                _ => return Err(self.err(format!(
-                                    "expected opt-in N or opt-in N ssubscribe, found {rest:?}"
-                                ))),
-                            }
-                        }
-                        _ => {
-                            return Err(self.err(format!(
-                            "expected now, connect, opt-in, opt-in N, opt-in N ssubscribe or subscribe, found {rest:?}"
-                        )))
-                        }
-                    }
-                }
-                "mode" => {
-                    (mode, silent) = match self.one_word(rest, "enterprise, refusing or silent")? {
-                        "enterprise" => (Mode::Enterprise, false),
-                        "refusing" => (Mode::Refusing, false),
-                        "silent" => (Mode::Enterprise, true),
-                        other => {
-                            return Err(self.err(format!(
-                                "expected enterprise, refusing or silent, found {other:?}"
-                            )))
-                        }
-                    }
-                }
-                "catch-up" => {
-                    catch_up = match self.one_word(rest, "on or off")? {
-                        "on" => true,
-                        "off" => false,
-                        other => {
-                            return Err(self.err(format!("expected on or off, found {other:?}")))
-                        }
-                    }
-                }
-                "seq" => {
-                    first_seq =
-                        self.number::<i64>(self.one_word(rest, "an integer")?, "an integer")?
-                }
-                "node" => {
-                    let (addr, slots) = split_word(rest);
-                    let addr = self.proxy(addr)?;
-                    let slots = self.slot_list(slots)?;
-                    cluster.push(ClusterNode { addr, slots });
-                }
-                "at" => steps.push(self.step(rest)?),
-                "spublish" => {
-                    let every = (self.line, self.every(rest)?);
-                    set_once(&self, &mut spublish, every)?;
-                }
-                "end" => {
-                    let t = self.seconds(self.one_word(rest, "seconds")?)?;
-                    set_once(&self, &mut end, t)?;
-                }
-                other => {
-                    self.field = None;
-                    return Err(self.err(format!(
-                        "unknown keyword {other:?} (expected name, about, proxies, down, dns, ttl, \
-                         start, mode, catch-up, seq, node, spublish, at or end)"
-                    )));
+                set_once(self, &mut d.about, rest.to_string())?;
+            }
+            "proxies" => set_once(self, &mut d.proxies, self.proxies(rest)?)?,
+            "down" => d
+                .initially_down
+                .push(self.proxy(self.one_word(rest, "an address")?)?),
+            "dns" => set_once(self, &mut d.dns, self.addr_list(rest)?)?,
+            "ttl" => d.ttl = self.ttl(rest)?,
+            "start" => d.start = self.start(rest)?,
+            "mode" => (d.mode, d.silent) = self.mode(rest)?,
+            "catch-up" => {
+                d.catch_up = match self.one_word(rest, "on or off")? {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(self.err(format!("expected on or off, found {other:?}"))),
                 }
             }
+            "seq" => {
+                d.first_seq =
+                    self.number::<i64>(self.one_word(rest, "an integer")?, "an integer")?
+            }
+            "node" => {
+                let (addr, slots) = split_word(rest);
+                let addr = self.proxy(addr)?;
+                let slots = self.slot_list(slots)?;
+                d.cluster.push(ClusterNode { addr, slots });
+            }
+            "at" => d.steps.push(self.step(rest)?),
+            "spublish" => {
+                let every = (self.line, self.every(rest)?);
+                set_once(self, &mut d.spublish, every)?;
+            }
+            "end" => {
+                let t = self.seconds(self.one_word(rest, "seconds")?)?;
+                set_once(self, &mut d.end, t)?;
+            }
+            other => {
+                self.field = None;
+                return Err(self.err(format!(
+                    "unknown keyword {other:?} (expected name, about, proxies, down, dns, ttl, \
+                     start, mode, catch-up, seq, node, spublish, at or end)"
+                )));
+            }
         }
+        Ok(())
+    }
 
-        let name = name.ok_or_else(|| self.whole_file_err("no 'name' line"))?;
-        let about = about.ok_or_else(|| self.whole_file_err("no 'about' line"))?;
-        let proxies = proxies.ok_or_else(|| self.whole_file_err("no 'proxies' line"))?;
-        let dns = dns.ok_or_else(|| self.whole_file_err("no 'dns' line"))?;
-        let end = end.ok_or_else(|| self.whole_file_err("no 'end' line"))?;
+    /// `name NAME`: letters, digits, `-` and `_`.
+    fn name(&self, rest: &str) -> Result<String, ScenarioError> {
+        let n = self.one_word(rest, "a scenario name")?;
+        if !n
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(self.err(format!("expected letters, digits, '-' or '_', found {n:?}")));
+        }
+        Ok(n.to_string())
+    }
 
-        // Cross-checks, reported at the line that breaks them.
-        let known = |a: &Ipv4Addr| proxies.contains(a);
-        for a in &initially_down {
-            if !known(a) {
+    /// `proxies IP ...`: at least one, none twice.
+    fn proxies(&self, rest: &str) -> Result<Vec<Ipv4Addr>, ScenarioError> {
+        let list = self.proxy_list(rest)?;
+        if list.is_empty() {
+            return Err(self.err("expected at least one loopback address"));
+        }
+        for (j, a) in list.iter().enumerate() {
+            if list[..j].contains(a) {
+                return Err(self.err(format!("{a} is listed twice")));
+            }
+        }
+        Ok(list)
+    }
+
+    /// `ttl SECONDS`: a whole number, not 0.
+    fn ttl(&self, rest: &str) -> Result<u32, ScenarioError> {
+        let ttl =
+            self.number::<u32>(self.one_word(rest, "seconds")?, "a whole number of seconds")?;
+        if ttl == 0 {
+            return Err(self.err("a TTL of 0 would defeat every resolver; use 1 or more"));
+        }
+        Ok(ttl)
+    }
+
+    /// `start now | connect | subscribe | opt-in [N [ssubscribe]]`.
+    fn start(&self, rest: &str) -> Result<Start, ScenarioError> {
+        let mut words = rest.split_whitespace();
+        Ok(match (words.next(), words.next(), words.next()) {
+            (Some("now"), None, _) => Start::Now,
+            (Some("connect"), None, _) => Start::Connect,
+            (Some("subscribe"), None, _) => Start::Subscribe,
+            (Some("opt-in"), None, _) => Start::OptIn(1),
+            (Some("opt-in"), Some(n), more) => {
+                let n: usize = self.number(n, "a number of connections")?;
+                if n == 0 {
+                    return Err(self.err("expected 1 or more connections, found 0"));
+                }
+                match (more, words.next()) {
+                    (None, _) => Start::OptIn(n),
+                    (Some("ssubscribe"), None) => Start::OptInSsubscribe(n),
+                    _ => {
+                        return Err(self.err(format!(
+                            "expected opt-in N or opt-in N ssubscribe, found {rest:?}"
+                        )))
+                    }
+                }
+            }
+            _ => {
+                return Err(self.err(format!(
+                    "expected now, connect, opt-in, opt-in N, opt-in N ssubscribe or subscribe, found {rest:?}"
+                )))
+            }
+        })
+    }
+
+    /// `mode enterprise | refusing | silent`: the mode, and whether it is silent.
+    fn mode(&self, rest: &str) -> Result<(Mode, bool), ScenarioError> {
+        match self.one_word(rest, "enterprise, refusing or silent")? {
+            "enterprise" => Ok((Mode::Enterprise, false)),
+            "refusing" => Ok((Mode::Refusing, false)),
+            "silent" => Ok((Mode::Enterprise, true)),
+            other => Err(self.err(format!(
+                "expected enterprise, refusing or silent, found {other:?}"
+            ))),
+        }
+    }
+
+    /// The draft of a whole file: its required lines there, its addresses and steps consistent,
+    /// the sharded publications added as steps.
+    fn finish(mut self, d: Draft) -> Result<Scenario, ScenarioError> {
+        let name = d
+            .name
+            .ok_or_else(|| self.whole_file_err("no 'name' line"))?;
+        let about = d
+            .about
+            .ok_or_else(|| self.whole_file_err("no 'about' line"))?;
+        let proxies = d
+            .proxies
+            .ok_or_else(|| self.whole_file_err("no 'proxies' line"))?;
+        let dns = d.dns.ok_or_else(|| self.whole_file_err("no 'dns' line"))?;
+        let end = d.end.ok_or_else(|| self.whole_file_err("no 'end' line"))?;
+        self.check_addresses(&proxies, &d.initially_down, &d.cluster)?;
+        self.check_steps(&proxies, &d.cluster, &d.steps, end)?;
+        let mut steps = d.steps;
+        if let Some((line, every)) = d.spublish {
+            self.line = line;
+            self.field("spublish");
+            if d.cluster.is_empty() {
+                return Err(self.err("'spublish' needs a cluster topology ('node' lines)"));
+            }
+            steps.extend(publish_ticks(line, every, end).map_err(|why| self.err(why))?);
+        }
+        steps.sort_by(|a, b| a.at.total_cmp(&b.at));
+        Ok(Scenario {
+            name,
+            about,
+            source: self.file.to_string(),
+            proxies,
+            initially_down: d.initially_down,
+            dns,
+            ttl: d.ttl,
+            start: d.start,
+            mode: d.mode,
+            silent: d.silent,
+            catch_up: d.catch_up,
+            first_seq: d.first_seq,
+            cluster: d.cluster,
+            steps,
+            end,
+        })
+    }
+
+    /// Every `down` and `node` address is one of the proxies.
+    fn check_addresses(
+        &self,
+        proxies: &[Ipv4Addr],
+        down: &[Ipv4Addr],
+        cluster: &[ClusterNode],
+    ) -> Result<(), ScenarioError> {
+        for a in down {
+            if !proxies.contains(a) {
                 return Err(
                     self.whole_file_err(format!("'down {a}': {a} is not one of the proxies"))
                 );
             }
         }
-        for node in &cluster {
-            if !known(&node.addr) {
+        for node in cluster {
+            if !proxies.contains(&node.addr) {
                 return Err(
                     self.whole_file_err(format!("'node {}': not one of the proxies", node.addr))
                 );
             }
         }
-        for step in &steps {
+        Ok(())
+    }
+
+    /// Each step before the end and on a known proxy, reported at the line that breaks it.
+    fn check_steps(
+        &mut self,
+        proxies: &[Ipv4Addr],
+        cluster: &[ClusterNode],
+        steps: &[Step],
+        end: f64,
+    ) -> Result<(), ScenarioError> {
+        for step in steps {
             self.line = step.line;
             self.field = None;
             if step.at > end {
@@ -768,39 +868,11 @@ impl Parser<'_> {
                 }
                 _ => None,
             };
-            if let Some(p) = proxy {
-                if !known(&p) {
-                    return Err(self.err(format!("{p} is not one of the proxies")));
-                }
+            if let Some(p) = proxy.filter(|p| !proxies.contains(p)) {
+                return Err(self.err(format!("{p} is not one of the proxies")));
             }
         }
-        if let Some((line, every)) = spublish {
-            self.line = line;
-            self.field("spublish");
-            if cluster.is_empty() {
-                return Err(self.err("'spublish' needs a cluster topology ('node' lines)"));
-            }
-            steps.extend(publish_ticks(line, every, end).map_err(|why| self.err(why))?);
-        }
-        steps.sort_by(|a, b| a.at.total_cmp(&b.at));
-
-        Ok(Scenario {
-            name,
-            about,
-            source: self.file.to_string(),
-            proxies,
-            initially_down,
-            dns,
-            ttl,
-            start,
-            mode,
-            silent,
-            catch_up,
-            first_seq,
-            cluster,
-            steps,
-            end,
-        })
+        Ok(())
     }
 
     pub(super) fn one_word<'t>(&self, rest: &'t str, what: &str) -> Result<&'t str, ScenarioError> {
@@ -899,74 +971,28 @@ impl Parser<'_> {
             "push" => {
                 let (to, rest) = split_word(rest);
                 self.field("push");
-                let to = match to {
-                    "*" => To::All,
-                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
-                    p => To::One(self.proxy(p)?),
-                };
+                let to = self.to(to)?;
                 Action::Push {
                     to,
                     push: self.push(rest)?,
                 }
             }
             "dns" => Action::Dns(self.addr_list(rest)?),
-            "close" => {
-                let mut words = rest.split_whitespace();
-                let proxy = self.proxy(words.next().unwrap_or(""))?;
-                let restart = match words.next() {
-                    None => false,
-                    Some("restart") => true,
-                    Some(other) => {
-                        return Err(
-                            self.err(format!("expected 'restart' or nothing, found {other:?}"))
-                        )
-                    }
-                };
-                if let Some(extra) = words.next() {
-                    return Err(self.err(format!("unexpected {extra:?}")));
-                }
-                Action::Close { proxy, restart }
-            }
+            "close" => self.close(rest)?,
             "down" => Action::Down(self.proxy(self.one_word(rest, "an address")?)?),
             "up" => Action::Up(self.proxy(self.one_word(rest, "an address")?)?),
-            "assign" => {
-                let (slots, node) = split_word(rest);
-                let slots = self.slot_list(slots)?;
-                if slots.is_empty() {
-                    return Err(self.err("expected slots such as 8892-8991"));
-                }
-                let node = self.proxy(self.one_word(node, "a node address")?)?;
-                Action::Assign { slots, node }
-            }
+            "assign" => self.assign(rest)?,
             "say" => {
                 if rest.is_empty() {
                     return Err(self.err("expected a line of text"));
                 }
                 Action::Say(rest.to_string())
             }
-            "hostile" => {
-                let (to, rest) = split_word(rest);
-                let to = match to {
-                    "*" => To::All,
-                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
-                    p => To::One(self.proxy(p)?),
-                };
-                let word = self.one_word(rest, "huge-blob, deep, trickle or mid-frame")?;
-                let Some(kind) = Hostile::ALL.into_iter().find(|k| k.name() == word) else {
-                    return Err(self.err(format!(
-                        "expected huge-blob, deep, trickle or mid-frame, found {word:?}"
-                    )));
-                };
-                Action::Hostile { to, kind }
-            }
+            "hostile" => self.hostile(rest)?,
             "stall" => self.stall(rest)?,
             "azure" => {
                 let (to, rest) = split_word(rest);
-                let to = match to {
-                    "*" => To::All,
-                    "" => return Err(self.err("expected a proxy address or '*', found nothing")),
-                    p => To::One(self.proxy(p)?),
-                };
+                let to = self.to(to)?;
                 let message = azure_channel::Message::parse(rest).map_err(|why| self.err(why))?;
                 Action::Azure { to, message }
             }
@@ -987,6 +1013,56 @@ impl Parser<'_> {
             }
         };
         Ok(Step { at, line, action })
+    }
+
+    /// A step's recipients: `*` or one proxy's address.
+    fn to(&self, word: &str) -> Result<To, ScenarioError> {
+        match word {
+            "*" => Ok(To::All),
+            "" => Err(self.err("expected a proxy address or '*', found nothing")),
+            p => Ok(To::One(self.proxy(p)?)),
+        }
+    }
+
+    /// `close PROXY [restart]`.
+    fn close(&self, rest: &str) -> Result<Action, ScenarioError> {
+        let mut words = rest.split_whitespace();
+        let proxy = self.proxy(words.next().unwrap_or(""))?;
+        let restart = match words.next() {
+            None => false,
+            Some("restart") => true,
+            Some(other) => {
+                return Err(self.err(format!("expected 'restart' or nothing, found {other:?}")))
+            }
+        };
+        if let Some(extra) = words.next() {
+            return Err(self.err(format!("unexpected {extra:?}")));
+        }
+        Ok(Action::Close { proxy, restart })
+    }
+
+    /// `assign SLOTS NODE`.
+    fn assign(&self, rest: &str) -> Result<Action, ScenarioError> {
+        let (slots, node) = split_word(rest);
+        let slots = self.slot_list(slots)?;
+        if slots.is_empty() {
+            return Err(self.err("expected slots such as 8892-8991"));
+        }
+        let node = self.proxy(self.one_word(node, "a node address")?)?;
+        Ok(Action::Assign { slots, node })
+    }
+
+    /// `hostile TO KIND`.
+    fn hostile(&self, rest: &str) -> Result<Action, ScenarioError> {
+        let (to, rest) = split_word(rest);
+        let to = self.to(to)?;
+        let word = self.one_word(rest, "huge-blob, deep, trickle or mid-frame")?;
+        let Some(kind) = Hostile::ALL.into_iter().find(|k| k.name() == word) else {
+            return Err(self.err(format!(
+                "expected huge-blob, deep, trickle or mid-frame, found {word:?}"
+            )));
+        };
+        Ok(Action::Hostile { to, kind })
     }
 
     pub(super) fn push(&mut self, rest: &str) -> Result<Push, ScenarioError> {
