@@ -65,9 +65,13 @@ JEDIS_NEWEST=8.0.2
 build_jvm_clients() {
   local name="$1" property="$2" version="$3"
   local d="$PWD/target/clients/$name-$version"
-  if [ ! -s "$d/classpath" ] || [ ! -d "$d/classes/maintwatch" ]; then
+  # Built again when a source changed since (a build without a newer application would run
+  # its tests on a class that is not there).
+  if [ ! -s "$d/classpath" ] || [ ! -d "$d/classes/maintwatch" ] ||
+    [ -n "$(find "tests/clients/$name" tests/clients/jvm-common -type f -newer "$d/classpath" 2>/dev/null | head -n 1)" ]; then
     mvn -q -B -f "tests/clients/$name/pom.xml" -Dmaven.repo.local="$PWD/target/m2" \
       "-D$property=$version" -Dout="$d" compile >&2
+    touch "$d/classpath"
   fi
   echo "$d"
 }

@@ -460,7 +460,7 @@ async fn grade_judges_the_notifications_of_the_actions_the_client_asked_for() {
         .output()
         .is_err()
     {
-        eprintln!("SKIP: {test}: python3 is not installed");
+        crate::common::skip(test, "python3 is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

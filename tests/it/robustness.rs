@@ -251,7 +251,10 @@ async fn every_case_passes_a_client_that_keeps_working_and_fails_one_that_dies_h
     if upstream.is_none() {
         // The states these cases' pushes wait for come from commands only a real server runs.
         cases.retain(|n| !n.starts_with("robust-push-"));
-        println!("SKIP the robust-push-* cases: they need redis-server as the upstream");
+        crate::common::skip(
+            "every_case_passes_a_client_that_keeps_working_and_fails_one_that_dies_hangs_or_loops",
+            "the robust-push-* cases need redis-server as the upstream",
+        );
     }
     let failing = [After::Die, After::Hang, After::Loop];
     let mut runs = tokio::task::JoinSet::new();
@@ -343,9 +346,13 @@ tier::tier_tests! {
 async fn robustness_column(test: &str, lib: &Library, app: &str) -> Option<()> {
     let (dir, version, redis) = lib.with_redis(test)?;
     let section = page::section();
-    let label = format!("{} {version}", lib.name);
+    // As the matrix's rows name it (Lettuce's `.RELEASE` left out).
+    let label = lib.tier_version(&dir, &version).label;
     if !section.contains(&label) && !crate::common::regenerating() {
-        println!("SKIP: {test}: docs/matrix.md's robustness table is not of {label}: measure it");
+        crate::common::skip(
+            test,
+            &format!("docs/matrix.md's robustness table is not of {label}: measure it"),
+        );
         return None;
     }
     let cmd = lib.command(&dir, app, &[]);

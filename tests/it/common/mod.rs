@@ -24,6 +24,15 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// Prints `SKIP: TEST: WHY` where it is seen whatever the test's outcome: on the process's own
+/// stderr, not through the harness's capture (see this module's doc).
+pub fn skip(test: &str, why: &str) {
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("SKIP: {test}: {why}\n"),
+    );
+}
+
 /// Whether this run rewrites the files tests check against (the matrix page, the pcap
 /// fixtures) instead of checking them: `MAINTWATCH_REGENERATE` set, and not to 0.
 pub fn regenerating() -> bool {

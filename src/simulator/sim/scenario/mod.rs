@@ -11,13 +11,15 @@
 //! a `raw` push sends the given bytes untouched, for the shapes other clients' fixtures use.
 
 mod format;
+mod statements;
 #[cfg(test)]
 mod tests;
 mod when;
 
 pub use format::{
-    parse_slots, Action, ClusterNode, Endpoint, Hostile, Mode, Push, PushKind, Scenario,
-    ScenarioError, SlotMove, Start, Step, To, DEEP_LEVELS, HUGE_BLOB_DECLARED, HUGE_BLOB_SENT,
-    MID_FRAME, PORT_PLACEHOLDER, START_DEADLINE, TRICKLE_FRAME,
+    Action, ClusterNode, Endpoint, Hostile, Mode, Push, PushKind, Scenario, ScenarioError,
+    SlotMove, Start, Step, To, DEEP_LEVELS, HUGE_BLOB_DECLARED, HUGE_BLOB_SENT, MID_FRAME,
+    PORT_PLACEHOLDER, START_DEADLINE, TRICKLE_FRAME,
 };
+pub use statements::parse_slots;
 pub use when::When;

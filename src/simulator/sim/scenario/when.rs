@@ -3,7 +3,7 @@
 //! or on a subscribed one (scenarios/README.md). Apart from the format's parser, which is long
 //! enough.
 
-use super::format::{split_word, Parser};
+use super::statements::{split_word, Parser};
 use super::{Push, ScenarioError};
 
 /// A state of a connection that a push can wait for, so that the frame meets the client's
