@@ -4,10 +4,12 @@
 pub mod certify;
 pub mod connect;
 pub mod decide;
+pub mod decode;
 pub mod doctor;
 pub mod layout;
 pub mod pcap;
 pub mod probe;
+pub mod replay;
 pub mod service;
 pub mod settings;
 pub mod simulate;

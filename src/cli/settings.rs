@@ -169,6 +169,22 @@ pub fn fleet_settings(
     Some(fleet.collect())
 }
 
+/// What `simulate` runs: the scenario list, or a simulation.
+pub enum SimulateSettings {
+    /// `--list`: checked before any other flag, so it answers whatever else is given.
+    List,
+    Simulation(Box<SimulationSettings>),
+}
+
+/// Validates the command line of `simulate`: `--list`, else the one scenario it plays.
+pub fn simulate_settings(args: &SimulateArgs) -> anyhow::Result<SimulateSettings> {
+    if args.list {
+        return Ok(SimulateSettings::List);
+    }
+    let simulation = simulation_settings(args)?;
+    Ok(SimulateSettings::Simulation(Box::new(simulation)))
+}
+
 /// Validates the command line of `simulate` into the one scenario it plays.
 pub fn simulation_settings(args: &SimulateArgs) -> anyhow::Result<SimulationSettings> {
     // `--proxy-api` alone plays no scenario: frames are sent when its API asks.

@@ -747,8 +747,8 @@ fn every_folder_root_is_its_mod_rs() {
 /// its place: a command's flags (`cli/x.rs`), its wiring (`commands/x.rs`) and its engine or
 /// records (`conn/probe.rs`, `record/watch.rs`, `watch/`), and each command family's settings.
 const SAME_MEANING: &[&str] = &[
-    "certify", "decide", "doctor", "pcap", "probe", "replay", "service", "settings", "simulate",
-    "watch",
+    "certify", "decide", "decode", "doctor", "pcap", "probe", "replay", "service", "settings",
+    "simulate", "watch",
 ];
 
 /// Every bare name in `src/` (a file's stem, `mod.rs` and `tests.rs` aside, or a folder's name)
