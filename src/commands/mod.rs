@@ -17,9 +17,11 @@ use crate::cli::{Cli, Command};
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Watch(args) => one_thread()?.block_on(watch::run(&args)),
-        Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
-        Command::Doctor(args) => runtime()?.block_on(doctor::run(&args)),
+        Command::Watch(args) => {
+            one_thread()?.block_on(watch::run(crate::cli::settings::watch_run(&args)?))
+        }
+        Command::Probe(args) => runtime()?.block_on(probe::run(args.settings())),
+        Command::Doctor(args) => runtime()?.block_on(doctor::run(args.settings()?)),
         Command::Decide(args) => runtime()?.block_on(decide::run(&args.settings()?)),
         Command::Simulate(args) => {
             if !args.command.is_empty() {

@@ -810,7 +810,6 @@ const COMMANDS_NOT_YET_WIRING_ONLY: &[&str] = &[
     "decode.rs",
     "demo.rs",
     "pcap.rs",
-    "probe.rs",
     "replay.rs",
     "watch.rs",
 ];
