@@ -1,5 +1,6 @@
-//! The command line: clap definitions only. Each subcommand's arguments are validated into plain
-//! settings by the code that uses them, so no clap type travels past the command layer.
+//! The command line: the clap definitions, and each subcommand's arguments validated into plain
+//! settings beside them (`decide::DecideSettings`; `settings` for the watch's, a simulation's and
+//! a certification's), so no clap type travels into `commands/` or below.
 
 pub mod certify;
 pub mod connect;
