@@ -311,6 +311,14 @@ pub struct ConnectArgs {
     pub help: Option<bool>,
 }
 
+/// The endpoints a command line names and the flags they are reached with, as plain values:
+/// what `endpoints::setup` takes, and the warning to show for a password on the command line.
+pub struct EndpointSettings<'a> {
+    pub request: crate::network::conn::endpoints::Request<'a>,
+    pub config: ConnectConfig,
+    pub password_warning: Option<String>,
+}
+
 impl ConnectArgs {
     /// The flags as plain settings, without the endpoint. With `--askpass` the password is read
     /// here (once per process); a failure to read it is reported when an endpoint's options are
@@ -345,11 +353,12 @@ impl ConnectArgs {
         }
     }
 
-    /// Prints our warning (to stderr, once) when a password is on the command line, where
-    /// other local users can read it in the process list: `-a`/`--pass`, or a password in `-u`
-    /// or in an endpoint URL given as an argument (`urls`). REDISCLI_AUTH, `--askpass` and
-    /// `--from` lists are not on the command line.
-    pub fn warn_command_line_password(&self, urls: &[RedisUrl]) {
+    /// Our warning when a password is on the command line, where other local users can read
+    /// it in the process list: `-a`/`--pass`, or a password in `-u` or in an endpoint URL given
+    /// as an argument (`urls`); `None` when there is none. REDISCLI_AUTH, `--askpass` and
+    /// `--from` lists are not on the command line. The command says it (once) when it shows its
+    /// other warnings.
+    fn command_line_password(&self, urls: &[RedisUrl]) -> Option<String> {
         let from_flag = !self.askpass
             && self.password.as_ref().is_some_and(|p| {
                 // clap prefers the flag over the variable: a value that differs from
@@ -363,14 +372,21 @@ impl ConnectArgs {
         } else {
             PasswordPlace::Flag
         };
-        if from_flag || in_url {
-            static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| {
-                crate::present::output::terminal::tell(
-                    "warning",
-                    &command_line_password_warning(place),
-                );
-            });
+        (from_flag || in_url).then(|| command_line_password_warning(place))
+    }
+
+    /// The endpoints these flags and `urls` name, with the flags' settings (`--askpass` is read
+    /// here) and the password warning.
+    pub fn endpoint_settings<'a>(
+        &self,
+        urls: &[RedisUrl],
+        from: Option<&'a str>,
+        bad_lines: crate::network::conn::endpoints::BadLines,
+    ) -> EndpointSettings<'a> {
+        EndpointSettings {
+            request: self.endpoint_request(urls, from, bad_lines),
+            config: self.config(),
+            password_warning: self.command_line_password(urls),
         }
     }
 

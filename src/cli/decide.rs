@@ -1,6 +1,11 @@
-//! Arguments of `decide`.
+//! Arguments of `decide`, and the settings they make: the decision's input validated here, so
+//! `commands::decide` never sees a clap type.
 
 use super::parse_duration;
+use super::usage::usage;
+use crate::network::dns::DnsOptions;
+use crate::network::handoff::{EndpointHost, HandoffInput};
+use crate::protocol::notification::HostPort;
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -41,6 +46,57 @@ pub struct DecideArgs {
     /// Print the outcome as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// What `decide` runs: the decision's input, the resolver to ask, and how to print the outcome.
+pub struct DecideSettings {
+    pub input: HandoffInput,
+    pub dns: DnsOptions,
+    /// The outcome as one JSON object, else as text.
+    pub json: bool,
+}
+
+impl DecideArgs {
+    /// The settings of these flags. A malformed flag value is a usage error (exit 2), as clap's
+    /// own are.
+    pub fn settings(&self) -> anyhow::Result<DecideSettings> {
+        let endpoint = HostPort::parse(&self.endpoint)
+            .map_err(|e| usage("--endpoint", e))?
+            .ok_or_else(|| {
+                usage(
+                    "--endpoint",
+                    format!("{:?} names no address", self.endpoint),
+                )
+            })?;
+        let successor = match &self.successor {
+            Some(s) => HostPort::parse(s).map_err(|e| usage("--successor", e))?,
+            None => None,
+        };
+        if self.window.subsec_nanos() != 0 {
+            let whole = format!(
+                "MOVING declares whole seconds; {:?} is not one",
+                self.window
+            );
+            return Err(usage("--window", whole));
+        }
+        let input = HandoffInput {
+            endpoint: EndpointHost::parse(&endpoint.host),
+            port: endpoint.port,
+            current: self.current,
+            successor: successor.map(|s| (s.host, s.port)),
+            window_secs: i64::try_from(self.window.as_secs()).unwrap_or(i64::MAX),
+            poll_interval: self.poll,
+        };
+        let dns = DnsOptions {
+            server: self.dns_server,
+            timeout: Duration::from_secs(2),
+        };
+        Ok(DecideSettings {
+            input,
+            dns,
+            json: self.json,
+        })
+    }
 }
 
 fn parse_dns_server(s: &str) -> Result<SocketAddr, String> {

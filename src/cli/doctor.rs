@@ -2,7 +2,9 @@
 
 use clap::Args;
 
-use super::connect::{ConnectArgs, UrlParser};
+use super::connect::{ConnectArgs, EndpointSettings, UrlParser};
+use super::usage::usage;
+use crate::network::conn::endpoints::BadLines;
 use crate::network::conn::RedisUrl;
 
 /// The long description of `doctor`. The `Command::Doctor` variant repeats it.
@@ -61,10 +63,97 @@ pub struct DoctorArgs {
     pub connect: ConnectArgs,
 }
 
+/// What `doctor` runs: the endpoint named and the flags it is diagnosed with, plain values, so
+/// `commands::doctor` never sees a clap type.
+pub struct DoctorSettings<'a> {
+    /// The one endpoint.
+    pub endpoints: EndpointSettings<'a>,
+    /// One JSON object, else the screen.
+    pub json: bool,
+    /// Check Azure's maintenance channel even on a host name that is not Azure Cache's.
+    pub azure_events: bool,
+    /// `--clients all`: each client's version history on the screen too.
+    pub all_versions: bool,
+}
+
+impl DoctorArgs {
+    /// The settings of these flags: the endpoint given once (a URL, or -u, or -h/-p), else a
+    /// usage error. With `--askpass` the password is read here.
+    pub fn settings(&self) -> anyhow::Result<DoctorSettings<'_>> {
+        if self.url.is_some() && (self.connect.has_host_or_port() || self.connect.uri.is_some()) {
+            let flag = if self.connect.uri.is_some() {
+                "-u"
+            } else {
+                "-h/-p"
+            };
+            return Err(usage(
+                flag,
+                "give the endpoint once: a URL, or -u, or -h/-p",
+            ));
+        }
+        let urls = self.url.as_slice();
+        Ok(DoctorSettings {
+            endpoints: self.connect.endpoint_settings(urls, None, BadLines::Refuse),
+            json: self.json,
+            azure_events: self.azure_events,
+            all_versions: self.clients.is_some(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_help_table_matches_the_exit_constants() {
         super::super::probe::check_exit_table(super::AFTER_HELP);
+    }
+
+    use super::*;
+    use crate::commands::doctor::run_with;
+    use crate::exit;
+    use clap::Parser;
+    use std::net::SocketAddr;
+
+    /// A HELLO whose `server` holds CR, LF, ESC and a bidi override, and a refusal with ESC and
+    /// a C1 control: everything a hostile server could put on the screen.
+    const HOSTILE_HELLO: &[u8] =
+        b"%1\r\n$6\r\nserver\r\n$27\r\nredis\r\n00:00:00 FAKE\x1b[2J\xe2\x80\xae\r\n";
+    const HOSTILE_REFUSAL: &[u8] = b"-ERR bad\x1b[31mRED\xc2\x9b\r\n";
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        doctor: DoctorArgs,
+    }
+
+    /// Answers the first command of each connection (HELLO) with `HOSTILE_HELLO`, every other
+    /// command (the opt-in, INFO) with `HOSTILE_REFUSAL`.
+    async fn hostile() -> SocketAddr {
+        crate::network::conn::test_server::serve(vec![HOSTILE_HELLO], HOSTILE_REFUSAL).await
+    }
+
+    #[tokio::test]
+    async fn a_hostile_server_cannot_reach_the_terminal() {
+        let addr = hostile().await;
+        let args = T::try_parse_from(["doctor", &format!("redis://{addr}")])
+            .unwrap()
+            .doctor;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run_with(args.settings().unwrap(), &mut out, &mut err)
+            .await
+            .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(code, exit::REFUSED, "{out}");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(!out.contains('\u{202e}'), "{out:?}");
+        assert!(out.contains("refused: ERR bad\\x1b[31mRED\\u{9b}"), "{out}");
+        assert!(
+            out.contains("errorstats: not measured: ERR bad\\x1b[31mRED"),
+            "{out}"
+        );
+        assert!(
+            out.contains("redis\\r\\n00:00:00 FAKE\\x1b[2J\\u{202e}"),
+            "{out}"
+        );
     }
 }

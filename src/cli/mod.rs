@@ -1,21 +1,23 @@
-//! The command line: clap definitions only. Each subcommand's arguments are validated into plain
-//! settings by the code that uses them, so no clap type travels past the command layer.
+//! The command line: the clap definitions, and each subcommand's arguments validated into plain
+//! settings beside them (`decide::DecideSettings`; `settings` for the watch's, a simulation's and
+//! a certification's), so no clap type travels into `commands/` or below.
 
 pub mod certify;
 pub mod connect;
 pub mod decide;
+pub mod decode;
 pub mod doctor;
 pub mod layout;
 pub mod pcap;
 pub mod probe;
+pub mod replay;
 pub mod service;
 pub mod settings;
 pub mod simulate;
 pub mod usage;
 pub mod watch;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use clap::{CommandFactory, Parser, Subcommand};
 use std::sync::OnceLock;
 
 /// The width help is laid out for, set once by the binary before parsing: the terminal's
@@ -70,8 +72,8 @@ pub enum Command {
     #[command(long_about = watch::LONG_ABOUT)]
     Watch(watch::WatchArgs),
     /// Parse frames from files or stdin (raw, escaped or hex) and show each beside its bytes.
-    #[command(long_about = DECODE_LONG_ABOUT)]
-    Decode(DecodeArgs),
+    #[command(long_about = decode::LONG_ABOUT)]
+    Decode(decode::DecodeArgs),
     /// Probe endpoints: does each accept the maintenance-notification opt-in? (exit codes in --help)
     #[command(long_about = probe::LONG_ABOUT)]
     Probe(probe::ProbeArgs),
@@ -88,65 +90,14 @@ pub enum Command {
     #[command(long_about = simulate::DEMO_LONG_ABOUT)]
     Demo(simulate::DemoArgs),
     /// Re-parse a JSON-lines capture and show its timeline; --check turns it into a regression test.
-    #[command(long_about = REPLAY_LONG_ABOUT)]
-    Replay(ReplayArgs),
+    #[command(long_about = replay::LONG_ABOUT)]
+    Replay(replay::ReplayArgs),
     /// Read a packet capture: what the application's own connections saw of a maintenance.
     #[command(long_about = pcap::LONG_ABOUT)]
     Pcap(pcap::PcapArgs),
     /// Certify a client app: run it under every scenario, grade it, write JUnit (exit codes in --help).
     #[command(long_about = certify::LONG_ABOUT)]
     Certify(certify::CertifyArgs),
-}
-
-/// How `decode` should read its input.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputFormatArg {
-    /// A hex dump if it looks like `xxd` or `hexdump -C` output, escaped text if it has `\r\n`
-    /// escapes, hex if only hex digits, else raw bytes.
-    Auto,
-    /// The bytes as they are.
-    Raw,
-    /// Text with escapes as people paste it: `>4\r\n$6\r\nMOVING\r\n...`; each line's
-    /// indentation is ignored, so the raw-bytes lines `watch` prints can be pasted as they are.
-    Escaped,
-    /// Hex digits (whitespace, `0x` and `:` between bytes are ignored), or `xxd` / `hexdump -C`
-    /// output (offsets and the ASCII column are skipped).
-    Hex,
-}
-
-/// The long description of `decode`. The `Command::Decode` variant repeats it
-/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
-pub const DECODE_LONG_ABOUT: &str =
-    "Reads RESP3 frames from files (or standard input when none, or `-`) and prints each \
-one parsed, beside its exact bytes, escaped. The input may be raw bytes, escaped text (the \
-indented raw-bytes lines `watch` prints included), hex, or `xxd` / `hexdump -C` output; --format \
-auto tells them apart. Frames that are not maintenance notifications are named as what they are. \
-A framing error stops that input with the byte offset where it went wrong, after every frame \
-before it has been printed, and the exit code is 1; so does an input with no frames in it.";
-
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = DECODE_LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch decode capture.resp\n  maintwatch decode --json capture.resp | jq .frame.parsed\n  printf '>4\\\\r\\\\n$6\\\\r\\\\nMOVING\\\\r\\\\n:0\\\\r\\\\n:15\\\\r\\\\n_\\\\r\\\\n' | maintwatch decode\n  maintwatch decode --format hex dump.hex\n  xxd capture.resp | maintwatch decode"
-)]
-pub struct DecodeArgs {
-    /// Input files; `-` or none reads standard input.
-    pub inputs: Vec<String>,
-    /// How the input encodes the bytes.
-    #[arg(long, value_enum, default_value_t = InputFormatArg::Auto)]
-    pub format: InputFormatArg,
-    /// One JSON object per frame (schema: docs/jsonl.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Also say what each known client's parser does with each frame: acts on it (with the
-    /// values it reads), ignores it, or fails (docs/clients.md).
-    #[arg(long)]
-    pub clients: bool,
-    /// With --clients: the moving-endpoint-type the clients asked for (it decides what
-    /// node-redis does with a MOVING that names no endpoint); auto: each client's own auto.
-    #[arg(long, value_enum, value_name = "TYPE", default_value_t = connect::EndpointTypeArg::Auto,
-          requires = "clients")]
-    pub endpoint_type: connect::EndpointTypeArg,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,54 +129,6 @@ impl ColorChoice {
             azure: false,
         }
     }
-}
-
-/// The long description of `replay`. The `Command::Replay` variant repeats it
-/// (`#[command(long_about = ...)]`): a variant's doc comment resets it.
-pub const REPLAY_LONG_ABOUT: &str =
-    "Reads a JSON-lines capture written by `watch --json` or `--capture` (`-` reads standard \
-input), parses every captured raw frame again with this version's parser and prints the timeline. \
-With --check it is a regression test: each line whose fresh parse differs from the one recorded, \
-and each line where the timeline run again on the recorded inputs computes something else (a label, \
-an offset, a verdict, the summary), is listed by line number, a verdict line ends each file, and the exit code is 1 on any difference; \
-the timeline is then printed only with -v (or --json). A torn last line (the watch was killed \
-mid-write) is reported and tolerated. A file with no maintwatch line in it, a line of a newer \
-schema version, or a line longer than 64 MiB is an error (exit 1) naming the line. The capture \
-is read line by line, so its size does not matter.";
-
-#[derive(Args, Debug, Clone)]
-#[command(
-    long_about = REPLAY_LONG_ABOUT,
-    after_help = "Examples:\n  maintwatch replay maint.jsonl\n  maintwatch replay --check tests/fixtures/captures/*.jsonl"
-)]
-pub struct ReplayArgs {
-    /// Capture files (JSON lines); `-` reads standard input.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// Compare each frame's fresh parse, and what the timeline computes again, with what was
-    /// recorded; exit 1 on any difference.
-    #[arg(long)]
-    pub check: bool,
-    /// With --check, also print the timeline.
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// Grade again, with this maintwatch's judge, the `grade_input` lines that `simulate
-    /// --grade-json` and `pcap --grade --json` wrote (a table, or `grade_input` and `grade`
-    /// lines with --json; exit 0 when every rule passed, 1 when a rule failed, 9 when none
-    /// failed but some were not judged).
-    #[arg(long, conflicts_with = "check")]
-    pub grade: bool,
-    /// Also write a self-contained HTML page of the files read to FILE: the timeline drawn
-    /// (classed by the grade's verdicts with --grade), the summary and the raw frames
-    /// (docs/report.md).
-    #[arg(long, value_name = "FILE.html")]
-    pub report: Option<PathBuf>,
-    /// Print the re-parsed lines as JSON instead of human lines.
-    #[arg(long)]
-    pub json: bool,
-    /// Colour: auto, always, never.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
 }
 
 /// Parses `500ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.

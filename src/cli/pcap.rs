@@ -1,6 +1,8 @@
-//! Arguments of `pcap`.
+//! Arguments of `pcap`, and the settings they make, so `commands::pcap` never sees a clap type.
 
 use super::ColorChoice;
+use crate::observe::pcap::Settings;
+use crate::present::output::human::Style;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -60,4 +62,40 @@ pub struct PcapArgs {
     /// Colour: auto, always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+/// What `pcap` runs: the files in order, the analyzer's settings, and where its lines go.
+pub struct PcapSettings {
+    pub files: Vec<PathBuf>,
+    pub analyzer: Settings,
+    /// JSON lines, else text for people in `style`.
+    pub json: bool,
+    pub style: Style,
+    /// `--report`: the page to write.
+    pub report: Option<PathBuf>,
+}
+
+impl PcapArgs {
+    /// The settings of these flags; the speed is checked here, before any file is read.
+    pub fn settings(&self) -> anyhow::Result<PcapSettings> {
+        crate::observe::timeline::ScenarioClock::check(self.sim_speed)
+            .map_err(|e| super::usage::usage("--sim-speed", e))?;
+        let analyzer = Settings {
+            ports: self.port.clone(),
+            speed: self.sim_speed,
+            grade: self.grade,
+            dns_ports: if self.dns_port.is_empty() {
+                vec![53]
+            } else {
+                self.dns_port.clone()
+            },
+        };
+        Ok(PcapSettings {
+            files: self.files.clone(),
+            analyzer,
+            json: self.json,
+            style: self.color.style(self.json),
+            report: self.report.clone(),
+        })
+    }
 }

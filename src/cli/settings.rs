@@ -7,6 +7,7 @@ use super::service::ServiceArgs;
 use super::simulate::SimulateArgs;
 use super::usage::{flagged, usage};
 use super::watch::WatchArgs;
+use crate::network::conn::endpoints::{self, BadLines};
 use crate::network::conn::ConnectOptions;
 use crate::observe::timeline::ScenarioClock;
 use crate::present::service::{otlp, ExecOn, HookSettings, ServiceSettings};
@@ -20,8 +21,48 @@ use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// What `watch` runs: the first endpoint's settings (and the whole run's), the fleet's when
+/// several endpoints are named, and what to tell the user before it starts.
+pub struct WatchRun {
+    pub settings: WatchSettings,
+    /// Each endpoint of a fleet with its label; `None` for one endpoint named without `--from`.
+    pub fleet: Option<Vec<(String, WatchSettings)>>,
+    /// The warning for a password on the command line, if one is.
+    pub password_warning: Option<String>,
+    /// Notes, then warnings, to show before connecting.
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+    /// `--report`: the page to write.
+    pub report: Option<PathBuf>,
+}
+
+/// Validates the command line of `watch`: its endpoints (`--from -` reads standard input),
+/// their settings, and what to tell the user.
+pub fn watch_run(args: &WatchArgs) -> anyhow::Result<WatchRun> {
+    let named = args
+        .connect
+        .endpoint_settings(&args.urls, args.from.as_deref(), BadLines::Refuse);
+    let setup = endpoints::setup(named.request, &named.config, &mut std::io::stdin())?;
+    let mut settings = watch_settings(args, setup.options[0].clone())?;
+    let fleet = fleet_settings(args, &settings, setup.options);
+    if fleet.is_some() {
+        // One countdown cannot show a thousand endpoints' windows.
+        settings.output.countdown = false;
+    }
+    let mut warnings = setup.warnings;
+    warnings.extend(traffic_warning(args));
+    Ok(WatchRun {
+        settings,
+        fleet,
+        password_warning: named.password_warning,
+        notes: setup.notes,
+        warnings,
+        report: args.report.clone(),
+    })
+}
 
 /// Validates the command line of `watch`, for the endpoint `connect` (the first of a fleet).
 pub fn watch_settings(args: &WatchArgs, connect: ConnectOptions) -> anyhow::Result<WatchSettings> {
@@ -167,6 +208,22 @@ pub fn fleet_settings(
         (label, settings)
     });
     Some(fleet.collect())
+}
+
+/// What `simulate` runs: the scenario list, or a simulation.
+pub enum SimulateSettings {
+    /// `--list`: checked before any other flag, so it answers whatever else is given.
+    List,
+    Simulation(Box<SimulationSettings>),
+}
+
+/// Validates the command line of `simulate`: `--list`, else the one scenario it plays.
+pub fn simulate_settings(args: &SimulateArgs) -> anyhow::Result<SimulateSettings> {
+    if args.list {
+        return Ok(SimulateSettings::List);
+    }
+    let simulation = simulation_settings(args)?;
+    Ok(SimulateSettings::Simulation(Box::new(simulation)))
 }
 
 /// Validates the command line of `simulate` into the one scenario it plays.

@@ -284,6 +284,35 @@ pub struct DemoArgs {
     pub color: crate::cli::ColorChoice,
 }
 
+/// What `demo` runs: the scenario, its speed, and where its lines and page go.
+pub struct DemoSettings {
+    /// `--list`: the scenarios, and nothing played.
+    pub list: bool,
+    pub scenario: ScenarioChoice,
+    /// Scenario seconds per real second.
+    pub speed: f64,
+    /// `--capture`: the watch's lines as JSON too.
+    pub capture: Option<PathBuf>,
+    /// `--report`: the page to write.
+    pub report: Option<PathBuf>,
+    pub style: crate::present::output::human::Style,
+}
+
+impl DemoArgs {
+    /// The settings of these flags.
+    pub fn settings(&self) -> DemoSettings {
+        DemoSettings {
+            list: self.list,
+            scenario: self.play.choice(),
+            speed: self.play.speed,
+            capture: self.capture.clone(),
+            report: self.report.clone(),
+            // Demo's text only goes to a person: no `--json`.
+            style: self.color.style(false),
+        }
+    }
+}
+
 /// The embedded scenario names as clap's possible values: a wrong name is a usage error that
 /// lists them, and the shell completions offer them (the help lists them with their
 /// descriptions, so clap's own list is hidden there).

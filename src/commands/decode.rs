@@ -9,7 +9,7 @@
 //! message on that channel is shown as the event it carries (`azure`), and so is a bare payload
 //! line (`NotificationType|...`) as it appears in a client's log.
 
-use crate::cli::{DecodeArgs, InputFormatArg};
+use crate::cli::decode::DecodeSettings;
 use crate::exit;
 use crate::grading::clients;
 use crate::observe::record::write as json;
@@ -24,16 +24,11 @@ use crate::shared::escape::{self, InputFormat};
 use anyhow::Context;
 use std::io::{Read, Write};
 
-pub fn run(args: &DecodeArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let sources: Vec<String> = if args.inputs.is_empty() {
-        vec!["-".into()]
-    } else {
-        args.inputs.clone()
-    };
+pub fn run(args: &DecodeSettings, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     // Decode's text has no colour and no times: the default style.
     let mut lines = sink::lines(out, args.json, Style::default(), true);
     let mut code = exit::SUCCESS;
-    for source in &sources {
+    for source in &args.inputs {
         let input = read_input(source)?;
         if !decode_one(args, source, &input, &mut *lines, err)? {
             code = exit::FAILURE;
@@ -57,21 +52,16 @@ fn read_input(source: &str) -> anyhow::Result<Vec<u8>> {
 
 /// Decodes one input; returns whether it decoded without error.
 fn decode_one(
-    args: &DecodeArgs,
+    args: &DecodeSettings,
     source: &str,
     input: &[u8],
     out: &mut dyn Sink,
     err: &mut dyn Write,
 ) -> anyhow::Result<bool> {
-    if args.format == InputFormatArg::Auto && is_azure_text(input) {
+    if args.format.is_none() && is_azure_text(input) {
         return decode_azure_text(args, source, input, out);
     }
-    let format = match args.format {
-        InputFormatArg::Auto => detect(input),
-        InputFormatArg::Raw => InputFormat::Raw,
-        InputFormatArg::Escaped => InputFormat::Escaped,
-        InputFormatArg::Hex => InputFormat::Hex,
-    };
+    let format = args.format.unwrap_or_else(|| detect(input));
     let text = || {
         std::str::from_utf8(input)
             .map_err(|e| anyhow::anyhow!("{source}: byte {}: input is not text", e.valid_up_to()))
@@ -106,7 +96,7 @@ fn decode_one(
     };
     let (frames, end, error) = Scanner::default().scan_all(&bytes);
     for (frame, span) in frames {
-        let asked = args.endpoint_type.asked();
+        let asked = args.asked;
         let line = frame_line(
             args,
             source,
@@ -136,7 +126,7 @@ fn decode_one(
 
 /// The line for one frame: an `AzureRedisEvents` message's event, or the frame's parse.
 fn frame_line(
-    args: &DecodeArgs,
+    args: &DecodeSettings,
     source: &str,
     frame: &Frame<'_>,
     raw: &[u8],
@@ -150,15 +140,13 @@ fn frame_line(
         v: SCHEMA_VERSION,
         source: source.to_string(),
         frame: record,
-        clients: args
-            .clients
-            .then(|| clients::verdicts(frame, args.endpoint_type.asked())),
+        clients: args.clients.then(|| clients::verdicts(frame, args.asked)),
     }
 }
 
 /// The line for one `AzureRedisEvents` payload, from a frame or a text line.
 fn azure_line(
-    args: &DecodeArgs,
+    args: &DecodeSettings,
     source: &str,
     offset: u64,
     payload: &[u8],
@@ -186,7 +174,7 @@ fn is_azure_text(input: &[u8]) -> bool {
 /// payload (whatever it starts with: a damaged one still gets its line), its bytes up to the
 /// line break (a CR before the LF belongs to the break).
 fn decode_azure_text(
-    args: &DecodeArgs,
+    args: &DecodeSettings,
     source: &str,
     input: &[u8],
     out: &mut dyn Sink,

@@ -6,7 +6,7 @@
 //! nameserver and told the scenario's speed; the simulator's own narration is interleaved, dimmed,
 //! so a reader sees cause (what the server did) next to effect (what a client saw).
 
-use crate::cli::simulate::DemoArgs;
+use crate::cli::simulate::DemoSettings;
 use crate::network::conn::url::RedisUrl;
 use crate::network::conn::ConnectConfig;
 use crate::observe::timeline::ScenarioClock;
@@ -21,7 +21,7 @@ use tokio::sync::broadcast::error::RecvError;
 const NARRATION: &str = "                      ";
 
 /// Runs `maintwatch demo`.
-pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
+pub async fn run(args: &DemoSettings) -> anyhow::Result<i32> {
     // People who met `simulate --list` try it here too: the same list, not a usage error.
     if args.list {
         let mut out = std::io::stdout().lock();
@@ -31,9 +31,9 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         out.flush()?;
         return Ok(crate::exit::SUCCESS);
     }
-    let scenario = args.play.choice().load()?;
+    let scenario = args.scenario.load()?;
     let opts = SimOptions {
-        speed: args.play.speed,
+        speed: args.speed,
         // The demo ends its watch with the scenario: no close follows to be marked.
         mark_end: false,
         ..SimOptions::new(scenario)
@@ -41,9 +41,9 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<i32> {
     let sim = Simulator::start(opts)
         .await
         .context("starting the simulator")?;
-    let style = args.color.style(false);
+    let style = args.style;
     let host = sim.host().to_string();
-    print_header(&sim, &host, args.play.speed, style.width)?;
+    print_header(&sim, &host, args.speed, style.width)?;
 
     let mut settings = settings(&sim, &host, args, style)?;
     // The page is drawn from the watch's own lines: from the capture, a temporary one when
@@ -182,7 +182,7 @@ fn print_header(sim: &Simulator, host: &str, speed: f64, width: usize) -> anyhow
 fn settings(
     sim: &Simulator,
     host: &str,
-    args: &DemoArgs,
+    args: &DemoSettings,
     style: Style,
 ) -> anyhow::Result<WatchSettings> {
     let config = ConnectConfig {
@@ -198,7 +198,7 @@ fn settings(
         db: None,
     };
     let mut settings = WatchSettings::new(config.options_for(&url)?);
-    settings.clock = ScenarioClock::new(args.play.speed)?;
+    settings.clock = ScenarioClock::new(args.speed)?;
     settings.speed_given = true;
     // The simulator's host is no Azure Cache name: its Azure scenarios need the channel asked for.
     settings.engine.azure_events = sim.scenario().is_azure();

@@ -17,17 +17,20 @@ use crate::cli::{Cli, Command};
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Watch(args) => one_thread()?.block_on(watch::run(&args)),
-        Command::Probe(args) => runtime()?.block_on(probe::run(&args)),
-        Command::Doctor(args) => runtime()?.block_on(doctor::run(&args)),
-        Command::Decide(args) => runtime()?.block_on(decide::run(&args)),
+        Command::Watch(args) => {
+            one_thread()?.block_on(watch::run(crate::cli::settings::watch_run(&args)?))
+        }
+        Command::Probe(args) => runtime()?.block_on(probe::run(args.settings())),
+        Command::Doctor(args) => runtime()?.block_on(doctor::run(args.settings()?)),
+        Command::Decide(args) => runtime()?.block_on(decide::run(&args.settings()?)),
         Command::Simulate(args) => {
             if !args.command.is_empty() {
                 isolate(args.upstream.as_deref());
             }
-            runtime()?.block_on(simulate::run(&args))
+            let settings = crate::cli::settings::simulate_settings(&args)?;
+            runtime()?.block_on(simulate::run(settings))
         }
-        Command::Demo(args) => runtime()?.block_on(demo::run(&args)),
+        Command::Demo(args) => runtime()?.block_on(demo::run(&args.settings())),
         Command::Certify(args) => {
             // A worker of `certify --jobs N` plays its scenario in a network of its own.
             if certify::take_worker_mode() {
@@ -39,17 +42,17 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Decode(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            decode::run(&args, &mut out, &mut std::io::stderr())
+            decode::run(&args.settings(), &mut out, &mut std::io::stderr())
         }
         Command::Replay(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            replay::run(&args, &mut out, &mut std::io::stderr())
+            replay::run(&args.settings(), &mut out, &mut std::io::stderr())
         }
         Command::Pcap(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            pcap::run(&args, &mut out, &mut std::io::stderr())
+            pcap::run(args.settings()?, &mut out, &mut std::io::stderr())
         }
     }
 }

@@ -1,10 +1,10 @@
 //! `maintwatch pcap`: reads capture files through [`crate::observe::pcap`] and writes its lines, human
 //! or JSON, as they come, then the summary.
 
-use crate::cli::pcap::PcapArgs;
+use crate::cli::pcap::PcapSettings;
 use crate::exit;
 use crate::observe::pcap::capture_lines::{FileLine, Line, PcapLine};
-use crate::observe::pcap::{packet, read, Analyzer, Settings, Stats};
+use crate::observe::pcap::{packet, read, Analyzer, Stats};
 use crate::observe::record::write as json;
 use crate::observe::record::SCHEMA_VERSION;
 use crate::present::output::human::Style;
@@ -13,18 +13,27 @@ use crate::present::output::terminal;
 use crate::present::report::{Collected, Report};
 use std::io::Write;
 
-pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
-    let mut analyzer = Analyzer::new(settings(args)?, format!("capture {}", names.join(", ")));
+pub fn run(
+    settings: PcapSettings,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    let names: Vec<String> = settings
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    let graded_run = settings.analyzer.grade;
+    let mut analyzer = Analyzer::new(settings.analyzer, format!("capture {}", names.join(", ")));
     let mut writer = Writer {
-        json: args.json,
-        lines: sink::lines(&mut *out, args.json, args.color.style(args.json), true),
-        report: args.report.as_ref().map(|_| Collected::default()),
+        json: settings.json,
+        lines: sink::lines(&mut *out, settings.json, settings.style, true),
+        report: settings.report.as_ref().map(|_| Collected::default()),
     };
     // Lines are written as each file is read, so a long capture shows progress; a file that
     // cannot be read stops the command after what was already written.
     let mut files = Vec::new();
-    for (path, name) in args.files.iter().zip(&names) {
+    for (path, name) in settings.files.iter().zip(&names) {
         match read_one(path, name, &mut analyzer, &mut writer, err)? {
             Some(file) => files.push(file),
             None => return Ok(exit::FAILURE),
@@ -43,11 +52,11 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
     if dropped > 0 {
         writeln!(err, "{}", terminal::about("pcap", &format!("warning: {dropped} DNS answer(s) past the first 65536 were not used by the grade")))?;
     }
-    let (code, graded) = grade(&mut analyzer, args.json, out)?;
+    let (code, graded) = grade(&mut analyzer, settings.json, out)?;
     out.flush()?;
-    if let (Some(path), Some(lines)) = (&args.report, &collected) {
+    if let (Some(path), Some(lines)) = (&settings.report, &collected) {
         let command =
-            crate::present::report::command_line(if args.grade { "pcap --grade" } else { "pcap" });
+            crate::present::report::command_line(if graded_run { "pcap --grade" } else { "pcap" });
         let report = Report {
             command: &command,
             source: format!("capture {}", names.join(", ")),
@@ -59,22 +68,6 @@ pub fn run(args: &PcapArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow:
         report.write(path)?;
     }
     Ok(code)
-}
-
-/// The analyzer's settings from the flags; the speed is checked here, before any file is read.
-fn settings(args: &PcapArgs) -> anyhow::Result<Settings> {
-    crate::observe::timeline::ScenarioClock::check(args.sim_speed)
-        .map_err(|e| crate::cli::usage::usage("--sim-speed", e))?;
-    Ok(Settings {
-        ports: args.port.clone(),
-        speed: args.sim_speed,
-        grade: args.grade,
-        dns_ports: if args.dns_port.is_empty() {
-            vec![53]
-        } else {
-            args.dns_port.clone()
-        },
-    })
 }
 
 /// Writes lines through the sink `--json` picks: one JSON object a line, or rendered for a

@@ -6,7 +6,7 @@
 //! must keep parsing the same way, and the labels, offsets, verdicts and summary computed from it
 //! must stay what they were. `--check` turns any difference into a non-zero exit naming the line.
 
-use crate::cli::ReplayArgs;
+use crate::cli::replay::ReplaySettings;
 use crate::exit;
 use crate::grading::judge::{Grade, Observations};
 use crate::observe::replay::{replay_with, Event, ReplayReport, MAX_LINE};
@@ -20,11 +20,11 @@ use crate::shared::escape::sanitize;
 use anyhow::Context;
 use std::io::{BufRead, Write};
 
-pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub fn run(args: &ReplaySettings, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     if args.grade {
         return regrade(args, out, err);
     }
-    let style = args.color.style(args.json);
+    let style = args.style;
     // `--check` is a test: its output is the differences and a verdict. The timeline comes with
     // `-v`, and with `--json`, which asks for the lines themselves.
     let timeline = !args.check || args.verbose || args.json;
@@ -57,13 +57,13 @@ pub fn run(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
 }
 
 /// The files read, as the report's header names them.
-fn files(args: &ReplayArgs) -> String {
+fn files(args: &ReplaySettings) -> String {
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     format!("capture {}", names.join(", "))
 }
 
 /// `replay --grade`: every `grade_input` line of every file, judged again.
-fn regrade(args: &ReplayArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+fn regrade(args: &ReplaySettings, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let mut code = exit::SUCCESS;
     // The page draws the first run graded; the rest are counted on it.
     let mut first: Option<(Observations, Grade)> = None;
@@ -149,7 +149,7 @@ fn worse(a: i32, b: i32) -> i32 {
 /// keeping what `--report` draws in `kept`).
 fn replay_file(
     reader: impl BufRead,
-    args: &ReplayArgs,
+    args: &ReplaySettings,
     (style, timeline): (&Style, bool),
     name: &str,
     kept: &mut Option<PageSink>,

@@ -10,8 +10,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::cli::settings::simulation_settings;
-use crate::cli::simulate::SimulateArgs;
+use crate::cli::settings::SimulateSettings;
 use crate::exit;
 use crate::grading::judge::Observations;
 use crate::present::output::human;
@@ -22,19 +21,19 @@ use crate::simulator::simulation::{
 };
 
 /// Runs `maintwatch simulate`.
-pub async fn run(args: &SimulateArgs) -> anyhow::Result<i32> {
-    if args.list {
+pub async fn run(settings: SimulateSettings) -> anyhow::Result<i32> {
+    let SimulateSettings::Simulation(args) = settings else {
         let mut out = std::io::stdout().lock();
         let columns = crate::present::output::terminal::stdout_columns();
         let row = |lead: &str, about: &str| human::hanging_at(lead, about, columns);
         write!(out, "{}", scenarios::listing_by(row))?;
         out.flush()?;
         return Ok(exit::SUCCESS);
-    }
+    };
     // Registered first: a Ctrl-C right after the `try` lines appeared must end the run with the
     // simulator shut down (and the grade so far), not kill the process.
     let mut signals = Signals::new()?;
-    let args = &simulation_settings(args)?;
+    let args = &*args;
     if !args.grading() {
         return Ok(match play(args, &mut signals).await? {
             Some(played) => played.stop.code(),

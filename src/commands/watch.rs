@@ -2,36 +2,30 @@
 //! engine in [`crate::watch`] does the rest: for one endpoint, or for a fleet of them (several
 //! URLs or `--from FILE`) in one process.
 
-use crate::cli::settings;
-use crate::cli::watch::WatchArgs;
+use crate::cli::settings::WatchRun;
 use crate::exit;
-use crate::network::conn::endpoints::{self, BadLines};
 use crate::present::output::sink::KeptSummaries;
 use crate::present::output::stdout::{Outcome, Stdout};
 use crate::present::output::terminal::tell;
 use crate::present::service::Services;
 use crate::watch::{self, Endpoint, StopReason, WatchEnd, WatchSettings};
 
-pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
-    let request = args
-        .connect
-        .endpoint_request(&args.urls, args.from.as_deref(), BadLines::Refuse);
-    let setup = endpoints::setup(request, &args.connect.config(), &mut std::io::stdin())?;
-    let mut settings = settings::watch_settings(args, setup.options[0].clone())?;
-    let fleet = settings::fleet_settings(args, &settings, setup.options);
-    args.connect.warn_command_line_password(&args.urls);
-    if fleet.is_some() {
-        // One countdown cannot show a thousand endpoints' windows.
-        settings.output.countdown = false;
+pub async fn run(run: WatchRun) -> anyhow::Result<i32> {
+    let WatchRun {
+        settings,
+        fleet,
+        password_warning,
+        notes,
+        warnings,
+        report: page_path,
+    } = run;
+    if let Some(w) = &password_warning {
+        tell("warning", w);
     }
-    for note in &setup.notes {
+    for note in &notes {
         tell("note", note);
     }
-    for warning in setup
-        .warnings
-        .iter()
-        .chain(&settings::traffic_warning(args))
-    {
+    for warning in &warnings {
         tell("warning", warning);
     }
     // A reader that stops reading must not make the watch deaf to signals and `--duration`.
@@ -69,7 +63,7 @@ pub async fn run(args: &WatchArgs) -> anyhow::Result<i32> {
     let summaries = KeptSummaries::default();
     sinks.add(Box::new(summaries.clone()));
     let host = settings.connect.host();
-    let page = args.report.as_ref().map(|path| page_sink(path, &host));
+    let page = page_path.as_ref().map(|path| page_sink(path, &host));
     if let Some(p) = &page {
         sinks.add(Box::new(p.clone()));
     }

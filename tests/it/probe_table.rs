@@ -188,7 +188,7 @@ async fn five_real_endpoints_at_80_and_200_columns() {
     for width in [80, 200] {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let code = run_with(
-            &args,
+            args.settings(),
             &mut "".as_bytes(),
             &mut out,
             &mut err,

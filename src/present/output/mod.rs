@@ -5,6 +5,7 @@ pub mod countdown;
 pub mod doctor_screen;
 pub mod human;
 pub mod pcap_screen;
+pub mod probe_screen;
 pub mod probe_table;
 pub mod replay_screen;
 pub mod sink;
