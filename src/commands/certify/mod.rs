@@ -9,12 +9,12 @@
 mod jobs;
 mod runner;
 
-pub use jobs::take_worker_mode;
+pub use crate::simulator::simulation::worker::{take_input, worker, WorkerSettings, WORKER};
 
 pub use crate::simulator::sim::scenario::START_DEADLINE;
 
 use runner::print_rows;
 pub use runner::{
-    cases, certify, finished_line, junit, junit_not_started, played, run, settle, summary, worst,
-    xml, Case, Done, Outcome, Page, Run, STARTED,
+    cases, finished_line, junit, junit_not_started, played, run, settle, summary, worst, xml, Case,
+    Done, Outcome, Page, Run, STARTED,
 };

@@ -2,7 +2,6 @@
 //! summary, the JSON, the JUnit file and the page. Kept apart from the command's root, which is
 //! its map.
 
-use crate::cli::certify::CertifyArgs;
 use crate::commands::certify::jobs;
 use crate::exit;
 use crate::grading::judge::{ClientProcess, Grade, Rule, Verdict};
@@ -57,16 +56,8 @@ pub(super) fn say_isolation() {
     }
 }
 
-/// Runs `maintwatch certify`.
-pub async fn run(args: &CertifyArgs) -> anyhow::Result<i32> {
-    certify(&crate::cli::settings::certify_settings(args)?).await
-}
-
-/// Plays every scenario of `settings` and writes the reports.
-pub async fn certify(args: &CertifySettings) -> anyhow::Result<i32> {
-    if jobs::is_worker() {
-        return jobs::worker(args).await;
-    }
+/// Runs `maintwatch certify`: plays every scenario of `args` and writes the reports.
+pub async fn run(args: &CertifySettings) -> anyhow::Result<i32> {
     if let Some(why) = args.scenarios.first().and_then(cannot_start) {
         return not_started(args, &why);
     }

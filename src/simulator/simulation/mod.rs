@@ -11,6 +11,7 @@ pub mod grade;
 mod play;
 mod settings;
 mod start;
+pub mod worker;
 
 pub use start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
 
