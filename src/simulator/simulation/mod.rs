@@ -10,6 +10,7 @@ pub mod client;
 pub mod grade;
 mod play;
 mod settings;
+pub mod settled;
 mod start;
 pub mod worker;
 
