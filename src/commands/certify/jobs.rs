@@ -15,7 +15,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::process::Stdio;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -24,7 +23,7 @@ use tokio::task::JoinSet;
 
 use super::{finished_line, settle, Done, Run};
 use crate::exit;
-use crate::simulator::simulation::worker::{Finished, WorkerSettings, WORKER};
+use crate::simulator::simulation::worker::{Finished, WorkerSettings};
 use crate::simulator::simulation::{self, CertifySettings, Signals, Stop};
 
 /// A worker's end: its index in the list, and what it handed back or why it handed nothing.
@@ -50,7 +49,7 @@ pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::
         while interrupted.is_none() && running.len() < args.jobs {
             let Some(i) = order.next() else { break };
             let input = WorkerSettings::of(args, i)?;
-            let mut child = worker_command(&exe, &input).spawn()?;
+            let mut child = input.command(&exe).spawn()?;
             if let Some(pid) = child.id() {
                 pids.insert(i, pid);
             }
@@ -160,18 +159,6 @@ fn line_of(name: &str, settled: &Settled) -> String {
         Err(WorkerError::Exit(code)) => format!("certify: {name}: not played (exit {code})"),
         Err(WorkerError::Other(e)) => format!("certify: {name}: not played ({e})"),
     }
-}
-
-/// A worker of this same binary, its settings in [`WORKER`]. Its command line, `certify --
-/// CMD`, is only what the parser needs to reach certify (and shows `ps` what it runs).
-fn worker_command(exe: &std::path::Path, input: &WorkerSettings) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg("certify").arg("--").args(&input.command);
-    cmd.env(WORKER, input.to_json())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
 }
 
 /// The most a worker's line may hold: a grade with its observations and frames sent (each

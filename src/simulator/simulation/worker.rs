@@ -22,7 +22,8 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -101,6 +102,19 @@ impl WorkerSettings {
             start_deadline: self.start_deadline,
             ..SimulationSettings::new(ScenarioChoice::Named(self.scenario.clone()))
         }
+    }
+
+    /// The worker that plays it: this same binary (`exe`), the value in [`WORKER`], its grade
+    /// read from its stdout. Its command line, `certify -- CMD`, is only what the parser needs
+    /// to reach certify (and shows `ps` what it runs).
+    pub fn command(&self, exe: &Path) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("certify").arg("--").args(&self.command);
+        cmd.env(WORKER, self.to_json())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        cmd
     }
 
     pub fn to_json(&self) -> String {
