@@ -1,16 +1,22 @@
-//! The flags of `maintwatch certify`.
+//! The flags of `maintwatch certify`, and the settings they become ([`settings`]): the command
+//! and the worker pool below see a [`CertifySettings`], never a flag.
 //!
 //! The help lists the scenarios certify plays by default, each with how long it lasts, generated
 //! from the scenario files, so that a client author can budget a CI job from `--help` alone.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::settings::upstream_choice;
 use super::simulate::positive_speed;
-use crate::simulator::sim::scenario::Start;
+use super::usage::flagged;
+use crate::simulator::sim::scenario::{Start, START_DEADLINE};
 use crate::simulator::sim::scenarios;
+use crate::simulator::simulation::{
+    CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings, UpstreamChoice, Verbosity,
+};
 
 /// Scenarios that show a reader odd frames rather than give a client anything to act on: left
 /// out by default.
@@ -279,6 +285,57 @@ pub struct CertifyArgs {
     /// naming the simulator's DNS, as `simulate -- CMD`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// Validates the command line of `certify` into one scenario's settings per scenario to play,
+/// each as `simulate --scenario NAME --upstream ... --grade --quiet -- CMD` would have made it,
+/// silent, and stopped when the client never starts it.
+pub fn settings(args: &CertifyArgs) -> anyhow::Result<CertifySettings> {
+    let upstream = upstream_choice(Some(&args.upstream), flagged)?;
+    let names = to_play(&args.scenarios);
+    let dir = match &args.client_output {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
+    };
+    let runs = usize::from(args.runs);
+    // With several runs each run's files go to a folder of their own: the same scenario may be
+    // playing twice at once.
+    let folder = |d: &Path, run: usize| match runs {
+        1 => d.to_path_buf(),
+        _ => d.join(format!("run-{run}")),
+    };
+    let scenarios = (1..=runs)
+        .flat_map(|run| names.iter().map(move |name| (run, name)))
+        .map(|(run, name)| SimulationSettings {
+            speed: args.speed,
+            upstream: upstream.clone(),
+            client: Some(ClientSettings {
+                command: args.command.clone(),
+                output: Some(folder(&dir, run).join(format!("{name}.log"))),
+            }),
+            grade: true,
+            pcap: args
+                .pcap
+                .as_ref()
+                .map(|d| folder(d, run).join(format!("{name}.pcap"))),
+            narration: Verbosity::Silent,
+            start_deadline: Some(START_DEADLINE),
+            ..SimulationSettings::new(ScenarioChoice::Named(name.clone()))
+        })
+        .collect();
+    Ok(CertifySettings {
+        scenarios,
+        runs,
+        // One shared upstream server is one scenario's at a time.
+        jobs: match upstream {
+            UpstreamChoice::Spawn => usize::from(args.jobs),
+            _ => 1,
+        },
+        junit: args.junit.clone(),
+        grade_json: args.grade_json.clone(),
+        report: args.report.clone(),
+        client_output: dir,
+    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The one place where a command line becomes settings: the watch's (the engine's, the output's
-//! and the services'), a simulation's and a certification's, each validated here, so the engine,
+//! and the services') and a simulation's, each validated here (a certification's in
+//! `cli::certify`), so the engine,
 //! the sinks, the services and the simulation never see a clap type. The defaults they fall back to are in `crate::defaults`, shared with clap's own.
 
-use super::certify::{to_play, CertifyArgs};
 use super::service::ServiceArgs;
 use super::simulate::SimulateArgs;
 use super::usage::{flagged, usage};
@@ -11,17 +11,15 @@ use crate::network::conn::endpoints::{self, BadLines};
 use crate::network::conn::ConnectOptions;
 use crate::observe::timeline::ScenarioClock;
 use crate::present::service::{otlp, ExecOn, HookSettings, ServiceSettings};
-use crate::simulator::sim::scenario::START_DEADLINE;
 use crate::simulator::sim::upstream::Upstream;
 use crate::simulator::simulation::{
-    ApiSettings, CertifySettings, ClientSettings, ScenarioChoice, SimulationSettings,
-    UpstreamChoice, Verbosity,
+    ApiSettings, ClientSettings, ScenarioChoice, SimulationSettings, UpstreamChoice, Verbosity,
 };
 use crate::watch::{
     CaptureMode, ClusterMode, EngineSettings, OutputSettings, WatchSettings, TRAFFIC_FLOOR,
 };
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `watch` runs: the first endpoint's settings (and the whole run's), the fleet's when
@@ -329,7 +327,7 @@ fn loopback_or(text: &str) -> Result<SocketAddr, String> {
 
 /// `--upstream`: none, `spawn`, or a URL (a bad one is a usage error, its text already free of
 /// the password). `error` makes the usage error, as each command words it.
-fn upstream_choice(
+pub(super) fn upstream_choice(
     url: Option<&str>,
     error: fn(&str, String) -> anyhow::Error,
 ) -> anyhow::Result<UpstreamChoice> {
@@ -339,56 +337,5 @@ fn upstream_choice(
         Some(url) => UpstreamChoice::At(
             Upstream::parse(url).map_err(|e| error("--upstream", e.to_string()))?,
         ),
-    })
-}
-
-/// Validates the command line of `certify` into one scenario's settings per scenario to play,
-/// each as `simulate --scenario NAME --upstream ... --grade --quiet -- CMD` would have made it,
-/// silent, and stopped when the client never starts it.
-pub fn certify_settings(args: &CertifyArgs) -> anyhow::Result<CertifySettings> {
-    let upstream = upstream_choice(Some(&args.upstream), flagged)?;
-    let names = to_play(&args.scenarios);
-    let dir = match &args.client_output {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("maintwatch-certify-{}", std::process::id())),
-    };
-    let runs = usize::from(args.runs);
-    // With several runs each run's files go to a folder of their own: the same scenario may be
-    // playing twice at once.
-    let folder = |d: &Path, run: usize| match runs {
-        1 => d.to_path_buf(),
-        _ => d.join(format!("run-{run}")),
-    };
-    let scenarios = (1..=runs)
-        .flat_map(|run| names.iter().map(move |name| (run, name)))
-        .map(|(run, name)| SimulationSettings {
-            speed: args.speed,
-            upstream: upstream.clone(),
-            client: Some(ClientSettings {
-                command: args.command.clone(),
-                output: Some(folder(&dir, run).join(format!("{name}.log"))),
-            }),
-            grade: true,
-            pcap: args
-                .pcap
-                .as_ref()
-                .map(|d| folder(d, run).join(format!("{name}.pcap"))),
-            narration: Verbosity::Silent,
-            start_deadline: Some(START_DEADLINE),
-            ..SimulationSettings::new(ScenarioChoice::Named(name.clone()))
-        })
-        .collect();
-    Ok(CertifySettings {
-        scenarios,
-        runs,
-        // One shared upstream server is one scenario's at a time.
-        jobs: match upstream {
-            UpstreamChoice::Spawn => usize::from(args.jobs),
-            _ => 1,
-        },
-        junit: args.junit.clone(),
-        grade_json: args.grade_json.clone(),
-        report: args.report.clone(),
-        client_output: dir,
     })
 }

@@ -32,12 +32,16 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Demo(args) => runtime()?.block_on(demo::run(&args.settings())),
         Command::Certify(args) => {
-            // A worker of `certify --jobs N` plays its scenario in a network of its own.
-            if certify::take_worker_mode() {
+            // A worker of `certify --jobs N` plays the scenario it was handed in a network of
+            // its own.
+            if let Some(input) = certify::take_input()? {
                 crate::simulator::sim::isolation::own_network();
+                isolate(None);
+                return runtime()?.block_on(certify::worker(&input));
             }
+            let settings = crate::cli::certify::settings(&args)?;
             isolate(Some(&args.upstream));
-            runtime()?.block_on(certify::run(&args))
+            runtime()?.block_on(certify::run(&settings))
         }
         Command::Decode(args) => {
             let stdout = std::io::stdout();

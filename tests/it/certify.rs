@@ -814,3 +814,74 @@ async fn runs_play_each_scenario_again_and_count_the_verdicts() {
     }
     validate(test, &xml_file);
 }
+
+/// A worker of `--jobs N` plays its scenario exactly as the parent settled it: each play's
+/// settings, built from the command line, go through the one value a worker is handed (as JSON)
+/// and come back the same in every field the simulation reads.
+#[test]
+fn a_worker_plays_what_the_parent_settled() {
+    use clap::Parser;
+    use maintwatch::commands::certify::WorkerSettings;
+    use maintwatch::simulator::simulation::{UpstreamChoice, Verbosity};
+    let parsed = maintwatch::cli::Cli::try_parse_from([
+        "maintwatch",
+        "certify",
+        "--scenarios=failover,cluster",
+        "--runs=2",
+        "--speed=2.5",
+        "--pcap=/tmp/captures",
+        "--client-output=/tmp/client",
+        "--report=page.html",
+        "--",
+        "python3",
+        "app.py",
+        "--seconds=60",
+    ])
+    .unwrap();
+    let maintwatch::cli::Command::Certify(args) = parsed.command else {
+        panic!("not certify");
+    };
+    let settings = maintwatch::cli::certify::settings(&args).unwrap();
+    assert_eq!(settings.scenarios.len(), 6, "3 scenarios, 2 runs");
+    for (i, s) in settings.scenarios.iter().enumerate() {
+        let sent = WorkerSettings::of(&settings, i).unwrap();
+        assert!(sent.page);
+        let w = WorkerSettings::parse(&sent.to_json()).unwrap().simulation();
+        assert_eq!(w.scenario, s.scenario);
+        assert_eq!(w.speed, s.speed);
+        assert!(matches!(
+            (&w.upstream, &s.upstream),
+            (UpstreamChoice::Spawn, UpstreamChoice::Spawn)
+        ));
+        let (wc, sc) = (w.client.as_ref().unwrap(), s.client.as_ref().unwrap());
+        assert_eq!((&wc.command, &wc.output), (&sc.command, &sc.output));
+        assert_eq!(w.pcap, s.pcap);
+        assert_eq!(w.start_deadline, s.start_deadline);
+        assert_eq!(w.narration, Verbosity::Silent);
+        assert_eq!(w.narration, s.narration);
+        assert_eq!(
+            (w.grade, w.grade_json.is_none(), w.report.is_none()),
+            (s.grade, s.grade_json.is_none(), s.report.is_none())
+        );
+        assert_eq!(
+            (w.repeat, w.port, w.catch_up, w.verbose),
+            (s.repeat, s.port, s.catch_up, s.verbose)
+        );
+        assert_eq!((&w.password, &w.user), (&s.password, &s.user));
+        assert!(w.api.is_none() && s.api.is_none());
+        assert!(w.fault_injector.is_none() && s.fault_injector.is_none());
+    }
+    let second = WorkerSettings::of(&settings, 4).unwrap();
+    assert_eq!(
+        second.output.as_deref(),
+        Some(std::ffi::OsStr::new("/tmp/client/run-2/oss-cluster.log"))
+    );
+    // A URL's server is one scenario's at a time: never a worker's, so its password never
+    // travels.
+    let mut shared = settings.clone();
+    shared.scenarios[0].upstream = UpstreamChoice::At(
+        maintwatch::simulator::sim::upstream::Upstream::parse("redis://u:secret@127.0.0.1:1")
+            .unwrap(),
+    );
+    assert!(WorkerSettings::of(&shared, 0).is_err());
+}

@@ -2,143 +2,29 @@
 //!
 //! Nearly all of a certification is waiting (declared windows, stalls, a client's timers), so
 //! scenarios can share the machine; what they must not share is anything a client could reach.
-//! Each scenario is played by a worker: this same binary, started as `certify --scenarios NAME`
-//! with [`WORKER`] in its environment. Before its runtime starts, the worker moves into a
-//! network and mount namespace of its own ([`crate::simulator::sim::isolation::own_network`]; with a user
-//! namespace too when it is not root): its loopback, its simulator's addresses and ports, its
-//! DNS on port 53, its redis-server and its client are its own, and no other scenario's can be
-//! reached. It plays the scenario exactly as `--jobs 1` does, and hands the grade back as one
-//! JSON line on its stdout; this process settles it as it settles its own ([`super::settle`]),
-//! so every report is the same whichever way a scenario was played, and in the list's order
-//! whatever order the scenarios finished in.
+//! Each scenario is played by a worker ([`simulation::worker`]): this same binary, handed its
+//! scenario's settings as one value, [`WorkerSettings`]. Before its runtime starts, the worker
+//! moves into a network and mount namespace of its own
+//! ([`crate::simulator::sim::isolation::own_network`]; with a user namespace too when it is not
+//! root): its loopback, its simulator's addresses and ports, its DNS on port 53, its
+//! redis-server and its client are its own, and no other scenario's can be reached. It plays the
+//! scenario exactly as `--jobs 1` does, and hands the grade back as one JSON line on its stdout;
+//! this process settles it as it settles its own ([`super::settle`]), so every report is the
+//! same whichever way a scenario was played, and in the list's order whatever order the
+//! scenarios finished in.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::process::Stdio;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinSet;
 
 use super::{finished_line, settle, Done, Run};
 use crate::exit;
-use crate::grading::judge::{Grade, Observations};
-use crate::simulator::simulation::{
-    self, CertifySettings, SentFrame, Signals, SimulationSettings, Stop, TooLoaded,
-};
-
-/// The variable that makes `certify` a worker: `1`, or `page` when the run's `--report` needs
-/// the frames sent.
-pub const WORKER: &str = "MAINTWATCH_CERTIFY_WORKER";
-
-/// Whether this process is a worker (read once, at the start, before the variable is removed
-/// so that the client does not inherit it).
-pub fn is_worker() -> bool {
-    worker_mode().is_some()
-}
-
-fn worker_mode() -> Option<&'static str> {
-    static MODE: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var(WORKER).ok()?.as_str() {
-        "page" => Some("page"),
-        _ => Some("1"),
-    })
-}
-
-/// Reads the worker mode and takes the variable out of the environment, while the process has
-/// one thread: the client must not find it in its own.
-pub fn take_worker_mode() -> bool {
-    let worker = is_worker();
-    std::env::remove_var(WORKER);
-    worker
-}
-
-/// How a worker's scenario stopped, as it travels.
-#[derive(Serialize, Deserialize, Clone, Copy)]
-enum HowStopped {
-    Ended,
-    ClientExited,
-    NeverStarted(Option<TooLoaded>),
-    Signal(i32),
-}
-
-impl From<Stop> for HowStopped {
-    fn from(s: Stop) -> HowStopped {
-        match s {
-            Stop::Ended => HowStopped::Ended,
-            Stop::ClientExited => HowStopped::ClientExited,
-            Stop::NeverStarted(l) => HowStopped::NeverStarted(l),
-            Stop::Signal(_, code) => HowStopped::Signal(code),
-        }
-    }
-}
-
-impl From<HowStopped> for Stop {
-    fn from(e: HowStopped) -> Stop {
-        match e {
-            HowStopped::Ended => Stop::Ended,
-            HowStopped::ClientExited => Stop::ClientExited,
-            HowStopped::NeverStarted(l) => Stop::NeverStarted(l),
-            HowStopped::Signal(exit::HANGUP) => Stop::Signal("SIGHUP", exit::HANGUP),
-            HowStopped::Signal(exit::TERMINATED) => Stop::Signal("SIGTERM", exit::TERMINATED),
-            HowStopped::Signal(code) => Stop::Signal("SIGINT", code),
-        }
-    }
-}
-
-/// What a worker hands back: its scenario's grade and what it was made from.
-#[derive(Serialize, Deserialize)]
-struct Finished {
-    grade: Grade,
-    obs: Observations,
-    stop: HowStopped,
-    lost: u64,
-    seconds: f64,
-    /// The frames sent, for `--report` (empty otherwise).
-    sent: Vec<SentFrame>,
-    /// The clock of the run's last event, for `--report`.
-    until: Option<f64>,
-}
-
-/// The worker: plays its one scenario, silent, and prints the [`Finished`] line.
-pub async fn worker(args: &CertifySettings) -> anyhow::Result<i32> {
-    let Some(sim_args) = args.scenarios.first() else {
-        anyhow::bail!("a certify worker needs one scenario");
-    };
-    let mut signals = Signals::new()?;
-    let started = std::time::Instant::now();
-    let g = match simulation::graded(sim_args, &mut signals).await {
-        Ok(Some(g)) => g,
-        Ok(None) => return Ok(exit::USAGE),
-        // Said here, as `--jobs 1` says it; the exit code tells certify it was said.
-        Err(e) if crate::simulator::simulation::client::not_started(&e) => {
-            let text = format!("scenario {}: {e}", sim_args.scenario.name());
-            crate::present::output::terminal::tell("error", &text);
-            return Ok(exit::CLIENT_NOT_STARTED);
-        }
-        Err(e) => return Err(e),
-    };
-    let sent = match worker_mode() {
-        Some("page") => simulation::sent_frames(&g.seen),
-        _ => Vec::new(),
-    };
-    let finished = Finished {
-        grade: g.grade,
-        obs: g.obs,
-        stop: g.stop.into(),
-        lost: g.lost,
-        seconds: started.elapsed().as_secs_f64(),
-        sent,
-        until: simulation::observed_until(&g.seen),
-    };
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, &finished)?;
-    writeln!(out)?;
-    out.flush()?;
-    Ok(exit::SUCCESS)
-}
+use crate::simulator::simulation::worker::{Finished, WorkerSettings};
+use crate::simulator::simulation::{self, CertifySettings, Signals, Stop};
 
 /// A worker's end: its index in the list, and what it handed back or why it handed nothing.
 type Ending = (usize, Result<Finished, WorkerError>);
@@ -162,7 +48,8 @@ pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::
     loop {
         while interrupted.is_none() && running.len() < args.jobs {
             let Some(i) = order.next() else { break };
-            let mut child = worker_command(&exe, args, &args.scenarios[i]).spawn()?;
+            let input = WorkerSettings::of(args, i)?;
+            let mut child = input.command(&exe).spawn()?;
             if let Some(pid) = child.id() {
                 pids.insert(i, pid);
             }
@@ -248,7 +135,7 @@ fn settled(
     page: bool,
 ) -> Settled {
     let f = result?;
-    let stop = Stop::from(f.stop);
+    let stop = f.stop();
     let page = page.then(|| simulation::page_parts(&f.sent, f.until, f.lost, stop));
     let mut done =
         settle(name, f.grade, f.obs, stop, f.seconds, page).map_err(WorkerError::Other)?;
@@ -272,41 +159,6 @@ fn line_of(name: &str, settled: &Settled) -> String {
         Err(WorkerError::Exit(code)) => format!("certify: {name}: not played (exit {code})"),
         Err(WorkerError::Other(e)) => format!("certify: {name}: not played ({e})"),
     }
-}
-
-/// `maintwatch certify --scenarios NAME ... -- CMD`, as a worker: the settings of one scenario
-/// said again as the flags that make them.
-fn worker_command(
-    exe: &std::path::Path,
-    args: &CertifySettings,
-    s: &SimulationSettings,
-) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg("certify")
-        .arg("--jobs=1")
-        .arg(format!("--scenarios={}", s.scenario.name()))
-        .arg(format!("--speed={}", s.speed))
-        .arg("--upstream=spawn")
-        .arg("--client-output");
-    // The run's own folder, which holds the scenario's output file.
-    let output = s
-        .client
-        .as_ref()
-        .and_then(|c| c.output.as_deref()?.parent());
-    cmd.arg(output.unwrap_or(args.output_dir()));
-    if let Some(dir) = s.pcap.as_ref().and_then(|p| p.parent()) {
-        cmd.arg("--pcap").arg(dir);
-    }
-    cmd.arg("--");
-    if let Some(c) = &s.client {
-        cmd.args(&c.command);
-    }
-    let mode = if args.report.is_some() { "page" } else { "1" };
-    cmd.env(WORKER, mode)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
 }
 
 /// The most a worker's line may hold: a grade with its observations and frames sent (each

@@ -9,12 +9,10 @@
 mod jobs;
 mod runner;
 
-pub use jobs::take_worker_mode;
+pub use crate::simulator::simulation::worker::{take_input, worker, WorkerSettings, WORKER};
 
 pub use crate::simulator::sim::scenario::START_DEADLINE;
 
+pub use crate::simulator::simulation::settled::{settle, worst, Done, Outcome, Page, Run, STARTED};
 use runner::print_rows;
-pub use runner::{
-    cases, certify, finished_line, junit, junit_not_started, played, run, settle, summary, worst,
-    xml, Case, Done, Outcome, Page, Run, STARTED,
-};
+pub use runner::{cases, finished_line, junit, junit_not_started, played, run, summary, xml, Case};

@@ -10,7 +10,9 @@ pub mod client;
 pub mod grade;
 mod play;
 mod settings;
+pub mod settled;
 mod start;
+pub mod worker;
 
 pub use start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
 
