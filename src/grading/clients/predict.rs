@@ -174,14 +174,16 @@ mod tests {
     }
 
     /// redis-py moves its pool to the MOVING's host and keeps the port it had, as measured in
-    /// the robustness set: the prediction names no port to move to.
+    /// the robustness set: the target is what its parser read, the line says the port is not
+    /// used.
     #[test]
     fn redis_py_moves_to_the_host_and_keeps_its_port() {
         let f = frame(b">4\r\n$6\r\nMOVING\r\n:0\r\n:15\r\n$14\r\n10.0.0.9:13000\r\n");
         match predict(&CLIENTS[0], &f, None) {
             Verdict::Acts { reads, target } => {
-                assert_eq!(target, Some(("10.0.0.9".to_string(), None)));
+                assert_eq!(target, Some(("10.0.0.9".to_string(), Some(13000))));
                 assert!(reads.contains("keeping its own port"), "{reads}");
+                assert!(reads.contains("reads port 13000 and does not use it"), "{reads}");
             }
             other => panic!("{other:?}"),
         }

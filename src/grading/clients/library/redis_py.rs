@@ -57,14 +57,15 @@ pub(super) fn redis_py(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
                     let Ok(port) = port.trim().parse::<i64>() else {
                         return logged(&format!("ValueError (port {port:?})"));
                     };
-                    // The pool's new connection arguments take the host alone
-                    // (`_build_moving_connection_kwargs`): the port is the one it had, which
-                    // the robustness set measured (docs/clients.md).
+                    // The target is what the parser read, port included (the parser
+                    // conformance test holds it); the pool's new connection arguments take
+                    // the host alone (`_build_moving_connection_kwargs`), so the port is the
+                    // one it had, as the robustness set measured (docs/clients.md).
                     Verdict::Acts {
                         reads: format!(
                             "moves to host {host:?}, keeping its own port (it reads port {port} and does not use it)"
                         ),
-                        target: Some((host.to_string(), None)),
+                        target: Some((host.to_string(), Some(port))),
                     }
                 }
                 None => logged("IndexError"),
