@@ -24,21 +24,10 @@ use crate::common::{self, Proc};
 
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
-/// One HTTP/1.1 request (the connection closed after it): the status and the body as JSON.
+/// One HTTP/1.1 request: the status and the body as JSON.
 fn http(api: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, Value) {
-    let mut s = TcpStream::connect(api).expect("the API accepts");
-    s.set_read_timeout(Some(HANG_GUARD)).unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {api}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).expect("a reply");
-    let status = reply[9..12].parse().expect("a status");
-    let text = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    let value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"));
+    let (status, text) = common::http(api, method, path, body, HANG_GUARD);
+    let value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"));
     (status, value)
 }
 
@@ -291,6 +280,10 @@ fn migrate_then_bind(api: SocketAddr, endpoints: &Path) {
         None,
         "the bind closes the old proxy's connections"
     );
+    // It holds the databases' password: its owner's only.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(endpoints).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let listed: Value = serde_json::from_str(&std::fs::read_to_string(endpoints).unwrap()).unwrap();
     assert_eq!(
         listed["fi-test"]["raw_endpoints"][0]["addr"][0],

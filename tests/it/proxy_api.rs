@@ -18,21 +18,9 @@ use crate::common::{self, Proc};
 const HANG_GUARD: Duration = Duration::from_secs(120);
 const MOVING: &[u8] = b">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n$14\r\n127.0.0.1:6380\r\n";
 
-/// One HTTP/1.1 request (the connection closed after it): the status and the body.
+/// One HTTP/1.1 request: the status and the body.
 fn http(api: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String) {
-    let mut s = TcpStream::connect(api).expect("the API accepts");
-    s.set_read_timeout(Some(HANG_GUARD)).unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {api}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).expect("a reply");
-    let status = reply[9..12].parse().expect("a status");
-    let body = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (status, body.to_string())
+    common::http(api, method, path, body, HANG_GUARD)
 }
 
 fn json(api: SocketAddr, method: &str, path: &str, body: &[u8]) -> serde_json::Value {

@@ -183,7 +183,10 @@ mod tests {
             Verdict::Acts { reads, target } => {
                 assert_eq!(target, Some(("10.0.0.9".to_string(), Some(13000))));
                 assert!(reads.contains("keeping its own port"), "{reads}");
-                assert!(reads.contains("reads port 13000 and does not use it"), "{reads}");
+                assert!(
+                    reads.contains("reads port 13000 and does not use it"),
+                    "{reads}"
+                );
             }
             other => panic!("{other:?}"),
         }

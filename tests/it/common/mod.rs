@@ -39,6 +39,31 @@ pub fn regenerating() -> bool {
     std::env::var_os("MAINTWATCH_REGENERATE").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// One HTTP/1.1 request to a control API of the simulator (the connection closed after it):
+/// the status and the body. `guard` bounds the wait for the reply, against a hang only.
+pub fn http(
+    api: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    guard: Duration,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(api).expect("the API accepts");
+    s.set_read_timeout(Some(guard)).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {api}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("a reply");
+    let status = reply[9..12].parse().expect("a status");
+    let body = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (status, body.to_string())
+}
+
 /// A port nothing listens on (bound, then released).
 pub fn closed_port() -> SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -165,7 +165,7 @@ impl Injector {
         };
         let text = Value::Object(dbs.into_iter().collect()).to_string();
         let tmp = path.with_extension("tmp");
-        let written = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
+        let written = private_file(&tmp, text.as_bytes()).and_then(|_| std::fs::rename(&tmp, path));
         if let Err(e) = written {
             self.shared.emit(What::Error {
                 message: format!("cannot write the endpoints file {}: {e}", path.display()),
@@ -204,6 +204,17 @@ impl Injector {
         }
         out
     }
+}
+
+/// Writes `bytes` to a new file only its owner reads: the endpoints file holds the databases'
+/// password, as Redis Enterprise's does.
+fn private_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(bytes)
 }
 
 #[cfg(test)]
