@@ -395,10 +395,10 @@ fn check_column(
                 .iter()
                 .all(|(f, _)| variants.iter().any(|(v, _)| v == f))
             {
-                eprintln!(
+                crate::common::visible(&format!(
                     "{label}, {case}: `{full}` not seen in the recorded runs ({doc}): re-measure \
                      the column (scripts/clients/matrix.sh)"
-                );
+                ));
             }
             continue;
         }

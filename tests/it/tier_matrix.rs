@@ -427,7 +427,7 @@ pub fn check_rows(clients: &[&str]) {
             false => {
                 let (cells, notes) = within_recorded(client, cells, &m);
                 for note in notes {
-                    eprintln!("{note}");
+                    crate::common::visible(&note);
                 }
                 cells
             }

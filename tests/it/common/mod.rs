@@ -27,10 +27,13 @@ use std::time::Duration;
 /// Prints `SKIP: TEST: WHY` where it is seen whatever the test's outcome: on the process's own
 /// stderr, not through the harness's capture (see this module's doc).
 pub fn skip(test: &str, why: &str) {
-    let _ = std::io::Write::write_fmt(
-        &mut std::io::stderr(),
-        format_args!("SKIP: {test}: {why}\n"),
-    );
+    visible(&format!("SKIP: {test}: {why}"));
+}
+
+/// Prints a line where it is seen whatever the test's outcome, as [`skip`] does: a note a
+/// passing test prints with `eprintln!` is captured and never read.
+pub fn visible(line: &str) {
+    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{line}\n"));
 }
 
 /// Whether this run rewrites the files tests check against (the matrix page, the pcap
