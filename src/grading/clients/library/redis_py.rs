@@ -2,6 +2,7 @@
 
 use crate::grading::clients::facts::{Auto, Client, Measured, Private, BACKSTOP_RUN, NO_BACKSTOP};
 use crate::grading::clients::frame_view::{acts, fails, text, View};
+use crate::grading::clients::reach::{self, hangs};
 use crate::network::conn::EndpointType;
 use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
@@ -61,10 +62,19 @@ pub(super) fn redis_py(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
                     // conformance test holds it); the pool's new connection arguments take
                     // the host alone (`_build_moving_connection_kwargs`), so the port is the
                     // one it had, as the robustness set measured (docs/clients.md).
+                    let mut reads = format!(
+                        "moves to host {host:?}, keeping its own port (it reads port {port} and does not use it)"
+                    );
+                    if let Some(why) = reach::host(host).filter(|_| window(v) > 0.0) {
+                        reads = hangs(reads, &why, &format!(
+                            "it points every connection of its pool there and each command fails \
+                             to connect, until the window's {} s end and the pool goes back \
+                             (redis/maint_notifications.py, handle_node_moving_notification)",
+                            window(v)
+                        ));
+                    }
                     Verdict::Acts {
-                        reads: format!(
-                            "moves to host {host:?}, keeping its own port (it reads port {port} and does not use it)"
-                        ),
+                        reads,
                         target: Some((host.to_string(), Some(port))),
                     }
                 }
@@ -93,6 +103,15 @@ pub(super) fn redis_py(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
             acts("relaxes the connection's timeouts (slots as text)")
         }
         _ => smigrated_py(v),
+    }
+}
+
+/// A MOVING's window in seconds, as redis-py reads its time (an integer or a double).
+fn window(v: &View<'_, '_>) -> f64 {
+    match v.at(2) {
+        Some(Frame::Integer(n)) => *n as f64,
+        Some(Frame::Double(d)) => *d,
+        _ => 0.0,
     }
 }
 
