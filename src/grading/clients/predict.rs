@@ -244,6 +244,18 @@ mod tests {
             .map(|c| c.name)
             .collect();
         assert_eq!(hung_now, ["node-redis"]);
+        // node-redis reads an integer target as its digits (`String(push[3])`): a host, no port.
+        let integer = frame(b">4\r\n$6\r\nMOVING\r\n:2\r\n:15\r\n:6379\r\n");
+        match predict(&CLIENTS[1], &integer, None) {
+            Verdict::Acts { reads, target } => {
+                assert_eq!(target, Some(("6379".to_string(), None)));
+                assert!(
+                    reads.contains("; hangs: its port is not a number"),
+                    "{reads}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

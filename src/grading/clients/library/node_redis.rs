@@ -62,6 +62,8 @@ pub(super) fn node_redis(name: &str, v: &View<'_, '_>, asked: Option<EndpointTyp
                 | Some(Frame::Null)
                 | Some(Frame::Integer(0))
                 | Some(Frame::Boolean(false)) => None,
+                // `String(push[3])`: an integer is its digits.
+                Some(Frame::Integer(n)) => Some(n.to_string()),
                 Some(f) => Some(text(f).unwrap_or_default()),
             };
             let Some(target) = target else {
