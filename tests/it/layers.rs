@@ -808,7 +808,6 @@ const COMMAND_LINES: usize = 150;
 const COMMANDS_NOT_YET_WIRING_ONLY: &[&str] = &[
     "certify/jobs.rs",
     "certify/runner.rs",
-    "decode.rs",
     "demo.rs",
     "pcap.rs",
     "replay.rs",
