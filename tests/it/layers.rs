@@ -809,7 +809,6 @@ const COMMANDS_NOT_YET_WIRING_ONLY: &[&str] = &[
     "certify/jobs.rs",
     "certify/runner.rs",
     "demo.rs",
-    "replay.rs",
     "watch.rs",
 ];
 
