@@ -4,9 +4,11 @@
 //!
 //! Two commands play scenarios this way: `simulate` (one, narrated for a person) and `certify`
 //! (each scenario in turn, for a client's CI). It lives in the library so that both reach it and
-//! neither command imports the other.
+//! neither command imports the other. `demo` plays one to the watch, and shows the simulator's
+//! side beside it (`demo_view`).
 
 pub mod client;
+pub mod demo_view;
 pub mod grade;
 mod play;
 mod settings;
