@@ -209,7 +209,7 @@ pub(super) struct State {
     pub(super) seq: i64,
     /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins, and the proxies that keep it
     /// ([`retained_by`]).
-    pub(super) retained: Option<Retained>,
+    pub(super) retained: Option<(Arc<[u8]>, Option<Vec<Ipv4Addr>>)>,
     /// MOVING frames whose window is open, per proxy; ended by that proxy's close.
     pub(super) open_moving: HashMap<Ipv4Addr, OpenMoving>,
     /// The open MIGRATING / FAILING_OVER / SMIGRATING and the proxies it went to, kept only
@@ -220,21 +220,6 @@ pub(super) struct State {
     /// Every sharded channel ever subscribed to, at most [`sharded_pubsub::CHANNELS_MAX`]: what a
     /// `spublish` tick publishes on.
     pub(super) channels: BTreeSet<Vec<u8>>,
-}
-
-/// The last completion, replayed after an opt-in's `+OK` on a proxy that keeps it.
-#[derive(Clone)]
-pub(super) struct Retained {
-    pub(super) bytes: Arc<[u8]>,
-    /// The proxies that keep it ([`retained_by`]); `None`: every proxy.
-    pub(super) kept_by: Option<Vec<Ipv4Addr>>,
-}
-
-impl Retained {
-    /// Whether an opt-in on `proxy` is sent it.
-    pub(super) fn kept_at(&self, proxy: Ipv4Addr) -> bool {
-        self.kept_by.as_ref().is_none_or(|k| k.contains(&proxy))
-    }
 }
 
 impl State {
@@ -953,10 +938,7 @@ pub(super) fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr],
         }
         Some(k) if k.is_retained() => {
             let kept_by = retained_by(shared, &st, targets);
-            st.retained = Some(Retained {
-                bytes: bytes.clone(),
-                kept_by,
-            });
+            st.retained = Some((bytes.clone(), kept_by));
         }
         _ => {}
     }

@@ -306,9 +306,10 @@ impl Conn {
             let owed: Vec<(Arc<[u8]>, Why)> = self
                 .shared
                 .catch_up
-                .then(|| st.retained.as_ref().filter(|r| r.kept_at(self.ip)))
+                .then(|| st.retained.clone())
                 .flatten()
-                .map(|r| (r.bytes.clone(), Why::CatchUp))
+                .filter(|(_, kept_by)| kept_by.as_ref().is_none_or(|k| k.contains(&self.ip)))
+                .map(|(r, _)| (r, Why::CatchUp))
                 .into_iter()
                 .chain(st.open_moving.get(&self.ip).map(|m| {
                     let port = self.shared.port;
