@@ -306,10 +306,8 @@ impl Conn {
             let owed: Vec<(Arc<[u8]>, Why)> = self
                 .shared
                 .catch_up
-                .then(|| st.retained.clone())
+                .then(|| st.retained.clone().map(|r| (r, Why::CatchUp)))
                 .flatten()
-                .filter(|(_, kept_by)| kept_by.as_ref().is_none_or(|k| k.contains(&self.ip)))
-                .map(|(r, _)| (r, Why::CatchUp))
                 .into_iter()
                 .chain(st.open_moving.get(&self.ip).map(|m| {
                     let port = self.shared.port;
