@@ -267,6 +267,9 @@ fn migrate_then_bind(api: SocketAddr, endpoints: &Path) {
     assert!(migrating.contains("MIGRATING"), "{migrating}");
     let migrated = text(&conn.frame().expect("MIGRATED"));
     assert!(migrated.contains("MIGRATED"), "{migrated}");
+    // A later opt-in is sent the retained completion after its +OK.
+    let mut late = opted_in(&first.to_string(), port);
+    assert_eq!(text(&late.frame().expect("the catch-up")), migrated);
 
     assert_eq!(
         action(api, "bind", json!({"bdb_id": id}))["status"],
