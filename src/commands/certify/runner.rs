@@ -5,10 +5,11 @@
 use crate::commands::certify::jobs;
 use crate::exit;
 use crate::grading::judge::{ClientProcess, Grade, Verdict};
+use crate::present::certify::played::{played, worst, Outcome};
 use crate::present::output::{human, terminal};
 use crate::shared::escape::sanitize;
 use crate::simulator::simulation;
-use crate::simulator::simulation::settled::{settle, worst, Outcome, Run};
+use crate::simulator::simulation::settled::{settle, Run};
 use crate::simulator::simulation::{CertifySettings, Signals, Stop};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -254,14 +255,6 @@ pub(super) fn print_rows(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
-}
-
-/// A play's name: the scenario's, with its run when there were several (`failover, run 3/20`).
-pub fn played(o: &Outcome) -> String {
-    match o.run {
-        Some((k, n)) => format!("{}, run {k}/{n}", o.scenario),
-        None => o.scenario.clone(),
-    }
 }
 
 /// A bar across the scenarios on a terminal; nothing but the finished lines on a pipe.
