@@ -13,7 +13,9 @@ pub use crate::simulator::simulation::worker::{take_input, worker, WorkerSetting
 
 pub use crate::simulator::sim::scenario::START_DEADLINE;
 
-pub use crate::present::certify::played::{played, worst, Outcome, Page};
+pub use crate::present::certify::{
+    cases, finished_line, junit, junit_not_started, played, summary, worst, xml, Case, Outcome,
+    Page,
+};
 pub use crate::simulator::simulation::settled::{settle, Done, Run, STARTED};
-use runner::print_rows;
-pub use runner::{cases, finished_line, junit, junit_not_started, run, summary, xml, Case};
+pub use runner::run;

@@ -8,6 +8,7 @@ use super::play::Stop;
 use super::start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
 use crate::grading::judge::{Grade, Rule};
 use crate::present::certify::played::{Outcome, Page};
+use crate::present::certify::progress::Ended;
 use crate::simulator::sim::scenario::{Start, START_DEADLINE};
 
 /// What a certification played: the scenarios finished, in the list's order whatever order
@@ -31,6 +32,20 @@ pub struct Done {
     pub outcome: Outcome,
     pub json: String,
     pub stop: Stop,
+}
+
+/// How a play stopped, as its finished line tells it.
+impl From<Stop> for Ended {
+    fn from(stop: Stop) -> Ended {
+        match stop {
+            Stop::Ended => Ended::Whole,
+            Stop::ClientExited => Ended::ClientExited,
+            Stop::NeverStarted(load) => Ended::NeverStarted {
+                too_loaded: load.is_some(),
+            },
+            Stop::Signal(name, _) => Ended::Signal(name),
+        }
+    }
 }
 
 /// A scenario's grade made final (a scenario that never started is NOT JUDGED, with why) and
