@@ -2,14 +2,14 @@
 //!
 //! Nearly all of a certification is waiting (declared windows, stalls, a client's timers), so
 //! scenarios can share the machine; what they must not share is anything a client could reach.
-//! Each scenario is played by a worker ([`simulation::worker`]): this same binary, handed its
+//! Each scenario is played by a worker (`simulation::worker`): this same binary, handed its
 //! scenario's settings as one value, [`WorkerSettings`]. Before its runtime starts, the worker
 //! moves into a network and mount namespace of its own
 //! ([`crate::simulator::sim::isolation::own_network`]; with a user namespace too when it is not
 //! root): its loopback, its simulator's addresses and ports, its DNS on port 53, its
 //! redis-server and its client are its own, and no other scenario's can be reached. It plays the
 //! scenario exactly as `--jobs 1` does, and hands the grade back as one JSON line on its stdout;
-//! this process settles it as it settles its own ([`super::settle`]), so every report is the
+//! this process settles it as it settles its own ([`settle`]), so every report is the
 //! same whichever way a scenario was played, and in the list's order whatever order the
 //! scenarios finished in.
 
@@ -18,12 +18,14 @@ use std::collections::BTreeMap;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinSet;
 
-use super::{settle, Done, Run};
 use crate::exit;
 use crate::present::certify::board::Board;
 use crate::present::certify::progress::finished_line;
+use crate::simulator::simulation::certify::one_by_one::length;
+use crate::simulator::simulation::play::{page_parts, Signals, Stop};
+use crate::simulator::simulation::settings::CertifySettings;
+use crate::simulator::simulation::settled::{settle, Done, Run};
 use crate::simulator::simulation::worker::{Finished, WorkerSettings};
-use crate::simulator::simulation::{self, CertifySettings, Signals, Stop};
 
 /// A worker's end: its index in the list, and what it handed back or why it handed nothing.
 type Ending = (usize, Result<Finished, WorkerError>);
@@ -38,9 +40,7 @@ enum WorkerError {
 pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::Result<Run> {
     let exe = std::env::current_exe()?;
     let labels: Vec<String> = (0..args.scenarios.len()).map(|i| args.label(i)).collect();
-    let lengths = (args.names().iter())
-        .map(|n| crate::simulator::sim::scenarios::by_name(n).map(|s| s.end))
-        .collect();
+    let lengths = args.names().iter().map(|n| length(n)).collect();
     let mut board = Board::new(labels, lengths);
     let mut running: JoinSet<Ending> = JoinSet::new();
     let mut pids: BTreeMap<usize, u32> = BTreeMap::new();
@@ -138,7 +138,7 @@ fn settled(
 ) -> Settled {
     let f = result?;
     let stop = f.stop();
-    let page = page.then(|| simulation::page_parts(&f.sent, f.until, f.lost, stop));
+    let page = page.then(|| page_parts(&f.sent, f.until, f.lost, stop));
     let mut done =
         settle(name, f.grade, f.obs, stop, f.seconds, page).map_err(WorkerError::Other)?;
     done.outcome.run = run;
