@@ -103,6 +103,22 @@ pub fn usage(flag: &str, message: impl std::fmt::Display) -> anyhow::Error {
     })
 }
 
+/// Of two grading exit codes, the one that says more is wrong: [`FAILURE`] (a rule failed, or
+/// an input did not read) over [`NOT_JUDGED`] over [`SUCCESS`]. A run of several grades exits
+/// with the worst.
+pub fn worse(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| match c {
+        SUCCESS => 0,
+        NOT_JUDGED => 1,
+        _ => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
 /// Whether an error is a reader that went away (`EPIPE`: `| head`), which is no failure of the
 /// command's: a command that has its answer (certify's grade) still exits with it.
 pub fn closed_pipe(e: &anyhow::Error) -> bool {

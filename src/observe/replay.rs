@@ -8,6 +8,9 @@
 //! most [`MAX_LINE`] bytes, and the report keeps counts, not lists.
 
 use std::io::BufRead;
+use std::path::Path;
+
+use anyhow::Context;
 
 use serde::Deserialize;
 
@@ -108,6 +111,29 @@ fn next_line(
         return Ok(Some(Line::TooLong));
     }
     Ok(Some(Line::Last))
+}
+
+/// A capture to read as it streams: the file, or standard input for `-`.
+pub fn open(file: &Path) -> anyhow::Result<Box<dyn BufRead>> {
+    if file.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let name = file.display();
+    let f = std::fs::File::open(file).with_context(|| format!("reading {name}"))?;
+    Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, f)))
+}
+
+/// A file's whole text (`replay --grade` reads the judge's lines, a few per run), or standard
+/// input's for `-`.
+pub fn read_text(file: &Path) -> anyhow::Result<String> {
+    let name = file.display();
+    if file.as_os_str() == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut t)
+            .with_context(|| format!("reading {name}"))?;
+        return Ok(t);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("reading {name}"))
 }
 
 /// Reads a capture line by line, re-parsing every frame; `each` receives the events in order.

@@ -15,6 +15,7 @@
 //! reconnects with bounded, jittered exponential backoff until the watch stops.
 
 mod connection;
+mod ending;
 mod engine;
 mod membership;
 mod settings;

@@ -149,6 +149,45 @@ impl WatchSettings {
         }
     }
 
+    /// How human lines look: colour, times and width as asked, Azure events if watched.
+    pub fn style(&self) -> Style {
+        Style {
+            color: self.output.color,
+            time: self.output.time,
+            width: self.output.width,
+            azure: self.engine.azure_events,
+        }
+    }
+
+    /// Metrics are labelled by server address and port: two endpoints of a fleet on the same
+    /// `host:port` (another db, another user) would overwrite each other's gauges, so with
+    /// `--metrics` or `--otlp` they are refused rather than shown wrong. Compared as the labels
+    /// will read, after sanitising: `a"b` and `a_b` are one series.
+    pub fn refuse_shared_series(
+        &self,
+        fleet: Option<&[(String, WatchSettings)]>,
+    ) -> anyhow::Result<()> {
+        let flag = match (&self.service.metrics, &self.service.otlp) {
+            (Some(_), _) => "--metrics",
+            (None, Some(_)) => "--otlp",
+            (None, None) => return Ok(()),
+        };
+        let mut seen = std::collections::BTreeMap::new();
+        for (label, s) in fleet.unwrap_or_default() {
+            let address = crate::present::service::metrics::label_text(s.connect.host());
+            let key = (address, s.connect.port());
+            if let Some(first) = seen.insert(key, label) {
+                return Err(anyhow::Error::new(
+                    crate::network::conn::ConfigError::Invalid(format!(
+                        "{flag}: endpoints {first} and {label} share a server address and port; \
+                 metrics are per address and port, so watch them in separate processes"
+                    )),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The watch's sinks: the capture file (if asked for), `out` (JSON or human lines) and the
     /// countdown (human output, stderr a terminal).
     pub fn sinks<'a>(&self, out: impl sink::LineWriter + 'a) -> anyhow::Result<Sinks<'a>> {
@@ -158,13 +197,7 @@ impl WatchSettings {
             let capture = CaptureFile::open(path, output.capture_mode)?.rotating(output.rotation);
             sinks.add(Box::new(capture));
         }
-        let style = Style {
-            color: output.color,
-            time: output.time,
-            width: output.width,
-            azure: self.engine.azure_events,
-        };
-        let lines = sink::lines(out, output.json, style, output.verbose);
+        let lines = sink::lines(out, output.json, self.style(), output.verbose);
         if output.clients && !output.json {
             let asked = match self.connect.endpoint_type() {
                 crate::network::conn::EndpointTypeChoice::InternalIp => {

@@ -23,7 +23,7 @@ use serde_json::Value;
 const GUARD: Duration = Duration::from_secs(120);
 
 fn skip(why: String) {
-    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIP: {why}\n"));
+    crate::common::visible(&format!("SKIP: {why}"));
 }
 
 /// Validates `file` against tests/fixtures/junit.xsd when xmllint is on PATH (else a SKIP line).

@@ -165,13 +165,7 @@ fn configured(var: &str, test: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: {var} is unset or empty (.ci/run sets it)")
-                ),
-            );
+            crate::common::skip(test, &format!("{var} is unset or empty (.ci/run sets it)"));
             None
         }
     }

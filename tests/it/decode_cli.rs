@@ -803,13 +803,9 @@ fn tool_output(tool: &str, args: &[&str], file: &Path) -> Option<String> {
     match Command::new(tool).args(args).arg(file).output() {
         Ok(out) if out.status.success() => Some(String::from_utf8(out.stdout).unwrap()),
         _ => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {tool} is not installed; the committed samples still run")
-                ),
-            );
+            crate::common::visible(&format!(
+                "SKIP: {tool} is not installed; the committed samples still run"
+            ));
             None
         }
     }

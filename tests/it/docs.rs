@@ -288,41 +288,77 @@ fn jsonl_doc_names_the_fleet_label() {
     }
 }
 
-/// docs/certify.md's scenario tables name the scenarios `certify --help` lists, group by group
-/// in its order (default, cluster, azure), each with the length its scenario file gives, and
-/// the default set's total: the doc said 36 s where the file said 38.
+/// docs/certify.md's scenario tables are written from the scenario files: for each group
+/// `certify --help` lists (default, cluster, azure), in its order, each scenario with the length
+/// its file gives and what certify judges there (the file's `#@ tests` line), between the
+/// group's markers, and the default set's total under its table. A new scenario is its file and its README row; `MAINTWATCH_REGENERATE=1`
+/// writes the tables again. The doc once said 36 s where the file said 38.
 #[test]
-fn certify_doc_scenario_tables_agree_with_the_scenario_files() {
+fn certify_doc_scenario_tables_are_the_scenario_files() {
     use maintwatch::cli::certify::{clock_seconds, default_scenarios, group, Needs};
-    let text = doc("certify.md");
-    let section = text
-        .split_once("## The scenarios")
-        .and_then(|(_, rest)| rest.split_once("\n## "))
-        .map(|(s, _)| s)
-        .expect("a section 'The scenarios'");
-    let rows: Vec<(String, String)> = section
-        .lines()
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
-            Some((name.to_string(), cells.get(2)?.to_string()))
-        })
-        .collect();
-    let expected: Vec<&str> = [Needs::Nothing, Needs::Cluster, Needs::Azure]
-        .into_iter()
-        .flat_map(group)
-        .collect();
-    let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, expected);
-    for (name, length) in &rows {
-        let s = maintwatch::simulator::sim::scenarios::by_name(name).unwrap();
-        assert_eq!(length, &format!("{} s", s.end), "{name}");
+    let mut text = doc("certify.md");
+    for needs in [Needs::Nothing, Needs::Cluster, Needs::Azure] {
+        let names = group(needs);
+        let mut table = scenario_table(&names);
+        if needs == Needs::Nothing {
+            let total = clock_seconds(&names);
+            table.push_str(&format!("\n{total} s of scenario clock together.\n"));
+        }
+        let (start, end) = (
+            format!("<!-- scenarios {}:", needs.group()),
+            format!("<!-- /scenarios {} -->", needs.group()),
+        );
+        let a = text.find(&start).expect("the group's start marker");
+        let a = a + text[a..].find('\n').unwrap() + 1;
+        let b = text.find(&end).expect("the group's end marker");
+        if common::regenerating() {
+            text.replace_range(a..b, &table);
+        } else {
+            assert_eq!(
+                text[a..b],
+                table,
+                "docs/certify.md's `{}` table (MAINTWATCH_REGENERATE=1 writes it)",
+                needs.group()
+            );
+        }
     }
-    let total = clock_seconds(&default_scenarios());
-    assert!(
-        section.contains(&format!("{total} s of scenario clock together")),
-        "the default set's total, {total} s, is not in the doc"
-    );
+    if common::regenerating() {
+        std::fs::write(root().join("docs/certify.md"), &text).unwrap();
+    }
+    assert_eq!(group(Needs::Nothing), default_scenarios());
+}
+
+/// A table of `names`: each scenario's length and its file's `#@ tests` line.
+fn scenario_table(names: &[&str]) -> String {
+    let mut table = String::from("| scenario | lasts | what it tests |\n|---|---:|---|\n");
+    for name in names {
+        let s = maintwatch::simulator::sim::scenarios::by_name(name).unwrap();
+        table.push_str(&format!(
+            "| `{name}` | {} s | {} |\n",
+            s.end,
+            judged_in(name)
+        ));
+    }
+    table
+}
+
+/// The `#@ tests` line of the scenario file named `name`.
+fn judged_in(name: &str) -> String {
+    let dir = root().join("scenarios");
+    let named = format!("name {name} ");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
+        if text
+            .lines()
+            .any(|l| l.starts_with(&named) || l == named.trim_end())
+        {
+            let line = text.lines().find_map(|l| l.strip_prefix("#@ tests "));
+            return line
+                .unwrap_or_else(|| panic!("scenarios/{name}: no `#@ tests` line"))
+                .to_string();
+        }
+    }
+    panic!("no scenario file is named {name}")
 }
 
 /// docs/demo.md's transcript is what `maintwatch demo --color never` prints now: it was

@@ -689,25 +689,13 @@ async fn every_example_runs_as_written() {
             continue;
         }
         if let Some(tool) = missing_tool(&e.command) {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {}: {tool} is not installed", e.command)
-                ),
-            );
+            crate::common::skip(&e.command, &format!("{tool} is not installed"));
             continue;
         }
         if let Some(dir) = unmatched_glob(&e.command) {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!(
-                        "SKIP: {}: no .jsonl capture fixture in {dir} yet",
-                        e.command
-                    )
-                ),
+            crate::common::skip(
+                &e.command,
+                &format!("no .jsonl capture fixture in {dir} yet"),
             );
             continue;
         }

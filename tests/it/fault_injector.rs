@@ -267,6 +267,9 @@ fn migrate_then_bind(api: SocketAddr, endpoints: &Path) {
     assert!(migrating.contains("MIGRATING"), "{migrating}");
     let migrated = text(&conn.frame().expect("MIGRATED"));
     assert!(migrated.contains("MIGRATED"), "{migrated}");
+    // A later opt-in on the same proxy is sent the retained completion after its +OK.
+    let mut late = opted_in(&first.to_string(), port);
+    assert_eq!(text(&late.frame().expect("the catch-up")), migrated);
 
     assert_eq!(
         action(api, "bind", json!({"bdb_id": id}))["status"],
@@ -280,6 +283,10 @@ fn migrate_then_bind(api: SocketAddr, endpoints: &Path) {
         None,
         "the bind closes the old proxy's connections"
     );
+    // The proxy the bind moved the endpoint to served no connection at the MIGRATED: it has no
+    // completion to replay, so the PING's reply is the first frame after the +OK.
+    let mut moved = opted_in("127.0.0.3", port);
+    assert_eq!(moved.call(&["PING"]), b"+PONG\r\n");
     // It holds the databases' password: its owner's only.
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(endpoints).unwrap().permissions().mode();

@@ -324,12 +324,10 @@ fn a_series_set_is_distinct_per_endpoint() {
     assert_eq!(conns.len(), 2, "{text}");
 }
 
-/// Idle peers cannot lock a scraper out: with more connections held open, sending nothing,
-/// than the server has slots, a scrape still gets its answer (before, 16 idle connections made
-/// every scrape fail for 10 s each).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scrape_gets_through_while_idle_connections_are_held() {
-    let mut w = scrape::start(
+/// A watch of `single-proxy` at speed 5 serving `--metrics` on a port of its own: the watch and
+/// that address.
+async fn serving_metrics() -> (scrape::Watch, std::net::SocketAddr) {
+    let w = scrape::start(
         "single-proxy",
         5.0,
         None,
@@ -338,6 +336,15 @@ async fn a_scrape_gets_through_while_idle_connections_are_held() {
     )
     .await;
     let addr = w.metrics.expect("--metrics");
+    (w, addr)
+}
+
+/// Idle peers cannot lock a scraper out: with more connections held open, sending nothing,
+/// than the server has slots, a scrape still gets its answer (before, 16 idle connections made
+/// every scrape fail for 10 s each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_gets_through_while_idle_connections_are_held() {
+    let (mut w, addr) = serving_metrics().await;
     let mut held = Vec::new();
     for _ in 0..100 {
         held.push(tokio::net::TcpStream::connect(addr).await.expect("connect"));
@@ -357,15 +364,7 @@ async fn a_scrape_gets_through_while_idle_connections_are_held() {
 /// stay under the usual soft limit of 1024 descriptors, so the test needs no raised limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_scrapes_get_through_500_idle_and_half_sent_connections() {
-    let mut w = scrape::start(
-        "single-proxy",
-        5.0,
-        None,
-        &["--metrics", "127.0.0.1:0"],
-        &[],
-    )
-    .await;
-    let addr = w.metrics.expect("--metrics");
+    let (mut w, addr) = serving_metrics().await;
     let mut held = Vec::new();
     for i in 0..500 {
         let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");

@@ -30,7 +30,10 @@ const HOST: &str = "db.sim.maintwatch.test";
 
 fn python(test: &str) -> Option<String> {
     let Some(py) = common::redis_server_from(std::env::var_os("MAINTWATCH_PYTHON")) else {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)")));
+        crate::common::skip(
+            test,
+            "MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)",
+        );
         return None;
     };
     let ok = std::process::Command::new(&py)

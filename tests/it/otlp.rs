@@ -26,7 +26,7 @@ struct Receiver {
 async fn receiver(test: &str, args: &[&str]) -> Option<Receiver> {
     let py = std::env::var("MAINTWATCH_PYTHON").unwrap_or_default();
     if py.trim().is_empty() {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with opentelemetry-proto)")));
+        crate::common::skip(test, "MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with opentelemetry-proto)");
         return None;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otlp/receiver.py");
@@ -54,7 +54,10 @@ async fn receiver(test: &str, args: &[&str]) -> Option<Receiver> {
             Some(3),
             "the OTLP receiver failed to start ({status})"
         );
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON has no opentelemetry-proto (pip install opentelemetry-proto)")));
+        crate::common::skip(
+            test,
+            "MAINTWATCH_PYTHON has no opentelemetry-proto (pip install opentelemetry-proto)",
+        );
         return None;
     };
     Some(Receiver {
@@ -159,22 +162,17 @@ fn closed_by(req: &Value, reason: &str) -> f64 {
         .sum()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_otlp_receiver_gets_the_moving_counted_with_the_conventions_names() {
-    const TEST: &str = "an_otlp_receiver_gets_the_moving_counted";
-    let Some(mut rx) = receiver(TEST, &[]).await else {
-        return;
-    };
+/// A watch of `single-proxy` exporting to `rx` every `interval`, once it has printed the MOVING.
+async fn watch_to_the_moving(rx: &Receiver, interval: &str) -> scrape::Watch {
     let url = format!("http://127.0.0.1:{}/v1/metrics", rx.port);
     let mut w = scrape::start(
         "single-proxy",
         4.0,
         None,
-        &["--otlp", &url, "--otlp-interval", "1s"],
+        &["--otlp", &url, "--otlp-interval", interval],
         &[],
     )
     .await;
-    let (host, port) = (w.sim.host(), w.sim.port());
     w.until("the MOVING", |l| {
         l.iter().any(|l| {
             matches!(l, WatchLine::Push(p)
@@ -182,6 +180,17 @@ async fn an_otlp_receiver_gets_the_moving_counted_with_the_conventions_names() {
         })
     })
     .await;
+    w
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_otlp_receiver_gets_the_moving_counted_with_the_conventions_names() {
+    const TEST: &str = "an_otlp_receiver_gets_the_moving_counted";
+    let Some(mut rx) = receiver(TEST, &[]).await else {
+        return;
+    };
+    let mut w = watch_to_the_moving(&rx, "1s").await;
+    let (host, port) = (w.sim.host(), w.sim.port());
     let req = rx
         .until("the MOVING counted", |r| {
             notifications(r, host, port, "MOVING") >= 1.0
@@ -237,23 +246,8 @@ async fn the_watch_pushes_once_more_at_exit() {
         return;
     };
     // An interval no test reaches: the only push is the one at exit.
-    let url = format!("http://127.0.0.1:{}/v1/metrics", rx.port);
-    let mut w = scrape::start(
-        "single-proxy",
-        4.0,
-        None,
-        &["--otlp", &url, "--otlp-interval", "1h"],
-        &[],
-    )
-    .await;
+    let mut w = watch_to_the_moving(&rx, "1h").await;
     let (host, port) = (w.sim.host(), w.sim.port());
-    w.until("the MOVING", |l| {
-        l.iter().any(|l| {
-            matches!(l, WatchLine::Push(p)
-                if matches!(&p.frame.parsed, Classified::Maintenance(n) if n.kind == Kind::Moving))
-        })
-    })
-    .await;
     assert_eq!(w.interrupt().await, 130);
     rx.until("the MOVING counted at exit", |r| {
         notifications(r, host, port, "MOVING") >= 1.0

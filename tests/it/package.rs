@@ -17,13 +17,6 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn skip(test: &str, why: &str) {
-    let _ = std::io::Write::write_fmt(
-        &mut std::io::stderr(),
-        format_args!("SKIP: {test}: {why}\n"),
-    );
-}
-
 /// Whether `program` is on PATH.
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
@@ -56,10 +49,10 @@ fn build(dir: &Path) -> PathBuf {
 fn the_deb_holds_the_binary_man_pages_completions_and_unit_where_debian_looks() {
     const TEST: &str = "the_deb_holds_the_binary_man_pages_completions_and_unit";
     if !on_path("dpkg-deb") {
-        return skip(TEST, "dpkg-deb is not on PATH (not a Debian system)");
+        return crate::common::skip(TEST, "dpkg-deb is not on PATH (not a Debian system)");
     }
     if !on_path("strip") {
-        return skip(
+        return crate::common::skip(
             TEST,
             "strip is not on PATH (package binutils): build-deb strips the binary",
         );
@@ -278,7 +271,7 @@ fn the_template_is_hardened_reads_its_instances_file_and_holds_no_secret() {
 fn the_units_exposure_is_ok_or_better() {
     const TEST: &str = "the_units_exposure_is_ok_or_better";
     if !on_path("systemd-analyze") {
-        return skip(TEST, "systemd-analyze is not on PATH (package systemd)");
+        return crate::common::skip(TEST, "systemd-analyze is not on PATH (package systemd)");
     }
     // A template is analysed as one of its instances: named beside it (no such file), systemd
     // loads the template with %i=example, as scripts/release/check-deb does with the installed one.
@@ -290,7 +283,7 @@ fn the_units_exposure_is_ok_or_better() {
     let text = String::from_utf8_lossy(&out.stdout);
     let Some(overall) = text.lines().find(|l| l.contains("Overall exposure level")) else {
         // Before systemd 250, `security` has no --offline: it needs a running systemd.
-        return skip(
+        return crate::common::skip(
             TEST,
             &format!(
                 "systemd-analyze security --offline=true does not run here: {}",

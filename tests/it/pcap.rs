@@ -866,7 +866,10 @@ async fn real_tcpdump_sees_what_the_watch_saw() {
 /// `None` after a SKIP line when it is unset or empty. Set but without redis-py: a failure.
 fn redis_py(test: &str) -> Option<String> {
     let Some(py) = common::redis_server_from(std::env::var_os("MAINTWATCH_PYTHON")) else {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{}\n", format_args!("SKIP: {test}: MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)")));
+        crate::common::skip(
+            test,
+            "MAINTWATCH_PYTHON is unset or empty (.ci/run sets it to a venv with redis-py)",
+        );
         return None;
     };
     let out = Command::new(&py)

@@ -153,6 +153,22 @@ fn moved_before_close(c: &ClientGrade) -> &Rule {
         .unwrap_or_else(|| panic!("no moved-before-close for {}", c.client))
 }
 
+/// Two apps judged apart: the watch reached the database by name and stayed past DNS's move
+/// (FAIL); redis-py reached it by address. redis-py's rule, for the test to judge.
+fn watch_by_name_py_by_address(g: &Grade) -> &Rule {
+    let watch = client(g, WATCH_HOST);
+    assert_eq!(watch.reached, format!("by name {NAME}"));
+    assert_eq!(
+        moved_before_close(watch).verdict,
+        Verdict::Fail,
+        "{}",
+        g.table()
+    );
+    let py = client(g, "redis-py/8.1.0");
+    assert_eq!(py.reached, "by address");
+    moved_before_close(py)
+}
+
 fn known(c: &ClientGrade) -> Vec<String> {
     c.notifications
         .iter()
@@ -238,20 +254,10 @@ fn dns_of_an_address_with_one_client_is_its_and_both_are_judged() {
     };
     let file = write(dir.path(), "apart.pcap", &two_apps(&py));
     let g = grade(&file, &["--dns-port", "5354"]);
-    let watch = client(&g, WATCH_HOST);
-    assert_eq!(watch.reached, format!("by name {NAME}"));
-    assert_eq!(
-        moved_before_close(watch).verdict,
-        Verdict::Fail,
-        "{}",
-        g.table()
-    );
-    assert!(known(watch)
+    let rule = watch_by_name_py_by_address(&g);
+    assert!(known(client(&g, WATCH_HOST))
         .iter()
         .any(|k| k == &format!("connected by name {NAME}")));
-    let py = client(&g, "redis-py/8.1.0");
-    assert_eq!(py.reached, "by address");
-    let rule = moved_before_close(py);
     assert_eq!(rule.verdict, Verdict::Pass, "{}", g.table());
     assert!(
         rule.detail.starts_with("stayed: nothing else was offered"),
@@ -272,18 +278,8 @@ fn a_client_that_never_went_where_dns_pointed_leaves_the_answers_to_the_other() 
     };
     let file = write(dir.path(), "elsewhere.pcap", &two_apps(&py));
     let g = grade(&file, &["--dns-port", "5354"]);
-    let watch = client(&g, WATCH_HOST);
-    assert_eq!(watch.reached, format!("by name {NAME}"));
     assert_eq!(
-        moved_before_close(watch).verdict,
-        Verdict::Fail,
-        "{}",
-        g.table()
-    );
-    let py = client(&g, "redis-py/8.1.0");
-    assert_eq!(py.reached, "by address");
-    assert_eq!(
-        moved_before_close(py).verdict,
+        watch_by_name_py_by_address(&g).verdict,
         Verdict::Pass,
         "{}",
         g.table()

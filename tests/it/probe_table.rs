@@ -223,10 +223,7 @@ fn tmux(test: &str) -> Option<String> {
     if on_path.is_ok_and(|o| o.status.success()) {
         return Some("tmux".into());
     }
-    let _ = std::io::Write::write_fmt(
-        &mut std::io::stderr(),
-        format_args!("SKIP: {test}: no tmux (MAINTWATCH_TMUX unset, none on PATH)\n"),
-    );
+    crate::common::skip(test, "no tmux (MAINTWATCH_TMUX unset, none on PATH)");
     None
 }
 

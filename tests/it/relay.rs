@@ -188,13 +188,7 @@ fn pipelining_a_gigabyte_at_a_stopped_upstream_keeps_the_simulator_small() {
         return;
     };
     if !cfg!(target_os = "linux") {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: relay_backpressure: reads /proc/PID/status, Linux only")
-            ),
-        );
+        crate::common::skip("relay_backpressure", "reads /proc/PID/status, Linux only");
         return;
     }
     const VALUE: usize = 64 * 1024;
@@ -304,12 +298,9 @@ fn every_way_of_stopping_the_simulator_stops_the_spawned_redis_server() {
         return;
     };
     if !cfg!(target_os = "linux") {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: relay_spawn_signals: finds the child in /proc, Linux only")
-            ),
+        crate::common::skip(
+            "relay_spawn_signals",
+            "finds the child in /proc, Linux only",
         );
         return;
     }

@@ -210,43 +210,43 @@ const ONE_PROXY: &str = "name t\nabout a test\nproxies 127.0.0.2\ndns 127.0.0.2\
 // connection and push the simulator's end marker into what the test reads: on a loaded machine
 // the reconnect took longer than the 0.1 s the scenario used to last, and the test saw a push.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_declared_4_gib_blob_is_refused_at_its_header_and_the_watch_reconnects() {
-    let sim = simulator(
-        scenario(&format!(
-            "{ONE_PROXY}start opt-in\nat 0 hostile * huge-blob\nend 60\n"
-        )),
-        10.0,
-        false,
-    )
-    .await;
+/// A watch of a simulator whose only act is the hostile frame `kind` (`name` in the scenario) at
+/// once, lasting far longer than the test. The watch, ended once it has reconnected and opted in
+/// again (its memory bounded), and the bytes the server wrote of each such frame.
+async fn hostile_then_reconnect(name: &str, kind: Hostile) -> (Watch, Vec<usize>) {
+    let text = format!("{ONE_PROXY}start opt-in\nat 0 hostile * {name}\nend 60\n");
+    let sim = simulator(scenario(&text), 10.0, false).await;
     let mut events = sim.events();
     let mut watch = Watch::start(&sim, 10.0, &[]);
-    watch
-        .until(
-            "the reconnect after the huge blob",
-            reconnected_and_opted_in,
-        )
-        .await;
+    let what = format!("the reconnect after the {name} frame");
+    watch.until(&what, reconnected_and_opted_in).await;
     assert_bounded_memory(&watch);
     watch.interrupt().await;
+    sim.shutdown().await;
+    (watch, hostile_written(&drain(&mut events), kind))
+}
 
+/// The one malformed-frame error the watch printed, which `says` what was wrong; its connection
+/// closed once, after it.
+fn the_one_malformed(watch: &Watch, says: &str) -> String {
     let errors = malformed(&watch.seen);
     assert_eq!(errors.len(), 1, "{:#?}", watch.seen);
+    assert_eq!(closed_errors(&watch.seen).len(), 1, "{:#?}", watch.seen);
     assert!(
-        errors[0].contains("blob declares 4294967296 bytes, over the limit of 536870912"),
+        errors[0].contains(says),
         "says what was wrong: {}",
         errors[0]
     );
-    assert!(
-        errors[0].starts_with("at byte "),
-        "says where: {}",
-        errors[0]
-    );
-    assert_eq!(closed_errors(&watch.seen).len(), 1);
+    errors[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_4_gib_blob_is_refused_at_its_header_and_the_watch_reconnects() {
+    let (watch, written) = hostile_then_reconnect("huge-blob", Hostile::HugeBlob).await;
+    let says = "blob declares 4294967296 bytes, over the limit of 536870912";
+    let error = the_one_malformed(&watch, says);
+    assert!(error.starts_with("at byte "), "says where: {error}");
     assert!(push_raws(&watch.seen).is_empty(), "no frame was made up");
-    sim.shutdown().await;
-    let written = hostile_written(&drain(&mut events), Hostile::HugeBlob);
     assert_eq!(written.len(), 1);
     assert!(
         written[0] < HUGE_BLOB_SENT,
@@ -257,38 +257,9 @@ async fn a_declared_4_gib_blob_is_refused_at_its_header_and_the_watch_reconnects
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nesting_10000_deep_stops_at_the_depth_limit_and_the_watch_reconnects() {
-    let sim = simulator(
-        scenario(&format!(
-            "{ONE_PROXY}start opt-in\nat 0 hostile * deep\nend 60\n"
-        )),
-        10.0,
-        false,
-    )
-    .await;
-    let mut events = sim.events();
-    let mut watch = Watch::start(&sim, 10.0, &[]);
-    watch
-        .until(
-            "the reconnect after the deep frame",
-            reconnected_and_opted_in,
-        )
-        .await;
-    assert_bounded_memory(&watch);
-    watch.interrupt().await;
-
-    let errors = malformed(&watch.seen);
-    assert_eq!(errors.len(), 1, "{:#?}", watch.seen);
-    assert!(
-        errors[0].contains("aggregates nested deeper than the limit of 64"),
-        "{}",
-        errors[0]
-    );
-    assert_eq!(closed_errors(&watch.seen).len(), 1);
-    sim.shutdown().await;
-    assert_eq!(
-        hostile_written(&drain(&mut events), Hostile::Deep),
-        vec![Hostile::Deep.bytes().len()]
-    );
+    let (watch, written) = hostile_then_reconnect("deep", Hostile::Deep).await;
+    the_one_malformed(&watch, "aggregates nested deeper than the limit of 64");
+    assert_eq!(written, vec![Hostile::Deep.bytes().len()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,23 +319,8 @@ async fn a_frame_trickled_byte_by_byte_arrives_whole_and_what_waited_follows_it(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_close_in_the_middle_of_a_frame_is_reported_as_such_and_the_watch_reconnects() {
-    let sim = simulator(
-        scenario(&format!(
-            "{ONE_PROXY}start opt-in\nat 0 hostile * mid-frame\nend 60\n"
-        )),
-        10.0,
-        false,
-    )
-    .await;
-    let mut watch = Watch::start(&sim, 10.0, &[]);
-    watch
-        .until(
-            "the reconnect after the cut frame",
-            reconnected_and_opted_in,
-        )
-        .await;
-    watch.interrupt().await;
-
+    let (watch, written) = hostile_then_reconnect("mid-frame", Hostile::MidFrame).await;
+    assert_eq!(written, vec![MID_FRAME.len() / 2], "half the frame went");
     let errors = closed_errors(&watch.seen);
     assert_eq!(errors.len(), 1, "{:#?}", watch.seen);
     let half = MID_FRAME.len() / 2;
@@ -378,7 +334,6 @@ async fn a_close_in_the_middle_of_a_frame_is_reported_as_such_and_the_watch_reco
         push_raws(&watch.seen).is_empty(),
         "half a frame is no frame"
     );
-    sim.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -465,6 +420,20 @@ fn temp_path(name: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The capture's complete lines, parsed (a torn last line is left out).
+/// `maintwatch watch --json --capture CAPTURE EXTRA...` of `sim`, its own output thrown away:
+/// the capture is what the test reads.
+fn capturing(sim: &Simulator, capture: &Path, extra: &[&str]) -> tokio::process::Child {
+    common::maintwatch_async(["watch", &url(sim), "--json"])
+        .args(extra)
+        .arg("--capture")
+        .arg(capture)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs")
+}
+
 fn capture_lines(path: &Path) -> Vec<WatchLine> {
     let bytes = std::fs::read(path).unwrap_or_default();
     let mut out = Vec::new();
@@ -504,20 +473,7 @@ async fn every_notification_sent_between_restarts_is_in_the_capture() {
     let sim = simulator(scenario_file("restarts.scn"), speed, true).await;
     let mut events = sim.events();
     let (_dir, capture) = temp_path("restarts.jsonl");
-    let mut child = common::maintwatch_async([
-        "watch",
-        &url(&sim),
-        "--json",
-        "--sim-speed",
-        &speed.to_string(),
-    ])
-    .arg("--capture")
-    .arg(&capture)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .kill_on_drop(true)
-    .spawn()
-    .expect("the binary runs");
+    let mut child = capturing(&sim, &capture, &["--sim-speed", &speed.to_string()]);
 
     // Follow the narration until the last round has ended, then stop the server.
     let mut seen = Vec::new();
@@ -609,14 +565,7 @@ async fn a_capture_survives_sigkill_and_replay_tolerates_a_torn_tail() {
     let sim = simulator(stream_scenario(), 1.0, true).await;
     let mut events = sim.events();
     let (dir, capture) = temp_path("killed.jsonl");
-    let mut child = common::maintwatch_async(["watch", &url(&sim), "--json"])
-        .arg("--capture")
-        .arg(&capture)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary runs");
+    let mut child = capturing(&sim, &capture, &[]);
     // Killed while notifications are still streaming in.
     until_captured(&capture, "50 notifications", |l| push_raws(l).len() >= 50).await;
     signal(child.id().expect("running"), "-KILL");

@@ -895,10 +895,7 @@ async fn certify_and_the_capture_of_its_run_draw_the_same_picture() {
             .output()
             .is_err()
     {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("SKIP: {TEST}: needs tcpdump and root to capture loopback\n"),
-        );
+        crate::common::skip(TEST, "needs tcpdump and root to capture loopback");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

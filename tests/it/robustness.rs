@@ -411,19 +411,22 @@ fn check_column(
     }
 }
 
-/// `decode --clients` beside the measured cells: for each case and each library whose parser it
+/// `decode --clients` beside every measured cell: for each case and each library whose parser it
 /// models, it predicts that the process ends (a failure left unhandled) exactly where
-/// docs/matrix.md records `srv` failing. A hang is not something it predicts; the measurement
-/// stands for those (docs/clients.md, "The robustness set, measured").
+/// docs/matrix.md records `srv` failing, and a hang (the phrase `; hangs: ` in an `acts` verdict:
+/// the client acts on a MOVING whose target cannot be connected to and sends nothing more)
+/// exactly where it records `kw` failing without `srv`, in a case that does not end the process
+/// (docs/clients.md, "The robustness set,
+/// measured").
 #[test]
-fn decode_clients_predicts_a_crash_exactly_where_one_was_measured() {
-    use maintwatch::grading::clients::{verdicts, Verdict as Predicted};
+fn decode_clients_predicts_a_crash_where_srv_and_a_hang_where_kw_alone_was_measured() {
+    use maintwatch::grading::clients::{predicted_hang, verdicts, Verdict as Predicted};
     use maintwatch::protocol::resp::{Scan, Scanner};
     use maintwatch::simulator::sim::scenario::{Action, Push};
     let section = page::section();
     let rows = page::table(&section);
     let (head, body) = rows.split_first().expect("a table");
-    let mut compared = 0;
+    let (mut compared, mut hangs) = (0, 0);
     for row in body {
         let case = format!("robust-{}", row[0].trim_matches('`'));
         let scenario = scenarios::by_name(&case).unwrap();
@@ -439,8 +442,7 @@ fn decode_clients_predicts_a_crash_exactly_where_one_was_measured() {
             })
             .collect();
         for (lib, cell) in head[1..].iter().zip(&row[1..]) {
-            let mut modelled = false;
-            let mut crash = false;
+            let (mut modelled, mut crash, mut hang) = (false, false, false);
             for bytes in &frames {
                 let Ok(Scan::Frame(frame, _)) = Scanner::default().scan(bytes) else {
                     panic!("{case}: not a frame");
@@ -449,19 +451,30 @@ fn decode_clients_predicts_a_crash_exactly_where_one_was_measured() {
                     modelled |= !matches!(v.verdict, Predicted::Unknown);
                     crash |=
                         matches!(&v.verdict, Predicted::Fails { how } if how.contains("unhandled"));
+                    hang |= predicted_hang(&v.verdict).is_some();
                 }
             }
             if !modelled {
                 continue;
             }
             compared += 1;
-            let measured = cell.split_whitespace().any(|c| c == "srv");
+            let failed = |rule: &str| cell.split_whitespace().any(|c| c == rule);
+            let (srv, kw_alone) = (failed("srv"), failed("kw") && !failed("srv"));
+            // A case that ends the process leaves nothing to hang (wrong-types: node-redis dies on
+            // its first MOVING before the second, whose integer target it could not reach).
+            let hang = hang && !crash;
+            hangs += usize::from(hang);
+            let predicted =
+                |yes: bool, what: &str| format!("{}{what}", if yes { "" } else { "no " });
             assert_eq!(
-                crash, measured,
-                "{lib}, {case}: decode --clients predicts {} a crash, docs/matrix.md records {cell}",
-                if crash { "" } else { "no" }
+                (crash, hang),
+                (srv, kw_alone),
+                "{lib}, {case}: decode --clients predicts {} and {}, docs/matrix.md records {cell}",
+                predicted(crash, "crash"),
+                predicted(hang, "hang")
             );
         }
     }
     assert!(compared >= 100, "only {compared} cells compared");
+    assert!(hangs > 0, "no hang predicted in {compared} cells");
 }

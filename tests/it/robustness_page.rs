@@ -44,10 +44,18 @@ pub fn table(section: &str) -> Vec<Vec<&str>> {
 
 /// The section without its block of runs: the prose and the why lines.
 pub fn prose(section: &str) -> String {
-    match (section.find(RUNS_START), section.find(RUNS_END)) {
-        (Some(a), Some(b)) => format!("{}{}", &section[..a], &section[b + RUNS_END.len()..]),
-        _ => section.to_string(),
-    }
+    splice(section, "").unwrap_or_else(|| section.to_string())
+}
+
+/// `section` with `body` where its block of runs, markers included, stood; `None` without one.
+fn splice(section: &str, body: &str) -> Option<String> {
+    let a = section.find(RUNS_START)?;
+    let b = section.find(RUNS_END)?;
+    Some(format!(
+        "{}{body}{}",
+        &section[..a],
+        &section[b + RUNS_END.len()..]
+    ))
 }
 
 /// What the block of runs says of one column: how it was measured, and each varied cell in
@@ -169,10 +177,7 @@ fn with_runs(
     groups.insert(label.to_string(), lines);
     let kept: Vec<String> = groups.into_values().flatten().collect();
     let body = format!("{RUNS_START}\n{}\n{RUNS_END}", kept.join("\n"));
-    match (section.find(RUNS_START), section.find(RUNS_END)) {
-        (Some(a), Some(b)) => format!("{}{body}{}", &section[..a], &section[b + RUNS_END.len()..]),
-        _ => format!("{}\n{body}\n", section.trim_end()),
-    }
+    splice(section, &body).unwrap_or_else(|| format!("{}\n{body}\n", section.trim_end()))
 }
 
 /// A column rewritten reads back as written: its line and its one varied cell, the other

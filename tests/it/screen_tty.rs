@@ -28,25 +28,18 @@ use common::BIN;
 /// Words a number is followed by; a row ending in a number must not leave one to the next row.
 const UNITS: [&str; 2] = ["s", "ms"];
 
-fn skip(test: &str, why: &str) {
-    let _ = std::io::Write::write_fmt(
-        &mut std::io::stderr(),
-        format_args!("SKIP: {test}: {why}\n"),
-    );
-}
-
 /// The tmux to use, or `None` after the SKIP line.
 fn tmux(test: &str) -> Option<String> {
     let bin = match std::env::var_os(TMUX_VAR) {
         Some(v) if v.to_string_lossy().trim().is_empty() => {
-            skip(test, &format!("{TMUX_VAR} is set empty"));
+            crate::common::skip(test, &format!("{TMUX_VAR} is set empty"));
             return None;
         }
         Some(v) => v.to_string_lossy().trim().to_string(),
         None => match on_path("tmux") {
             Some(p) => p.to_string_lossy().into_owned(),
             None => {
-                skip(test, &format!("no tmux on PATH and {TMUX_VAR} is unset"));
+                crate::common::skip(test, &format!("no tmux on PATH and {TMUX_VAR} is unset"));
                 return None;
             }
         },

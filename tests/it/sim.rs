@@ -54,6 +54,12 @@ async fn guarded<F: Future<Output = ()>>(test: F) {
         .expect("test did not finish within the hang guard");
 }
 
+/// Waits for the scenario's end, then stops the simulator.
+async fn played_out(sim: Simulator) {
+    sim.finished().await;
+    sim.shutdown().await;
+}
+
 async fn start(scenario: Scenario, speed: f64) -> Simulator {
     let mut opts = SimOptions::new(scenario);
     opts.speed = speed;
@@ -215,8 +221,7 @@ async fn single_proxy_moving_then_dns_then_node_wide_close() {
             Client::connect(SocketAddr::new(answer(&dns, &sim).await[0], sim.port())).await;
         again.opt_in().await;
         again.nothing_pending().await; // the window ended with the close: no re-sent MOVING
-        sim.finished().await;
-        sim.shutdown().await;
+        played_out(sim).await;
     })
     .await;
 }
@@ -275,8 +280,7 @@ async fn multi_proxy_sibling_advertised_from_the_start() {
         );
         // Only the retiring proxy's connections were told or closed.
         sibling.nothing_pending().await;
-        sim.finished().await;
-        sim.shutdown().await;
+        played_out(sim).await;
     })
     .await;
 }
@@ -549,8 +553,7 @@ async fn oss_cluster_slot_migration_on_every_node() {
             format!("-MOVED {slot} 127.0.0.5:{port}\\r\\n")
         );
         probe.nothing_pending().await; // not opted in: no notification
-        sim.finished().await;
-        sim.shutdown().await;
+        played_out(sim).await;
     })
     .await;
 }
@@ -739,8 +742,7 @@ async fn peer_variants_arrive_exactly_as_written() {
             "all but the pub/sub look-alike are notifications"
         );
         client.nothing_pending().await;
-        sim.finished().await;
-        sim.shutdown().await;
+        played_out(sim).await;
     })
     .await;
 }

@@ -21,13 +21,6 @@ use crate::common;
 
 const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/redis_py_app.py");
 
-fn skip(test: &str, why: &str) {
-    let _ = std::io::Write::write_fmt(
-        &mut std::io::stderr(),
-        format_args!("SKIP: {test}: {why}\n"),
-    );
-}
-
 /// The folder the unprivileged identity runs from: readable by all, `out/` writable by all.
 struct Kit {
     dir: tempfile::TempDir,
@@ -38,17 +31,17 @@ impl Kit {
     fn new(test: &str) -> Option<Kit> {
         // SAFETY: a plain read of the process's effective uid.
         if unsafe { libc::geteuid() } != 0 {
-            skip(test, "not root: cannot drop to another identity");
+            crate::common::skip(test, "not root: cannot drop to another identity");
             return None;
         }
         for tool in ["setpriv", "capsh", "unshare", "cp"] {
             if which(tool).is_none() {
-                skip(test, &format!("{tool} is not installed"));
+                crate::common::skip(test, &format!("{tool} is not installed"));
                 return None;
             }
         }
         let Some(venv) = std::env::var_os("MAINTWATCH_VENV_ANY").filter(|v| !v.is_empty()) else {
-            skip(test, "MAINTWATCH_VENV_ANY is unset (.ci/run makes it)");
+            crate::common::skip(test, "MAINTWATCH_VENV_ANY is unset (.ci/run makes it)");
             return None;
         };
         let redis = common::redis_server_binary(test)?;

@@ -350,24 +350,25 @@ async fn sighup_under_a_flood_with_a_capture_reopens_it_and_loses_nothing() {
     assert_capture_is_a_prefix(&both, |i| Flood::Messages.frame(i % CYCLE), 0, 100);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn duration_stops_a_watch_under_an_endless_flood() {
-    let (addr, _) = flood_server(Flood::Messages).await;
-    let run = Run::start(&format!("redis://{addr}"), &["--duration", "1s"]);
+/// A watch of an endless `flood` that `stop` (a flag and its value) ends: exit 0, the summary's
+/// reason `reason`, and a capture of the flood's frames from the first, `at_least` of them.
+async fn stopped_under(flood: Flood, stop: [&str; 2], reason: &str, at_least: usize) {
+    let (addr, _) = flood_server(flood).await;
+    let run = Run::start(&format!("redis://{addr}"), &stop);
     let (code, lines, stderr, capture) = run.ended().await;
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(summary_reason(&lines), "duration");
-    assert_capture_is_a_prefix(&capture, |i| Flood::Messages.frame(i % CYCLE), 0, 0);
+    assert_eq!(summary_reason(&lines), reason);
+    assert_capture_is_a_prefix(&capture, |i| flood.frame(i % CYCLE), 0, at_least);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duration_stops_a_watch_under_an_endless_flood() {
+    stopped_under(Flood::Messages, ["--duration", "1s"], "duration", 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn count_stops_a_watch_under_an_endless_flood_of_notifications() {
-    let (addr, _) = flood_server(Flood::Notifications).await;
-    let run = Run::start(&format!("redis://{addr}"), &["--count", "500"]);
-    let (code, lines, stderr, capture) = run.ended().await;
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(summary_reason(&lines), "count");
-    assert_capture_is_a_prefix(&capture, |i| Flood::Notifications.frame(i % CYCLE), 0, 100);
+    stopped_under(Flood::Notifications, ["--count", "500"], "count", 100).await;
 }
 
 /// A second connection that PUBLISHes `m<i>` on `ch` forever, pipelined, until dropped.

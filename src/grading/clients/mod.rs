@@ -16,6 +16,7 @@ mod facts;
 mod frame_view;
 mod library;
 mod predict;
+mod reach;
 
 pub use facts::{
     at_least, auto_type, window_bound, Auto, Client, Measured, Parser, Private, WindowBound,
@@ -23,8 +24,10 @@ pub use facts::{
 };
 pub use library::CLIENTS;
 pub use predict::{
-    azure_verdicts, has_cluster, lines, predict, summary_line, verdict_lines, verdicts,
+    azure_verdicts, has_cluster, lines, predict, predicted_hang, summary_line, verdict_lines,
+    verdicts,
 };
+pub use reach::HANGS;
 // The verdict types are part of the JSON schema, so they live in `record`.
 pub use crate::observe::record::{ClientVerdict, Verdict};
 pub use library::go_redis::GO_REDIS_RUN;

@@ -7,6 +7,7 @@ use super::facts::{at_least, Client};
 use super::frame_view::{fails, ignores, View};
 use super::library::stackexchange_redis::{azure_reference_verdict, AZURE_LISTENER, AZURE_READ_AT};
 use super::library::CLIENTS;
+use super::reach::HANGS;
 use crate::network::conn::EndpointType;
 use crate::observe::record::{ClientVerdict, Verdict};
 use crate::protocol::resp::Frame;
@@ -79,12 +80,27 @@ pub fn summary_line(frame: &Frame<'_>, asked: Option<EndpointType>) -> String {
     // `doctor`'s to say, not a line under every notification of a watch.
     let parts: Vec<String> = CLIENTS
         .iter()
-        .map(|c| match predict(c, frame, asked) {
-            Verdict::Fails { how } => format!("{} FAILS ({how})", c.name),
-            other => format!("{} {}", c.name, other.outcome()),
+        .map(|c| {
+            let verdict = predict(c, frame, asked);
+            if let Some(why) = predicted_hang(&verdict) {
+                return format!("{} HANGS ({why})", c.name);
+            }
+            match verdict {
+                Verdict::Fails { how } => format!("{} FAILS ({how})", c.name),
+                other => format!("{} {}", c.name, other.outcome()),
+            }
         })
         .collect();
     crate::shared::escape::sanitize(&format!("clients: {}", parts.join("; "))).into_owned()
+}
+
+/// The hang an `acts` verdict predicts (the client acts, then sends nothing): the text after
+/// [`HANGS`], why its target cannot be connected to and what it does meanwhile.
+pub fn predicted_hang(verdict: &Verdict) -> Option<&str> {
+    match verdict {
+        Verdict::Acts { reads, .. } => reads.split_once(HANGS).map(|(_, why)| why),
+        _ => None,
+    }
 }
 
 /// What each known client does with an `AzureRedisEvents` message. Only StackExchange.Redis
@@ -185,6 +201,56 @@ mod tests {
                 assert!(reads.contains("keeping its own port"), "{reads}");
                 assert!(
                     reads.contains("reads port 13000 and does not use it"),
+                    "{reads}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The robustness set's three MOVINGs to nowhere: redis-py, node-redis and Lettuce wait for
+    /// the target and hang where it was measured (Lettuce drops the IPv6 forms unread); ioredis
+    /// and go-redis hand off beside the connection they have and keep it.
+    #[test]
+    fn a_move_to_nowhere_hangs_the_clients_that_wait_for_the_target() {
+        let hung = |target: &str| -> Vec<&str> {
+            let bytes = format!(
+                ">4\r\n$6\r\nMOVING\r\n:1\r\n:15\r\n${}\r\n{target}\r\n",
+                target.len()
+            );
+            let f = frame(bytes.as_bytes());
+            let names = CLIENTS
+                .iter()
+                .filter(|c| predicted_hang(&predict(c, &f, None)).is_some());
+            let names: Vec<&str> = names.map(|c| c.name).collect();
+            assert_eq!(
+                summary_line(&f, None).matches(" HANGS (").count(),
+                names.len(),
+                "{target}"
+            );
+            names
+        };
+        let waiting = ["redis-py", "node-redis", "Lettuce"];
+        assert_eq!(hung("no-such-host.invalid:6379"), waiting);
+        assert_eq!(hung("[::1]:9"), waiting[..2]);
+        assert_eq!(hung("::1:9"), waiting[..2]);
+        assert!(hung("10.0.0.7:12000").is_empty());
+        assert!(hung("node-3.sim.maintwatch.test:6379").is_empty());
+        // A window of 0 s: redis-py's pool goes back at once, and Lettuce's rebind ends.
+        let now = frame(b">4\r\n$6\r\nMOVING\r\n:1\r\n:0\r\n$11\r\nx.invalid:1\r\n");
+        let hung_now: Vec<&str> = CLIENTS
+            .iter()
+            .filter(|c| predicted_hang(&predict(c, &now, None)).is_some())
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(hung_now, ["node-redis"]);
+        // node-redis reads an integer target as its digits (`String(push[3])`): a host, no port.
+        let integer = frame(b">4\r\n$6\r\nMOVING\r\n:2\r\n:15\r\n:6379\r\n");
+        match predict(&CLIENTS[1], &integer, None) {
+            Verdict::Acts { reads, target } => {
+                assert_eq!(target, Some(("6379".to_string(), None)));
+                assert!(
+                    reads.contains("; hangs: its port is not a number"),
                     "{reads}"
                 );
             }

@@ -40,6 +40,17 @@ pub fn write(obs: &Observations, grade: &Grade) -> serde_json::Result<String> {
     ))
 }
 
+/// The `grade_input` lines of `text`; none at all is an error too, naming what writes them.
+pub fn inputs_found(text: &str) -> Result<Vec<Observations>, String> {
+    match inputs(text) {
+        Ok(i) if i.is_empty() => Err(
+            "no grade_input line (written by simulate --grade-json or pcap --grade --json)"
+                .to_string(),
+        ),
+        other => other,
+    }
+}
+
 /// The `grade_input` lines of a file of JSON lines; other lines (the watch's, pcap's, a
 /// `grade` line) are passed over. A `grade_input` line that does not read is an error naming
 /// its line number.

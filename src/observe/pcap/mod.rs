@@ -10,9 +10,11 @@
 //! Packets are read in file order, TCP is reassembled per direction ([`reassembly`]), and each
 //! stream that carries RESP becomes one application connection ([`app`]). Capture timestamps
 //! become the timeline's clock: a fixed base `Instant` plus the offset from the first packet.
+//! The files of one run are read one after another through one analyzer ([`capture_files`]).
 
 mod analyzer;
 pub mod app;
+pub mod capture_files;
 pub mod capture_lines;
 pub mod dns_answers;
 pub mod observations;

@@ -2,6 +2,7 @@
 //! the other modules computed.
 
 pub mod countdown;
+pub mod decode_screen;
 pub mod doctor_screen;
 pub mod human;
 pub mod pcap_screen;

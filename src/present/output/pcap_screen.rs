@@ -1,10 +1,27 @@
 //! How `pcap`'s own lines read for people: each under the watch's head (its clock and connection
 //! number), painted as the watch paints the same kind of thing; the lines it shares with the
-//! watch are the watch's rendering.
+//! watch are the watch's rendering. A line is a [`Record`]: this and its JSON.
 
 use crate::observe::pcap::capture_lines::{Line, PcapLine};
+use crate::observe::record::write as json;
 use crate::observe::record::{line, ClosedBy, WatchLine};
 use crate::present::output::human::{self, clock, Role, Style};
+use crate::present::output::sink::Record;
+
+/// A watch line goes through the watch's own JSON writer; a `pcap_*` line through serde. People
+/// read the capture's rendering, which tells a connection by its client's address.
+impl Record for Line {
+    fn write_json(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Line::Watch(w) => json::write_object(out, w),
+            Line::Pcap(p) => json::write_value(out, p),
+        }
+    }
+
+    fn render(&self, style: &Style) -> Vec<String> {
+        render(self, style)
+    }
+}
 
 fn head(style: &Style, at: &str, conn: Option<u32>) -> String {
     let who = conn.map_or("[-]".to_string(), |c| format!("[{c}]"));

@@ -7,7 +7,8 @@
 //!
 //! It is fed from what the command already built, never from a second reading: the judge's
 //! [`Observations`] and [`Grade`] when the command graded, and the timeline's own lines (kept by
-//! [`collect::Collected`] as they are written). The page is one file: CSS and SVG inline, no
+//! [`collect::Collected`] as they are written; `demo`'s, from the capture its watch
+//! has just written: [`capture_page`]). The page is one file: CSS and SVG inline, no
 //! script, no fetch, so it opens offline years later and in a CI artifact viewer that blocks
 //! scripts.
 //!
@@ -18,6 +19,7 @@
 //! the page and the terminal say the same thing. Sizes are bounded by the caps in
 //! [`collect`] and [`model`] (stated in docs/report.md).
 
+pub mod capture_page;
 pub mod collect;
 pub mod labels;
 pub mod model;

@@ -207,8 +207,9 @@ pub(super) struct State {
     pub(super) conns: HashMap<u64, ConnEntry>,
     /// The database's one sequence counter (docs/protocol.md section 3).
     pub(super) seq: i64,
-    /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins.
-    pub(super) retained: Option<Arc<[u8]>>,
+    /// Last MIGRATED / FAILED_OVER, replayed to new opt-ins, and the proxies that keep it
+    /// ([`retained_by`]).
+    pub(super) retained: Option<Retained>,
     /// MOVING frames whose window is open, per proxy; ended by that proxy's close.
     pub(super) open_moving: HashMap<Ipv4Addr, OpenMoving>,
     /// The open MIGRATING / FAILING_OVER / SMIGRATING and the proxies it went to, kept only
@@ -219,6 +220,21 @@ pub(super) struct State {
     /// Every sharded channel ever subscribed to, at most [`sharded_pubsub::CHANNELS_MAX`]: what a
     /// `spublish` tick publishes on.
     pub(super) channels: BTreeSet<Vec<u8>>,
+}
+
+/// The last completion, replayed after an opt-in's `+OK` on a proxy that keeps it.
+#[derive(Clone)]
+pub(super) struct Retained {
+    pub(super) bytes: Arc<[u8]>,
+    /// The proxies that keep it ([`retained_by`]); `None`: every proxy.
+    pub(super) kept_by: Option<Vec<Ipv4Addr>>,
+}
+
+impl Retained {
+    /// Whether an opt-in on `proxy` is sent it.
+    pub(super) fn kept_at(&self, proxy: Ipv4Addr) -> bool {
+        self.kept_by.as_ref().is_none_or(|k| k.contains(&proxy))
+    }
 }
 
 impl State {
@@ -272,6 +288,11 @@ pub(super) struct Shared {
     /// during its window (the fault injector's mode: what the suites expect of Redis Enterprise,
     /// docs/fault-injector.md; no capture shows it, so scenarios do not do it).
     pub(super) resend_windows: bool,
+    /// The retained completion is replayed only to opt-ins on the proxies that served a
+    /// connection when it was sent, not on a proxy a later bind moved the endpoint to (the fault injector's mode: go-redis' e2e
+    /// `Conservative` timeouts expect no replay there, docs/fault-injector.md; the capture is of
+    /// one endpoint, so scenarios replay it everywhere).
+    pub(super) retained_where_sent: bool,
     /// Steps played beside the scenario's own (the fault injector's actions), numbered past its
     /// lines, so that a grade reads their windows, targets and moves as a scenario step's.
     pub(super) played_steps: Mutex<Vec<Step>>,
@@ -382,6 +403,7 @@ impl Simulator {
         let shared = Arc::new(Shared {
             cluster_nodes: fault_injector::cluster_nodes(opts.fault_injector.as_ref()),
             resend_windows: opts.fault_injector.is_some(),
+            retained_where_sent: opts.fault_injector.is_some(),
             played_steps: Mutex::new(Vec::new()),
             speed: opts.speed,
             mark_end: opts.mark_end,
@@ -929,7 +951,13 @@ pub(super) fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr],
                 st.open_moving.insert(*p, open.clone());
             }
         }
-        Some(k) if k.is_retained() => st.retained = Some(bytes.clone()),
+        Some(k) if k.is_retained() => {
+            let kept_by = retained_by(shared, &st, targets);
+            st.retained = Some(Retained {
+                bytes: bytes.clone(),
+                kept_by,
+            });
+        }
         _ => {}
     }
     if shared.resend_windows {
@@ -970,6 +998,24 @@ pub(super) fn broadcast_push(shared: &Shared, line: usize, targets: &[Ipv4Addr],
         // A send fails only if the connection task already ended; it is about to leave the table.
         let _ = c.tx.send(msg);
     }
+}
+
+/// The proxies that keep a completion sent to `targets` for later opt-ins: every proxy (`None`:
+/// the database retains it, as measured), or in the fault injector's mode
+/// ([`Shared::retained_where_sent`]) those of `targets` serving a connection then, so that a
+/// proxy a later bind moves the endpoint to has nothing to replay.
+fn retained_by(shared: &Shared, st: &State, targets: &[Ipv4Addr]) -> Option<Vec<Ipv4Addr>> {
+    if !shared.retained_where_sent {
+        return None;
+    }
+    let serving: BTreeSet<Ipv4Addr> = st.conns.values().map(|c| c.proxy).collect();
+    Some(
+        targets
+            .iter()
+            .filter(|p| serving.contains(p))
+            .copied()
+            .collect(),
+    )
 }
 
 /// Takes every connection of `proxy` (of every proxy for `None`) out of the table; returns (all,

@@ -20,7 +20,7 @@ use crate::grading::judge::{
 };
 pub use crate::grading::judge::{ClientGrade, Grade, MovingGrade, NotificationGrade, Rule};
 
-use crate::simulator::sim::scenario::{Action, Endpoint, Push, Scenario};
+use crate::simulator::sim::scenario::{Action, Endpoint, Push, Scenario, StructuredPush};
 use crate::simulator::sim::{SimEvent, What, HOSTNAME};
 
 /// Grades a finished run from its narration (every event, in order).
@@ -303,7 +303,7 @@ impl Collector {
         let port = proxies.first().map_or(0, |p| p.port()).to_string();
         let moves = match step.map(|s| &s.action) {
             Some(Action::Push {
-                push: Push::Structured { moves, .. },
+                push: Push::Structured(StructuredPush { moves, .. }),
                 ..
             }) => moves
                 .iter()
@@ -317,7 +317,7 @@ impl Collector {
         };
         let (window, target) = match step.map(|s| &s.action) {
             Some(Action::Push {
-                push: Push::Structured { time, target, .. },
+                push: Push::Structured(StructuredPush { time, target, .. }),
                 ..
             }) => (
                 time.unwrap_or(0) as f64,

@@ -5,10 +5,11 @@
 //! Two commands play scenarios this way: `simulate` (one, narrated for a person) and `certify`
 //! (every scenario, in turn or by a pool of workers, for a client's CI: its runner is
 //! `certify`). It lives in the library so that both reach it and neither command imports the
-//! other.
+//! other. `demo` plays one to the watch, and shows the simulator's side beside it (`demo_view`).
 
 pub mod certify;
 pub mod client;
+pub mod demo_view;
 pub mod grade;
 mod play;
 mod settings;

@@ -80,13 +80,7 @@ pub const REDIS_SERVER_VAR: &str = "MAINTWATCH_REDIS_SERVER";
 pub fn redis_server_binary(test: &str) -> Option<String> {
     let bin = redis_server_from(std::env::var_os(REDIS_SERVER_VAR));
     if bin.is_none() {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: {test}: {REDIS_SERVER_VAR} is unset or empty")
-            ),
-        );
+        crate::common::skip(test, &format!("{REDIS_SERVER_VAR} is unset or empty"));
     }
     bin
 }
@@ -202,13 +196,7 @@ pub async fn tcpdump(
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!(
-                    "{}\n",
-                    format_args!("SKIP: {test}: tcpdump is not installed")
-                ),
-            );
+            crate::common::skip(test, "tcpdump is not installed");
             return None;
         }
         Err(e) => panic!("tcpdump did not start: {e}"),
@@ -233,13 +221,7 @@ pub async fn tcpdump(
     }
     let said = said.join("\n");
     if said.contains("ermission") || said.contains("not permitted") {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "{}\n",
-                format_args!("SKIP: {test}: tcpdump may not capture here: {said}")
-            ),
-        );
+        crate::common::skip(test, &format!("tcpdump may not capture here: {said}"));
         return None;
     }
     panic!("tcpdump is installed but broken: {said}");

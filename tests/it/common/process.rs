@@ -223,9 +223,9 @@ pub fn peak_rss_kib(pid: u32, check: &str) -> Option<u64> {
         line.split_whitespace().nth(1)?.parse().ok()
     });
     if found.is_none() {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("SKIP: {check}: no VmHWM in {path}; the memory bound is not checked\n"),
+        crate::common::skip(
+            check,
+            &format!("no VmHWM in {path}; the memory bound is not checked"),
         );
     }
     found

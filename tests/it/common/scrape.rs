@@ -185,10 +185,7 @@ fn prometheus_part(test: &str, var: &str, program: &str) -> Option<String> {
     if let Some(v) = std::env::var_os(var) {
         let v = v.to_string_lossy().trim().to_string();
         if v.is_empty() {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!("SKIP: {test}: {var} is empty\n"),
-            );
+            crate::common::skip(test, &format!("{var} is empty"));
             return None;
         }
         return Some(v);
@@ -199,11 +196,9 @@ fn prometheus_part(test: &str, var: &str, program: &str) -> Option<String> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "SKIP: {test}: {program} is not installed (Debian package `prometheus`) and {var} is unset\n"
-            ),
+        crate::common::skip(
+            test,
+            &format!("{program} is not installed (Debian package `prometheus`) and {var} is unset"),
         );
     }
     found.map(|p| p.to_string_lossy().into_owned())

@@ -241,10 +241,7 @@ pub fn client_runtime(
     check: impl FnOnce(&str) -> std::process::Command,
 ) -> Option<(String, String)> {
     let Some(value) = redis_server_from(std::env::var_os(var)) else {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("SKIP: {test}: {var} is unset or empty ({hint})\n"),
-        );
+        crate::common::skip(test, &format!("{var} is unset or empty ({hint})"));
         return None;
     };
     let version = version_printed(check(&value), &format!("{var}={value}"));
@@ -263,11 +260,9 @@ pub fn older(test: &str, var: &str) -> Option<Vec<String>> {
         })
         .unwrap_or_default();
     if paths.is_empty() {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "SKIP: {test}: {var} is unset or empty (scripts/clients/matrix.sh sets it)\n"
-            ),
+        crate::common::skip(
+            test,
+            &format!("{var} is unset or empty (scripts/clients/matrix.sh sets it)"),
         );
         return None;
     }
@@ -279,12 +274,9 @@ pub fn older(test: &str, var: &str) -> Option<Vec<String>> {
 pub fn resolved_privately(test: &str, r: &TierRun) -> bool {
     let private = r.private_resolv();
     if !private {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "SKIP: {test}: no private resolv.conf on this machine: {}\n",
-                r.table
-            ),
+        crate::common::skip(
+            test,
+            &format!("no private resolv.conf on this machine: {}", r.table),
         );
     }
     private
@@ -1027,10 +1019,7 @@ impl Library {
     /// unset, or for a JVM library no `java` on PATH). Set but unusable: the test fails.
     pub fn newest(&self, test: &str) -> Option<(String, String)> {
         if matches!(self.runtime, Runtime::Jvm) && !on_path("java") {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!("SKIP: {test}: no java on PATH\n"),
-            );
+            crate::common::skip(test, "no java on PATH");
             return None;
         }
         client_runtime(test, self.var, self.hint, |dir| self.version_command(dir))

@@ -2,6 +2,7 @@
 
 use crate::grading::clients::facts::{Auto, Client, Measured, Private};
 use crate::grading::clients::frame_view::{acts, fails, is_int, text, View};
+use crate::grading::clients::reach;
 use crate::network::conn::EndpointType;
 use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
@@ -97,6 +98,22 @@ pub(super) const GO_REDIS_MEASURED: &[Measured] = &[
     },
 ];
 
+/// The host and port go-redis's handoff dials for `endpoint`: Go's split of `host:port` or
+/// `[host]:port`, and, where that fails (no port, or a bare IPv6 address), the whole text as the
+/// host with port 6379 (`handoff_worker.go`, `createEndpointDialer`); `None`: a port that is
+/// not a number, on which the dial fails.
+fn dialled(endpoint: &str) -> (String, Option<i64>) {
+    let split = match endpoint.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:"),
+        None if endpoint.matches(':').count() == 1 => endpoint.split_once(':'),
+        None => None,
+    };
+    match split {
+        Some((host, port)) => (host.to_string(), port.parse().ok()),
+        None => (endpoint.to_string(), Some(6379)),
+    }
+}
+
 /// go-redis 9.22.0 `maintnotifications/push_notification_handler.go`: a rejected frame is logged
 /// and returned as `ErrInvalidNotification`.
 pub(super) fn go_redis(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType>) -> Verdict {
@@ -121,10 +138,18 @@ pub(super) fn go_redis(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
                         );
                     }
                     // Handed to the dialer as it is: "[::1]:7000" dials, "null" or "?" fails then.
+                    let mut reads =
+                        format!("hands the connection off to {endpoint:?} (dialled as given)");
+                    let (host, port) = dialled(&endpoint);
+                    if let Some(why) = reach::endpoint(&host, port) {
+                        reads.push_str(&format!(
+                            "; it cannot dial there ({why}): it tries again, then drops that \
+                             connection from its pool and dials its own address, so it does not \
+                             hang (maintnotifications/handoff_worker.go)"
+                        ));
+                    }
                     Verdict::Acts {
-                        reads: format!(
-                            "hands the connection off to {endpoint:?} (dialled as given)"
-                        ),
+                        reads,
                         target: Some((endpoint, None)),
                     }
                 }

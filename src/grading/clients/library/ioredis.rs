@@ -7,6 +7,7 @@
 
 use crate::grading::clients::facts::{Auto, Client, Measured, Private};
 use crate::grading::clients::frame_view::{acts, ignores, text, View};
+use crate::grading::clients::reach;
 use crate::network::conn::EndpointType;
 use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
@@ -88,10 +89,22 @@ pub(super) fn predict(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType>
                      make before break",
                 ),
                 Some(f) => match text(f).as_deref().and_then(endpoint) {
-                    Some((host, port)) => Verdict::Acts {
-                        reads: format!("hands off to host {host:?} port {port}, make before break"),
-                        target: Some((host, Some(i64::from(port)))),
-                    },
+                    Some((host, port)) => {
+                        let mut reads =
+                            format!("hands off to host {host:?} port {port}, make before break");
+                        // Measured in the client matrix's `ipv6` (docs/matrix.md): a handoff
+                        // that cannot connect fails, and the connection it had stays.
+                        if let Some(why) = reach::host(&host) {
+                            reads.push_str(&format!(
+                                "; it cannot connect there ({why}): the handoff fails and the \
+                                 connection it has stays in use, so it does not hang"
+                            ));
+                        }
+                        Verdict::Acts {
+                            reads,
+                            target: Some((host, Some(i64::from(port)))),
+                        }
+                    }
                     None => dropped("the endpoint is not host:port"),
                 },
             }

@@ -2,6 +2,7 @@
 
 use crate::grading::clients::facts::{Auto, Client, Measured, Private, JVM_RUN};
 use crate::grading::clients::frame_view::{acts, fails, ignores, is_int, text, View};
+use crate::grading::clients::reach::{self, hangs};
 use crate::network::conn::EndpointType;
 use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
@@ -67,11 +68,12 @@ pub(super) fn lettuce(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType>
                 return acts("no endpoint: rebinds to where it is");
             };
             let parts: Vec<&str> = target.split(':').collect();
-            match parts.get(1).map(|p| p.parse::<i64>()) {
-                Some(Ok(port)) => Verdict::Acts {
-                    reads: format!("rebinds to host {:?} port {port}", parts[0]),
-                    target: Some((parts[0].to_string(), Some(port))),
-                },
+            match parts.get(1).map(|p| p.parse::<i32>()) {
+                // The address's constructor takes ports 0 to 65535 and throws on the others.
+                Some(Ok(port)) if !(0..=65535).contains(&port) => fails(format!(
+                    "IllegalArgumentException (port {port} out of range): logged, dropped"
+                )),
+                Some(Ok(port)) => rebind(parts[0], i64::from(port), v),
                 Some(Err(_)) => fails(format!(
                     "NumberFormatException (port {:?}): logged, dropped",
                     parts[1]
@@ -96,5 +98,30 @@ pub(super) fn lettuce(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType>
             }
         }
         _ => ignores("no handling of SMIGRATING / SMIGRATED"),
+    }
+}
+
+/// A MOVING to `host` and `port`: it rebinds there for the window, and hangs when the target
+/// cannot be connected to, its reconnects going to the target alone until the window ends.
+fn rebind(host: &str, port: i64, v: &View<'_, '_>) -> Verdict {
+    let mut reads = format!("rebinds to host {host:?} port {port}");
+    let window = match v.at(2) {
+        Some(Frame::Integer(n)) => *n,
+        _ => 0,
+    };
+    if let Some(why) = reach::endpoint(host, Some(port)).filter(|_| window > 0) {
+        reads = hangs(
+            reads,
+            &why,
+            &format!(
+                "it closes each connection to rebind there, and its watchdog reconnects to the \
+                 target alone until the window's {window} s end \
+                 (MaintenanceAwareConnectionWatchdog, RebindAwareAddressSupplier)"
+            ),
+        );
+    }
+    Verdict::Acts {
+        reads,
+        target: Some((host.to_string(), Some(port))),
     }
 }

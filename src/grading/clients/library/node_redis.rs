@@ -2,6 +2,7 @@
 
 use crate::grading::clients::facts::{Auto, Client, Measured, Private, BACKSTOP_RUN, MATRIX_RUN, NO_BACKSTOP};
 use crate::grading::clients::frame_view::{acts, fails, text, View};
+use crate::grading::clients::reach::{self, hangs};
 use crate::network::conn::EndpointType;
 use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
@@ -61,6 +62,8 @@ pub(super) fn node_redis(name: &str, v: &View<'_, '_>, asked: Option<EndpointTyp
                 | Some(Frame::Null)
                 | Some(Frame::Integer(0))
                 | Some(Frame::Boolean(false)) => None,
+                // `String(push[3])`: an integer is its digits.
+                Some(Frame::Integer(n)) => Some(n.to_string()),
                 Some(f) => Some(text(f).unwrap_or_default()),
             };
             let Some(target) = target else {
@@ -77,8 +80,19 @@ pub(super) fn node_redis(name: &str, v: &View<'_, '_>, asked: Option<EndpointTyp
             let host = parts.next().unwrap_or_default().to_string();
             let port = parts.next().and_then(|p| p.trim().parse::<i64>().ok());
             let shown = port.map_or("NaN".to_string(), |p| p.to_string());
+            let mut reads = format!("moves to host {host:?} port {shown} (split on the first ':')");
+            if let Some(why) = reach::endpoint(&host, port) {
+                // The socket options' form, which the robustness application uses; with a `url`
+                // option a port that is not a number leaves the URL's own.
+                reads = hangs(
+                    reads,
+                    &why,
+                    "it pauses writing and waits for a client to the target to connect, which \
+                     none does, retrying (enterprise-maintenance-manager.ts, #onMoving)",
+                );
+            }
             Verdict::Acts {
-                reads: format!("moves to host {host:?} port {shown} (split on the first ':')"),
+                reads,
                 target: Some((host, port)),
             }
         }

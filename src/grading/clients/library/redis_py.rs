@@ -2,6 +2,7 @@
 
 use crate::grading::clients::facts::{Auto, Client, Measured, Private, BACKSTOP_RUN, NO_BACKSTOP};
 use crate::grading::clients::frame_view::{acts, fails, text, View};
+use crate::grading::clients::reach::{self, hangs};
 use crate::network::conn::EndpointType;
 use crate::observe::record::Verdict;
 use crate::protocol::resp::Frame;
@@ -57,16 +58,7 @@ pub(super) fn redis_py(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
                     let Ok(port) = port.trim().parse::<i64>() else {
                         return logged(&format!("ValueError (port {port:?})"));
                     };
-                    // The target is what the parser read, port included (the parser
-                    // conformance test holds it); the pool's new connection arguments take
-                    // the host alone (`_build_moving_connection_kwargs`), so the port is the
-                    // one it had, as the robustness set measured (docs/clients.md).
-                    Verdict::Acts {
-                        reads: format!(
-                            "moves to host {host:?}, keeping its own port (it reads port {port} and does not use it)"
-                        ),
-                        target: Some((host.to_string(), Some(port))),
-                    }
+                    move_to(host, port, v)
                 }
                 None => logged("IndexError"),
             }
@@ -93,6 +85,34 @@ pub(super) fn redis_py(name: &str, v: &View<'_, '_>, _asked: Option<EndpointType
             acts("relaxes the connection's timeouts (slots as text)")
         }
         _ => smigrated_py(v),
+    }
+}
+
+/// A MOVING to `host` (`port` read and not used). The target is what the parser read, port
+/// included (the parser conformance test holds it); the pool's new connection arguments take the
+/// host alone (`_build_moving_connection_kwargs`), so the port is the one it had, as the
+/// robustness set measured (docs/clients.md). A host it cannot connect to hangs it for the
+/// window, after which the pool goes back to its own.
+fn move_to(host: &str, port: i64, v: &View<'_, '_>) -> Verdict {
+    let mut reads = format!(
+        "moves to host {host:?}, keeping its own port (it reads port {port} and does not use it)"
+    );
+    let window = match v.at(2) {
+        Some(Frame::Integer(n)) => *n as f64,
+        Some(Frame::Double(d)) => *d,
+        _ => 0.0,
+    };
+    if let Some(why) = reach::host(host).filter(|_| window > 0.0) {
+        let what = format!(
+            "it points every connection of its pool there and each command fails to connect, \
+             until the window's {window} s end and the pool goes back \
+             (redis/maint_notifications.py, handle_node_moving_notification)"
+        );
+        reads = hangs(reads, &why, &what);
+    }
+    Verdict::Acts {
+        reads,
+        target: Some((host.to_string(), Some(port))),
     }
 }
 

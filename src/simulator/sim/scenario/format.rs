@@ -236,18 +236,23 @@ pub struct SlotMove {
     pub slots: String,
 }
 
+/// A notification's fields as a scenario line gives them (`push P MOVING time=15 target=...`);
+/// the seq id comes from the database counter when it is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructuredPush {
+    pub kind: PushKind,
+    pub time: Option<i64>,
+    pub target: Option<Endpoint>,
+    pub shards: Option<String>,
+    pub slots: Option<String>,
+    pub moves: Vec<SlotMove>,
+}
+
 /// What a push step sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Push {
     /// A notification numbered from the database counter, encoded like the captures.
-    Structured {
-        kind: PushKind,
-        time: Option<i64>,
-        target: Option<Endpoint>,
-        shards: Option<String>,
-        slots: Option<String>,
-        moves: Vec<SlotMove>,
-    },
+    Structured(StructuredPush),
     /// Exact bytes (already checked to be one RESP3 frame); no counter, no window, no replay.
     Raw(Vec<u8>),
     /// Exact bytes as [`Push::Raw`], written to each connection only once it is in that state
@@ -259,7 +264,7 @@ impl Push {
     /// The structured kind, if any.
     pub fn kind(&self) -> Option<PushKind> {
         match self {
-            Push::Structured { kind, .. } => Some(*kind),
+            Push::Structured(n) => Some(n.kind),
             Push::Raw(_) | Push::RawWhen(..) => None,
         }
     }
@@ -273,25 +278,25 @@ impl Push {
     pub fn asks(&self) -> bool {
         matches!(
             self,
-            Push::Structured {
+            Push::Structured(StructuredPush {
                 target: Some(Endpoint::Asked(_)),
                 ..
-            }
+            })
         )
     }
 
     /// The bytes for a connection that opted in with this `moving-endpoint-type`.
     pub fn encode_for(&self, seq: i64, port: u16, endpoint_type: Option<&str>) -> Vec<u8> {
-        let (kind, time, target, shards, slots, moves) = match self {
+        let StructuredPush {
+            kind,
+            time,
+            target,
+            shards,
+            slots,
+            moves,
+        } = match self {
             Push::Raw(bytes) | Push::RawWhen(bytes, _) => return bytes.clone(),
-            Push::Structured {
-                kind,
-                time,
-                target,
-                shards,
-                slots,
-                moves,
-            } => (kind, time, target, shards, slots, moves),
+            Push::Structured(n) => n,
         };
         let port_text = port.to_string();
         let fill = |s: &str| s.replace(PORT_PLACEHOLDER, &port_text);
@@ -345,39 +350,37 @@ impl Push {
             Push::Raw(bytes) => raw_summary(bytes),
             // "raw" first all the same: the grade reads the kind from the first word.
             Push::RawWhen(bytes, when) => format!("{} (when {})", raw_summary(bytes), when.name()),
-            Push::Structured {
-                kind,
-                time,
-                target,
-                shards,
-                slots,
-                moves,
-            } => {
-                let mut s = kind.name().to_string();
-                if let Some(t) = time {
-                    s.push_str(&format!(" time={t}"));
-                }
-                match target {
-                    Some(Endpoint::Null) => s.push_str(" target=null"),
-                    Some(Endpoint::Text(t)) => s.push_str(&format!(" target={t}")),
-                    Some(Endpoint::Asked(ip)) => s.push_str(&format!(
-                        " target=asked:{ip} (the form each connection asked for)"
-                    )),
-                    None => {}
-                }
-                if let Some(sh) = shards {
-                    s.push_str(&format!(" shards={sh}"));
-                }
-                if let Some(sl) = slots {
-                    s.push_str(&format!(" slots={sl}"));
-                }
-                for m in moves {
-                    s.push_str(&format!(" move={},{},{}", m.source, m.target, m.slots));
-                }
-                s
-            }
+            Push::Structured(n) => n.summary(),
         };
         text.replace(PORT_PLACEHOLDER, &port.to_string())
+    }
+}
+
+impl StructuredPush {
+    /// How the narration names it: the kind, then each field given (`{port}` left in).
+    fn summary(&self) -> String {
+        let mut s = self.kind.name().to_string();
+        if let Some(t) = &self.time {
+            s.push_str(&format!(" time={t}"));
+        }
+        match &self.target {
+            Some(Endpoint::Null) => s.push_str(" target=null"),
+            Some(Endpoint::Text(t)) => s.push_str(&format!(" target={t}")),
+            Some(Endpoint::Asked(ip)) => s.push_str(&format!(
+                " target=asked:{ip} (the form each connection asked for)"
+            )),
+            None => {}
+        }
+        if let Some(sh) = &self.shards {
+            s.push_str(&format!(" shards={sh}"));
+        }
+        if let Some(sl) = &self.slots {
+            s.push_str(&format!(" slots={sl}"));
+        }
+        for m in &self.moves {
+            s.push_str(&format!(" move={},{},{}", m.source, m.target, m.slots));
+        }
+        s
     }
 }
 

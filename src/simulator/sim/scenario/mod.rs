@@ -18,8 +18,8 @@ mod when;
 
 pub use format::{
     Action, ClusterNode, Endpoint, Hostile, Mode, Push, PushKind, Scenario, ScenarioError,
-    SlotMove, Start, Step, To, DEEP_LEVELS, HUGE_BLOB_DECLARED, HUGE_BLOB_SENT, MID_FRAME,
-    PORT_PLACEHOLDER, START_DEADLINE, TRICKLE_FRAME,
+    SlotMove, Start, Step, StructuredPush, To, DEEP_LEVELS, HUGE_BLOB_DECLARED, HUGE_BLOB_SENT,
+    MID_FRAME, PORT_PLACEHOLDER, START_DEADLINE, TRICKLE_FRAME,
 };
 pub use statements::parse_slots;
 pub use when::When;

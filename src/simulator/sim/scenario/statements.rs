@@ -11,7 +11,7 @@ use crate::simulator::sim::azure_channel;
 
 use super::format::{
     Action, ClusterNode, Endpoint, Hostile, Mode, Push, PushKind, Scenario, ScenarioError,
-    SlotMove, Start, Step, To,
+    SlotMove, Start, Step, StructuredPush, To,
 };
 
 impl Scenario {
@@ -622,14 +622,14 @@ impl Parser<'_> {
                 return Err(self.err(format!("{} needs it", kind.name())));
             }
         }
-        Ok(Push::Structured {
+        Ok(Push::Structured(StructuredPush {
             kind,
             time,
             target,
             shards,
             slots,
             moves,
-        })
+        }))
     }
 
     /// `push raw ...`: escaped bytes that must be exactly one RESP3 push frame; the error says

@@ -306,8 +306,9 @@ impl Conn {
             let owed: Vec<(Arc<[u8]>, Why)> = self
                 .shared
                 .catch_up
-                .then(|| st.retained.clone().map(|r| (r, Why::CatchUp)))
+                .then(|| st.retained.as_ref().filter(|r| r.kept_at(self.ip)))
                 .flatten()
+                .map(|r| (r.bytes.clone(), Why::CatchUp))
                 .into_iter()
                 .chain(st.open_moving.get(&self.ip).map(|m| {
                     let port = self.shared.port;
