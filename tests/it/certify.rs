@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use maintwatch::commands::certify::{junit, worst, Outcome};
 use maintwatch::grading::judge::grade_lines::GradeLine;
 use maintwatch::grading::judge::{
     ClientGrade, ClientProcess, Counts, Grade, NotificationGrade, Rule, Verdict,
 };
+use maintwatch::present::certify::{junit, summary, worst, Outcome};
 use serde_json::Value;
 
 const GUARD: Duration = Duration::from_secs(120);
@@ -688,7 +688,7 @@ fn the_summary_wraps_at_the_terminals_width() {
         seconds: 3.25,
         page: None,
     }];
-    let text = maintwatch::commands::certify::summary(&outcomes, Some(70));
+    let text = summary(&outcomes, Some(70));
     assert!(
         !text.contains('\u{1b}') && !text.contains('\u{1}'),
         "{text}"
@@ -708,7 +708,7 @@ fn the_summary_wraps_at_the_terminals_width() {
         text.contains("  single-proxy  F mov  FAIL mov; NJ storm; PASS srv opt"),
         "{text}"
     );
-    let unwrapped = maintwatch::commands::certify::summary(&outcomes, None);
+    let unwrapped = summary(&outcomes, None);
     assert!(
         unwrapped.lines().any(|l| l.chars().count() > 70),
         "{unwrapped}"
@@ -821,7 +821,7 @@ async fn runs_play_each_scenario_again_and_count_the_verdicts() {
 #[test]
 fn a_worker_plays_what_the_parent_settled() {
     use clap::Parser;
-    use maintwatch::commands::certify::WorkerSettings;
+    use maintwatch::simulator::simulation::worker::WorkerSettings;
     use maintwatch::simulator::simulation::{UpstreamChoice, Verbosity};
     let parsed = maintwatch::cli::Cli::try_parse_from([
         "maintwatch",

@@ -3,10 +3,11 @@
 //! on every path out; then, when asked, the judge's observations and grade.
 //!
 //! Two commands play scenarios this way: `simulate` (one, narrated for a person) and `certify`
-//! (each scenario in turn, for a client's CI). It lives in the library so that both reach it and
-//! neither command imports the other. `demo` plays one to the watch, and shows the simulator's
-//! side beside it (`demo_view`).
+//! (every scenario, in turn or by a pool of workers, for a client's CI: its runner is
+//! `certify`). It lives in the library so that both reach it and neither command imports the
+//! other. `demo` plays one to the watch, and shows the simulator's side beside it (`demo_view`).
 
+pub mod certify;
 pub mod client;
 pub mod demo_view;
 pub mod grade;

@@ -2,34 +2,14 @@
 //! every report of `certify` is written from ([`settle`]), the same whether the scenario was
 //! played in the certifying process or by a worker ([`super::worker`]), and what a whole
 //! certification played ([`Run`]). It sits beside the simulation whose results it settles;
-//! `commands::certify` plays the scenarios and writes the reports.
+//! `certify` plays the scenarios, and `present::certify` shows the outcomes.
 
 use super::play::Stop;
 use super::start::{TooLoaded, FIRST_CONNECTION_FACTOR, LOAD_FACTOR};
-use crate::grading::judge::{Grade, Rule, Verdict};
+use crate::grading::judge::{Grade, Rule};
+use crate::present::certify::played::{Outcome, Page};
+use crate::present::certify::progress::Ended;
 use crate::simulator::sim::scenario::{Start, START_DEADLINE};
-
-/// One scenario's result.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub scenario: String,
-    /// Which run this was, out of how many, with `--runs` above 1.
-    pub run: Option<(usize, usize)>,
-    pub grade: Grade,
-    /// Wall-clock seconds the scenario took, for the JUnit `time`.
-    pub seconds: f64,
-    /// What `--report` draws the scenario's section from, when it was asked for.
-    pub page: Option<Page>,
-}
-
-/// A scenario's part of the `--report` page: the judge's observations, the frames sent, and
-/// how the run ended.
-#[derive(Debug, Clone)]
-pub struct Page {
-    pub obs: crate::grading::judge::Observations,
-    pub lines: crate::present::report::Collected,
-    pub notes: Vec<String>,
-}
 
 /// What a certification played: the scenarios finished, in the list's order whatever order
 /// they finished in, and why it stopped early if it did.
@@ -52,6 +32,20 @@ pub struct Done {
     pub outcome: Outcome,
     pub json: String,
     pub stop: Stop,
+}
+
+/// How a play stopped, as its finished line tells it.
+impl From<Stop> for Ended {
+    fn from(stop: Stop) -> Ended {
+        match stop {
+            Stop::Ended => Ended::Whole,
+            Stop::ClientExited => Ended::ClientExited,
+            Stop::NeverStarted(load) => Ended::NeverStarted {
+                too_loaded: load.is_some(),
+            },
+            Stop::Signal(name, _) => Ended::Signal(name),
+        }
+    }
 }
 
 /// A scenario's grade made final (a scenario that never started is NOT JUDGED, with why) and
@@ -82,16 +76,6 @@ pub fn settle(
         json,
         stop,
     })
-}
-
-/// The worst verdict over the scenarios: fail, then not judged, then pass (nothing played is not
-/// a pass).
-pub fn worst(outcomes: &[Outcome]) -> Verdict {
-    outcomes
-        .iter()
-        .map(|o| o.grade.verdict)
-        .max()
-        .unwrap_or(Verdict::NotJudged)
 }
 
 /// The name of the result certify adds to the grade of a scenario that never started.

@@ -1,6 +1,6 @@
 //! A worker of `certify --jobs N`: the one scenario its parent hands it, played as `--jobs 1`
 //! plays it, and its grade handed back as one JSON line on its stdout ([`Finished`]). It lives
-//! beside the simulation it plays; `commands::certify` starts the workers and reads their lines.
+//! beside the simulation it plays; `certify::pool` starts the workers and reads their lines.
 //!
 //! The worker's whole input is one value, a [`WorkerSettings`], written as JSON into the
 //! variable [`WORKER`] of the process its parent starts: this same binary, as `certify -- CMD`.

@@ -2,29 +2,30 @@
 //!
 //! Nearly all of a certification is waiting (declared windows, stalls, a client's timers), so
 //! scenarios can share the machine; what they must not share is anything a client could reach.
-//! Each scenario is played by a worker ([`simulation::worker`]): this same binary, handed its
+//! Each scenario is played by a worker (`simulation::worker`): this same binary, handed its
 //! scenario's settings as one value, [`WorkerSettings`]. Before its runtime starts, the worker
 //! moves into a network and mount namespace of its own
 //! ([`crate::simulator::sim::isolation::own_network`]; with a user namespace too when it is not
 //! root): its loopback, its simulator's addresses and ports, its DNS on port 53, its
 //! redis-server and its client are its own, and no other scenario's can be reached. It plays the
 //! scenario exactly as `--jobs 1` does, and hands the grade back as one JSON line on its stdout;
-//! this process settles it as it settles its own ([`super::settle`]), so every report is the
+//! this process settles it as it settles its own ([`settle`]), so every report is the
 //! same whichever way a scenario was played, and in the list's order whatever order the
 //! scenarios finished in.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
-use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinSet;
 
-use super::{finished_line, settle, Done, Run};
 use crate::exit;
+use crate::present::certify::board::Board;
+use crate::present::certify::progress::finished_line;
+use crate::simulator::simulation::certify::one_by_one::length;
+use crate::simulator::simulation::play::{page_parts, Signals, Stop};
+use crate::simulator::simulation::settings::CertifySettings;
+use crate::simulator::simulation::settled::{settle, Done, Run};
 use crate::simulator::simulation::worker::{Finished, WorkerSettings};
-use crate::simulator::simulation::{self, CertifySettings, Signals, Stop};
 
 /// A worker's end: its index in the list, and what it handed back or why it handed nothing.
 type Ending = (usize, Result<Finished, WorkerError>);
@@ -39,7 +40,8 @@ enum WorkerError {
 pub async fn parallel(args: &CertifySettings, signals: &mut Signals) -> anyhow::Result<Run> {
     let exe = std::env::current_exe()?;
     let labels: Vec<String> = (0..args.scenarios.len()).map(|i| args.label(i)).collect();
-    let mut board = Board::new(&args.names(), labels);
+    let lengths = args.names().iter().map(|n| length(n)).collect();
+    let mut board = Board::new(labels, lengths);
     let mut running: JoinSet<Ending> = JoinSet::new();
     let mut pids: BTreeMap<usize, u32> = BTreeMap::new();
     let mut order = longest_first(args).into_iter();
@@ -136,7 +138,7 @@ fn settled(
 ) -> Settled {
     let f = result?;
     let stop = f.stop();
-    let page = page.then(|| simulation::page_parts(&f.sent, f.until, f.lost, stop));
+    let page = page.then(|| page_parts(&f.sent, f.until, f.lost, stop));
     let mut done =
         settle(name, f.grade, f.obs, stop, f.seconds, page).map_err(WorkerError::Other)?;
     done.outcome.run = run;
@@ -155,7 +157,7 @@ impl WorkerError {
 /// The line a finished scenario prints, or the reason it has none.
 fn line_of(name: &str, settled: &Settled) -> String {
     match settled {
-        Ok((d, lost)) => finished_line(&d.outcome, d.stop, *lost),
+        Ok((d, lost)) => finished_line(&d.outcome, d.stop.into(), *lost),
         Err(WorkerError::Exit(code)) => format!("certify: {name}: not played (exit {code})"),
         Err(WorkerError::Other(e)) => format!("certify: {name}: not played ({e})"),
     }
@@ -179,80 +181,5 @@ async fn collect(child: &mut tokio::process::Child) -> Result<Finished, WorkerEr
     match serde_json::from_slice::<Finished>(&text) {
         Ok(f) => Ok(f),
         Err(_) => Err(WorkerError::Exit(status.code().unwrap_or(exit::FAILURE))),
-    }
-}
-
-/// What is shown while scenarios play: on a terminal, a line per running scenario with its own
-/// clock, and each finished scenario's line above them; on a pipe, each finished scenario's line
-/// in the list's order (a line waits for those before it).
-struct Board {
-    names: Vec<String>,
-    /// What each play is called on screen (its run with several).
-    labels: Vec<String>,
-    multi: Option<MultiProgress>,
-    bars: BTreeMap<usize, ProgressBar>,
-    /// Pipe: lines finished but not printed yet, and the next index to print.
-    held: BTreeMap<usize, String>,
-    printed: usize,
-}
-
-impl Board {
-    fn new(names: &[String], labels: Vec<String>) -> Board {
-        let multi = std::io::stdout()
-            .is_terminal()
-            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stdout()));
-        Board {
-            names: names.to_vec(),
-            labels,
-            multi,
-            bars: BTreeMap::new(),
-            held: BTreeMap::new(),
-            printed: 0,
-        }
-    }
-
-    fn start(&mut self, i: usize) {
-        let Some(multi) = &self.multi else { return };
-        let bar = multi.add(ProgressBar::new_spinner());
-        if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
-            bar.set_style(style);
-        }
-        let length = crate::simulator::sim::scenarios::by_name(&self.names[i])
-            .map_or(String::new(), |s| format!(" ({} s long)", s.end));
-        bar.set_message(format!("playing {}{length}", self.labels[i]));
-        bar.enable_steady_tick(Duration::from_millis(500));
-        self.bars.insert(i, bar);
-    }
-
-    fn finish(&mut self, i: usize, line: String) {
-        if let Some(multi) = &self.multi {
-            if let Some(bar) = self.bars.remove(&i) {
-                bar.finish_and_clear();
-                multi.remove(&bar);
-            }
-            // With the bars out of the way, as `--jobs 1` prints it (`println` pads each row).
-            multi.suspend(|| super::print_rows(&line));
-            return;
-        }
-        self.held.insert(i, line);
-        let mut out = std::io::stdout().lock();
-        while let Some(line) = self.held.remove(&self.printed) {
-            let _ = writeln!(out, "{line}");
-            self.printed += 1;
-        }
-        let _ = out.flush();
-    }
-
-    /// The end: any line still held (after an interruption, a later scenario may have finished
-    /// when an earlier one did not) is printed, in order.
-    fn clear(&mut self) {
-        if let Some(multi) = self.multi.take() {
-            let _ = multi.clear();
-        }
-        let mut out = std::io::stdout().lock();
-        for line in std::mem::take(&mut self.held).into_values() {
-            let _ = writeln!(out, "{line}");
-        }
-        let _ = out.flush();
     }
 }
