@@ -14,6 +14,7 @@
 //! reader of a `push` line (`fast`), each held byte for byte to what serde writes and reads.
 //! Everything is re-exported here: `maintwatch::observe::record::X` is the path to use.
 
+mod decide_line;
 mod fast;
 mod frame_schema;
 mod parts;
@@ -23,6 +24,7 @@ mod wall;
 mod watch;
 pub mod write;
 
+pub use decide_line::DecideLine;
 pub use frame_schema::{reparse, reparse_bytes, reparse_sized, FrameRecord, Raw};
 pub use parts::{
     ConnTotals, CopyOf, DecodeLine, EventRow, Label, OptInTally, PingStats, Rel, SimSpeed,
