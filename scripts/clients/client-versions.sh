@@ -90,12 +90,12 @@ install_older_jvm_clients() {
 # go-redis (the Go module proxy, `go list -m -versions github.com/redis/go-redis/v9`, 2026-12-04:
 # v9.16.0 is the only 9.16 served, and no 9.15): 9.16.0 is the first release with maintenance
 # notifications (package maintnotifications); 9.18.0 the first whose ClusterClient handles
-# SMIGRATING / SMIGRATED; 9.23.0 the newest v9 served. The newest is what
+# SMIGRATING / SMIGRATED; 9.23.0 the newest v9 served then, 9.24.0 from 2026-12-06. The newest is what
 # tests/clients/go-redis/go.mod and go.sum pin; the others are built from a copy of that module
 # with the requirement swapped. The checksums were checked against sum.golang.org, which was
 # reached.
-GO_REDIS_NEWEST=9.23.0
-GO_REDIS_OLDER="9.16.0 9.18.0"
+GO_REDIS_NEWEST=9.24.0
+GO_REDIS_OLDER="9.16.0 9.18.0 9.23.0"
 
 # Go with everything it writes under target/go/ (module cache, checksum database cache, build
 # cache), so that nothing lands in the home folder and `rm -rf target` removes it all

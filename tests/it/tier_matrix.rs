@@ -472,7 +472,7 @@ pub fn check_rows(clients: &[&str]) {
 const NEWEST: [&str; 5] = [
     "redis-py 8.2.0",
     "node-redis 6.4.0",
-    "go-redis 9.23.0",
+    "go-redis 9.24.0",
     "ioredis 6.1.0",
     "Lettuce 7.7.0",
 ];
