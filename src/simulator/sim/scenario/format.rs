@@ -287,33 +287,48 @@ impl Push {
 
     /// The bytes for a connection that opted in with this `moving-endpoint-type`.
     pub fn encode_for(&self, seq: i64, port: u16, endpoint_type: Option<&str>) -> Vec<u8> {
-        let StructuredPush {
-            kind,
-            time,
-            target,
-            shards,
-            slots,
-            moves,
-        } = match self {
-            Push::Raw(bytes) | Push::RawWhen(bytes, _) => return bytes.clone(),
-            Push::Structured(n) => n,
+        match self {
+            Push::Raw(bytes) | Push::RawWhen(bytes, _) => bytes.clone(),
+            Push::Structured(n) => n.encode(seq, port, endpoint_type),
+        }
+    }
+
+    /// A short description for the narration (`MOVING time=15 target=null`), with `{port}`
+    /// filled in.
+    pub fn summary(&self, port: u16) -> String {
+        let text = match self {
+            Push::Raw(bytes) => raw_summary(bytes),
+            // "raw" first all the same: the grade reads the kind from the first word.
+            Push::RawWhen(bytes, when) => format!("{} (when {})", raw_summary(bytes), when.name()),
+            Push::Structured(n) => n.summary(),
         };
+        text.replace(PORT_PLACEHOLDER, &port.to_string())
+    }
+}
+
+impl StructuredPush {
+    /// Its bytes, numbered `seq`, for a connection that opted in with `endpoint_type`.
+    fn encode(&self, seq: i64, port: u16, endpoint_type: Option<&str>) -> Vec<u8> {
         let port_text = port.to_string();
         let fill = |s: &str| s.replace(PORT_PLACEHOLDER, &port_text);
-        let owned: Vec<(String, String, String)> = moves
+        let owned: Vec<(String, String, String)> = self
+            .moves
             .iter()
             .map(|m| (fill(&m.source), fill(&m.target), m.slots.clone()))
             .collect();
-        let target_text = match target {
+        let target_text = match &self.target {
             Some(Endpoint::Text(t)) => Some(fill(t)),
             Some(Endpoint::Asked(ip)) => asked_form(*ip, port, endpoint_type),
             _ => None,
         };
-        let mut items = vec![Frame::Blob(kind.name().as_bytes()), Frame::Integer(seq)];
-        if let Some(t) = time {
+        let mut items = vec![
+            Frame::Blob(self.kind.name().as_bytes()),
+            Frame::Integer(seq),
+        ];
+        if let Some(t) = &self.time {
             items.push(Frame::Integer(*t));
         }
-        match kind {
+        match self.kind {
             PushKind::Moving => items.push(match &target_text {
                 Some(t) => Frame::Blob(t.as_bytes()),
                 None => Frame::Null,
@@ -322,10 +337,10 @@ impl Push {
             | PushKind::Migrated
             | PushKind::FailingOver
             | PushKind::FailedOver => {
-                items.push(Frame::Blob(shards.as_deref().unwrap_or("").as_bytes()))
+                items.push(Frame::Blob(self.shards.as_deref().unwrap_or("").as_bytes()))
             }
             PushKind::SMigrating => {
-                items.push(Frame::Blob(slots.as_deref().unwrap_or("").as_bytes()))
+                items.push(Frame::Blob(self.slots.as_deref().unwrap_or("").as_bytes()))
             }
             PushKind::SMigrated => items.push(Frame::Array(
                 owned
@@ -343,20 +358,6 @@ impl Push {
         Frame::Push(items).to_bytes()
     }
 
-    /// A short description for the narration (`MOVING time=15 target=null`), with `{port}`
-    /// filled in.
-    pub fn summary(&self, port: u16) -> String {
-        let text = match self {
-            Push::Raw(bytes) => raw_summary(bytes),
-            // "raw" first all the same: the grade reads the kind from the first word.
-            Push::RawWhen(bytes, when) => format!("{} (when {})", raw_summary(bytes), when.name()),
-            Push::Structured(n) => n.summary(),
-        };
-        text.replace(PORT_PLACEHOLDER, &port.to_string())
-    }
-}
-
-impl StructuredPush {
     /// How the narration names it: the kind, then each field given (`{port}` left in).
     fn summary(&self) -> String {
         let mut s = self.kind.name().to_string();
