@@ -673,6 +673,28 @@ async fn timing_run(
     .expect("hang guard")
 }
 
+/// The client's own timeout as both timeout rules of one notification name it: the same figure,
+/// the give-up the baseline stall showed, shorter than that 1.0 s stall. Not the client's
+/// configured 0.3 s: the judge reads it off the server's side, from the moment the simulator's
+/// task read the held command to the moment it saw the close (or the next command), and the
+/// machine's load shifts each of those, and the client's timer, by tens of milliseconds.
+fn assert_own_timeout_from_the_baseline(relaxed: &str, restored: &str) {
+    let figure = |why: &str, before: &str| -> f64 {
+        let rest = &why[why
+            .find(before)
+            .unwrap_or_else(|| panic!("{before:?} in {why}"))
+            + before.len()..];
+        rest[..rest.find(" s)").unwrap()].parse().unwrap()
+    };
+    let own = figure(relaxed, ": its own timeout (");
+    assert_eq!(
+        own,
+        figure(restored, "back to its own timeout ("),
+        "{relaxed}\n{restored}"
+    );
+    assert!(own > 0.0 && own < 1.0, "{relaxed}");
+}
+
 /// Six scripted clients through the same stalls: one relaxes its 0.3 s timeout in the window and
 /// restores it at the closing notification; one never relaxes; one relaxes and never restores;
 /// one has no timeout at all, so its own timeout is never seen. Two more give up without closing
@@ -714,11 +736,10 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
     assert_eq!(v("relaxes", "timeout-restored").0, Verdict::Pass, "{text}");
     let (never, why) = v("never", "relaxed-timeout");
     assert_eq!(never, Verdict::Fail, "{text}");
-    assert!(
-        why.contains("its own timeout (0.3 s), not the relaxed 10 s"),
-        "{why}"
-    );
-    assert_eq!(v("never", "timeout-restored").0, Verdict::Pass, "{text}");
+    assert!(why.contains(" s), not the relaxed 10 s"), "{why}");
+    let (back, restored) = v("never", "timeout-restored");
+    assert_eq!(back, Verdict::Pass, "{text}");
+    assert_own_timeout_from_the_baseline(&why, &restored);
     assert_eq!(v("forever", "relaxed-timeout").0, Verdict::Pass, "{text}");
     let (forever, why) = v("forever", "timeout-restored");
     assert_eq!(forever, Verdict::Fail, "{text}");
@@ -732,10 +753,11 @@ async fn timeouts_relaxed_never_forever_and_unseen() {
     // reply is held.
     let (kept, why) = v("keeps-never", "relaxed-timeout");
     assert_eq!(kept, Verdict::Fail, "{text}");
-    assert!(why.contains(", and kept the connection (it wrote its next command while that reply was still held): its own timeout (0.3 s), not the relaxed 10 s"), "{why}");
-    let (back, why) = v("keeps-never", "timeout-restored");
+    assert!(why.contains(", and kept the connection (it wrote its next command while that reply was still held): its own timeout ("), "{why}");
+    let (back, restored) = v("keeps-never", "timeout-restored");
     assert_eq!(back, Verdict::Pass, "{text}");
-    assert!(why.contains(", and kept the connection"), "{why}");
+    assert!(restored.contains(", and kept the connection"), "{restored}");
+    assert_own_timeout_from_the_baseline(&why, &restored);
     assert_eq!(
         v("keeps-relaxes", "relaxed-timeout").0,
         Verdict::Pass,

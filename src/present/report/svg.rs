@@ -25,6 +25,8 @@ const BAR: f64 = 10.0;
 const FONT: f64 = 11.0;
 /// A quiet break's label is smaller.
 const SMALL: f64 = 10.0;
+/// A connection's bar is at least this wide, so that a brief one still shows.
+const MIN_BAR: f64 = 2.0;
 
 /// A coordinate, to a tenth of a pixel (the file stays small).
 fn n(v: f64) -> String {
@@ -160,9 +162,22 @@ fn stretch_step(t0: f64, t1: f64, x0: f64, x1: f64) -> f64 {
     tick_step_for(t1 - t0, wanted)
 }
 
+/// A bar's left and right edges: from its opening to its close (or the observation's end), at
+/// least [`MIN_BAR`] wide, and never past the observation's end. A connection opened in the
+/// run's last instant is drawn as the run's last [`MIN_BAR`] units: its left edge moves back
+/// rather than its right edge past the line that says the observation ended, which would show
+/// it open after the run (its `data-opened` keeps the exact time).
+fn bar_edges(s: &Scale, b: &Bar, last: f64) -> (f64, f64) {
+    let run_end = s.x(last);
+    let x1 = s
+        .x(b.end.unwrap_or(last))
+        .max(s.x(b.start) + MIN_BAR)
+        .min(run_end);
+    (s.x(b.start).min(x1 - MIN_BAR), x1)
+}
+
 fn bar(s: &Scale, b: &Bar, y: f64, last: f64) -> Markup {
-    let x0 = s.x(b.start);
-    let x1 = s.x(b.end.unwrap_or(last)).max(x0 + 2.0);
+    let (x0, x1) = bar_edges(s, b, last);
     let end = match (b.end, &b.closed_by) {
         (Some(t), Some(by)) => format!("closed at {} by {by}", secs(t)),
         (Some(t), None) => format!("closed at {}", secs(t)),
@@ -371,6 +386,7 @@ fn tick_label(t: f64, step: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::present::report::model::End;
 
     #[test]
     fn a_time_before_the_start_has_one_sign() {
@@ -424,5 +440,64 @@ mod tests {
         assert_eq!(tick_step(0.8), 0.1);
         assert_eq!(tick_label(1.5, 0.5), "1.5 s");
         assert_eq!(tick_label(10.0, 5.0), "10 s");
+    }
+
+    fn open_bar(conn: u64, start: f64) -> Bar {
+        Bar {
+            label: format!("conn {conn}"),
+            group: "client".into(),
+            server: "127.0.0.1:6379".into(),
+            conn,
+            start,
+            end: None,
+            class: End::Open,
+            closed_by: None,
+            successor: None,
+            after_close: false,
+        }
+    }
+
+    /// A number attribute of the first element whose tag starts with `open`.
+    fn attr_of(svg: &str, open: &str, name: &str) -> f64 {
+        let tag = &svg[svg.find(open).unwrap_or_else(|| panic!("no {open}: {svg}"))..];
+        let tag = &tag[..tag.find('>').unwrap()];
+        let value = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+        value[..value.find('"').unwrap()].parse().unwrap()
+    }
+
+    /// A connection opened at the run's last instant still shows, and its bar ends where the
+    /// run does, like any bar still open: not the minimum width past the observation's end.
+    #[test]
+    fn a_connection_opened_at_the_last_instant_stays_inside_the_run() {
+        let end = 1003.3;
+        let d = Drawing {
+            bars: vec![open_bar(1, 0.0), open_bar(2, end)],
+            markers: vec![marker(500.0, "MOVING seq 1")],
+            dns: Vec::new(),
+            closes: Vec::new(),
+            left_out: Vec::new(),
+            unit: "seconds",
+            observed: Some(end),
+        };
+        let svg = draw(&d).into_string();
+        let run_end = attr_of(&svg, "<line class=\"observed-end\"", "x1");
+        for conn in [1, 2] {
+            let rect = format!("<rect class=\"bar open\" data-conn=\"{conn}\"");
+            let (x, width) = (attr_of(&svg, &rect, "x"), attr_of(&svg, &rect, "width"));
+            assert!(width >= MIN_BAR, "conn {conn} is {width} wide: {svg}");
+            assert!(
+                (x + width - run_end).abs() < 0.15,
+                "conn {conn} ends at {}, the run at {run_end}: {svg}",
+                x + width
+            );
+        }
+        assert_eq!(
+            attr_of(
+                &svg,
+                "<rect class=\"bar open\" data-conn=\"2\"",
+                "data-opened"
+            ),
+            end
+        );
     }
 }

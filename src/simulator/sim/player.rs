@@ -293,11 +293,13 @@ impl Shared {
     }
 
     pub(super) fn emit_at(&self, at: SystemTime, what: What) {
-        let event = SimEvent {
-            at,
-            clock: self.clock(),
-            what,
-        };
+        self.emit_stamped(at, self.clock(), what);
+    }
+
+    /// An event stamped before it was emitted: at the moment it took effect, when that must come
+    /// before whatever it causes on the timeline.
+    pub(super) fn emit_stamped(&self, at: SystemTime, clock: Option<f64>, what: What) {
+        let event = SimEvent { at, clock, what };
         if let Some(kept) = &self.kept {
             kept.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -783,6 +785,10 @@ pub(super) fn start_stall(shared: &Shared, line: usize, to: &To, millis: u64) {
         To::All => shared.scenario.proxies.clone(),
         To::One(p) => vec![*p],
     };
+    // Stamped before the proxies see it: a command held by it is then never timed before the
+    // stall began. Stamped after, a thread the machine's load paused between the two let a
+    // proxy hold a command first, and the judge left that wait out of the stall.
+    let (at, clock) = (SystemTime::now(), shared.clock());
     let until = tokio::time::Instant::now() + Duration::from_millis(millis);
     {
         let mut stalls = shared.stalls.lock().unwrap_or_else(|e| e.into_inner());
@@ -790,11 +796,12 @@ pub(super) fn start_stall(shared: &Shared, line: usize, to: &To, millis: u64) {
             stalls.insert(*p, until);
         }
     }
-    shared.emit(What::Stalled {
+    let what = What::Stalled {
         line,
         proxies: targets.iter().map(|p| shared.addr(*p)).collect(),
         seconds: millis as f64 / 1000.0,
-    });
+    };
+    shared.emit_stamped(at, clock, what);
 }
 
 pub(super) async fn run_step(shared: &Shared, dns: &SimDns, step: &Step) {
