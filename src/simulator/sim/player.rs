@@ -284,8 +284,13 @@ impl Shared {
     }
 
     pub(super) fn clock(&self) -> Option<f64> {
+        self.clock_at(Instant::now())
+    }
+
+    /// The scenario clock at `now`: for an event whose other figures were read at that instant.
+    pub(super) fn clock_at(&self, now: Instant) -> Option<f64> {
         let start = *self.clock.lock().unwrap_or_else(|e| e.into_inner());
-        start.map(|s| s.elapsed().as_secs_f64() * self.speed)
+        start.map(|s| now.saturating_duration_since(s).as_secs_f64() * self.speed)
     }
 
     pub(super) fn emit(&self, what: What) {

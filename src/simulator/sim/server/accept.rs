@@ -767,13 +767,20 @@ impl Conn {
         gave_up: bool,
     ) {
         if let Some(since) = held.take() {
-            self.shared.emit(What::Waited {
+            // The judge dates the wait's start as the event's clock minus `waited`: both are read
+            // at one instant, or a preemption between two reads would move that start, and a
+            // give-up just before the stall's end would be dated after it.
+            let now = tokio::time::Instant::now();
+            let what = What::Waited {
                 conn: self.id,
                 proxy: self.proxy,
-                waited: since.elapsed().as_secs_f64(),
+                waited: now.duration_since(since).as_secs_f64(),
                 gave_up,
                 writes: std::mem::take(writes),
-            });
+            };
+            let clock = self.shared.clock_at(now.into_std());
+            self.shared
+                .emit_stamped(std::time::SystemTime::now(), clock, what);
         }
     }
 
