@@ -44,7 +44,16 @@ pub fn finished_line(o: &Outcome, ended: Ended, lost: u64) -> String {
     if lost > 0 {
         let _ = write!(line, " ({lost} events lost: figures may be low)");
     }
-    // Wrapped between words on a terminal, which cut it mid-word ("0 not judge", "d)").
+    wrapped(line)
+}
+
+/// The line of a scenario whose worker handed back no grade, and why (`exit 3`, an error).
+pub fn not_played_line(name: &str, why: &str) -> String {
+    wrapped(format!("certify: {name}: not played ({why})"))
+}
+
+/// Wrapped between words on a terminal, which cut it mid-word ("0 not judge", "d)").
+fn wrapped(line: String) -> String {
     match terminal::stdout_columns() {
         Some(w) => human::wrap_with(&line, w, "    ").join("\n"),
         None => line,
@@ -108,5 +117,15 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_scenario_not_played_says_which_and_why() {
+        // Off a terminal (as under `cargo test`) the line is whole, as certify's logs keep it.
+        let line = super::not_played_line("dns-race", "exit 3");
+        assert_eq!(line, "certify: dns-race: not played (exit 3)");
     }
 }

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 
 use crate::exit;
 use crate::present::certify::board::Board;
-use crate::present::certify::progress::finished_line;
+use crate::present::certify::progress::{finished_line, not_played_line};
 use crate::simulator::simulation::certify::one_by_one::length;
 use crate::simulator::simulation::play::{page_parts, Signals, Stop};
 use crate::simulator::simulation::settings::CertifySettings;
@@ -158,8 +158,8 @@ impl WorkerError {
 fn line_of(name: &str, settled: &Settled) -> String {
     match settled {
         Ok((d, lost)) => finished_line(&d.outcome, d.stop.into(), *lost),
-        Err(WorkerError::Exit(code)) => format!("certify: {name}: not played (exit {code})"),
-        Err(WorkerError::Other(e)) => format!("certify: {name}: not played ({e})"),
+        Err(WorkerError::Exit(code)) => not_played_line(name, &format!("exit {code}")),
+        Err(WorkerError::Other(e)) => not_played_line(name, &e.to_string()),
     }
 }
 
