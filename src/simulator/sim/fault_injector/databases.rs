@@ -127,13 +127,22 @@ impl Injector {
                 (host, vec![self.lock().current.to_string()], "single")
             }
         };
+        // An OSS-cluster database's seed is its first node's address, not its name: go-redis
+        // rewrites a loopback node address to the host it asked when that host is a name
+        // (`replaceLoopbackHost`), so on this project's loopback nodes a seed by name folds the
+        // three masters into one. Redis Enterprise's nodes are not loopback; an address seed
+        // keeps what its clients see, three nodes. `raw_endpoints` still gives the name.
+        let seed = match (db.cluster, addr.first()) {
+            (true, Some(first)) => first.clone(),
+            _ => host.clone(),
+        };
         let mut out = json!({
             "bdb_id": db.id,
             "name": db.name,
             "username": self.shared.user,
             "password": self.shared.password.clone().unwrap_or_default(),
             "tls": false,
-            "endpoints": [format!("redis://{host}:{port}")],
+            "endpoints": [format!("redis://{seed}:{port}")],
             "raw_endpoints": [{
                 "addr": addr,
                 "addr_type": "external",
