@@ -157,6 +157,7 @@ redis_py_fi() {
     junit "$xml" "$peer/redis-py-fi" || return 1
     echo "peer-suites: redis-py $REDIS_PY_VERSION tests/test_scenario/test_maint_notifications.py" \
         "(fault injector): $(summary "$peer/redis-py-fi")," "$((SECONDS - start)) s"
+    share "$peer/redis-py-fi" redis-py-fi
     check redis-py-fi "$peer/redis-py-fi.failed" "$peer/redis-py-fi.passed" || status=1
 }
 
@@ -182,12 +183,29 @@ for case in ET.parse(xml).iter("testcase"):
 open(prefix + ".failed", "w").write("".join(t + "\n" for t in failed))
 open(prefix + ".passed", "w").write("".join(t + "\n" for t in passed))
 open(prefix + ".counts", "w").write(f"{len(passed)} {len(failed)} {skipped}\n")
+open(prefix + ".every", "w").write(f"{len(passed)} {len(failed)} {skipped}\n")
+open(prefix + ".skips", "w").write("")
 EOF
 }
 
 summary() {
     read -r p f s <"$1.counts"
     echo "$p passed, $f failed, $s skipped"
+}
+
+# share PREFIX NAME: the share of passes the real-cluster level is measured by (docs/peer-suites.md),
+# over tests and subtests together (PREFIX.every: passed failed skipped), of those that ran and of
+# those listed; then each test the suite skipped itself, with the reason it gave (PREFIX.skips).
+share() {
+    local p f s
+    read -r p f s <"$1.every"
+    local ran=$((p + f)) listed=$((p + f + s))
+    [ "$listed" -gt 0 ] || return 0
+    echo "peer-suites: $2: tests and subtests: $p passed of the $ran that ran" \
+        "($((ran ? 100 * p / ran : 0)) %), of the $listed listed ($((100 * p / listed)) %)"
+    if [ -s "$1.skips" ]; then
+        sed "s/^/peer-suites: $2: skipped by the suite: /" "$1.skips"
+    fi
 }
 
 # go_redis_fetch: go-redis' module in a writable copy; sets `go` (1 when there is no Go, after a
@@ -252,6 +270,11 @@ go_redis_fi() {
     (cd "$src" && "$go" test -c -o "$peer/go-redis-e2e.test" ./maintnotifications/e2e/) || return 1
     local start=$SECONDS
     rm -f "$peer/go-redis-fi.log"
+    # The suite's TestUnifiedInjector_* tests inject through the mock proxy's API whatever the
+    # mode, and skip when none answers: served beside the fault injector, as at the mock level,
+    # they run in this invocation too (docs/peer-suites.md says how each count is made).
+    [ -n "${1:-}" ] || start_sim 18100 17000,17001,17002,17003 cluster,hitless \
+        "$peer/go-redis-fi-proxy.log" || return 1
     (cd "$src/maintnotifications/e2e" && "$bin" simulate --fault-injector-api 20325 \
         --endpoints-file "$endpoints" --upstream spawn --quiet \
         --client-output "$peer/go-redis-fi.log" -- \
@@ -266,6 +289,7 @@ go_redis_fi() {
     gotest "$peer/go-redis-fi.log" "$peer/go-redis-fi"
     echo "peer-suites: go-redis $GO_REDIS_VERSION maintnotifications/e2e (fault injector):" \
         "$(summary "$peer/go-redis-fi")," "$((SECONDS - start)) s"
+    share "$peer/go-redis-fi" go-redis-fi
     check go-redis-fi "$peer/go-redis-fi.failed" "$peer/go-redis-fi.passed" || status=1
 }
 
@@ -275,6 +299,12 @@ gotest() {
     awk '$1 == "FAIL:" {print $2}' "$2.all" >"$2.failed"
     awk '$1 == "PASS:" {print $2}' "$2.all" >"$2.passed"
     echo "$(wc -l <"$2.passed") $(wc -l <"$2.failed") $(awk '$1 == "SKIP:"' "$2.all" | wc -l)" >"$2.counts"
+    # Subtests too (their result lines are indented), and the reason each skip gave: `go test -v`
+    # prints a test's t.Skip message before its result line.
+    awk '/^ *--- (PASS|FAIL|SKIP): / {n[$2]++} END {print n["PASS:"] + 0, n["FAIL:"] + 0, n["SKIP:"] + 0}' \
+        "$1" >"$2.every"
+    awk '/^ *--- SKIP: / {sub(/^ +[^ ]+\.go:[0-9]+: /, "", last); print $3 ": " last}
+        {last = $0}' "$1" >"$2.skips"
 }
 
 # The CI part of the real-cluster level. redis-py: the notification-handling tests of a migrate
