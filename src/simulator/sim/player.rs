@@ -297,6 +297,13 @@ impl Shared {
         self.emit_at(SystemTime::now(), what);
     }
 
+    /// An event whose figures were read at `now`, on the scenario clock of that same instant: a
+    /// preemption between two readings would move what the judge computes from both (a wait's
+    /// start, so a give-up just before a stall's end would be dated after it).
+    pub(super) fn emit_read_at(&self, now: Instant, what: What) {
+        self.emit_stamped(SystemTime::now(), self.clock_at(now), what);
+    }
+
     pub(super) fn emit_at(&self, at: SystemTime, what: What) {
         self.emit_stamped(at, self.clock(), what);
     }

@@ -767,9 +767,7 @@ impl Conn {
         gave_up: bool,
     ) {
         if let Some(since) = held.take() {
-            // The judge dates the wait's start as the event's clock minus `waited`: both are read
-            // at one instant, or a preemption between two reads would move that start, and a
-            // give-up just before the stall's end would be dated after it.
+            // The judge dates the wait's start as the event's clock minus `waited`: one reading.
             let now = tokio::time::Instant::now();
             let what = What::Waited {
                 conn: self.id,
@@ -778,9 +776,7 @@ impl Conn {
                 gave_up,
                 writes: std::mem::take(writes),
             };
-            let clock = self.shared.clock_at(now.into_std());
-            self.shared
-                .emit_stamped(std::time::SystemTime::now(), clock, what);
+            self.shared.emit_read_at(now.into_std(), what);
         }
     }
 
