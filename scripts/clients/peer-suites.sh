@@ -183,8 +183,6 @@ for case in ET.parse(xml).iter("testcase"):
 open(prefix + ".failed", "w").write("".join(t + "\n" for t in failed))
 open(prefix + ".passed", "w").write("".join(t + "\n" for t in passed))
 open(prefix + ".counts", "w").write(f"{len(passed)} {len(failed)} {skipped}\n")
-open(prefix + ".every", "w").write(f"{len(passed)} {len(failed)} {skipped}\n")
-open(prefix + ".skips", "w").write("")
 EOF
 }
 
@@ -194,11 +192,13 @@ summary() {
 }
 
 # share PREFIX NAME: the share of passes the real-cluster level is measured by (docs/peer-suites.md),
-# over tests and subtests together (PREFIX.every: passed failed skipped), of those that ran and of
-# those listed; then each test the suite skipped itself, with the reason it gave (PREFIX.skips).
+# over tests and subtests together (PREFIX.every: passed failed skipped, where subtests are counted
+# apart; else PREFIX.counts), of those that ran and of those listed; then each test the suite
+# skipped itself, with the reason it gave (PREFIX.skips, when there is one).
 share() {
-    local p f s
-    read -r p f s <"$1.every"
+    local p f s every="$1.every"
+    [ -s "$every" ] || every="$1.counts"
+    read -r p f s <"$every"
     local ran=$((p + f)) listed=$((p + f + s))
     [ "$listed" -gt 0 ] || return 0
     echo "peer-suites: $2: tests and subtests: $p passed of the $ran that ran" \

@@ -294,7 +294,7 @@ impl Shared {
     }
 
     pub(super) fn emit(&self, what: What) {
-        self.emit_at(SystemTime::now(), what);
+        self.emit_read_at(Instant::now(), what);
     }
 
     /// An event whose figures were read at `now`, on the scenario clock of that same instant: a
