@@ -24,6 +24,11 @@ set -euo pipefail
 
 REDIS_PY_VERSION=8.1.0
 GO_REDIS_VERSION=v9.23.0
+# What redis-py's suites need beside it, from PyPI.
+PYTEST_VERSION=9.2.0
+PYTEST_ASYNCIO_VERSION=1.5.0
+PYTEST_TIMEOUT_VERSION=2.4.0
+PYBREAKER_VERSION=1.4.1
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 peer="$root/target/peer"
@@ -73,13 +78,16 @@ listening() {
     return 1
 }
 
-# check SUITE FAILED_FILE PASSED_FILE: compares the failures with the expected ones.
+# check SUITE FAILED_FILE PASSED_FILE: compares the failures with the expected ones. Under a new
+# failure, the end of what the test printed (FAILED_FILE's .reasons sibling, when there is one).
 check() {
     local suite="$1" failed="$2" passed="$3" new=0
     while IFS= read -r id; do
         [ -z "$id" ] && continue
         if ! grep -qxF "$suite $id" "$expected"; then
             echo "peer-suites: $suite: NEW FAILURE: $id"
+            awk -F '\t' -v id="$id" '$1 == id' "${failed%.failed}.reasons" 2>/dev/null |
+                cut -f2- | shown "$suite"
             new=1
         fi
     done <"$failed"
@@ -91,6 +99,19 @@ check() {
         fi
     done < <(grep -v '^#' "$expected")
     return $new
+}
+
+# shown NAME: standard input, each line after "peer-suites: NAME: | ", control characters made spaces.
+# .ci/run prints every "peer-suites:" line again at its end, so that a failure is on CI's last
+# screen, where a reader of a long log looks first.
+shown() {
+    sed 's/[[:cntrl:]]/ /g; s/^/peer-suites: '"$1"': | /'
+}
+
+# unfinished NAME LOG: a suite that did not finish, and the last lines of the log that says why.
+unfinished() {
+    echo "peer-suites: $1: the suite did not finish; the end of ${2#"$root/"}:"
+    tail -n 30 "$2" 2>/dev/null | shown "$1"
 }
 
 # redis_py_fetch: redis-py's sdist unpacked and a venv for its suites (1 when there is no
@@ -109,8 +130,10 @@ redis_py_fetch() {
     if [ ! -x "$venv/bin/python" ]; then
         "$python" -m venv "$venv"
         # What the suite imports of dev_requirements.txt (the rest is linters, coverage and
-        # other suites' needs).
-        "$venv/bin/pip" install -q pytest pytest-asyncio pytest-timeout
+        # other suites' needs), pinned to the releases the counts in docs/peer-suites.md were
+        # measured with, so that a new pytest cannot change a count unseen.
+        "$venv/bin/pip" install -q "pytest==$PYTEST_VERSION" \
+            "pytest-asyncio==$PYTEST_ASYNCIO_VERSION" "pytest-timeout==$PYTEST_TIMEOUT_VERSION"
     fi
 }
 
@@ -125,7 +148,7 @@ redis_py() {
         -p no:cacheprovider -q --junit-xml "$xml" >"$peer/redis-py.log" 2>&1) || true
     stop_sim
     if [ ! -s "$xml" ]; then
-        echo "peer-suites: redis-py: the suite did not finish; see target/peer/redis-py.log"
+        unfinished redis-py "$peer/redis-py.log"
         return 1
     fi
     junit "$xml" "$peer/redis-py" || return 1
@@ -142,7 +165,7 @@ redis_py_fi() {
     redis_py_fetch || return 0
     local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
     # tests/test_scenario's conftest imports redis.multidb, which needs pybreaker.
-    "$venv/bin/python" -c "import pybreaker" 2>/dev/null || "$venv/bin/pip" install -q pybreaker
+    "$venv/bin/python" -c "import pybreaker" 2>/dev/null || "$venv/bin/pip" install -q "pybreaker==$PYBREAKER_VERSION"
     local xml="$peer/redis-py-fi.xml" endpoints="$peer/redis-py-fi-endpoints.json" start=$SECONDS
     rm -f "$xml"
     (cd "$src" && "$bin" simulate --fault-injector-api 20324 --endpoints-file "$endpoints" \
@@ -151,7 +174,7 @@ redis_py_fi() {
         "$venv/bin/python" -m pytest tests/test_scenario/test_maint_notifications.py "$@" \
         -p no:cacheprovider -q --junit-xml "$xml" >"$peer/redis-py-fi-sim.log" 2>&1) || true
     if [ ! -s "$xml" ]; then
-        echo "peer-suites: redis-py-fi: the suite did not finish; see target/peer/redis-py-fi.log"
+        unfinished redis-py-fi "$peer/redis-py-fi-sim.log"
         return 1
     fi
     junit "$xml" "$peer/redis-py-fi" || return 1
@@ -161,21 +184,26 @@ redis_py_fi() {
     check redis-py-fi "$peer/redis-py-fi.failed" "$peer/redis-py-fi.passed" || status=1
 }
 
-# junit XML PREFIX: writes PREFIX.failed and PREFIX.passed (test ids file::Class::name) and
-# PREFIX.counts (passed failed skipped).
+# junit XML PREFIX: writes PREFIX.failed and PREFIX.passed (test ids file::Class::name),
+# PREFIX.counts (passed failed skipped) and PREFIX.reasons (id TAB line: the last 30 lines of each
+# failure's text).
 junit() {
     "${PYTHON:-python3}" - "$1" "$2" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 xml, prefix = sys.argv[1], sys.argv[2]
-failed, passed, skipped = [], [], 0
+failed, passed, skipped, reasons = [], [], 0, []
 for case in ET.parse(xml).iter("testcase"):
     parts = (case.get("classname") or "").split(".")
     # tests.maint_notifications.test_x.Class -> tests/maint_notifications/test_x.py::Class
     mods = [p for p in parts if not p[:1].isupper()]
     klass = [p for p in parts if p[:1].isupper()]
     tid = "/".join(mods) + ".py::" + "::".join(klass + [case.get("name") or "?"])
-    if case.find("failure") is not None or case.find("error") is not None:
+    bad = case.find("failure")
+    bad = bad if bad is not None else case.find("error")
+    if bad is not None:
         failed.append(tid)
+        text = (bad.get("message") or "") + "\n" + (bad.text or "")
+        reasons += [tid + "\t" + line for line in text.splitlines()[-30:]]
     elif case.find("skipped") is not None:
         skipped += 1
     else:
@@ -183,6 +211,7 @@ for case in ET.parse(xml).iter("testcase"):
 open(prefix + ".failed", "w").write("".join(t + "\n" for t in failed))
 open(prefix + ".passed", "w").write("".join(t + "\n" for t in passed))
 open(prefix + ".counts", "w").write(f"{len(passed)} {len(failed)} {skipped}\n")
+open(prefix + ".reasons", "w").write("".join(r + "\n" for r in reasons))
 EOF
 }
 
@@ -239,17 +268,18 @@ go_redis() {
     start_sim 18100 17000,17001,17002,17003 cluster,hitless "$peer/go-redis-sim.log" || return 1
     (cd "$src" && "$go" build -o "$peer/proxy-fi-server" ./maintnotifications/e2e/cmd/proxy-fi-server)
     "$peer/proxy-fi-server" --listen 127.0.0.1:15000 --proxy-api-url http://127.0.0.1:18100 \
-        >"$peer/go-redis-fi.log" 2>&1 &
+        >"$peer/proxy-fi-server.log" 2>&1 &
     fi_pid=$!
     listening 15000 "$fi_pid" || {
         echo "peer-suites: go-redis' proxy-fi-server did not start:" >&2
-        cat "$peer/go-redis-fi.log" >&2
+        cat "$peer/proxy-fi-server.log" >&2
         return 1
     }
     local start=$SECONDS
     # As go-redis' CI (test-e2e.yml, "E2E Tests (Mock Proxy)"), without -race (it would double
-    # the build and the run on two cores).
-    (cd "$src" && E2E_SCENARIO_TESTS=true "$go" test ./maintnotifications/e2e/ -v \
+    # the build and the run on two cores). -count=1: go test would otherwise replay a cached
+    # pass, since nothing it tracks says the simulator behind the proxy API changed.
+    (cd "$src" && E2E_SCENARIO_TESTS=true "$go" test ./maintnotifications/e2e/ -v -count=1 \
         -timeout 10m >"$peer/go-redis.log" 2>&1) || true
     stop_sim
     gotest "$peer/go-redis.log" "$peer/go-redis"
@@ -283,7 +313,7 @@ go_redis_fi() {
         "$peer/go-redis-e2e.test" -test.v -test.timeout 30m "${run[@]}" \
         >"$peer/go-redis-fi-sim.log" 2>&1) || true
     if ! grep -q '^--- ' "$peer/go-redis-fi.log" 2>/dev/null; then
-        echo "peer-suites: go-redis-fi: the suite did not run; see target/peer/go-redis-fi-sim.log"
+        unfinished go-redis-fi "$peer/go-redis-fi-sim.log"
         return 1
     fi
     gotest "$peer/go-redis-fi.log" "$peer/go-redis-fi"
@@ -305,6 +335,10 @@ gotest() {
         "$1" >"$2.every"
     awk '/^ *--- SKIP: / {sub(/^ +[^ ]+\.go:[0-9]+: /, "", last); print $3 ": " last}
         {last = $0}' "$1" >"$2.skips"
+    # The last 30 lines a failed top-level test printed before its result line.
+    awk '/^=== RUN   [^\/]+$/ {n = 0}
+        /^--- FAIL: / {for (i = (n > 30 ? n - 30 : 0); i < n; i++) print $3 "\t" buf[i % 30]}
+        {buf[n % 30] = $0; n++}' "$1" >"$2.reasons"
 }
 
 # The CI part of the real-cluster level. redis-py: the notification-handling tests of a migrate
