@@ -101,9 +101,9 @@ check() {
     return $new
 }
 
-# shown NAME: standard input, each line after "peer-suites: NAME: | ", control characters made spaces.
-# .ci/run prints every "peer-suites:" line again at its end, so that a failure is on CI's last
-# screen, where a reader of a long log looks first.
+# shown NAME: standard input, each line after "peer-suites: NAME: | ", control characters made
+# spaces. .ci/run prints every "peer-suites:" line again at its end, so that a failure is on CI's
+# last screen, where a reader of a long log looks first.
 shown() {
     sed 's/[[:cntrl:]]/ /g; s/^/peer-suites: '"$1"': | /'
 }
@@ -165,7 +165,8 @@ redis_py_fi() {
     redis_py_fetch || return 0
     local src="$peer/redis-$REDIS_PY_VERSION" venv="$peer/venv-redis-py"
     # tests/test_scenario's conftest imports redis.multidb, which needs pybreaker.
-    "$venv/bin/python" -c "import pybreaker" 2>/dev/null || "$venv/bin/pip" install -q "pybreaker==$PYBREAKER_VERSION"
+    "$venv/bin/python" -c "import pybreaker" 2>/dev/null ||
+        "$venv/bin/pip" install -q "pybreaker==$PYBREAKER_VERSION"
     local xml="$peer/redis-py-fi.xml" endpoints="$peer/redis-py-fi-endpoints.json" start=$SECONDS
     rm -f "$xml"
     (cd "$src" && "$bin" simulate --fault-injector-api 20324 --endpoints-file "$endpoints" \
@@ -186,7 +187,7 @@ redis_py_fi() {
 
 # junit XML PREFIX: writes PREFIX.failed and PREFIX.passed (test ids file::Class::name),
 # PREFIX.counts (passed failed skipped) and PREFIX.reasons (id TAB line: the last 30 lines of each
-# failure's text).
+# failure's text, each cut at 300 characters).
 junit() {
     "${PYTHON:-python3}" - "$1" "$2" <<'EOF'
 import sys, xml.etree.ElementTree as ET
@@ -203,7 +204,7 @@ for case in ET.parse(xml).iter("testcase"):
     if bad is not None:
         failed.append(tid)
         text = (bad.get("message") or "") + "\n" + (bad.text or "")
-        reasons += [tid + "\t" + line for line in text.splitlines()[-30:]]
+        reasons += [tid + "\t" + line[:300] for line in text.splitlines()[-30:]]
     elif case.find("skipped") is not None:
         skipped += 1
     else:
@@ -335,10 +336,11 @@ gotest() {
         "$1" >"$2.every"
     awk '/^ *--- SKIP: / {sub(/^ +[^ ]+\.go:[0-9]+: /, "", last); print $3 ": " last}
         {last = $0}' "$1" >"$2.skips"
-    # The last 30 lines a failed top-level test printed before its result line.
+    # The last 30 lines a failed top-level test printed before its result line, each cut at 300
+    # characters.
     awk '/^=== RUN   [^\/]+$/ {n = 0}
         /^--- FAIL: / {for (i = (n > 30 ? n - 30 : 0); i < n; i++) print $3 "\t" buf[i % 30]}
-        {buf[n % 30] = $0; n++}' "$1" >"$2.reasons"
+        {buf[n % 30] = substr($0, 1, 300); n++}' "$1" >"$2.reasons"
 }
 
 # The CI part of the real-cluster level. redis-py: the notification-handling tests of a migrate
